@@ -1,0 +1,143 @@
+//! The messages: what the supervisor asks of a worker ([`Request`]) and what it answers
+//! ([`Response`]). A worker serves exactly one session, so no message names a session.
+
+use serde::{Deserialize, Serialize};
+
+/// The interpreters a worker can host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Language {
+    Python,
+    JavaScript,
+}
+
+impl Language {
+    /// The name clients use for it (`"python"`, `"javascript"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Python => "python",
+            Language::JavaScript => "javascript",
+        }
+    }
+}
+
+impl std::fmt::Display for Language {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Supervisor → worker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Request {
+    /// First message on a new connection; the worker answers [`Response::Ready`] once its
+    /// interpreter is up, or [`Response::Failed`].
+    Hello { protocol_version: u32 },
+    /// Run code in the session's persistent interpreter.
+    Execute(ExecuteRequest),
+    /// Stop the running execution with this id as soon as possible (soft interrupt first, state
+    /// kept). Ignored when that execution is not running.
+    Cancel { execution_id: String },
+    /// Finish and exit. Closing the socket means the same.
+    Shutdown,
+}
+
+/// One execution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecuteRequest {
+    /// Chosen by the supervisor; echoed in the report and used by [`Request::Cancel`].
+    pub execution_id: String,
+    pub code: String,
+    /// Wasmtime fuel for this execution alone (about 10^10 per second of CPU).
+    pub fuel: u64,
+    /// Wall-clock budget. At the deadline the guest is interrupted softly (state kept); if it
+    /// does not stop within a short grace period it is trapped.
+    pub timeout_ms: u64,
+}
+
+/// Worker → supervisor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Response {
+    /// The interpreter is up and waiting for code.
+    Ready(ReadyInfo),
+    /// The report of one [`Request::Execute`].
+    Executed(ExecutionReport),
+    /// The worker cannot serve: it says why and then exits.
+    Failed { message: String },
+}
+
+/// What a worker says once its interpreter is running.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadyInfo {
+    pub language: Language,
+    /// Exact interpreter version, e.g. `3.12.0` or `0.16.2`.
+    pub runtime_version: String,
+    /// Time from process start to a ready interpreter.
+    pub startup_us: u64,
+}
+
+/// Everything the supervisor needs to answer `execute_code`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionReport {
+    pub execution_id: String,
+    /// Raw bytes the guest wrote to fd 1, up to the cap (not necessarily UTF-8).
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    /// 0 on success; the guest's `sys.exit` code when it gave one; 1 for other failures.
+    pub exit_code: i32,
+    /// Repr of the trailing expression, as a notebook shows it; `None` when there was none.
+    pub result: Option<String>,
+    /// `None` when the execution succeeded.
+    pub error: Option<GuestError>,
+    pub fuel_consumed: u64,
+    pub duration_us: u64,
+    /// Size of the interpreter's linear memory after the execution.
+    pub memory_bytes: u64,
+    /// Set when the interpreter had to be replaced during this execution.
+    pub restart: Option<Restart>,
+}
+
+/// A failed execution, classified from the interpreter and the trap, not from message text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuestError {
+    pub kind: ErrorKind,
+    /// Exception type or JS error name (`ZeroDivisionError`, `TypeError`), when there is one.
+    pub name: Option<String>,
+    /// One line for the model; the full traceback is already in stderr.
+    pub message: String,
+}
+
+/// Classes of failure a worker can tell apart by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ErrorKind {
+    Syntax,
+    Runtime,
+    MissingModule,
+    Timeout,
+    Cancelled,
+    OutOfFuel,
+    OutOfMemory,
+    StackOverflow,
+    /// The guest called `sys.exit` / `exit` with a non-zero status.
+    Exit,
+    /// The worker's own machinery failed (a bug, or the host refused something).
+    System,
+}
+
+/// The interpreter was replaced during an execution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Restart {
+    /// Why, in words a model can act on.
+    pub reason: String,
+    pub state: StateAfterRestart,
+}
+
+/// What survived a restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StateAfterRestart {
+    /// Variables and functions from before this execution are back (JavaScript rollback).
+    RolledBack,
+    /// A fresh interpreter: every variable, function and import is gone. Files in /app remain.
+    Lost,
+}

@@ -1,0 +1,126 @@
+# The REPL driver of a Python session (sandbox-mcp). It runs as `python -c` inside CPython for
+# WASI and never returns: it reads one framed request at a time from fd 0, runs it in one
+# persistent namespace, and writes a status record to fd 0. The host (worker/src/python.rs)
+# serves fd 0 itself, refuels and re-arms the deadlines at each read, and parses the status.
+# Keep it import-light: every module imported here costs start-up time in every session.
+import sys, os
+
+
+def _sandbox_main():
+    import _ast, io
+
+    read, write = os.read, os.write
+    magic, end = b"\x01SB1\x00", b"\x00\x04"
+    user = {"__name__": "__main__", "__builtins__": __builtins__, "__doc__": None}
+    sources = {}
+    state = {"reported": True}
+
+    # input() fails fast with EOFError instead of reading the request channel.
+    sys.stdin = io.StringIO()
+    sys.dont_write_bytecode = True
+    os.chdir("/app")
+    sys.path.insert(0, "/app")
+
+    def clean(text, limit):
+        text = text.replace("\x00", "\\x00")
+        return text if len(text) <= limit else text[:limit] + " ... [truncated]"
+
+    def status(kind, name="", message="", result=None):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        fields = [kind, name, clean(message, 4000), "0" if result is None else "1",
+                  "" if result is None else clean(result, 20000)]
+        state["reported"] = True
+        write(0, magic + "\x00".join(fields).encode("utf-8", "backslashreplace") + end)
+
+    def read_exact(n):
+        chunks = []
+        while n:
+            chunk = read(0, n)
+            if not chunk:
+                raise SystemExit(0)
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
+
+    def show(error, tb):
+        try:
+            import linecache, traceback
+            for name, src in sources.items():
+                linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+            traceback.print_exception(type(error), error, tb)
+        except BaseException:
+            sys.stderr.write("%s: %s\n" % (type(error).__name__, error))
+
+    def classify(error):
+        if isinstance(error, SyntaxError):
+            return "syntax"
+        if isinstance(error, ModuleNotFoundError):
+            return "missing_module"
+        if isinstance(error, KeyboardInterrupt):
+            return "interrupted"
+        if isinstance(error, MemoryError):
+            return "out_of_memory"
+        if isinstance(error, RecursionError):
+            return "stack_overflow"
+        return "runtime"
+
+    def fail(error, tb):
+        show(error, tb)
+        try:
+            message = str(error)
+        except BaseException:
+            message = "<unprintable %s>" % type(error).__name__
+        if isinstance(error, ModuleNotFoundError) and error.name:
+            message = error.name
+        status(classify(error), type(error).__qualname__, message)
+
+    def run(cell, src):
+        filename = "<cell %d>" % cell
+        sources[filename] = src
+        try:
+            tree = compile(src, filename, "exec", _ast.PyCF_ONLY_AST)
+            tail = None
+            if tree.body and isinstance(tree.body[-1], _ast.Expr):
+                tail = compile(_ast.Expression(tree.body.pop().value), filename, "eval")
+            body = compile(tree, filename, "exec")
+        except BaseException as error:
+            return fail(error, None)
+        try:
+            exec(body, user)
+            value = None if tail is None else eval(tail, user)
+            result = None if value is None else repr(value)
+        except SystemExit as error:
+            code = error.code
+            if code is None or code == 0:
+                return status("ok")
+            if not isinstance(code, int):
+                print(code, file=sys.stderr)
+                code = 1
+            return status("exit", "SystemExit", str(code))
+        except BaseException as error:
+            tb = error.__traceback__
+            return fail(error, tb.tb_next if tb is not None else None)
+        status("ok", result=result)
+
+    status("ready", "", sys.version.split()[0])
+    while True:
+        try:
+            size = int.from_bytes(read_exact(4), "little")
+            payload = read_exact(size).decode("utf-8", "surrogateescape")
+            cell, _, src = payload.partition("\n")
+            state["reported"] = False
+            run(int(cell), src)
+        except SystemExit:
+            raise
+        except BaseException as error:
+            # An interrupt that landed in the driver itself, between executions or while it
+            # reported: answer once, never twice.
+            if not state["reported"]:
+                status(classify(error), type(error).__qualname__, str(error))
+
+
+_sandbox_main()

@@ -1,0 +1,179 @@
+//! Where the supervisor finds its worker binary and interpreters, where it keeps sockets and
+//! workspaces, and the default limits of a session. Read once at start-up from the environment.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Limits of one session. Every execution of the session runs under them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// Linear-memory cap of the interpreter.
+    pub memory_bytes: u64,
+    /// Fuel per execution (about 10^10 per second of CPU).
+    pub fuel: u64,
+    /// Default wall-clock timeout of an execution.
+    pub timeout: Duration,
+    pub stdout_cap: usize,
+    pub stderr_cap: usize,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        Self {
+            memory_bytes: 256 << 20,
+            fuel: 10_000_000_000,
+            timeout: Duration::from_secs(30),
+            stdout_cap: 1 << 20,
+            stderr_cap: 1 << 20,
+        }
+    }
+}
+
+/// The longest timeout an execution may ask for. MCP clients give up on a request after a few
+/// minutes; an execution must finish (or be stopped) well before that.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Everything the supervisor needs to know at start-up.
+#[derive(Debug, Clone)]
+pub struct SupervisorConfig {
+    pub worker_bin: PathBuf,
+    /// Holds `python-3.12.0.wasm` and `quickjs-ng.wasm`.
+    pub runtime_dir: PathBuf,
+    /// Where the precompiled `.cwasm` files go.
+    pub cache_dir: PathBuf,
+    /// Private (0700) directory holding worker sockets and session workspaces; removed at
+    /// shutdown.
+    pub state_dir: PathBuf,
+    pub defaults: SessionLimits,
+    /// A session idle for longer than this is stopped and its workspace removed.
+    pub session_ttl: Duration,
+}
+
+/// Why the configuration is unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot locate the sandbox-mcp executable")]
+    CurrentExe(#[source] std::io::Error),
+    #[error(
+        "worker binary not found at {0}; build it (cargo build --release) or set SANDBOX_WORKER_BIN"
+    )]
+    WorkerMissing(PathBuf),
+    #[error(
+        "no runtime directory with python-3.12.0.wasm found (looked in {0}); run ./setup.sh or set SANDBOX_RUNTIME_DIR"
+    )]
+    RuntimesMissing(String),
+    #[error("cannot create the state directory {path}")]
+    StateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{name} must be a number, got {value:?}")]
+    BadNumber { name: &'static str, value: String },
+}
+
+fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+fn env_number(name: &'static str) -> Result<Option<u64>, ConfigError> {
+    match std::env::var(name) {
+        Ok(value) if !value.is_empty() => value
+            .parse()
+            .map(Some)
+            .map_err(|_| ConfigError::BadNumber { name, value }),
+        _ => Ok(None),
+    }
+}
+
+impl SupervisorConfig {
+    /// Reads `SANDBOX_WORKER_BIN`, `SANDBOX_RUNTIME_DIR`, `SANDBOX_CACHE_DIR`,
+    /// `SANDBOX_STATE_DIR`, `SANDBOX_SESSION_TTL_SECS` and the `SANDBOX_DEFAULT_*` limits, and
+    /// falls back to the layout of a cargo build (`target/release/sandbox-mcp` next to
+    /// `sandbox-worker`, interpreters in `target/runtimes`).
+    ///
+    /// # Errors
+    /// When the worker or the interpreters cannot be found, or a number does not parse.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let exe = std::env::current_exe().map_err(ConfigError::CurrentExe)?;
+        let exe_dir = exe.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let worker_bin =
+            env_path("SANDBOX_WORKER_BIN").unwrap_or_else(|| exe_dir.join("sandbox-worker"));
+        if !worker_bin.is_file() {
+            return Err(ConfigError::WorkerMissing(worker_bin));
+        }
+        let candidates: Vec<PathBuf> = match env_path("SANDBOX_RUNTIME_DIR") {
+            Some(dir) => vec![dir],
+            None => vec![exe_dir.join("runtimes"), exe_dir.join("../runtimes")],
+        };
+        let runtime_dir = candidates
+            .iter()
+            .find(|d| d.join("python-3.12.0.wasm").is_file())
+            .cloned()
+            .ok_or_else(|| {
+                ConfigError::RuntimesMissing(
+                    candidates
+                        .iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                )
+            })?;
+        let cache_dir = env_path("SANDBOX_CACHE_DIR").unwrap_or_else(|| runtime_dir.join("cache"));
+        let state_dir = match env_path("SANDBOX_STATE_DIR") {
+            Some(dir) => dir,
+            None => std::env::temp_dir().join(format!("sandbox-mcp-{}", std::process::id())),
+        };
+        create_private_dir(&state_dir)?;
+        let mut defaults = SessionLimits::default();
+        if let Some(v) = env_number("SANDBOX_DEFAULT_MEMORY_BYTES")? {
+            defaults.memory_bytes = v;
+        }
+        if let Some(v) = env_number("SANDBOX_DEFAULT_FUEL")? {
+            defaults.fuel = v;
+        }
+        if let Some(v) = env_number("SANDBOX_DEFAULT_TIMEOUT_SECS")? {
+            defaults.timeout = Duration::from_secs(v).min(MAX_TIMEOUT);
+        }
+        let session_ttl =
+            Duration::from_secs(env_number("SANDBOX_SESSION_TTL_SECS")?.unwrap_or(3600));
+        Ok(Self {
+            worker_bin,
+            runtime_dir,
+            cache_dir,
+            state_dir,
+            defaults,
+            session_ttl,
+        })
+    }
+
+    /// Where a session's socket lives while its worker connects.
+    pub fn socket_path(&self, session_id: &str, generation: u64) -> PathBuf {
+        self.state_dir
+            .join(format!("{session_id}.{generation}.sock"))
+    }
+
+    /// The host directory mounted at `/app` for a session.
+    pub fn workspace_path(&self, session_id: &str) -> PathBuf {
+        self.state_dir.join("workspaces").join(session_id)
+    }
+}
+
+/// Creates `path` (and parents) with mode 0700: sockets and workspaces are nobody else's.
+///
+/// # Errors
+/// When the directory cannot be created or its mode set.
+pub fn create_private_dir(path: &Path) -> Result<(), ConfigError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let wrap = |source| ConfigError::StateDir {
+        path: path.to_path_buf(),
+        source,
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .map_err(wrap)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).map_err(wrap)
+}

@@ -1,0 +1,46 @@
+//! `sandbox-mcp`: serves MCP on stdio. Configuration comes from `SANDBOX_*` environment
+//! variables (see the README); logs go to stderr, never stdout, which is the MCP channel.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    if std::env::args()
+        .nth(1)
+        .is_some_and(|a| a == "--version" || a == "-V")
+    {
+        println!("sandbox-mcp {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
+    let config = match sandbox_supervisor::config::SupervisorConfig::from_env() {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("sandbox-mcp: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("sandbox-mcp: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(sandbox_supervisor::run_stdio(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sandbox-mcp: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

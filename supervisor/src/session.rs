@@ -1,0 +1,340 @@
+//! The session table: which sessions exist, their workers, workspaces and expiry.
+//!
+//! A session owns at most one worker at a time, behind an async mutex: executions of one session
+//! queue in arrival order (tokio's mutex is fair), different sessions run in parallel. A worker
+//! that died or was killed is replaced on the session's next call, and that call's result says so.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sandbox_protocol::{ExecuteRequest, ExecutionReport, Language};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{SessionLimits, SupervisorConfig, create_private_dir};
+use crate::runtimes::Runtimes;
+use crate::worker::{ExecFailure, SpawnError, Worker};
+
+/// How many reaped session ids are remembered, so a late call hears "expired" instead of
+/// silently getting a fresh session.
+const REMEMBERED_EXPIRED: usize = 1024;
+
+/// Session ids: what a model may choose, and safe as a file name.
+pub fn valid_session_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
+        && id.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// One session.
+#[derive(Debug)]
+pub struct Session {
+    pub id: String,
+    pub language: Language,
+    pub limits: SessionLimits,
+    pub created_at: DateTime<Utc>,
+    pub ttl: Duration,
+    pub workspace: PathBuf,
+    last_used: Mutex<DateTime<Utc>>,
+    /// Pid of the current worker (0: none), readable without waiting for the runner's queue.
+    worker_pid: AtomicU32,
+    runner: tokio::sync::Mutex<Runner>,
+}
+
+/// The worker side of a session, behind the session's queue.
+#[derive(Debug, Default)]
+struct Runner {
+    worker: Option<Worker>,
+    /// Counts workers started, so each gets a fresh socket name.
+    generation: u64,
+    /// Why the previous worker is gone, told to the next call.
+    lost: Option<String>,
+}
+
+/// What one execution produced.
+#[derive(Debug)]
+pub struct Execution {
+    pub execution_id: String,
+    pub outcome: Result<ExecutionReport, ExecFailure>,
+    /// Set when this call had to start a new worker because the previous one was gone.
+    pub replaced_worker: Option<String>,
+}
+
+/// Why a session could not run code at all.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("the interpreters are not available: {0}")]
+    Runtimes(String),
+    #[error("starting the session's worker failed: {0}")]
+    Spawn(#[from] SpawnError),
+}
+
+impl Session {
+    /// When the session expires if it stays idle from now.
+    pub fn expires_at(&self) -> DateTime<Utc> {
+        *self.last_used.lock().unwrap_or_else(|e| e.into_inner())
+            + chrono::Duration::from_std(self.ttl).unwrap_or(chrono::Duration::MAX)
+    }
+
+    fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Utc::now();
+    }
+
+    fn idle_for(&self) -> Duration {
+        let last = *self.last_used.lock().unwrap_or_else(|e| e.into_inner());
+        (Utc::now() - last).to_std().unwrap_or_default()
+    }
+
+    /// Runs `code`, starting the worker first if needed.
+    ///
+    /// # Errors
+    /// When no worker can be started; an execution that fails is an `Ok` with a failed outcome.
+    pub async fn execute(
+        &self,
+        config: &SupervisorConfig,
+        runtimes: &Runtimes,
+        code: String,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Execution, SessionError> {
+        let mut runner = self.runner.lock().await;
+        self.touch();
+        let replaced_worker = if runner.worker.is_none() {
+            let lost = runner.lost.take();
+            let manifest = runtimes
+                .manifest(config)
+                .await
+                .map_err(SessionError::Runtimes)?;
+            let module = manifest.module(self.language).ok_or_else(|| {
+                SessionError::Runtimes(format!("no {} interpreter", self.language))
+            })?;
+            runner.generation += 1;
+            let (worker, ready) = Worker::spawn(
+                config,
+                module,
+                &self.id,
+                runner.generation,
+                self.language,
+                &self.workspace,
+                &self.limits,
+            )
+            .await
+            .inspect_err(|_| runner.lost = lost.clone())?;
+            tracing::info!(
+                session = %self.id,
+                pid = worker.pid(),
+                version = %ready.runtime_version,
+                startup_ms = ready.startup_us as f64 / 1000.0,
+                "worker ready"
+            );
+            self.worker_pid.store(worker.pid(), Ordering::SeqCst);
+            runner.worker = Some(worker);
+            lost
+        } else {
+            None
+        };
+        let execution_id = format!("exec-{}", uuid::Uuid::new_v4().simple());
+        let request = ExecuteRequest {
+            execution_id: execution_id.clone(),
+            code,
+            fuel: self.limits.fuel,
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        };
+        let worker = runner.worker.as_mut().expect("started above");
+        let outcome = worker.execute(request, cancel).await;
+        if let Err(failure) = &outcome {
+            runner.worker = None;
+            self.worker_pid.store(0, Ordering::SeqCst);
+            runner.lost = Some(match failure {
+                ExecFailure::Killed { cancelled: false } => {
+                    "the previous worker was killed after a timeout it did not answer".to_owned()
+                }
+                ExecFailure::Killed { cancelled: true } => {
+                    "the previous worker was killed after a cancel it did not answer".to_owned()
+                }
+                ExecFailure::Crashed { exit } => format!("the previous worker crashed ({exit})"),
+            });
+        }
+        self.touch();
+        Ok(Execution {
+            execution_id,
+            outcome,
+            replaced_worker,
+        })
+    }
+
+    /// Stops the worker, if any. A running execution is not waited for: its worker is killed
+    /// first, which ends the execution (with a `worker_crashed` answer to its caller).
+    async fn stop(&self) {
+        crate::worker::kill_group(self.worker_pid.load(Ordering::SeqCst));
+        let mut runner = self.runner.lock().await;
+        self.worker_pid.store(0, Ordering::SeqCst);
+        if let Some(worker) = runner.worker.take() {
+            worker.shutdown().await;
+        }
+    }
+}
+
+/// All sessions of the supervisor.
+#[derive(Debug)]
+pub struct SessionTable {
+    config: Arc<SupervisorConfig>,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    expired: Mutex<VecDeque<String>>,
+}
+
+/// Why `create` refused.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    #[error("a session with id {0:?} already exists")]
+    Exists(String),
+    #[error("cannot create the session workspace: {0}")]
+    Workspace(String),
+}
+
+impl SessionTable {
+    pub fn new(config: Arc<SupervisorConfig>) -> Self {
+        Self {
+            config,
+            sessions: Mutex::default(),
+            expired: Mutex::default(),
+        }
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    /// True when `id` belonged to a session that was reaped for being idle.
+    pub fn expired(&self, id: &str) -> bool {
+        self.expired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|e| e == id)
+    }
+
+    /// Registers a new session and creates its workspace; the worker starts on first use.
+    ///
+    /// # Errors
+    /// When the id is taken or the workspace cannot be created.
+    pub fn create(
+        &self,
+        id: &str,
+        language: Language,
+        limits: SessionLimits,
+        ttl: Duration,
+    ) -> Result<Arc<Session>, CreateError> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        if sessions.contains_key(id) {
+            return Err(CreateError::Exists(id.to_owned()));
+        }
+        let workspace = self.config.workspace_path(id);
+        create_private_dir(&workspace).map_err(|e| CreateError::Workspace(e.to_string()))?;
+        let now = Utc::now();
+        let session = Arc::new(Session {
+            id: id.to_owned(),
+            language,
+            limits,
+            created_at: now,
+            ttl,
+            workspace,
+            last_used: Mutex::new(now),
+            worker_pid: AtomicU32::new(0),
+            runner: tokio::sync::Mutex::default(),
+        });
+        sessions.insert(id.to_owned(), session.clone());
+        self.expired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|e| e != id);
+        Ok(session)
+    }
+
+    /// Removes a session: its worker is stopped and its workspace deleted.
+    pub async fn destroy(&self, id: &str) -> Option<Arc<Session>> {
+        let session = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id)?;
+        session.stop().await;
+        if let Err(e) = std::fs::remove_dir_all(&session.workspace) {
+            tracing::warn!(session = %id, error = %e, "cannot remove workspace");
+        }
+        Some(session)
+    }
+
+    /// Stops and removes every session idle past its TTL. Busy sessions are never idle.
+    pub async fn reap_idle(&self) {
+        let idle: Vec<String> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|s| s.idle_for() > s.ttl && s.runner.try_lock().is_ok())
+            .map(|s| s.id.clone())
+            .collect();
+        for id in idle {
+            tracing::info!(session = %id, "session expired");
+            self.destroy(&id).await;
+            let mut expired = self.expired.lock().unwrap_or_else(|e| e.into_inner());
+            expired.push_back(id);
+            if expired.len() > REMEMBERED_EXPIRED {
+                expired.pop_front();
+            }
+        }
+    }
+
+    /// Kills every worker and removes every workspace, concurrently.
+    pub async fn shutdown(&self) {
+        let sessions: Vec<Arc<Session>> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .map(|(_, s)| s)
+            .collect();
+        let mut stopping = tokio::task::JoinSet::new();
+        for session in sessions {
+            stopping.spawn(async move {
+                session.stop().await;
+                let _ = std::fs::remove_dir_all(&session.workspace);
+            });
+        }
+        while stopping.join_next().await.is_some() {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_follow_the_documented_pattern() {
+        for ok in ["a", "A1", "my-session_2", &"x".repeat(64)] {
+            assert!(valid_session_id(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "-a",
+            "_a",
+            "a b",
+            "a/b",
+            "../x",
+            "é",
+            &"x".repeat(65),
+            "a.b",
+        ] {
+            assert!(!valid_session_id(bad), "{bad}");
+        }
+    }
+}

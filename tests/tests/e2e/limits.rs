@@ -1,0 +1,186 @@
+//! Limits: timeouts (soft interrupt, state kept), fuel, memory and output caps.
+
+use std::time::Duration;
+
+use sandbox_tests::Server;
+use serde_json::json;
+
+/// A session whose fuel never binds first, so the wall clock is what stops the code.
+async fn unmetered(server: &Server, language: &str, id: &str) -> anyhow::Result<()> {
+    let created = server
+        .call(
+            "create_session",
+            json!({ "language": language, "session_id": id, "fuel_budget": 1_000_000_000_000u64 }),
+        )
+        .await?;
+    assert!(!created.is_error, "{created:?}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_timeouts_interrupt_and_keep_state() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    unmetered(&server, "python", "py-timeout").await?;
+    let session = json!({ "session_id": "py-timeout", "timeout": 2 });
+    server
+        .exec("python", "kept = 'yes'", session.clone())
+        .await?;
+
+    let spin = server
+        .exec("python", "while True: pass", session.clone())
+        .await?;
+    assert!(spin.is_error);
+    assert_eq!(spin.str("error_type"), "timeout", "{spin:?}");
+    assert!(
+        spin.elapsed < Duration::from_millis(2600),
+        "answered in {:?}",
+        spin.elapsed
+    );
+    assert!(!spin.bool("session_restarted"));
+
+    let sleep = server
+        .exec("python", "import time\ntime.sleep(100)", session.clone())
+        .await?;
+    assert_eq!(sleep.str("error_type"), "timeout", "{sleep:?}");
+    assert!(
+        sleep.elapsed < Duration::from_millis(2600),
+        "sleep answered in {:?}",
+        sleep.elapsed
+    );
+
+    let after = server.exec("python", "kept", session.clone()).await?;
+    assert_eq!(
+        after.str("result"),
+        "'yes'",
+        "state survives the interrupts: {after:?}"
+    );
+
+    // Code that swallows the interrupt is stopped by force; the interpreter is replaced.
+    let stubborn = "import time\nwhile True:\n    try:\n        time.sleep(10)\n    except KeyboardInterrupt:\n        pass";
+    let forced = server
+        .exec(
+            "python",
+            stubborn,
+            json!({ "session_id": "py-timeout", "timeout": 1 }),
+        )
+        .await?;
+    assert_eq!(forced.str("error_type"), "timeout", "{forced:?}");
+    assert!(forced.bool("session_restarted"));
+    assert_eq!(forced.str("state_after_restart"), "lost");
+    assert!(
+        forced.elapsed < Duration::from_millis(2500),
+        "{:?}",
+        forced.elapsed
+    );
+    let fresh = server.exec("python", "kept", session.clone()).await?;
+    assert_eq!(
+        fresh.str("error_name"),
+        "NameError",
+        "state was lost and the session says so"
+    );
+    let works = server.exec("python", "print('working')", session).await?;
+    assert_eq!(works.str("stdout"), "working\n");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn javascript_timeouts_interrupt_and_keep_state() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    unmetered(&server, "javascript", "js-timeout").await?;
+    let session = json!({ "session_id": "js-timeout", "timeout": 2 });
+    server
+        .exec("javascript", "let kept = 'yes'", session.clone())
+        .await?;
+    let spin = server
+        .exec("javascript", "for (;;) {}", session.clone())
+        .await?;
+    assert_eq!(spin.str("error_type"), "timeout", "{spin:?}");
+    assert!(
+        spin.elapsed < Duration::from_millis(2600),
+        "answered in {:?}",
+        spin.elapsed
+    );
+    let after = server.exec("javascript", "kept", session).await?;
+    assert_eq!(after.str("result"), "\"yes\"");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fuel_budget_stops_cpu_hogs() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let js = server
+        .exec("javascript", "let i = 0; for (;;) { i++ }", json!({}))
+        .await?;
+    assert_eq!(js.str("error_type"), "out_of_fuel", "{js:?}");
+    assert!(js.u64("fuel_consumed") >= 10_000_000_000);
+    let py = server
+        .exec("python", "n = 0\nwhile True:\n    n += 1", json!({}))
+        .await?;
+    assert_eq!(py.str("error_type"), "out_of_fuel", "{py:?}");
+    let after = server.exec("python", "n > 0", json!({})).await?;
+    assert_eq!(
+        after.str("result"),
+        "True",
+        "state kept after the fuel interrupt: {after:?}"
+    );
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn memory_cap_is_an_error_not_a_crash() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    server
+        .exec("python", "small = [1, 2, 3]", json!({}))
+        .await?;
+    let big = server
+        .exec("python", "huge = bytearray(600 * 1024 * 1024)", json!({}))
+        .await?;
+    assert_eq!(big.str("error_type"), "out_of_memory", "{big:?}");
+    let after = server.exec("python", "sum(small)", json!({})).await?;
+    assert_eq!(after.str("result"), "6");
+
+    server
+        .exec("javascript", "let small = [1, 2, 3]", json!({}))
+        .await?;
+    let js = server
+        .exec(
+            "javascript",
+            "let a = []; for (;;) a.push(new Array(100000).fill(1))",
+            json!({}),
+        )
+        .await?;
+    assert_eq!(js.str("error_type"), "out_of_memory", "{js:?}");
+    let js_after = server.exec("javascript", "small.length", json!({})).await?;
+    assert_eq!(js_after.str("result"), "3");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn output_is_capped_and_flagged() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let flood = server
+        .exec(
+            "python",
+            "import sys\nfor _ in range(3000):\n    sys.stdout.write('x' * 1000)\n'done'",
+            json!({}),
+        )
+        .await?;
+    assert!(
+        !flood.is_error,
+        "a flood is not an error: {:?}",
+        flood.value["error_message"]
+    );
+    assert!(flood.bool("stdout_truncated"));
+    assert_eq!(flood.str("stdout").len(), 1 << 20);
+    assert_eq!(flood.str("result"), "'done'");
+    assert!(flood.text.len() < 16 * 1024, "the text block stays short");
+    let js = server
+        .exec(
+            "javascript",
+            "for (let i = 0; i < 30000; i++) console.log('y'.repeat(100))",
+            json!({}),
+        )
+        .await?;
+    assert!(js.bool("stdout_truncated"));
+    server.stop().await
+}

@@ -1,0 +1,162 @@
+//! Python sessions: persistence, results, errors and the /app workspace.
+
+use sandbox_tests::Server;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn state_persists_between_calls() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let first = server
+        .exec(
+            "python",
+            "x = 41\nimport json\ndef double(v):\n    return v * 2",
+            json!({}),
+        )
+        .await?;
+    assert!(!first.is_error, "{first:?}");
+    assert!(first.is_null("result"), "statements have no result");
+    let second = server
+        .exec(
+            "python",
+            "print(x + 1)\ndouble(json.loads('[21]')[0])",
+            json!({}),
+        )
+        .await?;
+    assert!(!second.is_error, "{second:?}");
+    assert_eq!(second.str("stdout"), "42\n");
+    assert_eq!(second.str("result"), "42");
+    assert_eq!(
+        second.str("session_id"),
+        first.str("session_id"),
+        "same default session"
+    );
+    assert!(second.str("session_id").starts_with("default-python-"));
+    assert!(second.u64("fuel_consumed") > 0);
+    assert!(second.str("execution_id").starts_with("exec-"));
+    assert!(second.value["execution_time_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(second.u64("exit_code"), 0);
+    assert!(
+        second.text.contains("42"),
+        "the text block carries the output: {}",
+        second.text
+    );
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn errors_are_classified_with_the_users_line_numbers() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let syntax = server
+        .exec("python", "x = 1\nif x\n    pass", json!({}))
+        .await?;
+    assert!(syntax.is_error);
+    assert_eq!(syntax.str("error_type"), "syntax_error");
+    assert_eq!(syntax.str("error_name"), "SyntaxError");
+    assert!(
+        syntax.str("stderr").contains("line 2"),
+        "{}",
+        syntax.str("stderr")
+    );
+
+    let code = "def f(d):\n    return 10 / d\n\nf(0)";
+    let runtime = server.exec("python", code, json!({})).await?;
+    assert!(runtime.is_error);
+    assert_eq!(runtime.str("error_type"), "runtime_error");
+    assert_eq!(runtime.str("error_name"), "ZeroDivisionError");
+    assert_eq!(runtime.u64("exit_code"), 1);
+    let stderr = runtime.str("stderr");
+    assert!(
+        stderr.contains("line 4, in <module>") && stderr.contains("line 2, in f"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("return 10 / d"),
+        "source lines are shown: {stderr}"
+    );
+    assert!(
+        !stderr.contains("driver") && !stderr.contains("wasm"),
+        "no host frames: {stderr}"
+    );
+
+    let missing = server
+        .exec("python", "import numpy_not_here", json!({}))
+        .await?;
+    assert_eq!(missing.str("error_type"), "missing_module");
+
+    let caught = server
+        .exec(
+            "python",
+            "try:\n    1/0\nexcept ZeroDivisionError:\n    print('caught')",
+            json!({}),
+        )
+        .await?;
+    assert!(!caught.is_error, "a caught exception is a success");
+    assert_eq!(caught.str("stdout"), "caught\n");
+
+    let exit = server
+        .exec("python", "import sys\nsys.exit(3)", json!({}))
+        .await?;
+    assert!(exit.is_error);
+    assert_eq!(exit.u64("exit_code"), 3);
+    let still = server.exec("python", "print('alive')", json!({})).await?;
+    assert_eq!(
+        still.str("stdout"),
+        "alive\n",
+        "sys.exit does not end the session"
+    );
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn workspace_is_app_and_nothing_of_the_host_leaks() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let write = server
+        .exec(
+            "python",
+            "import os\nopen('notes.txt', 'w').write('hello')\nos.getcwd()",
+            json!({}),
+        )
+        .await?;
+    assert_eq!(write.str("result"), "'/app'", "{write:?}");
+    let read = server
+        .exec("python", "open('/app/notes.txt').read()", json!({}))
+        .await?;
+    assert_eq!(read.str("result"), "'hello'");
+    let env = server
+        .exec("python", "import os\nsorted(os.environ)", json!({}))
+        .await?;
+    assert_eq!(
+        env.str("result"),
+        "['HOME', 'LANG', 'PWD']",
+        "no host environment"
+    );
+    let escape = server
+        .exec("python", "open('/etc/passwd').read()", json!({}))
+        .await?;
+    assert!(escape.is_error, "host files are not visible: {escape:?}");
+    let up = server
+        .exec("python", "open('../../../../etc/passwd').read()", json!({}))
+        .await?;
+    assert!(up.is_error, "no escape through ..: {up:?}");
+    let stdin = server.exec("python", "input()", json!({})).await?;
+    assert_eq!(stdin.str("error_name"), "EOFError", "input() fails fast");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_output_is_captured_safely() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let code = "import os, sys\nos.write(1, b'\\xff\\xfe raw\\n')\nos.write(2, b'{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\\n')\nprint('caf\\u00e9 \\u2603')";
+    let reply = server.exec("python", code, json!({})).await?;
+    assert!(!reply.is_error, "{reply:?}");
+    assert!(reply.str("stdout").contains("raw") && reply.str("stdout").contains("café ☃"));
+    assert!(
+        reply.str("stderr").contains("jsonrpc"),
+        "stays inside the result"
+    );
+    let after = server
+        .exec("python", "print('stream intact')", json!({}))
+        .await?;
+    assert_eq!(after.str("stdout"), "stream intact\n");
+    server.stop().await
+}

@@ -1,0 +1,180 @@
+//! The Wasmtime engine every worker process uses, and the precompiled-module cache.
+//!
+//! Compiling CPython takes seconds and hundreds of MiB, so it happens once, in
+//! `sandbox-worker precompile`, and sessions only map the resulting `.cwasm`. A `.cwasm` is only
+//! valid for an engine configured exactly like this one, which is why both paths build their
+//! engine here and the cache key includes [`Engine::precompile_compatibility_hash`].
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use wasmtime::{Config, Engine, Module};
+
+/// How often the epoch advances. Deadlines, soft interrupts and cancellation are checked at this
+/// granularity, so it bounds how late a timeout can fire.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// WebAssembly stack per call. QuickJS-NG has no recursion check of its own on WASI, so deep JS
+/// recursion ends in a stack-exhaustion trap; 8 MiB allows thousands of frames first.
+const MAX_WASM_STACK: usize = 8 << 20;
+
+/// Errors of engine setup and the module cache.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("wasmtime engine configuration rejected: {0}")]
+    Config(String),
+    #[error("cannot read {path}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("compiling {path} failed: {message}")]
+    Compile { path: PathBuf, message: String },
+    #[error(
+        "precompiled module {path} is unusable ({message}); run `sandbox-worker precompile` again"
+    )]
+    Load { path: PathBuf, message: String },
+}
+
+/// Builds the one engine configuration used for compiling and for running.
+///
+/// # Errors
+/// [`EngineError::Config`] if Wasmtime rejects the configuration.
+pub fn build_engine() -> Result<Engine, EngineError> {
+    let mut config = Config::new();
+    config
+        .consume_fuel(true)
+        .epoch_interruption(true)
+        .max_wasm_stack(MAX_WASM_STACK)
+        .async_stack_size(MAX_WASM_STACK + (1 << 20))
+        .parallel_compilation(true);
+    Engine::new(&config).map_err(|e| EngineError::Config(e.to_string()))
+}
+
+/// The engine of this process, built on first use.
+///
+/// # Panics
+/// If the engine configuration is rejected: a build defect, not something input can cause.
+pub fn engine() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| build_engine().expect("static engine configuration is valid"))
+}
+
+/// Starts the thread that advances the epoch every [`EPOCH_TICK`] for the life of the process.
+pub fn start_epoch_ticker() {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    STARTED.get_or_init(|| {
+        let engine = engine().clone();
+        std::thread::Builder::new()
+            .name("epoch-ticker".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            })
+            .expect("spawning the epoch ticker");
+    });
+}
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A hex digest of the engine settings that a `.cwasm` must match.
+pub fn compatibility_key(engine: &Engine) -> String {
+    let mut hasher = DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
+/// A compiled runtime in the cache.
+#[derive(Debug, Clone)]
+pub struct CachedModule {
+    pub cwasm: PathBuf,
+    pub wasm_sha256: String,
+    /// True when this call compiled it (false: it was already cached).
+    pub compiled: bool,
+}
+
+/// Makes sure `wasm` has a `.cwasm` in `cache_dir` for this engine and returns it.
+///
+/// The file name carries the wasm's SHA-256 and the engine key, so a changed interpreter or a
+/// rebuilt worker with other settings never picks up a stale artefact. Writing goes through a
+/// temporary file and a rename, so concurrent precompiles cannot expose a half-written module.
+///
+/// # Errors
+/// Reading the wasm, compiling it, or writing the cache.
+pub fn precompile(
+    engine: &Engine,
+    name: &str,
+    wasm: &Path,
+    cache_dir: &Path,
+) -> Result<CachedModule, EngineError> {
+    let bytes = std::fs::read(wasm).map_err(|source| EngineError::Read {
+        path: wasm.into(),
+        source,
+    })?;
+    let wasm_sha256 = sha256_hex(&bytes);
+    let cwasm = cache_dir.join(format!(
+        "{name}-{}-{}.cwasm",
+        &wasm_sha256[..16],
+        compatibility_key(engine)
+    ));
+    if cwasm.is_file() {
+        return Ok(CachedModule {
+            cwasm,
+            wasm_sha256,
+            compiled: false,
+        });
+    }
+    std::fs::create_dir_all(cache_dir).map_err(|source| EngineError::Write {
+        path: cache_dir.into(),
+        source,
+    })?;
+    let compiled = engine
+        .precompile_module(&bytes)
+        .map_err(|e| EngineError::Compile {
+            path: wasm.into(),
+            message: e.to_string(),
+        })?;
+    let tmp = cwasm.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, &compiled)
+        .and_then(|()| std::fs::rename(&tmp, &cwasm))
+        .map_err(|source| EngineError::Write {
+            path: cwasm.clone(),
+            source,
+        })?;
+    Ok(CachedModule {
+        cwasm,
+        wasm_sha256,
+        compiled: true,
+    })
+}
+
+/// Maps a `.cwasm` written by [`precompile`].
+///
+/// # Errors
+/// [`EngineError::Load`] when the file is missing, corrupt or built by another engine.
+pub fn load_module(engine: &Engine, cwasm: &Path) -> Result<Module, EngineError> {
+    // SAFETY: `cwasm` is only ever written by `precompile` above through `precompile_module` of
+    // an engine built by `build_engine`; Wasmtime still checks the header and the engine
+    // compatibility hash and refuses a mismatched file. The file lives in a cache directory
+    // owned by the operator, not anything a guest can write.
+    unsafe { Module::deserialize_file(engine, cwasm) }.map_err(|e| EngineError::Load {
+        path: cwasm.into(),
+        message: e.to_string(),
+    })
+}

@@ -1,0 +1,718 @@
+//! The store data of a session (`HostState`) and the host side of its WASI.
+//!
+//! Three WASI p1 calls are shadowed; everything else is wasmtime-wasi's own implementation:
+//! - `fd_write` on fd 1 and 2 goes to capped [`Capture`]s (never trapping the guest), and on fd 0
+//!   to the Python driver's status channel;
+//! - `fd_read` on fd 0 is the Python driver's request channel (see `python.rs`);
+//! - `poll_oneoff` with only clock subscriptions (how `time.sleep` ends up here) is implemented
+//!   here so a sleep wakes at the execution's soft deadline or on cancel. Epoch interruption
+//!   cannot reach a guest blocked inside the host, so without this `time.sleep(100)` would
+//!   ignore every timeout.
+//!
+//! The epoch callback ([`on_epoch`]) enforces each execution's deadlines: at the soft deadline
+//! (or on cancel) it asks the interpreter to stop by itself, keeping its state; at the hard
+//! deadline it traps.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use sandbox_protocol::{ErrorKind, ExecuteRequest, ExecutionReport, GuestError, Restart};
+use wasmtime::{
+    Caller, Engine, Linker, Memory, ResourceLimiter, Result, StoreContextMut, Trap, UpdateDeadline,
+    format_err,
+};
+use wasmtime_wasi::p1::{WasiP1Ctx, wasi_snapshot_preview1 as wasi};
+use wasmtime_wasi::{FsPerms, HostMonotonicClock, WasiCtxBuilder};
+use wiggle::GuestMemory;
+
+use crate::capture::Capture;
+use crate::python::StdinFeed;
+
+/// How long an interpreter gets to stop by itself after the soft interrupt before it is trapped.
+/// Long enough for a `KeyboardInterrupt` to unwind through `finally` blocks, short enough that
+/// `timeout + grace` stays well inside the supervisor's own kill deadline.
+pub const HARD_GRACE: Duration = Duration::from_millis(400);
+
+/// Fuel granted beyond an execution's budget. The budget itself is enforced softly: once it is
+/// used up the interpreter is interrupted like on a timeout and keeps its state. The reserve
+/// (about a quarter second of CPU) pays for unwinding and printing the traceback; only code that
+/// burns through it too is trapped.
+pub const FUEL_RESERVE: u64 = 2_000_000_000;
+
+/// The fuel to put in the store for an execution with this budget.
+pub fn fuel_for(budget: u64) -> u64 {
+    budget.saturating_add(FUEL_RESERVE)
+}
+
+/// WASI errno values (wasi_snapshot_preview1) the shadows return.
+mod errno {
+    pub const SUCCESS: i32 = 0;
+    pub const BADF: i32 = 8;
+    pub const FAULT: i32 = 21;
+    pub const INVAL: i32 = 28;
+}
+
+/// Per-session settings fixed when the worker starts.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// Linear-memory cap of the interpreter.
+    pub memory_bytes: usize,
+    pub stdout_cap: usize,
+    pub stderr_cap: usize,
+}
+
+/// What the supervisor can tell a running worker between frames; shared with the socket reader.
+#[derive(Debug, Default)]
+pub struct Control {
+    cancel: AtomicBool,
+    current: Mutex<Option<String>>,
+}
+
+impl Control {
+    /// Asks the running execution `execution_id` to stop. Returns false when it is not running.
+    pub fn request_cancel(&self, execution_id: &str) -> bool {
+        let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        if current.as_deref() == Some(execution_id) {
+            self.cancel.store(true, Ordering::SeqCst);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn set_current(&self, execution_id: Option<String>) {
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = execution_id;
+        self.cancel.store(false, Ordering::SeqCst);
+    }
+
+    fn cancel_requested(&self) -> bool {
+        self.cancel.load(Ordering::SeqCst)
+    }
+}
+
+/// Why an execution was asked to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InterruptCause {
+    Timeout,
+    Cancel,
+    OutOfFuel,
+}
+
+impl InterruptCause {
+    pub fn kind(self) -> ErrorKind {
+        match self {
+            InterruptCause::Timeout => ErrorKind::Timeout,
+            InterruptCause::Cancel => ErrorKind::Cancelled,
+            InterruptCause::OutOfFuel => ErrorKind::OutOfFuel,
+        }
+    }
+}
+
+/// The execution in progress: its budget and deadlines.
+#[derive(Debug)]
+pub struct ActiveExecution {
+    pub id: String,
+    pub started: Instant,
+    pub fuel_budget: u64,
+    pub timeout: Duration,
+    soft_deadline: Instant,
+    hard_deadline: Instant,
+    /// Set once the soft interrupt has been delivered.
+    pub interrupted: Option<InterruptCause>,
+}
+
+/// How an interpreter is asked to stop while keeping its state.
+#[derive(Debug, Clone, Copy)]
+pub enum SoftInterrupt {
+    /// Write 1 to CPython's SIGINT bookkeeping words, exactly what its C signal handler does; the
+    /// eval loop then raises `KeyboardInterrupt`. Addresses are specific to one binary.
+    PythonSignal(&'static [u32]),
+    /// The QuickJS guest polls `sandbox.should_interrupt`, which returns this flag.
+    JsFlag,
+    /// No cooperative stop: trap at the soft deadline.
+    None,
+}
+
+/// Caps linear memory and remembers that the guest hit the cap, so an allocation failure is
+/// reported as `out_of_memory` without reading any message text.
+#[derive(Debug)]
+pub struct MemoryLimiter {
+    cap: usize,
+    pub hit_cap: bool,
+    /// Largest size granted so far: the memory's current size, since memories never shrink.
+    pub granted: usize,
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> Result<bool> {
+        if desired > self.cap {
+            self.hit_cap = true;
+            return Ok(false);
+        }
+        self.granted = self.granted.max(desired);
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> Result<bool> {
+        /// Function tables of our interpreters have a few thousand entries; growth past this is
+        /// hostile or a bug.
+        const MAX_TABLE_ELEMENTS: usize = 1 << 20;
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}
+
+/// WASI's monotonic clock, counted from an instant this module also knows, so absolute-time
+/// sleeps in `poll_oneoff` can be converted without asking wasmtime-wasi.
+struct SessionMonotonicClock(Instant);
+
+impl HostMonotonicClock for SessionMonotonicClock {
+    fn resolution(&self) -> u64 {
+        1
+    }
+    fn now(&self) -> u64 {
+        u64::try_from(self.0.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+/// The data of a session's `Store`.
+pub struct HostState {
+    pub wasi: WasiP1Ctx,
+    pub limiter: MemoryLimiter,
+    pub stdout: Capture,
+    pub stderr: Capture,
+    /// The instance's exported memory, bound right after instantiation.
+    pub memory: Option<Memory>,
+    pub active: Option<ActiveExecution>,
+    pub soft: SoftInterrupt,
+    pub control: Arc<Control>,
+    /// Answer of `sandbox.should_interrupt` (JavaScript).
+    pub js_interrupt: bool,
+    /// The Python driver's request and status channel on fd 0; `None` for JavaScript.
+    pub stdin: Option<StdinFeed>,
+    clock_base: Instant,
+}
+
+impl HostState {
+    /// A fresh state: `/app` preopened read-write and the initial cwd, no environment from the
+    /// host, no network, stdio handled by the shadows.
+    ///
+    /// # Errors
+    /// When the workspace cannot be preopened.
+    pub fn new(
+        workspace: &Path,
+        env: &[(&str, &str)],
+        args: &[&str],
+        config: &SessionConfig,
+        soft: SoftInterrupt,
+        control: Arc<Control>,
+    ) -> Result<Self> {
+        let clock_base = Instant::now();
+        let mut builder = WasiCtxBuilder::new();
+        builder
+            .args(args)
+            .envs(env)
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .monotonic_clock(SessionMonotonicClock(clock_base))
+            .preopened_dir(workspace, "/app", FsPerms::ReadWrite)?;
+        Ok(Self {
+            wasi: builder.build_p1(),
+            limiter: MemoryLimiter {
+                cap: config.memory_bytes,
+                hit_cap: false,
+                granted: 0,
+            },
+            stdout: Capture::new(config.stdout_cap),
+            stderr: Capture::new(config.stderr_cap),
+            memory: None,
+            active: None,
+            soft,
+            control,
+            js_interrupt: false,
+            stdin: None,
+            clock_base,
+        })
+    }
+
+    /// Starts the clock and clears the per-execution state for `req`. The caller refuels.
+    pub fn begin(&mut self, req: &ExecuteRequest) {
+        let now = Instant::now();
+        let timeout = Duration::from_millis(req.timeout_ms);
+        self.stdout.clear();
+        self.stderr.clear();
+        self.limiter.hit_cap = false;
+        self.js_interrupt = false;
+        self.control.set_current(Some(req.execution_id.clone()));
+        self.active = Some(ActiveExecution {
+            id: req.execution_id.clone(),
+            started: now,
+            fuel_budget: req.fuel,
+            timeout,
+            soft_deadline: now + timeout,
+            hard_deadline: now + timeout + HARD_GRACE,
+            interrupted: None,
+        });
+    }
+
+    /// Ends the execution in progress and assembles its report.
+    pub fn finish(
+        &mut self,
+        fuel_remaining: u64,
+        outcome: Outcome,
+        restart: Option<Restart>,
+    ) -> ExecutionReport {
+        let active = self.active.take();
+        self.control.set_current(None);
+        let (stdout, stdout_truncated) = self.stdout.take();
+        let (stderr, stderr_truncated) = self.stderr.take();
+        let memory_bytes = self.memory_size();
+        let (id, duration, fuel_consumed) = match &active {
+            Some(a) => (
+                a.id.clone(),
+                a.started.elapsed(),
+                fuel_for(a.fuel_budget).saturating_sub(fuel_remaining),
+            ),
+            None => (String::new(), Duration::ZERO, 0),
+        };
+        let exit_code = match &outcome.error {
+            None => 0,
+            Some(_) => outcome.exit_code.filter(|c| *c != 0).unwrap_or(1),
+        };
+        ExecutionReport {
+            execution_id: id,
+            stdout,
+            stderr,
+            stdout_truncated,
+            stderr_truncated,
+            exit_code,
+            result: outcome.result,
+            error: outcome.error,
+            fuel_consumed,
+            duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
+            memory_bytes,
+            restart,
+        }
+    }
+
+    /// Linear memory size as last granted by the limiter (it sees the initial allocation too).
+    fn memory_size(&self) -> u64 {
+        self.limiter.granted as u64
+    }
+}
+
+/// What the interpreter said about one execution.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub result: Option<String>,
+    pub error: Option<GuestError>,
+    pub exit_code: Option<i32>,
+}
+
+/// Classifies a trap or error that ended a guest call during `active`.
+pub fn classify_trap(err: &wasmtime::Error, state: &HostState) -> GuestError {
+    let interrupted = state.active.as_ref().and_then(|a| a.interrupted);
+    let timeout_secs = state
+        .active
+        .as_ref()
+        .map_or(0.0, |a| a.timeout.as_secs_f64());
+    if let Some(exit) = err.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        return GuestError {
+            kind: ErrorKind::Exit,
+            name: Some("SystemExit".into()),
+            message: format!("the interpreter exited with status {}", exit.0),
+        };
+    }
+    match err.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => GuestError {
+            kind: ErrorKind::OutOfFuel,
+            name: None,
+            message: "the execution used up its fuel budget (its CPU allowance)".into(),
+        },
+        Some(Trap::Interrupt) => match interrupted.unwrap_or(InterruptCause::Timeout) {
+            InterruptCause::Timeout => GuestError {
+                kind: ErrorKind::Timeout,
+                name: None,
+                message: format!(
+                    "the execution exceeded its {timeout_secs:.1} s timeout and did not stop when interrupted"
+                ),
+            },
+            InterruptCause::Cancel => GuestError {
+                kind: ErrorKind::Cancelled,
+                name: None,
+                message: "the execution was cancelled and did not stop when interrupted".into(),
+            },
+            InterruptCause::OutOfFuel => GuestError {
+                kind: ErrorKind::OutOfFuel,
+                name: None,
+                message: "the execution used up its fuel budget (its CPU allowance) and did not stop when interrupted".into(),
+            },
+        },
+        Some(Trap::StackOverflow) => GuestError {
+            kind: ErrorKind::StackOverflow,
+            name: None,
+            message: "maximum call stack exceeded (recursion too deep)".into(),
+        },
+        _ if state.limiter.hit_cap => GuestError {
+            kind: ErrorKind::OutOfMemory,
+            name: None,
+            message: "the interpreter ran out of memory (session memory cap reached)".into(),
+        },
+        Some(trap) => GuestError {
+            kind: ErrorKind::System,
+            name: None,
+            message: format!("the interpreter crashed: {trap}"),
+        },
+        None => GuestError {
+            kind: ErrorKind::System,
+            name: None,
+            message: "the interpreter failed inside the host".into(),
+        },
+    }
+}
+
+/// The epoch-deadline callback: runs every [`crate::engine::EPOCH_TICK`] while guest code runs.
+///
+/// # Errors
+/// Never; the signature is Wasmtime's.
+pub fn on_epoch(mut ctx: StoreContextMut<'_, HostState>) -> Result<UpdateDeadline> {
+    let now = Instant::now();
+    let fuel_left = ctx.get_fuel().unwrap_or(u64::MAX);
+    let state = ctx.data_mut();
+    let cancel = state.control.cancel_requested();
+    let soft = state.soft;
+    let Some(active) = state.active.as_mut() else {
+        return Ok(UpdateDeadline::Continue(1));
+    };
+    if active.interrupted.is_none() {
+        let cause = if cancel {
+            Some(InterruptCause::Cancel)
+        } else if fuel_left <= FUEL_RESERVE {
+            Some(InterruptCause::OutOfFuel)
+        } else if now >= active.soft_deadline {
+            Some(InterruptCause::Timeout)
+        } else {
+            None
+        };
+        if let Some(cause) = cause {
+            active.interrupted = Some(cause);
+            active.hard_deadline = now + HARD_GRACE;
+            match soft {
+                SoftInterrupt::PythonSignal(addresses) => write_words(&mut ctx, addresses, 1),
+                SoftInterrupt::JsFlag => ctx.data_mut().js_interrupt = true,
+                SoftInterrupt::None => return Ok(UpdateDeadline::Interrupt),
+            }
+            return Ok(UpdateDeadline::Continue(1));
+        }
+    }
+    if now >= active.hard_deadline {
+        return Ok(UpdateDeadline::Interrupt);
+    }
+    Ok(UpdateDeadline::Continue(1))
+}
+
+/// Writes `value` as a little-endian `u32` at each address of the guest's memory.
+pub fn write_words(ctx: &mut StoreContextMut<'_, HostState>, addresses: &[u32], value: u32) {
+    let Some(memory) = ctx.data().memory else {
+        return;
+    };
+    let data = memory.data_mut(&mut *ctx);
+    for &addr in addresses {
+        let at = addr as usize;
+        if let Some(word) = data.get_mut(at..at + 4) {
+            word.copy_from_slice(&value.to_le_bytes());
+        }
+    }
+}
+
+/// Reads a little-endian integer of `N` bytes at `at`.
+fn read_le<const N: usize>(mem: &[u8], at: usize) -> Option<[u8; N]> {
+    mem.get(at..at.checked_add(N)?)?.try_into().ok()
+}
+
+pub fn read_u32(mem: &[u8], at: usize) -> Option<u32> {
+    read_le::<4>(mem, at).map(u32::from_le_bytes)
+}
+
+fn read_u64(mem: &[u8], at: usize) -> Option<u64> {
+    read_le::<8>(mem, at).map(u64::from_le_bytes)
+}
+
+pub fn write_u32(mem: &mut [u8], at: usize, value: u32) -> bool {
+    match at.checked_add(4).and_then(|end| mem.get_mut(at..end)) {
+        Some(slot) => {
+            slot.copy_from_slice(&value.to_le_bytes());
+            true
+        }
+        None => false,
+    }
+}
+
+fn write_bytes(mem: &mut [u8], at: usize, bytes: &[u8]) -> bool {
+    match at
+        .checked_add(bytes.len())
+        .and_then(|end| mem.get_mut(at..end))
+    {
+        Some(slot) => {
+            slot.copy_from_slice(bytes);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The `(address, length)` pairs of a guest iovec array, bounds-checked.
+pub fn iovecs(mem: &[u8], ptr: i32, count: i32) -> Option<Vec<(usize, usize)>> {
+    let (ptr, count) = (ptr as u32 as usize, count as u32 as usize);
+    // 1024 is IOV_MAX; a larger count is hostile.
+    if count > 1024 {
+        return None;
+    }
+    (0..count)
+        .map(|i| {
+            let at = ptr.checked_add(i * 8)?;
+            let (buf, len) = (read_u32(mem, at)? as usize, read_u32(mem, at + 4)? as usize);
+            mem.get(buf..buf.checked_add(len)?)?;
+            Some((buf, len))
+        })
+        .collect()
+}
+
+/// The guest's memory and our state, borrowed together.
+fn memory_and_state<'a>(
+    caller: &'a mut Caller<'_, HostState>,
+) -> Result<(&'a mut [u8], &'a mut HostState)> {
+    let memory = caller
+        .data()
+        .memory
+        .ok_or_else(|| format_err!("guest memory is not bound"))?;
+    Ok(memory.data_and_store_mut(caller))
+}
+
+/// Builds the linker shared by both runtimes: wasmtime-wasi's p1 plus our shadows.
+///
+/// # Errors
+/// When Wasmtime refuses a definition (a build defect).
+pub fn build_linker(engine: &Engine) -> Result<Linker<HostState>> {
+    let mut linker: Linker<HostState> = Linker::new(engine);
+    wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |s: &mut HostState| &mut s.wasi)?;
+    linker.allow_shadowing(true);
+
+    linker.func_wrap(
+        "wasi_snapshot_preview1",
+        "fd_write",
+        |mut caller: Caller<'_, HostState>,
+         fd: i32,
+         iovs: i32,
+         iovs_len: i32,
+         nwritten: i32|
+         -> Result<i32> {
+            let (mem, state) = memory_and_state(&mut caller)?;
+            if !(0..=2).contains(&fd) {
+                let mut gm = GuestMemory::Unshared(mem);
+                return wasmtime_wasi::runtime::in_tokio(wasi::fd_write(
+                    &mut state.wasi,
+                    &mut gm,
+                    fd,
+                    iovs,
+                    iovs_len,
+                    nwritten,
+                ));
+            }
+            if fd == 0 && state.stdin.is_none() {
+                return Ok(errno::BADF);
+            }
+            let Some(vecs) = iovecs(mem, iovs, iovs_len) else {
+                return Ok(errno::FAULT);
+            };
+            let mut total = 0usize;
+            for (buf, len) in vecs {
+                let bytes = &mem[buf..buf + len];
+                match fd {
+                    0 => state
+                        .stdin
+                        .as_mut()
+                        .expect("checked above")
+                        .status
+                        .extend_from_slice(bytes),
+                    1 => state.stdout.push(bytes),
+                    _ => state.stderr.push(bytes),
+                }
+                total += len;
+            }
+            if !write_u32(mem, nwritten as u32 as usize, total as u32) {
+                return Ok(errno::FAULT);
+            }
+            Ok(errno::SUCCESS)
+        },
+    )?;
+
+    linker.func_wrap(
+        "wasi_snapshot_preview1",
+        "fd_read",
+        |mut caller: Caller<'_, HostState>,
+         fd: i32,
+         iovs: i32,
+         iovs_len: i32,
+         nread: i32|
+         -> Result<i32> {
+            if fd == 0 {
+                return crate::python::read_stdin(&mut caller, iovs, iovs_len, nread);
+            }
+            let (mem, state) = memory_and_state(&mut caller)?;
+            let mut gm = GuestMemory::Unshared(mem);
+            wasmtime_wasi::runtime::in_tokio(wasi::fd_read(
+                &mut state.wasi,
+                &mut gm,
+                fd,
+                iovs,
+                iovs_len,
+                nread,
+            ))
+        },
+    )?;
+
+    linker.func_wrap(
+        "wasi_snapshot_preview1",
+        "poll_oneoff",
+        |mut caller: Caller<'_, HostState>,
+         subs: i32,
+         events: i32,
+         count: i32,
+         nevents: i32|
+         -> Result<i32> {
+            let (mem, state) = memory_and_state(&mut caller)?;
+            if let Some(errno) = poll_clocks(mem, state, subs, events, count, nevents) {
+                return Ok(errno);
+            }
+            let mut gm = GuestMemory::Unshared(mem);
+            wasmtime_wasi::runtime::in_tokio(wasi::poll_oneoff(
+                &mut state.wasi,
+                &mut gm,
+                subs,
+                events,
+                count,
+                nevents,
+            ))
+        },
+    )?;
+
+    linker.func_wrap(
+        "sandbox",
+        "should_interrupt",
+        |caller: Caller<'_, HostState>| -> i32 { i32::from(caller.data().js_interrupt) },
+    )?;
+    Ok(linker)
+}
+
+/// Size of a WASI p1 `subscription` and of an `event`.
+const SUBSCRIPTION_SIZE: usize = 48;
+const EVENT_SIZE: usize = 32;
+
+/// `poll_oneoff` for clock-only subscriptions; `None` hands the call to wasmtime-wasi.
+///
+/// Sleeps until the earliest subscription is due, but never past the execution's soft deadline,
+/// and wakes early on cancel. An early wake reports the earliest clock as fired: the guest sees a
+/// completed sleep, and the pending soft interrupt stops it at its next instruction.
+fn poll_clocks(
+    mem: &mut [u8],
+    state: &HostState,
+    subs: i32,
+    events: i32,
+    count: i32,
+    nevents: i32,
+) -> Option<i32> {
+    let (subs, events, count) = (
+        subs as u32 as usize,
+        events as u32 as usize,
+        count as u32 as usize,
+    );
+    if count == 0 || count > 4096 {
+        return Some(errno::INVAL);
+    }
+    let mut due = Vec::with_capacity(count);
+    for i in 0..count {
+        let at = subs.checked_add(i * SUBSCRIPTION_SIZE)?;
+        let userdata = read_u64(mem, at)?;
+        if *mem.get(at + 8)? != 0 {
+            return None; // an fd subscription: let wasmtime-wasi handle it
+        }
+        let clock_id = read_u32(mem, at + 16)?;
+        let timeout = read_u64(mem, at + 24)?;
+        let absolute = read_le::<2>(mem, at + 40).map(u16::from_le_bytes)? & 1 == 1;
+        let wait = if absolute {
+            let now = match clock_id {
+                0 => SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .ok()?
+                    .as_nanos(),
+                1 => state.clock_base.elapsed().as_nanos(),
+                _ => return Some(errno::INVAL),
+            };
+            Duration::from_nanos(u64::try_from(u128::from(timeout).saturating_sub(now)).ok()?)
+        } else {
+            Duration::from_nanos(timeout)
+        };
+        due.push((userdata, wait));
+    }
+    let start = Instant::now();
+    let earliest = due.iter().map(|(_, w)| *w).min()?;
+    let mut wake = start + earliest;
+    if let Some(active) = &state.active {
+        let limit = if active.interrupted.is_some() {
+            start
+        } else {
+            active.soft_deadline
+        };
+        wake = wake.min(limit.max(start));
+    }
+    // Sleep in slices so a cancel is noticed within a tick.
+    loop {
+        let now = Instant::now();
+        if now >= wake || (state.active.is_some() && state.control.cancel_requested()) {
+            break;
+        }
+        std::thread::sleep((wake - now).min(crate::engine::EPOCH_TICK));
+    }
+    let elapsed = start.elapsed();
+    let mut fired: Vec<u64> = due
+        .iter()
+        .filter(|(_, wait)| *wait <= elapsed)
+        .map(|(userdata, _)| *userdata)
+        .collect();
+    if fired.is_empty() {
+        // Woken early by the deadline or a cancel: report the earliest clock as fired.
+        fired.extend(
+            due.iter()
+                .find(|(_, wait)| *wait == earliest)
+                .map(|(u, _)| *u),
+        );
+    }
+    let mut written = 0usize;
+    for userdata in fired {
+        let at = events.checked_add(written * EVENT_SIZE)?;
+        let mut event = [0u8; EVENT_SIZE];
+        event[..8].copy_from_slice(&userdata.to_le_bytes());
+        // error = 0 (success), type = 0 (clock); the fd_readwrite part stays zero.
+        if !write_bytes(mem, at, &event) {
+            return Some(errno::FAULT);
+        }
+        written += 1;
+    }
+    if !write_u32(mem, nevents as u32 as usize, written as u32) {
+        return Some(errno::FAULT);
+    }
+    Some(errno::SUCCESS)
+}

@@ -1,0 +1,379 @@
+//! A JavaScript session: our QuickJS-NG guest (`runtimes/js-guest`), a WASI reactor whose
+//! `sb_eval` export runs one snippet as global script code in a context that lives as long as
+//! the instance, so `var`, `let`, `const` and functions persist.
+//!
+//! A reactor's wasm stack is empty between calls, so after every execution that returned a copy
+//! of linear memory is a complete snapshot of the session. When an execution traps (fuel, hard
+//! deadline, stack exhaustion), the snapshot is written into a fresh instance and the session
+//! continues from the state before that execution: it is rolled back, not lost.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use sandbox_protocol::{
+    ErrorKind, ExecuteRequest, ExecutionReport, GuestError, Language, ReadyInfo, Response, Restart,
+    StateAfterRestart,
+};
+use serde::Deserialize;
+use wasmtime::{Instance, Linker, Memory, Module, Result, Store, TypedFunc, format_err};
+
+use crate::host::{
+    Control, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap, on_epoch,
+};
+use crate::serve::Link;
+use crate::{ReadyClock, WorkerError};
+
+/// QuickJS-NG version vendored by rquickjs 0.14.0.
+pub const QUICKJS_VERSION: &str = "0.16.2";
+
+/// Fuel for instantiation and `sb_init` (about 2.5 × 10^6 measured).
+const STARTUP_FUEL: u64 = 1_000_000_000;
+
+/// QuickJS's own heap limit, as a share of the linear-memory cap: it must trip (a catchable
+/// "out of memory" with the context intact) before the host refuses `memory.grow`.
+fn quickjs_heap_limit(memory_bytes: usize) -> i32 {
+    i32::try_from(memory_bytes / 4 * 3).unwrap_or(i32::MAX)
+}
+
+/// The guest's answer to `sb_eval`.
+#[derive(Debug, Deserialize)]
+struct EvalResult {
+    ok: bool,
+    #[serde(default)]
+    value: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    stack: Option<String>,
+}
+
+/// The instance and its exports.
+struct Guest {
+    store: Store<HostState>,
+    instance: Instance,
+    memory: Memory,
+    alloc: TypedFunc<i32, i32>,
+    eval: TypedFunc<(i32, i32, i32), i64>,
+}
+
+/// One JavaScript session.
+pub struct JsSession<'m> {
+    module: &'m Module,
+    linker: &'m Linker<HostState>,
+    workspace: &'m Path,
+    config: SessionConfig,
+    control: Arc<Control>,
+    guest: Guest,
+    /// Linear memory after the last execution that returned.
+    snapshot: Vec<u8>,
+    cell: i32,
+}
+
+impl<'m> JsSession<'m> {
+    /// Instantiates the guest and creates its runtime and context.
+    ///
+    /// # Errors
+    /// When the guest cannot be instantiated or initialised.
+    pub fn start(
+        module: &'m Module,
+        linker: &'m Linker<HostState>,
+        workspace: &'m Path,
+        config: SessionConfig,
+        control: Arc<Control>,
+    ) -> Result<Self> {
+        let mut guest = instantiate(module, linker, workspace, &config, control.clone())?;
+        guest.store.set_fuel(STARTUP_FUEL)?;
+        let snapshot = {
+            let init: TypedFunc<(i32, i32), i32> = guest_func(&mut guest, "sb_init")?;
+            let status = init.call(
+                &mut guest.store,
+                (quickjs_heap_limit(config.memory_bytes), 0),
+            )?;
+            if status != 0 {
+                return Err(format_err!("sb_init failed with status {status}"));
+            }
+            guest.memory.data(&guest.store).to_vec()
+        };
+        Ok(Self {
+            module,
+            linker,
+            workspace,
+            config,
+            control,
+            guest,
+            snapshot,
+            cell: 0,
+        })
+    }
+
+    /// Runs one execution and reports it; a trap rolls the session back.
+    pub fn execute(&mut self, request: &ExecuteRequest) -> ExecutionReport {
+        self.cell += 1;
+        self.guest.store.data_mut().begin(request);
+        let called = self.call_eval(request);
+        let fuel_left = self.guest.store.get_fuel().unwrap_or(0);
+        match called {
+            Ok(result) => {
+                let outcome = self.outcome(result);
+                // Even a thrown error leaves a consistent context (what ran before the throw
+                // stays defined, as in Python), so it becomes the new rollback point.
+                self.take_snapshot();
+                self.guest.store.data_mut().finish(fuel_left, outcome, None)
+            }
+            Err(trap) => {
+                let error = classify_trap(&trap, self.guest.store.data());
+                let (stdout, stderr) = {
+                    let state = self.guest.store.data_mut();
+                    (state.stdout.take(), state.stderr.take())
+                };
+                let active = self.guest.store.data_mut().active.take();
+                let restart = match self.rollback() {
+                    Ok(()) => Restart {
+                        reason: format!(
+                            "{}; the JavaScript context was rolled back to its state before this execution",
+                            error.message
+                        ),
+                        state: StateAfterRestart::RolledBack,
+                    },
+                    Err(e) => {
+                        tracing::error!(error = %e, "rollback failed, starting a fresh context");
+                        self.restart_fresh();
+                        Restart {
+                            reason: format!(
+                                "{}; the JavaScript context could not be restored and was recreated",
+                                error.message
+                            ),
+                            state: StateAfterRestart::Lost,
+                        }
+                    }
+                };
+                // Report through the new instance's state, with the old execution's data.
+                let state = self.guest.store.data_mut();
+                state.active = active;
+                state.stdout.push(&stdout.0);
+                state.stderr.push(&stderr.0);
+                let mut report = state.finish(
+                    fuel_left,
+                    Outcome {
+                        error: Some(error),
+                        ..Outcome::default()
+                    },
+                    Some(restart),
+                );
+                report.stdout_truncated |= stdout.1;
+                report.stderr_truncated |= stderr.1;
+                report
+            }
+        }
+    }
+
+    fn call_eval(&mut self, request: &ExecuteRequest) -> Result<EvalResult> {
+        let guest = &mut self.guest;
+        guest.store.set_fuel(crate::host::fuel_for(request.fuel))?;
+        let code = request.code.as_bytes();
+        let len = i32::try_from(code.len()).map_err(|_| format_err!("code too large"))?;
+        let ptr = guest.alloc.call(&mut guest.store, len)?;
+        guest
+            .memory
+            .write(&mut guest.store, ptr as u32 as usize, code)?;
+        let packed = guest.eval.call(&mut guest.store, (ptr, len, self.cell))? as u64;
+        let (at, size) = ((packed >> 32) as usize, (packed & 0xffff_ffff) as usize);
+        let data = guest.memory.data(&guest.store);
+        let bytes = data
+            .get(at..at + size)
+            .ok_or_else(|| format_err!("sb_eval result out of bounds"))?;
+        serde_json::from_slice(bytes)
+            .map_err(|e| format_err!("sb_eval result is not valid JSON: {e}"))
+    }
+
+    /// Classifies the guest's answer, and writes an uncaught error to stderr as node would.
+    fn outcome(&mut self, result: EvalResult) -> Outcome {
+        if result.ok {
+            return Outcome {
+                result: result.value,
+                ..Outcome::default()
+            };
+        }
+        let state = self.guest.store.data_mut();
+        let name = result.name.unwrap_or_else(|| "Error".into());
+        let message = result.message.unwrap_or_default();
+        let stack = result.stack.unwrap_or_default();
+        let mut text = format!("Uncaught {name}: {message}\n{stack}");
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        state.stderr.push(text.as_bytes());
+        let interrupted = state.active.as_ref().and_then(|a| a.interrupted);
+        let (kind, message) = match result.kind.as_deref() {
+            Some("syntax") => (ErrorKind::Syntax, format!("{name}: {message}")),
+            Some("interrupted") => match interrupted {
+                Some(crate::host::InterruptCause::OutOfFuel) => (
+                    ErrorKind::OutOfFuel,
+                    format!(
+                        "the execution used up its fuel budget of {} (its CPU allowance) and was interrupted; the session state is intact",
+                        state.active.as_ref().map_or(0, |a| a.fuel_budget)
+                    ),
+                ),
+                Some(crate::host::InterruptCause::Cancel) => (
+                    ErrorKind::Cancelled,
+                    "the execution was cancelled; the session state is intact".into(),
+                ),
+                _ => (
+                    ErrorKind::Timeout,
+                    format!(
+                        "the execution exceeded its {:.1} s timeout and was interrupted; the session state is intact",
+                        state
+                            .active
+                            .as_ref()
+                            .map_or(0.0, |a| a.timeout.as_secs_f64())
+                    ),
+                ),
+            },
+            Some("out_of_memory") => (ErrorKind::OutOfMemory, format!("{name}: {message}")),
+            Some("stack_overflow") => (ErrorKind::StackOverflow, format!("{name}: {message}")),
+            _ => (ErrorKind::Runtime, format!("{name}: {message}")),
+        };
+        Outcome {
+            error: Some(GuestError {
+                kind,
+                name: Some(name),
+                message,
+            }),
+            ..Outcome::default()
+        }
+    }
+
+    fn take_snapshot(&mut self) {
+        let data = self.guest.memory.data(&self.guest.store);
+        self.snapshot.clear();
+        self.snapshot.extend_from_slice(data);
+    }
+
+    /// Writes the snapshot into a fresh instance; no `sb_init`, the memory already holds the
+    /// initialised runtime.
+    fn rollback(&mut self) -> Result<()> {
+        let mut guest = instantiate(
+            self.module,
+            self.linker,
+            self.workspace,
+            &self.config,
+            self.control.clone(),
+        )?;
+        let have = guest.memory.data_size(&guest.store);
+        if self.snapshot.len() > have {
+            let pages = (self.snapshot.len() - have).div_ceil(65536) as u64;
+            guest.memory.grow(&mut guest.store, pages)?;
+        }
+        guest.memory.data_mut(&mut guest.store)[..self.snapshot.len()]
+            .copy_from_slice(&self.snapshot);
+        self.guest = guest;
+        Ok(())
+    }
+
+    /// Last resort when the snapshot cannot be restored: a brand-new context.
+    fn restart_fresh(&mut self) {
+        match Self::start(
+            self.module,
+            self.linker,
+            self.workspace,
+            self.config.clone(),
+            self.control.clone(),
+        ) {
+            Ok(fresh) => {
+                self.guest = fresh.guest;
+                self.snapshot = fresh.snapshot;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot recreate the JavaScript context");
+                std::process::exit(WorkerError::Runtime(String::new()).exit_code());
+            }
+        }
+    }
+}
+
+fn guest_func<P: wasmtime::WasmParams, R: wasmtime::WasmResults>(
+    guest: &mut Guest,
+    name: &str,
+) -> Result<TypedFunc<P, R>> {
+    guest.instance.get_typed_func(&mut guest.store, name)
+}
+
+fn instantiate(
+    module: &Module,
+    linker: &Linker<HostState>,
+    workspace: &Path,
+    config: &SessionConfig,
+    control: Arc<Control>,
+) -> Result<Guest> {
+    let state = HostState::new(
+        workspace,
+        &[("HOME", "/app")],
+        &["qjs"],
+        config,
+        SoftInterrupt::JsFlag,
+        control,
+    )?;
+    let mut store = Store::new(module.engine(), state);
+    store.limiter(|s| &mut s.limiter);
+    store.epoch_deadline_callback(on_epoch);
+    store.set_epoch_deadline(1);
+    store.set_fuel(STARTUP_FUEL)?;
+    let instance = linker.instantiate(&mut store, module)?;
+    let memory = instance
+        .get_memory(&mut store, "memory")
+        .ok_or_else(|| format_err!("the guest exports no memory"))?;
+    store.data_mut().memory = Some(memory);
+    if let Ok(init) = instance.get_typed_func::<(), ()>(&mut store, "_initialize") {
+        init.call(&mut store, ())?;
+    }
+    let alloc = instance.get_typed_func(&mut store, "sb_alloc")?;
+    let eval = instance.get_typed_func(&mut store, "sb_eval")?;
+    Ok(Guest {
+        store,
+        instance,
+        memory,
+        alloc,
+        eval,
+    })
+}
+
+/// Runs the JavaScript session until the supervisor goes away.
+///
+/// # Errors
+/// When the guest cannot start.
+pub fn serve(
+    module: &Module,
+    linker: &Linker<HostState>,
+    workspace: &Path,
+    config: &SessionConfig,
+    link: Link,
+    ready_clock: ReadyClock,
+) -> Result<(), WorkerError> {
+    let mut session = JsSession::start(
+        module,
+        linker,
+        workspace,
+        config.clone(),
+        link.control.clone(),
+    )
+    .map_err(|e| WorkerError::Runtime(format!("QuickJS failed to start: {e:#}")))?;
+    let ready = Response::Ready(ReadyInfo {
+        language: Language::JavaScript,
+        runtime_version: QUICKJS_VERSION.into(),
+        startup_us: ready_clock.elapsed_us(),
+    });
+    if link.send(&ready).is_err() {
+        return Ok(());
+    }
+    while let Ok(request) = link.requests.recv() {
+        let report = session.execute(&request);
+        if link.send(&Response::Executed(report)).is_err() {
+            break;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,135 @@
+//! `sandbox-worker`: parses its command line and hands over to the library.
+//!
+//! - `sandbox-worker precompile --runtime-dir DIR [--cache-dir DIR]` compiles the interpreters
+//!   in DIR once and prints a JSON manifest of the cached modules on stdout.
+//! - `sandbox-worker serve --language L --socket PATH --workspace DIR --module CWASM
+//!   --wasm-sha256 HEX [--memory-bytes N] [--stdout-cap N] [--stderr-cap N]` serves one session.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use sandbox_protocol::Language;
+use sandbox_worker::host::SessionConfig;
+use sandbox_worker::serve::ServeArgs;
+use sandbox_worker::{ReadyClock, WorkerError, engine};
+
+/// The interpreters `precompile` looks for, by file name in the runtime directory.
+const RUNTIMES: [(&str, &str); 2] = [
+    ("python", "python-3.12.0.wasm"),
+    ("javascript", "quickjs-ng.wasm"),
+];
+
+fn main() -> ExitCode {
+    let ready_clock = ReadyClock::start();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .init();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("precompile") => precompile(&args[1..]),
+        Some("serve") => {
+            parse_serve(&args[1..]).and_then(|a| sandbox_worker::serve::run(a, ready_clock))
+        }
+        _ => Err(WorkerError::Usage(
+            "sandbox-worker precompile|serve [options]".into(),
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, source = ?std::error::Error::source(&e), "sandbox-worker failed");
+            eprintln!("sandbox-worker: {e}");
+            ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1))
+        }
+    }
+}
+
+/// `--name value` pairs.
+fn options(args: &[String]) -> Result<Vec<(&str, &str)>, WorkerError> {
+    args.chunks(2)
+        .map(|pair| match pair {
+            [k, v] if k.starts_with("--") => Ok((&k[2..], v.as_str())),
+            _ => Err(WorkerError::Usage(format!(
+                "expected `--option value`, got {pair:?}"
+            ))),
+        })
+        .collect()
+}
+
+fn number(name: &str, value: &str) -> Result<usize, WorkerError> {
+    value
+        .parse()
+        .map_err(|_| WorkerError::Usage(format!("--{name} takes a number, got {value:?}")))
+}
+
+fn parse_serve(args: &[String]) -> Result<ServeArgs, WorkerError> {
+    let mut language = None;
+    let (mut socket, mut workspace, mut module, mut sha) = (None, None, None, String::new());
+    let mut config = SessionConfig {
+        memory_bytes: 256 << 20,
+        stdout_cap: 1 << 20,
+        stderr_cap: 1 << 20,
+    };
+    for (key, value) in options(args)? {
+        match key {
+            "language" => {
+                language = Some(match value {
+                    "python" => Language::Python,
+                    "javascript" => Language::JavaScript,
+                    other => return Err(WorkerError::Usage(format!("unknown language {other:?}"))),
+                })
+            }
+            "socket" => socket = Some(PathBuf::from(value)),
+            "workspace" => workspace = Some(PathBuf::from(value)),
+            "module" => module = Some(PathBuf::from(value)),
+            "wasm-sha256" => sha = value.to_owned(),
+            "memory-bytes" => config.memory_bytes = number(key, value)?,
+            "stdout-cap" => config.stdout_cap = number(key, value)?,
+            "stderr-cap" => config.stderr_cap = number(key, value)?,
+            other => return Err(WorkerError::Usage(format!("unknown option --{other}"))),
+        }
+    }
+    let missing = |what: &str| WorkerError::Usage(format!("serve needs --{what}"));
+    Ok(ServeArgs {
+        language: language.ok_or_else(|| missing("language"))?,
+        socket: socket.ok_or_else(|| missing("socket"))?,
+        workspace: workspace.ok_or_else(|| missing("workspace"))?,
+        module: module.ok_or_else(|| missing("module"))?,
+        wasm_sha256: sha,
+        config,
+    })
+}
+
+fn precompile(args: &[String]) -> Result<(), WorkerError> {
+    let (mut runtime_dir, mut cache_dir) = (None, None);
+    for (key, value) in options(args)? {
+        match key {
+            "runtime-dir" => runtime_dir = Some(PathBuf::from(value)),
+            "cache-dir" => cache_dir = Some(PathBuf::from(value)),
+            other => return Err(WorkerError::Usage(format!("unknown option --{other}"))),
+        }
+    }
+    let runtime_dir =
+        runtime_dir.ok_or_else(|| WorkerError::Usage("precompile needs --runtime-dir".into()))?;
+    let cache_dir = cache_dir.unwrap_or_else(|| runtime_dir.join("cache"));
+    let engine = engine::engine();
+    let mut manifest = serde_json::Map::new();
+    for (name, file) in RUNTIMES {
+        let started = std::time::Instant::now();
+        let cached = engine::precompile(engine, name, &runtime_dir.join(file), &cache_dir)?;
+        tracing::info!(
+            runtime = name,
+            compiled = cached.compiled,
+            ms = started.elapsed().as_millis() as u64,
+            "module ready"
+        );
+        manifest.insert(
+            name.into(),
+            serde_json::json!({ "cwasm": cached.cwasm, "wasm_sha256": cached.wasm_sha256 }),
+        );
+    }
+    println!("{}", serde_json::Value::Object(manifest));
+    Ok(())
+}

@@ -1,0 +1,431 @@
+//! A Python session: CPython 3.12.0 for WASI (VMware Wasm Labs build) running the REPL driver
+//! `runtimes/python/driver.py` as one long-lived `_start`, so variables, functions and imports
+//! persist between executions.
+//!
+//! While `_start` runs, the store is borrowed by Wasmtime, so executions cannot be pushed in from
+//! outside. Instead the driver pulls them: its read of fd 0 lands in [`read_stdin`], which is the
+//! request boundary. There the host reports the previous execution (from the driver's status
+//! record and the captures), blocks for the next request, refuels the store and re-arms the
+//! deadlines, then hands the request bytes to the driver.
+//!
+//! Timeouts and cancels are soft first: the epoch callback sets CPython's SIGINT flags (the
+//! addresses below, valid only for the pinned binary) and the driver reports a
+//! `KeyboardInterrupt` with the session intact. Code that ignores it is trapped at the hard
+//! deadline; then the interpreter is replaced and the report says that its state was lost.
+
+use std::sync::Arc;
+
+use sandbox_protocol::{
+    ErrorKind, ExecuteRequest, ExecutionReport, GuestError, Language, ReadyInfo, Response, Restart,
+    StateAfterRestart,
+};
+use wasmtime::{AsContextMut, Caller, Linker, Module, Result, Store, format_err};
+
+use crate::host::{
+    self, Control, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap, iovecs,
+    on_epoch, write_u32,
+};
+use crate::serve::Link;
+use crate::{ReadyClock, WorkerError};
+
+/// SHA-256 of the only CPython build the SIGINT addresses below are valid for
+/// (`python-3.12.0.wasm` from VMware Wasm Labs release `python/3.12.0+20231211-040d5a6`).
+pub const PINNED_SHA256: &str = "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763";
+
+/// Linear-memory addresses, read from that binary's DWARF, of the words CPython's SIGINT handler
+/// sets: `_PyRuntime.signals.handlers[SIGINT].tripped`, `.signals.is_tripped`,
+/// `.ceval.signals_pending`, and the main interpreter's `ceval.eval_breaker`.
+const SIGINT_WORDS: [u32; 4] = [0x003a_5d98, 0x003a_5f98, 0x003a_6084, 0x003a_ff7c];
+
+/// The flags cleared before each execution so an interrupt that arrived after the previous
+/// execution finished cannot hit the next one. `eval_breaker` is left alone: it also carries
+/// other requests, and a spurious check costs nothing.
+const SIGINT_PENDING_WORDS: [u32; 3] = [0x003a_5d98, 0x003a_5f98, 0x003a_6084];
+
+/// The driver, passed to CPython with `-c`.
+const DRIVER: &str = include_str!("../../runtimes/python/driver.py");
+
+/// `-I` isolates from the (empty) environment and user site, `-S` skips `site` (start-up time),
+/// `-B` writes no bytecode into /app, `-X utf8` makes stdio UTF-8 whatever the locale.
+const ARGS: [&str; 8] = ["python", "-I", "-S", "-B", "-X", "utf8", "-c", DRIVER];
+
+const ENV: [(&str, &str); 3] = [("HOME", "/app"), ("LANG", "C.UTF-8"), ("PWD", "/app")];
+
+/// Fuel for interpreter start-up (about 0.2 × 10^9 measured), before the first execution.
+const STARTUP_FUEL: u64 = 5_000_000_000;
+
+/// Status records the driver writes to fd 0 start with this and end with [`STATUS_END`].
+const STATUS_MAGIC: &[u8] = b"\x01SB1\x00";
+const STATUS_END: &[u8] = b"\x00\x04";
+
+/// Where the session is in the driver's read/execute/report cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// The interpreter is starting; the first boundary means it is ready.
+    Starting,
+    /// An execution has been handed to the driver.
+    Executing,
+}
+
+/// fd 0 of the Python guest: the request bytes being served and the status the driver wrote.
+pub struct StdinFeed {
+    /// Bytes the driver wrote to fd 0 since the last boundary.
+    pub status: Vec<u8>,
+    pending: Vec<u8>,
+    served: usize,
+    phase: Phase,
+    cell: u64,
+    link: Link,
+    /// The report of an execution that killed the previous interpreter, sent once this one is
+    /// ready (so the caller hears about the restart and can continue at once).
+    carried: Option<ExecutionReport>,
+    ready_clock: ReadyClock,
+    /// Set when the supervisor went away while we waited for a request.
+    shutdown: bool,
+}
+
+/// A parsed status record.
+struct Status {
+    kind: String,
+    name: String,
+    message: String,
+    result: Option<String>,
+}
+
+fn parse_status(bytes: &[u8]) -> Option<Status> {
+    let start = bytes
+        .windows(STATUS_MAGIC.len())
+        .rposition(|w| w == STATUS_MAGIC)?;
+    let record = bytes[start + STATUS_MAGIC.len()..].strip_suffix(STATUS_END)?;
+    let text = String::from_utf8_lossy(record);
+    let mut fields = text.splitn(5, '\0');
+    let mut next = || fields.next().unwrap_or_default().to_owned();
+    let (kind, name, message, has_result, result) = (next(), next(), next(), next(), next());
+    Some(Status {
+        kind,
+        name,
+        message,
+        result: (has_result == "1").then_some(result),
+    })
+}
+
+impl Status {
+    /// Turns the driver's words into an outcome, using what the host knows about interrupts.
+    fn into_outcome(self, state: &HostState) -> Outcome {
+        let name = (!self.name.is_empty()).then(|| self.name.clone());
+        let error = |kind, message: String| {
+            Some(GuestError {
+                kind,
+                name: name.clone(),
+                message,
+            })
+        };
+        match self.kind.as_str() {
+            "ok" => Outcome {
+                result: self.result,
+                ..Outcome::default()
+            },
+            "exit" => Outcome {
+                error: error(
+                    ErrorKind::Exit,
+                    format!("SystemExit: exit status {}", self.message),
+                ),
+                exit_code: self.message.parse().ok(),
+                ..Outcome::default()
+            },
+            "interrupted" => {
+                let active = state.active.as_ref();
+                let (kind, message) = match active.and_then(|a| a.interrupted) {
+                    Some(host::InterruptCause::OutOfFuel) => (
+                        ErrorKind::OutOfFuel,
+                        format!(
+                            "the execution used up its fuel budget of {} (its CPU allowance) and was interrupted (KeyboardInterrupt); the session state is intact",
+                            active.map_or(0, |a| a.fuel_budget)
+                        ),
+                    ),
+                    Some(host::InterruptCause::Cancel) => (
+                        ErrorKind::Cancelled,
+                        "the execution was cancelled (KeyboardInterrupt raised in the code)"
+                            .to_owned(),
+                    ),
+                    Some(host::InterruptCause::Timeout) => (
+                        ErrorKind::Timeout,
+                        format!(
+                            "the execution exceeded its {:.1} s timeout and was interrupted (KeyboardInterrupt); the session state is intact",
+                            active.map_or(0.0, |a| a.timeout.as_secs_f64())
+                        ),
+                    ),
+                    // The guest raised it itself.
+                    None => (ErrorKind::Runtime, "KeyboardInterrupt".to_owned()),
+                };
+                Outcome {
+                    error: error(kind, message),
+                    ..Outcome::default()
+                }
+            }
+            other => {
+                let kind = match other {
+                    "syntax" => ErrorKind::Syntax,
+                    "missing_module" => ErrorKind::MissingModule,
+                    "out_of_memory" => ErrorKind::OutOfMemory,
+                    "stack_overflow" => ErrorKind::StackOverflow,
+                    "runtime" => ErrorKind::Runtime,
+                    _ => ErrorKind::System,
+                };
+                let message = match (&name, self.message.is_empty()) {
+                    (Some(n), true) => n.clone(),
+                    (Some(n), false) => format!("{n}: {}", self.message),
+                    (None, _) => self.message.clone(),
+                };
+                let message = if kind == ErrorKind::MissingModule {
+                    format!("No module named '{}'", self.message)
+                } else {
+                    message
+                };
+                Outcome {
+                    error: error(kind, message),
+                    ..Outcome::default()
+                }
+            }
+        }
+    }
+}
+
+/// The shadow of `fd_read(0, ..)`: the driver's request channel.
+///
+/// A read with nothing left to serve is a request boundary only when the driver has just written
+/// a status record; any other read of fd 0 (user code calling `os.read(0, ..)`) sees end of file.
+///
+/// # Errors
+/// A trap that ends `_start` when the supervisor has gone away.
+pub fn read_stdin(
+    caller: &mut Caller<'_, HostState>,
+    iovs: i32,
+    iovs_len: i32,
+    nread: i32,
+) -> Result<i32> {
+    let boundary = match caller.data().stdin.as_ref() {
+        None => false,
+        Some(feed) => feed.served >= feed.pending.len() && parse_status(&feed.status).is_some(),
+    };
+    if boundary {
+        request_boundary(caller)?;
+    }
+    let memory = caller
+        .data()
+        .memory
+        .ok_or_else(|| format_err!("guest memory is not bound"))?;
+    let (mem, state) = memory.data_and_store_mut(&mut *caller);
+    let Some(vecs) = iovecs(mem, iovs, iovs_len) else {
+        return Ok(21);
+    };
+    let mut copied = 0usize;
+    if let Some(feed) = state.stdin.as_mut() {
+        for (buf, len) in vecs {
+            let left = &feed.pending[feed.served..];
+            let n = left.len().min(len);
+            mem[buf..buf + n].copy_from_slice(&left[..n]);
+            feed.served += n;
+            copied += n;
+            if n < len {
+                break;
+            }
+        }
+    }
+    if !write_u32(mem, nread as u32 as usize, copied as u32) {
+        return Ok(21);
+    }
+    Ok(0)
+}
+
+/// Reports what just finished, waits for the next request and arms it.
+fn request_boundary(caller: &mut Caller<'_, HostState>) -> Result<()> {
+    let fuel_left = caller.get_fuel()?;
+    let state = caller.data_mut();
+    let mut feed = state.stdin.take().expect("checked by the caller");
+    let status = parse_status(&std::mem::take(&mut feed.status)).expect("checked by the caller");
+    let sent = match feed.phase {
+        Phase::Starting => match feed.carried.take() {
+            Some(report) => feed.link.send(&Response::Executed(report)),
+            None => feed.link.send(&Response::Ready(ReadyInfo {
+                language: Language::Python,
+                runtime_version: status.message.clone(),
+                startup_us: feed.ready_clock.elapsed_us(),
+            })),
+        },
+        Phase::Executing => {
+            let outcome = status.into_outcome(state);
+            let report = state.finish(fuel_left, outcome, None);
+            feed.link.send(&Response::Executed(report))
+        }
+    };
+    if sent.is_err() {
+        feed.shutdown = true;
+        state.stdin = Some(feed);
+        return Err(format_err!("the supervisor closed the connection"));
+    }
+    let Ok(request) = feed.link.requests.recv() else {
+        feed.shutdown = true;
+        state.stdin = Some(feed);
+        return Err(format_err!("the supervisor closed the connection"));
+    };
+    feed.cell += 1;
+    feed.pending = frame_request(feed.cell, &request);
+    feed.served = 0;
+    feed.phase = Phase::Executing;
+    state.begin(&request);
+    state.stdin = Some(feed);
+    if let SoftInterrupt::PythonSignal(_) = state.soft {
+        host::write_words(&mut caller.as_context_mut(), &SIGINT_PENDING_WORDS, 0);
+    }
+    caller.set_fuel(host::fuel_for(request.fuel))?;
+    Ok(())
+}
+
+/// `u32` little-endian length, then `"<cell>\n<code>"`.
+fn frame_request(cell: u64, request: &ExecuteRequest) -> Vec<u8> {
+    let body = format!("{cell}\n{}", request.code);
+    let mut framed = Vec::with_capacity(body.len() + 4);
+    framed.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    framed.extend_from_slice(body.as_bytes());
+    framed
+}
+
+/// Runs the Python session until the supervisor goes away.
+///
+/// # Errors
+/// When the interpreter cannot start at all.
+pub fn serve(
+    module: &Module,
+    linker: &Linker<HostState>,
+    workspace: &std::path::Path,
+    config: &SessionConfig,
+    wasm_sha256: &str,
+    mut link: Link,
+    ready_clock: ReadyClock,
+) -> Result<(), WorkerError> {
+    let soft = if wasm_sha256 == PINNED_SHA256 {
+        SoftInterrupt::PythonSignal(&SIGINT_WORDS)
+    } else {
+        tracing::warn!(%wasm_sha256, "unknown CPython build: timeouts will restart the interpreter");
+        SoftInterrupt::None
+    };
+    let mut carried: Option<ExecutionReport> = None;
+    loop {
+        let control: Arc<Control> = link.control.clone();
+        let mut state = HostState::new(workspace, &ENV, &ARGS, config, soft, control)
+            .map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
+        state.stdin = Some(StdinFeed {
+            status: Vec::new(),
+            pending: Vec::new(),
+            served: 0,
+            phase: Phase::Starting,
+            cell: 0,
+            link,
+            carried: carried.take(),
+            ready_clock: ready_clock.clone(),
+            shutdown: false,
+        });
+        let mut store = Store::new(module.engine(), state);
+        store.limiter(|s| &mut s.limiter);
+        store.epoch_deadline_callback(on_epoch);
+        store.set_epoch_deadline(1);
+        store
+            .set_fuel(STARTUP_FUEL)
+            .map_err(|e| WorkerError::Runtime(e.to_string()))?;
+        let instance = linker
+            .instantiate(&mut store, module)
+            .map_err(|e| WorkerError::Runtime(format!("instantiating CPython: {e:#}")))?;
+        store.data_mut().memory = instance.get_memory(&mut store, "memory");
+        let start = instance
+            .get_typed_func::<(), ()>(&mut store, "_start")
+            .map_err(|e| WorkerError::Runtime(format!("CPython has no _start: {e:#}")))?;
+        let ended = start.call(&mut store, ());
+        // `_start` only returns when the interpreter died, exited, or we are shutting down.
+        let fuel_left = store.get_fuel().unwrap_or(0);
+        let state = store.data_mut();
+        let mut feed = state
+            .stdin
+            .take()
+            .expect("the feed lives as long as the store");
+        if feed.shutdown {
+            return Ok(());
+        }
+        match feed.phase {
+            Phase::Starting => {
+                let (stderr, _) = state.stderr.take();
+                let why = match &ended {
+                    Err(e) => format!("{e:#}"),
+                    Ok(()) => "exited during start-up".into(),
+                };
+                return Err(WorkerError::Runtime(format!(
+                    "CPython failed to start: {why}; stderr: {}",
+                    String::from_utf8_lossy(&stderr)
+                )));
+            }
+            Phase::Executing => {
+                let error = match &ended {
+                    Err(e) => classify_trap(e, state),
+                    Ok(()) => GuestError {
+                        kind: ErrorKind::Exit,
+                        name: Some("SystemExit".into()),
+                        message: "the interpreter exited (os._exit)".into(),
+                    },
+                };
+                let reason = format!(
+                    "the Python interpreter was stopped by force ({}) and restarted",
+                    error.message
+                );
+                tracing::info!(kind = ?error.kind, "python interpreter restarting");
+                let restart = Restart {
+                    reason,
+                    state: StateAfterRestart::Lost,
+                };
+                carried = Some(state.finish(
+                    fuel_left,
+                    Outcome {
+                        error: Some(error),
+                        ..Outcome::default()
+                    },
+                    Some(restart),
+                ));
+                feed.phase = Phase::Starting;
+            }
+        }
+        link = feed.link;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_records_parse_and_the_last_one_wins() {
+        let mut bytes = b"\x01SB1\x00ok\x00\x00\x000\x00\x00\x04".to_vec();
+        bytes.extend_from_slice(
+            b"\x01SB1\x00runtime\x00ZeroDivisionError\x00division by zero\x000\x00\x00\x04",
+        );
+        let status = parse_status(&bytes).unwrap();
+        assert_eq!(status.kind, "runtime");
+        assert_eq!(status.name, "ZeroDivisionError");
+        assert_eq!(status.message, "division by zero");
+        assert_eq!(status.result, None);
+        let with_result = parse_status(b"\x01SB1\x00ok\x00\x00\x001\x00'a\\x00b'\x00\x04").unwrap();
+        assert_eq!(with_result.result.as_deref(), Some("'a\\x00b'"));
+        assert!(parse_status(b"\x01SB1\x00ok\x00").is_none(), "unterminated");
+    }
+
+    #[test]
+    fn requests_are_framed_with_their_cell() {
+        let req = ExecuteRequest {
+            execution_id: "x".into(),
+            code: "print(1)".into(),
+            fuel: 1,
+            timeout_ms: 1,
+        };
+        let framed = frame_request(7, &req);
+        assert_eq!(&framed[..4], &10u32.to_le_bytes());
+        assert_eq!(&framed[4..], b"7\nprint(1)");
+    }
+}
