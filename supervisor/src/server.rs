@@ -130,6 +130,15 @@ fn invalid(message: impl Into<String>) -> McpError {
     McpError::invalid_params(message.into(), None)
 }
 
+fn check_session_id(id: &str) -> Result<(), McpError> {
+    if valid_session_id(id) {
+        return Ok(());
+    }
+    Err(invalid(format!(
+        "invalid session_id {id:?}: use 1-64 letters, digits, '-' or '_', starting with a letter or digit"
+    )))
+}
+
 fn timeout_arg(seconds: Option<f64>, default: Duration) -> Result<Duration, McpError> {
     match seconds {
         None => Ok(default),
@@ -185,11 +194,7 @@ impl SandboxServer {
     ) -> Result<Arc<Session>, McpError> {
         let id = match id {
             Some(id) => {
-                if !valid_session_id(id) {
-                    return Err(invalid(format!(
-                        "invalid session_id {id:?}: use 1-64 letters, digits, '-' or '_', starting with a letter or digit"
-                    )));
-                }
+                check_session_id(id)?;
                 id.to_owned()
             }
             None => {
@@ -295,12 +300,10 @@ impl SandboxServer {
         Parameters(args): Parameters<CreateSessionArgs>,
     ) -> Result<CallToolResult, McpError> {
         let id = match args.session_id {
-            Some(id) if !valid_session_id(&id) => {
-                return Err(invalid(format!(
-                    "invalid session_id {id:?}: use 1-64 letters, digits, '-' or '_', starting with a letter or digit"
-                )));
+            Some(id) => {
+                check_session_id(&id)?;
+                id
             }
-            Some(id) => id,
             None => format!(
                 "session-{}",
                 &uuid::Uuid::new_v4().simple().to_string()[..12]

@@ -110,6 +110,27 @@ impl InterruptCause {
     }
 }
 
+impl ActiveExecution {
+    /// The error for an execution the interpreter stopped by itself after our soft interrupt
+    /// (`how` names what the guest saw, e.g. "KeyboardInterrupt"); the session state is intact.
+    pub fn soft_stop_error(&self, cause: InterruptCause, how: &str) -> (ErrorKind, String) {
+        let message = match cause {
+            InterruptCause::Timeout => format!(
+                "the execution exceeded its {:.1} s timeout and was interrupted ({how}); the session state is intact",
+                self.timeout.as_secs_f64()
+            ),
+            InterruptCause::OutOfFuel => format!(
+                "the execution used up its fuel budget of {} (its CPU allowance) and was interrupted ({how}); the session state is intact",
+                self.fuel_budget
+            ),
+            InterruptCause::Cancel => {
+                format!("the execution was cancelled ({how}); the session state is intact")
+            }
+        };
+        (cause.kind(), message)
+    }
+}
+
 /// The execution in progress: its budget and deadlines.
 #[derive(Debug)]
 pub struct ActiveExecution {

@@ -207,31 +207,17 @@ impl<'m> JsSession<'m> {
             text.push('\n');
         }
         state.stderr.push(text.as_bytes());
-        let interrupted = state.active.as_ref().and_then(|a| a.interrupted);
         let (kind, message) = match result.kind.as_deref() {
             Some("syntax") => (ErrorKind::Syntax, format!("{name}: {message}")),
-            Some("interrupted") => match interrupted {
-                Some(crate::host::InterruptCause::OutOfFuel) => (
-                    ErrorKind::OutOfFuel,
-                    format!(
-                        "the execution used up its fuel budget of {} (its CPU allowance) and was interrupted; the session state is intact",
-                        state.active.as_ref().map_or(0, |a| a.fuel_budget)
-                    ),
-                ),
-                Some(crate::host::InterruptCause::Cancel) => (
-                    ErrorKind::Cancelled,
-                    "the execution was cancelled; the session state is intact".into(),
-                ),
-                _ => (
-                    ErrorKind::Timeout,
-                    format!(
-                        "the execution exceeded its {:.1} s timeout and was interrupted; the session state is intact",
-                        state
-                            .active
-                            .as_ref()
-                            .map_or(0.0, |a| a.timeout.as_secs_f64())
-                    ),
-                ),
+            Some("interrupted") => match state
+                .active
+                .as_ref()
+                .and_then(|a| Some((a, a.interrupted?)))
+            {
+                Some((active, cause)) => {
+                    active.soft_stop_error(cause, "InternalError: interrupted")
+                }
+                None => (ErrorKind::Timeout, format!("{name}: {message}")),
             },
             Some("out_of_memory") => (ErrorKind::OutOfMemory, format!("{name}: {message}")),
             Some("stack_overflow") => (ErrorKind::StackOverflow, format!("{name}: {message}")),

@@ -135,26 +135,8 @@ impl Status {
             },
             "interrupted" => {
                 let active = state.active.as_ref();
-                let (kind, message) = match active.and_then(|a| a.interrupted) {
-                    Some(host::InterruptCause::OutOfFuel) => (
-                        ErrorKind::OutOfFuel,
-                        format!(
-                            "the execution used up its fuel budget of {} (its CPU allowance) and was interrupted (KeyboardInterrupt); the session state is intact",
-                            active.map_or(0, |a| a.fuel_budget)
-                        ),
-                    ),
-                    Some(host::InterruptCause::Cancel) => (
-                        ErrorKind::Cancelled,
-                        "the execution was cancelled (KeyboardInterrupt raised in the code)"
-                            .to_owned(),
-                    ),
-                    Some(host::InterruptCause::Timeout) => (
-                        ErrorKind::Timeout,
-                        format!(
-                            "the execution exceeded its {:.1} s timeout and was interrupted (KeyboardInterrupt); the session state is intact",
-                            active.map_or(0.0, |a| a.timeout.as_secs_f64())
-                        ),
-                    ),
+                let (kind, message) = match active.and_then(|a| Some((a, a.interrupted?))) {
+                    Some((active, cause)) => active.soft_stop_error(cause, "KeyboardInterrupt"),
                     // The guest raised it itself.
                     None => (ErrorKind::Runtime, "KeyboardInterrupt".to_owned()),
                 };
