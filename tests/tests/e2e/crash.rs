@@ -1,0 +1,99 @@
+//! A worker killed mid-call: the call gets a clean `worker_crashed` answer, the next call
+//! restarts the session and says so, other sessions and the MCP stream are untouched.
+
+use std::time::Duration;
+
+use sandbox_tests::Server;
+use serde_json::json;
+
+/// Pid of the worker serving `session_id` (its socket path carries the id).
+fn worker_pid(session_id: &str) -> Option<u32> {
+    let marker = format!("/{session_id}.");
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            (cmdline.contains("sandbox-worker")
+                && cmdline.contains("serve")
+                && cmdline.contains(&marker))
+            .then_some(pid)
+        })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killing_a_worker_mid_call_is_a_clean_error() -> anyhow::Result<()> {
+    let server = std::sync::Arc::new(Server::start().await?);
+    server
+        .exec(
+            "python",
+            "bystander = 'fine'",
+            json!({ "session_id": "bystander" }),
+        )
+        .await?;
+    server
+        .exec("python", "doomed = 1", json!({ "session_id": "victim" }))
+        .await?;
+    let pid = worker_pid("victim").expect("the victim's worker is running");
+
+    let call = {
+        let server = server.clone();
+        tokio::spawn(async move {
+            server
+                .exec(
+                    "python",
+                    "import time\ntime.sleep(20)",
+                    json!({ "session_id": "victim", "timeout": 60 }),
+                )
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()?;
+    assert!(killed.success());
+
+    let crashed = tokio::time::timeout(Duration::from_secs(5), call).await???;
+    assert!(crashed.is_error);
+    assert_eq!(crashed.str("error_type"), "worker_crashed", "{crashed:?}");
+    assert!(
+        crashed.str("error_message").contains("SIGKILL"),
+        "{crashed:?}"
+    );
+
+    let next = server
+        .exec(
+            "python",
+            "'doomed' in globals()",
+            json!({ "session_id": "victim" }),
+        )
+        .await?;
+    assert!(next.bool("session_restarted"), "{next:?}");
+    assert_eq!(next.str("state_after_restart"), "lost");
+    assert_eq!(next.str("result"), "False");
+    assert_ne!(
+        worker_pid("victim"),
+        Some(pid),
+        "a new worker serves the session"
+    );
+
+    let other = server
+        .exec("python", "bystander", json!({ "session_id": "bystander" }))
+        .await?;
+    assert_eq!(
+        other.str("result"),
+        "'fine'",
+        "other sessions keep their state"
+    );
+
+    // No zombie: the killed worker was reaped.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(!stat.contains(") Z "), "worker {pid} left a zombie: {stat}");
+    std::sync::Arc::into_inner(server)
+        .expect("sole owner")
+        .stop()
+        .await
+}
