@@ -41,6 +41,12 @@ pub const HARD_GRACE: Duration = Duration::from_millis(400);
 /// burns through it too is trapped.
 pub const FUEL_RESERVE: u64 = 2_000_000_000;
 
+/// A pessimistic rate of fuel use (units per second) for code whose fuel counter has not been
+/// written back. Compiled wasm keeps fuel in a register and only stores it at calls, so a loop
+/// without calls (`while True: pass` inside CPython's eval loop) shows the same reading at every
+/// epoch tick; its real use is estimated from the time spent at that reading.
+const STALE_FUEL_RATE: f64 = 1.2e10;
+
 /// The fuel to put in the store for an execution with this budget.
 pub fn fuel_for(budget: u64) -> u64 {
     budget.saturating_add(FUEL_RESERVE)
@@ -142,6 +148,24 @@ pub struct ActiveExecution {
     hard_deadline: Instant,
     /// Set once the soft interrupt has been delivered.
     pub interrupted: Option<InterruptCause>,
+    /// The last fuel reading and when it was first seen (see [`STALE_FUEL_RATE`]).
+    fuel_reading: Option<(u64, Instant)>,
+}
+
+impl ActiveExecution {
+    /// Fuel left, allowing for a counter that has not been written back since the last tick.
+    fn estimated_fuel_left(&mut self, reading: u64, now: Instant) -> u64 {
+        match self.fuel_reading {
+            Some((seen, since)) if seen == reading => {
+                let stale = (now - since).as_secs_f64() * STALE_FUEL_RATE;
+                reading.saturating_sub(stale as u64)
+            }
+            _ => {
+                self.fuel_reading = Some((reading, now));
+                reading
+            }
+        }
+    }
 }
 
 /// How an interpreter is asked to stop while keeping its state.
@@ -285,6 +309,7 @@ impl HostState {
             soft_deadline: now + timeout,
             hard_deadline: now + timeout + HARD_GRACE,
             interrupted: None,
+            fuel_reading: None,
         });
     }
 
@@ -420,7 +445,7 @@ pub fn on_epoch(mut ctx: StoreContextMut<'_, HostState>) -> Result<UpdateDeadlin
     if active.interrupted.is_none() {
         let cause = if cancel {
             Some(InterruptCause::Cancel)
-        } else if fuel_left <= FUEL_RESERVE {
+        } else if active.estimated_fuel_left(fuel_left, now) <= FUEL_RESERVE {
             Some(InterruptCause::OutOfFuel)
         } else if now >= active.soft_deadline {
             Some(InterruptCause::Timeout)
