@@ -20,6 +20,10 @@ def _sandbox_main():
     sys.dont_write_bytecode = True
     os.chdir("/app")
     sys.path.insert(0, "/app")
+    # Vendored packages (read-only) and packages installed into the session.
+    for extra in ("/data/site-packages", "/app/.packages"):
+        if os.path.isdir(extra):
+            sys.path.append(extra)
 
     def clean(text, limit):
         text = text.replace("\x00", "\\x00")

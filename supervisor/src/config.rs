@@ -33,6 +33,9 @@ impl Default for SessionLimits {
 /// minutes; an execution must finish (or be stopped) well before that.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Where the shared volume (`SANDBOX_SHARED_DIR`) appears inside every sandbox.
+pub const SHARED_GUEST_PATH: &str = "/shared";
+
 /// Everything the supervisor needs to know at start-up.
 #[derive(Debug, Clone)]
 pub struct SupervisorConfig {
@@ -45,6 +48,10 @@ pub struct SupervisorConfig {
     /// shutdown.
     pub state_dir: PathBuf,
     pub defaults: SessionLimits,
+    /// Read-only `/data` in every sandbox (vendored packages under `site-packages/`).
+    pub data_dir: Option<PathBuf>,
+    /// The shared volume every sandbox sees at [`SHARED_GUEST_PATH`], and whether it is writable.
+    pub shared_dir: Option<(PathBuf, bool)>,
     /// A session idle for longer than this is stopped and its workspace removed.
     pub session_ttl: Duration,
 }
@@ -67,6 +74,8 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("SANDBOX_SHARED_DIR {0} is not a directory")]
+    SharedMissing(PathBuf),
     #[error("{name} must be a number, got {value:?}")]
     BadNumber { name: &'static str, value: String },
 }
@@ -138,12 +147,27 @@ impl SupervisorConfig {
         }
         let session_ttl =
             Duration::from_secs(env_number("SANDBOX_SESSION_TTL_SECS")?.unwrap_or(3600));
+        let data_dir = env_path("SANDBOX_DATA_DIR")
+            .or_else(|| Some(runtime_dir.join("data")))
+            .filter(|d| d.is_dir());
+        let shared_dir = env_path("SANDBOX_SHARED_DIR").map(|dir| {
+            let writable =
+                std::env::var("SANDBOX_SHARED_WRITABLE").is_ok_and(|v| v == "1" || v == "true");
+            (dir, writable)
+        });
+        if let Some((dir, _)) = &shared_dir {
+            if !dir.is_dir() {
+                return Err(ConfigError::SharedMissing(dir.clone()));
+            }
+        }
         Ok(Self {
             worker_bin,
             runtime_dir,
             cache_dir,
             state_dir,
             defaults,
+            data_dir,
+            shared_dir,
             session_ttl,
         })
     }
@@ -157,6 +181,11 @@ impl SupervisorConfig {
     /// The host directory mounted at `/app` for a session.
     pub fn workspace_path(&self, session_id: &str) -> PathBuf {
         self.state_dir.join("workspaces").join(session_id)
+    }
+
+    /// The host directory mounted at `/tmp` for a session.
+    pub fn tmp_path(&self, session_id: &str) -> PathBuf {
+        self.state_dir.join("tmp").join(session_id)
     }
 }
 

@@ -239,6 +239,8 @@ impl SessionTable {
         }
         let workspace = self.config.workspace_path(id);
         create_private_dir(&workspace).map_err(|e| CreateError::Workspace(e.to_string()))?;
+        create_private_dir(&self.config.tmp_path(id))
+            .map_err(|e| CreateError::Workspace(e.to_string()))?;
         let now = Utc::now();
         let session = Arc::new(Session {
             id: id.to_owned(),
@@ -267,8 +269,10 @@ impl SessionTable {
             .unwrap_or_else(|e| e.into_inner())
             .remove(id)?;
         session.stop().await;
-        if let Err(e) = std::fs::remove_dir_all(&session.workspace) {
-            tracing::warn!(session = %id, error = %e, "cannot remove workspace");
+        for dir in [&session.workspace, &self.config.tmp_path(id)] {
+            if let Err(e) = std::fs::remove_dir_all(dir) {
+                tracing::warn!(session = %id, error = %e, "cannot remove a session directory");
+            }
         }
         Some(session)
     }
@@ -305,9 +309,11 @@ impl SessionTable {
             .collect();
         let mut stopping = tokio::task::JoinSet::new();
         for session in sessions {
+            let tmp = self.config.tmp_path(&session.id);
             stopping.spawn(async move {
                 session.stop().await;
                 let _ = std::fs::remove_dir_all(&session.workspace);
+                let _ = std::fs::remove_dir_all(tmp);
             });
         }
         while stopping.join_next().await.is_some() {}

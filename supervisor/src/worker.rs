@@ -115,6 +115,21 @@ impl Worker {
             .args(["--memory-bytes", &limits.memory_bytes.to_string()])
             .args(["--stdout-cap", &limits.stdout_cap.to_string()])
             .args(["--stderr-cap", &limits.stderr_cap.to_string()])
+            .arg("--mount-rw")
+            .arg(mount_arg("/tmp", &config.tmp_path(session_id)));
+        if let Some(data) = &config.data_dir {
+            command.arg("--mount-ro").arg(mount_arg("/data", data));
+        }
+        if let Some((shared, writable)) = &config.shared_dir {
+            command
+                .arg(if *writable {
+                    "--mount-rw"
+                } else {
+                    "--mount-ro"
+                })
+                .arg(mount_arg(crate::config::SHARED_GUEST_PATH, shared));
+        }
+        command
             .env_clear()
             .envs(
                 ENV_ALLOW_LIST
@@ -300,6 +315,13 @@ impl Worker {
             self.kill().await;
         }
     }
+}
+
+/// `GUEST=HOST` for the worker's `--mount-*` options.
+fn mount_arg(guest: &str, host: &Path) -> std::ffi::OsString {
+    let mut arg = std::ffi::OsString::from(format!("{guest}="));
+    arg.push(host);
+    arg
 }
 
 /// SIGKILL to the worker's process group, then to the worker itself in case the group is gone.

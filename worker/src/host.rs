@@ -60,9 +60,19 @@ mod errno {
     pub const INVAL: i32 = 28;
 }
 
+/// A host directory the guest sees at `guest` (besides `/app`, the workspace).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub guest: String,
+    pub host: std::path::PathBuf,
+    pub writable: bool,
+}
+
 /// Per-session settings fixed when the worker starts.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
+    /// Extra preopened directories: `/tmp`, read-only `/data`, the shared volume.
+    pub mounts: Vec<Mount>,
     /// Linear-memory cap of the interpreter.
     pub memory_bytes: usize,
     pub stdout_cap: usize,
@@ -273,6 +283,14 @@ impl HostState {
             .allow_ip_name_lookup(false)
             .monotonic_clock(SessionMonotonicClock(clock_base))
             .preopened_dir(workspace, "/app", FsPerms::ReadWrite)?;
+        for mount in &config.mounts {
+            let perms = if mount.writable {
+                FsPerms::ReadWrite
+            } else {
+                FsPerms::ReadOnly
+            };
+            builder.preopened_dir(&mount.host, &mount.guest, perms)?;
+        }
         Ok(Self {
             wasi: builder.build_p1(),
             limiter: MemoryLimiter {

@@ -3,13 +3,14 @@
 //! - `sandbox-worker precompile --runtime-dir DIR [--cache-dir DIR]` compiles the interpreters
 //!   in DIR once and prints a JSON manifest of the cached modules on stdout.
 //! - `sandbox-worker serve --language L --socket PATH --workspace DIR --module CWASM
-//!   --wasm-sha256 HEX [--memory-bytes N] [--stdout-cap N] [--stderr-cap N]` serves one session.
+//!   --wasm-sha256 HEX [--memory-bytes N] [--stdout-cap N] [--stderr-cap N]
+//!   [--mount-ro GUEST=HOST]... [--mount-rw GUEST=HOST]...` serves one session.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use sandbox_protocol::Language;
-use sandbox_worker::host::SessionConfig;
+use sandbox_worker::host::{Mount, SessionConfig};
 use sandbox_worker::serve::ServeArgs;
 use sandbox_worker::{ReadyClock, WorkerError, engine};
 
@@ -64,10 +65,25 @@ fn number(name: &str, value: &str) -> Result<usize, WorkerError> {
         .map_err(|_| WorkerError::Usage(format!("--{name} takes a number, got {value:?}")))
 }
 
+/// `GUEST=HOST`, e.g. `/data=/srv/sandbox/data`.
+fn mount(value: &str, writable: bool) -> Result<Mount, WorkerError> {
+    match value.split_once('=') {
+        Some((guest, host)) if guest.starts_with('/') && !host.is_empty() => Ok(Mount {
+            guest: guest.to_owned(),
+            host: PathBuf::from(host),
+            writable,
+        }),
+        _ => Err(WorkerError::Usage(format!(
+            "--mount-ro/--mount-rw take GUEST=HOST, got {value:?}"
+        ))),
+    }
+}
+
 fn parse_serve(args: &[String]) -> Result<ServeArgs, WorkerError> {
     let mut language = None;
     let (mut socket, mut workspace, mut module, mut sha) = (None, None, None, String::new());
     let mut config = SessionConfig {
+        mounts: Vec::new(),
         memory_bytes: 256 << 20,
         stdout_cap: 1 << 20,
         stderr_cap: 1 << 20,
@@ -88,6 +104,7 @@ fn parse_serve(args: &[String]) -> Result<ServeArgs, WorkerError> {
             "memory-bytes" => config.memory_bytes = number(key, value)?,
             "stdout-cap" => config.stdout_cap = number(key, value)?,
             "stderr-cap" => config.stderr_cap = number(key, value)?,
+            "mount-ro" | "mount-rw" => config.mounts.push(mount(value, key == "mount-rw")?),
             other => return Err(WorkerError::Usage(format!("unknown option --{other}"))),
         }
     }

@@ -49,7 +49,12 @@ const DRIVER: &str = include_str!("../../runtimes/python/driver.py");
 /// `-B` writes no bytecode into /app, `-X utf8` makes stdio UTF-8 whatever the locale.
 const ARGS: [&str; 8] = ["python", "-I", "-S", "-B", "-X", "utf8", "-c", DRIVER];
 
-const ENV: [(&str, &str); 3] = [("HOME", "/app"), ("LANG", "C.UTF-8"), ("PWD", "/app")];
+const ENV: [(&str, &str); 4] = [
+    ("HOME", "/app"),
+    ("LANG", "C.UTF-8"),
+    ("PWD", "/app"),
+    ("TMPDIR", "/tmp"),
+];
 
 /// Fuel for interpreter start-up (about 0.2 × 10^9 measured), before the first execution.
 const STARTUP_FUEL: u64 = 5_000_000_000;

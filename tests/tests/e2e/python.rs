@@ -127,7 +127,7 @@ async fn workspace_is_app_and_nothing_of_the_host_leaks() -> anyhow::Result<()> 
         .await?;
     assert_eq!(
         env.str("result"),
-        "['HOME', 'LANG', 'PWD']",
+        "['HOME', 'LANG', 'PWD', 'TMPDIR']",
         "no host environment"
     );
     let escape = server
@@ -138,6 +138,10 @@ async fn workspace_is_app_and_nothing_of_the_host_leaks() -> anyhow::Result<()> 
         .exec("python", "open('../../../../etc/passwd').read()", json!({}))
         .await?;
     assert!(up.is_error, "no escape through ..: {up:?}");
+    let tmp = server
+        .exec("python", "import tempfile\nwith tempfile.NamedTemporaryFile() as f:\n    f.write(b'x')\n    name = f.name\nname.startswith('/tmp/')", json!({}))
+        .await?;
+    assert_eq!(tmp.str("result"), "True", "a writable /tmp: {tmp:?}");
     let stdin = server.exec("python", "input()", json!({})).await?;
     assert_eq!(stdin.str("error_name"), "EOFError", "input() fails fast");
     server.stop().await
