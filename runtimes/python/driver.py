@@ -50,7 +50,23 @@ def _sandbox_main():
             n -= len(chunk)
         return b"".join(chunks)
 
+    def show_quick(error, tb):
+        # For interrupts: no imports, so a timeout answers at once even in a cold session.
+        lines = ["Traceback (most recent call last):\n"]
+        while tb is not None:
+            code, line = tb.tb_frame.f_code, tb.tb_lineno
+            lines.append('  File "%s", line %d, in %s\n' % (code.co_filename, line, code.co_name))
+            src = sources.get(code.co_filename)
+            text = src.splitlines()[line - 1].strip() if src and 0 < line <= src.count("\n") + 1 else ""
+            if text:
+                lines.append("    %s\n" % text)
+            tb = tb.tb_next
+        lines.append(type(error).__name__ + ("\n" if not str(error) else ": %s\n" % error))
+        sys.stderr.write("".join(lines))
+
     def show(error, tb):
+        if isinstance(error, KeyboardInterrupt):
+            return show_quick(error, tb)
         try:
             import linecache, traceback
             for name, src in sources.items():

@@ -4,10 +4,64 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Session sizes (from the seed: small 1 CPU / 1 GiB, medium 2 CPU / 2 GiB, large 4 CPU /
+/// 4 GiB). A flavor sets every limit of a session; explicit arguments override single limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Flavor {
+    #[default]
+    Small,
+    Medium,
+    Large,
+}
+
+impl Flavor {
+    pub const ALL: [Flavor; 3] = [Flavor::Small, Flavor::Medium, Flavor::Large];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::Small => "small",
+            Flavor::Medium => "medium",
+            Flavor::Large => "large",
+        }
+    }
+
+    /// The limits of a session of this flavor.
+    ///
+    /// "CPU" is a share of the machine, not a thread count: guest code always runs on one
+    /// thread. With delegated cgroup v2 it is the worker's `cpu.max` quota (N × 100 ms per
+    /// 100 ms); without cgroups it scales the per-execution fuel budget (CPU time allowance)
+    /// and the RLIMIT_CPU backstop.
+    pub fn limits(self) -> SessionLimits {
+        let (cpus, gib, fuel, timeout, output, disk) = match self {
+            Flavor::Small => (1, 1, 10_000_000_000, 30, 1 << 20, 256 << 20),
+            Flavor::Medium => (2, 2, 50_000_000_000, 60, 4 << 20, 1 << 30),
+            Flavor::Large => (4, 4, 200_000_000_000, 120, 16 << 20, 4 << 30),
+        };
+        SessionLimits {
+            flavor: self,
+            cpus,
+            memory_bytes: gib << 30,
+            fuel,
+            timeout: Duration::from_secs(timeout),
+            stdout_cap: output,
+            stderr_cap: output,
+            disk_bytes: disk,
+        }
+    }
+}
+
 /// Limits of one session. Every execution of the session runs under them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionLimits {
-    /// Linear-memory cap of the interpreter.
+    /// The flavor these limits started from.
+    pub flavor: Flavor,
+    /// CPU share (see [`Flavor::limits`]).
+    pub cpus: u32,
+    /// Memory cap of the interpreter (WebAssembly linear memory, at most 4 GiB).
     pub memory_bytes: u64,
     /// Fuel per execution (about 10^10 per second of CPU).
     pub fuel: u64,
@@ -15,19 +69,19 @@ pub struct SessionLimits {
     pub timeout: Duration,
     pub stdout_cap: usize,
     pub stderr_cap: usize,
+    /// Largest file the session may write (RLIMIT_FSIZE of its worker).
+    pub disk_bytes: u64,
 }
 
 impl Default for SessionLimits {
     fn default() -> Self {
-        Self {
-            memory_bytes: 256 << 20,
-            fuel: 10_000_000_000,
-            timeout: Duration::from_secs(30),
-            stdout_cap: 1 << 20,
-            stderr_cap: 1 << 20,
-        }
+        Flavor::default().limits()
     }
 }
+
+/// Bounds for `memory_bytes`: below 32 MiB CPython cannot start; 4 GiB is all a 32-bit
+/// WebAssembly memory can address.
+pub const MEMORY_RANGE: std::ops::RangeInclusive<u64> = (32 << 20)..=(4 << 30);
 
 /// The longest timeout an execution may ask for. MCP clients give up on a request after a few
 /// minutes; an execution must finish (or be stopped) well before that.
@@ -52,8 +106,17 @@ pub struct SupervisorConfig {
     pub data_dir: Option<PathBuf>,
     /// The shared volume every sandbox sees at [`SHARED_GUEST_PATH`], and whether it is writable.
     pub shared_dir: Option<(PathBuf, bool)>,
-    /// A session idle for longer than this is stopped and its workspace removed.
+    /// Idle time after which a session created on demand (by `execute_code`) is stopped and
+    /// its workspace removed.
     pub session_ttl: Duration,
+    /// The same for sessions made with `create_session` (the seed suggests 24 h).
+    pub explicit_session_ttl: Duration,
+    /// Admission: most sessions at once.
+    pub max_sessions: usize,
+    /// Admission: the sum of the memory caps of all sessions may not exceed this.
+    pub memory_budget: u64,
+    /// Whether workers get their own cgroup.
+    pub cgroups: crate::cgroup::CgroupSupport,
 }
 
 /// Why the configuration is unusable.
@@ -147,6 +210,14 @@ impl SupervisorConfig {
         }
         let session_ttl =
             Duration::from_secs(env_number("SANDBOX_SESSION_TTL_SECS")?.unwrap_or(3600));
+        let explicit_session_ttl = Duration::from_secs(
+            env_number("SANDBOX_EXPLICIT_SESSION_TTL_SECS")?.unwrap_or(24 * 3600),
+        );
+        let max_sessions = env_number("SANDBOX_MAX_SESSIONS")?.unwrap_or(64) as usize;
+        let memory_budget = match env_number("SANDBOX_MEMORY_BUDGET_BYTES")? {
+            Some(v) => v,
+            None => default_memory_budget(),
+        };
         let data_dir = env_path("SANDBOX_DATA_DIR")
             .or_else(|| Some(runtime_dir.join("data")))
             .filter(|d| d.is_dir());
@@ -169,6 +240,10 @@ impl SupervisorConfig {
             data_dir,
             shared_dir,
             session_ttl,
+            explicit_session_ttl,
+            max_sessions,
+            memory_budget,
+            cgroups: crate::cgroup::CgroupSupport::detect(),
         })
     }
 
@@ -187,6 +262,19 @@ impl SupervisorConfig {
     pub fn tmp_path(&self, session_id: &str) -> PathBuf {
         self.state_dir.join("tmp").join(session_id)
     }
+}
+
+/// Three quarters of the machine's memory (the rest is for the supervisor, the page cache and
+/// everything else on the host); 4 GiB when /proc/meminfo cannot be read.
+fn default_memory_budget() -> u64 {
+    let total_kib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        });
+    total_kib.map_or(4 << 30, |kib| kib * 1024 / 4 * 3)
 }
 
 /// Creates `path` (and parents) with mode 0700: sockets and workspaces are nobody else's.

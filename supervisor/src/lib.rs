@@ -6,7 +6,9 @@
 //! `sandbox-worker` process per session; [`runtimes`] makes sure the interpreters are compiled;
 //! [`config`] says where everything lives.
 
+pub mod cgroup;
 pub mod config;
+pub mod executions;
 pub mod jail;
 pub mod report;
 pub mod runtimes;
@@ -47,6 +49,7 @@ pub fn redact(config: &SupervisorConfig, message: &str) -> String {
 /// # Errors
 /// When the MCP handshake fails or signals cannot be installed.
 pub async fn run_stdio(config: SupervisorConfig) -> anyhow::Result<()> {
+    tracing::info!(cgroups = %config.cgroups.describe(), max_sessions = config.max_sessions, memory_budget = config.memory_budget, "supervisor starting");
     let config = Arc::new(config);
     let sessions = Arc::new(SessionTable::new(config.clone()));
     let runtimes = Arc::new(Runtimes::default());
@@ -71,7 +74,8 @@ pub async fn run_stdio(config: SupervisorConfig) -> anyhow::Result<()> {
         })
     };
 
-    let server = SandboxServer::new(config.clone(), sessions.clone(), runtimes);
+    let executions = Arc::new(executions::Executions::default());
+    let server = SandboxServer::new(config.clone(), sessions.clone(), runtimes, executions);
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let running = server.serve(rmcp::transport::stdio()).await?;
     let cancel = running.cancellation_token();

@@ -1,7 +1,7 @@
 //! The result of `execute_code` as a client sees it: the structured JSON (with its schema) and
 //! the short text rendering for clients that only read text.
 
-use sandbox_protocol::{ErrorKind, ExecutionReport, StateAfterRestart};
+use sandbox_protocol::{ErrorKind, ExecutionReport, Language, StateAfterRestart};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -76,6 +76,38 @@ fn lossy(bytes: &[u8]) -> String {
 }
 
 impl ExecuteCodeResult {
+    /// The result of an execution that could not start (no capacity, expired session, ...).
+    pub fn refused(
+        session_id: &str,
+        language: Language,
+        error_type: &str,
+        message: String,
+    ) -> Self {
+        Self {
+            success: false,
+            stdout: String::new(),
+            stderr: String::new(),
+            exit_code: 1,
+            execution_time_ms: 0.0,
+            fuel_consumed: 0,
+            fuel_budget: 0,
+            session_id: session_id.to_owned(),
+            execution_id: String::new(),
+            language: language.to_string(),
+            result: None,
+            stdout_truncated: false,
+            stderr_truncated: false,
+            error_type: Some(error_type.to_owned()),
+            error_name: None,
+            error_message: Some(message),
+            session_restarted: false,
+            state_after_restart: None,
+            restart_reason: None,
+            memory_bytes: 0,
+            expires_at: String::new(),
+        }
+    }
+
     /// Builds the client's view of one execution.
     pub fn new(session: &Session, execution: Execution) -> Self {
         let mut result = Self {
@@ -123,6 +155,12 @@ impl ExecuteCodeResult {
                     "the execution {what} and the worker did not respond, so it was killed; the next call starts a fresh interpreter (variables are lost, files in /app are kept)"
                 ));
                 result.state_after_restart = Some("lost".into());
+            }
+            Err(ExecFailure::CancelledWhileQueued) => {
+                result.error_type = Some("cancelled".into());
+                result.error_message = Some(
+                    "cancelled while waiting for the session's previous execution; nothing ran and the session is unchanged".into(),
+                );
             }
             Err(ExecFailure::Crashed { exit }) => {
                 result.error_type = Some("worker_crashed".into());

@@ -93,15 +93,30 @@ impl Session {
     ///
     /// # Errors
     /// When no worker can be started; an execution that fails is an `Ok` with a failed outcome.
+    #[allow(clippy::too_many_arguments, reason = "one call site, all distinct")]
     pub async fn execute(
         &self,
         config: &SupervisorConfig,
         runtimes: &Runtimes,
+        execution_id: String,
         code: String,
         timeout: Duration,
         cancel: &CancellationToken,
+        on_start: impl FnOnce(),
     ) -> Result<Execution, SessionError> {
-        let mut runner = self.runner.lock().await;
+        // Executions of a session queue here in arrival order; a cancel removes one from the
+        // queue without running it.
+        let mut runner = tokio::select! {
+            runner = self.runner.lock() => runner,
+            () = cancel.cancelled() => {
+                return Ok(Execution {
+                    execution_id,
+                    outcome: Err(ExecFailure::CancelledWhileQueued),
+                    replaced_worker: None,
+                });
+            }
+        };
+        on_start();
         self.touch();
         let replaced_worker = if runner.worker.is_none() {
             let lost = runner.lost.take();
@@ -137,7 +152,6 @@ impl Session {
         } else {
             None
         };
-        let execution_id = format!("exec-{}", uuid::Uuid::new_v4().simple());
         let request = ExecuteRequest {
             execution_id: execution_id.clone(),
             code,
@@ -157,6 +171,7 @@ impl Session {
                     "the previous worker was killed after a cancel it did not answer".to_owned()
                 }
                 ExecFailure::Crashed { exit } => format!("the previous worker crashed ({exit})"),
+                ExecFailure::CancelledWhileQueued => unreachable!("the worker was not asked"),
             });
         }
         self.touch();
@@ -194,6 +209,34 @@ pub enum CreateError {
     Exists(String),
     #[error("cannot create the session workspace: {0}")]
     Workspace(String),
+    #[error("{0}")]
+    ResourcesExhausted(Usage),
+}
+
+/// What the sessions use against the admission limits.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Usage {
+    pub sessions: usize,
+    pub max_sessions: usize,
+    /// Sum of the memory caps of all sessions.
+    pub memory_reserved_bytes: u64,
+    pub memory_budget_bytes: u64,
+    /// What the refused session asked for.
+    pub memory_requested_bytes: u64,
+}
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "no capacity for a new session: {} of {} sessions in use, {} MiB of {} MiB memory reserved, {} MiB requested",
+            self.sessions,
+            self.max_sessions,
+            self.memory_reserved_bytes >> 20,
+            self.memory_budget_bytes >> 20,
+            self.memory_requested_bytes >> 20
+        )
+    }
 }
 
 impl SessionTable {
@@ -202,6 +245,18 @@ impl SessionTable {
             config,
             sessions: Mutex::default(),
             expired: Mutex::default(),
+        }
+    }
+
+    /// Current use against the admission limits.
+    pub fn usage(&self) -> Usage {
+        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        Usage {
+            sessions: sessions.len(),
+            max_sessions: self.config.max_sessions,
+            memory_reserved_bytes: sessions.values().map(|s| s.limits.memory_bytes).sum(),
+            memory_budget_bytes: self.config.memory_budget,
+            memory_requested_bytes: 0,
         }
     }
 
@@ -236,6 +291,18 @@ impl SessionTable {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         if sessions.contains_key(id) {
             return Err(CreateError::Exists(id.to_owned()));
+        }
+        let reserved: u64 = sessions.values().map(|s| s.limits.memory_bytes).sum();
+        if sessions.len() >= self.config.max_sessions
+            || reserved + limits.memory_bytes > self.config.memory_budget
+        {
+            return Err(CreateError::ResourcesExhausted(Usage {
+                sessions: sessions.len(),
+                max_sessions: self.config.max_sessions,
+                memory_reserved_bytes: reserved,
+                memory_budget_bytes: self.config.memory_budget,
+                memory_requested_bytes: limits.memory_bytes,
+            }));
         }
         let workspace = self.config.workspace_path(id);
         create_private_dir(&workspace).map_err(|e| CreateError::Workspace(e.to_string()))?;

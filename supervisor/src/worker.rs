@@ -20,7 +20,9 @@ use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
+use crate::cgroup::{CgroupSupport, WorkerCgroup};
 use crate::config::{SessionLimits, SupervisorConfig};
+use crate::jail::JailLimits;
 use crate::runtimes::CachedModule;
 
 /// How long a new worker may take to connect and report a ready interpreter. CPython starts in
@@ -59,6 +61,8 @@ pub enum ExecFailure {
     Killed { cancelled: bool },
     /// The worker died or broke the protocol; `exit` says how it ended.
     Crashed { exit: String },
+    /// Cancelled while waiting for the session's previous execution: nothing ran.
+    CancelledWhileQueued,
 }
 
 /// A running worker and its connection.
@@ -72,6 +76,17 @@ pub struct Worker {
     pid: u32,
     reader: RecvHalf,
     writer: SendHalf,
+    cgroup: Option<WorkerCgroup>,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // kill_on_drop reaps the process; the cgroup is ours to remove.
+        kill_group(self.pid);
+        if let Some(cgroup) = self.cgroup.take() {
+            cgroup.remove();
+        }
+    }
 }
 
 impl Worker {
@@ -143,8 +158,38 @@ impl Worker {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        crate::jail::apply(&mut command);
-        let mut child = command.spawn().map_err(SpawnError::Exec)?;
+        let jail = JailLimits::for_session(limits, language);
+        let cgroup = match &config.cgroups {
+            CgroupSupport::Delegated { root } => {
+                match WorkerCgroup::create(
+                    root,
+                    &format!("worker-{session_id}-{generation}"),
+                    limits,
+                    jail.data_bytes,
+                ) {
+                    Ok(cgroup) => Some(cgroup),
+                    Err(e) => {
+                        tracing::warn!(session = %session_id, error = %e, "no cgroup for this worker");
+                        None
+                    }
+                }
+            }
+            CgroupSupport::Unavailable { .. } => None,
+        };
+        crate::jail::apply(
+            &mut command,
+            jail,
+            cgroup.as_ref().and_then(WorkerCgroup::procs_path),
+        );
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                if let Some(cgroup) = &cgroup {
+                    cgroup.remove();
+                }
+                return Err(SpawnError::Exec(e));
+            }
+        };
         let pid = child.id().unwrap_or_default();
         if let Some(stderr) = child.stderr.take() {
             forward_stderr(stderr, session_id.to_owned(), pid);
@@ -161,6 +206,10 @@ impl Worker {
             Ok(stream) => stream,
             Err(e) => {
                 kill_group(pid);
+                let _ = child.wait().await;
+                if let Some(cgroup) = &cgroup {
+                    cgroup.remove();
+                }
                 return Err(e);
             }
         };
@@ -171,6 +220,10 @@ impl Worker {
             .map(|p| p as u32);
         if peer != Some(pid) {
             kill_group(pid);
+            let _ = child.wait().await;
+            if let Some(cgroup) = &cgroup {
+                cgroup.remove();
+            }
             return Err(SpawnError::WrongPeer(peer));
         }
         #[allow(deprecated, reason = "see Worker")]
@@ -180,6 +233,7 @@ impl Worker {
             pid,
             reader,
             writer,
+            cgroup,
         };
         let ready = tokio::time::timeout(STARTUP_TIMEOUT, worker.handshake()).await;
         match ready {
