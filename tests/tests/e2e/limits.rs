@@ -133,24 +133,32 @@ async fn memory_cap_is_an_error_not_a_crash() -> anyhow::Result<()> {
         .exec("python", "small = [1, 2, 3]", json!({}))
         .await?;
     let big = server
-        .exec("python", "huge = bytearray(600 * 1024 * 1024)", json!({}))
+        .exec("python", "huge = bytearray(1536 * 1024 * 1024)", json!({}))
         .await?;
     assert_eq!(big.str("error_type"), "out_of_memory", "{big:?}");
     let after = server.exec("python", "sum(small)", json!({})).await?;
     assert_eq!(after.str("result"), "6");
 
+    let created = server
+        .call(
+            "create_session",
+            json!({ "language": "javascript", "session_id": "js-small", "memory_bytes": 64 << 20 }),
+        )
+        .await?;
+    assert_eq!(created.value["limits"]["memory_bytes"], 64 << 20);
+    let small_js = json!({ "session_id": "js-small" });
     server
-        .exec("javascript", "let small = [1, 2, 3]", json!({}))
+        .exec("javascript", "let small = [1, 2, 3]", small_js.clone())
         .await?;
     let js = server
         .exec(
             "javascript",
             "let a = []; for (;;) a.push(new Array(100000).fill(1))",
-            json!({}),
+            small_js.clone(),
         )
         .await?;
     assert_eq!(js.str("error_type"), "out_of_memory", "{js:?}");
-    let js_after = server.exec("javascript", "small.length", json!({})).await?;
+    let js_after = server.exec("javascript", "small.length", small_js).await?;
     assert_eq!(js_after.str("result"), "3");
     server.stop().await
 }
