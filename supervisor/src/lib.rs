@@ -77,16 +77,21 @@ pub async fn run_stdio(config: SupervisorConfig) -> anyhow::Result<()> {
     let executions = Arc::new(executions::Executions::default());
     let server = SandboxServer::new(config.clone(), sessions.clone(), runtimes, executions);
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let running = server.serve(rmcp::transport::stdio()).await?;
-    let cancel = running.cancellation_token();
-    tokio::select! {
-        quit = running.waiting() => tracing::info!(reason = ?quit, "client disconnected"),
-        _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); cancel.cancel(); }
-        _ = tokio::signal::ctrl_c() => { tracing::info!("SIGINT: shutting down"); cancel.cancel(); }
-    }
+    // Signals are watched from the start, including while the client has not initialised yet.
+    let serve = async {
+        let running = server.serve(rmcp::transport::stdio()).await?;
+        let quit = running.waiting().await;
+        tracing::info!(reason = ?quit, "client disconnected");
+        anyhow::Ok(())
+    };
+    let served = tokio::select! {
+        served = serve => served,
+        _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); Ok(()) }
+        _ = tokio::signal::ctrl_c() => { tracing::info!("SIGINT: shutting down"); Ok(()) }
+    };
     reaper.abort();
     shutdown(&config, &sessions).await;
-    Ok(())
+    served
 }
 
 /// Kills every worker and removes what the server created on disk.

@@ -36,7 +36,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(sandbox_supervisor::run_stdio(config)) {
+    let outcome = runtime.block_on(sandbox_supervisor::run_stdio(config));
+    // The stdin reader is a blocking thread that may never return (a client that keeps stdin
+    // open after a SIGTERM): do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("sandbox-mcp: {e:#}");

@@ -43,6 +43,9 @@ pub struct ExecuteCodeResult {
     pub error_name: Option<String>,
     /// One-line description of the failure.
     pub error_message: Option<String>,
+    /// True when the supervisor had to kill the worker process (it did not answer in time);
+    /// output produced before the kill is lost with it.
+    pub worker_killed: bool,
     /// True when the interpreter was replaced during or right before this execution.
     pub session_restarted: bool,
     /// What the restart cost: "rolled_back" (state from before this call restored),
@@ -100,6 +103,7 @@ impl ExecuteCodeResult {
             error_type: Some(error_type.to_owned()),
             error_name: None,
             error_message: Some(message),
+            worker_killed: false,
             session_restarted: false,
             state_after_restart: None,
             restart_reason: None,
@@ -127,6 +131,7 @@ impl ExecuteCodeResult {
             error_type: None,
             error_name: None,
             error_message: None,
+            worker_killed: false,
             session_restarted: false,
             state_after_restart: None,
             restart_reason: None,
@@ -145,6 +150,7 @@ impl ExecuteCodeResult {
         match execution.outcome {
             Ok(report) => result.fill_from_report(report),
             Err(ExecFailure::Killed { cancelled }) => {
+                result.worker_killed = true;
                 let (kind, what) = if cancelled {
                     ("cancelled", "was cancelled")
                 } else {

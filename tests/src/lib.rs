@@ -5,10 +5,13 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, NumberOrString, ProgressNotificationParam,
+    ProgressToken, RequestParamsMeta,
+};
+use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 /// The `sandbox-mcp` binary under test: `SANDBOX_MCP_BIN`, or the one cargo built next to this
@@ -25,9 +28,33 @@ pub fn server_binary() -> PathBuf {
     dir.join("sandbox-mcp")
 }
 
+/// The test client's handler: records progress notification messages.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    /// `(progress token, message)` of every notification, in arrival order.
+    progress: std::sync::Mutex<Vec<(String, String)>>,
+}
+
+impl ClientHandler for Recorder {
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let token = match params.progress_token.0 {
+            NumberOrString::String(s) => s.to_string(),
+            NumberOrString::Number(n) => n.to_string(),
+        };
+        let message = params.message.unwrap_or_default();
+        self.progress.lock().unwrap_or_else(|e| e.into_inner()).push((token, message));
+    }
+}
+
 /// A running server and an MCP client connected to it.
 pub struct Server {
-    client: RunningService<RoleClient, ()>,
+    client: RunningService<RoleClient, Recorder>,
+    /// Process id of `sandbox-mcp`.
+    pub pid: u32,
+    /// The server's private state directory (sockets, workspaces); removed at its shutdown.
+    pub state_dir: PathBuf,
+    /// Keeps the parent of `state_dir` alive for the test.
+    _scratch: tempfile::TempDir,
 }
 
 /// One tool result: whether it is an error, and its structured content (or its text).
@@ -71,17 +98,18 @@ impl Server {
                 bin.display()
             );
         }
+        let scratch = tempfile::tempdir()?;
+        let state_dir = scratch.path().join("state");
         let mut command = tokio::process::Command::new(&bin);
-        command.env(
-            "RUST_LOG",
-            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
-        );
+        command.env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()));
+        command.env("SANDBOX_STATE_DIR", &state_dir);
         for (k, v) in env {
             command.env(k, v);
         }
         let transport = TokioChildProcess::new(command).context("spawning sandbox-mcp")?;
-        let client = ().serve(transport).await.context("MCP initialize")?;
-        Ok(Self { client })
+        let pid = transport.id().context("sandbox-mcp pid")?;
+        let client = Recorder::default().serve(transport).await.context("MCP initialize")?;
+        Ok(Self { client, pid, state_dir, _scratch: scratch })
     }
 
     pub async fn start() -> Result<Self> {
@@ -116,6 +144,36 @@ impl Server {
         })
     }
 
+    /// `execute_code` with a progress token, so the server reports the execution while it runs.
+    ///
+    /// # Errors
+    /// As [`Server::call`].
+    pub async fn exec_with_progress(&self, language: &str, code: &str, extra: Value, token: &str) -> Result<Reply> {
+        let mut args = json!({ "language": language, "code": code });
+        if let (Value::Object(args), Value::Object(extra)) = (&mut args, extra) {
+            args.extend(extra);
+        }
+        let Value::Object(arguments) = args else { unreachable!() };
+        let mut params = CallToolRequestParams::new("execute_code").with_arguments(arguments);
+        params.set_progress_token(ProgressToken(NumberOrString::String(token.to_owned().into())));
+        let started = Instant::now();
+        let result = self.client.call_tool(params).await?;
+        let elapsed = started.elapsed();
+        Ok(Reply {
+            is_error: result.is_error.unwrap_or(false),
+            value: result.structured_content.unwrap_or(Value::Null),
+            text: String::new(),
+            elapsed,
+        })
+    }
+
+    /// Progress messages received so far, oldest first. (rmcp's client gives every request a
+    /// progress token of its own, so messages are not told apart by the token we asked for.)
+    pub fn progress_messages(&self) -> Vec<String> {
+        let progress = self.client.service().progress.lock().unwrap_or_else(|e| e.into_inner());
+        progress.iter().map(|(_, m)| m.clone()).collect()
+    }
+
     /// `execute_code` with optional extra arguments (`session_id`, `timeout`).
     ///
     /// # Errors
@@ -142,9 +200,77 @@ impl Server {
             .collect())
     }
 
+    /// The client side of the connection, for requests the helpers above do not cover.
+    pub fn client(&self) -> &RunningService<RoleClient, Recorder> {
+        &self.client
+    }
+
     /// Closes the connection (stdin EOF), which shuts the server down.
     pub async fn stop(self) -> Result<()> {
         self.client.cancel().await?;
         Ok(())
+    }
+}
+
+/// Reading processes from /proc (Linux), for tests about workers.
+pub mod procfs {
+    /// `(pid, ppid, state, comm)` of every process.
+    pub fn processes() -> Vec<(u32, u32, char, String)> {
+        let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+        entries
+            .flatten()
+            .filter_map(|e| {
+                let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+                let (comm_part, rest) = stat.rsplit_once(") ")?;
+                let comm = comm_part.split_once(" (")?.1.to_owned();
+                let mut fields = rest.split_whitespace();
+                let state = fields.next()?.chars().next()?;
+                let ppid = fields.next()?.parse().ok()?;
+                Some((pid, ppid, state, comm))
+            })
+            .collect()
+    }
+
+    /// Worker processes whose parent is `server` (zombies included, so tests can spot them).
+    pub fn workers_of(server: u32) -> Vec<(u32, char)> {
+        processes()
+            .into_iter()
+            .filter(|(_, ppid, _, comm)| *ppid == server && comm.starts_with("sandbox-worker"))
+            .map(|(pid, _, state, _)| (pid, state))
+            .collect()
+    }
+
+    /// Every live `sandbox-worker` process on the machine.
+    pub fn all_workers() -> Vec<u32> {
+        processes()
+            .into_iter()
+            .filter(|(_, _, state, comm)| comm.starts_with("sandbox-worker") && *state != 'Z')
+            .map(|(pid, ..)| pid)
+            .collect()
+    }
+
+    /// The command line of a process, arguments separated by spaces.
+    pub fn cmdline(pid: u32) -> String {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default()
+    }
+
+    /// The worker serving `session_id` (its socket path carries the id).
+    pub fn worker_of_session(server: u32, session_id: &str) -> Option<u32> {
+        let marker = format!("/{session_id}.");
+        workers_of(server)
+            .into_iter()
+            .find(|(pid, state)| *state != 'Z' && cmdline(*pid).contains(&marker))
+            .map(|(pid, _)| pid)
+    }
+
+    /// Sends a signal with kill(1).
+    pub fn signal(pid: u32, signal: &str) -> bool {
+        std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid.to_string()])
+            .status()
+            .is_ok_and(|s| s.success())
     }
 }

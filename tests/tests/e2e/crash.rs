@@ -3,25 +3,8 @@
 
 use std::time::Duration;
 
-use sandbox_tests::Server;
+use sandbox_tests::{Server, procfs};
 use serde_json::json;
-
-/// Pid of the worker serving `session_id` (its socket path carries the id).
-fn worker_pid(session_id: &str) -> Option<u32> {
-    let marker = format!("/{session_id}.");
-    std::fs::read_dir("/proc")
-        .ok()?
-        .flatten()
-        .find_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            let cmdline = String::from_utf8_lossy(&cmdline);
-            (cmdline.contains("sandbox-worker")
-                && cmdline.contains("serve")
-                && cmdline.contains(&marker))
-            .then_some(pid)
-        })
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn killing_a_worker_mid_call_is_a_clean_error() -> anyhow::Result<()> {
@@ -36,7 +19,7 @@ async fn killing_a_worker_mid_call_is_a_clean_error() -> anyhow::Result<()> {
     server
         .exec("python", "doomed = 1", json!({ "session_id": "victim" }))
         .await?;
-    let pid = worker_pid("victim").expect("the victim's worker is running");
+    let pid = procfs::worker_of_session(server.pid, "victim").expect("the victim's worker is running");
 
     let call = {
         let server = server.clone();
@@ -75,7 +58,7 @@ async fn killing_a_worker_mid_call_is_a_clean_error() -> anyhow::Result<()> {
     assert_eq!(next.str("state_after_restart"), "lost");
     assert_eq!(next.str("result"), "False");
     assert_ne!(
-        worker_pid("victim"),
+        procfs::worker_of_session(server.pid, "victim"),
         Some(pid),
         "a new worker serves the session"
     );

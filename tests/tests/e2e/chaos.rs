@@ -1,0 +1,139 @@
+//! Kill-the-worker chaos: under concurrent load on 8 sessions of both languages, SIGKILL random
+//! workers at random moments (at least 200 kills, bounded in time). The supervisor must never
+//! die, every call must get a result or a clean error within its timeout plus a second, sessions
+//! that were never killed keep their state, and nothing leaks: no zombie, no orphan, no socket
+//! or workspace after shutdown.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use sandbox_tests::{Server, procfs};
+use serde_json::json;
+
+/// Kills to reach, and the wall-clock bound of the whole run.
+const KILLS: usize = 200;
+const RUN_LIMIT: Duration = Duration::from_secs(90);
+/// Timeout given to every call under load.
+const CALL_TIMEOUT: f64 = 5.0;
+
+/// A tiny deterministic PRNG (xorshift), so a failing run can be replayed from its seed.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Sessions 0..6 are victims; 6 and 7 are never killed and must keep their state.
+fn session(i: usize) -> (String, &'static str) {
+    (format!("chaos-{i}"), if i % 2 == 0 { "python" } else { "javascript" })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<()> {
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_nanos() as u64 | 1;
+    eprintln!("chaos seed {seed}");
+    let server = Arc::new(Server::start().await?);
+    for i in 0..8 {
+        let (id, language) = session(i);
+        let set = if language == "python" { format!("marker = {i}") } else { format!("var marker = {i}") };
+        let reply = server.exec(language, &set, json!({ "session_id": id })).await?;
+        assert!(!reply.is_error, "{reply:?}");
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut load = Vec::new();
+    for i in 0..8 {
+        let (server, stop, calls) = (server.clone(), stop.clone(), calls.clone());
+        load.push(tokio::spawn(async move {
+            let (id, language) = session(i);
+            let mut rng = Rng(seed ^ (i as u64 + 1) * 0x9e37_79b9_7f4a_7c15);
+            let mut n = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                n += 1;
+                let code = match (language, rng.below(4)) {
+                    ("python", 0) => format!("print({n})"),
+                    ("python", 1) => "sum(i * i for i in range(20000))".to_owned(),
+                    ("python", 2) => "import time\ntime.sleep(0.05)".to_owned(),
+                    ("python", _) => "import os\nos.write(1, b'\\xff{\"jsonrpc\":\"2.0\"}\\n' * 100)".to_owned(),
+                    (_, 0) => format!("console.log({n})"),
+                    (_, 1) => "(() => { let s = 0; for (let i = 0; i < 100000; i++) s += i; return s })()".to_owned(),
+                    (_, 2) => "JSON.stringify(Array.from({length: 1000}, (_, i) => i)).length".to_owned(),
+                    (_, _) => "console.error('\\u0000\\ufffd'.repeat(1000))".to_owned(),
+                };
+                let started = Instant::now();
+                let reply = server.exec(language, &code, json!({ "session_id": id, "timeout": CALL_TIMEOUT })).await;
+                let elapsed = started.elapsed();
+                let reply = reply.unwrap_or_else(|e| panic!("session {id}: protocol error under chaos: {e}"));
+                assert!(
+                    elapsed < Duration::from_secs_f64(CALL_TIMEOUT + 1.0),
+                    "session {id}: answered in {elapsed:?}"
+                );
+                if reply.is_error {
+                    let kind = reply.str("error_type");
+                    assert!(
+                        kind == "worker_crashed" || (i < 6 && kind == "system_error"),
+                        "session {id}: unexpected {kind}: {reply:?}"
+                    );
+                    assert!(i < 6, "a protected session failed: {reply:?}");
+                }
+                calls.fetch_add(1, Ordering::SeqCst);
+            }
+        }));
+    }
+
+    let mut rng = Rng(seed);
+    let mut kills = 0;
+    let started = Instant::now();
+    while kills < KILLS && started.elapsed() < RUN_LIMIT {
+        tokio::time::sleep(Duration::from_millis(5 + rng.below(30) as u64)).await;
+        let victim = session(rng.below(6)).0;
+        if let Some(pid) = procfs::worker_of_session(server.pid, &victim) {
+            if procfs::signal(pid, "KILL") {
+                kills += 1;
+            }
+        }
+        assert!(procfs::processes().iter().any(|(pid, ..)| *pid == server.pid), "the supervisor died");
+    }
+    stop.store(true, Ordering::SeqCst);
+    for task in load {
+        task.await?;
+    }
+    eprintln!("chaos: {kills} kills, {} calls in {:?}", calls.load(Ordering::SeqCst), started.elapsed());
+    assert!(kills >= KILLS, "only {kills} kills in {RUN_LIMIT:?}");
+
+    // Protected sessions kept their state; victims answer again after a restart.
+    for i in 6..8 {
+        let (id, language) = session(i);
+        let marker = server.exec(language, "marker", json!({ "session_id": id })).await?;
+        assert_eq!(marker.str("result"), i.to_string(), "{marker:?}");
+    }
+    for i in 0..6 {
+        let (id, language) = session(i);
+        let reply = server.exec(language, "1 + 1", json!({ "session_id": id })).await?;
+        assert_eq!(reply.str("result"), "2", "{reply:?}");
+    }
+    // Every killed worker was reaped: no zombie children.
+    let zombies: Vec<u32> = procfs::workers_of(server.pid).into_iter().filter(|(_, s)| *s == 'Z').map(|(p, _)| p).collect();
+    assert!(zombies.is_empty(), "zombies: {zombies:?}");
+    let workers: Vec<u32> = procfs::workers_of(server.pid).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(workers.len(), 8, "one worker per session: {workers:?}");
+
+    let (pid, state_dir) = (server.pid, server.state_dir.clone());
+    Arc::into_inner(server).expect("sole owner").stop().await?;
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline && procfs::processes().iter().any(|(p, ..)| *p == pid) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(workers.iter().all(|w| !procfs::all_workers().contains(w)), "no orphan workers");
+    assert!(!state_dir.exists(), "no leftover sockets or workspaces");
+    Ok(())
+}
