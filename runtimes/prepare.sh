@@ -53,6 +53,11 @@ fi
 log "building the QuickJS-NG guest"
 runtimes/build-js-guest.sh "$OUT" >&2
 
+# --- vendored packages, mounted read-only at /data in every sandbox ---------------------------
+log "installing vendored Python and JavaScript packages"
+runtimes/vendor-python.sh "$OUT/data" >&2
+runtimes/vendor-js.sh "$OUT/data" >&2
+
 # --- the server and the worker, then the .cwasm cache ------------------------------------------
 log "building sandbox-mcp and sandbox-worker (release)"
 cargo build --release --workspace --locked >&2

@@ -194,11 +194,23 @@ mod tests {
             Request::Hello {
                 protocol_version: crate::PROTOCOL_VERSION,
             },
+            Request::Execute(ExecuteRequest::user(
+                "e".into(),
+                "print('ü')\n".into(),
+                10_000_000_000,
+                30_000,
+            )),
             Request::Execute(ExecuteRequest {
-                execution_id: "e".into(),
-                code: "print('ü')\n".into(),
-                fuel: 10_000_000_000,
-                timeout_ms: 30_000,
+                kind: ExecutionKind::Inspect,
+                argv: vec!["script.py".into(), "--flag".into()],
+                stdin: b"piped\n".to_vec(),
+                ..ExecuteRequest::user("i".into(), String::new(), 1, 1)
+            }),
+            Request::Command(CommandRequest {
+                execution_id: "c".into(),
+                command: "ls -la | grep x > out.txt".into(),
+                fuel: 1,
+                timeout_ms: 2,
             }),
             Request::Cancel {
                 execution_id: "e".into(),

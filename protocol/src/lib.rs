@@ -15,4 +15,4 @@ pub use frame::{
 pub use message::*;
 
 /// Bumped whenever a message changes shape; the worker refuses a supervisor that speaks another.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;

@@ -34,6 +34,8 @@ pub enum Request {
     Hello { protocol_version: u32 },
     /// Run code in the session's persistent interpreter.
     Execute(ExecuteRequest),
+    /// Run a shell command line; answered with [`Response::Executed`].
+    Command(CommandRequest),
     /// Stop the running execution with this id as soon as possible (soft interrupt first, state
     /// kept). Ignored when that execution is not running.
     Cancel { execution_id: String },
@@ -51,6 +53,48 @@ pub struct ExecuteRequest {
     pub fuel: u64,
     /// Wall-clock budget. At the deadline the guest is interrupted softly (state kept); if it
     /// does not stop within a short grace period it is trapped.
+    pub timeout_ms: u64,
+    /// User code, or the worker's own introspection of the session.
+    pub kind: ExecutionKind,
+    /// `sys.argv` / `scriptArgs` (from a shell `python FILE ARGS`); empty: unchanged.
+    pub argv: Vec<String>,
+    /// What the code reads from stdin (a shell pipe); empty for `execute_code`.
+    pub stdin: Vec<u8>,
+}
+
+impl ExecuteRequest {
+    /// Plain user code, as `execute_code` runs it.
+    pub fn user(execution_id: String, code: String, fuel: u64, timeout_ms: u64) -> Self {
+        Self {
+            execution_id,
+            code,
+            fuel,
+            timeout_ms,
+            kind: ExecutionKind::User,
+            argv: Vec::new(),
+            stdin: Vec::new(),
+        }
+    }
+}
+
+/// What an [`ExecuteRequest`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ExecutionKind {
+    /// `code` in the session's namespace.
+    User,
+    /// No code: the report's `result` is a JSON document describing the session's variables
+    /// and imported modules (see `get_workspace_info`).
+    Inspect,
+}
+
+/// A shell command line for the session (`execute_command`), run by the worker's shell over
+/// the session's files; `python`/`node` inside it use the session's interpreter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandRequest {
+    pub execution_id: String,
+    pub command: String,
+    /// Fuel for each interpreter run the command makes.
+    pub fuel: u64,
     pub timeout_ms: u64,
 }
 
@@ -121,6 +165,12 @@ pub enum ErrorKind {
     StackOverflow,
     /// The guest called `sys.exit` / `exit` with a non-zero status.
     Exit,
+    /// A path outside the sandbox's mounts, or a write to a read-only one.
+    PathRestriction,
+    /// A file grew past the session's disk cap.
+    DiskQuota,
+    /// A shell command line exited with a non-zero status (no other failure).
+    CommandFailed,
     /// The worker's own machinery failed (a bug, or the host refused something).
     System,
 }

@@ -14,6 +14,8 @@ def _sandbox_main():
     user = {"__name__": "__main__", "__builtins__": __builtins__, "__doc__": None}
     sources = {}
     state = {"reported": True}
+    # Modules loaded before any user code: not "imported" by the user.
+    baseline = {name.split(".")[0] for name in sys.modules} | {"json", "linecache", "traceback"}
 
     # input() fails fast with EOFError instead of reading the request channel.
     sys.stdin = io.StringIO()
@@ -98,9 +100,42 @@ def _sandbox_main():
             message = error.name
         status(classify(error), type(error).__qualname__, message)
 
-    def run(cell, src):
-        filename = "<cell %d>" % cell
+    def inspect():
+        import json
+        variables, modules = [], set()
+        for name, value in sorted(user.items()):
+            if name.startswith("__") and name.endswith("__"):
+                continue
+            kind = type(value).__name__
+            if kind == "module":
+                modules.add(getattr(value, "__name__", name))
+                continue
+            try:
+                text = repr(value)
+            except BaseException:
+                text = "<unprintable %s>" % kind
+            variables.append({"name": name, "type": kind,
+                              "repr": text if len(text) <= 120 else text[:117] + "..."})
+        imported = sorted({name.split(".")[0] for name in sys.modules if not name.startswith("_")}
+                          - baseline)
+        status("ok", result=json.dumps({"variables": variables, "modules": sorted(modules),
+                                        "imported": imported}))
+
+    def run(cell, src, argv, stdin):
+        # A shell `python FILE ARGS` runs under the file's name, with its argv and piped stdin.
+        filename = argv[0] if argv else "<cell %d>" % cell
         sources[filename] = src
+        saved = sys.argv, sys.stdin
+        if argv:
+            sys.argv = list(argv)
+        if stdin:
+            sys.stdin = io.StringIO(stdin.decode("utf-8", "replace"))
+        try:
+            execute(filename, src)
+        finally:
+            sys.argv, sys.stdin = saved
+
+    def execute(filename, src):
         try:
             tree = compile(src, filename, "exec", _ast.PyCF_ONLY_AST)
             tail = None
@@ -129,11 +164,19 @@ def _sandbox_main():
     status("ready", "", sys.version.split()[0])
     while True:
         try:
+            # "<op> <cell> <argv bytes> <stdin bytes>\n" + argv (NUL-separated) + stdin + code
             size = int.from_bytes(read_exact(4), "little")
-            payload = read_exact(size).decode("utf-8", "surrogateescape")
-            cell, _, src = payload.partition("\n")
+            header, _, body = read_exact(size).partition(b"\n")
+            op, cell, argv_len, stdin_len = header.split()
+            argv_len, stdin_len = int(argv_len), int(stdin_len)
+            argv = [a.decode("utf-8", "surrogateescape") for a in body[:argv_len].split(b"\0") if argv_len]
+            stdin = body[argv_len:argv_len + stdin_len]
+            src = body[argv_len + stdin_len:].decode("utf-8", "surrogateescape")
             state["reported"] = False
-            run(int(cell), src)
+            if op == b"I":
+                inspect()
+            else:
+                run(int(cell), src, argv, stdin)
         except SystemExit:
             raise
         except BaseException as error:

@@ -9,12 +9,15 @@
 pub mod cgroup;
 pub mod config;
 pub mod executions;
+pub mod guidance;
 pub mod jail;
+pub mod packages;
 pub mod report;
 pub mod runtimes;
 pub mod server;
 pub mod session;
 pub mod worker;
+pub mod workspace;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -71,6 +71,9 @@ pub fn error_type_name(kind: ErrorKind) -> &'static str {
         ErrorKind::OutOfMemory => "out_of_memory",
         ErrorKind::StackOverflow => "stack_overflow",
         ErrorKind::System => "system_error",
+        ErrorKind::PathRestriction => "path_restriction",
+        ErrorKind::DiskQuota => "disk_quota",
+        ErrorKind::CommandFailed => "command_failed",
     }
 }
 

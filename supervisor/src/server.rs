@@ -24,9 +24,10 @@ use serde_json::json;
 
 use crate::config::{Flavor, MAX_TIMEOUT, MEMORY_RANGE, SessionLimits, SupervisorConfig};
 use crate::executions::Executions;
+use crate::packages;
 use crate::report::ExecuteCodeResult;
 use crate::runtimes::{RUNTIMES, Runtimes};
-use crate::session::{CreateError, Session, SessionTable, valid_session_id};
+use crate::session::{CreateError, Session, SessionTable, Work, valid_session_id};
 
 /// Largest source accepted by `execute_code`. Bigger code is almost certainly data that belongs
 /// in a file under /app.
@@ -76,6 +77,77 @@ pub struct ExecuteCodeArgs {
     /// Size of the session if this call creates it: small (default), medium or large.
     #[serde(default)]
     pub flavor: Option<Flavor>,
+}
+
+/// Arguments of `execute_command`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExecuteCommandArgs {
+    /// A shell command line over the session's files: pipes, &&, ||, ;, redirects, quotes,
+    /// globs, $VARS, cd. Built-ins: ls cat echo pwd cd mkdir rm cp mv touch head tail wc grep
+    /// find sort uniq sed tr cut du env tee ...; `python FILE|-c CODE` and `node FILE|-e CODE`
+    /// run in the session's interpreter; `pip install NAME` installs a package.
+    pub command: String,
+    /// Session whose files (and interpreter) to use. Default: your default session for
+    /// `language`.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Which default session to use without session_id: "python" (default) or "javascript".
+    #[serde(default)]
+    pub language: Option<LanguageArg>,
+    /// Wall-clock limit in seconds (default: the session's; max 300).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
+/// Arguments of the tools that act on an existing session.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SessionRefArgs {
+    /// The session. Default: your default session for `language` (python first).
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Which default session to use without session_id.
+    #[serde(default)]
+    pub language: Option<LanguageArg>,
+}
+
+/// Arguments of `get_workspace_info`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WorkspaceInfoArgs {
+    /// The session. Default: your default session for `language` (python first).
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub language: Option<LanguageArg>,
+    /// Also list installed packages (/app/.packages, /app/node_modules).
+    #[serde(default)]
+    pub include_system_files: Option<bool>,
+}
+
+/// Arguments of `install_package`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct InstallPackageArgs {
+    /// Distribution name as on PyPI (e.g. "tabulate"), or a JavaScript package name.
+    pub package: String,
+    /// Exact version, e.g. "0.9.0". Default: the newest pure-Python release.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Session to install into. Default: your default session for `language`.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// "python" (default) or "javascript", when session_id is not given.
+    #[serde(default)]
+    pub language: Option<LanguageArg>,
+}
+
+/// Arguments of `list_available_packages`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListPackagesArgs {
+    /// "python" or "javascript"; default both.
+    #[serde(default)]
+    pub language: Option<LanguageArg>,
+    /// Also list what this session installed.
+    #[serde(default)]
+    pub session_id: Option<String>,
 }
 
 /// Arguments of `cancel_execution`.
@@ -152,6 +224,7 @@ pub struct SandboxServer {
     sessions: Arc<SessionTable>,
     runtimes: Arc<Runtimes>,
     executions: Arc<Executions>,
+    sources: packages::Sources,
     default_sessions: Arc<Mutex<HashMap<Language, String>>>,
 }
 
@@ -214,6 +287,7 @@ impl SandboxServer {
             sessions,
             runtimes,
             executions,
+            sources: packages::Sources::from_env(),
             default_sessions: Arc::default(),
         }
     }
@@ -320,6 +394,192 @@ impl SandboxServer {
         }
     }
 
+    /// Installs a package into a session and makes its running interpreter see it.
+    async fn install(
+        &self,
+        session: &Arc<Session>,
+        package: &str,
+        version: Option<&str>,
+        ctx: &RequestContext<RoleServer>,
+    ) -> (bool, serde_json::Value) {
+        let refused = |r: packages::InstallRefusal| {
+            (
+                false,
+                json!({
+                    "success": false,
+                    "package": package,
+                    "session_id": session.id,
+                    "error_type": r.error_type,
+                    "error_message": r.message,
+                    "actionable_guidance": r.alternatives,
+                }),
+            )
+        };
+        if session.language == Language::JavaScript {
+            return match packages::install_js(
+                package,
+                self.config.data_dir.as_deref(),
+                &session.workspace,
+            ) {
+                Ok(mut value) => {
+                    value["session_id"] = json!(session.id);
+                    (true, value)
+                }
+                Err(r) => refused(r),
+            };
+        }
+        let vendored = packages::vendored_python(self.config.data_dir.as_deref());
+        let wanted = packages::normalize(package);
+        if let Some((import, v)) = vendored
+            .iter()
+            .find(|(_, v)| packages::normalize(&v.package) == wanted)
+        {
+            return (
+                true,
+                json!({
+                    "success": true,
+                    "package": package,
+                    "session_id": session.id,
+                    "installed_version": v.version.clone().unwrap_or_else(|| "vendored".into()),
+                    "dependencies_installed": [],
+                    "import_names": [import],
+                    "message": format!("{package} is vendored (read-only under /data): `import {import}` works in every session"),
+                }),
+            );
+        }
+        let scratch = self.config.state_dir.join("downloads");
+        let _ = std::fs::create_dir_all(&scratch);
+        match packages::install_python(
+            package,
+            version,
+            &session.workspace,
+            &scratch,
+            &self.sources,
+        )
+        .await
+        {
+            Ok(installed) => {
+                if session.has_worker() {
+                    // The running interpreter cached that /app/.packages had nothing.
+                    let _ = self
+                        .run_work(
+                            session,
+                            Work::Code(packages::PYTHON_REFRESH.into()),
+                            Duration::from_secs(10),
+                            ctx,
+                        )
+                        .await;
+                }
+                (
+                    true,
+                    json!({
+                        "success": true,
+                        "package": installed.package,
+                        "session_id": session.id,
+                        "installed_version": installed.version,
+                        "dependencies_installed": installed.dependencies,
+                        "import_names": installed.import_names,
+                        "location": "/app/.packages",
+                        "message": "importable in the next execute_code, no sys.path changes needed",
+                    }),
+                )
+            }
+            Err(r) => refused(r),
+        }
+    }
+
+    /// The language a session-scoped call means: the session's own when it exists, else the
+    /// one asked for, else Python.
+    fn language_for(&self, session_id: Option<&str>, asked: Option<LanguageArg>) -> Language {
+        session_id
+            .and_then(|id| self.sessions.get(id))
+            .map(|s| s.language)
+            .or(asked.map(Language::from))
+            .unwrap_or(Language::Python)
+    }
+
+    /// An existing session for the tools that inspect or clear one.
+    fn existing_session(
+        &self,
+        id: Option<&str>,
+        language: Option<LanguageArg>,
+    ) -> Result<Arc<Session>, McpError> {
+        if let Some(id) = id {
+            check_session_id(id)?;
+            return self.sessions.get(id).ok_or_else(|| {
+                if self.sessions.expired(id) {
+                    invalid(format!(
+                        "session {id:?} expired after being idle and was removed with its files"
+                    ))
+                } else {
+                    invalid(format!(
+                        "no session {id:?}; execute_code creates one on first use"
+                    ))
+                }
+            });
+        }
+        let defaults = self
+            .default_sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let order = match language {
+            Some(l) => vec![Language::from(l)],
+            None => vec![Language::Python, Language::JavaScript],
+        };
+        order
+            .into_iter()
+            .find_map(|l| defaults.get(&l).and_then(|id| self.sessions.get(id)))
+            .ok_or_else(|| {
+                invalid("no default session yet: run execute_code first, or pass session_id")
+            })
+    }
+
+    /// Runs `work` in `session` as a registered execution (cancellable by id, reported through
+    /// progress notifications) and builds the client's result.
+    async fn run_work(
+        &self,
+        session: &Arc<Session>,
+        work: Work,
+        timeout: Duration,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<ExecuteCodeResult, McpError> {
+        let execution_id = format!("exec-{}", uuid::Uuid::new_v4().simple());
+        let cancel = self
+            .executions
+            .register(&execution_id, &session.id, &ctx.ct);
+        let progress = self.report_progress(ctx, &execution_id);
+        let executions = self.executions.clone();
+        let started = session
+            .execute(
+                &self.config,
+                &self.runtimes,
+                execution_id.clone(),
+                work,
+                timeout,
+                &cancel,
+                || executions.mark_running(&execution_id),
+            )
+            .await;
+        if let Some(progress) = progress {
+            progress.abort();
+        }
+        let result = match started {
+            Ok(execution) => ExecuteCodeResult::new(session, execution),
+            Err(e) => ExecuteCodeResult::refused(
+                &session.id,
+                session.language,
+                "system_error",
+                crate::redact(&self.config, &e.to_string()),
+            ),
+        };
+        self.executions.finish(
+            &execution_id,
+            result.error_type.as_deref().unwrap_or("completed"),
+        );
+        Ok(result)
+    }
+
     /// Sends a progress notification every second while an execution runs, when the client
     /// asked for progress. The first one goes out at once and names the execution, so another
     /// request can cancel it.
@@ -408,44 +668,9 @@ impl SandboxServer {
             }
         };
         let timeout = timeout_arg(args.timeout, session.limits.timeout)?;
-        let execution_id = format!("exec-{}", uuid::Uuid::new_v4().simple());
-        let cancel = self
-            .executions
-            .register(&execution_id, &session.id, &ctx.ct);
-        let progress = self.report_progress(&ctx, &execution_id);
-        let executions = self.executions.clone();
-        let started = session
-            .execute(
-                &self.config,
-                &self.runtimes,
-                execution_id.clone(),
-                args.code,
-                timeout,
-                &cancel,
-                || executions.mark_running(&execution_id),
-            )
-            .await;
-        if let Some(progress) = progress {
-            progress.abort();
-        }
-        let execution = match started {
-            Ok(execution) => execution,
-            Err(e) => {
-                self.executions.finish(&execution_id, "failed to start");
-                let result = ExecuteCodeResult::refused(
-                    &session.id,
-                    language,
-                    "system_error",
-                    crate::redact(&self.config, &e.to_string()),
-                );
-                return Ok(tool_result(to_value(&result)?, true, result.to_text()));
-            }
-        };
-        let result = ExecuteCodeResult::new(&session, execution);
-        self.executions.finish(
-            &execution_id,
-            result.error_type.as_deref().unwrap_or("completed"),
-        );
+        let result = self
+            .run_work(&session, Work::Code(args.code), timeout, &ctx)
+            .await?;
         Ok(tool_result(
             to_value(&result)?,
             !result.success,
@@ -615,6 +840,269 @@ impl SandboxServer {
     }
 
     #[tool(
+        description = "Run a shell command line over a session's files (/app, the working directory): pipes, &&, ||, ;, redirects, quotes, globs, variables, cd (persists). Built-in commands only (ls cat grep find sed sort wc head tail cp mv rm mkdir ...; `help` lists them); `python FILE` / `node FILE` run in the session's interpreter; `pip install NAME` installs a package. Paths outside /app, /tmp, /data (read-only) are refused. Returns stdout, stderr, exit_code like execute_code.",
+        output_schema = schema_for_output::<ExecuteCodeResult>(),
+        annotations(title = "Execute command", read_only_hint = false, destructive_hint = true, open_world_hint = false)
+    )]
+    async fn execute_command(
+        &self,
+        Parameters(args): Parameters<ExecuteCommandArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        if args.command.trim().is_empty() {
+            return Err(invalid("command must not be empty"));
+        }
+        if args.command.len() > MAX_CODE_BYTES {
+            return Err(invalid(format!(
+                "command is longer than {MAX_CODE_BYTES} bytes"
+            )));
+        }
+        let language = self.language_for(args.session_id.as_deref(), args.language);
+        let session = match self.resolve_session(args.session_id.as_deref(), language, None) {
+            Ok(session) => session,
+            Err(Refusal::Invalid(e)) => return Err(e),
+            Err(Refusal::Tool {
+                error_type,
+                message,
+                session_id,
+            }) => {
+                let result = ExecuteCodeResult::refused(&session_id, language, error_type, message);
+                return Ok(tool_result(to_value(&result)?, true, result.to_text()));
+            }
+        };
+        if let Some(requirements) = pip_install_args(&args.command) {
+            return Ok(self.pip_install(&session, &requirements, &ctx).await);
+        }
+        let timeout = timeout_arg(args.timeout, session.limits.timeout)?;
+        let result = self
+            .run_work(&session, Work::Command(args.command), timeout, &ctx)
+            .await?;
+        Ok(tool_result(
+            to_value(&result)?,
+            !result.success,
+            result.to_text(),
+        ))
+    }
+
+    #[tool(
+        description = "Describe a session without running code: defined variables (name, type, short repr), imported modules, files in /app (relative paths, sizes), memory and limits, running executions (with execution_id for cancel_execution), expires_at.",
+        annotations(
+            title = "Workspace info",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn get_workspace_info(
+        &self,
+        Parameters(args): Parameters<WorkspaceInfoArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let session = self.existing_session(args.session_id.as_deref(), args.language)?;
+        let running = self.executions.list(Some(&session.id));
+        // Only ask a live, idle interpreter: never start one, never queue behind user code.
+        let (state, memory_bytes, note) = if !session.has_worker() {
+            (
+                None,
+                None,
+                Some("the interpreter has not started yet (or was reset): no variables"),
+            )
+        } else if !running.is_empty() {
+            (
+                None,
+                None,
+                Some("an execution is running: variables are shown when the session is idle"),
+            )
+        } else {
+            let inspected = self
+                .run_work(&session, Work::Inspect, Duration::from_secs(10), &ctx)
+                .await?;
+            let state = inspected
+                .result
+                .as_deref()
+                .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok());
+            (state, Some(inspected.memory_bytes), None)
+        };
+        let listing = crate::workspace::list(
+            &session.workspace,
+            args.include_system_files.unwrap_or(false),
+        );
+        let state = state.unwrap_or_else(|| json!({}));
+        let info = Self::session_info(&session);
+        let value = json!({
+            "session_id": session.id,
+            "language": session.language.as_str(),
+            "created_at": info.created_at,
+            "expires_at": info.expires_at,
+            "limits": info.limits,
+            "variables": state.get("variables").cloned().unwrap_or(json!([])),
+            "modules": state.get("modules").cloned().unwrap_or(json!([])),
+            "imported_modules": state.get("imported").cloned().unwrap_or(json!([])),
+            "files": listing.files,
+            "files_total_bytes": listing.total_bytes,
+            "files_truncated": listing.truncated,
+            "memory_bytes": memory_bytes,
+            "running_executions": running,
+            "note": note,
+        });
+        let text = format!(
+            "session {} ({}): {} variables, {} files ({} bytes), {} running executions",
+            session.id,
+            session.language,
+            value["variables"].as_array().map_or(0, Vec::len),
+            listing.files.len(),
+            listing.total_bytes,
+            value["running_executions"].as_array().map_or(0, Vec::len),
+        );
+        Ok(tool_result(value, false, text))
+    }
+
+    #[tool(
+        description = "Clear a session: its interpreter state (variables, imports) and all files in /app and /tmp are deleted; the session id stays valid. Returns what was deleted.",
+        annotations(
+            title = "Reset workspace",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn reset_workspace(
+        &self,
+        Parameters(args): Parameters<SessionRefArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let session = self.existing_session(args.session_id.as_deref(), args.language)?;
+        let deleted = session.reset(&self.config.tmp_path(&session.id)).await;
+        let paths: Vec<&str> = deleted.files.iter().map(|f| f.path.as_str()).collect();
+        let text = format!(
+            "reset session {}: interpreter state cleared, {} files/directories deleted from /app",
+            session.id,
+            paths.len()
+        );
+        Ok(tool_result(
+            json!({
+                "session_id": session.id,
+                "state_cleared": true,
+                "deleted_files": paths,
+                "deleted_count": paths.len(),
+                "deleted_bytes": deleted.total_bytes,
+                "message": "variables, functions and imports are gone; /app and /tmp are empty; the session id is unchanged",
+            }),
+            false,
+            text,
+        ))
+    }
+
+    #[tool(
+        description = "Install a package into a session. Python: pure-Python wheels (and their pure-Python dependencies), fetched by the server, importable in the next execute_code without sys.path changes; packages with compiled extensions (numpy, pandas, ...) are refused with alternatives. Many packages are already vendored: see list_available_packages. JavaScript: vendored packages or the operator's local package directory, loaded with requireVendor(name).",
+        annotations(
+            title = "Install package",
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn install_package(
+        &self,
+        Parameters(args): Parameters<InstallPackageArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let language = self.language_for(args.session_id.as_deref(), args.language);
+        let session = match self.resolve_session(args.session_id.as_deref(), language, None) {
+            Ok(session) => session,
+            Err(Refusal::Invalid(e)) => return Err(e),
+            Err(Refusal::Tool {
+                error_type,
+                message,
+                ..
+            }) => {
+                return Ok(tool_result(
+                    json!({ "success": false, "error_type": error_type, "error_message": message }),
+                    true,
+                    message,
+                ));
+            }
+        };
+        let (ok, value) = self
+            .install(&session, &args.package, args.version.as_deref(), &ctx)
+            .await;
+        let text = value["message"]
+            .as_str()
+            .or(value["error_message"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        Ok(tool_result(value, !ok, text))
+    }
+
+    #[tool(
+        description = "List the packages available without installing: vendored Python packages by category with their import name and measured first-import fuel (heavy ones need a bigger fuel_budget), the JavaScript modules, helpers and vendored packages (requireVendor), and what a session installed.",
+        annotations(
+            title = "List available packages",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_available_packages(
+        &self,
+        Parameters(args): Parameters<ListPackagesArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let language = args.language.map(Language::from);
+        let mut value = json!({});
+        if language != Some(Language::JavaScript) {
+            let vendored = packages::vendored_python(self.config.data_dir.as_deref());
+            let mut categories: std::collections::BTreeMap<String, Vec<serde_json::Value>> =
+                Default::default();
+            for (import, v) in &vendored {
+                let category = v.category.clone().unwrap_or_else(|| "other".into());
+                categories.entry(category).or_default().push(json!({
+                    "import": import,
+                    "package": v.package,
+                    "version": v.version,
+                    "first_import_fuel": v.fuel,
+                    "first_import_ms": v.ms,
+                    "needs_bigger_fuel_budget": v.over_default_budget.unwrap_or(false),
+                }));
+            }
+            value["python"] = json!({
+                "location": "/data/site-packages (read-only, already on sys.path)",
+                "import_pattern": "import name  (e.g. import yaml, from openpyxl import Workbook)",
+                "default_fuel_budget": self.config.defaults.fuel,
+                "by_category": categories,
+                "not_available": "packages with compiled extensions (numpy, pandas, scipy, lxml, pillow, ...); there is no network",
+            });
+        }
+        if language != Some(Language::Python) {
+            value["javascript"] = serde_json::from_str(packages::JS_CATALOG).unwrap_or(json!({}));
+        }
+        if let Some(id) = &args.session_id {
+            check_session_id(id)?;
+            let session = self
+                .sessions
+                .get(id)
+                .ok_or_else(|| invalid(format!("no session {id:?}")))?;
+            value["installed"] = match session.language {
+                Language::Python => json!(
+                    packages::installed_python(&session.workspace)
+                        .into_iter()
+                        .map(|(dist, version)| json!({ "package": dist, "version": version }))
+                        .collect::<Vec<_>>()
+                ),
+                Language::JavaScript => json!(packages::installed_js(&session.workspace)),
+            };
+        }
+        let text = format!(
+            "{} vendored Python imports; JavaScript: {}",
+            value["python"]["by_category"].as_object().map_or(0, |c| c
+                .values()
+                .map(|v| v.as_array().map_or(0, Vec::len))
+                .sum::<usize>()),
+            value["javascript"]["packages"]
+                .as_object()
+                .map_or(0, serde_json::Map::len)
+        );
+        Ok(tool_result(value, false, text))
+    }
+
+    #[tool(
         description = "List the runtimes with exact versions, capabilities and limits, the session flavors, and server health (sessions in use, capacity, isolation).",
         annotations(
             title = "List runtimes",
@@ -656,6 +1144,68 @@ impl SandboxServer {
                 "cgroups": self.config.cgroups.describe(),
             },
         })))
+    }
+}
+
+/// The requirements of a command line that is only `pip install ...` (or `pip3`), if it is.
+fn pip_install_args(command: &str) -> Option<Vec<String>> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    match words.as_slice() {
+        ["pip" | "pip3", "install", rest @ ..] if !rest.is_empty() => {
+            let plain = rest.iter().all(|w| {
+                w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.=<>!~@/".contains(c))
+            });
+            (plain && !rest.iter().any(|w| w.starts_with('-')))
+                .then(|| rest.iter().map(|w| (*w).to_owned()).collect())
+        }
+        _ => None,
+    }
+}
+
+impl SandboxServer {
+    /// `pip install A B==1.0` from execute_command, answered like a shell command.
+    async fn pip_install(
+        &self,
+        session: &Arc<Session>,
+        requirements: &[String],
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let (mut stdout, mut stderr, mut failed) = (String::new(), String::new(), false);
+        for requirement in requirements {
+            let (name, version) = match requirement.split_once("==") {
+                Some((n, v)) => (n, Some(v)),
+                None => (requirement.as_str(), None),
+            };
+            let (ok, value) = self.install(session, name, version, ctx).await;
+            if ok {
+                stdout.push_str(&format!(
+                    "Successfully installed {} {}\n",
+                    name,
+                    value["installed_version"].as_str().unwrap_or_default()
+                ));
+            } else {
+                failed = true;
+                stderr.push_str(&format!(
+                    "ERROR: {}\n",
+                    value["error_message"].as_str().unwrap_or_default()
+                ));
+            }
+        }
+        let mut result = ExecuteCodeResult::refused(
+            &session.id,
+            session.language,
+            "command_failed",
+            String::new(),
+        );
+        result.success = !failed;
+        result.exit_code = i32::from(failed);
+        result.error_type = failed.then(|| "command_failed".into());
+        result.error_message = failed.then(|| stderr.trim().to_owned());
+        result.stdout = stdout;
+        result.stderr = stderr;
+        let text = result.to_text();
+        tool_result(to_value(&result).unwrap_or_default(), failed, text)
     }
 }
 

@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use sandbox_protocol::{ExecuteRequest, ExecutionReport, Language};
+use sandbox_protocol::{
+    CommandRequest, ExecuteRequest, ExecutionKind, ExecutionReport, Language, Request,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{SessionLimits, SupervisorConfig, create_private_dir};
@@ -53,6 +55,17 @@ struct Runner {
     generation: u64,
     /// Why the previous worker is gone, told to the next call.
     lost: Option<String>,
+}
+
+/// What a session is asked to run.
+#[derive(Debug, Clone)]
+pub enum Work {
+    /// Code for the interpreter (`execute_code`).
+    Code(String),
+    /// A shell command line (`execute_command`).
+    Command(String),
+    /// The interpreter's own description of its state (`get_workspace_info`).
+    Inspect,
 }
 
 /// What one execution produced.
@@ -99,7 +112,7 @@ impl Session {
         config: &SupervisorConfig,
         runtimes: &Runtimes,
         execution_id: String,
-        code: String,
+        work: Work,
         timeout: Duration,
         cancel: &CancellationToken,
         on_start: impl FnOnce(),
@@ -152,11 +165,21 @@ impl Session {
         } else {
             None
         };
-        let request = ExecuteRequest {
-            execution_id: execution_id.clone(),
-            code,
-            fuel: self.limits.fuel,
-            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        let fuel = self.limits.fuel;
+        let id = execution_id.clone();
+        let request = match work {
+            Work::Code(code) => Request::Execute(ExecuteRequest::user(id, code, fuel, timeout_ms)),
+            Work::Inspect => Request::Execute(ExecuteRequest {
+                kind: ExecutionKind::Inspect,
+                ..ExecuteRequest::user(id, String::new(), fuel, timeout_ms)
+            }),
+            Work::Command(command) => Request::Command(CommandRequest {
+                execution_id: id,
+                command,
+                fuel,
+                timeout_ms,
+            }),
         };
         let worker = runner.worker.as_mut().expect("started above");
         let outcome = worker.execute(request, cancel).await;
@@ -180,6 +203,23 @@ impl Session {
             outcome,
             replaced_worker,
         })
+    }
+
+    /// True when an interpreter is running for this session.
+    pub fn has_worker(&self) -> bool {
+        self.worker_pid.load(Ordering::SeqCst) != 0
+    }
+
+    /// Clears the session: its interpreter is stopped (the next call starts a fresh one, which
+    /// is not reported as a restart) and the files of /app and /tmp are deleted. Returns what
+    /// /app held.
+    pub async fn reset(&self, tmp: &std::path::Path) -> crate::workspace::Listing {
+        self.stop().await;
+        let mut runner = self.runner.lock().await;
+        runner.lost = None;
+        self.touch();
+        crate::workspace::empty(tmp);
+        crate::workspace::empty(&self.workspace)
     }
 
     /// Stops the worker, if any. A running execution is not waited for: its worker is killed

@@ -13,8 +13,8 @@ use interprocess::os::unix::local_socket::ListenerOptionsExt;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use sandbox_protocol::{
-    ExecuteRequest, ExecutionReport, FrameError, Language, PROTOCOL_VERSION, ReadyInfo, Request,
-    Response, read_frame, write_frame,
+    ExecutionReport, FrameError, Language, PROTOCOL_VERSION, ReadyInfo, Request, Response,
+    read_frame, write_frame,
 };
 use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
@@ -287,15 +287,16 @@ impl Worker {
     /// [`ExecFailure`] when no report came; the worker is dead afterwards either way.
     pub async fn execute(
         &mut self,
-        request: ExecuteRequest,
+        request: Request,
         cancel: &CancellationToken,
     ) -> Result<ExecutionReport, ExecFailure> {
-        let execution_id = request.execution_id.clone();
-        let timeout = Duration::from_millis(request.timeout_ms);
-        if write_frame(&mut self.writer, &Request::Execute(request))
-            .await
-            .is_err()
-        {
+        let (execution_id, timeout_ms) = match &request {
+            Request::Execute(r) => (r.execution_id.clone(), r.timeout_ms),
+            Request::Command(c) => (c.execution_id.clone(), c.timeout_ms),
+            other => unreachable!("not an execution: {other:?}"),
+        };
+        let timeout = Duration::from_millis(timeout_ms);
+        if write_frame(&mut self.writer, &request).await.is_err() {
             return Err(ExecFailure::Crashed {
                 exit: self.kill().await,
             });

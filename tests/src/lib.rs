@@ -36,13 +36,20 @@ pub struct Recorder {
 }
 
 impl ClientHandler for Recorder {
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
         let token = match params.progress_token.0 {
             NumberOrString::String(s) => s.to_string(),
             NumberOrString::Number(n) => n.to_string(),
         };
         let message = params.message.unwrap_or_default();
-        self.progress.lock().unwrap_or_else(|e| e.into_inner()).push((token, message));
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((token, message));
     }
 }
 
@@ -101,15 +108,26 @@ impl Server {
         let scratch = tempfile::tempdir()?;
         let state_dir = scratch.path().join("state");
         let mut command = tokio::process::Command::new(&bin);
-        command.env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()));
+        command.env(
+            "RUST_LOG",
+            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
+        );
         command.env("SANDBOX_STATE_DIR", &state_dir);
         for (k, v) in env {
             command.env(k, v);
         }
         let transport = TokioChildProcess::new(command).context("spawning sandbox-mcp")?;
         let pid = transport.id().context("sandbox-mcp pid")?;
-        let client = Recorder::default().serve(transport).await.context("MCP initialize")?;
-        Ok(Self { client, pid, state_dir, _scratch: scratch })
+        let client = Recorder::default()
+            .serve(transport)
+            .await
+            .context("MCP initialize")?;
+        Ok(Self {
+            client,
+            pid,
+            state_dir,
+            _scratch: scratch,
+        })
     }
 
     pub async fn start() -> Result<Self> {
@@ -148,14 +166,24 @@ impl Server {
     ///
     /// # Errors
     /// As [`Server::call`].
-    pub async fn exec_with_progress(&self, language: &str, code: &str, extra: Value, token: &str) -> Result<Reply> {
+    pub async fn exec_with_progress(
+        &self,
+        language: &str,
+        code: &str,
+        extra: Value,
+        token: &str,
+    ) -> Result<Reply> {
         let mut args = json!({ "language": language, "code": code });
         if let (Value::Object(args), Value::Object(extra)) = (&mut args, extra) {
             args.extend(extra);
         }
-        let Value::Object(arguments) = args else { unreachable!() };
+        let Value::Object(arguments) = args else {
+            unreachable!()
+        };
         let mut params = CallToolRequestParams::new("execute_code").with_arguments(arguments);
-        params.set_progress_token(ProgressToken(NumberOrString::String(token.to_owned().into())));
+        params.set_progress_token(ProgressToken(NumberOrString::String(
+            token.to_owned().into(),
+        )));
         let started = Instant::now();
         let result = self.client.call_tool(params).await?;
         let elapsed = started.elapsed();
@@ -170,7 +198,12 @@ impl Server {
     /// Progress messages received so far, oldest first. (rmcp's client gives every request a
     /// progress token of its own, so messages are not told apart by the token we asked for.)
     pub fn progress_messages(&self) -> Vec<String> {
-        let progress = self.client.service().progress.lock().unwrap_or_else(|e| e.into_inner());
+        let progress = self
+            .client
+            .service()
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         progress.iter().map(|(_, m)| m.clone()).collect()
     }
 
@@ -216,7 +249,9 @@ impl Server {
 pub mod procfs {
     /// `(pid, ppid, state, comm)` of every process.
     pub fn processes() -> Vec<(u32, u32, char, String)> {
-        let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
         entries
             .flatten()
             .filter_map(|e| {

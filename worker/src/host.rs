@@ -84,18 +84,44 @@ pub struct SessionConfig {
 pub struct Control {
     cancel: AtomicBool,
     current: Mutex<Option<String>>,
+    /// The shell command line running, if any, and its cancel flag.
+    shell: Mutex<Option<(String, Arc<AtomicBool>)>>,
 }
 
 impl Control {
-    /// Asks the running execution `execution_id` to stop. Returns false when it is not running.
+    /// Asks the execution or command `execution_id` to stop; an interpreter run started by that
+    /// command (id `<command id>/<n>`) stops too. Returns false when nothing matched.
     pub fn request_cancel(&self, execution_id: &str) -> bool {
-        let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
-        if current.as_deref() == Some(execution_id) {
-            self.cancel.store(true, Ordering::SeqCst);
-            true
-        } else {
-            false
+        let mut found = false;
+        if let Some((id, flag)) = &*self.shell.lock().unwrap_or_else(|e| e.into_inner()) {
+            if id == execution_id {
+                flag.store(true, Ordering::SeqCst);
+                found = true;
+            }
         }
+        let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        let matches = current.as_deref().is_some_and(|c| {
+            c == execution_id
+                || c.strip_prefix(execution_id)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        });
+        if matches {
+            self.cancel.store(true, Ordering::SeqCst);
+            found = true;
+        }
+        found
+    }
+
+    /// Registers the shell command line now running and returns its cancel flag.
+    pub fn start_shell(&self, execution_id: &str) -> Arc<AtomicBool> {
+        let flag = Arc::new(AtomicBool::new(false));
+        *self.shell.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((execution_id.to_owned(), flag.clone()));
+        flag
+    }
+
+    pub fn end_shell(&self) {
+        *self.shell.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     fn set_current(&self, execution_id: Option<String>) {
@@ -256,6 +282,8 @@ pub struct HostState {
     pub js_interrupt: bool,
     /// The Python driver's request and status channel on fd 0; `None` for JavaScript.
     pub stdin: Option<StdinFeed>,
+    /// What a JavaScript execution reads from fd 0 (a shell pipe); empty otherwise.
+    pub piped_stdin: std::collections::VecDeque<u8>,
     clock_base: Instant,
 }
 
@@ -306,6 +334,7 @@ impl HostState {
             control,
             js_interrupt: false,
             stdin: None,
+            piped_stdin: std::collections::VecDeque::new(),
             clock_base,
         })
     }

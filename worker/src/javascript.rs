@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use sandbox_protocol::{
-    ErrorKind, ExecuteRequest, ExecutionReport, GuestError, Language, ReadyInfo, Response, Restart,
-    StateAfterRestart,
+    ErrorKind, ExecuteRequest, ExecutionKind, ExecutionReport, GuestError, Language, ReadyInfo,
+    Response, Restart, StateAfterRestart,
 };
 use serde::Deserialize;
 use wasmtime::{Instance, Linker, Memory, Module, Result, Store, TypedFunc, format_err};
@@ -28,6 +28,31 @@ pub const QUICKJS_VERSION: &str = "0.16.2";
 
 /// Fuel for instantiation and `sb_init` (about 2.5 × 10^6 measured).
 const STARTUP_FUEL: u64 = 1_000_000_000;
+
+/// Lists the global bindings user code created (everything not on `globalThis` when the
+/// session started), as JSON. Top-level `let`/`const` live in QuickJS's script scope, not on
+/// `globalThis`, and cannot be enumerated.
+const INSPECT: &str = r#"(() => {
+  const base = new Set(globalThis.__sandboxBaseline || []);
+  const variables = [];
+  for (const name of Object.getOwnPropertyNames(globalThis).sort()) {
+    if (base.has(name) || name === "__sandboxBaseline") continue;
+    let value;
+    try { value = globalThis[name]; } catch (e) { continue; }
+    const type = value === null ? "null" : Array.isArray(value) ? "array"
+      : typeof value === "function" ? (/^class/.test(Function.prototype.toString.call(value)) ? "class" : "function")
+      : typeof value;
+    let repr;
+    try { repr = typeof value === "function" ? `[${type} ${value.name}]` : JSON.stringify(value) ?? String(value); }
+    catch (e) { repr = String(value); }
+    if (repr.length > 120) repr = repr.slice(0, 117) + "...";
+    variables.push({ name, type, repr });
+  }
+  return JSON.stringify({ variables, modules: [], imported: [] });
+})()"#;
+
+/// Remembers the built-in globals right after start-up, for [`INSPECT`].
+const BASELINE: &str = "Object.defineProperty(globalThis, '__sandboxBaseline', { value: Object.getOwnPropertyNames(globalThis), enumerable: false }); undefined";
 
 /// QuickJS's own heap limit, as a share of the linear-memory cap: it must trip (a catchable
 /// "out of memory" with the context intact) before the host refuses `memory.grow`.
@@ -96,6 +121,14 @@ impl<'m> JsSession<'m> {
             if status != 0 {
                 return Err(format_err!("sb_init failed with status {status}"));
             }
+            let code = BASELINE.as_bytes();
+            let ptr = guest.alloc.call(&mut guest.store, code.len() as i32)?;
+            guest
+                .memory
+                .write(&mut guest.store, ptr as u32 as usize, code)?;
+            guest
+                .eval
+                .call(&mut guest.store, (ptr, code.len() as i32, 0))?;
             guest.memory.data(&guest.store).to_vec()
         };
         Ok(Self {
@@ -114,11 +147,39 @@ impl<'m> JsSession<'m> {
     pub fn execute(&mut self, request: &ExecuteRequest) -> ExecutionReport {
         self.cell += 1;
         self.guest.store.data_mut().begin(request);
+        let inspect;
+        let request = match request.kind {
+            ExecutionKind::User => request,
+            ExecutionKind::Inspect => {
+                inspect = ExecuteRequest {
+                    code: INSPECT.into(),
+                    ..request.clone()
+                };
+                &inspect
+            }
+        };
+        if !request.argv.is_empty() {
+            // `node FILE ARGS` from the shell: scriptArgs as in qjs.
+            let args = serde_json::to_string(&request.argv).unwrap_or_else(|_| "[]".into());
+            let set = ExecuteRequest {
+                code: format!("globalThis.scriptArgs = {args}; undefined"),
+                ..request.clone()
+            };
+            let _ = self.call_eval(&set);
+        }
+        self.guest.store.data_mut().piped_stdin = request.stdin.iter().copied().collect();
         let called = self.call_eval(request);
+        self.guest.store.data_mut().piped_stdin.clear();
         let fuel_left = self.guest.store.get_fuel().unwrap_or(0);
         match called {
             Ok(result) => {
-                let outcome = self.outcome(result);
+                let mut outcome = self.outcome(result);
+                if request.kind == ExecutionKind::Inspect {
+                    // The guest returns the repr of a JSON string: unquote it.
+                    outcome.result = outcome
+                        .result
+                        .and_then(|r| serde_json::from_str::<String>(&r).ok());
+                }
                 // Even a thrown error leaves a consistent context (what ran before the throw
                 // stays defined, as in Python), so it becomes the new rollback point.
                 self.take_snapshot();
@@ -355,9 +416,9 @@ pub fn serve(
     if link.send(&ready).is_err() {
         return Ok(());
     }
-    while let Ok(request) = link.requests.recv() {
-        let report = session.execute(&request);
-        if link.send(&Response::Executed(report)).is_err() {
+    while let Ok(job) = link.requests.recv() {
+        let report = session.execute(&job.request);
+        if link.deliver(job.reply, report).is_err() {
             break;
         }
     }

@@ -6,11 +6,13 @@
 //! state lives as long as the process. `sandbox-worker precompile` fills the module cache.
 
 pub mod capture;
+pub mod command;
 pub mod engine;
 pub mod host;
 pub mod javascript;
 pub mod python;
 pub mod serve;
+pub mod shell;
 
 use std::path::PathBuf;
 use std::time::Instant;

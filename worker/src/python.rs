@@ -16,8 +16,8 @@
 use std::sync::Arc;
 
 use sandbox_protocol::{
-    ErrorKind, ExecuteRequest, ExecutionReport, GuestError, Language, ReadyInfo, Response, Restart,
-    StateAfterRestart,
+    ErrorKind, ExecuteRequest, ExecutionKind, ExecutionReport, GuestError, Language, ReadyInfo,
+    Response, Restart, StateAfterRestart,
 };
 use wasmtime::{AsContextMut, Caller, Linker, Module, Result, Store, format_err};
 
@@ -25,7 +25,7 @@ use crate::host::{
     self, Control, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap, iovecs,
     on_epoch, write_u32,
 };
-use crate::serve::Link;
+use crate::serve::{Job, Link, Reply};
 use crate::{ReadyClock, WorkerError};
 
 /// SHA-256 of the only CPython build the SIGINT addresses below are valid for
@@ -83,7 +83,9 @@ pub struct StdinFeed {
     link: Link,
     /// The report of an execution that killed the previous interpreter, sent once this one is
     /// ready (so the caller hears about the restart and can continue at once).
-    carried: Option<ExecutionReport>,
+    carried: Option<(ExecutionReport, Reply)>,
+    /// Where the report of the execution in progress goes.
+    reply: Option<Reply>,
     ready_clock: ReadyClock,
     /// Set when the supervisor went away while we waited for a request.
     shutdown: bool,
@@ -207,6 +209,22 @@ pub fn read_stdin(
         return Ok(21);
     };
     let mut copied = 0usize;
+    if state.stdin.is_none() {
+        // JavaScript: serve the bytes piped in by a shell command, then end of file.
+        for &(buf, len) in &vecs {
+            let n = state.piped_stdin.len().min(len);
+            for (slot, byte) in mem[buf..buf + n]
+                .iter_mut()
+                .zip(state.piped_stdin.drain(..n))
+            {
+                *slot = byte;
+            }
+            copied += n;
+            if n < len {
+                break;
+            }
+        }
+    }
     if let Some(feed) = state.stdin.as_mut() {
         for (buf, len) in vecs {
             let left = &feed.pending[feed.served..];
@@ -233,7 +251,7 @@ fn request_boundary(caller: &mut Caller<'_, HostState>) -> Result<()> {
     let status = parse_status(&std::mem::take(&mut feed.status)).expect("checked by the caller");
     let sent = match feed.phase {
         Phase::Starting => match feed.carried.take() {
-            Some(report) => feed.link.send(&Response::Executed(report)),
+            Some((report, reply)) => feed.link.deliver(reply, report),
             None => feed.link.send(&Response::Ready(ReadyInfo {
                 language: Language::Python,
                 runtime_version: status.message.clone(),
@@ -243,7 +261,8 @@ fn request_boundary(caller: &mut Caller<'_, HostState>) -> Result<()> {
         Phase::Executing => {
             let outcome = status.into_outcome(state);
             let report = state.finish(fuel_left, outcome, None);
-            feed.link.send(&Response::Executed(report))
+            feed.link
+                .deliver(feed.reply.take().unwrap_or(Reply::Socket), report)
         }
     };
     if sent.is_err() {
@@ -251,11 +270,12 @@ fn request_boundary(caller: &mut Caller<'_, HostState>) -> Result<()> {
         state.stdin = Some(feed);
         return Err(format_err!("the supervisor closed the connection"));
     }
-    let Ok(request) = feed.link.requests.recv() else {
+    let Ok(Job { request, reply }) = feed.link.requests.recv() else {
         feed.shutdown = true;
         state.stdin = Some(feed);
         return Err(format_err!("the supervisor closed the connection"));
     };
+    feed.reply = Some(reply);
     feed.cell += 1;
     feed.pending = frame_request(feed.cell, &request);
     feed.served = 0;
@@ -269,12 +289,22 @@ fn request_boundary(caller: &mut Caller<'_, HostState>) -> Result<()> {
     Ok(())
 }
 
-/// `u32` little-endian length, then `"<cell>\n<code>"`.
+/// `u32` little-endian length, then `"<op> <cell> <argv bytes> <stdin bytes>\n"`, the argv
+/// (NUL-separated), the stdin bytes and the code: the format `driver.py` reads.
 fn frame_request(cell: u64, request: &ExecuteRequest) -> Vec<u8> {
-    let body = format!("{cell}\n{}", request.code);
-    let mut framed = Vec::with_capacity(body.len() + 4);
-    framed.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    framed.extend_from_slice(body.as_bytes());
+    let op = match request.kind {
+        ExecutionKind::User => 'E',
+        ExecutionKind::Inspect => 'I',
+    };
+    let argv = request.argv.join("\0");
+    let header = format!("{op} {cell} {} {}\n", argv.len(), request.stdin.len());
+    let body_len = header.len() + argv.len() + request.stdin.len() + request.code.len();
+    let mut framed = Vec::with_capacity(body_len + 4);
+    framed.extend_from_slice(&(body_len as u32).to_le_bytes());
+    framed.extend_from_slice(header.as_bytes());
+    framed.extend_from_slice(argv.as_bytes());
+    framed.extend_from_slice(&request.stdin);
+    framed.extend_from_slice(request.code.as_bytes());
     framed
 }
 
@@ -297,7 +327,7 @@ pub fn serve(
         tracing::warn!(%wasm_sha256, "unknown CPython build: timeouts will restart the interpreter");
         SoftInterrupt::None
     };
-    let mut carried: Option<ExecutionReport> = None;
+    let mut carried: Option<(ExecutionReport, Reply)> = None;
     loop {
         let control: Arc<Control> = link.control.clone();
         let mut state = HostState::new(workspace, &ENV, &ARGS, config, soft, control)
@@ -310,6 +340,7 @@ pub fn serve(
             cell: 0,
             link,
             carried: carried.take(),
+            reply: None,
             ready_clock: ready_clock.clone(),
             shutdown: false,
         });
@@ -368,14 +399,15 @@ pub fn serve(
                     reason,
                     state: StateAfterRestart::Lost,
                 };
-                carried = Some(state.finish(
+                let report = state.finish(
                     fuel_left,
                     Outcome {
                         error: Some(error),
                         ..Outcome::default()
                     },
                     Some(restart),
-                ));
+                );
+                carried = Some((report, feed.reply.take().unwrap_or(Reply::Socket)));
                 feed.phase = Phase::Starting;
             }
         }
@@ -405,14 +437,18 @@ mod tests {
 
     #[test]
     fn requests_are_framed_with_their_cell() {
-        let req = ExecuteRequest {
-            execution_id: "x".into(),
-            code: "print(1)".into(),
-            fuel: 1,
-            timeout_ms: 1,
-        };
+        let req = ExecuteRequest::user("x".into(), "print(1)".into(), 1, 1);
         let framed = frame_request(7, &req);
-        assert_eq!(&framed[..4], &10u32.to_le_bytes());
-        assert_eq!(&framed[4..], b"7\nprint(1)");
+        assert_eq!(&framed[..4], &16u32.to_le_bytes());
+        assert_eq!(&framed[4..], b"E 7 0 0\nprint(1)");
+        let shell = ExecuteRequest {
+            argv: vec!["/app/x.py".into(), "-v".into()],
+            stdin: b"in".to_vec(),
+            ..ExecuteRequest::user("y".into(), "pass".into(), 1, 1)
+        };
+        assert_eq!(
+            &frame_request(2, &shell)[4..],
+            b"E 2 12 2\n/app/x.py\0-vinpass"
+        );
     }
 }

@@ -13,10 +13,11 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 
 use sandbox_protocol::{
-    ExecuteRequest, FrameError, Language, PROTOCOL_VERSION, Request, Response, read_frame_blocking,
-    write_frame_blocking,
+    ExecuteRequest, ExecutionReport, FrameError, Language, PROTOCOL_VERSION, Request, Response,
+    read_frame_blocking, write_frame_blocking,
 };
 
+use crate::command::ShellRunner;
 use crate::engine::{self, engine, load_module};
 use crate::host::{Control, SessionConfig, build_linker};
 use crate::{ReadyClock, WorkerError, javascript, python};
@@ -36,14 +37,43 @@ pub struct ServeArgs {
     pub config: SessionConfig,
 }
 
+/// An execution for the guest thread, and where its report goes.
+#[derive(Debug)]
+pub struct Job {
+    pub request: ExecuteRequest,
+    pub reply: Reply,
+}
+
+/// Where a report goes: to the supervisor, or to the shell that asked for the run.
+#[derive(Debug)]
+pub enum Reply {
+    Socket,
+    Shell(mpsc::Sender<ExecutionReport>),
+}
+
 /// The guest thread's end of the connection.
 pub struct Link {
-    pub requests: Receiver<ExecuteRequest>,
+    pub requests: Receiver<Job>,
     writer: Arc<Mutex<UnixStream>>,
     pub control: Arc<Control>,
 }
 
 impl Link {
+    /// Delivers an execution's report where its job said.
+    ///
+    /// # Errors
+    /// When the supervisor has gone away.
+    pub fn deliver(&self, reply: Reply, report: ExecutionReport) -> Result<(), FrameError> {
+        match reply {
+            Reply::Socket => self.send(&Response::Executed(report)),
+            Reply::Shell(shell) => {
+                // The shell may have given up (cancel); nobody else wants the report.
+                let _ = shell.send(report);
+                Ok(())
+            }
+        }
+    }
+
     /// Sends one response frame.
     ///
     /// # Errors
@@ -74,6 +104,7 @@ pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<(), WorkerError> 
         control: control.clone(),
     };
 
+    let mut shell = ShellRunner::new(&args);
     engine::start_epoch_ticker();
     let module = match load_module(engine(), &args.module) {
         Ok(module) => module,
@@ -134,9 +165,23 @@ pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<(), WorkerError> 
             }
             Ok(Some(Request::Hello { .. })) => {}
             Ok(Some(Request::Execute(request))) => {
-                if requests_tx.send(request).is_err() {
+                if requests_tx
+                    .send(Job {
+                        request,
+                        reply: Reply::Socket,
+                    })
+                    .is_err()
+                {
                     break; // the guest thread is gone and exits the process
                 }
+            }
+            Ok(Some(Request::Command(command))) => {
+                shell.start(
+                    command,
+                    requests_tx.clone(),
+                    writer.clone(),
+                    control.clone(),
+                );
             }
             Ok(Some(Request::Cancel { execution_id })) => {
                 let found = control.request_cancel(&execution_id);
@@ -150,6 +195,15 @@ pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<(), WorkerError> 
         }
     }
     std::process::exit(0);
+}
+
+/// Sends one frame on the shared connection.
+///
+/// # Errors
+/// When the supervisor has gone away.
+pub fn send_frame(writer: &Arc<Mutex<UnixStream>>, response: &Response) -> Result<(), FrameError> {
+    let mut w = writer.lock().unwrap_or_else(|e| e.into_inner());
+    write_frame_blocking(&mut *w, response)
 }
 
 /// Tells the supervisor why this worker cannot serve, and returns the error for the exit code.

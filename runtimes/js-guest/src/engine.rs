@@ -9,7 +9,7 @@ use std::cell::RefCell;
 
 use rquickjs::{Context, Ctx, Object, Runtime, Value, qjs};
 
-use crate::{console, inspect, interrupt, jobs, timers};
+use crate::{console, inspect, interrupt, jobs, library, timers};
 
 pub struct Engine {
     // Field order matters only for drop, which never happens; the runtime is
@@ -64,6 +64,8 @@ fn install_globals(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
     console::install(ctx, &global)?;
     timers::install(ctx, &global)?;
     jobs::install(ctx, &global)?;
+    // Last: the library captures the timer globals for os.setTimeout.
+    library::install(ctx)?;
     Ok(())
 }
 

@@ -21,7 +21,6 @@ pub const ENOENT: Errno = Errno(44);
 pub const ENOMEM: Errno = Errno(48);
 pub const ENOTDIR: Errno = Errno(54);
 pub const ESPIPE: Errno = Errno(70);
-pub const ENOTCAPABLE: Errno = Errno(76);
 
 impl Errno {
     /// What the JavaScript side receives for a failure: `-errno`.

@@ -14,7 +14,7 @@ use std::ffi::CString;
 use rquickjs::{Ctx, Object, Value, qjs};
 
 use crate::inspect::{self, PromiseState};
-use crate::{engine, interrupt, jobs, timers, util};
+use crate::{engine, files, interrupt, jobs, timers, util};
 
 /// How a cell failed; the strings are part of the host ABI.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -68,6 +68,9 @@ const MAX_JOBS_AFTER_ABORT: usize = 10_000;
 /// NUL byte.
 pub fn run_cell(source: &[u8], cell: u32) -> String {
     interrupt::reset();
+    // Before anything can open a file: forget handles that a snapshot
+    // restore into a fresh instance left without their files.
+    files::revalidate();
     engine::with(|e| e.context.with(|ctx| run_in(&ctx, source, cell)))
         .unwrap_or_else(|| internal_error("sb_init has not been called"))
 }

@@ -26,9 +26,11 @@ use std::os::fd::FromRawFd;
 use crate::errno::{self, Errno};
 
 /// Most files open at once. Every open file holds a real descriptor in the
-/// worker process; a script that forgets to close files in a loop gets
-/// `EMFILE` from us long before the process runs out.
-const MAX_OPEN: usize = 256;
+/// worker process, whose RLIMIT_NOFILE (256) also covers its own sockets and
+/// the preopens: a script that hoards files gets `EMFILE` from us well before
+/// the worker runs out. (Files the script drops are closed by the FILE
+/// finalizer right away.)
+const MAX_OPEN: usize = 128;
 
 /// Bytes read ahead per refill of the read buffer.
 const READ_CHUNK: usize = 64 * 1024;
@@ -72,6 +74,8 @@ struct Table {
 
 thread_local! {
     static TABLE: RefCell<Table> = RefCell::new(Table::new());
+    /// Handles whose FILE object was freed while the table was borrowed.
+    static DROPPED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Table {
@@ -199,10 +203,68 @@ pub fn valid_mode(mode: &str) -> bool {
     parse_mode(mode).is_some()
 }
 
+/// wasi-libc's `open(2)` flag values, which `os.O_*` expose.
+mod oflags {
+    pub const APPEND: i32 = 0x0001;
+    pub const CREAT: i32 = 0x1000;
+    pub const EXCL: i32 = 0x4000;
+    pub const TRUNC: i32 = 0x8000;
+    pub const RDONLY: i32 = 0x0400_0000;
+    pub const WRONLY: i32 = 0x1000_0000;
+}
+
+/// The `fopen` equivalent of `open(2)` flags (`os.open`).
+fn flags_mode(flags: i32) -> Option<Mode> {
+    let readable = flags & oflags::RDONLY != 0;
+    let writable = flags & oflags::WRONLY != 0;
+    if !readable && !writable {
+        return None;
+    }
+    let mut options = OpenOptions::new();
+    options.read(readable);
+    if flags & oflags::APPEND != 0 {
+        options.append(true);
+    } else {
+        options.write(writable);
+    }
+    if flags & oflags::EXCL != 0 && flags & oflags::CREAT != 0 {
+        options.create_new(true);
+    } else {
+        options.create(flags & oflags::CREAT != 0);
+    }
+    options.truncate(flags & oflags::TRUNC != 0 && writable);
+    Some(Mode {
+        options,
+        readable,
+        writable,
+    })
+}
+
 /// Open `abs` (a resolved guest path) with a C `fopen` mode. Returns the new
 /// handle id.
 pub fn open(abs: &str, mode: &str) -> Result<u64, Errno> {
-    let mode = parse_mode(mode).ok_or(errno::EINVAL)?;
+    open_with(abs, parse_mode(mode).ok_or(errno::EINVAL)?)
+}
+
+/// Open `abs` with `open(2)` flags (`os.open`). Returns the new handle id.
+pub fn open_flags(abs: &str, flags: i32) -> Result<u64, Errno> {
+    open_with(abs, flags_mode(flags).ok_or(errno::EINVAL)?)
+}
+
+/// Whether `id` is open (0), unknown or closed (1), or stale (2).
+pub fn state(id: u64) -> i32 {
+    TABLE.with(|t| match t.borrow().slots.get(&id) {
+        Some(Slot::Open(_)) => 0,
+        None => 1,
+        Some(Slot::Stale) => 2,
+    })
+}
+
+fn open_with(abs: &str, mode: Mode) -> Result<u64, Errno> {
+    let dropped = DROPPED.with(|d| std::mem::take(&mut *d.borrow_mut()));
+    for id in dropped {
+        close_dropped(id);
+    }
     if TABLE.with(|t| t.borrow().open_files()) >= MAX_OPEN {
         return Err(errno::EMFILE);
     }
@@ -232,23 +294,38 @@ pub fn open(abs: &str, mode: &str) -> Result<u64, Errno> {
 /// Close a handle. Closing a stale handle just forgets it (its file is
 /// already gone) and succeeds.
 pub fn close(id: u64) -> Result<Result<(), Errno>, BadHandle> {
-    TABLE.with(|t| {
-        let mut t = t.borrow_mut();
-        match t.slots.get(&id) {
-            None => return Err(BadHandle::Closed),
-            Some(Slot::Open(h)) if h.stdio => return Err(BadHandle::Stdio),
-            _ => {}
+    TABLE.with(|t| close_in(&mut t.borrow_mut(), id)).map(Ok)
+}
+
+/// Close the handle of a FILE object the script no longer references (called
+/// by its finalizer, which QuickJS may run whenever a value is freed). If the
+/// table is busy the close waits for the next `open`.
+pub fn close_dropped(id: u64) {
+    let done = TABLE.with(|t| match t.try_borrow_mut() {
+        Ok(mut t) => {
+            let _ = close_in(&mut t, id);
+            true
         }
-        match t.slots.remove(&id) {
-            Some(Slot::Open(h)) => {
-                // A live handle: dropping the File closes its fd. WASI's
-                // fd_close has no deferred write errors to report.
-                drop(ManuallyDrop::into_inner(h.file));
-                Ok(Ok(()))
-            }
-            _ => Ok(Ok(())),
-        }
-    })
+        Err(_) => false,
+    });
+    if !done {
+        DROPPED.with(|d| d.borrow_mut().push(id));
+    }
+}
+
+fn close_in(t: &mut Table, id: u64) -> Result<(), BadHandle> {
+    match t.slots.get(&id) {
+        None => return Err(BadHandle::Closed),
+        Some(Slot::Open(h)) if h.stdio => return Err(BadHandle::Stdio),
+        _ => {}
+    }
+    if let Some(Slot::Open(h)) = t.slots.remove(&id) {
+        // A live handle: dropping the File closes its fd. WASI's fd_close
+        // has no deferred write errors to report. A stale one is just
+        // forgotten: its file is already gone.
+        drop(ManuallyDrop::into_inner(h.file));
+    }
+    Ok(())
 }
 
 impl Handle {

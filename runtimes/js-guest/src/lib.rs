@@ -15,10 +15,17 @@
 
 mod console;
 mod engine;
+mod errno;
 mod eval;
+mod file_class;
+mod files;
 mod inspect;
 mod interrupt;
 mod jobs;
+mod library;
+mod natives;
+mod paths;
+mod printf;
 mod timers;
 mod util;
 

@@ -17,14 +17,13 @@ use std::fs;
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rquickjs::{
-    Array, Ctx, Exception, Function, IntoJs, Object, TypedArray, Value, prelude::Rest,
-};
+use rquickjs::function::IntoJsFunc;
+use rquickjs::{Array, Ctx, Exception, Function, IntoJs, Object, TypedArray, Value, prelude::Rest};
 
 use crate::errno::{self, Errno};
 use crate::files::{self, BadHandle};
 use crate::paths::{self, Place};
-use crate::{printf, util};
+use crate::{file_class, printf, util};
 
 type JsResult<'js> = rquickjs::Result<Value<'js>>;
 
@@ -32,6 +31,11 @@ type JsResult<'js> = rquickjs::Result<Value<'js>>;
 const WRITE_APPEND: i32 = 1;
 /// `writeFile` flag: create missing parent directories first.
 const WRITE_PARENTS: i32 = 2;
+
+/// `evalScript` flag: allow top-level await (the result is a Promise).
+const EVAL_ASYNC: i32 = 1;
+/// `evalScript` flag: hide the caller's frames from error backtraces.
+const EVAL_BARRIER: i32 = 2;
 
 /// Longest single `os.sleep`, in ms. The host also wakes a sleeper at the
 /// execution deadline; this only bounds a sleep past it.
@@ -43,271 +47,316 @@ const MAX_SYMLINKS: usize = 40;
 
 /// Build the object of native functions.
 pub fn create<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    file_class::register(ctx)?;
     let n = Object::new(ctx.clone())?;
-    macro_rules! def {
-        ($name:literal, $f:expr) => {{
-            let f = Function::new(ctx.clone(), $f)?;
-            f.set_name($name)?;
-            n.set($name, f)?;
-        }};
-    }
-
-    // --- paths and directories ---------------------------------------------
-    def!("resolve", |ctx: Ctx<'js>, path: String| -> JsResult<'js> {
-        match paths::resolve(&path) {
-            Ok(abs) => string(&ctx, &abs),
-            Err(e) => Ok(fail(&ctx, e)),
-        }
-    });
-    def!("mounts", |ctx: Ctx<'js>| paths::mounts().into_js(&ctx));
-    def!("getcwd", |ctx: Ctx<'js>| string(&ctx, &paths::cwd()));
-    def!("chdir", |ctx: Ctx<'js>, path: String| -> JsResult<'js> {
-        Ok(status(&ctx, chdir(&path)))
-    });
-    def!("readdir", |ctx: Ctx<'js>, path: String| -> JsResult<'js> {
-        match readdir(&path) {
-            Ok(entries) => {
-                let arr = Array::new(ctx.clone())?;
-                for (i, (name, kind)) in entries.into_iter().enumerate() {
-                    let pair = Array::new(ctx.clone())?;
-                    pair.set(0, name)?;
-                    pair.set(1, kind)?;
-                    arr.set(i, pair)?;
-                }
-                Ok(arr.into_value())
-            }
-            Err(e) => Ok(fail(&ctx, e)),
-        }
-    });
-    def!(
-        "stat",
-        |ctx: Ctx<'js>, path: String, follow: bool| -> JsResult<'js> {
-            match stat(&path, follow) {
-                Ok(st) => stat_object(&ctx, &st),
-                Err(e) => Ok(fail(&ctx, e)),
-            }
-        }
-    );
-    def!(
+    // Paths and directories.
+    def(ctx, &n, "resolve", js_resolve)?;
+    def(ctx, &n, "mounts", |ctx: Ctx<'js>| {
+        paths::mounts().into_js(&ctx)
+    })?;
+    def(ctx, &n, "getcwd", |ctx: Ctx<'js>| {
+        string(&ctx, &paths::cwd())
+    })?;
+    def(ctx, &n, "chdir", |ctx: Ctx<'js>, path: String| {
+        status(&ctx, chdir(&path))
+    })?;
+    def(ctx, &n, "readdir", js_readdir)?;
+    def(ctx, &n, "stat", js_stat)?;
+    def(
+        ctx,
+        &n,
         "mkdir",
-        |ctx: Ctx<'js>, path: String, recursive: bool| -> JsResult<'js> {
-            let r = paths::resolve_mounted(&path).and_then(|abs| {
-                if recursive {
-                    fs::create_dir_all(&abs)?;
-                } else {
-                    fs::create_dir(&abs)?;
-                }
-                Ok(())
-            });
-            Ok(status(&ctx, r))
-        }
-    );
-    def!("remove", |ctx: Ctx<'js>, path: String| -> JsResult<'js> {
-        Ok(status(&ctx, remove(&path)))
-    });
-    def!(
+        |ctx: Ctx<'js>, path: String, recursive: bool| status(&ctx, mkdir(&path, recursive)),
+    )?;
+    def(ctx, &n, "remove", |ctx: Ctx<'js>, path: String| {
+        status(&ctx, remove(&path))
+    })?;
+    def(
+        ctx,
+        &n,
         "rename",
-        |ctx: Ctx<'js>, from: String, to: String| -> JsResult<'js> {
-            let r = paths::resolve_mounted(&from).and_then(|from| {
-                let to = paths::resolve_mounted(&to)?;
-                fs::rename(from, to).map_err(Errno::from)
-            });
-            Ok(status(&ctx, r))
-        }
-    );
-    def!("realpath", |ctx: Ctx<'js>, path: String| -> JsResult<'js> {
-        match paths::resolve(&path).and_then(|abs| realpath(&abs)) {
-            Ok(p) => string(&ctx, &p),
-            Err(e) => Ok(fail(&ctx, e)),
-        }
-    });
-    def!("readlink", |ctx: Ctx<'js>, path: String| -> JsResult<'js> {
-        let r = paths::resolve_mounted(&path)
-            .and_then(|abs| fs::read_link(abs).map_err(Errno::from))
-            .map(|target| target.to_string_lossy().into_owned());
-        match r {
-            Ok(t) => string(&ctx, &t),
-            Err(e) => Ok(fail(&ctx, e)),
-        }
-    });
-    def!(
+        |ctx: Ctx<'js>, from: String, to: String| status(&ctx, rename(&from, &to)),
+    )?;
+    def(ctx, &n, "realpath", |ctx: Ctx<'js>, path: String| {
+        let r = paths::resolve(&path).and_then(|abs| realpath(&abs));
+        string_or_errno(&ctx, r)
+    })?;
+    def(ctx, &n, "readlink", |ctx: Ctx<'js>, path: String| {
+        string_or_errno(&ctx, readlink(&path))
+    })?;
+    def(
+        ctx,
+        &n,
         "utimes",
-        |ctx: Ctx<'js>, path: String, atime: f64, mtime: f64| -> JsResult<'js> {
-            Ok(status(&ctx, utimes(&path, atime, mtime)))
-        }
-    );
-
-    // --- whole files -------------------------------------------------------
-    def!(
-        "readFile",
-        |ctx: Ctx<'js>, path: String, binary: bool| -> JsResult<'js> {
-            let bytes = match paths::resolve_mounted(&path)
-                .and_then(|abs| fs::read(abs).map_err(Errno::from))
-            {
-                Ok(b) => b,
-                Err(e) => return Ok(fail(&ctx, e)),
-            };
-            if binary {
-                Ok(TypedArray::<u8>::new(ctx.clone(), bytes)?.into_value())
-            } else {
-                string(&ctx, &String::from_utf8_lossy(&bytes))
-            }
-        }
-    );
-    def!(
-        "writeFile",
-        |ctx: Ctx<'js>, path: String, data: Value<'js>, flags: i32| -> JsResult<'js> {
-            let bytes = bytes_of(&ctx, &data)?;
-            Ok(status(&ctx, write_file(&path, &bytes, flags)))
-        }
-    );
-
-    // --- open files (std.open, os.open) -----------------------------------
-    def!(
-        "fopen",
-        |ctx: Ctx<'js>, path: String, mode: String| -> JsResult<'js> {
-            if !files::valid_mode(&mode) {
-                return Err(Exception::throw_type(&ctx, "invalid file mode"));
-            }
-            match paths::resolve_mounted(&path).and_then(|abs| files::open(&abs, &mode)) {
-                Ok(id) => Ok(Value::new_number(ctx.clone(), id as f64)),
-                Err(e) => Ok(fail(&ctx, e)),
-            }
-        }
-    );
-    def!("fclose", |ctx: Ctx<'js>, id: f64| -> JsResult<'js> {
-        let r = files::close(handle(id)).map_err(|b| bad_handle(&ctx, b))?;
-        Ok(status(&ctx, r))
-    });
-    def!(
-        "fread",
-        |ctx: Ctx<'js>, id: f64, max: f64, as_string: bool| -> JsResult<'js> {
-            let max = (max >= 0.0).then_some(max as usize);
-            match files::read(handle(id), max).map_err(|b| bad_handle(&ctx, b))? {
-                Ok(bytes) if as_string => string(&ctx, &String::from_utf8_lossy(&bytes)),
-                Ok(bytes) => Ok(TypedArray::<u8>::new(ctx.clone(), bytes)?.into_value()),
-                Err(e) => Ok(fail(&ctx, e)),
-            }
-        }
-    );
-    def!("fgetline", |ctx: Ctx<'js>, id: f64| -> JsResult<'js> {
-        match files::getline(handle(id)).map_err(|b| bad_handle(&ctx, b))? {
-            Ok(Some(line)) => string(&ctx, &String::from_utf8_lossy(&line)),
-            Ok(None) => Ok(Value::new_null(ctx.clone())),
-            Err(e) => Ok(fail(&ctx, e)),
-        }
-    });
-    def!("fgetByte", |ctx: Ctx<'js>, id: f64| -> JsResult<'js> {
-        let b = files::get_byte(handle(id)).map_err(|b| bad_handle(&ctx, b))?;
-        Ok(Value::new_int(ctx.clone(), b.map_or(-1, i32::from)))
-    });
-    def!(
-        "fwrite",
-        |ctx: Ctx<'js>, id: f64, data: Value<'js>| -> JsResult<'js> {
-            let bytes = bytes_of(&ctx, &data)?;
-            match files::write(handle(id), &bytes).map_err(|b| bad_handle(&ctx, b))? {
-                Ok(n) => Ok(Value::new_number(ctx.clone(), n as f64)),
-                Err(e) => Ok(fail(&ctx, e)),
-            }
-        }
-    );
-    def!("ftell", |ctx: Ctx<'js>, id: f64| -> JsResult<'js> {
-        match files::tell(handle(id)).map_err(|b| bad_handle(&ctx, b))? {
-            Ok(pos) => Ok(Value::new_number(ctx.clone(), pos as f64)),
-            Err(e) => Ok(fail(&ctx, e)),
-        }
-    });
-    def!(
-        "fseek",
-        |ctx: Ctx<'js>, id: f64, offset: f64, whence: i32| -> JsResult<'js> {
-            let r = files::seek(handle(id), offset as i64, whence)
-                .map_err(|b| bad_handle(&ctx, b))?;
-            match r {
-                Ok(pos) => Ok(Value::new_number(ctx.clone(), pos as f64)),
-                Err(e) => Ok(fail(&ctx, e)),
-            }
-        }
-    );
-    def!("fflags", |ctx: Ctx<'js>, id: f64| -> JsResult<'js> {
-        let (eof, error) = files::flags(handle(id)).map_err(|b| bad_handle(&ctx, b))?;
-        Ok(Value::new_int(
-            ctx.clone(),
-            i32::from(eof) | (i32::from(error) << 1),
-        ))
-    });
-    def!("fclearerr", |ctx: Ctx<'js>, id: f64| -> JsResult<'js> {
-        files::clear_flags(handle(id)).map_err(|b| bad_handle(&ctx, b))?;
-        Ok(Value::new_undefined(ctx.clone()))
-    });
-
-    // --- environment, errors, evaluation, time -----------------------------
-    def!("strerror", |ctx: Ctx<'js>, code: i32| string(
-        &ctx,
-        &errno::describe(code)
-    ));
-    def!("getenv", |ctx: Ctx<'js>, name: String| -> JsResult<'js> {
-        match std::env::var_os(&name) {
-            Some(v) => string(&ctx, &v.to_string_lossy()),
-            None => Ok(Value::new_undefined(ctx.clone())),
-        }
-    });
-    def!("setenv", |name: String, value: String| {
-        if valid_env_name(&name) && !value.contains('\0') {
-            // SAFETY: the guest is single-threaded, so nothing reads the
-            // environment concurrently.
-            unsafe { std::env::set_var(name, value) };
-        }
-    });
-    def!("unsetenv", |name: String| {
-        if valid_env_name(&name) {
-            // SAFETY: as for set_var, the guest is single-threaded.
-            unsafe { std::env::remove_var(name) };
-        }
-    });
-    def!("getenviron", |ctx: Ctx<'js>| -> JsResult<'js> {
-        let obj = Object::new(ctx.clone())?;
-        for (k, v) in std::env::vars_os() {
-            obj.set(k.to_string_lossy().as_ref(), v.to_string_lossy().as_ref())?;
-        }
-        Ok(obj.into_value())
-    });
-    def!(
-        "evalScript",
-        |ctx: Ctx<'js>, source: String, filename: String| -> JsResult<'js> {
-            let mut opts = rquickjs::context::EvalOptions::default();
-            opts.global = true;
-            opts.strict = false;
-            opts.filename = Some(filename);
-            ctx.eval_with_options(source, opts)
-        }
-    );
-    def!(
+        |ctx: Ctx<'js>, path: String, at: f64, mt: f64| status(&ctx, utimes(&path, at, mt)),
+    )?;
+    // Whole files.
+    def(ctx, &n, "readFile", js_read_file)?;
+    def(ctx, &n, "writeFile", js_write_file)?;
+    // Open files (std.open, os.open).
+    def(ctx, &n, "fopen", js_fopen)?;
+    def(ctx, &n, "fopenFlags", js_fopen_flags)?;
+    def(ctx, &n, "fstate", |id: f64| files::state(handle(id)))?;
+    def(ctx, &n, "fileNew", js_file_new)?;
+    def(ctx, &n, "fileId", js_file_id)?;
+    def(ctx, &n, "fileDetach", |file: Value<'js>| {
+        file_class::detach(&file)
+    })?;
+    def(ctx, &n, "fclose", js_fclose)?;
+    def(ctx, &n, "fread", js_fread)?;
+    def(ctx, &n, "fgetline", js_fgetline)?;
+    def(ctx, &n, "fgetByte", js_fget_byte)?;
+    def(ctx, &n, "fwrite", js_fwrite)?;
+    def(ctx, &n, "ftell", js_ftell)?;
+    def(ctx, &n, "fseek", js_fseek)?;
+    def(ctx, &n, "fflags", js_fflags)?;
+    def(ctx, &n, "fclearerr", js_fclearerr)?;
+    // Environment, errors, evaluation, time.
+    def(ctx, &n, "strerror", |ctx: Ctx<'js>, code: i32| {
+        string(&ctx, &errno::describe(code))
+    })?;
+    def(ctx, &n, "getenv", js_getenv)?;
+    def(ctx, &n, "setenv", js_setenv)?;
+    def(ctx, &n, "unsetenv", js_unsetenv)?;
+    def(ctx, &n, "getenviron", js_getenviron)?;
+    def(ctx, &n, "evalScript", js_eval_script)?;
+    def(ctx, &n, "encode", |ctx: Ctx<'js>, s: Value<'js>| {
+        bytes_of(&ctx, &s).and_then(|b| uint8_array(&ctx, b))
+    })?;
+    def(
+        ctx,
+        &n,
         "sprintf",
-        |ctx: Ctx<'js>, args: Rest<Value<'js>>| -> JsResult<'js> {
+        |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
             let bytes = printf::format(&ctx, &args.0)?;
             string(&ctx, &String::from_utf8_lossy(&bytes))
-        }
-    );
-    def!("gc", |ctx: Ctx<'js>| ctx.run_gc());
-    def!("sleep", |ms: f64| {
-        if ms > 0.0 {
-            // The host's poll_oneoff shadow wakes us at the deadline or on
-            // cancel; the pending interrupt then stops the script.
-            std::thread::sleep(Duration::from_secs_f64(ms.min(MAX_SLEEP_MS) / 1000.0));
-        }
-    });
-    def!("now", || {
+        },
+    )?;
+    def(ctx, &n, "gc", |ctx: Ctx<'js>| ctx.run_gc())?;
+    def(ctx, &n, "sleep", js_sleep)?;
+    def(ctx, &n, "now", || {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-    });
+    })?;
     Ok(n)
+}
+
+/// Add native function `f` to `obj` as `name`.
+fn def<'js, P, F>(ctx: &Ctx<'js>, obj: &Object<'js>, name: &str, f: F) -> rquickjs::Result<()>
+where
+    F: IntoJsFunc<'js, P> + 'js,
+{
+    let f = Function::new(ctx.clone(), f)?;
+    f.set_name(name)?;
+    obj.set(name, f)
+}
+
+// --- the natives that need more than a line -----------------------------------
+
+fn js_resolve<'js>(ctx: Ctx<'js>, path: String) -> JsResult<'js> {
+    string_or_errno(&ctx, paths::resolve(&path))
+}
+
+fn js_readdir<'js>(ctx: Ctx<'js>, path: String) -> JsResult<'js> {
+    let entries = match readdir(&path) {
+        Ok(entries) => entries,
+        Err(e) => return Ok(fail(&ctx, e)),
+    };
+    let arr = Array::new(ctx.clone())?;
+    for (i, (name, kind)) in entries.into_iter().enumerate() {
+        let pair = Array::new(ctx.clone())?;
+        pair.set(0, name)?;
+        pair.set(1, kind)?;
+        arr.set(i, pair)?;
+    }
+    Ok(arr.into_value())
+}
+
+fn js_stat<'js>(ctx: Ctx<'js>, path: String, follow: bool) -> JsResult<'js> {
+    match stat(&path, follow) {
+        Ok(st) => stat_object(&ctx, &st),
+        Err(e) => Ok(fail(&ctx, e)),
+    }
+}
+
+fn js_read_file<'js>(ctx: Ctx<'js>, path: String, binary: bool) -> JsResult<'js> {
+    let bytes = match paths::resolve_mounted(&path).and_then(|abs| read_file(&abs)) {
+        Ok(b) => b,
+        Err(e) => return Ok(fail(&ctx, e)),
+    };
+    if binary {
+        uint8_array(&ctx, bytes)
+    } else {
+        string(&ctx, &String::from_utf8_lossy(&bytes))
+    }
+}
+
+fn js_write_file<'js>(ctx: Ctx<'js>, path: String, data: Value<'js>, flags: i32) -> JsResult<'js> {
+    let bytes = bytes_of(&ctx, &data)?;
+    Ok(status(&ctx, write_file(&path, &bytes, flags)))
+}
+
+fn js_fopen<'js>(ctx: Ctx<'js>, path: String, mode: String) -> JsResult<'js> {
+    if !files::valid_mode(&mode) {
+        return Err(Exception::throw_type(&ctx, "invalid file mode"));
+    }
+    let r = paths::resolve_mounted(&path).and_then(|abs| files::open(&abs, &mode));
+    Ok(number_or_errno(&ctx, r))
+}
+
+fn js_fopen_flags<'js>(ctx: Ctx<'js>, path: String, flags: i32) -> JsResult<'js> {
+    let r = paths::resolve_mounted(&path).and_then(|abs| files::open_flags(&abs, flags));
+    Ok(number_or_errno(&ctx, r))
+}
+
+/// A FILE object for handle `id` with prototype `proto`.
+fn js_file_new<'js>(ctx: Ctx<'js>, proto: Object<'js>, id: f64) -> JsResult<'js> {
+    file_class::new_file(&ctx, &proto, handle(id))
+}
+
+/// The handle id of a FILE; TypeError "invalid file handle" (quickjs-libc's
+/// words) for a closed FILE or anything else.
+fn js_file_id<'js>(ctx: Ctx<'js>, file: Value<'js>) -> JsResult<'js> {
+    match file_class::id_of(&file) {
+        Some(id) => Ok(Value::new_number(ctx.clone(), id as f64)),
+        None => Err(Exception::throw_type(&ctx, "invalid file handle")),
+    }
+}
+
+fn js_fclose<'js>(ctx: Ctx<'js>, id: f64) -> JsResult<'js> {
+    let r = files::close(handle(id)).map_err(|b| bad_handle(&ctx, b))?;
+    Ok(status(&ctx, r))
+}
+
+/// Up to `max` bytes (`max < 0`: to the end), as a string or a Uint8Array.
+fn js_fread<'js>(ctx: Ctx<'js>, id: f64, max: f64, as_string: bool) -> JsResult<'js> {
+    let max = (max >= 0.0).then_some(max as usize);
+    match files::read(handle(id), max).map_err(|b| bad_handle(&ctx, b))? {
+        Ok(bytes) if as_string => string(&ctx, &String::from_utf8_lossy(&bytes)),
+        Ok(bytes) => uint8_array(&ctx, bytes),
+        Err(e) => Ok(fail(&ctx, e)),
+    }
+}
+
+fn js_fgetline<'js>(ctx: Ctx<'js>, id: f64) -> JsResult<'js> {
+    match files::getline(handle(id)).map_err(|b| bad_handle(&ctx, b))? {
+        Ok(Some(line)) => string(&ctx, &String::from_utf8_lossy(&line)),
+        Ok(None) => Ok(Value::new_null(ctx.clone())),
+        Err(e) => Ok(fail(&ctx, e)),
+    }
+}
+
+/// The next byte, or -1 at end of file (C's `EOF`).
+fn js_fget_byte<'js>(ctx: Ctx<'js>, id: f64) -> JsResult<'js> {
+    let b = files::get_byte(handle(id)).map_err(|b| bad_handle(&ctx, b))?;
+    Ok(Value::new_int(ctx.clone(), b.map_or(-1, i32::from)))
+}
+
+fn js_fwrite<'js>(ctx: Ctx<'js>, id: f64, data: Value<'js>) -> JsResult<'js> {
+    let bytes = bytes_of(&ctx, &data)?;
+    let r = files::write(handle(id), &bytes).map_err(|b| bad_handle(&ctx, b))?;
+    Ok(number_or_errno(&ctx, r.map(|n| n as u64)))
+}
+
+fn js_ftell<'js>(ctx: Ctx<'js>, id: f64) -> JsResult<'js> {
+    let r = files::tell(handle(id)).map_err(|b| bad_handle(&ctx, b))?;
+    Ok(number_or_errno(&ctx, r))
+}
+
+fn js_fseek<'js>(ctx: Ctx<'js>, id: f64, offset: f64, whence: i32) -> JsResult<'js> {
+    let r = files::seek(handle(id), offset as i64, whence).map_err(|b| bad_handle(&ctx, b))?;
+    Ok(number_or_errno(&ctx, r))
+}
+
+/// Bit 0: end of file; bit 1: error.
+fn js_fflags<'js>(ctx: Ctx<'js>, id: f64) -> JsResult<'js> {
+    let (eof, error) = files::flags(handle(id)).map_err(|b| bad_handle(&ctx, b))?;
+    let bits = i32::from(eof) | (i32::from(error) << 1);
+    Ok(Value::new_int(ctx.clone(), bits))
+}
+
+fn js_fclearerr<'js>(ctx: Ctx<'js>, id: f64) -> JsResult<'js> {
+    files::clear_flags(handle(id)).map_err(|b| bad_handle(&ctx, b))?;
+    Ok(Value::new_undefined(ctx.clone()))
+}
+
+fn js_getenv<'js>(ctx: Ctx<'js>, name: String) -> JsResult<'js> {
+    match std::env::var_os(&name) {
+        Some(v) => string(&ctx, &v.to_string_lossy()),
+        None => Ok(Value::new_undefined(ctx.clone())),
+    }
+}
+
+fn js_setenv(name: String, value: String) {
+    if valid_env_name(&name) && !value.contains('\0') {
+        // SAFETY: the guest is single-threaded, so nothing reads the
+        // environment concurrently.
+        unsafe { std::env::set_var(name, value) };
+    }
+}
+
+fn js_unsetenv(name: String) {
+    if valid_env_name(&name) {
+        // SAFETY: as for set_var, the guest is single-threaded.
+        unsafe { std::env::remove_var(name) };
+    }
+}
+
+fn js_getenviron<'js>(ctx: Ctx<'js>) -> JsResult<'js> {
+    let obj = Object::new(ctx.clone())?;
+    for (k, v) in std::env::vars_os() {
+        obj.set(k.to_string_lossy().as_ref(), v.to_string_lossy().as_ref())?;
+    }
+    Ok(obj.into_value())
+}
+
+/// Evaluate `source` as global (sloppy) script code named `filename`.
+fn js_eval_script<'js>(
+    ctx: Ctx<'js>,
+    source: String,
+    filename: String,
+    flags: i32,
+) -> JsResult<'js> {
+    let mut opts = rquickjs::context::EvalOptions::default();
+    opts.global = true;
+    opts.strict = false;
+    opts.promise = flags & EVAL_ASYNC != 0;
+    opts.backtrace_barrier = flags & EVAL_BARRIER != 0;
+    opts.filename = Some(filename);
+    ctx.eval_with_options(source, opts)
+}
+
+fn js_sleep(ms: f64) {
+    if ms > 0.0 {
+        // The host's poll_oneoff shadow wakes us at the deadline or on
+        // cancel; the pending interrupt then stops the script.
+        std::thread::sleep(Duration::from_secs_f64(ms.min(MAX_SLEEP_MS) / 1000.0));
+    }
 }
 
 // --- conversions -------------------------------------------------------------
 
 fn string<'js>(ctx: &Ctx<'js>, s: &str) -> JsResult<'js> {
     Ok(rquickjs::String::from_str(ctx.clone(), s)?.into_value())
+}
+
+fn uint8_array<'js>(ctx: &Ctx<'js>, bytes: Vec<u8>) -> JsResult<'js> {
+    Ok(TypedArray::<u8>::new(ctx.clone(), bytes)?.into_value())
+}
+
+fn string_or_errno<'js>(ctx: &Ctx<'js>, r: Result<String, Errno>) -> JsResult<'js> {
+    match r {
+        Ok(s) => string(ctx, &s),
+        Err(e) => Ok(fail(ctx, e)),
+    }
+}
+
+fn number_or_errno<'js>(ctx: &Ctx<'js>, r: Result<u64, Errno>) -> Value<'js> {
+    match r {
+        Ok(n) => Value::new_number(ctx.clone(), n as f64),
+        Err(e) => fail(ctx, e),
+    }
 }
 
 fn fail<'js>(ctx: &Ctx<'js>, e: Errno) -> Value<'js> {
@@ -370,7 +419,10 @@ fn bytes_of<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> rquickjs::Result<Vec<u8>> {
         let bytes = unsafe { arr.as_bytes() }.map(<[u8]>::to_vec);
         return Ok(bytes.unwrap_or_default());
     }
-    Err(Exception::throw_type(ctx, "expected a string or a Uint8Array"))
+    Err(Exception::throw_type(
+        ctx,
+        "expected a string or a Uint8Array",
+    ))
 }
 
 fn valid_env_name(name: &str) -> bool {
@@ -482,6 +534,28 @@ fn stat_object<'js>(ctx: &Ctx<'js>, st: &libc::stat) -> JsResult<'js> {
     Ok(obj.into_value())
 }
 
+fn mkdir(path: &str, recursive: bool) -> Result<(), Errno> {
+    let abs = paths::resolve_mounted(path)?;
+    if recursive {
+        fs::create_dir_all(&abs)?;
+    } else {
+        fs::create_dir(&abs)?;
+    }
+    Ok(())
+}
+
+fn rename(from: &str, to: &str) -> Result<(), Errno> {
+    let from = paths::resolve_mounted(from)?;
+    let to = paths::resolve_mounted(to)?;
+    fs::rename(from, to)?;
+    Ok(())
+}
+
+fn readlink(path: &str) -> Result<String, Errno> {
+    let abs = paths::resolve_mounted(path)?;
+    Ok(fs::read_link(abs)?.to_string_lossy().into_owned())
+}
+
 /// C `remove`: a file, a symlink or an empty directory.
 fn remove(path: &str) -> Result<(), Errno> {
     let abs = paths::resolve_mounted(path)?;
@@ -553,6 +627,19 @@ fn utimes(path: &str, atime_ms: f64, mtime_ms: f64) -> Result<(), Errno> {
         return Err(std::io::Error::last_os_error().into());
     }
     Ok(())
+}
+
+/// The whole file. A directory is `EISDIR` (WASI reports reading one as
+/// `EBADF`, which would send the reader looking for a file handle bug).
+fn read_file(abs: &str) -> Result<Vec<u8>, Errno> {
+    fs::read(abs).map_err(|e| {
+        let e = Errno::from(e);
+        if e == errno::EBADF && fs::metadata(abs).is_ok_and(|m| m.is_dir()) {
+            errno::EISDIR
+        } else {
+            e
+        }
+    })
 }
 
 fn write_file(path: &str, bytes: &[u8], flags: i32) -> Result<(), Errno> {

@@ -111,7 +111,11 @@ pub fn place(abs: &str) -> Place {
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
         })
     });
-    if inside { Place::Mounted } else { Place::Outside }
+    if inside {
+        Place::Mounted
+    } else {
+        Place::Outside
+    }
 }
 
 /// `resolve`, then refuse paths outside every preopened directory with

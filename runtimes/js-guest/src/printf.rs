@@ -158,7 +158,11 @@ fn width<'js>(
     Ok(p)
 }
 
-fn take<'js>(ctx: &Ctx<'js>, args: &[Value<'js>], next: &mut usize) -> rquickjs::Result<Value<'js>> {
+fn take<'js>(
+    ctx: &Ctx<'js>,
+    args: &[Value<'js>],
+    next: &mut usize,
+) -> rquickjs::Result<Value<'js>> {
     let Some(v) = args.get(*next) else {
         return Err(Exception::throw_reference(
             ctx,

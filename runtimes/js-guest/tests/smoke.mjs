@@ -33,7 +33,7 @@ function check(name, ok, detail) {
 }
 
 // One sandbox instance, as the host would hold it.
-async function makeSandbox(memoryLimit, tag) {
+async function makeSandbox(memoryLimit, tag, preopens = {}) {
   const outPath = path.join(tmp, `${tag}.stdout`);
   const errPath = path.join(tmp, `${tag}.stderr`);
   const outFd = fs.openSync(outPath, "w+");
@@ -42,6 +42,7 @@ async function makeSandbox(memoryLimit, tag) {
     version: "preview1",
     args: [],
     env: {},
+    preopens,
     stdout: outFd,
     stderr: errFd,
     returnOnExit: true,
@@ -73,6 +74,7 @@ async function makeSandbox(memoryLimit, tag) {
   };
   sb.exports = ex;
   sb.eval = (code) => {
+    const ex = sb.exports; // replaced when a test restores into a new instance
     const bytes = Buffer.from(code, "utf8");
     const ptr = ex.sb_alloc(bytes.length);
     new Uint8Array(ex.memory.buffer, ptr, bytes.length).set(bytes);
@@ -362,6 +364,67 @@ const sb = await makeSandbox(64 << 20, "main");
   check("state restored into a fresh instance without sb_init (bump() === 3)", ok(r, "3"), JSON.stringify(r));
   const r2 = evalIn(b.exports, "await new Promise(res => setTimeout(res, 5, 'timer ok'))", 11);
   check("timers and promises work after restore", ok(r2, '"timer ok"'), JSON.stringify(r2));
+}
+
+// ------------------------------------------------------------------ files
+{
+  // The host preopens /app (read-write, the working directory), /tmp and
+  // /data; nothing else exists. Node's WASI stands in for it here.
+  const dirs = {};
+  for (const d of ["app", "tmp", "data"]) {
+    dirs[d] = path.join(tmp, "fs-" + d);
+    fs.mkdirSync(dirs[d]);
+  }
+  fs.mkdirSync(path.join(dirs.data, "js", "demo"), { recursive: true });
+  fs.writeFileSync(path.join(dirs.data, "js", "demo", "package.json"), '{"main": "lib/main.js"}');
+  fs.mkdirSync(path.join(dirs.data, "js", "demo", "lib"));
+  fs.writeFileSync(path.join(dirs.data, "js", "demo", "lib", "main.js"), "exports.twice = require('./util').twice;");
+  fs.writeFileSync(path.join(dirs.data, "js", "demo", "lib", "util.js"), "exports.twice = (x) => 2 * x;");
+  const preopens = { "/app": dirs.app, "/tmp": dirs.tmp, "/data": dirs.data };
+  const f = await makeSandbox(64 << 20, "files", preopens);
+  const json = (code) => {
+    const r = f.eval(`JSON.stringify(${code})`);
+    return r.ok ? JSON.parse(JSON.parse(r.value)) : r;
+  };
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+  const helpers = json(`(writeJson("a.json", {x: 1}), writeText("sub/t.txt", "one\\n"), appendText("sub/t.txt", "two\\n"),
+    [readJson("a.json").x, readText("/app/sub/t.txt"), fileExists("sub"), fileExists("nope"), listFiles(".", {recursive: true})])`);
+  check("helpers write and read under /app (relative paths)", same(helpers, [1, "one\ntwo\n", true, false, ["a.json", "sub/", "sub/t.txt"]]), JSON.stringify(helpers));
+  check("helpers' files are on the host", fs.readFileSync(path.join(dirs.app, "a.json"), "utf8") === '{\n  "x": 1\n}\n');
+
+  const tuples = json(`[os.stat("a.json")[0].size, os.stat("nope"), os.readdir("sub"), os.getcwd(), os.mkdir("d"), os.mkdir("d"), os.remove("d"), os.realpath("sub/../a.json")]`);
+  check("os tuple returns ([value, errno]) and -errno codes", same(tuples, [13, [null, 44], [[".", "..", "t.txt"], 0], ["/app", 0], 0, -20, 0, ["/app/a.json", 0]]), JSON.stringify(tuples));
+
+  const file = json(`(() => { const h = std.open("sub/t.txt", "r"); const r = [h.getline(), h.tell(), h.readAsString(), h.eof(), h.getline()]; h.close(); return r })()`);
+  check("std.open FILE: getline, tell, readAsString, eof", same(file, ["one", 4, "two\n", true, null]), JSON.stringify(file));
+
+  const escapes = json(`[std.loadFile("../../etc/passwd"), os.stat("/etc/passwd")[1], os.readdir("/")[0], (() => { try { readText("/etc/passwd") } catch (e) { return e.code } })()]`);
+  check("paths outside the preopens do not exist", same(escapes, [null, 44, [".", "..", "app", "data", "tmp"], "ENOENT"]), JSON.stringify(escapes));
+
+  const vendor = json(`[requireVendor("demo").twice(21), requireVendor("demo") === requireVendor("demo/lib/main")]`);
+  check("requireVendor loads /data/js/<name> with relative requires, cached", same(vendor, [42, true]), JSON.stringify(vendor));
+
+  const fmt = json(`[std.sprintf("%05.1f|%-3s|%x|%ld", 3.14159, "a", 255, 2n ** 40n), std.parseExtJSON("{a: 0x10, 'b': [1,], // c\\n}")]`);
+  check("std.sprintf (C printf) and std.parseExtJSON", same(fmt, ["003.1|a  |ff|1099511627776", { a: 16, b: [1] }]), JSON.stringify(fmt));
+
+  // A FILE opened before a trap points at an fd the fresh instance never
+  // opened: it must fail with an Error, not crash or hit another file.
+  f.eval('var held = std.open("held.txt", "w"); held.puts("kept\\n")');
+  const snapshot = new Uint8Array(f.exports.memory.buffer).slice();
+  const wasi = new WASI({ version: "preview1", args: [], env: {}, preopens, returnOnExit: true });
+  const inst = await WebAssembly.instantiate(module, {
+    wasi_snapshot_preview1: wasi.wasiImport,
+    sandbox: { should_interrupt: () => 0 },
+  });
+  wasi.initialize(inst);
+  const mem = inst.exports.memory;
+  const pages = snapshot.length / 65536 - mem.buffer.byteLength / 65536;
+  if (pages > 0) mem.grow(pages);
+  new Uint8Array(mem.buffer).set(snapshot);
+  f.exports = inst.exports;
+  const stale = json(`[(() => { try { held.puts("x") } catch (e) { return e.code } })(), (std.open("new.txt", "w").puts("new"), readText("new.txt")), held.close(), readText("held.txt")]`);
+  check("after restore: old FILE throws EBADF, new files work, close succeeds", same(stale, ["EBADF", "new", 0, "kept\n"]), JSON.stringify(stale));
 }
 
 // ------------------------------------------------------------- edge cases

@@ -20,9 +20,9 @@ mod scan;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-pub use advice::{Advice, ErrorFacts, advise};
+pub use advice::{Advice, ErrorFacts, advise, advise_with};
 pub use analyze::{ExecutionGuidance, analyze};
-pub use docs::{DOCS, Doc};
+pub use docs::{DOCS, Doc, doc};
 pub use fuel::{FuelAnalysis, FuelStatus, fuel_analysis};
 pub use imports::{ImportCost, ImportFuelTable};
 
@@ -216,7 +216,7 @@ mod tests {
         assert_eq!(nice_round_up(30_000_000_000), 30_000_000_000);
         assert_eq!(nice_round_up(30_000_000_001), 50_000_000_000);
         assert_eq!(nice_round_up(21_000_000_000), 25_000_000_000);
-        assert_eq!(nice_round_up(u64::MAX) >= u64::MAX / 10, true);
+        assert!(nice_round_up(u64::MAX) >= u64::MAX / 10);
     }
 
     #[test]
@@ -240,7 +240,13 @@ mod tests {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         };
-        for base in ["default-python-1a2b3c4d", "", "-_-", "x".repeat(64).as_str(), "é!"] {
+        for base in [
+            "default-python-1a2b3c4d",
+            "",
+            "-_-",
+            "x".repeat(64).as_str(),
+            "é!",
+        ] {
             let id = derived_session_id(base, "fuel-30b");
             assert!(valid(&id), "{id}");
             assert_ne!(id, base);

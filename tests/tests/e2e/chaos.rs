@@ -33,18 +33,30 @@ impl Rng {
 
 /// Sessions 0..6 are victims; 6 and 7 are never killed and must keep their state.
 fn session(i: usize) -> (String, &'static str) {
-    (format!("chaos-{i}"), if i % 2 == 0 { "python" } else { "javascript" })
+    (
+        format!("chaos-{i}"),
+        if i % 2 == 0 { "python" } else { "javascript" },
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<()> {
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_nanos() as u64 | 1;
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_nanos() as u64
+        | 1;
     eprintln!("chaos seed {seed}");
     let server = Arc::new(Server::start().await?);
     for i in 0..8 {
         let (id, language) = session(i);
-        let set = if language == "python" { format!("marker = {i}") } else { format!("var marker = {i}") };
-        let reply = server.exec(language, &set, json!({ "session_id": id })).await?;
+        let set = if language == "python" {
+            format!("marker = {i}")
+        } else {
+            format!("var marker = {i}")
+        };
+        let reply = server
+            .exec(language, &set, json!({ "session_id": id }))
+            .await?;
         assert!(!reply.is_error, "{reply:?}");
     }
 
@@ -63,16 +75,30 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
                     ("python", 0) => format!("print({n})"),
                     ("python", 1) => "sum(i * i for i in range(20000))".to_owned(),
                     ("python", 2) => "import time\ntime.sleep(0.05)".to_owned(),
-                    ("python", _) => "import os\nos.write(1, b'\\xff{\"jsonrpc\":\"2.0\"}\\n' * 100)".to_owned(),
+                    ("python", _) => {
+                        "import os\nos.write(1, b'\\xff{\"jsonrpc\":\"2.0\"}\\n' * 100)".to_owned()
+                    }
                     (_, 0) => format!("console.log({n})"),
-                    (_, 1) => "(() => { let s = 0; for (let i = 0; i < 100000; i++) s += i; return s })()".to_owned(),
-                    (_, 2) => "JSON.stringify(Array.from({length: 1000}, (_, i) => i)).length".to_owned(),
+                    (_, 1) => {
+                        "(() => { let s = 0; for (let i = 0; i < 100000; i++) s += i; return s })()"
+                            .to_owned()
+                    }
+                    (_, 2) => {
+                        "JSON.stringify(Array.from({length: 1000}, (_, i) => i)).length".to_owned()
+                    }
                     (_, _) => "console.error('\\u0000\\ufffd'.repeat(1000))".to_owned(),
                 };
                 let started = Instant::now();
-                let reply = server.exec(language, &code, json!({ "session_id": id, "timeout": CALL_TIMEOUT })).await;
+                let reply = server
+                    .exec(
+                        language,
+                        &code,
+                        json!({ "session_id": id, "timeout": CALL_TIMEOUT }),
+                    )
+                    .await;
                 let elapsed = started.elapsed();
-                let reply = reply.unwrap_or_else(|e| panic!("session {id}: protocol error under chaos: {e}"));
+                let reply = reply
+                    .unwrap_or_else(|e| panic!("session {id}: protocol error under chaos: {e}"));
                 assert!(
                     elapsed < Duration::from_secs_f64(CALL_TIMEOUT + 1.0),
                     "session {id}: answered in {elapsed:?}"
@@ -101,30 +127,50 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
                 kills += 1;
             }
         }
-        assert!(procfs::processes().iter().any(|(pid, ..)| *pid == server.pid), "the supervisor died");
+        assert!(
+            procfs::processes()
+                .iter()
+                .any(|(pid, ..)| *pid == server.pid),
+            "the supervisor died"
+        );
     }
     stop.store(true, Ordering::SeqCst);
     for task in load {
         task.await?;
     }
-    eprintln!("chaos: {kills} kills, {} calls in {:?}", calls.load(Ordering::SeqCst), started.elapsed());
+    eprintln!(
+        "chaos: {kills} kills, {} calls in {:?}",
+        calls.load(Ordering::SeqCst),
+        started.elapsed()
+    );
     assert!(kills >= KILLS, "only {kills} kills in {RUN_LIMIT:?}");
 
     // Protected sessions kept their state; victims answer again after a restart.
     for i in 6..8 {
         let (id, language) = session(i);
-        let marker = server.exec(language, "marker", json!({ "session_id": id })).await?;
+        let marker = server
+            .exec(language, "marker", json!({ "session_id": id }))
+            .await?;
         assert_eq!(marker.str("result"), i.to_string(), "{marker:?}");
     }
     for i in 0..6 {
         let (id, language) = session(i);
-        let reply = server.exec(language, "1 + 1", json!({ "session_id": id })).await?;
+        let reply = server
+            .exec(language, "1 + 1", json!({ "session_id": id }))
+            .await?;
         assert_eq!(reply.str("result"), "2", "{reply:?}");
     }
     // Every killed worker was reaped: no zombie children.
-    let zombies: Vec<u32> = procfs::workers_of(server.pid).into_iter().filter(|(_, s)| *s == 'Z').map(|(p, _)| p).collect();
+    let zombies: Vec<u32> = procfs::workers_of(server.pid)
+        .into_iter()
+        .filter(|(_, s)| *s == 'Z')
+        .map(|(p, _)| p)
+        .collect();
     assert!(zombies.is_empty(), "zombies: {zombies:?}");
-    let workers: Vec<u32> = procfs::workers_of(server.pid).into_iter().map(|(p, _)| p).collect();
+    let workers: Vec<u32> = procfs::workers_of(server.pid)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
     assert_eq!(workers.len(), 8, "one worker per session: {workers:?}");
 
     let (pid, state_dir) = (server.pid, server.state_dir.clone());
@@ -133,7 +179,10 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
     while Instant::now() < deadline && procfs::processes().iter().any(|(p, ..)| *p == pid) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(workers.iter().all(|w| !procfs::all_workers().contains(w)), "no orphan workers");
+    assert!(
+        workers.iter().all(|w| !procfs::all_workers().contains(w)),
+        "no orphan workers"
+    );
     assert!(!state_dir.exists(), "no leftover sockets or workspaces");
     Ok(())
 }

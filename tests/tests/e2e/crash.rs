@@ -19,7 +19,8 @@ async fn killing_a_worker_mid_call_is_a_clean_error() -> anyhow::Result<()> {
     server
         .exec("python", "doomed = 1", json!({ "session_id": "victim" }))
         .await?;
-    let pid = procfs::worker_of_session(server.pid, "victim").expect("the victim's worker is running");
+    let pid =
+        procfs::worker_of_session(server.pid, "victim").expect("the victim's worker is running");
 
     let call = {
         let server = server.clone();

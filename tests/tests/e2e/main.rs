@@ -4,7 +4,10 @@
 mod chaos;
 mod crash;
 mod javascript;
+mod javascript_batteries;
 mod limits;
 mod python;
 mod supervision;
 mod tools;
+mod vendor_python;
+mod workspace_tools;

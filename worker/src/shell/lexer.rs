@@ -40,7 +40,12 @@ impl Word {
     /// The word's text when it has no quoting and no parameters (reserved words, `!`, fd numbers).
     pub(crate) fn plain(&self) -> Option<&str> {
         match self.parts.as_slice() {
-            [Part::Lit { text, quoted: false }] => Some(text),
+            [
+                Part::Lit {
+                    text,
+                    quoted: false,
+                },
+            ] => Some(text),
             _ => None,
         }
     }
@@ -63,7 +68,10 @@ impl Word {
     }
 
     fn push_lit(&mut self, text: &str, quoted: bool) {
-        if let Some(Part::Lit { text: last, quoted: q }) = self.parts.last_mut()
+        if let Some(Part::Lit {
+            text: last,
+            quoted: q,
+        }) = self.parts.last_mut()
             && *q == quoted
         {
             last.push_str(text);
@@ -213,7 +221,9 @@ impl Lexer {
     }
 
     fn starts_with(&self, s: &str) -> bool {
-        s.chars().enumerate().all(|(i, c)| self.peek_at(i) == Some(c))
+        s.chars()
+            .enumerate()
+            .all(|(i, c)| self.peek_at(i) == Some(c))
     }
 
     fn push(&mut self, tok: Tok) {
@@ -292,7 +302,10 @@ impl Lexer {
                 return Ok(());
             }
         }
-        Err(format!("unexpected character `{}`", self.peek().unwrap_or(' ')))
+        Err(format!(
+            "unexpected character `{}`",
+            self.peek().unwrap_or(' ')
+        ))
     }
 
     fn heredoc(&mut self) -> Result<(), String> {
@@ -393,9 +406,15 @@ impl Lexer {
                     self.double_quoted(&mut w)?;
                 }
                 '$' => self.dollar(&mut w, false)?,
-                '`' => return Err(format!("command substitution (`...`) is not supported; {USE_INTERPRETER}")),
+                '`' => {
+                    return Err(format!(
+                        "command substitution (`...`) is not supported; {USE_INTERPRETER}"
+                    ));
+                }
                 '{' if w.parts.is_empty() && self.brace_expansion_ahead() => {
-                    return Err(format!("brace expansion ({{a,b}}) is not supported; {USE_INTERPRETER}"));
+                    return Err(format!(
+                        "brace expansion ({{a,b}}) is not supported; {USE_INTERPRETER}"
+                    ));
                 }
                 _ => {
                     self.pos += 1;
@@ -531,7 +550,11 @@ impl Lexer {
 
 /// `${...}`: a name with an optional `:-` or `-` fallback.
 fn param_in_braces(inner: &str, quoted: bool) -> Result<Part, String> {
-    let bad = || Err(format!("bad substitution: ${{{inner}}} (only ${{NAME}}, ${{NAME:-default}} and ${{NAME-default}} are supported)"));
+    let bad = || {
+        Err(format!(
+            "bad substitution: ${{{inner}}} (only ${{NAME}}, ${{NAME:-default}} and ${{NAME-default}} are supported)"
+        ))
+    };
     let (name, default) = match inner.find(['-', ':']) {
         None => (inner, None),
         Some(i) => {
@@ -645,12 +668,12 @@ mod tests {
     #[test]
     fn splits_words_and_operators() {
         let t = tokenize("ls -l|wc -l&&echo a;b||c\n").unwrap().toks;
-        assert_eq!(t.len(), 12);
+        assert_eq!(t.len(), 13);
         assert_eq!(t[2], Tok::Op(Op::Pipe));
         assert_eq!(t[5], Tok::Op(Op::AndIf));
         assert_eq!(t[8], Tok::Op(Op::Semi));
         assert_eq!(t[10], Tok::Op(Op::OrIf));
-        assert_eq!(t[11], Tok::Newline);
+        assert_eq!(t[12], Tok::Newline);
     }
 
     #[test]
@@ -663,34 +686,57 @@ mod tests {
                 lit("a ", true),
                 param("H", true),
                 lit("$\"b", true),
-                lit("c", true),
-                lit(" ", true),
+                lit("c ", true),
                 lit("d", false),
             ]]
         );
         assert_eq!(words(r#""\n""#), vec![vec![lit("\\n", true)]]);
         assert_eq!(words("\"\""), vec![vec![lit("", true)]]);
         assert_eq!(words("a\\\nb"), vec![vec![lit("ab", false)]]);
-        assert!(tokenize("'abc").unwrap_err().contains("unterminated single quote"));
-        assert!(tokenize("\"abc").unwrap_err().contains("unterminated double quote"));
+        assert!(
+            tokenize("'abc")
+                .unwrap_err()
+                .contains("unterminated single quote")
+        );
+        assert!(
+            tokenize("\"abc")
+                .unwrap_err()
+                .contains("unterminated double quote")
+        );
     }
 
     #[test]
     fn parameters() {
-        assert_eq!(words("$A${B}$?$1"), vec![vec![
-            param("A", false),
-            param("B", false),
-            param("?", false),
-            param("1", false)
-        ]]);
-        assert_eq!(words("$ a$"), vec![vec![lit("$", false)], vec![lit("a$", false)]]);
+        assert_eq!(
+            words("$A${B}$?$1"),
+            vec![vec![
+                param("A", false),
+                param("B", false),
+                param("?", false),
+                param("1", false)
+            ]]
+        );
+        assert_eq!(
+            words("$ a$"),
+            vec![vec![lit("$", false)], vec![lit("a$", false)]]
+        );
         match &words("${X:-d e}")[0][0] {
-            Part::Param { default: Some(d), .. } => assert!(d.when_empty && d.text == "d e"),
+            Part::Param {
+                default: Some(d), ..
+            } => assert!(d.when_empty && d.text == "d e"),
             other => panic!("{other:?}"),
         }
-        assert!(tokenize("${X/a/b}").unwrap_err().contains("bad substitution"));
+        assert!(
+            tokenize("${X/a/b}")
+                .unwrap_err()
+                .contains("bad substitution")
+        );
         assert!(tokenize("echo $(ls)").unwrap_err().contains("python -c"));
-        assert!(tokenize("echo $((1+1))").unwrap_err().contains("arithmetic"));
+        assert!(
+            tokenize("echo $((1+1))")
+                .unwrap_err()
+                .contains("arithmetic")
+        );
         assert!(tokenize("echo `ls`").unwrap_err().contains("not supported"));
         assert!(tokenize("echo {a,b}").unwrap_err().contains("brace"));
         assert_eq!(words("{}"), vec![vec![lit("{}", false)]]);
@@ -699,12 +745,22 @@ mod tests {
     #[test]
     fn comments_and_io_numbers() {
         let t = tokenize("echo a#b # comment\n2>x 10>y").unwrap().toks;
-        assert_eq!(t[1], Tok::Word(Word { parts: vec![lit("a#b", false)] }));
+        assert_eq!(
+            t[1],
+            Tok::Word(Word {
+                parts: vec![lit("a#b", false)]
+            })
+        );
         assert_eq!(t[2], Tok::Newline);
         assert_eq!(t[3], Tok::IoNumber(2));
         assert_eq!(t[6], Tok::IoNumber(10));
         let t = tokenize("echo 2 >x").unwrap().toks;
-        assert_eq!(t[1], Tok::Word(Word { parts: vec![lit("2", false)] }));
+        assert_eq!(
+            t[1],
+            Tok::Word(Word {
+                parts: vec![lit("2", false)]
+            })
+        );
     }
 
     #[test]

@@ -387,10 +387,28 @@ mod tests {
         assert_eq!(r[1].fd, 2);
         assert!(matches!(r[1].kind, RedirectKind::Append(_)));
         assert!(matches!(r[2].kind, RedirectKind::Read(_)));
-        assert_eq!(r[3], Redirect { fd: 2, kind: RedirectKind::Dup(1) });
+        assert_eq!(
+            r[3],
+            Redirect {
+                fd: 2,
+                kind: RedirectKind::Dup(1)
+            }
+        );
         assert!(matches!(r[4].kind, RedirectKind::WriteBoth(_)));
-        assert_eq!(r[5], Redirect { fd: 1, kind: RedirectKind::Dup(2) });
-        assert_eq!(r[6], Redirect { fd: 2, kind: RedirectKind::Dup(1) });
+        assert_eq!(
+            r[5],
+            Redirect {
+                fd: 1,
+                kind: RedirectKind::Dup(2)
+            }
+        );
+        assert_eq!(
+            r[6],
+            Redirect {
+                fd: 2,
+                kind: RedirectKind::Dup(1)
+            }
+        );
         assert!(parse("a 3>x").unwrap_err().contains("file descriptors"));
         assert!(parse("a >").unwrap_err().contains("unexpected"));
         assert!(parse(">x").is_ok());
@@ -398,8 +416,16 @@ mod tests {
 
     #[test]
     fn errors() {
-        assert!(parse("if true; then x; fi").unwrap_err().contains("python -c or node -e"));
-        assert!(parse("for i in 1 2; do echo; done").unwrap_err().contains("not supported"));
+        assert!(
+            parse("if true; then x; fi")
+                .unwrap_err()
+                .contains("python -c or node -e")
+        );
+        assert!(
+            parse("for i in 1 2; do echo; done")
+                .unwrap_err()
+                .contains("not supported")
+        );
         assert!(parse("echo if").is_ok());
         assert!(parse("(ls)").unwrap_err().contains("subshells"));
         assert!(parse("f() { ls; }").unwrap_err().contains("not supported"));

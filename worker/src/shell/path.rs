@@ -87,7 +87,6 @@ pub(crate) fn errno(code: i32) -> FsError {
 pub(crate) mod errnos {
     pub const ENOENT: i32 = 2;
     pub const EBUSY: i32 = 16;
-    pub const EEXIST: i32 = 17;
     pub const ENOTDIR: i32 = 20;
     pub const EISDIR: i32 = 21;
     pub const EINVAL: i32 = 22;
@@ -329,10 +328,7 @@ impl Fs {
                 mount: m.guest.clone(),
             });
         }
-        let root = m
-            .root
-            .as_ref()
-            .ok_or_else(|| errno(errnos::ENOENT))?;
+        let root = m.root.as_ref().ok_or_else(|| errno(errnos::ENOENT))?;
         let rest = if m.guest == "/" {
             &guest[..]
         } else {
@@ -469,22 +465,62 @@ impl Fs {
         Ok(out)
     }
 
+    /// The canonical guest path of a resolved node (symlinks inside the mount resolved), for
+    /// `realpath`.
+    pub(crate) fn guest_of(&self, r: &Resolved) -> String {
+        let Some(host) = &r.host else {
+            return r.guest.clone();
+        };
+        self.mounts
+            .iter()
+            .filter(|m| m.guest == r.mount)
+            .find_map(|m| {
+                let rest = host.strip_prefix(m.root.as_ref()?).ok()?;
+                let joined = join(&m.guest, &rest.to_string_lossy());
+                Some(if joined.len() > 1 {
+                    joined.trim_end_matches('/').to_string()
+                } else {
+                    joined
+                })
+            })
+            .unwrap_or_else(|| r.guest.clone())
+    }
+
     /// The text of a symlink for display. A target spelled as a host path inside a mount is
-    /// shown as its guest path, so no host path is ever printed.
+    /// shown as its guest path, one that names an existing guest path as written, and any other absolute
+    /// target as `<outside the sandbox>`, so no host path is ever printed.
     pub(crate) fn link_text(&self, r: &Resolved) -> Option<String> {
         let target = fs::read_link(r.host()?).ok()?;
-        if target.is_absolute() {
-            for m in &self.mounts {
-                if let Some(root) = &m.root
-                    && let Ok(rest) = target.strip_prefix(root)
-                {
-                    return Some(join(&m.guest, &rest.to_string_lossy()).trim_end_matches('/').to_string());
-                }
+        if !target.is_absolute() {
+            return Some(target.to_string_lossy().into_owned());
+        }
+        for m in &self.mounts {
+            if let Some(root) = &m.root
+                && let Ok(rest) = target.strip_prefix(root)
+            {
+                let joined = join(&m.guest, &rest.to_string_lossy());
+                return Some(if joined.len() > 1 {
+                    joined.trim_end_matches('/').to_string()
+                } else {
+                    joined
+                });
             }
         }
-        Some(target.to_string_lossy().into_owned())
+        // Text that names an existing guest path (a guest wrote it) is shown as written; a host
+        // path that merely looks like one (host temp dirs live under /tmp too) is not.
+        let text = target.to_string_lossy();
+        let exists = self
+            .resolve_guest(normalize("/", &text), Access::Read, false)
+            .is_ok_and(|g| self.lstat(&g).is_ok());
+        if exists {
+            return Some(text.into_owned());
+        }
+        Some(OUTSIDE_TARGET.to_string())
     }
 }
+
+/// How `ls -l` shows an absolute symlink target outside every mount.
+pub(crate) const OUTSIDE_TARGET: &str = "<outside the sandbox>";
 
 /// Makes sure `host` (built as `root` + guest components) stays under `root`, and returns it with
 /// every existing component canonical. Without `follow`, the last component is kept as is (not
@@ -591,15 +627,27 @@ mod tests {
         let f = fixture();
         let r = f.fs.resolve("/app", "sub", Access::Write, true).unwrap();
         assert_eq!(r.guest, "/app/sub");
-        assert!(r.host().unwrap().starts_with(fs::canonicalize(f.app.path()).unwrap()));
+        assert!(
+            r.host()
+                .unwrap()
+                .starts_with(fs::canonicalize(f.app.path()).unwrap())
+        );
         let r = f.fs.resolve("/app", "/app", Access::Write, false).unwrap();
         assert!(r.mount_root);
-        for bad in ["/etc/passwd", "/proc/self/environ", "../../etc", "/appx", "/ap"] {
+        for bad in [
+            "/etc/passwd",
+            "/proc/self/environ",
+            "../../etc",
+            "/appx",
+            "/ap",
+        ] {
             let e = f.fs.resolve("/app", bad, Access::Read, true).unwrap_err();
             assert!(matches!(e, FsError::Outside { .. }), "{bad}: {e}");
             assert!(e.to_string().contains("/app, /data"));
         }
-        let e = f.fs.resolve("/app", "/data/d.txt", Access::Write, true).unwrap_err();
+        let e =
+            f.fs.resolve("/app", "/data/d.txt", Access::Write, true)
+                .unwrap_err();
         assert_eq!(e.restricted(), Some("/data/d.txt"));
         assert_eq!(e.to_string(), "path_restriction: /data is read-only");
         assert!(f.fs.resolve("/", "data/d.txt", Access::Read, true).is_ok());
@@ -612,7 +660,12 @@ mod tests {
         let f = fixture();
         let root = f.fs.resolve("/app", "/", Access::Read, true).unwrap();
         assert!(root.is_virtual());
-        let names: Vec<String> = f.fs.list(&root).unwrap().into_iter().map(|e| e.name).collect();
+        let names: Vec<String> =
+            f.fs.list(&root)
+                .unwrap()
+                .into_iter()
+                .map(|e| e.name)
+                .collect();
         assert_eq!(names, ["app", "data"]);
         assert!(f.fs.resolve("/", "/", Access::Write, true).is_err());
         assert!(f.fs.resolve("/", "/new", Access::Write, true).is_err());
@@ -626,7 +679,14 @@ mod tests {
         symlink(f.outside.path().join("secret"), a.join("secret")).unwrap();
         symlink("/nonexistent/dir", a.join("dangling")).unwrap();
         symlink("sub", a.join("inside")).unwrap();
-        for bad in ["out", "out/secret", "secret", "out/new", "dangling/x", "dangling"] {
+        for bad in [
+            "out",
+            "out/secret",
+            "secret",
+            "out/new",
+            "dangling/x",
+            "dangling",
+        ] {
             let e = f.fs.resolve("/app", bad, Access::Read, true).unwrap_err();
             assert!(matches!(e, FsError::Escape { .. }), "{bad}: {e}");
         }
@@ -634,12 +694,18 @@ mod tests {
         let link = f.fs.resolve("/app", "out", Access::Write, false).unwrap();
         assert_eq!(f.fs.lstat(&link).unwrap().kind, Kind::Symlink);
         assert!(matches!(f.fs.stat(&link), Err(FsError::Escape { .. })));
-        assert!(matches!(f.fs.open_read(&f.fs.resolve("/app", "secret", Access::Read, false).unwrap()), Err(FsError::Escape { .. })));
+        assert!(matches!(
+            f.fs.open_read(&f.fs.resolve("/app", "secret", Access::Read, false).unwrap()),
+            Err(FsError::Escape { .. })
+        ));
         // ...but nothing below it.
-        assert!(f.fs.resolve("/app", "out/secret", Access::Read, false).is_err());
+        assert!(
+            f.fs.resolve("/app", "out/secret", Access::Read, false)
+                .is_err()
+        );
         let inside = f.fs.resolve("/app", "inside", Access::Read, true).unwrap();
         assert!(inside.host().unwrap().ends_with("sub"));
-        assert_eq!(f.fs.link_text(&link).unwrap(), f.outside.path().to_string_lossy());
+        assert_eq!(f.fs.link_text(&link).unwrap(), OUTSIDE_TARGET);
         symlink(fs::canonicalize(a).unwrap().join("sub"), a.join("abs")).unwrap();
         let abs = f.fs.resolve("/app", "abs", Access::Read, false).unwrap();
         assert_eq!(f.fs.link_text(&abs).unwrap(), "/app/sub");
@@ -648,10 +714,15 @@ mod tests {
     #[test]
     fn errors_never_show_host_paths() {
         let f = fixture();
-        let e = f.fs.resolve("/app", "sub/missing", Access::Read, true).unwrap();
+        let e =
+            f.fs.resolve("/app", "sub/missing", Access::Read, true)
+                .unwrap();
         let err = f.fs.open_read(&e).unwrap_err().to_string();
         assert_eq!(err, "No such file or directory");
-        let err = f.fs.open_read(&f.fs.resolve("/app", "sub", Access::Read, true).unwrap()).unwrap_err().to_string();
+        let err =
+            f.fs.open_read(&f.fs.resolve("/app", "sub", Access::Read, true).unwrap())
+                .unwrap_err()
+                .to_string();
         assert_eq!(err, "Is a directory");
     }
 }

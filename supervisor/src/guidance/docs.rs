@@ -1,0 +1,275 @@
+//! Short documentation pages served as MCP resources (`sandbox://docs/<topic>`), written for a
+//! model to read in one go. Advice links to them through `related_docs`.
+//!
+//! They state what this server does, not what sandboxes usually do, and stay small (all pages
+//! together under 12 KB, checked by a test) so a model can afford to read them.
+
+/// One documentation page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Doc {
+    /// `sandbox://docs/<topic>`.
+    pub uri: &'static str,
+    pub title: &'static str,
+    /// One line for resource listings.
+    pub description: &'static str,
+    pub markdown: &'static str,
+}
+
+pub const WORKSPACE: &str = "sandbox://docs/workspace";
+pub const FUEL: &str = "sandbox://docs/fuel";
+pub const SESSIONS: &str = "sandbox://docs/sessions";
+pub const PYTHON: &str = "sandbox://docs/python";
+pub const JAVASCRIPT: &str = "sandbox://docs/javascript";
+pub const ERRORS: &str = "sandbox://docs/errors";
+
+/// Every page, in reading order.
+pub const DOCS: &[Doc] = &[
+    Doc {
+        uri: WORKSPACE,
+        title: "Workspace and paths",
+        description: "Which directories exist in the sandbox and how to use them",
+        markdown: r#"# Workspace and paths
+
+| path | what | access |
+|---|---|---|
+| `/app` | the session's workspace and **working directory** | read-write |
+| `/tmp` | scratch space of the session | read-write |
+| `/data` | vendored packages (`/data/site-packages`) | read-only |
+| `/shared` | a volume shared by all sessions, only if the operator configured one | usually read-only |
+
+Nothing else exists: `/etc`, `/home`, `/Users`, `/mnt/data`, `C:\`, `~` and `..` above `/app` all fail
+(FileNotFoundError / PermissionError in Python, `null` or an error code in JavaScript).
+
+- Use relative names (`data.csv`) or `/app/data.csv`. Both mean the same file.
+- Files in `/app` survive interpreter restarts and stay until the session is destroyed, expires
+  or `reset_workspace` clears it. Sessions do not see each other's `/app`.
+- To get a file in, write it from code (`open('data.csv', 'w').write(text)`); to get large
+  output out, write it to a file and read it back in parts.
+- File sizes are capped per flavor (256 MiB small, 1 GiB medium, 4 GiB large).
+- No network and no subprocesses: nothing can be downloaded or shelled out to.
+"#,
+    },
+    Doc {
+        uri: FUEL,
+        title: "Fuel, limits and flavors",
+        description: "Fuel budgets, memory, timeouts, output caps and what happens at each limit",
+        markdown: r#"# Fuel, limits and flavors
+
+**Fuel** counts executed WebAssembly work, deterministically: about 10^10 is one second of CPU.
+Every `execute_code` call gets the session's full budget; unused fuel is not carried over.
+
+| flavor | CPU | memory | fuel per call | timeout | output cap |
+|---|---|---|---|---|---|
+| small (default) | 1 | 1 GiB | 10^10 | 30 s | 1 MiB |
+| medium | 2 | 2 GiB | 5×10^10 | 60 s | 4 MiB |
+| large | 4 | 4 GiB | 2×10^11 | 120 s | 16 MiB |
+
+`create_session {language, flavor, fuel_budget, memory_bytes (32 MiB–4 GiB), timeout (≤ 300 s)}`
+sets them; explicit values override the flavor.
+
+Typical costs (first time in a session):
+- Python start of a call ≈ 0.5M. `import json` 229M, `re` 193M, `csv` 206M, `pathlib` 342M,
+  `dataclasses` 499M, `logging` 453M, `asyncio` 1.19B. A module imported once stays loaded:
+  later imports are free. Vendored packages can take billions (see list_available_packages).
+- A simple Python loop iteration ≈ 5,000 fuel (10^6 iterations ≈ 5×10^9); QuickJS ≈ 900.
+
+Every result has `fuel_analysis`: under 50 % efficient, 50–75 % moderate, 75–90 % warning
+(raise the budget for similar work), ≥ 90 % critical.
+
+**At a limit**
+- Fuel or timeout: the code is interrupted (Python `KeyboardInterrupt`, JavaScript an
+  uncatchable interrupt) and the **session keeps its state**. Code that ignores the interrupt is
+  stopped by force: Python restarts (variables lost, files kept), JavaScript rolls back to
+  before the call.
+- Memory: `MemoryError` / `out of memory`; the session stays usable.
+- Output beyond the cap is cut and `stdout_truncated` is set.
+
+Fixes: import heavy modules in a call of their own, split long work over several calls (each
+gets a full budget), or create a session with a bigger budget.
+"#,
+    },
+    Doc {
+        uri: SESSIONS,
+        title: "Sessions",
+        description: "Default sessions, ids, lifetime, restarts and state",
+        markdown: r#"# Sessions
+
+A session is one interpreter plus its `/app`. Variables, functions and imports persist between
+calls, like notebook cells.
+
+- **Default session**: omit `session_id` and each connection gets one session per language.
+  Best for one-off work and quick tests.
+- **Named session**: `create_session {language, session_id?, flavor?, fuel_budget?, memory_bytes?,
+  timeout?, ttl_seconds?, auto_persist_globals?}`, or just `execute_code` with a new valid id.
+  Use one for multi-turn work, heavy packages (more fuel), big data (more memory) or isolation.
+- Ids: 1–64 of letters, digits, `-`, `_`, starting with a letter or digit.
+- Calls to one session run one at a time, in order; different sessions run in parallel.
+- An idle session expires after its TTL (1 h by default for on-demand sessions) and its files
+  are deleted; its id then reports that it expired. Every call extends the TTL.
+- `destroy_session {session_id}` stops it and deletes its files; `reset_workspace` clears it.
+
+**Restarts.** A result with `session_restarted: true` says what happened in
+`state_after_restart`: `lost` (variables, functions and imports are gone; files in `/app`
+remain; re-run your setup code) or `rolled_back` (JavaScript state is back to before the
+call). A new session never inherits another session's variables or files.
+
+`auto_persist_globals: true` saves JSON-serialisable globals so multi-turn state survives
+restarts; do not use it for large objects.
+"#,
+    },
+    Doc {
+        uri: PYTHON,
+        title: "Python runtime",
+        description: "CPython 3.12 on WASI: stdlib limits, packages, install_package",
+        markdown: r#"# Python (CPython 3.12.0 on WASI)
+
+- `print()` goes to stdout; the value of a trailing expression comes back as `result`.
+- Tracebacks point at your cells: `File "<cell 3>", line 2`.
+- **Not available**: `ssl`, `lzma` (use `gzip`/`bz2`/`zlib`), `ctypes`, `multiprocessing`,
+  `tkinter`, `readline`, `curses`, `mmap`, `termios`, `fcntl`, `pwd`, `grp`, `resource`.
+- **Import but cannot work**: `subprocess` and `os.system` (no processes), `socket`,
+  `urllib.request`, `http.client` (no network), `threading` (a thread cannot start; run the work
+  sequentially). `input()` raises EOFError: put data in the code or in a file.
+- **Vendored packages** are in `/data/site-packages`, already on `sys.path`: just `import` them.
+  `list_available_packages {language: "python"}` lists them with their import fuel.
+- `install_package {package, version?, session_id?}` adds a **pure-Python** package to the
+  session (`/app/.packages`). Use the PyPI name (`pyyaml` for `yaml`, `beautifulsoup4` for
+  `bs4`, `python-dateutil` for `dateutil`).
+- **Native packages cannot load** in WebAssembly: numpy, pandas, scipy, scikit-learn, pillow,
+  matplotlib, lxml, cryptography, torch. Use `csv` + `collections` + `statistics`, `sqlite3` (in
+  memory) for grouping and joins, `xml.etree.ElementTree`, `hashlib`, or write SVG/CSV files.
+- Recursion deeper than ~1000 raises RecursionError; `sys.setrecursionlimit` does not add stack
+  in WebAssembly, so rewrite deep recursion as a loop.
+"#,
+    },
+    Doc {
+        uri: JAVASCRIPT,
+        title: "JavaScript runtime",
+        description: "QuickJS-NG, not Node.js: std/os tuple returns, helpers, requireVendor",
+        markdown: r#"# JavaScript (QuickJS-NG, ES2023)
+
+Not Node.js and not a browser: no `require`, no `import` statements (cells are scripts), no
+`fetch`, `process`, `Buffer`, `fs`, `window` or DOM.
+
+- `console.log()` prints; the completion value of the cell comes back as `result`.
+- Top-level `let`, `const`, `class` and functions persist between calls.
+- Packages: `const csv = requireVendor('csv-simple')`;
+  `list_available_packages {language: "javascript"}` lists what is vendored.
+- Helpers (relative paths start at `/app`; they throw Node-style errors with `code`):
+  `readText(path)`, `writeText(path, text)`, `appendText(path, text)`, `readJson(path)`,
+  `writeJson(path, value)`, `fileExists(path)`, `listFiles(dir)`.
+
+**QuickJS `std`/`os` globals.** Several `os` functions return a **`[value, error]` pair**:
+
+```js
+const [names, err] = os.readdir('/app');   // not: const names = os.readdir(...)
+if (err) throw new Error('readdir failed: ' + err);
+const [st, e2] = os.stat('/app/data.csv'); // st.size, st.mtime
+```
+
+Pairs: `os.readdir`, `os.stat`, `os.lstat`, `os.getcwd`, `os.realpath`, `os.readlink`.
+Without destructuring, `names.length` is always 2 and `names.forEach` visits the array and
+the error code. Others return an error code or null: `os.mkdir`/`os.remove`/`os.rename` give
+0 or a negative errno; `std.loadFile(path)` gives the text or null; `std.open(path, 'r')`
+gives a FILE (`.readAsString()`, `.puts()`, `.close()`) or null.
+"#,
+    },
+    Doc {
+        uri: ERRORS,
+        title: "Errors and what to do",
+        description: "Every error_type with its cause and fix; advice fields in results",
+        markdown: r#"# Errors
+
+A failed result has `error_type`, `error_name`, `error_message`, and advice:
+`actionable_guidance` (fixes), `related_docs`, and `next_call` (a ready tool call).
+
+| error_type | cause | do |
+|---|---|---|
+| syntax_error | code does not parse | fix the quoted line/column; check the language |
+| runtime_error | uncaught exception | read the exception; KeyError/IndexError: check the data; NameError: define it or re-run setup after a restart |
+| missing_module | import not found | vendored? import directly; pure Python: `install_package`; native (numpy...): use stdlib |
+| out_of_fuel | CPU budget used up | import heavy modules alone first; split work; `create_session` with a larger `fuel_budget` |
+| timeout | wall-clock limit | check for endless loops; pass a larger `timeout` (≤ 300); split work |
+| cancelled | the client cancelled | state is kept unless the result says it was lost |
+| out_of_memory | memory cap hit | process in chunks, stream files; `create_session` with `memory_bytes` or flavor medium/large |
+| stack_overflow | recursion too deep | rewrite as a loop with an explicit stack |
+| output_limit | stdout over the cap | write to a file in /app and read parts |
+| path_restriction | path outside the sandbox | use /app (relative paths), /tmp; /data is read-only |
+| disk_quota | file size cap hit | delete or compress files; a larger flavor |
+| worker_crashed | interpreter died | state lost, files kept: re-run setup code |
+| resources_exhausted | server at capacity | retry shortly; destroy sessions you no longer need; smaller flavor |
+| invalid_session | unknown or expired id | `execute_code` without session_id, or `create_session` |
+| command_failed | a command exited non-zero | read its stderr; do complex work with execute_code |
+| system_error | sandbox fault | retry once; then use a new session |
+
+`get_execution_guidance {code, language, context?}` checks code before running it: imports and
+their fuel, loops, paths, unavailable APIs, and recommended session settings.
+"#,
+    },
+];
+
+/// The page with this URI.
+pub fn doc(uri: &str) -> Option<&'static Doc> {
+    DOCS.iter().find(|d| d.uri == uri)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_are_small_unique_and_well_formed() {
+        let total: usize = DOCS.iter().map(|d| d.markdown.len()).sum();
+        assert!(total < 12 * 1024, "docs total {total} bytes");
+        let mut uris: Vec<&str> = DOCS.iter().map(|d| d.uri).collect();
+        uris.sort();
+        uris.dedup();
+        assert_eq!(uris.len(), DOCS.len());
+        for d in DOCS {
+            assert!(d.uri.starts_with("sandbox://docs/"));
+            assert!(d.markdown.starts_with("# "), "{}", d.uri);
+            assert!(!d.title.is_empty() && !d.description.is_empty());
+        }
+        assert_eq!(doc(FUEL).unwrap().title, "Fuel, limits and flavors");
+        assert!(doc("sandbox://docs/none").is_none());
+    }
+
+    #[test]
+    fn errors_page_covers_every_error_type() {
+        let errors = doc(ERRORS).unwrap().markdown;
+        for kind in [
+            "syntax_error",
+            "runtime_error",
+            "missing_module",
+            "timeout",
+            "cancelled",
+            "out_of_fuel",
+            "out_of_memory",
+            "stack_overflow",
+            "output_limit",
+            "path_restriction",
+            "disk_quota",
+            "worker_crashed",
+            "resources_exhausted",
+            "invalid_session",
+            "system_error",
+            "command_failed",
+        ] {
+            assert!(errors.contains(&format!("| {kind} |")), "{kind}");
+        }
+    }
+
+    #[test]
+    fn measured_numbers_in_the_fuel_page_match_the_table() {
+        let table = super::super::ImportFuelTable::builtin();
+        let page = doc(FUEL).unwrap().markdown;
+        for (name, shown) in [("json", "229M"), ("re", "193M"), ("asyncio", "1.19B")] {
+            assert_eq!(super::super::fmt_fuel(table.get(name).unwrap().fuel), shown);
+            assert!(
+                page.contains(&format!("`{name}` {shown}"))
+                    || page.contains(&format!("`import {name}` {shown}")),
+                "{name}"
+            );
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! The fuel analysis attached to every execution result: how much of the budget the call used,
+//! a status by the hardening PRD's thresholds (< 50 % efficient, 50–75 % moderate, 75–90 %
+//! warning, ≥ 90 % critical), and from 75 % on a recommended budget with the likely causes
+//! read off the code (measured import costs, loops, large data).
+//!
+//! Below 75 % nothing looks at the code, so the analysis of an ordinary result costs nothing.
+
+use sandbox_protocol::Language;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::analyze::{CodeFacts, HEAVY_IMPORT_FUEL};
+use super::imports::ImportFuelTable;
+use super::{MAX_SUGGESTED_FUEL, fmt_bytes, fmt_fuel, nice_round_up};
+
+/// How close the execution came to its budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FuelStatus {
+    /// Under 50 %: nothing to do.
+    Efficient,
+    /// 50–75 %: fine, but similar code with more data may need more.
+    Moderate,
+    /// 75–90 %: raise the budget for similar workloads.
+    Warning,
+    /// 90 % and above (or out of fuel): raise the budget before running similar code again.
+    Critical,
+}
+
+impl FuelStatus {
+    fn of(pct: f64) -> Self {
+        if pct >= 90.0 {
+            FuelStatus::Critical
+        } else if pct >= 75.0 {
+            FuelStatus::Warning
+        } else if pct >= 50.0 {
+            FuelStatus::Moderate
+        } else {
+            FuelStatus::Efficient
+        }
+    }
+}
+
+/// Fuel use of one execution against its budget.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FuelAnalysis {
+    pub consumed: u64,
+    pub budget: u64,
+    /// consumed / budget in percent, one decimal.
+    pub utilization_pct: f64,
+    pub status: FuelStatus,
+    /// What to do, from 50 % on (informational below 75 %).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recommendation: Option<String>,
+    /// A budget with headroom for similar code (warning and critical only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggested_fuel_budget: Option<u64>,
+    /// What in the code likely used the fuel (warning and critical only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub likely_causes: Vec<String>,
+}
+
+/// Analyses the fuel of one execution of `code`.
+pub fn fuel_analysis(
+    consumed: u64,
+    budget: u64,
+    code: &str,
+    language: Language,
+    imports: &ImportFuelTable,
+) -> FuelAnalysis {
+    // The status uses the exact ratio: 49.99 % is still efficient even if it shows as 50.0.
+    let exact = if budget == 0 {
+        0.0
+    } else {
+        consumed as f64 / budget as f64 * 100.0
+    };
+    let pct = (exact * 10.0).round() / 10.0;
+    let status = FuelStatus::of(exact);
+    let mut analysis = FuelAnalysis {
+        consumed,
+        budget,
+        utilization_pct: pct,
+        status,
+        recommendation: None,
+        suggested_fuel_budget: None,
+        likely_causes: Vec::new(),
+    };
+    match status {
+        FuelStatus::Efficient => {}
+        FuelStatus::Moderate => {
+            analysis.recommendation = Some(format!(
+                "Used {pct}% of the {} fuel budget: fine for this call; the same code on more data may need more.",
+                fmt_fuel(budget)
+            ));
+        }
+        FuelStatus::Warning | FuelStatus::Critical => {
+            let factor = if status == FuelStatus::Critical { 3 } else { 2 };
+            let suggested = nice_round_up(consumed.max(1).saturating_mul(factor))
+                .min(MAX_SUGGESTED_FUEL)
+                .max(budget);
+            let causes = likely_causes(consumed, code, language, imports);
+            let raise = if suggested > budget {
+                analysis.suggested_fuel_budget = Some(suggested);
+                format!(
+                    "create_session with fuel_budget {suggested} ({}) for similar workloads",
+                    fmt_fuel(suggested)
+                )
+            } else {
+                "split the work across several calls (the budget is per call)".to_owned()
+            };
+            analysis.recommendation = Some(if status == FuelStatus::Critical {
+                format!(
+                    "Used {pct}% of the {} fuel budget: the next similar run will likely fail with out_of_fuel. Before running it, {raise}, or split the work across calls.",
+                    fmt_fuel(budget)
+                )
+            } else {
+                format!(
+                    "Used {pct}% of the {} fuel budget. Consider: {raise}.",
+                    fmt_fuel(budget)
+                )
+            });
+            analysis.likely_causes = causes;
+        }
+    }
+    analysis
+}
+
+/// What in `code` plausibly consumed `consumed` fuel, most significant first.
+pub(crate) fn likely_causes(
+    consumed: u64,
+    code: &str,
+    language: Language,
+    imports: &ImportFuelTable,
+) -> Vec<String> {
+    let facts = CodeFacts::new(code, language);
+    let mut causes = Vec::new();
+
+    let mut measured = facts.measured_imports(imports);
+    measured.sort_by_key(|m| std::cmp::Reverse(m.2.fuel));
+    for (_, name, cost) in measured
+        .iter()
+        .filter(|m| m.2.fuel >= HEAVY_IMPORT_FUEL.max(consumed / 50))
+        .take(4)
+    {
+        let share = if consumed > 0 {
+            format!(
+                ", {:.0}% of this run",
+                (cost.fuel as f64 / consumed as f64 * 100.0).min(100.0)
+            )
+        } else {
+            String::new()
+        };
+        causes.push(format!(
+            "first import of {name}: {} fuel measured{share} (free on later calls in the same session)",
+            fmt_fuel(cost.fuel)
+        ));
+    }
+    for import in facts.unmeasured_imports(imports).into_iter().take(3) {
+        causes.push(format!(
+            "import of {} (third-party; first imports of packages often take billions of fuel)",
+            import.module
+        ));
+    }
+    let mut loops: Vec<_> = facts.loops.iter().collect();
+    loops.sort_by(|a, b| {
+        (b.unknown_levels, b.total_known as u64).cmp(&(a.unknown_levels, a.total_known as u64))
+    });
+    for l in loops.iter().filter(|l| l.endless).take(1) {
+        causes.push(format!(
+            "`{}` at line {} never ends: more fuel only delays the failure",
+            l.header, l.line
+        ));
+    }
+    let deepest = facts.loops.iter().map(|l| l.depth).max().unwrap_or(0);
+    if deepest >= 2
+        && let Some(l) = facts.loops.iter().find(|l| l.depth == deepest)
+    {
+        causes.push(format!(
+            "loops nested {deepest} deep (line {}): the work multiplies with the data size",
+            l.line
+        ));
+    }
+    for l in loops.iter().filter(|l| !l.endless && l.depth == 1).take(2) {
+        let size = if l.unknown_levels == 0 {
+            format!("{} iterations", fmt_fuel(l.total_known as u64))
+        } else {
+            "iterations depend on the data size".to_owned()
+        };
+        causes.push(format!(
+            "`{}` at line {} ({size})",
+            super::clip(&l.header, 60),
+            l.line
+        ));
+    }
+    for (name, line) in facts.recursion.iter().take(2) {
+        causes.push(format!(
+            "recursive {name}() (line {line}): repeated subcalls grow exponentially without memoization"
+        ));
+    }
+    for (what, line, bytes) in facts.large_allocations().into_iter().take(2) {
+        causes.push(format!(
+            "{what} at line {line} (~{}): building big data structures costs fuel per element",
+            fmt_bytes(bytes)
+        ));
+    }
+    if causes.is_empty() {
+        causes.push(
+            "the computation itself (no heavy import or obvious loop found): time parts of it in separate calls to see which one is expensive"
+                .to_owned(),
+        );
+    }
+    causes.truncate(8);
+    causes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const B: u64 = 10_000_000_000;
+
+    fn analysis(consumed: u64, code: &str) -> FuelAnalysis {
+        fuel_analysis(
+            consumed,
+            B,
+            code,
+            Language::Python,
+            &ImportFuelTable::builtin(),
+        )
+    }
+
+    #[test]
+    fn thresholds_follow_the_prd() {
+        let cases = [
+            (0, FuelStatus::Efficient),
+            (1_000_000_000, FuelStatus::Efficient),
+            (4_999_999_999, FuelStatus::Efficient),
+            (5_000_000_000, FuelStatus::Moderate),
+            (7_499_000_000, FuelStatus::Moderate),
+            (7_500_000_000, FuelStatus::Warning),
+            (8_999_000_000, FuelStatus::Warning),
+            (9_000_000_000, FuelStatus::Critical),
+            (9_500_000_000, FuelStatus::Critical),
+            (12_000_000_000, FuelStatus::Critical),
+        ];
+        for (consumed, status) in cases {
+            assert_eq!(analysis(consumed, "pass").status, status, "{consumed}");
+        }
+    }
+
+    #[test]
+    fn recommendations_by_status() {
+        let a = analysis(1_000_000_000, "pass");
+        assert_eq!(a.utilization_pct, 10.0);
+        assert!(a.recommendation.is_none() && a.likely_causes.is_empty());
+
+        let a = analysis(5_000_000_000, "pass");
+        assert!(a.recommendation.unwrap().contains("50%"));
+        assert!(a.suggested_fuel_budget.is_none() && a.likely_causes.is_empty());
+
+        let a = analysis(8_500_000_000, "pass");
+        assert_eq!(a.utilization_pct, 85.0);
+        assert_eq!(a.suggested_fuel_budget, Some(20_000_000_000));
+        assert!(
+            a.recommendation
+                .unwrap()
+                .contains("fuel_budget 20000000000")
+        );
+        assert!(!a.likely_causes.is_empty());
+
+        let a = analysis(9_500_000_000, "pass");
+        assert_eq!(a.suggested_fuel_budget, Some(30_000_000_000));
+        assert!(a.recommendation.unwrap().contains("will likely fail"));
+    }
+
+    #[test]
+    fn causes_quote_measured_imports_and_loops() {
+        let code =
+            "import asyncio, json\nfor row in rows:\n    for cell in row:\n        total += cell\n";
+        let a = analysis(9_000_000_000, code);
+        let asyncio = ImportFuelTable::builtin().get("asyncio").unwrap().fuel;
+        assert!(
+            a.likely_causes[0].contains("asyncio")
+                && a.likely_causes[0].contains(&fmt_fuel(asyncio)),
+            "{:?}",
+            a.likely_causes
+        );
+        assert!(
+            a.likely_causes.iter().any(|c| c.contains("nested 2 deep")),
+            "{:?}",
+            a.likely_causes
+        );
+    }
+
+    #[test]
+    fn odd_budgets_do_not_break_it() {
+        let a = fuel_analysis(0, 0, "", Language::JavaScript, &ImportFuelTable::default());
+        assert_eq!(a.status, FuelStatus::Efficient);
+        assert_eq!(a.utilization_pct, 0.0);
+        let a = fuel_analysis(
+            u64::MAX,
+            1,
+            "x",
+            Language::Python,
+            &ImportFuelTable::default(),
+        );
+        assert_eq!(a.status, FuelStatus::Critical);
+        assert_eq!(a.suggested_fuel_budget, Some(MAX_SUGGESTED_FUEL));
+        let a = fuel_analysis(
+            MAX_SUGGESTED_FUEL,
+            MAX_SUGGESTED_FUEL,
+            "x",
+            Language::Python,
+            &ImportFuelTable::default(),
+        );
+        assert!(a.suggested_fuel_budget.is_none());
+        assert!(a.recommendation.unwrap().contains("split"));
+    }
+}

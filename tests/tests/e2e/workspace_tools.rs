@@ -1,0 +1,290 @@
+//! The tools around a session: execute_command (the worker's shell), get_workspace_info,
+//! reset_workspace, install_package and list_available_packages, with their bad inputs.
+
+use std::path::Path;
+
+use sandbox_tests::Server;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn execute_command_runs_a_confined_shell_over_the_session() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let s = json!({ "session_id": "sh" });
+    server
+        .exec(
+            "python",
+            "x = 41\nopen('data.csv', 'w').write('b,2\\na,1\\nc,3\\n')",
+            s.clone(),
+        )
+        .await?;
+    let call = |command: &str| {
+        server.call(
+            "execute_command",
+            json!({ "command": command, "session_id": "sh" }),
+        )
+    };
+
+    let piped = call(
+        "sort data.csv | cut -d, -f1 | tr a-z A-Z > out.txt && cat out.txt && wc -l < data.csv",
+    )
+    .await?;
+    assert!(!piped.is_error, "{piped:?}");
+    assert_eq!(piped.str("stdout"), "A\nB\nC\n3\n");
+
+    call("mkdir -p sub && cd sub && echo 'import sys; print(sys.argv[1:], sys.stdin.read().strip(), x + 1)' > t.py").await?;
+    let python = call("echo piped | python t.py one two").await?;
+    assert_eq!(
+        python.str("stdout"),
+        "['one', 'two'] piped 42\n",
+        "cwd persisted, the session's interpreter ran: {python:?}"
+    );
+    let pwd = call("pwd; ls /app").await?;
+    assert_eq!(pwd.str("stdout"), "/app/sub\ndata.csv\nout.txt\nsub\n");
+
+    let escape = call("cat /etc/passwd").await?;
+    assert!(escape.is_error);
+    assert_eq!(escape.str("error_type"), "path_restriction", "{escape:?}");
+    let up = call("cat ../../../../etc/passwd").await?;
+    assert!(up.is_error && !up.str("stdout").contains("root:"), "{up:?}");
+
+    let unknown = call("frobnicate --now").await?;
+    assert_eq!(unknown.u64("exit_code"), 127);
+    assert_eq!(unknown.str("error_type"), "command_failed");
+    assert!(
+        unknown.str("stderr").contains("command not found")
+            && unknown.str("stderr").contains("grep")
+    );
+    let node = call("node -e 'console.log(1)'").await?;
+    assert_eq!(
+        node.u64("exit_code"),
+        127,
+        "a python session has no node: {node:?}"
+    );
+    assert!(node.str("stderr").contains("javascript session"));
+
+    server
+        .exec(
+            "javascript",
+            "var base = 10",
+            json!({ "session_id": "jsh" }),
+        )
+        .await?;
+    let js = server
+        .call("execute_command", json!({ "command": "node -e 'console.log(base + scriptArgs.length)' a b", "session_id": "jsh" }))
+        .await?;
+    // scriptArgs[0] is "-e", like sys.argv[0] == "-c" in Python.
+    assert_eq!(js.str("stdout"), "13\n", "{js:?}");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn workspace_info_and_reset() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let s = json!({ "session_id": "info" });
+    server
+        .exec(
+            "python",
+            "import json, csv\ntotal = 3\nnames = ['a', 'b']\nopen('notes.md', 'w').write('# hi')",
+            s.clone(),
+        )
+        .await?;
+    let info = server
+        .call("get_workspace_info", json!({ "session_id": "info" }))
+        .await?;
+    assert!(!info.is_error, "{info:?}");
+    let variables = info.value["variables"].as_array().unwrap();
+    assert!(
+        variables
+            .iter()
+            .any(|v| v["name"] == "total" && v["type"] == "int" && v["repr"] == "3"),
+        "{variables:?}"
+    );
+    assert!(
+        info.value["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m == "json")
+    );
+    assert!(
+        info.value["imported_modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m == "csv")
+    );
+    assert_eq!(info.value["files"][0]["path"], "notes.md");
+    assert_eq!(info.value["files"][0]["size"], 4);
+    assert!(info.str("expires_at").ends_with('Z'));
+
+    server
+        .exec(
+            "javascript",
+            "var greeting = 'hi'; function f() {}",
+            json!({ "session_id": "jinfo" }),
+        )
+        .await?;
+    let js = server
+        .call("get_workspace_info", json!({ "session_id": "jinfo" }))
+        .await?;
+    let names: Vec<&str> = js.value["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    assert_eq!(names, ["f", "greeting"], "{js:?}");
+
+    let reset = server
+        .call("reset_workspace", json!({ "session_id": "info" }))
+        .await?;
+    assert_eq!(reset.value["deleted_files"], json!(["notes.md"]));
+    let after = server
+        .exec(
+            "python",
+            "import os\n('total' in globals(), os.listdir('.'))",
+            s,
+        )
+        .await?;
+    assert_eq!(after.str("result"), "(False, [])", "{after:?}");
+    assert!(
+        !after.bool("session_restarted"),
+        "a reset is not reported as a crash"
+    );
+    assert!(
+        server
+            .call("get_workspace_info", json!({ "session_id": "nobody" }))
+            .await
+            .is_err()
+    );
+    server.stop().await
+}
+
+/// A pure wheel `demo_pkg-1.0.0` (import `demo_pkg`, `VALUE = 42`) and a native one in `dir`.
+fn build_wheelhouse(dir: &Path) -> anyhow::Result<()> {
+    let script = r#"
+import sys, zipfile
+d = sys.argv[1]
+with zipfile.ZipFile(d + "/demo_pkg-1.0.0-py3-none-any.whl", "w") as z:
+    z.writestr("demo_pkg/__init__.py", "VALUE = 42\n")
+    z.writestr("demo_pkg-1.0.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0.0\n")
+    z.writestr("demo_pkg-1.0.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr("demo_pkg-1.0.0.dist-info/top_level.txt", "demo_pkg\n")
+    z.writestr("demo_pkg-1.0.0.dist-info/RECORD", "")
+with zipfile.ZipFile(d + "/fast_native-1.0.0-cp312-cp312-manylinux_2_17_x86_64.whl", "w") as z:
+    z.writestr("fast_native/_speed.cpython-312-x86_64-linux-gnu.so", "\x7fELF")
+    z.writestr("fast_native-1.0.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: fast-native\nVersion: 1.0.0\n")
+"#;
+    let status = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(dir)
+        .status()?;
+    anyhow::ensure!(status.success(), "building the test wheelhouse failed");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn packages_install_from_a_wheelhouse_and_natives_are_refused() -> anyhow::Result<()> {
+    let wheelhouse = tempfile::tempdir()?;
+    build_wheelhouse(wheelhouse.path())?;
+    let server =
+        Server::start_with_env(&[("SANDBOX_WHEELHOUSE", wheelhouse.path().to_str().unwrap())])
+            .await?;
+    let s = json!({ "session_id": "pkgs" });
+    server.exec("python", "before = 1", s.clone()).await?;
+    let installed = server
+        .call(
+            "install_package",
+            json!({ "package": "demo-pkg", "session_id": "pkgs" }),
+        )
+        .await?;
+    assert!(!installed.is_error, "{installed:?}");
+    assert_eq!(installed.str("installed_version"), "1.0.0");
+    assert_eq!(installed.value["import_names"], json!(["demo_pkg"]));
+    let import = server
+        .exec(
+            "python",
+            "import demo_pkg\ndemo_pkg.VALUE + before",
+            s.clone(),
+        )
+        .await?;
+    assert_eq!(
+        import.str("result"),
+        "43",
+        "importable at once, no sys.path edits, state kept: {import:?}"
+    );
+
+    let native = server
+        .call(
+            "install_package",
+            json!({ "package": "fast-native", "session_id": "pkgs" }),
+        )
+        .await?;
+    assert!(native.is_error);
+    assert_eq!(native.str("error_type"), "package_not_found", "{native:?}");
+    assert!(native.str("error_message").contains("compiled"));
+    let numpy = server
+        .call(
+            "install_package",
+            json!({ "package": "numpy", "session_id": "pkgs" }),
+        )
+        .await?;
+    assert_eq!(numpy.str("error_type"), "native_package");
+    assert!(
+        !numpy.value["actionable_guidance"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let vendored = server
+        .call(
+            "install_package",
+            json!({ "package": "PyYAML", "session_id": "pkgs" }),
+        )
+        .await?;
+    assert!(
+        !vendored.is_error && vendored.str("message").contains("vendored"),
+        "{vendored:?}"
+    );
+    let bad = server
+        .call(
+            "install_package",
+            json!({ "package": "../../etc", "session_id": "pkgs" }),
+        )
+        .await?;
+    assert_eq!(bad.str("error_type"), "invalid_package");
+    let pip = server
+        .call(
+            "execute_command",
+            json!({ "command": "pip install demo-pkg==1.0.0", "session_id": "pkgs" }),
+        )
+        .await?;
+    assert_eq!(
+        pip.str("stdout"),
+        "Successfully installed demo-pkg 1.0.0\n",
+        "{pip:?}"
+    );
+
+    let listed = server
+        .call("list_available_packages", json!({ "session_id": "pkgs" }))
+        .await?;
+    assert_eq!(listed.value["installed"][0]["package"], "demo_pkg");
+    let data = &listed.value["python"]["by_category"]["data formats"];
+    let yaml = data
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["import"] == "yaml")
+        .expect("yaml is vendored");
+    assert!(yaml["first_import_fuel"].as_u64().unwrap() > 0);
+    assert!(listed.value["javascript"]["packages"]["csv-simple"].is_object());
+    let js_only = server
+        .call(
+            "list_available_packages",
+            json!({ "language": "javascript" }),
+        )
+        .await?;
+    assert!(js_only.value.get("python").is_none());
+    server.stop().await
+}
