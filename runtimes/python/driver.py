@@ -77,7 +77,23 @@ def _sandbox_main():
         except BaseException:
             sys.stderr.write("%s: %s\n" % (type(error).__name__, error))
 
+    mounts = ("/app", "/tmp", "/data", "/shared")
+
+    def outside(path):
+        # A path the sandbox cannot reach: absolute (or escaping with ..) and under no mount.
+        if not isinstance(path, str) or not path:
+            return False
+        full = os.path.normpath(os.path.join(os.getcwd(), path))
+        return not any(full == m or full.startswith(m + "/") for m in mounts)
+
     def classify(error):
+        if isinstance(error, OSError):
+            import errno
+            if error.errno in (getattr(errno, "EFBIG", -1), getattr(errno, "ENOSPC", -1),
+                               getattr(errno, "EDQUOT", -1)):
+                return "disk_quota"
+            if outside(error.filename) or outside(getattr(error, "filename2", None)):
+                return "path_restriction"
         if isinstance(error, SyntaxError):
             return "syntax"
         if isinstance(error, ModuleNotFoundError):

@@ -50,6 +50,7 @@ impl Flavor {
             stdout_cap: output,
             stderr_cap: output,
             disk_bytes: disk,
+            auto_persist_globals: false,
         }
     }
 }
@@ -71,6 +72,8 @@ pub struct SessionLimits {
     pub stderr_cap: usize,
     /// Largest file the session may write (RLIMIT_FSIZE of its worker).
     pub disk_bytes: u64,
+    /// Save the session's variables after each success and restore them after a restart.
+    pub auto_persist_globals: bool,
 }
 
 impl Default for SessionLimits {

@@ -5,6 +5,7 @@ use sandbox_protocol::{ErrorKind, ExecutionReport, Language, StateAfterRestart};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::guidance::{Advice, FuelAnalysis, NextCall};
 use crate::session::{Execution, Session};
 use crate::worker::ExecFailure;
 
@@ -57,6 +58,20 @@ pub struct ExecuteCodeResult {
     pub memory_bytes: u64,
     /// When the session expires if left idle (RFC 3339).
     pub expires_at: String,
+    /// With auto_persist_globals: what was restored into the fresh interpreter before this
+    /// execution, and what could not be.
+    pub state_restored: Option<crate::persist::Restored>,
+    /// Fuel used against the budget: utilization %, status (efficient, moderate, warning,
+    /// critical) and, from 75 %, a recommendation with likely causes.
+    pub fuel_analysis: Option<FuelAnalysis>,
+    /// What went wrong, in this sandbox's terms (on failure or truncated output).
+    pub guidance_summary: Option<String>,
+    /// Concrete fixes, most likely first (on failure or truncated output).
+    pub actionable_guidance: Vec<String>,
+    /// Documentation to read with resources/read (sandbox://docs/...).
+    pub related_docs: Vec<String>,
+    /// A ready tool call (name and arguments) that moves things forward, when there is one.
+    pub next_call: Option<NextCall>,
 }
 
 /// The error type names of the result schema.
@@ -112,7 +127,21 @@ impl ExecuteCodeResult {
             restart_reason: None,
             memory_bytes: 0,
             expires_at: String::new(),
+            state_restored: None,
+            fuel_analysis: None,
+            guidance_summary: None,
+            actionable_guidance: Vec::new(),
+            related_docs: Vec::new(),
+            next_call: None,
         }
+    }
+
+    /// Attaches advice (on failures and truncated output).
+    pub fn with_advice(&mut self, advice: Advice) {
+        self.guidance_summary = Some(advice.summary);
+        self.actionable_guidance = advice.actionable_guidance;
+        self.related_docs = advice.related_docs;
+        self.next_call = advice.next_call;
     }
 
     /// Builds the client's view of one execution.
@@ -142,7 +171,14 @@ impl ExecuteCodeResult {
             expires_at: session
                 .expires_at()
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            state_restored: None,
+            fuel_analysis: None,
+            guidance_summary: None,
+            actionable_guidance: Vec::new(),
+            related_docs: Vec::new(),
+            next_call: None,
         };
+        result.state_restored = execution.restored;
         if let Some(why) = execution.replaced_worker {
             result.session_restarted = true;
             result.state_after_restart = Some("lost".into());
@@ -248,6 +284,27 @@ impl ExecuteCodeResult {
         }
         if let Some(reason) = &self.restart_reason {
             text.push_str(&format!("session restarted: {reason}\n"));
+        }
+        if let Some(restored) = &self.state_restored {
+            text.push_str(&format!(
+                "state restored: {} (not restored: {})\n",
+                restored.restored.join(", "),
+                restored.not_restored.join(", ")
+            ));
+        }
+        if let Some(summary) = &self.guidance_summary {
+            text.push_str(&format!("why: {summary}\n"));
+        }
+        for fix in self.actionable_guidance.iter().take(3) {
+            text.push_str(&format!("fix: {fix}\n"));
+        }
+        if let Some(call) = &self.next_call {
+            text.push_str(&format!("next call: {} {}\n", call.tool, call.arguments));
+        }
+        if let Some(fuel) = &self.fuel_analysis {
+            if let Some(recommendation) = &fuel.recommendation {
+                text.push_str(&format!("fuel: {recommendation}\n"));
+            }
         }
         text
     }

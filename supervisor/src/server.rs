@@ -24,6 +24,7 @@ use serde_json::json;
 
 use crate::config::{Flavor, MAX_TIMEOUT, MEMORY_RANGE, SessionLimits, SupervisorConfig};
 use crate::executions::Executions;
+use crate::guidance;
 use crate::packages;
 use crate::report::ExecuteCodeResult;
 use crate::runtimes::{RUNTIMES, Runtimes};
@@ -150,6 +151,17 @@ pub struct ListPackagesArgs {
     pub session_id: Option<String>,
 }
 
+/// Arguments of `get_execution_guidance`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GuidanceArgs {
+    /// The code you are about to run (it is analysed, not executed).
+    pub code: String,
+    pub language: LanguageArg,
+    /// What the code is for, or what went wrong last time (optional).
+    #[serde(default)]
+    pub context: Option<String>,
+}
+
 /// Arguments of `cancel_execution`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CancelExecutionArgs {
@@ -181,6 +193,10 @@ pub struct CreateSessionArgs {
     /// Idle time in seconds before the session and its files are removed (default 86400).
     #[serde(default)]
     pub ttl_seconds: Option<u64>,
+    /// Save variables that serialise (Python: pickle; JavaScript: JSON, e.g. `_state`) after
+    /// each successful call and restore them automatically if the interpreter is restarted.
+    #[serde(default)]
+    pub auto_persist_globals: Option<bool>,
 }
 
 /// Arguments of `destroy_session`.
@@ -225,6 +241,8 @@ pub struct SandboxServer {
     runtimes: Arc<Runtimes>,
     executions: Arc<Executions>,
     sources: packages::Sources,
+    /// Measured first-import fuel (stdlib and vendored), for guidance.
+    imports: Arc<guidance::ImportFuelTable>,
     default_sessions: Arc<Mutex<HashMap<Language, String>>>,
 }
 
@@ -282,12 +300,14 @@ impl SandboxServer {
         runtimes: Arc<Runtimes>,
         executions: Arc<Executions>,
     ) -> Self {
+        let data_dir = config.data_dir.clone();
         Self {
             config,
             sessions,
             runtimes,
             executions,
             sources: packages::Sources::from_env(),
+            imports: Arc::new(guidance::ImportFuelTable::load(data_dir.as_deref())),
             default_sessions: Arc::default(),
         }
     }
@@ -544,6 +564,10 @@ impl SandboxServer {
         timeout: Duration,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<ExecuteCodeResult, McpError> {
+        let work_text = match &work {
+            Work::Code(code) | Work::Command(code) => Some(code.clone()),
+            Work::Inspect => None,
+        };
         let execution_id = format!("exec-{}", uuid::Uuid::new_v4().simple());
         let cancel = self
             .executions
@@ -564,7 +588,11 @@ impl SandboxServer {
         if let Some(progress) = progress {
             progress.abort();
         }
-        let result = match started {
+        let code = match &work_text {
+            Some(text) => text.as_str(),
+            None => "",
+        };
+        let mut result = match started {
             Ok(execution) => ExecuteCodeResult::new(session, execution),
             Err(e) => ExecuteCodeResult::refused(
                 &session.id,
@@ -577,7 +605,53 @@ impl SandboxServer {
             &execution_id,
             result.error_type.as_deref().unwrap_or("completed"),
         );
+        self.teach(
+            &mut result,
+            session.language,
+            code,
+            session.limits.memory_bytes,
+            timeout,
+        );
         Ok(result)
+    }
+
+    /// Adds fuel analysis to every result, and advice to failures and truncated output.
+    fn teach(
+        &self,
+        result: &mut ExecuteCodeResult,
+        language: Language,
+        code: &str,
+        memory_cap: u64,
+        timeout: Duration,
+    ) {
+        if result.fuel_budget > 0 {
+            result.fuel_analysis = Some(guidance::fuel_analysis(
+                result.fuel_consumed,
+                result.fuel_budget,
+                code,
+                language,
+                &self.imports,
+            ));
+        }
+        let truncated = result.stdout_truncated || result.stderr_truncated;
+        let error_type = match (&result.error_type, truncated) {
+            (Some(kind), _) => kind.clone(),
+            (None, true) => "output_limit".to_owned(),
+            (None, false) => return,
+        };
+        let mut facts = guidance::ErrorFacts::new(language, &error_type, code, &result.session_id);
+        facts.error_name = result.error_name.as_deref();
+        facts.error_message = result.error_message.as_deref();
+        facts.stderr = &result.stderr;
+        facts.fuel_consumed = result.fuel_consumed;
+        facts.fuel_budget = result.fuel_budget;
+        facts.memory_bytes = result.memory_bytes;
+        facts.memory_cap = memory_cap;
+        facts.timeout_secs = timeout.as_secs_f64();
+        facts.stdout_truncated = result.stdout_truncated;
+        facts.state_lost = result.state_after_restart.as_deref() == Some("lost");
+        let advice = guidance::advise_with(&facts, &self.imports);
+        result.with_advice(advice);
     }
 
     /// Sends a progress notification every second while an execution runs, when the client
@@ -663,19 +737,23 @@ impl SandboxServer {
                 message,
                 session_id,
             }) => {
-                let result = ExecuteCodeResult::refused(&session_id, language, error_type, message);
+                let mut result =
+                    ExecuteCodeResult::refused(&session_id, language, error_type, message);
+                self.teach(&mut result, language, "", 0, self.config.defaults.timeout);
                 return Ok(tool_result(to_value(&result)?, true, result.to_text()));
             }
         };
         let timeout = timeout_arg(args.timeout, session.limits.timeout)?;
+        let started = std::time::SystemTime::now();
         let result = self
             .run_work(&session, Work::Code(args.code), timeout, &ctx)
             .await?;
-        Ok(tool_result(
-            to_value(&result)?,
-            !result.success,
-            result.to_text(),
-        ))
+        let mut reply = tool_result(to_value(&result)?, !result.success, result.to_text());
+        // Images the code wrote to /app come back as image content.
+        reply
+            .content
+            .extend(crate::resources::new_images(&session.workspace, started));
+        Ok(reply)
     }
 
     #[tool(
@@ -760,6 +838,7 @@ impl SandboxServer {
             limits.memory_bytes = memory;
         }
         limits.timeout = timeout_arg(args.timeout, limits.timeout)?;
+        limits.auto_persist_globals = args.auto_persist_globals.unwrap_or(false);
         let ttl = match args.ttl_seconds {
             Some(0) => return Err(invalid("ttl_seconds must be positive")),
             Some(secs) => Duration::from_secs(secs),
@@ -866,7 +945,9 @@ impl SandboxServer {
                 message,
                 session_id,
             }) => {
-                let result = ExecuteCodeResult::refused(&session_id, language, error_type, message);
+                let mut result =
+                    ExecuteCodeResult::refused(&session_id, language, error_type, message);
+                self.teach(&mut result, language, "", 0, self.config.defaults.timeout);
                 return Ok(tool_result(to_value(&result)?, true, result.to_text()));
             }
         };
@@ -1103,6 +1184,36 @@ impl SandboxServer {
     }
 
     #[tool(
+        description = "Check code before running it, without executing: detected patterns (file I/O, heavy imports, loops, network, subprocess, threads, reliance on earlier state), estimated fuel from measured import costs, recommended session settings (fuel_budget, timeout, flavor), warnings (paths outside /app, modules that cannot work in WebAssembly, QuickJS [value, err] tuple APIs) and suggestions.",
+        output_schema = schema_for_output::<guidance::ExecutionGuidance>(),
+        annotations(title = "Execution guidance", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_execution_guidance(
+        &self,
+        Parameters(args): Parameters<GuidanceArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        if args.code.len() > MAX_CODE_BYTES {
+            return Err(invalid(format!(
+                "code is longer than {MAX_CODE_BYTES} bytes"
+            )));
+        }
+        let report = guidance::analyze(
+            &args.code,
+            Language::from(args.language),
+            args.context.as_deref(),
+            &self.imports,
+            self.config.defaults.fuel,
+        );
+        let value = to_value(&report)?;
+        let text = format!(
+            "patterns: {}; warnings: {}",
+            value["detected_patterns"].as_array().map_or(0, Vec::len),
+            value["warnings"].as_array().map_or(0, Vec::len)
+        );
+        Ok(tool_result(value, false, text))
+    }
+
+    #[tool(
         description = "List the runtimes with exact versions, capabilities and limits, the session flavors, and server health (sessions in use, capacity, isolation).",
         annotations(
             title = "List runtimes",
@@ -1221,14 +1332,120 @@ fn limits_json(limits: &SessionLimits) -> serde_json::Value {
     })
 }
 
+impl SandboxServer {
+    /// The capability manifest.
+    fn capabilities(&self) -> serde_json::Value {
+        let flavors: serde_json::Map<String, serde_json::Value> = Flavor::ALL
+            .iter()
+            .map(|f| (f.name().to_owned(), limits_json(&f.limits())))
+            .collect();
+        json!({
+            "server": { "name": "sandbox-mcp", "version": env!("CARGO_PKG_VERSION") },
+            "runtimes": RUNTIMES.iter().map(|r| json!({
+                "name": r.name, "version": r.version, "engine": r.engine,
+                "capabilities": r.capabilities, "notes": r.notes,
+            })).collect::<Vec<_>>(),
+            "flavors": flavors,
+            "default_limits": limits_json(&self.config.defaults),
+            "filesystem": {
+                "/app": "session workspace, read-write, working directory",
+                "/tmp": "per-session scratch, read-write",
+                "/data": "vendored packages, read-only",
+                "/shared": self.config.shared_dir.as_ref().map(|(_, w)| if *w { "shared volume, read-write" } else { "shared volume, read-only" }),
+            },
+            "javascript_library": serde_json::from_str::<serde_json::Value>(packages::JS_CATALOG).unwrap_or_default(),
+            "isolation": self.config.cgroups.describe(),
+            "docs": guidance::DOCS.iter().map(|d| d.uri).collect::<Vec<_>>(),
+        })
+    }
+}
+
 #[tool_handler]
 impl ServerHandler for SandboxServer {
+    async fn list_resources(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        let mut list = crate::resources::static_resources();
+        let defaults: Vec<String> = self
+            .default_sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for id in defaults {
+            let Some(session) = self.sessions.get(&id) else {
+                continue;
+            };
+            let listing = crate::workspace::list(&session.workspace, false);
+            list.extend(
+                listing
+                    .files
+                    .iter()
+                    .filter(|f| f.kind == "file")
+                    .take(100)
+                    .map(|f| {
+                        rmcp::model::Resource::new(
+                            crate::resources::file_uri(&id, &f.path),
+                            f.path.clone(),
+                        )
+                        .with_description(format!("/app/{} in session {id}", f.path))
+                    }),
+            );
+        }
+        Ok(rmcp::model::ListResourcesResult::with_all_items(list))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
+            crate::resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        let uri = request.uri.as_str();
+        let contents = if uri == crate::resources::CAPABILITIES {
+            rmcp::model::ResourceContents::text(self.capabilities().to_string(), uri)
+                .with_mime_type("application/json")
+        } else if let Some(doc) = guidance::doc(uri) {
+            rmcp::model::ResourceContents::text(doc.markdown, uri).with_mime_type("text/markdown")
+        } else if let Some((id, relative)) = crate::resources::parse_file_uri(uri) {
+            let session = self
+                .sessions
+                .get(id)
+                .ok_or_else(|| McpError::resource_not_found(format!("no session {id:?}"), None))?;
+            crate::resources::read_file(&session.workspace, &relative, uri)
+                .map_err(|message| McpError::resource_not_found(message, None))?
+        } else {
+            return Err(McpError::resource_not_found(
+                format!("unknown resource {uri}"),
+                None,
+            ));
+        };
+        Ok(rmcp::model::ReadResourceResult::new(vec![contents]).into())
+    }
+
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "sandbox-mcp",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "sandbox-mcp",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(INSTRUCTIONS)
     }
 }

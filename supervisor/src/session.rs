@@ -55,6 +55,8 @@ struct Runner {
     generation: u64,
     /// Why the previous worker is gone, told to the next call.
     lost: Option<String>,
+    /// The interpreter is fresh after a loss: restore saved state before the next execution.
+    needs_restore: bool,
 }
 
 /// What a session is asked to run.
@@ -75,6 +77,8 @@ pub struct Execution {
     pub outcome: Result<ExecutionReport, ExecFailure>,
     /// Set when this call had to start a new worker because the previous one was gone.
     pub replaced_worker: Option<String>,
+    /// What `auto_persist_globals` brought back before this execution, when it restored.
+    pub restored: Option<crate::persist::Restored>,
 }
 
 /// Why a session could not run code at all.
@@ -126,11 +130,20 @@ impl Session {
                     execution_id,
                     outcome: Err(ExecFailure::CancelledWhileQueued),
                     replaced_worker: None,
+                    restored: None,
                 });
             }
         };
         on_start();
         self.touch();
+        // A worker that died while idle (killed, OOM-killed) is noticed here, before the
+        // request is sent, so this call restarts the session instead of failing.
+        if let Some(exit) = runner.worker.as_mut().and_then(Worker::exited) {
+            runner.worker = None;
+            self.worker_pid.store(0, Ordering::SeqCst);
+            runner.lost = Some(format!("the previous worker died while idle ({exit})"));
+            runner.needs_restore = true;
+        }
         let replaced_worker = if runner.worker.is_none() {
             let lost = runner.lost.take();
             let manifest = runtimes
@@ -181,8 +194,34 @@ impl Session {
                 timeout_ms,
             }),
         };
+        let persist = self.limits.auto_persist_globals;
+        let user_code = matches!(&request, Request::Execute(r) if r.kind == ExecutionKind::User);
+        let restore_first = persist && (runner.needs_restore || replaced_worker.is_some());
         let worker = runner.worker.as_mut().expect("started above");
+        let restored = if restore_first {
+            crate::persist::restore(worker, self.language).await
+        } else {
+            None
+        };
         let outcome = worker.execute(request, cancel).await;
+        match &outcome {
+            Ok(report)
+                if report
+                    .restart
+                    .as_ref()
+                    .is_some_and(|r| r.state == sandbox_protocol::StateAfterRestart::Lost) =>
+            {
+                runner.needs_restore = true;
+            }
+            Ok(report) if persist && user_code && report.error.is_none() => {
+                if let Some(worker) = runner.worker.as_mut() {
+                    crate::persist::save(worker, self.language).await;
+                }
+                runner.needs_restore = false;
+            }
+            Ok(_) => runner.needs_restore &= !restore_first,
+            Err(_) => runner.needs_restore = true,
+        }
         if let Err(failure) = &outcome {
             runner.worker = None;
             self.worker_pid.store(0, Ordering::SeqCst);
@@ -202,6 +241,7 @@ impl Session {
             execution_id,
             outcome,
             replaced_worker,
+            restored,
         })
     }
 
@@ -217,6 +257,7 @@ impl Session {
         self.stop().await;
         let mut runner = self.runner.lock().await;
         runner.lost = None;
+        runner.needs_restore = false;
         self.touch();
         crate::workspace::empty(tmp);
         crate::workspace::empty(&self.workspace)

@@ -345,6 +345,15 @@ impl Worker {
         }
     }
 
+    /// How the worker ended, if it has (reaping it); `None` while it runs.
+    pub fn exited(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Some(describe_exit(Some(status))),
+            Ok(None) => None,
+            Err(_) => Some("unknown".into()),
+        }
+    }
+
     /// Kills the whole process group and reaps the worker. Returns how it ended.
     pub async fn kill(&mut self) -> String {
         kill_group(self.pid);

@@ -158,6 +158,8 @@ impl Status {
                     "missing_module" => ErrorKind::MissingModule,
                     "out_of_memory" => ErrorKind::OutOfMemory,
                     "stack_overflow" => ErrorKind::StackOverflow,
+                    "path_restriction" => ErrorKind::PathRestriction,
+                    "disk_quota" => ErrorKind::DiskQuota,
                     "runtime" => ErrorKind::Runtime,
                     _ => ErrorKind::System,
                 };

@@ -8,6 +8,7 @@ mod javascript_batteries;
 mod limits;
 mod python;
 mod supervision;
+mod teaching;
 mod tools;
 mod vendor_python;
 mod workspace_tools;

@@ -1,0 +1,198 @@
+//! MCP resources: the capability manifest (`sandbox://capabilities`), the documentation pages
+//! (`sandbox://docs/<topic>`), and a session's files
+//! (`sandbox://sessions/<session_id>/files/<path>`), plus images for tool results.
+
+use std::path::{Component, Path, PathBuf};
+use std::time::SystemTime;
+
+use rmcp::model::{ContentBlock, Resource, ResourceContents, ResourceTemplate};
+
+use crate::guidance::DOCS;
+
+/// The capability manifest's URI.
+pub const CAPABILITIES: &str = "sandbox://capabilities";
+
+/// Largest file served as a resource or attached as an image.
+const MAX_FILE_BYTES: u64 = 4 << 20;
+/// Images attached to one result at most.
+const MAX_IMAGES: usize = 3;
+
+/// The static resources.
+pub fn static_resources() -> Vec<Resource> {
+    let mut list = vec![
+        Resource::new(CAPABILITIES, "capabilities")
+            .with_title("Sandbox capabilities")
+            .with_description(
+                "Runtimes, versions, flavors, limits, tools and the JavaScript library, as JSON",
+            )
+            .with_mime_type("application/json"),
+    ];
+    list.extend(DOCS.iter().map(|d| {
+        Resource::new(d.uri, d.uri.rsplit('/').next().unwrap_or(d.uri))
+            .with_title(d.title)
+            .with_description(d.description)
+            .with_mime_type("text/markdown")
+    }));
+    list
+}
+
+/// The template for session files.
+pub fn templates() -> Vec<ResourceTemplate> {
+    vec![
+        ResourceTemplate::new(
+            "sandbox://sessions/{session_id}/files/{path}",
+            "session-file",
+        )
+        .with_title("A file in a session's /app")
+        .with_description("Read a file the code wrote under /app (text, or base64 for binary)"),
+    ]
+}
+
+/// The URI of a workspace file.
+pub fn file_uri(session_id: &str, relative: &str) -> String {
+    format!("sandbox://sessions/{session_id}/files/{relative}")
+}
+
+/// `(session_id, relative path)` of a file URI, rejecting anything that could leave /app.
+pub fn parse_file_uri(uri: &str) -> Option<(&str, PathBuf)> {
+    let rest = uri.strip_prefix("sandbox://sessions/")?;
+    let (session, path) = rest.split_once("/files/")?;
+    let relative = PathBuf::from(path.trim_start_matches('/'));
+    let clean = relative
+        .components()
+        .all(|c| matches!(c, Component::Normal(_)));
+    (clean && !path.is_empty()).then_some((session, relative))
+}
+
+/// Reads a workspace file for resources/read: text when it is UTF-8, base64 otherwise.
+///
+/// # Errors
+/// A message for the client when the file is missing, too large, or not a regular file.
+pub fn read_file(workspace: &Path, relative: &Path, uri: &str) -> Result<ResourceContents, String> {
+    let path = workspace.join(relative);
+    let meta = std::fs::symlink_metadata(&path).map_err(|_| format!("no file {uri}"))?;
+    if !meta.is_file() {
+        return Err(format!("{uri} is not a regular file"));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "{uri} is {} bytes; the limit for resources is {MAX_FILE_BYTES}",
+            meta.len()
+        ));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {uri}: {e}"))?;
+    let mime = mime_type(relative);
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) if !mime.starts_with("image/") => {
+            ResourceContents::text(text, uri).with_mime_type(mime)
+        }
+        Ok(text) => ResourceContents::blob(base64(text.as_bytes()), uri).with_mime_type(mime),
+        Err(e) => ResourceContents::blob(base64(e.as_bytes()), uri).with_mime_type(mime),
+    })
+}
+
+/// Image files in /app written since `since`, as image content blocks.
+pub fn new_images(workspace: &Path, since: SystemTime) -> Vec<ContentBlock> {
+    let listing = crate::workspace::list(workspace, false);
+    listing
+        .files
+        .iter()
+        .filter(|f| {
+            f.kind == "file"
+                && f.size <= MAX_FILE_BYTES
+                && mime_type(Path::new(&f.path)).starts_with("image/")
+        })
+        .filter(|f| {
+            std::fs::metadata(workspace.join(&f.path))
+                .and_then(|m| m.modified())
+                .is_ok_and(|m| m >= since)
+        })
+        .take(MAX_IMAGES)
+        .filter_map(|f| {
+            let bytes = std::fs::read(workspace.join(&f.path)).ok()?;
+            Some(ContentBlock::image(
+                base64(&bytes),
+                mime_type(Path::new(&f.path)),
+            ))
+        })
+        .collect()
+}
+
+fn mime_type(path: &Path) -> &'static str {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("webp") => "image/webp",
+        Some("svg") => "image/svg+xml",
+        Some("json") => "application/json",
+        Some("csv") => "text/csv",
+        Some("md") => "text/markdown",
+        Some("html" | "htm") => "text/html",
+        Some("pdf") => "application/pdf",
+        Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        _ => "text/plain",
+    }
+}
+
+/// Standard base64 with padding.
+pub fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_rfc_vectors() {
+        for (input, output) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(input.as_bytes()), output);
+        }
+    }
+
+    #[test]
+    fn file_uris_cannot_leave_the_workspace() {
+        assert_eq!(
+            parse_file_uri("sandbox://sessions/s1/files/a/b.txt"),
+            Some(("s1", PathBuf::from("a/b.txt")))
+        );
+        for bad in [
+            "sandbox://sessions/s1/files/../etc/passwd",
+            "sandbox://sessions/s1/files/a/../../x",
+            "sandbox://sessions/s1/files/",
+            "sandbox://other/s1/files/a",
+        ] {
+            assert_eq!(parse_file_uri(bad), None, "{bad}");
+        }
+        assert_eq!(
+            parse_file_uri("sandbox://sessions/s1/files//etc/passwd"),
+            Some(("s1", PathBuf::from("etc/passwd")))
+        );
+    }
+}
