@@ -18,6 +18,7 @@ pub mod resources;
 pub mod runtimes;
 pub mod server;
 pub mod session;
+pub mod tools;
 pub mod worker;
 pub mod workspace;
 

@@ -29,6 +29,7 @@ use crate::packages;
 use crate::report::ExecuteCodeResult;
 use crate::runtimes::{RUNTIMES, Runtimes};
 use crate::session::{CreateError, Session, SessionTable, Work, valid_session_id};
+use crate::tools;
 
 /// Largest source accepted by `execute_code`. Bigger code is almost certainly data that belongs
 /// in a file under /app.
@@ -709,7 +710,7 @@ fn to_value<T: Serialize>(value: &T) -> Result<serde_json::Value, McpError> {
 #[tool_router]
 impl SandboxServer {
     #[tool(
-        description = "Run Python or JavaScript code in a persistent sandboxed session and return stdout, stderr, the value of the last expression (`result`), timing and fuel used. Variables, functions and imports persist between calls in the same session (omit session_id to use your default session for the language). Files go under /app (the working directory). No network or subprocesses. On failure `error_type` says what happened (syntax_error, runtime_error, missing_module, timeout, out_of_fuel, out_of_memory, ...). Send a progressToken to receive the execution_id while it runs (for cancel_execution).",
+        description = tools::EXECUTE_CODE,
         output_schema = schema_for_output::<ExecuteCodeResult>(),
         annotations(title = "Execute code", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
@@ -757,7 +758,7 @@ impl SandboxServer {
     }
 
     #[tool(
-        description = "Stop a running or queued execution by its execution_id. Python gets a KeyboardInterrupt and JavaScript an interrupt (session state kept); code that ignores it is stopped by force. Returns {cancelled, status}.",
+        description = tools::CANCEL_EXECUTION,
         annotations(
             title = "Cancel execution",
             read_only_hint = false,
@@ -802,7 +803,7 @@ impl SandboxServer {
     }
 
     #[tool(
-        description = "Create a sandbox session explicitly: choose its id, flavor (small/medium/large), fuel budget, memory, timeout or idle TTL. Usually unnecessary: execute_code creates sessions on demand. Errors if the id already exists.",
+        description = tools::CREATE_SESSION,
         output_schema = schema_for_output::<SessionInfo>(),
         annotations(title = "Create session", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
@@ -886,7 +887,7 @@ impl SandboxServer {
     }
 
     #[tool(
-        description = "Stop a session: its interpreter is killed (a running execution ends) and its /app files are deleted.",
+        description = tools::DESTROY_SESSION,
         annotations(
             title = "Destroy session",
             read_only_hint = false,
@@ -919,7 +920,7 @@ impl SandboxServer {
     }
 
     #[tool(
-        description = "Run a shell command line over a session's files (/app, the working directory): pipes, &&, ||, ;, redirects, quotes, globs, variables, cd (persists). Built-in commands only (ls cat grep find sed sort wc head tail cp mv rm mkdir ...; `help` lists them); `python FILE` / `node FILE` run in the session's interpreter; `pip install NAME` installs a package. Paths outside /app, /tmp, /data (read-only) are refused. Returns stdout, stderr, exit_code like execute_code.",
+        description = tools::EXECUTE_COMMAND,
         output_schema = schema_for_output::<ExecuteCodeResult>(),
         annotations(title = "Execute command", read_only_hint = false, destructive_hint = true, open_world_hint = false)
     )]
@@ -966,7 +967,7 @@ impl SandboxServer {
     }
 
     #[tool(
-        description = "Describe a session without running code: defined variables (name, type, short repr), imported modules, files in /app (relative paths, sizes), memory and limits, running executions (with execution_id for cancel_execution), expires_at.",
+        description = tools::GET_WORKSPACE_INFO,
         annotations(
             title = "Workspace info",
             read_only_hint = true,
@@ -1038,7 +1039,7 @@ impl SandboxServer {
     }
 
     #[tool(
-        description = "Clear a session: its interpreter state (variables, imports) and all files in /app and /tmp are deleted; the session id stays valid. Returns what was deleted.",
+        description = tools::RESET_WORKSPACE,
         annotations(
             title = "Reset workspace",
             read_only_hint = false,
@@ -1074,7 +1075,7 @@ impl SandboxServer {
     }
 
     #[tool(
-        description = "Install a package into a session. Python: pure-Python wheels (and their pure-Python dependencies), fetched by the server, importable in the next execute_code without sys.path changes; packages with compiled extensions (numpy, pandas, ...) are refused with alternatives. Many packages are already vendored: see list_available_packages. JavaScript: vendored packages or the operator's local package directory, loaded with requireVendor(name).",
+        description = tools::INSTALL_PACKAGE,
         annotations(
             title = "Install package",
             read_only_hint = false,
@@ -1115,7 +1116,7 @@ impl SandboxServer {
     }
 
     #[tool(
-        description = "List the packages available without installing: vendored Python packages by category with their import name and measured first-import fuel (heavy ones need a bigger fuel_budget), the JavaScript modules, helpers and vendored packages (requireVendor), and what a session installed.",
+        description = tools::LIST_AVAILABLE_PACKAGES,
         annotations(
             title = "List available packages",
             read_only_hint = true,
@@ -1184,7 +1185,7 @@ impl SandboxServer {
     }
 
     #[tool(
-        description = "Check code before running it, without executing: detected patterns (file I/O, heavy imports, loops, network, subprocess, threads, reliance on earlier state), estimated fuel from measured import costs, recommended session settings (fuel_budget, timeout, flavor), warnings (paths outside /app, modules that cannot work in WebAssembly, QuickJS [value, err] tuple APIs) and suggestions.",
+        description = tools::GET_EXECUTION_GUIDANCE,
         output_schema = schema_for_output::<guidance::ExecutionGuidance>(),
         annotations(title = "Execution guidance", read_only_hint = true, open_world_hint = false)
     )]
@@ -1214,7 +1215,7 @@ impl SandboxServer {
     }
 
     #[tool(
-        description = "List the runtimes with exact versions, capabilities and limits, the session flavors, and server health (sessions in use, capacity, isolation).",
+        description = tools::LIST_RUNTIMES,
         annotations(
             title = "List runtimes",
             read_only_hint = true,
