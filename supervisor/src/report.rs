@@ -97,7 +97,8 @@ fn lossy(bytes: &[u8]) -> String {
 }
 
 impl ExecuteCodeResult {
-    /// The result of an execution that could not start (no capacity, expired session, ...).
+    /// The result of an execution that could not start (no capacity, expired session, ...);
+    /// also the blank that [`ExecuteCodeResult::new`] fills in.
     pub fn refused(
         session_id: &str,
         language: Language,
@@ -146,38 +147,14 @@ impl ExecuteCodeResult {
 
     /// Builds the client's view of one execution.
     pub fn new(session: &Session, execution: Execution) -> Self {
-        let mut result = Self {
-            success: false,
-            stdout: String::new(),
-            stderr: String::new(),
-            exit_code: 1,
-            execution_time_ms: 0.0,
-            fuel_consumed: 0,
-            fuel_budget: session.limits.fuel,
-            session_id: session.id.clone(),
-            execution_id: execution.execution_id,
-            language: session.language.to_string(),
-            result: None,
-            stdout_truncated: false,
-            stderr_truncated: false,
-            error_type: None,
-            error_name: None,
-            error_message: None,
-            worker_killed: false,
-            session_restarted: false,
-            state_after_restart: None,
-            restart_reason: None,
-            memory_bytes: 0,
-            expires_at: session
-                .expires_at()
-                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            state_restored: None,
-            fuel_analysis: None,
-            guidance_summary: None,
-            actionable_guidance: Vec::new(),
-            related_docs: Vec::new(),
-            next_call: None,
-        };
+        let mut result = Self::refused(&session.id, session.language, "", String::new());
+        result.error_type = None;
+        result.error_message = None;
+        result.fuel_budget = session.limits.fuel;
+        result.execution_id = execution.execution_id;
+        result.expires_at = session
+            .expires_at()
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         result.state_restored = execution.restored;
         if let Some(why) = execution.replaced_worker {
             result.session_restarted = true;
