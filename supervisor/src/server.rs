@@ -1023,6 +1023,8 @@ impl SandboxServer {
             "files_total_bytes": listing.total_bytes,
             "files_truncated": listing.truncated,
             "memory_bytes": memory_bytes,
+            "executions_run": session.executions.load(std::sync::atomic::Ordering::Relaxed),
+            "fuel_used_total": session.fuel_used.load(std::sync::atomic::Ordering::Relaxed),
             "running_executions": running,
             "note": note,
         });
@@ -1224,10 +1226,11 @@ impl SandboxServer {
     )]
     async fn list_runtimes(&self) -> Result<CallToolResult, McpError> {
         let limits = &self.config.defaults;
+        let vendored = packages::vendored_python(self.config.data_dir.as_deref());
         let runtimes: Vec<_> = RUNTIMES
             .iter()
             .map(|r| {
-                json!({
+                let mut runtime = json!({
                     "name": r.name,
                     "language": r.language.as_str(),
                     "version": r.version,
@@ -1235,7 +1238,27 @@ impl SandboxServer {
                     "capabilities": r.capabilities,
                     "notes": r.notes,
                     "default_limits": limits_json(limits),
-                })
+                });
+                match r.language {
+                    Language::Python => {
+                        let mut names: Vec<String> = vendored
+                            .values()
+                            .map(|v| v.package.clone())
+                            .filter(|p| p != "stdlib")
+                            .collect();
+                        names.sort();
+                        names.dedup();
+                        runtime["vendored_packages"] =
+                            json!({ "count": names.len(), "names": names });
+                    }
+                    Language::JavaScript => {
+                        // Modules, helpers and packages with signatures, examples and API notes
+                        // (the [value, err] tuple returns).
+                        runtime["library"] =
+                            serde_json::from_str(packages::JS_CATALOG).unwrap_or_default();
+                    }
+                }
+                runtime
             })
             .collect();
         let flavors: serde_json::Map<String, serde_json::Value> = Flavor::ALL

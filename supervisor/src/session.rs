@@ -44,6 +44,9 @@ pub struct Session {
     last_used: Mutex<DateTime<Utc>>,
     /// Pid of the current worker (0: none), readable without waiting for the runner's queue.
     worker_pid: AtomicU32,
+    /// Executions run and fuel they used, over the session's life.
+    pub executions: std::sync::atomic::AtomicU64,
+    pub fuel_used: std::sync::atomic::AtomicU64,
     runner: tokio::sync::Mutex<Runner>,
 }
 
@@ -204,6 +207,11 @@ impl Session {
             None
         };
         let outcome = worker.execute(request, cancel).await;
+        if let Ok(report) = &outcome {
+            self.executions.fetch_add(1, Ordering::Relaxed);
+            self.fuel_used
+                .fetch_add(report.fuel_consumed, Ordering::Relaxed);
+        }
         match &outcome {
             Ok(report)
                 if report
@@ -399,6 +407,8 @@ impl SessionTable {
             workspace,
             last_used: Mutex::new(now),
             worker_pid: AtomicU32::new(0),
+            executions: Default::default(),
+            fuel_used: Default::default(),
             runner: tokio::sync::Mutex::default(),
         });
         sessions.insert(id.to_owned(), session.clone());

@@ -288,3 +288,62 @@ async fn packages_install_from_a_wheelhouse_and_natives_are_refused() -> anyhow:
     assert!(js_only.value.get("python").is_none());
     server.stop().await
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shared_volume_is_read_only_unless_configured() -> anyhow::Result<()> {
+    let shared = tempfile::tempdir()?;
+    std::fs::write(shared.path().join("hello.txt"), "from the host")?;
+    let dir = shared.path().to_str().unwrap();
+    let server = Server::start_with_env(&[("SANDBOX_SHARED_DIR", dir)]).await?;
+    let read = server
+        .exec("python", "open('/shared/hello.txt').read()", json!({}))
+        .await?;
+    assert_eq!(read.str("result"), "'from the host'", "{read:?}");
+    let js = server
+        .exec("javascript", "readText('/shared/hello.txt')", json!({}))
+        .await?;
+    assert_eq!(js.str("result"), "\"from the host\"", "{js:?}");
+    let write = server
+        .exec(
+            "python",
+            "open('/shared/x.txt', 'w').write('no')",
+            json!({}),
+        )
+        .await?;
+    assert!(write.is_error, "read-only by default: {write:?}");
+    assert!(!shared.path().join("x.txt").exists());
+    server.stop().await?;
+
+    let server = Server::start_with_env(&[
+        ("SANDBOX_SHARED_DIR", dir),
+        ("SANDBOX_SHARED_WRITABLE", "1"),
+    ])
+    .await?;
+    let write = server
+        .exec(
+            "python",
+            "open('/shared/x.txt', 'w').write('yes')",
+            json!({}),
+        )
+        .await?;
+    assert!(!write.is_error, "{write:?}");
+    assert_eq!(std::fs::read_to_string(shared.path().join("x.txt"))?, "yes");
+    let runtimes = server.call("list_runtimes", json!({})).await?;
+    let python = &runtimes.value["runtimes"][0];
+    assert!(
+        python["vendored_packages"]["count"].as_u64().unwrap() >= 30,
+        "{python}"
+    );
+    assert!(
+        runtimes.value["runtimes"][1]["library"]["helpers"].is_object()
+            || runtimes.value["runtimes"][1]["library"]["helpers"].is_array()
+    );
+    let info = server
+        .call("get_workspace_info", json!({ "language": "python" }))
+        .await?;
+    assert!(
+        info.u64("executions_run") >= 1 && info.u64("fuel_used_total") > 0,
+        "{info:?}"
+    );
+    server.stop().await
+}
