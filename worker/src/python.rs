@@ -47,7 +47,21 @@ const DRIVER: &str = include_str!("../../runtimes/python/driver.py");
 
 /// `-I` isolates from the (empty) environment and user site, `-S` skips `site` (start-up time),
 /// `-B` writes no bytecode into /app, `-X utf8` makes stdio UTF-8 whatever the locale.
-const ARGS: [&str; 8] = ["python", "-I", "-S", "-B", "-X", "utf8", "-c", DRIVER];
+///
+/// `-X pycache_prefix` points at the bytecode `sandbox-worker compile-python` wrote for the
+/// vendored packages (read-only /data): imports skip compiling their sources.
+const ARGS: [&str; 10] = [
+    "python",
+    "-I",
+    "-S",
+    "-B",
+    "-X",
+    "utf8",
+    "-X",
+    "pycache_prefix=/data/pycache",
+    "-c",
+    DRIVER,
+];
 
 const ENV: [(&str, &str); 4] = [
     ("HOME", "/app"),
@@ -308,6 +322,47 @@ fn frame_request(cell: u64, request: &ExecuteRequest) -> Vec<u8> {
     framed.extend_from_slice(&request.stdin);
     framed.extend_from_slice(request.code.as_bytes());
     framed
+}
+
+/// Runs CPython once as a plain command (`python ARGS...`) to completion, for build steps such
+/// as compiling the vendored packages. No deadline; `fuel` bounds it. Returns the exit status
+/// and what it printed.
+///
+/// # Errors
+/// When CPython cannot be instantiated or traps.
+pub fn run_to_completion(
+    module: &Module,
+    linker: &Linker<HostState>,
+    args: &[&str],
+    workspace: &std::path::Path,
+    config: &SessionConfig,
+    fuel: u64,
+) -> Result<(i32, Vec<u8>, Vec<u8>)> {
+    let state = HostState::new(
+        workspace,
+        &ENV,
+        args,
+        config,
+        SoftInterrupt::None,
+        Arc::default(),
+    )?;
+    let mut store = Store::new(module.engine(), state);
+    store.limiter(|s| &mut s.limiter);
+    store.epoch_deadline_callback(on_epoch);
+    store.set_epoch_deadline(1);
+    store.set_fuel(fuel)?;
+    let instance = linker.instantiate(&mut store, module)?;
+    store.data_mut().memory = instance.get_memory(&mut store, "memory");
+    let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
+    let status = match start.call(&mut store, ()) {
+        Ok(()) => 0,
+        Err(e) => match e.downcast_ref::<wasmtime_wasi::I32Exit>() {
+            Some(exit) => exit.0,
+            None => return Err(e),
+        },
+    };
+    let state = store.data_mut();
+    Ok((status, state.stdout.take().0, state.stderr.take().0))
 }
 
 /// Runs the Python session until the supervisor goes away.

@@ -76,7 +76,7 @@ async fn failures_are_classified_and_explained() -> anyhow::Result<()> {
 async fn following_next_call_fixes_a_heavy_spreadsheet_job() -> anyhow::Result<()> {
     let server = Server::start().await?;
     // The seed's spreadsheet scenario: openpyxl plus real work overruns the default budget.
-    let job = "import openpyxl, sympy\nwb = openpyxl.Workbook()\nws = wb.active\nfor i in range(200):\n    ws.append([i, i * i])\nwb.save('squares.xlsx')\nsum(r[1].value for r in ws.iter_rows(min_row=1))";
+    let job = "import openpyxl, sympy\ncheck = sum(i * i for i in range(1_500_000))\nwb = openpyxl.Workbook()\nws = wb.active\nfor i in range(200):\n    ws.append([i, i * i])\nwb.save('squares.xlsx')\nsum(r[1].value for r in ws.iter_rows(min_row=1))";
     let heavy = server
         .exec(
             "python",
