@@ -297,3 +297,21 @@ pub fn create_private_dir(path: &Path) -> Result<(), ConfigError> {
         .map_err(wrap)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).map_err(wrap)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The guidance module quotes flavor numbers in its advice; they must be the real ones.
+    #[test]
+    fn guidance_quotes_the_real_flavors() {
+        for (spec, flavor) in crate::guidance::FLAVORS.iter().zip(Flavor::ALL) {
+            let limits = flavor.limits();
+            assert_eq!(spec.name, flavor.name());
+            assert_eq!(u64::from(spec.cpus), u64::from(limits.cpus));
+            assert_eq!(spec.memory_bytes as u64, limits.memory_bytes);
+            assert_eq!(spec.fuel, limits.fuel);
+            assert_eq!(spec.timeout_secs as u64, limits.timeout.as_secs());
+        }
+    }
+}
