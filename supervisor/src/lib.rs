@@ -10,6 +10,7 @@ pub mod cgroup;
 pub mod config;
 pub mod executions;
 pub mod guidance;
+pub mod http;
 pub mod jail;
 pub mod packages;
 pub mod persist;
@@ -49,12 +50,30 @@ pub fn redact(config: &SupervisorConfig, message: &str) -> String {
     out
 }
 
+/// Where MCP is served.
+#[derive(Debug, Clone)]
+pub enum Transport {
+    /// stdin/stdout: one client, the one that started us.
+    Stdio,
+    /// Streamable HTTP: many clients, each MCP session with its own default sandboxes.
+    Http(http::HttpOptions),
+}
+
 /// Serves MCP on stdin/stdout until the client closes stdin or a SIGTERM/SIGINT arrives, then
 /// stops every worker and removes the state directory.
 ///
 /// # Errors
 /// When the MCP handshake fails or signals cannot be installed.
 pub async fn run_stdio(config: SupervisorConfig) -> anyhow::Result<()> {
+    run(config, Transport::Stdio).await
+}
+
+/// Serves MCP on `transport` until it ends (stdio) or a SIGTERM/SIGINT arrives, then stops
+/// every worker and removes the state directory.
+///
+/// # Errors
+/// When the transport cannot start or signals cannot be installed.
+pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Result<()> {
     tracing::info!(cgroups = %config.cgroups.describe(), max_sessions = config.max_sessions, memory_budget = config.memory_budget, "supervisor starting");
     let config = Arc::new(config);
     let sessions = Arc::new(SessionTable::new(config.clone()));
@@ -81,20 +100,37 @@ pub async fn run_stdio(config: SupervisorConfig) -> anyhow::Result<()> {
     };
 
     let executions = Arc::new(executions::Executions::default());
-    let server = SandboxServer::new(config.clone(), sessions.clone(), runtimes, executions);
+    let make_server = {
+        let (config, sessions) = (config.clone(), sessions.clone());
+        move || {
+            SandboxServer::new(
+                config.clone(),
+                sessions.clone(),
+                runtimes.clone(),
+                executions.clone(),
+            )
+        }
+    };
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    // Signals are watched from the start, including while the client has not initialised yet.
+    let stop = tokio_util::sync::CancellationToken::new();
+    // Signals are watched from the start, including while a stdio client has not initialised.
     let serve = async {
-        let running = server.serve(rmcp::transport::stdio()).await?;
-        let quit = running.waiting().await;
-        tracing::info!(reason = ?quit, "client disconnected");
-        anyhow::Ok(())
+        match transport {
+            Transport::Stdio => {
+                let running = make_server().serve(rmcp::transport::stdio()).await?;
+                let quit = running.waiting().await;
+                tracing::info!(reason = ?quit, "client disconnected");
+                anyhow::Ok(())
+            }
+            Transport::Http(options) => Ok(http::serve(options, make_server, stop.clone()).await?),
+        }
     };
     let served = tokio::select! {
         served = serve => served,
         _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); Ok(()) }
         _ = tokio::signal::ctrl_c() => { tracing::info!("SIGINT: shutting down"); Ok(()) }
     };
+    stop.cancel();
     reaper.abort();
     shutdown(&config, &sessions).await;
     served

@@ -36,7 +36,36 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(sandbox_supervisor::run_stdio(config));
+    // `--http ADDR` (or SANDBOX_HTTP_ADDR) serves Streamable HTTP; otherwise stdio.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let http_addr = match args.as_slice() {
+        [flag, addr] if flag == "--http" => Some(addr.clone()),
+        [] => std::env::var("SANDBOX_HTTP_ADDR")
+            .ok()
+            .filter(|a| !a.is_empty()),
+        _ => {
+            eprintln!("usage: sandbox-mcp [--http ADDR]   (stdio without --http)");
+            return ExitCode::from(2);
+        }
+    };
+    let transport = match http_addr {
+        None => sandbox_supervisor::Transport::Stdio,
+        Some(addr) => match addr.parse() {
+            Ok(addr) => {
+                sandbox_supervisor::Transport::Http(sandbox_supervisor::http::HttpOptions {
+                    addr,
+                    token: std::env::var("SANDBOX_HTTP_TOKEN")
+                        .ok()
+                        .filter(|t| !t.is_empty()),
+                })
+            }
+            Err(_) => {
+                eprintln!("sandbox-mcp: --http takes an address like 127.0.0.1:8765, got {addr:?}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let outcome = runtime.block_on(sandbox_supervisor::run(config, transport));
     // The stdin reader is a blocking thread that may never return (a client that keeps stdin
     // open after a SIGTERM): do not wait for it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));

@@ -3,6 +3,7 @@
 
 mod chaos;
 mod crash;
+mod http;
 mod javascript;
 mod javascript_batteries;
 mod limits;

@@ -1,0 +1,166 @@
+//! MCP over Streamable HTTP: a bearer token is required, each MCP session keeps its own
+//! sandboxes across requests, and SIGTERM stops the service and its workers.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use sandbox_tests::{procfs, server_binary};
+use serde_json::{Value, json};
+
+/// One HTTP/1.1 POST to /mcp (Connection: close); returns status, session id and the JSON-RPC
+/// messages of the body (plain JSON or SSE `data:` lines).
+fn post(
+    port: u16,
+    token: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> (u16, Option<String>, Vec<Value>) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let body = body.to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(id) = session {
+        request.push_str(&format!(
+            "Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-06-18\r\n"
+        ));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let header = |name: &str| {
+        head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+        })
+    };
+    let body = if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    let messages = body
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("data:")
+                .map(str::trim)
+                .or_else(|| l.starts_with('{').then_some(l))
+        })
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    (status, header("mcp-session-id"), messages)
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// A new MCP session: initialize + initialized. Returns its id.
+fn open_session(port: u16, token: &str) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}}});
+    let (status, session, messages) = post(port, token, None, &init);
+    assert_eq!(status, 200, "{messages:?}");
+    assert_eq!(
+        messages.last().unwrap()["result"]["serverInfo"]["name"],
+        "sandbox-mcp"
+    );
+    let session = session.expect("mcp-session-id");
+    let (status, _, _) = post(
+        port,
+        token,
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    assert_eq!(status, 202);
+    session
+}
+
+fn run_code(port: u16, token: &str, session: &str, id: u64, code: &str) -> Value {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "execute_code", "arguments": {"language": "python", "code": code}}});
+    let (status, _, messages) = post(port, token, Some(session), &call);
+    assert_eq!(status, 200);
+    let reply = messages
+        .into_iter()
+        .rev()
+        .find(|m| m["id"] == id)
+        .expect("a response");
+    reply["result"]["structuredContent"].clone()
+}
+
+#[test]
+fn streamable_http_serves_sessions_behind_a_token() {
+    let port = 20_000 + (std::process::id() % 20_000) as u16;
+    let state = tempfile::tempdir().unwrap();
+    let mut server = std::process::Command::new(server_binary())
+        .args(["--http", &format!("127.0.0.1:{port}")])
+        .env("SANDBOX_HTTP_TOKEN", "s3cret")
+        .env("SANDBOX_STATE_DIR", state.path().join("state"))
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the server did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (status, _, _) = post(
+        port,
+        "wrong",
+        None,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize"}),
+    );
+    assert_eq!(status, 401, "a wrong token is refused");
+
+    let a = open_session(port, "s3cret");
+    assert_eq!(run_code(port, "s3cret", &a, 2, "x = 41")["success"], true);
+    assert_eq!(
+        run_code(port, "s3cret", &a, 3, "x + 1")["result"],
+        "42",
+        "state persists across requests"
+    );
+    let b = open_session(port, "s3cret");
+    assert_eq!(
+        run_code(port, "s3cret", &b, 2, "x")["error_name"],
+        "NameError",
+        "each MCP session has its own sandbox"
+    );
+
+    let workers: Vec<u32> = procfs::workers_of(server.id())
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    assert_eq!(workers.len(), 2);
+    assert!(procfs::signal(server.id(), "TERM"));
+    let status = server.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(workers.iter().all(|w| !procfs::all_workers().contains(w)));
+    assert!(!state.path().join("state").exists());
+}
