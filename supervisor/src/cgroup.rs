@@ -84,7 +84,19 @@ impl CgroupSupport {
         }
     }
 
-    /// A one-line description for logs and `list_runtimes`.
+    /// A one-line description for clients: no host paths.
+    pub fn describe_public(&self) -> &'static str {
+        match self {
+            CgroupSupport::Delegated { .. } => {
+                "cgroup v2 delegated: each worker gets its own memory.max, pids.max and cpu.max"
+            }
+            CgroupSupport::Unavailable { .. } => {
+                "cgroup v2 caps unavailable (no delegated cgroup v2 subtree with the memory, pids and cpu controllers); workers are limited by rlimits, fuel and deadlines"
+            }
+        }
+    }
+
+    /// A one-line description for the operator's logs (names host paths).
     pub fn describe(&self) -> String {
         match self {
             CgroupSupport::Delegated { root } => {

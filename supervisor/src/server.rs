@@ -1276,7 +1276,7 @@ impl SandboxServer {
                 "memory_budget_bytes": usage.memory_budget_bytes,
                 "running_executions": self.executions.list(None).len(),
                 "isolation": "one sandbox-worker process per session: WebAssembly (Wasmtime) with fuel, epoch deadlines and a memory cap; rlimits (RLIMIT_DATA, NOFILE, FSIZE, CPU, CORE=0), no_new_privs, own process group, PDEATHSIG",
-                "cgroups": self.config.cgroups.describe(),
+                "cgroups": self.config.cgroups.describe_public(),
             },
         })))
     }
@@ -1378,7 +1378,7 @@ impl SandboxServer {
                 "/shared": self.config.shared_dir.as_ref().map(|(_, w)| if *w { "shared volume, read-write" } else { "shared volume, read-only" }),
             },
             "javascript_library": serde_json::from_str::<serde_json::Value>(packages::JS_CATALOG).unwrap_or_default(),
-            "isolation": self.config.cgroups.describe(),
+            "isolation": self.config.cgroups.describe_public(),
             "docs": guidance::DOCS.iter().map(|d| d.uri).collect::<Vec<_>>(),
         })
     }
