@@ -245,8 +245,31 @@ impl Server {
     }
 }
 
+/// Waits until `check` holds or `limit` passes; returns whether it held.
+pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    check()
+}
+
 /// Reading processes from /proc (Linux), for tests about workers.
 pub mod procfs {
+    /// True until `pid` has fully exited. A killed multi-threaded process shows its leader as a
+    /// zombie while other threads are still exiting (and still hold its files), so "zombie"
+    /// alone is not "gone": only a zombie with no other thread is.
+    pub fn alive(pid: u32) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        let threads = std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, Iterator::count);
+        !(stat.contains(") Z ") && threads <= 1)
+    }
+
     /// `(pid, ppid, state, comm)` of every process.
     pub fn processes() -> Vec<(u32, u32, char, String)> {
         let Ok(entries) = std::fs::read_dir("/proc") else {

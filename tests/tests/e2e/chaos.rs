@@ -175,10 +175,10 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
 
     let (pid, state_dir) = (server.pid, server.state_dir.clone());
     Arc::into_inner(server).expect("sole owner").stop().await?;
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < deadline && procfs::processes().iter().any(|(p, ..)| *p == pid) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    sandbox_tests::eventually(Duration::from_secs(3), || {
+        !procfs::processes().iter().any(|(p, ..)| *p == pid)
+    })
+    .await;
     assert!(
         workers.iter().all(|w| !procfs::all_workers().contains(w)),
         "no orphan workers"

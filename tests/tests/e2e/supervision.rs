@@ -3,20 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use sandbox_tests::{Server, procfs};
+use sandbox_tests::procfs::alive;
+use sandbox_tests::{Server, eventually, procfs};
 use serde_json::json;
-
-/// Waits until `check` holds or `limit` passes; returns whether it held.
-async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    check()
-}
 
 fn limit_of(pid: u32, name: &str) -> String {
     let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap_or_default();
@@ -466,10 +455,6 @@ async fn busy_server() -> anyhow::Result<(Server, Vec<u32>)> {
         .collect();
     assert_eq!(workers.len(), 3);
     Ok((server, workers))
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
 }
 
 #[tokio::test(flavor = "multi_thread")]

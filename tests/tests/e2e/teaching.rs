@@ -220,15 +220,10 @@ async fn auto_persist_globals_restores_after_a_forced_restart() -> anyhow::Resul
     let pid = sandbox_tests::procfs::worker_of_session(server.pid, "jkeep").expect("worker");
     assert!(sandbox_tests::procfs::signal(pid, "KILL"));
     // Died while idle: wait until the kernel has ended it (a zombie until the supervisor reaps).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    while !sandbox_tests::procfs::workers_of(server.pid)
-        .iter()
-        .any(|(p, s)| *p == pid && *s == 'Z')
-        && sandbox_tests::procfs::all_workers().contains(&pid)
-        && std::time::Instant::now() < deadline
-    {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    sandbox_tests::eventually(std::time::Duration::from_secs(2), || {
+        !sandbox_tests::procfs::alive(pid)
+    })
+    .await;
     let js = server
         .exec(
             "javascript",
