@@ -1,9 +1,12 @@
-//! The wire contract between the `sandbox-mcp` supervisor and its `sandbox-worker` processes.
+//! What the `sandbox-mcp` supervisor and its `sandbox-worker` processes share: the wire
+//! contract, and the confined filesystem layer both sides use to touch a session's files.
 //!
 //! Every message is one frame: a big-endian `u32` length followed by a bincode payload of at most
 //! [`MAX_FRAME_LEN`] bytes. [`message`] holds the message types, [`frame`] the only code that
-//! touches the codec, and [`error`] what can go wrong on the wire.
+//! touches the codec, and [`error`] what can go wrong on the wire. [`confined`] is the only way
+//! host-side code opens, lists, moves or deletes anything in a session's directories.
 
+pub mod confined;
 pub mod error;
 pub mod frame;
 pub mod message;

@@ -90,6 +90,14 @@ pub const MEMORY_RANGE: std::ops::RangeInclusive<u64> = (32 << 20)..=(4 << 30);
 /// minutes; an execution must finish (or be stopped) well before that.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Bounds for `fuel_budget`: below 10^6 not even an empty cell runs; above 5×10^12 (about
+/// 500 s of CPU) the budget could never be spent within [`MAX_TIMEOUT`].
+pub const FUEL_RANGE: std::ops::RangeInclusive<u64> = 1_000_000..=5_000_000_000_000;
+
+/// Bounds for `ttl_seconds`: at most 30 days idle. The expiry is a date: an unbounded TTL
+/// overflowed the date arithmetic and hung the request.
+pub const TTL_RANGE: std::ops::RangeInclusive<u64> = 1..=30 * 24 * 3600;
+
 /// Where the shared volume (`SANDBOX_SHARED_DIR`) appears inside every sandbox.
 pub const SHARED_GUEST_PATH: &str = "/shared";
 
@@ -120,6 +128,10 @@ pub struct SupervisorConfig {
     pub memory_budget: u64,
     /// Whether workers get their own cgroup.
     pub cgroups: crate::cgroup::CgroupSupport,
+    /// Caps per HTTP client (a named principal, or one MCP session): sessions at once.
+    pub principal_max_sessions: usize,
+    /// Caps per HTTP client: executions in flight (running or queued) at once.
+    pub principal_max_executions: usize,
 }
 
 /// Why the configuration is unusable.
@@ -144,6 +156,13 @@ pub enum ConfigError {
     SharedMissing(PathBuf),
     #[error("{name} must be a number, got {value:?}")]
     BadNumber { name: &'static str, value: String },
+    #[error("{name} must be between {min} and {max}, got {value}")]
+    OutOfRange {
+        name: &'static str,
+        value: u64,
+        min: u64,
+        max: u64,
+    },
 }
 
 fn env_path(name: &str) -> Option<PathBuf> {
@@ -211,12 +230,25 @@ impl SupervisorConfig {
         if let Some(v) = env_number("SANDBOX_DEFAULT_TIMEOUT_SECS")? {
             defaults.timeout = Duration::from_secs(v).min(MAX_TIMEOUT);
         }
-        let session_ttl =
-            Duration::from_secs(env_number("SANDBOX_SESSION_TTL_SECS")?.unwrap_or(3600));
-        let explicit_session_ttl = Duration::from_secs(
-            env_number("SANDBOX_EXPLICIT_SESSION_TTL_SECS")?.unwrap_or(24 * 3600),
-        );
+        let ttl = |name, default| -> Result<Duration, ConfigError> {
+            let secs = env_number(name)?.unwrap_or(default);
+            if !TTL_RANGE.contains(&secs) {
+                return Err(ConfigError::OutOfRange {
+                    name,
+                    value: secs,
+                    min: *TTL_RANGE.start(),
+                    max: *TTL_RANGE.end(),
+                });
+            }
+            Ok(Duration::from_secs(secs))
+        };
+        let session_ttl = ttl("SANDBOX_SESSION_TTL_SECS", 3600)?;
+        let explicit_session_ttl = ttl("SANDBOX_EXPLICIT_SESSION_TTL_SECS", 24 * 3600)?;
         let max_sessions = env_number("SANDBOX_MAX_SESSIONS")?.unwrap_or(64) as usize;
+        let principal_max_sessions =
+            env_number("SANDBOX_PRINCIPAL_MAX_SESSIONS")?.unwrap_or(16) as usize;
+        let principal_max_executions =
+            env_number("SANDBOX_PRINCIPAL_MAX_EXECUTIONS")?.unwrap_or(16) as usize;
         let memory_budget = match env_number("SANDBOX_MEMORY_BUDGET_BYTES")? {
             Some(v) => v,
             None => default_memory_budget(),
@@ -247,25 +279,27 @@ impl SupervisorConfig {
             max_sessions,
             memory_budget,
             cgroups: crate::cgroup::CgroupSupport::detect(),
+            principal_max_sessions,
+            principal_max_executions,
         })
     }
 
-    /// Where a session's socket lives while its worker connects.
-    pub fn socket_path(&self, session_id: &str, generation: u64) -> PathBuf {
+    /// Where a worker's socket lives while it connects: named by the session's directory key
+    /// (never by a client-chosen id, which two clients may share).
+    pub fn socket_path(&self, key: &str, generation: u64) -> PathBuf {
         self.state_dir
-            .join(format!("{session_id}.{generation}.sock"))
-    }
-
-    /// The host directory mounted at `/app` for a session.
-    pub fn workspace_path(&self, session_id: &str) -> PathBuf {
-        self.state_dir.join("workspaces").join(session_id)
-    }
-
-    /// The host directory mounted at `/tmp` for a session.
-    pub fn tmp_path(&self, session_id: &str) -> PathBuf {
-        self.state_dir.join("tmp").join(session_id)
+            .join(STATE_SOCKETS)
+            .join(format!("{key}.{generation}.sock"))
     }
 }
+
+/// The state directory's parts. Sessions live in `sessions/<id>.<nonce>/{app,tmp}`: a fresh
+/// directory for every session, so a recreated id never finds an old session's files.
+pub const STATE_SESSIONS: &str = "sessions";
+/// Worker sockets (`<nonce>.<generation>.sock`), short enough for `sun_path`.
+pub const STATE_SOCKETS: &str = "sockets";
+/// Server-owned scratch: package downloads and unpacked wheels before they move into a session.
+pub const STATE_STAGING: &str = "staging";
 
 /// Three quarters of the machine's memory (the rest is for the supervisor, the page cache and
 /// everything else on the host); 4 GiB when /proc/meminfo cannot be read.

@@ -1,8 +1,14 @@
 //! MCP over Streamable HTTP, for running `sandbox-mcp` as a service (see
 //! `supervisor/sandbox-mcp.service`). Every MCP session gets its own `SandboxServer` (its own
 //! default sandboxes); the session table, admission limits and workers are shared with the rest
-//! of the server. Requests need `Authorization: Bearer $SANDBOX_HTTP_TOKEN` when a token is set,
-//! and a token is required to listen on anything but loopback: this endpoint runs code.
+//! of the server. A token is required to listen on anything but loopback: this endpoint runs
+//! code.
+//!
+//! Tenancy: sessions belong to the client that made them. With `SANDBOX_HTTP_TOKENS_FILE`
+//! (lines of `principal:token`), a request is authenticated as a named principal, and all MCP
+//! sessions of that principal share its sandboxes; with the single `SANDBOX_HTTP_TOKEN` (or none
+//! on loopback), every MCP session is a client of its own. The principal travels to the tool
+//! handlers in the request's extensions ([`principal_of`]).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -18,14 +24,117 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
-use crate::server::SandboxServer;
+use crate::guard::Guarded;
 
 /// How the HTTP endpoint is reached and protected.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
     pub addr: SocketAddr,
-    /// Required bearer token (`SANDBOX_HTTP_TOKEN`), if any.
-    pub token: Option<String>,
+    /// Bearer tokens accepted; none configured means no authentication (loopback only).
+    pub tokens: Tokens,
+}
+
+/// The bearer tokens the endpoint accepts.
+#[derive(Clone, Default)]
+pub struct Tokens {
+    /// `SANDBOX_HTTP_TOKEN`: one shared token; every MCP session is its own client.
+    pub shared: Option<String>,
+    /// `(principal, token)` from `SANDBOX_HTTP_TOKENS_FILE`.
+    pub named: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the secrets themselves.
+        f.debug_struct("Tokens")
+            .field("shared", &self.shared.is_some())
+            .field(
+                "principals",
+                &self.named.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// Who a request authenticated as, put in its extensions for the tool handlers.
+#[derive(Debug, Clone)]
+pub struct Principal(pub Arc<str>);
+
+/// What [`authenticate`] decided.
+#[derive(Debug, PartialEq, Eq)]
+enum Access {
+    Denied,
+    /// No principal: the MCP session is the client.
+    Anonymous,
+    Principal(String),
+}
+
+impl Tokens {
+    /// Reads `SANDBOX_HTTP_TOKEN` and `SANDBOX_HTTP_TOKENS_FILE`.
+    ///
+    /// # Errors
+    /// When the file cannot be read or a line is malformed.
+    pub fn from_env() -> Result<Self, HttpError> {
+        let shared = std::env::var("SANDBOX_HTTP_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty());
+        let named = match std::env::var_os("SANDBOX_HTTP_TOKENS_FILE").filter(|v| !v.is_empty()) {
+            Some(path) => {
+                let text =
+                    std::fs::read_to_string(&path).map_err(|source| HttpError::TokensFile {
+                        reason: source.to_string(),
+                    })?;
+                parse_tokens(&text)?
+            }
+            None => Vec::new(),
+        };
+        Ok(Self { shared, named })
+    }
+
+    /// Whether any token is configured.
+    pub fn any(&self) -> bool {
+        self.shared.is_some() || !self.named.is_empty()
+    }
+}
+
+/// `principal:token` lines; blank lines and `#` comments are skipped.
+fn parse_tokens(text: &str) -> Result<Vec<(String, String)>, HttpError> {
+    let mut named: Vec<(String, String)> = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = |reason: &str| HttpError::TokensFile {
+            reason: format!("line {}: {reason}", number + 1),
+        };
+        let (principal, token) = line
+            .split_once(':')
+            .ok_or_else(|| bad("expected principal:token"))?;
+        let (principal, token) = (principal.trim(), token.trim());
+        if !crate::session::valid_session_id(principal) {
+            return Err(bad(
+                "a principal is 1-64 letters, digits, '-' or '_', starting with a letter or digit",
+            ));
+        }
+        if token.len() < 16 {
+            return Err(bad("a token has at least 16 characters"));
+        }
+        if named.iter().any(|(p, t)| p == principal || t == token) {
+            return Err(bad("each principal and each token may appear once"));
+        }
+        named.push((principal.to_owned(), token.to_owned()));
+    }
+    Ok(named)
+}
+
+/// The HTTP principal a request authenticated as, from the extensions rmcp hands a handler.
+pub fn principal_of(extensions: &rmcp::model::Extensions) -> Option<String> {
+    extensions
+        .get::<hyper::http::request::Parts>()?
+        .extensions
+        .get::<Principal>()
+        .map(|p| p.0.to_string())
 }
 
 /// Why the endpoint cannot start.
@@ -40,6 +149,8 @@ pub enum HttpError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    #[error("SANDBOX_HTTP_TOKENS_FILE: {reason}")]
+    TokensFile { reason: String },
 }
 
 /// Serves MCP on `options.addr` at `/mcp` until `shutdown` is cancelled.
@@ -48,10 +159,10 @@ pub enum HttpError {
 /// See [`HttpError`].
 pub async fn serve(
     options: HttpOptions,
-    make_server: impl Fn() -> SandboxServer + Send + Sync + 'static,
+    make_server: impl Fn() -> Guarded + Send + Sync + 'static,
     shutdown: CancellationToken,
 ) -> Result<(), HttpError> {
-    if options.token.is_none() && !options.addr.ip().is_loopback() {
+    if !options.tokens.any() && !options.addr.ip().is_loopback() {
         return Err(HttpError::Unprotected(options.addr));
     }
     let mut config = StreamableHttpServerConfig::default();
@@ -72,7 +183,7 @@ pub async fn serve(
             source,
         })?;
     tracing::info!(addr = %options.addr, "serving MCP over Streamable HTTP at /mcp");
-    let token: Option<Arc<str>> = options.token.map(Into::into);
+    let tokens = Arc::new(options.tokens);
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -84,11 +195,11 @@ pub async fn serve(
             },
             () = shutdown.cancelled() => return Ok(()),
         };
-        let (service, token, shutdown) = (service.clone(), token.clone(), shutdown.clone());
+        let (service, tokens, shutdown) = (service.clone(), tokens.clone(), shutdown.clone());
         tokio::spawn(async move {
-            let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
+            let handler = hyper::service::service_fn(move |mut request: Request<Incoming>| {
                 let mut service = service.clone();
-                let token = token.clone();
+                let tokens = tokens.clone();
                 async move {
                     if request.uri().path() != "/mcp" {
                         return Ok::<_, Infallible>(plain(
@@ -96,11 +207,17 @@ pub async fn serve(
                             "MCP lives at /mcp",
                         ));
                     }
-                    if !authorized(&request, token.as_deref()) {
-                        return Ok(plain(
-                            StatusCode::UNAUTHORIZED,
-                            "missing or wrong bearer token",
-                        ));
+                    match authenticate(&request, &tokens) {
+                        Access::Denied => {
+                            return Ok(plain(
+                                StatusCode::UNAUTHORIZED,
+                                "missing or wrong bearer token",
+                            ));
+                        }
+                        Access::Anonymous => {}
+                        Access::Principal(name) => {
+                            request.extensions_mut().insert(Principal(name.into()));
+                        }
                     }
                     service.call(request).await
                 }
@@ -117,21 +234,38 @@ pub async fn serve(
     }
 }
 
-fn authorized<B>(request: &Request<B>, token: Option<&str>) -> bool {
-    let Some(token) = token else { return true };
-    let presented = request
+/// Checks the bearer token against every configured one (each comparison in constant time:
+/// tokens are secrets) and says who the request is.
+fn authenticate<B>(request: &Request<B>, tokens: &Tokens) -> Access {
+    if !tokens.any() {
+        return Access::Anonymous;
+    }
+    let Some(presented) = request
         .headers()
         .get(hyper::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    // Constant-time comparison: the token is a secret.
-    presented.is_some_and(|p| {
-        p.len() == token.len()
-            && p.bytes()
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return Access::Denied;
+    };
+    let same = |token: &str| {
+        presented.len() == token.len()
+            && presented
+                .bytes()
                 .zip(token.bytes())
                 .fold(0u8, |acc, (a, b)| acc | (a ^ b))
                 == 0
-    })
+    };
+    let mut access = Access::Denied;
+    for (principal, token) in &tokens.named {
+        if same(token) {
+            access = Access::Principal(principal.clone());
+        }
+    }
+    if tokens.shared.as_deref().is_some_and(same) {
+        access = Access::Anonymous;
+    }
+    access
 }
 
 fn plain(
@@ -147,19 +281,68 @@ fn plain(
 mod tests {
     use super::*;
 
+    fn request(auth: Option<&str>) -> Request<()> {
+        let mut builder = Request::builder().uri("/mcp");
+        if let Some(a) = auth {
+            builder = builder.header("authorization", a);
+        }
+        builder.body(()).unwrap()
+    }
+
     #[test]
     fn bearer_tokens_are_checked() {
-        let request = |auth: Option<&str>| {
-            let mut builder = Request::builder().uri("/mcp");
-            if let Some(a) = auth {
-                builder = builder.header("authorization", a);
-            }
-            builder.body(()).unwrap()
+        let open = Tokens::default();
+        assert_eq!(authenticate(&request(None), &open), Access::Anonymous);
+        let shared = Tokens {
+            shared: Some("s3cret".into()),
+            named: vec![],
         };
-        assert!(authorized(&request(None), None));
-        assert!(!authorized(&request(None), Some("s3cret")));
-        assert!(!authorized(&request(Some("Bearer nope")), Some("s3cret")));
-        assert!(!authorized(&request(Some("s3cret")), Some("s3cret")));
-        assert!(authorized(&request(Some("Bearer s3cret")), Some("s3cret")));
+        assert_eq!(authenticate(&request(None), &shared), Access::Denied);
+        assert_eq!(
+            authenticate(&request(Some("Bearer nope")), &shared),
+            Access::Denied
+        );
+        assert_eq!(
+            authenticate(&request(Some("s3cret")), &shared),
+            Access::Denied
+        );
+        assert_eq!(
+            authenticate(&request(Some("Bearer s3cret")), &shared),
+            Access::Anonymous
+        );
+    }
+
+    #[test]
+    fn named_tokens_name_their_principal() {
+        let tokens = Tokens {
+            shared: None,
+            named: parse_tokens("# team\nalice: aaaaaaaaaaaaaaaa1\n\nbob:bbbbbbbbbbbbbbbb2\n")
+                .unwrap(),
+        };
+        assert_eq!(
+            authenticate(&request(Some("Bearer aaaaaaaaaaaaaaaa1")), &tokens),
+            Access::Principal("alice".into())
+        );
+        assert_eq!(
+            authenticate(&request(Some("Bearer bbbbbbbbbbbbbbbb2")), &tokens),
+            Access::Principal("bob".into())
+        );
+        assert_eq!(
+            authenticate(&request(Some("Bearer aaaaaaaaaaaaaaaa")), &tokens),
+            Access::Denied
+        );
+        for bad in [
+            "alice",
+            "alice:short",
+            "../x:aaaaaaaaaaaaaaaa1",
+            "a:aaaaaaaaaaaaaaaa1\na:bbbbbbbbbbbbbbbb2",
+            "a:aaaaaaaaaaaaaaaa1\nb:aaaaaaaaaaaaaaaa1",
+        ] {
+            assert!(parse_tokens(bad).is_err(), "{bad}");
+        }
+        assert!(
+            !format!("{tokens:?}").contains("aaaa"),
+            "secrets stay out of logs"
+        );
     }
 }

@@ -1,19 +1,23 @@
 //! `sandbox-mcp`: an MCP server that runs untrusted Python and JavaScript in per-session
 //! WebAssembly workers.
 //!
-//! The supervisor never runs guest code itself. [`server`] speaks MCP; [`session`] keeps the
-//! sessions and queues their executions; [`worker`] spawns (with [`jail`]) and talks to one
-//! `sandbox-worker` process per session; [`runtimes`] makes sure the interpreters are compiled;
-//! [`config`] says where everything lives.
+//! The supervisor never runs guest code itself. [`server`] speaks MCP behind [`guard`] (panics
+//! become answers, [`redact`] takes host paths out); [`session`] keeps the sessions, each owned
+//! by one client, and queues their executions; [`worker`] spawns (with [`jail`]) and talks to
+//! one `sandbox-worker` process per session; [`workspace`] and [`packages`] touch session files
+//! only through the confined layer (`sandbox_protocol::confined`); [`runtimes`] makes sure the
+//! interpreters are compiled; [`config`] says where everything lives.
 
 pub mod cgroup;
 pub mod config;
 pub mod executions;
+pub mod guard;
 pub mod guidance;
 pub mod http;
 pub mod jail;
 pub mod packages;
 pub mod persist;
+pub mod redact;
 pub mod report;
 pub mod resources;
 pub mod runtimes;
@@ -29,26 +33,10 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 
 use crate::config::SupervisorConfig;
+use crate::guard::Guarded;
 use crate::runtimes::Runtimes;
 use crate::server::SandboxServer;
-use crate::session::SessionTable;
-
-/// Replaces the server's own directories in a message meant for a client: no host path leaves
-/// the server.
-pub fn redact(config: &SupervisorConfig, message: &str) -> String {
-    let mut out = message.to_owned();
-    for (dir, label) in [
-        (&config.state_dir, "<state>"),
-        (&config.cache_dir, "<cache>"),
-        (&config.runtime_dir, "<runtimes>"),
-    ] {
-        let dir = dir.display().to_string();
-        if !dir.is_empty() {
-            out = out.replace(&dir, label);
-        }
-    }
-    out
-}
+use crate::session::{Owner, SessionTable};
 
 /// Where MCP is served.
 #[derive(Debug, Clone)]
@@ -75,8 +63,13 @@ pub async fn run_stdio(config: SupervisorConfig) -> anyhow::Result<()> {
 /// When the transport cannot start or signals cannot be installed.
 pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Result<()> {
     tracing::info!(cgroups = %config.cgroups.describe(), max_sessions = config.max_sessions, memory_budget = config.memory_budget, "supervisor starting");
+    guard::install_panic_hook();
     let config = Arc::new(config);
-    let sessions = Arc::new(SessionTable::new(config.clone()));
+    let sessions = Arc::new(SessionTable::new(config.clone())?);
+    let redactor = Arc::new(redact::Redactor::new(
+        &config,
+        &packages::Sources::from_env(),
+    ));
     let runtimes = Arc::new(Runtimes::default());
 
     // Compile the interpreters (or check the cache) while the client connects.
@@ -100,14 +93,20 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
     };
 
     let executions = Arc::new(executions::Executions::default());
+    // One server per MCP session (one on stdio). Over HTTP each is a client of its own unless
+    // its token names a principal (see `http`).
     let make_server = {
         let (config, sessions) = (config.clone(), sessions.clone());
-        move || {
-            SandboxServer::new(
-                config.clone(),
-                sessions.clone(),
-                runtimes.clone(),
-                executions.clone(),
+        move |owner: Owner| {
+            Guarded::new(
+                SandboxServer::new(
+                    config.clone(),
+                    sessions.clone(),
+                    runtimes.clone(),
+                    executions.clone(),
+                    owner,
+                ),
+                redactor.clone(),
             )
         }
     };
@@ -117,12 +116,19 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
     let serve = async {
         match transport {
             Transport::Stdio => {
-                let running = make_server().serve(rmcp::transport::stdio()).await?;
+                let running = make_server(Owner::local())
+                    .serve(rmcp::transport::stdio())
+                    .await?;
                 let quit = running.waiting().await;
                 tracing::info!(reason = ?quit, "client disconnected");
                 anyhow::Ok(())
             }
-            Transport::Http(options) => Ok(http::serve(options, make_server, stop.clone()).await?),
+            Transport::Http(options) => Ok(http::serve(
+                options,
+                move || make_server(Owner::connection()),
+                stop.clone(),
+            )
+            .await?),
         }
     };
     let served = tokio::select! {
@@ -136,12 +142,28 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
     served
 }
 
-/// Kills every worker and removes what the server created on disk.
+/// Kills every worker and removes what the server created on disk, whatever guests left in
+/// their workspaces (through the confined layer: links are not followed, locked or huge trees
+/// are removed).
 pub async fn shutdown(config: &SupervisorConfig, sessions: &SessionTable) {
     sessions.shutdown().await;
-    if std::env::var_os("SANDBOX_KEEP_STATE").is_none() {
-        if let Err(e) = std::fs::remove_dir_all(&config.state_dir) {
-            tracing::warn!(error = %e, "cannot remove the state directory");
-        }
+    if std::env::var_os("SANDBOX_KEEP_STATE").is_some() {
+        return;
+    }
+    let state_dir = config.state_dir.clone();
+    let removed = tokio::task::spawn_blocking(move || {
+        let (Some(parent), Some(name)) = (state_dir.parent(), state_dir.file_name()) else {
+            return Err("the state directory has no parent".to_owned());
+        };
+        sandbox_protocol::confined::Root::open_ambient(parent)
+            .map_err(|e| e.to_string())?
+            .remove_tree(std::path::Path::new(name))
+            .map_err(|e| e.to_string())
+    })
+    .await;
+    match removed {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(error = %e, "cannot remove the state directory"),
+        Err(e) => tracing::error!(error = %e, "removing the state directory panicked"),
     }
 }

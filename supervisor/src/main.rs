@@ -50,20 +50,23 @@ fn main() -> ExitCode {
     };
     let transport = match http_addr {
         None => sandbox_supervisor::Transport::Stdio,
-        Some(addr) => match addr.parse() {
-            Ok(addr) => {
-                sandbox_supervisor::Transport::Http(sandbox_supervisor::http::HttpOptions {
-                    addr,
-                    token: std::env::var("SANDBOX_HTTP_TOKEN")
-                        .ok()
-                        .filter(|t| !t.is_empty()),
-                })
-            }
-            Err(_) => {
+        Some(addr) => {
+            let Ok(addr) = addr.parse() else {
                 eprintln!("sandbox-mcp: --http takes an address like 127.0.0.1:8765, got {addr:?}");
                 return ExitCode::from(2);
-            }
-        },
+            };
+            let tokens = match sandbox_supervisor::http::Tokens::from_env() {
+                Ok(tokens) => tokens,
+                Err(e) => {
+                    eprintln!("sandbox-mcp: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            sandbox_supervisor::Transport::Http(sandbox_supervisor::http::HttpOptions {
+                addr,
+                tokens,
+            })
+        }
     };
     let outcome = runtime.block_on(sandbox_supervisor::run(config, transport));
     // The stdin reader is a blocking thread that may never return (a client that keeps stdin

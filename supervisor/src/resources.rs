@@ -1,11 +1,16 @@
 //! MCP resources: the capability manifest (`sandbox://capabilities`), the documentation pages
 //! (`sandbox://docs/<topic>`), and a session's files
 //! (`sandbox://sessions/<session_id>/files/<path>`), plus images for tool results.
+//!
+//! Session files are read through the session's `/app` handle ([`Root`]): the path is resolved
+//! beneath it, so a guest's symlink that leads out of `/app` is refused, and only regular files
+//! are served (a FIFO or device is refused without being waited on).
 
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
 use rmcp::model::{ContentBlock, Resource, ResourceContents, ResourceTemplate};
+use sandbox_protocol::confined::{ConfinedError, EntryKind, Follow, Root};
 
 use crate::guidance::DOCS;
 
@@ -65,22 +70,27 @@ pub fn parse_file_uri(uri: &str) -> Option<(&str, PathBuf)> {
 }
 
 /// Reads a workspace file for resources/read: text when it is UTF-8, base64 otherwise.
+/// Symlinks are followed only while they stay inside `/app`.
 ///
 /// # Errors
-/// A message for the client when the file is missing, too large, or not a regular file.
-pub fn read_file(workspace: &Path, relative: &Path, uri: &str) -> Result<ResourceContents, String> {
-    let path = workspace.join(relative);
-    let meta = std::fs::symlink_metadata(&path).map_err(|_| format!("no file {uri}"))?;
-    if !meta.is_file() {
-        return Err(format!("{uri} is not a regular file"));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "{uri} is {} bytes; the limit for resources is {MAX_FILE_BYTES}",
-            meta.len()
-        ));
-    }
-    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {uri}: {e}"))?;
+/// A message for the client when the file is missing, outside /app, too large, or not a
+/// regular file. It names the URI only, never a host path.
+pub fn read_file(workspace: &Root, relative: &Path, uri: &str) -> Result<ResourceContents, String> {
+    let bytes = workspace
+        .read_regular(relative, Follow::Yes, MAX_FILE_BYTES)
+        .map_err(|e| match e {
+            ConfinedError::Escape => format!("{uri} leads outside the session's /app"),
+            ConfinedError::NotRegular(kind) => {
+                format!("{uri} is not a regular file (it is a {})", kind.name())
+            }
+            ConfinedError::TooLarge { what, limit } => {
+                format!("{uri} is too large ({what}); the limit for resources is {limit} bytes")
+            }
+            ConfinedError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                format!("no file {uri}")
+            }
+            other => format!("cannot read {uri}: {other}"),
+        })?;
     let mime = mime_type(relative);
     Ok(match String::from_utf8(bytes) {
         Ok(text) if !mime.starts_with("image/") => {
@@ -91,25 +101,30 @@ pub fn read_file(workspace: &Path, relative: &Path, uri: &str) -> Result<Resourc
     })
 }
 
-/// Image files in /app written since `since`, as image content blocks.
-pub fn new_images(workspace: &Path, since: SystemTime) -> Vec<ContentBlock> {
-    let listing = crate::workspace::list(workspace, false);
+/// Image files in /app written since `since`, as image content blocks. Only regular files
+/// count: a link named `x.png` is neither followed nor attached.
+pub fn new_images(workspace: &Root, since: SystemTime) -> Vec<ContentBlock> {
+    let listing = workspace.walk(
+        sandbox_protocol::confined::WalkLimits {
+            max_entries: 1000,
+            max_depth: 8,
+        },
+        &crate::workspace::SYSTEM_DIRS,
+    );
     listing
-        .files
+        .entries
         .iter()
         .filter(|f| {
-            f.kind == "file"
+            f.kind == EntryKind::File
                 && f.size <= MAX_FILE_BYTES
+                && f.modified.is_some_and(|m| m >= since)
                 && mime_type(Path::new(&f.path)).starts_with("image/")
-        })
-        .filter(|f| {
-            std::fs::metadata(workspace.join(&f.path))
-                .and_then(|m| m.modified())
-                .is_ok_and(|m| m >= since)
         })
         .take(MAX_IMAGES)
         .filter_map(|f| {
-            let bytes = std::fs::read(workspace.join(&f.path)).ok()?;
+            let bytes = workspace
+                .read_regular(Path::new(&f.path), Follow::No, MAX_FILE_BYTES)
+                .ok()?;
             Some(ContentBlock::image(
                 base64(&bytes),
                 mime_type(Path::new(&f.path)),

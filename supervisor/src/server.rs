@@ -3,7 +3,12 @@
 //!
 //! Guest failures (an exception, a timeout) are tool results with `isError: true` and the
 //! structured details; protocol errors (`invalid_params`) are only for arguments that make no
-//! sense, as the rmcp docs recommend.
+//! sense, as the rmcp docs recommend. Those carry a machine-readable `data.error_type`:
+//! `invalid_argument` (with the argument's name) or `invalid_session`.
+//!
+//! Every session-scoped call acts for the client that made it ([`Owner`]): a stdio client, an
+//! HTTP principal named by its token, or one HTTP MCP session. Another client's session is
+//! answered exactly like one that does not exist.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,18 +27,29 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::config::{Flavor, MAX_TIMEOUT, MEMORY_RANGE, SessionLimits, SupervisorConfig};
+use crate::config::{
+    FUEL_RANGE, Flavor, MAX_TIMEOUT, MEMORY_RANGE, SessionLimits, SupervisorConfig, TTL_RANGE,
+};
 use crate::executions::Executions;
 use crate::guidance;
 use crate::packages;
 use crate::report::ExecuteCodeResult;
 use crate::runtimes::{RUNTIMES, Runtimes};
-use crate::session::{CreateError, Session, SessionTable, Work, valid_session_id};
+use crate::session::{CreateError, Owner, Session, SessionTable, Work, valid_session_id};
 use crate::tools;
 
 /// Largest source accepted by `execute_code`. Bigger code is almost certainly data that belongs
 /// in a file under /app.
 const MAX_CODE_BYTES: usize = 1 << 20;
+
+/// The shortest timeout an execution may ask for: less could not even start an interpreter.
+const MIN_TIMEOUT_SECS: f64 = 0.1;
+
+/// Largest `context` accepted by `get_execution_guidance`.
+const MAX_CONTEXT_BYTES: usize = 64 << 10;
+
+/// Longest `execution_id` accepted (ours are 37 characters).
+const MAX_EXECUTION_ID_LEN: usize = 128;
 
 const INSTRUCTIONS: &str = "Runs Python (CPython 3.12) and JavaScript (QuickJS-NG) in WebAssembly sandboxes. \
 Each session keeps its interpreter alive between calls, so variables, functions and imports persist. \
@@ -72,9 +88,11 @@ pub struct ExecuteCodeArgs {
     /// creates that session.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Wall-clock limit in seconds (default: the session's, 30 for small; max 300). On timeout
-    /// the code is interrupted and the session keeps its state when the interpreter allows.
+    /// Wall-clock limit in seconds, from 0.1 to 300 (default: the session's, 30 for small). On
+    /// timeout the code is interrupted and the session keeps its state when the interpreter
+    /// allows.
     #[serde(default)]
+    #[schemars(range(min = 0.1, max = 300))]
     pub timeout: Option<f64>,
     /// Size of the session if this call creates it: small (default), medium or large.
     #[serde(default)]
@@ -96,8 +114,9 @@ pub struct ExecuteCommandArgs {
     /// Which default session to use without session_id: "python" (default) or "javascript".
     #[serde(default)]
     pub language: Option<LanguageArg>,
-    /// Wall-clock limit in seconds (default: the session's; max 300).
+    /// Wall-clock limit in seconds, from 0.1 to 300 (default: the session's).
     #[serde(default)]
+    #[schemars(range(min = 0.1, max = 300))]
     pub timeout: Option<f64>,
 }
 
@@ -128,9 +147,10 @@ pub struct WorkspaceInfoArgs {
 /// Arguments of `install_package`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct InstallPackageArgs {
-    /// Distribution name as on PyPI (e.g. "tabulate"), or a JavaScript package name.
+    /// Distribution name as on PyPI (e.g. "tabulate"), or an npm package name for JavaScript.
+    /// A name only: paths, URLs, extras, markers and options are refused.
     pub package: String,
-    /// Exact version, e.g. "0.9.0". Default: the newest pure-Python release.
+    /// Exact version, e.g. "0.9.0" (or "==0.9.0"). Default: the newest pure-Python release.
     #[serde(default)]
     pub version: Option<String>,
     /// Session to install into. Default: your default session for `language`.
@@ -182,17 +202,24 @@ pub struct CreateSessionArgs {
     /// memory, fuel, timeout, output and disk limits together.
     #[serde(default)]
     pub flavor: Option<Flavor>,
-    /// Fuel per execution (CPU allowance; about 10^10 per second). Overrides the flavor's.
+    /// Fuel per execution (CPU allowance; about 10^10 per second), from 10^6 to 5×10^12.
+    /// Overrides the flavor's.
     #[serde(default)]
+    #[schemars(range(min = 1_000_000, max = 5_000_000_000_000_u64))]
     pub fuel_budget: Option<u64>,
-    /// Interpreter memory cap in bytes (32 MiB to 4 GiB). Overrides the flavor's.
+    /// Interpreter memory cap in bytes, from 33554432 (32 MiB) to 4294967296 (4 GiB). Overrides
+    /// the flavor's.
     #[serde(default)]
+    #[schemars(range(min = 33_554_432, max = 4_294_967_296_u64))]
     pub memory_bytes: Option<u64>,
-    /// Default timeout in seconds for this session's executions (max 300).
+    /// Default timeout in seconds for this session's executions, from 0.1 to 300.
     #[serde(default)]
+    #[schemars(range(min = 0.1, max = 300))]
     pub timeout: Option<f64>,
-    /// Idle time in seconds before the session and its files are removed (default 86400).
+    /// Idle time in seconds before the session and its files are removed, from 1 to 2592000
+    /// (30 days; default 86400).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 2_592_000))]
     pub ttl_seconds: Option<u64>,
     /// Save variables that serialise (Python: pickle; JavaScript: JSON, e.g. `_state`) after
     /// each successful call and restore them automatically if the interpreter is restarted.
@@ -245,6 +272,8 @@ pub struct SandboxServer {
     /// Measured first-import fuel (stdlib and vendored), for guidance.
     imports: Arc<guidance::ImportFuelTable>,
     default_sessions: Arc<Mutex<HashMap<Language, String>>>,
+    /// Who this connection acts for, unless a request names an HTTP principal.
+    connection_owner: Owner,
 }
 
 /// Why an execution could not even start: a protocol error for bad arguments, or a tool error
@@ -264,30 +293,89 @@ impl From<McpError> for Refusal {
     }
 }
 
-fn invalid(message: impl Into<String>) -> McpError {
-    McpError::invalid_params(message.into(), None)
+/// A bad argument: JSON-RPC invalid params, with `data.error_type = "invalid_argument"` and the
+/// argument's name.
+pub(crate) fn invalid_argument(argument: &str, message: impl Into<String>) -> McpError {
+    McpError::invalid_params(
+        message.into(),
+        Some(json!({ "error_type": "invalid_argument", "argument": argument })),
+    )
+}
+
+/// A session this client does not have: never created, expired, or another client's (which
+/// is answered exactly like one that never existed).
+fn no_session(id: &str, expired: bool) -> McpError {
+    let message = if expired {
+        format!(
+            "session {id:?} expired after being idle and was removed with its files; start a new one with create_session, or call execute_code without session_id"
+        )
+    } else {
+        format!("no session {id:?}; execute_code creates one on first use")
+    };
+    McpError::invalid_params(
+        message,
+        Some(json!({ "error_type": "invalid_session", "session_id": id })),
+    )
 }
 
 fn check_session_id(id: &str) -> Result<(), McpError> {
     if valid_session_id(id) {
         return Ok(());
     }
-    Err(invalid(format!(
-        "invalid session_id {id:?}: use 1-64 letters, digits, '-' or '_', starting with a letter or digit"
-    )))
+    Err(invalid_argument(
+        "session_id",
+        format!(
+            "invalid session_id {}: use 1-64 letters, digits, '-' or '_', starting with a letter or digit",
+            packages::names::quote(id)
+        ),
+    ))
 }
 
 fn timeout_arg(seconds: Option<f64>, default: Duration) -> Result<Duration, McpError> {
     match seconds {
         None => Ok(default),
-        Some(s) if s.is_finite() && s > 0.0 && s <= MAX_TIMEOUT.as_secs_f64() => {
+        Some(s) if s.is_finite() && s >= MIN_TIMEOUT_SECS && s <= MAX_TIMEOUT.as_secs_f64() => {
             Ok(Duration::from_secs_f64(s))
         }
-        Some(s) => Err(invalid(format!(
-            "timeout must be between 0 and {} seconds, got {s}",
-            MAX_TIMEOUT.as_secs()
-        ))),
+        Some(s) => Err(invalid_argument(
+            "timeout",
+            format!(
+                "timeout must be from {MIN_TIMEOUT_SECS} to {} seconds, got {s}",
+                MAX_TIMEOUT.as_secs()
+            ),
+        )),
     }
+}
+
+/// `value` when it lies in `range`, else an `invalid_argument` error naming the bounds.
+fn bounded(
+    argument: &str,
+    value: u64,
+    range: &std::ops::RangeInclusive<u64>,
+    unit: &str,
+) -> Result<u64, McpError> {
+    if range.contains(&value) {
+        return Ok(value);
+    }
+    Err(invalid_argument(
+        argument,
+        format!(
+            "{argument} must be between {} and {}{unit}, got {value}",
+            range.start(),
+            range.end()
+        ),
+    ))
+}
+
+/// `text` when it is at most `max` bytes, else an `invalid_argument` error.
+fn bounded_text<'a>(argument: &str, text: &'a str, max: usize) -> Result<&'a str, McpError> {
+    if text.len() <= max {
+        return Ok(text);
+    }
+    Err(invalid_argument(
+        argument,
+        format!("{argument} is {} bytes, the limit is {max}", text.len()),
+    ))
 }
 
 fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
@@ -300,6 +388,7 @@ impl SandboxServer {
         sessions: Arc<SessionTable>,
         runtimes: Arc<Runtimes>,
         executions: Arc<Executions>,
+        connection_owner: Owner,
     ) -> Self {
         let data_dir = config.data_dir.clone();
         Self {
@@ -310,7 +399,16 @@ impl SandboxServer {
             sources: packages::Sources::from_env(),
             imports: Arc::new(guidance::ImportFuelTable::load(data_dir.as_deref())),
             default_sessions: Arc::default(),
+            connection_owner,
         }
+    }
+
+    /// Who a request acts for: the HTTP principal its token names, else this connection.
+    fn owner(&self, ctx: &RequestContext<RoleServer>) -> Owner {
+        crate::http::principal_of(&ctx.extensions).map_or_else(
+            || self.connection_owner.clone(),
+            |name| Owner::principal(&name),
+        )
     }
 
     fn session_info(session: &Session) -> SessionInfo {
@@ -344,6 +442,7 @@ impl SandboxServer {
     /// The session an `execute_code` call runs in, created on demand.
     fn resolve_session(
         &self,
+        owner: &Owner,
         id: Option<&str>,
         language: Language,
         flavor: Option<Flavor>,
@@ -369,18 +468,21 @@ impl SandboxServer {
                     .clone()
             }
         };
-        if let Some(session) = self.sessions.get(&id) {
+        if let Some(session) = self.sessions.get(owner, &id) {
             if session.language != language {
-                return Err(invalid(format!(
-                    "session {id:?} runs {}, not {language}; use language {:?} or another session_id",
-                    session.language,
-                    session.language.as_str()
-                ))
+                return Err(invalid_argument(
+                    "language",
+                    format!(
+                        "session {id:?} runs {}, not {language}; use language {:?} or another session_id",
+                        session.language,
+                        session.language.as_str()
+                    ),
+                )
                 .into());
             }
             return Ok(session);
         }
-        if self.sessions.expired(&id) {
+        if self.sessions.expired(owner, &id) {
             return Err(Refusal::Tool {
                 error_type: "invalid_session",
                 message: format!(
@@ -390,6 +492,7 @@ impl SandboxServer {
             });
         }
         match self.sessions.create(
+            owner,
             &id,
             language,
             self.limits_for(flavor),
@@ -399,8 +502,8 @@ impl SandboxServer {
             // Two calls raced to create it: use the winner's.
             Err(CreateError::Exists(_)) => self
                 .sessions
-                .get(&id)
-                .ok_or_else(|| invalid("session vanished").into()),
+                .get(owner, &id)
+                .ok_or_else(|| no_session(&id, false).into()),
             Err(CreateError::ResourcesExhausted(usage)) => Err(Refusal::Tool {
                 error_type: "resources_exhausted",
                 message: format!(
@@ -408,10 +511,36 @@ impl SandboxServer {
                 ),
                 session_id: id,
             }),
+            Err(e @ CreateError::ClientLimit { .. }) => Err(Refusal::Tool {
+                error_type: "resources_exhausted",
+                message: format!(
+                    "{e} ({}); destroy_session one you no longer need, or reuse one with session_id",
+                    self.config.principal_max_sessions
+                ),
+                session_id: id,
+            }),
             Err(e) => Err(Refusal::Invalid(McpError::internal_error(
-                crate::redact(&self.config, &e.to_string()),
+                e.to_string(),
                 None,
             ))),
+        }
+    }
+
+    /// The answer to a code or command call whose session could not be had: a protocol error
+    /// for a bad argument, or a failed result the model can act on.
+    fn refused(&self, refusal: Refusal, language: Language) -> Result<CallToolResult, McpError> {
+        match refusal {
+            Refusal::Invalid(e) => Err(e),
+            Refusal::Tool {
+                error_type,
+                message,
+                session_id,
+            } => {
+                let mut result =
+                    ExecuteCodeResult::refused(&session_id, language, error_type, message);
+                self.teach(&mut result, language, "", 0, self.config.defaults.timeout);
+                Ok(tool_result(to_value(&result)?, true, result.to_text()))
+            }
         }
     }
 
@@ -436,11 +565,23 @@ impl SandboxServer {
                 }),
             )
         };
+        let staging = match self.sessions.dirs().staging() {
+            Ok(staging) => staging,
+            Err(e) => {
+                return refused(packages::InstallRefusal {
+                    error_type: "system_error",
+                    message: format!("cannot create a staging directory: {e}"),
+                    alternatives: vec![],
+                });
+            }
+        };
         if session.language == Language::JavaScript {
             return match packages::install_js(
                 package,
                 self.config.data_dir.as_deref(),
-                &session.workspace,
+                &session.files.app,
+                &staging,
+                &self.sources,
             ) {
                 Ok(mut value) => {
                     value["session_id"] = json!(session.id);
@@ -448,6 +589,9 @@ impl SandboxServer {
                 }
                 Err(r) => refused(r),
             };
+        }
+        if let Err(refusal) = packages::python_requirement(package, version) {
+            return refused(refusal);
         }
         let vendored = packages::vendored_python(self.config.data_dir.as_deref());
         let wanted = packages::normalize(package);
@@ -468,13 +612,11 @@ impl SandboxServer {
                 }),
             );
         }
-        let scratch = self.config.state_dir.join("downloads");
-        let _ = std::fs::create_dir_all(&scratch);
         match packages::install_python(
             package,
             version,
-            &session.workspace,
-            &scratch,
+            &session.files.app,
+            &staging,
             &self.sources,
         )
         .await
@@ -511,9 +653,14 @@ impl SandboxServer {
 
     /// The language a session-scoped call means: the session's own when it exists, else the
     /// one asked for, else Python.
-    fn language_for(&self, session_id: Option<&str>, asked: Option<LanguageArg>) -> Language {
+    fn language_for(
+        &self,
+        owner: &Owner,
+        session_id: Option<&str>,
+        asked: Option<LanguageArg>,
+    ) -> Language {
         session_id
-            .and_then(|id| self.sessions.get(id))
+            .and_then(|id| self.sessions.get(owner, id))
             .map(|s| s.language)
             .or(asked.map(Language::from))
             .unwrap_or(Language::Python)
@@ -522,22 +669,16 @@ impl SandboxServer {
     /// An existing session for the tools that inspect or clear one.
     fn existing_session(
         &self,
+        owner: &Owner,
         id: Option<&str>,
         language: Option<LanguageArg>,
     ) -> Result<Arc<Session>, McpError> {
         if let Some(id) = id {
             check_session_id(id)?;
-            return self.sessions.get(id).ok_or_else(|| {
-                if self.sessions.expired(id) {
-                    invalid(format!(
-                        "session {id:?} expired after being idle and was removed with its files"
-                    ))
-                } else {
-                    invalid(format!(
-                        "no session {id:?}; execute_code creates one on first use"
-                    ))
-                }
-            });
+            return self
+                .sessions
+                .get(owner, id)
+                .ok_or_else(|| no_session(id, self.sessions.expired(owner, id)));
         }
         let defaults = self
             .default_sessions
@@ -550,9 +691,12 @@ impl SandboxServer {
         };
         order
             .into_iter()
-            .find_map(|l| defaults.get(&l).and_then(|id| self.sessions.get(id)))
+            .find_map(|l| defaults.get(&l).and_then(|id| self.sessions.get(owner, id)))
             .ok_or_else(|| {
-                invalid("no default session yet: run execute_code first, or pass session_id")
+                McpError::invalid_params(
+                    "no default session yet: run execute_code first, or pass session_id",
+                    Some(json!({ "error_type": "invalid_session" })),
+                )
             })
     }
 
@@ -570,9 +714,25 @@ impl SandboxServer {
             Work::Inspect => None,
         };
         let execution_id = format!("exec-{}", uuid::Uuid::new_v4().simple());
-        let cancel = self
-            .executions
-            .register(&execution_id, &session.id, &ctx.ct);
+        let owner = &session.owner;
+        if owner.capped()
+            && self.executions.in_flight(owner) >= self.config.principal_max_executions
+        {
+            let mut result = ExecuteCodeResult::refused(
+                &session.id,
+                session.language,
+                "resources_exhausted",
+                format!(
+                    "this client already has {} executions running or queued, the most one client may have at once; wait for one to finish (or cancel_execution it) and retry",
+                    self.config.principal_max_executions
+                ),
+            );
+            self.teach(&mut result, session.language, "", 0, timeout);
+            return Ok(result);
+        }
+        let cancel =
+            self.executions
+                .register(&execution_id, (owner, session.key(), &session.id), &ctx.ct);
         let progress = self.report_progress(ctx, &execution_id);
         let executions = self.executions.clone();
         let started = session
@@ -599,7 +759,7 @@ impl SandboxServer {
                 &session.id,
                 session.language,
                 "system_error",
-                crate::redact(&self.config, &e.to_string()),
+                e.to_string(),
             ),
         };
         self.executions.finish(
@@ -671,11 +831,7 @@ impl SandboxServer {
             let started = tokio::time::Instant::now();
             let mut tick = 0u32;
             loop {
-                let status = executions
-                    .list(None)
-                    .into_iter()
-                    .find(|e| e.execution_id == execution_id)
-                    .map_or("finishing".to_owned(), |e| e.status);
+                let status = executions.status(&execution_id).unwrap_or("finishing");
                 let message = format!(
                     "execution {execution_id} {status} ({:.0} s)",
                     started.elapsed().as_secs_f64()
@@ -720,31 +876,29 @@ impl SandboxServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         if args.code.trim().is_empty() {
-            return Err(invalid("code must not be empty"));
+            return Err(invalid_argument("code", "code must not be empty"));
         }
         if args.code.len() > MAX_CODE_BYTES {
-            return Err(invalid(format!(
-                "code is {} bytes, the limit is {MAX_CODE_BYTES}; write large data to a file under /app in smaller pieces",
-                args.code.len()
-            )));
+            return Err(invalid_argument(
+                "code",
+                format!(
+                    "code is {} bytes, the limit is {MAX_CODE_BYTES}; write large data to a file under /app in smaller pieces",
+                    args.code.len()
+                ),
+            ));
         }
         let language = Language::from(args.language);
-        let session = match self.resolve_session(args.session_id.as_deref(), language, args.flavor)
-        {
-            Ok(session) => session,
-            Err(Refusal::Invalid(e)) => return Err(e),
-            Err(Refusal::Tool {
-                error_type,
-                message,
-                session_id,
-            }) => {
-                let mut result =
-                    ExecuteCodeResult::refused(&session_id, language, error_type, message);
-                self.teach(&mut result, language, "", 0, self.config.defaults.timeout);
-                return Ok(tool_result(to_value(&result)?, true, result.to_text()));
-            }
-        };
-        let timeout = timeout_arg(args.timeout, session.limits.timeout)?;
+        let owner = self.owner(&ctx);
+        let timeout = args
+            .timeout
+            .map(|t| timeout_arg(Some(t), Duration::ZERO))
+            .transpose()?;
+        let session =
+            match self.resolve_session(&owner, args.session_id.as_deref(), language, args.flavor) {
+                Ok(session) => session,
+                Err(refusal) => return self.refused(refusal, language),
+            };
+        let timeout = timeout.unwrap_or(session.limits.timeout);
         let started = std::time::SystemTime::now();
         let result = self
             .run_work(&session, Work::Code(args.code), timeout, &ctx)
@@ -753,7 +907,7 @@ impl SandboxServer {
         // Images the code wrote to /app come back as image content.
         reply
             .content
-            .extend(crate::resources::new_images(&session.workspace, started));
+            .extend(crate::resources::new_images(&session.files.app, started));
         Ok(reply)
     }
 
@@ -770,18 +924,20 @@ impl SandboxServer {
     async fn cancel_execution(
         &self,
         Parameters(args): Parameters<CancelExecutionArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let id = args.execution_id;
-        if self.executions.cancel(&id) {
+        let id = bounded_text("execution_id", &args.execution_id, MAX_EXECUTION_ID_LEN)?;
+        let owner = self.owner(&ctx);
+        if self.executions.cancel(&owner, id) {
             // Wait for the execution to answer its caller, so the status is final.
             let deadline =
                 tokio::time::Instant::now() + crate::worker::KILL_GRACE + Duration::from_secs(1);
-            while self.executions.is_live(&id) && tokio::time::Instant::now() < deadline {
+            while self.executions.is_live(id) && tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
             let status = self
                 .executions
-                .outcome(&id)
+                .outcome(&owner, id)
                 .unwrap_or_else(|| "cancelling".into());
             return Ok(CallToolResult::structured(json!({
                 "cancelled": true,
@@ -789,16 +945,20 @@ impl SandboxServer {
                 "status": status,
             })));
         }
-        match self.executions.outcome(&id) {
+        match self.executions.outcome(&owner, id) {
             Some(outcome) => Ok(CallToolResult::structured(json!({
                 "cancelled": false,
                 "execution_id": id,
                 "status": "already_finished",
                 "outcome": outcome,
             }))),
-            None => Err(invalid(format!(
-                "no execution {id:?} is running or recently finished; get_workspace_info lists running executions"
-            ))),
+            None => Err(invalid_argument(
+                "execution_id",
+                format!(
+                    "no execution {} is running or recently finished; get_workspace_info lists running executions",
+                    packages::names::quote(id)
+                ),
+            )),
         }
     }
 
@@ -810,7 +970,9 @@ impl SandboxServer {
     async fn create_session(
         &self,
         Parameters(args): Parameters<CreateSessionArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
+        let owner = self.owner(&ctx);
         let id = match args.session_id {
             Some(id) => {
                 check_session_id(&id)?;
@@ -823,30 +985,29 @@ impl SandboxServer {
         };
         let mut limits = self.limits_for(args.flavor);
         if let Some(fuel) = args.fuel_budget {
-            if fuel == 0 {
-                return Err(invalid("fuel_budget must be positive"));
-            }
-            limits.fuel = fuel;
+            limits.fuel = bounded("fuel_budget", fuel, &FUEL_RANGE, "")?;
         }
         if let Some(memory) = args.memory_bytes {
-            if !MEMORY_RANGE.contains(&memory) {
-                return Err(invalid(format!(
-                    "memory_bytes must be between {} and {} (32 MiB to 4 GiB), got {memory}",
-                    MEMORY_RANGE.start(),
-                    MEMORY_RANGE.end()
-                )));
-            }
-            limits.memory_bytes = memory;
+            limits.memory_bytes = bounded(
+                "memory_bytes",
+                memory,
+                &MEMORY_RANGE,
+                " bytes (32 MiB to 4 GiB)",
+            )?;
         }
         limits.timeout = timeout_arg(args.timeout, limits.timeout)?;
         limits.auto_persist_globals = args.auto_persist_globals.unwrap_or(false);
         let ttl = match args.ttl_seconds {
-            Some(0) => return Err(invalid("ttl_seconds must be positive")),
-            Some(secs) => Duration::from_secs(secs),
+            Some(secs) => Duration::from_secs(bounded(
+                "ttl_seconds",
+                secs,
+                &TTL_RANGE,
+                " seconds (30 days)",
+            )?),
             None => self.config.explicit_session_ttl,
         };
         let language = Language::from(args.language);
-        match self.sessions.create(&id, language, limits, ttl) {
+        match self.sessions.create(&owner, &id, language, limits, ttl) {
             Ok(session) => {
                 let info = Self::session_info(&session);
                 let text = format!(
@@ -858,9 +1019,32 @@ impl SandboxServer {
                 );
                 Ok(tool_result(to_value(&info)?, false, text))
             }
-            Err(CreateError::Exists(id)) => Err(invalid(format!(
-                "session {id:?} already exists; use it with execute_code, or destroy_session it first"
-            ))),
+            Err(CreateError::Exists(id)) => Err(invalid_argument(
+                "session_id",
+                format!(
+                    "session {id:?} already exists; use it with execute_code, or destroy_session it first"
+                ),
+            )),
+            Err(e @ CreateError::ClientLimit { .. }) => {
+                let message = format!(
+                    "{e} ({}); destroy_session one you no longer need",
+                    self.config.principal_max_sessions
+                );
+                let value = json!({
+                    "success": false,
+                    "error_type": "resources_exhausted",
+                    "error_message": message,
+                    "actionable_guidance": [
+                        "destroy_session a session you no longer need",
+                        "reuse an existing session by passing its session_id to execute_code",
+                    ],
+                });
+                Ok(tool_result(
+                    value,
+                    true,
+                    format!("ERROR resources_exhausted: {message}"),
+                ))
+            }
             Err(CreateError::ResourcesExhausted(usage)) => {
                 let value = json!({
                     "success": false,
@@ -879,10 +1063,7 @@ impl SandboxServer {
                     format!("ERROR resources_exhausted: {usage}"),
                 ))
             }
-            Err(other) => Err(McpError::internal_error(
-                crate::redact(&self.config, &other.to_string()),
-                None,
-            )),
+            Err(other) => Err(McpError::internal_error(other.to_string(), None)),
         }
     }
 
@@ -899,8 +1080,11 @@ impl SandboxServer {
     async fn destroy_session(
         &self,
         Parameters(args): Parameters<DestroySessionArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        match self.sessions.destroy(&args.session_id).await {
+        check_session_id(&args.session_id)?;
+        let owner = self.owner(&ctx);
+        match self.sessions.destroy(&owner, &args.session_id).await {
             Some(session) => {
                 self.default_sessions
                     .lock()
@@ -912,10 +1096,10 @@ impl SandboxServer {
                     "message": "the session's interpreter was stopped and its files deleted",
                 })))
             }
-            None => Err(invalid(format!(
-                "no session {:?}; nothing to destroy",
-                args.session_id
-            ))),
+            None => Err(no_session(
+                &args.session_id,
+                self.sessions.expired(&owner, &args.session_id),
+            )),
         }
     }
 
@@ -930,32 +1114,24 @@ impl SandboxServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         if args.command.trim().is_empty() {
-            return Err(invalid("command must not be empty"));
+            return Err(invalid_argument("command", "command must not be empty"));
         }
-        if args.command.len() > MAX_CODE_BYTES {
-            return Err(invalid(format!(
-                "command is longer than {MAX_CODE_BYTES} bytes"
-            )));
-        }
-        let language = self.language_for(args.session_id.as_deref(), args.language);
-        let session = match self.resolve_session(args.session_id.as_deref(), language, None) {
+        bounded_text("command", &args.command, MAX_CODE_BYTES)?;
+        let timeout = args
+            .timeout
+            .map(|t| timeout_arg(Some(t), Duration::ZERO))
+            .transpose()?;
+        let owner = self.owner(&ctx);
+        let language = self.language_for(&owner, args.session_id.as_deref(), args.language);
+        let session = match self.resolve_session(&owner, args.session_id.as_deref(), language, None)
+        {
             Ok(session) => session,
-            Err(Refusal::Invalid(e)) => return Err(e),
-            Err(Refusal::Tool {
-                error_type,
-                message,
-                session_id,
-            }) => {
-                let mut result =
-                    ExecuteCodeResult::refused(&session_id, language, error_type, message);
-                self.teach(&mut result, language, "", 0, self.config.defaults.timeout);
-                return Ok(tool_result(to_value(&result)?, true, result.to_text()));
-            }
+            Err(refusal) => return self.refused(refusal, language),
         };
         if let Some(requirements) = pip_install_args(&args.command) {
-            return Ok(self.pip_install(&session, &requirements, &ctx).await);
+            return Ok(self.pip_install(&session, requirements, &ctx).await);
         }
-        let timeout = timeout_arg(args.timeout, session.limits.timeout)?;
+        let timeout = timeout.unwrap_or(session.limits.timeout);
         let result = self
             .run_work(&session, Work::Command(args.command), timeout, &ctx)
             .await?;
@@ -979,8 +1155,9 @@ impl SandboxServer {
         Parameters(args): Parameters<WorkspaceInfoArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let session = self.existing_session(args.session_id.as_deref(), args.language)?;
-        let running = self.executions.list(Some(&session.id));
+        let owner = self.owner(&ctx);
+        let session = self.existing_session(&owner, args.session_id.as_deref(), args.language)?;
+        let running = self.executions.list(session.key());
         // Only ask a live, idle interpreter: never start one, never queue behind user code.
         let (state, memory_bytes, note) = if !session.has_worker() {
             (
@@ -1005,7 +1182,7 @@ impl SandboxServer {
             (state, Some(inspected.memory_bytes), None)
         };
         let listing = crate::workspace::list(
-            &session.workspace,
+            &session.files.app,
             args.include_system_files.unwrap_or(false),
         );
         let state = state.unwrap_or_else(|| json!({}));
@@ -1053,9 +1230,30 @@ impl SandboxServer {
     async fn reset_workspace(
         &self,
         Parameters(args): Parameters<SessionRefArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let session = self.existing_session(args.session_id.as_deref(), args.language)?;
-        let deleted = session.reset(&self.config.tmp_path(&session.id)).await;
+        let owner = self.owner(&ctx);
+        let session = self.existing_session(&owner, args.session_id.as_deref(), args.language)?;
+        let deleted = match session.reset().await {
+            Ok(deleted) => deleted,
+            Err(e) => {
+                tracing::error!(session = %session.id, error = %e, "reset could not delete everything");
+                let message = format!(
+                    "the interpreter state was cleared, but some files could not be deleted ({e}); the session is usable"
+                );
+                return Ok(tool_result(
+                    json!({
+                        "session_id": session.id,
+                        "success": false,
+                        "error_type": "system_error",
+                        "error_message": message,
+                        "actionable_guidance": ["retry reset_workspace", "destroy_session and start a new session"],
+                    }),
+                    true,
+                    message,
+                ));
+            }
+        };
         let paths: Vec<&str> = deleted.files.iter().map(|f| f.path.as_str()).collect();
         let text = format!(
             "reset session {}: interpreter state cleared, {} files/directories deleted from /app",
@@ -1090,8 +1288,14 @@ impl SandboxServer {
         Parameters(args): Parameters<InstallPackageArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let language = self.language_for(args.session_id.as_deref(), args.language);
-        let session = match self.resolve_session(args.session_id.as_deref(), language, None) {
+        bounded_text("package", &args.package, packages::names::MAX_NAME_LEN * 4)?;
+        if let Some(version) = &args.version {
+            bounded_text("version", version, packages::names::MAX_VERSION_LEN * 4)?;
+        }
+        let owner = self.owner(&ctx);
+        let language = self.language_for(&owner, args.session_id.as_deref(), args.language);
+        let session = match self.resolve_session(&owner, args.session_id.as_deref(), language, None)
+        {
             Ok(session) => session,
             Err(Refusal::Invalid(e)) => return Err(e),
             Err(Refusal::Tool {
@@ -1128,6 +1332,7 @@ impl SandboxServer {
     async fn list_available_packages(
         &self,
         Parameters(args): Parameters<ListPackagesArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let language = args.language.map(Language::from);
         let mut value = json!({});
@@ -1159,18 +1364,19 @@ impl SandboxServer {
         }
         if let Some(id) = &args.session_id {
             check_session_id(id)?;
+            let owner = self.owner(&ctx);
             let session = self
                 .sessions
-                .get(id)
-                .ok_or_else(|| invalid(format!("no session {id:?}")))?;
+                .get(&owner, id)
+                .ok_or_else(|| no_session(id, self.sessions.expired(&owner, id)))?;
             value["installed"] = match session.language {
                 Language::Python => json!(
-                    packages::installed_python(&session.workspace)
+                    packages::installed_python(&session.files.app)
                         .into_iter()
                         .map(|(dist, version)| json!({ "package": dist, "version": version }))
                         .collect::<Vec<_>>()
                 ),
-                Language::JavaScript => json!(packages::installed_js(&session.workspace)),
+                Language::JavaScript => json!(packages::installed_js(&session.files.app)),
             };
         }
         let text = format!(
@@ -1195,10 +1401,9 @@ impl SandboxServer {
         &self,
         Parameters(args): Parameters<GuidanceArgs>,
     ) -> Result<CallToolResult, McpError> {
-        if args.code.len() > MAX_CODE_BYTES {
-            return Err(invalid(format!(
-                "code is longer than {MAX_CODE_BYTES} bytes"
-            )));
+        bounded_text("code", &args.code, MAX_CODE_BYTES)?;
+        if let Some(context) = &args.context {
+            bounded_text("context", context, MAX_CONTEXT_BYTES)?;
         }
         let report = guidance::analyze(
             &args.code,
@@ -1274,28 +1479,61 @@ impl SandboxServer {
                 "max_sessions": usage.max_sessions,
                 "memory_reserved_bytes": usage.memory_reserved_bytes,
                 "memory_budget_bytes": usage.memory_budget_bytes,
-                "running_executions": self.executions.list(None).len(),
+                "running_executions": self.executions.count(),
                 "isolation": "one sandbox-worker process per session: WebAssembly (Wasmtime) with fuel, epoch deadlines and a memory cap; rlimits (RLIMIT_DATA, NOFILE, FSIZE, CPU, CORE=0), no_new_privs, own process group, PDEATHSIG",
                 "cgroups": self.config.cgroups.describe_public(),
+                "per_client_caps": {
+                    "applies_to": "HTTP clients (a named principal, or one MCP session)",
+                    "max_sessions": self.config.principal_max_sessions,
+                    "max_executions_in_flight": self.config.principal_max_executions,
+                },
             },
         })))
     }
 }
 
-/// The requirements of a command line that is only `pip install ...` (or `pip3`), if it is.
-fn pip_install_args(command: &str) -> Option<Vec<String>> {
+/// Options of `pip install` that change nothing here and are accepted silently.
+const HARMLESS_PIP_OPTIONS: [&str; 6] = [
+    "-q",
+    "--quiet",
+    "-U",
+    "--upgrade",
+    "--user",
+    "--no-cache-dir",
+];
+
+/// A command line that is only `pip install ...` (`pip3`, `python -m pip` too): its
+/// requirements, or why an option is refused. `None` for anything else, which goes to the shell
+/// (and the shell refuses `pip install` inside a longer command line).
+fn pip_install_args(command: &str) -> Option<Result<Vec<String>, String>> {
     let words: Vec<&str> = command.split_whitespace().collect();
-    match words.as_slice() {
-        ["pip" | "pip3", "install", rest @ ..] if !rest.is_empty() => {
-            let plain = rest.iter().all(|w| {
-                w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.=<>!~@/".contains(c))
-            });
-            (plain && !rest.iter().any(|w| w.starts_with('-')))
-                .then(|| rest.iter().map(|w| (*w).to_owned()).collect())
-        }
-        _ => None,
+    let rest = match words.as_slice() {
+        ["pip" | "pip3", "install", rest @ ..]
+        | ["python" | "python3", "-m", "pip", "install", rest @ ..] => rest,
+        _ => return None,
+    };
+    // Shell syntax makes it a command line, not a plain install.
+    if rest.is_empty()
+        || rest
+            .iter()
+            .any(|w| w.contains(|c| ";&|<>$`'\"(){}*?\\".contains(c)))
+    {
+        return None;
     }
+    let mut requirements = Vec::new();
+    for word in rest {
+        if word.starts_with('-') {
+            if HARMLESS_PIP_OPTIONS.contains(word) {
+                continue;
+            }
+            return Some(Err(format!(
+                "pip option {} is not supported: install packages by name, e.g. `pip install tabulate==0.9.0`",
+                packages::names::quote(word)
+            )));
+        }
+        requirements.push((*word).to_owned());
+    }
+    Some(Ok(requirements))
 }
 
 impl SandboxServer {
@@ -1303,30 +1541,45 @@ impl SandboxServer {
     async fn pip_install(
         &self,
         session: &Arc<Session>,
-        requirements: &[String],
+        requirements: Result<Vec<String>, String>,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let (mut stdout, mut stderr, mut failed) = (String::new(), String::new(), false);
-        for requirement in requirements {
-            let (name, version) = match requirement.split_once("==") {
-                Some((n, v)) => (n, Some(v)),
-                None => (requirement.as_str(), None),
-            };
-            let (ok, value) = self.install(session, name, version, ctx).await;
-            if ok {
-                stdout.push_str(&format!(
-                    "Successfully installed {} {}\n",
-                    name,
-                    value["installed_version"].as_str().unwrap_or_default()
-                ));
-            } else {
-                failed = true;
-                stderr.push_str(&format!(
-                    "ERROR: {}\n",
-                    value["error_message"].as_str().unwrap_or_default()
-                ));
+        let (mut stdout, mut stderr) = (String::new(), String::new());
+        let mut error_type: Option<String> = None;
+        match requirements {
+            Err(message) => {
+                error_type = Some("invalid_package".into());
+                stderr.push_str(&format!("ERROR: {message}\n"));
+            }
+            Ok(requirements) => {
+                for requirement in &requirements {
+                    let (name, version) = match requirement.split_once("==") {
+                        Some((n, v)) => (n, Some(v)),
+                        None => (requirement.as_str(), None),
+                    };
+                    let (ok, value) = self.install(session, name, version, ctx).await;
+                    if ok {
+                        stdout.push_str(&format!(
+                            "Successfully installed {} {}\n",
+                            name,
+                            value["installed_version"].as_str().unwrap_or_default()
+                        ));
+                    } else {
+                        error_type.get_or_insert_with(|| {
+                            value["error_type"]
+                                .as_str()
+                                .unwrap_or("command_failed")
+                                .to_owned()
+                        });
+                        stderr.push_str(&format!(
+                            "ERROR: {}\n",
+                            value["error_message"].as_str().unwrap_or_default()
+                        ));
+                    }
+                }
             }
         }
+        let failed = error_type.is_some();
         let mut result = ExecuteCodeResult::refused(
             &session.id,
             session.language,
@@ -1335,7 +1588,7 @@ impl SandboxServer {
         );
         result.success = !failed;
         result.exit_code = i32::from(failed);
-        result.error_type = failed.then(|| "command_failed".into());
+        result.error_type = error_type;
         result.error_message = failed.then(|| stderr.trim().to_owned());
         result.stdout = stdout;
         result.stderr = stderr;
@@ -1389,8 +1642,9 @@ impl ServerHandler for SandboxServer {
     async fn list_resources(
         &self,
         _request: Option<rmcp::model::PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        let owner = self.owner(&context);
         let mut list = crate::resources::static_resources();
         let defaults: Vec<String> = self
             .default_sessions
@@ -1400,10 +1654,10 @@ impl ServerHandler for SandboxServer {
             .cloned()
             .collect();
         for id in defaults {
-            let Some(session) = self.sessions.get(&id) else {
+            let Some(session) = self.sessions.get(&owner, &id) else {
                 continue;
             };
-            let listing = crate::workspace::list(&session.workspace, false);
+            let listing = crate::workspace::list(&session.files.app, false);
             list.extend(
                 listing
                     .files
@@ -1435,7 +1689,7 @@ impl ServerHandler for SandboxServer {
     async fn read_resource(
         &self,
         request: rmcp::model::ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
         let uri = request.uri.as_str();
         let contents = if uri == crate::resources::CAPABILITIES {
@@ -1444,11 +1698,12 @@ impl ServerHandler for SandboxServer {
         } else if let Some(doc) = guidance::doc(uri) {
             rmcp::model::ResourceContents::text(doc.markdown, uri).with_mime_type("text/markdown")
         } else if let Some((id, relative)) = crate::resources::parse_file_uri(uri) {
+            // Another client's session reads exactly like one that does not exist.
             let session = self
                 .sessions
-                .get(id)
+                .get(&self.owner(&context), id)
                 .ok_or_else(|| McpError::resource_not_found(format!("no session {id:?}"), None))?;
-            crate::resources::read_file(&session.workspace, &relative, uri)
+            crate::resources::read_file(&session.files.app, &relative, uri)
                 .map_err(|message| McpError::resource_not_found(message, None))?
         } else {
             return Err(McpError::resource_not_found(
@@ -1471,5 +1726,53 @@ impl ServerHandler for SandboxServer {
             env!("CARGO_PKG_VERSION"),
         ))
         .with_instructions(INSTRUCTIONS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every number a client can send has documented bounds in the schema the client sees
+    /// (which the guard enforces), and every tool's description is the one in `tools.rs`.
+    #[test]
+    fn every_numeric_argument_has_bounds() {
+        let tools = SandboxServer::tool_router().list_all();
+        assert_eq!(tools.len(), 11);
+        let mut numeric = Vec::new();
+        for tool in &tools {
+            let properties = tool.input_schema["properties"].as_object();
+            for (name, schema) in properties.into_iter().flatten() {
+                let types = schema["type"].to_string();
+                if types.contains("integer") || types.contains("number") {
+                    numeric.push(format!("{}.{name}", tool.name));
+                    for key in ["minimum", "maximum"] {
+                        assert!(
+                            schema[key].is_number(),
+                            "{}.{name} has no {key}: {schema}",
+                            tool.name
+                        );
+                    }
+                    let description = schema["description"].as_str().unwrap_or_default();
+                    assert!(
+                        description.contains(" to "),
+                        "{}.{name}: the description states the bounds: {description}",
+                        tool.name
+                    );
+                }
+            }
+        }
+        numeric.sort();
+        assert_eq!(
+            numeric,
+            [
+                "create_session.fuel_budget",
+                "create_session.memory_bytes",
+                "create_session.timeout",
+                "create_session.ttl_seconds",
+                "execute_code.timeout",
+                "execute_command.timeout",
+            ]
+        );
     }
 }

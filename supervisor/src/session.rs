@@ -1,11 +1,12 @@
-//! The session table: which sessions exist, their workers, workspaces and expiry.
+//! The session table: which sessions exist, who owns them, their workers, workspaces and expiry.
 //!
+//! A session belongs to the client that created it ([`Owner`]): the table is keyed by owner and
+//! id, so another client never sees it and may use the same id for a session of its own.
 //! A session owns at most one worker at a time, behind an async mutex: executions of one session
 //! queue in arrival order (tokio's mutex is fair), different sessions run in parallel. A worker
 //! that died or was killed is replaced on the session's next call, and that call's result says so.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,9 +17,10 @@ use sandbox_protocol::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{SessionLimits, SupervisorConfig, create_private_dir};
+use crate::config::{SessionLimits, SupervisorConfig};
 use crate::runtimes::Runtimes;
 use crate::worker::{ExecFailure, SpawnError, Worker};
+use crate::workspace::{SessionFiles, StateDirs};
 
 /// How many reaped session ids are remembered, so a late call hears "expired" instead of
 /// silently getting a fresh session.
@@ -32,15 +34,75 @@ pub fn valid_session_id(id: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
+/// Who a session belongs to. Only its owner can see it, use it, or cancel its executions.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Owner {
+    id: Arc<str>,
+    kind: OwnerKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum OwnerKind {
+    /// The one client on stdio.
+    Local,
+    /// One MCP session over HTTP (no named principal).
+    Connection,
+    /// A principal named by its HTTP token; all its MCP sessions share its sessions.
+    Principal,
+}
+
+impl Owner {
+    /// The stdio client.
+    pub fn local() -> Self {
+        Self {
+            id: "local".into(),
+            kind: OwnerKind::Local,
+        }
+    }
+
+    /// A new HTTP connection (MCP session) of its own.
+    pub fn connection() -> Self {
+        Self {
+            id: uuid::Uuid::new_v4().simple().to_string().into(),
+            kind: OwnerKind::Connection,
+        }
+    }
+
+    /// A named principal.
+    pub fn principal(name: &str) -> Self {
+        Self {
+            id: name.into(),
+            kind: OwnerKind::Principal,
+        }
+    }
+
+    /// Whether the per-client caps apply (HTTP clients; the stdio client has the server alone).
+    pub fn capped(&self) -> bool {
+        self.kind != OwnerKind::Local
+    }
+}
+
+impl std::fmt::Display for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind {
+            OwnerKind::Local => f.write_str("stdio"),
+            OwnerKind::Connection => write!(f, "connection {}", &self.id[..8.min(self.id.len())]),
+            OwnerKind::Principal => write!(f, "principal {}", self.id),
+        }
+    }
+}
+
 /// One session.
 #[derive(Debug)]
 pub struct Session {
     pub id: String,
+    pub owner: Owner,
     pub language: Language,
     pub limits: SessionLimits,
     pub created_at: DateTime<Utc>,
     pub ttl: Duration,
-    pub workspace: PathBuf,
+    /// Its directories (`/app`, `/tmp`), reached only through capability handles.
+    pub files: SessionFiles,
     last_used: Mutex<DateTime<Utc>>,
     /// Pid of the current worker (0: none), readable without waiting for the runner's queue.
     worker_pid: AtomicU32,
@@ -94,10 +156,20 @@ pub enum SessionError {
 }
 
 impl Session {
-    /// When the session expires if it stays idle from now.
+    /// When the session expires if it stays idle from now (the latest date chrono can hold for
+    /// a TTL past it; TTLs are bounded, this only keeps the arithmetic total).
     pub fn expires_at(&self) -> DateTime<Utc> {
-        *self.last_used.lock().unwrap_or_else(|e| e.into_inner())
-            + chrono::Duration::from_std(self.ttl).unwrap_or(chrono::Duration::MAX)
+        let last = *self.last_used.lock().unwrap_or_else(|e| e.into_inner());
+        chrono::Duration::from_std(self.ttl)
+            .ok()
+            .and_then(|ttl| last.checked_add_signed(ttl))
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
+    }
+
+    /// The key of this session's executions and worker (its directory nonce): unique, unlike
+    /// the id, which two owners may share.
+    pub fn key(&self) -> &str {
+        &self.files.key
     }
 
     fn touch(&self) {
@@ -160,10 +232,9 @@ impl Session {
             let (worker, ready) = Worker::spawn(
                 config,
                 module,
-                &self.id,
+                &self.files,
                 runner.generation,
                 self.language,
-                &self.workspace,
                 &self.limits,
             )
             .await
@@ -259,16 +330,30 @@ impl Session {
     }
 
     /// Clears the session: its interpreter is stopped (the next call starts a fresh one, which
-    /// is not reported as a restart) and the files of /app and /tmp are deleted. Returns what
-    /// /app held.
-    pub async fn reset(&self, tmp: &std::path::Path) -> crate::workspace::Listing {
+    /// is not reported as a restart) and the files of /app and /tmp are deleted, whatever the
+    /// guest did to them. Returns what /app held.
+    ///
+    /// # Errors
+    /// When something could not be deleted (what could be is gone; the session stays usable).
+    pub async fn reset(
+        self: &Arc<Self>,
+    ) -> Result<crate::workspace::Listing, sandbox_protocol::confined::ConfinedError> {
         self.stop().await;
+        // Held while deleting, so no execution of this session starts meanwhile.
         let mut runner = self.runner.lock().await;
         runner.lost = None;
         runner.needs_restore = false;
         self.touch();
-        crate::workspace::empty(tmp);
-        crate::workspace::empty(&self.workspace)
+        let session = self.clone();
+        let emptied = tokio::task::spawn_blocking(move || {
+            let tmp = crate::workspace::empty(&session.files.tmp);
+            let app = crate::workspace::empty(&session.files.app);
+            tmp.and(app)
+        })
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string()).into()));
+        drop(runner);
+        emptied
     }
 
     /// Stops the worker, if any. A running execution is not waited for: its worker is killed
@@ -283,12 +368,16 @@ impl Session {
     }
 }
 
+/// A session's place in the table: its owner and the id the owner chose.
+type SessionKey = (Owner, String);
+
 /// All sessions of the supervisor.
 #[derive(Debug)]
 pub struct SessionTable {
     config: Arc<SupervisorConfig>,
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
-    expired: Mutex<VecDeque<String>>,
+    dirs: Arc<StateDirs>,
+    sessions: Mutex<HashMap<SessionKey, Arc<Session>>>,
+    expired: Mutex<VecDeque<SessionKey>>,
 }
 
 /// Why `create` refused.
@@ -300,6 +389,8 @@ pub enum CreateError {
     Workspace(String),
     #[error("{0}")]
     ResourcesExhausted(Usage),
+    #[error("this client already has {sessions} sessions, the most one client may hold at once")]
+    ClientLimit { sessions: usize },
 }
 
 /// What the sessions use against the admission limits.
@@ -329,12 +420,23 @@ impl std::fmt::Display for Usage {
 }
 
 impl SessionTable {
-    pub fn new(config: Arc<SupervisorConfig>) -> Self {
-        Self {
+    /// A table over the state directory's sessions (created here).
+    ///
+    /// # Errors
+    /// When the state directory's parts cannot be created.
+    pub fn new(config: Arc<SupervisorConfig>) -> std::io::Result<Self> {
+        let dirs = Arc::new(StateDirs::create(&config.state_dir)?);
+        Ok(Self {
             config,
+            dirs,
             sessions: Mutex::default(),
             expired: Mutex::default(),
-        }
+        })
+    }
+
+    /// The state directory's parts (staging for package installs).
+    pub fn dirs(&self) -> &Arc<StateDirs> {
+        &self.dirs
     }
 
     /// Current use against the admission limits.
@@ -349,21 +451,22 @@ impl SessionTable {
         }
     }
 
-    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+    /// `owner`'s session `id`; another owner's session of that id is not there for it.
+    pub fn get(&self, owner: &Owner, id: &str) -> Option<Arc<Session>> {
         self.sessions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(id)
+            .get(&(owner.clone(), id.to_owned()))
             .cloned()
     }
 
-    /// True when `id` belonged to a session that was reaped for being idle.
-    pub fn expired(&self, id: &str) -> bool {
+    /// True when `owner`'s session `id` was reaped for being idle.
+    pub fn expired(&self, owner: &Owner, id: &str) -> bool {
         self.expired
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .any(|e| e == id)
+            .any(|(o, e)| o == owner && e == id)
     }
 
     /// Registers a new session and creates its workspace; the worker starts on first use.
@@ -372,14 +475,22 @@ impl SessionTable {
     /// When the id is taken or the workspace cannot be created.
     pub fn create(
         &self,
+        owner: &Owner,
         id: &str,
         language: Language,
         limits: SessionLimits,
         ttl: Duration,
     ) -> Result<Arc<Session>, CreateError> {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        if sessions.contains_key(id) {
+        let key = (owner.clone(), id.to_owned());
+        if sessions.contains_key(&key) {
             return Err(CreateError::Exists(id.to_owned()));
+        }
+        if owner.capped() {
+            let held = sessions.keys().filter(|(o, _)| o == owner).count();
+            if held >= self.config.principal_max_sessions {
+                return Err(CreateError::ClientLimit { sessions: held });
+            }
         }
         let reserved: u64 = sessions.values().map(|s| s.limits.memory_bytes).sum();
         if sessions.len() >= self.config.max_sessions
@@ -393,63 +504,77 @@ impl SessionTable {
                 memory_requested_bytes: limits.memory_bytes,
             }));
         }
-        let workspace = self.config.workspace_path(id);
-        create_private_dir(&workspace).map_err(|e| CreateError::Workspace(e.to_string()))?;
-        create_private_dir(&self.config.tmp_path(id))
+        let files = self
+            .dirs
+            .create_session(id)
             .map_err(|e| CreateError::Workspace(e.to_string()))?;
         let now = Utc::now();
         let session = Arc::new(Session {
             id: id.to_owned(),
+            owner: owner.clone(),
             language,
             limits,
             created_at: now,
             ttl,
-            workspace,
+            files,
             last_used: Mutex::new(now),
             worker_pid: AtomicU32::new(0),
             executions: Default::default(),
             fuel_used: Default::default(),
             runner: tokio::sync::Mutex::default(),
         });
-        sessions.insert(id.to_owned(), session.clone());
         self.expired
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .retain(|e| e != id);
+            .retain(|e| *e != key);
+        sessions.insert(key, session.clone());
         Ok(session)
     }
 
-    /// Removes a session: its worker is stopped and its workspace deleted.
-    pub async fn destroy(&self, id: &str) -> Option<Arc<Session>> {
+    /// Removes `owner`'s session `id`: its worker is stopped and its directory deleted.
+    pub async fn destroy(&self, owner: &Owner, id: &str) -> Option<Arc<Session>> {
         let session = self
             .sessions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(id)?;
+            .remove(&(owner.clone(), id.to_owned()))?;
         session.stop().await;
-        for dir in [&session.workspace, &self.config.tmp_path(id)] {
-            if let Err(e) = std::fs::remove_dir_all(dir) {
+        self.remove_files(&session).await;
+        Some(session)
+    }
+
+    /// Deletes a stopped session's directory off the async threads (a guest may have left 10^5
+    /// files). A failure is logged: the id is free anyway (a new session gets a new directory),
+    /// and shutdown removes the whole state directory.
+    async fn remove_files(&self, session: &Arc<Session>) {
+        let (dirs, session) = (self.dirs.clone(), session.clone());
+        let id = session.id.clone();
+        let removed =
+            tokio::task::spawn_blocking(move || dirs.remove_session(&session.files)).await;
+        match removed {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
                 tracing::warn!(session = %id, error = %e, "cannot remove a session directory");
             }
+            Err(e) => tracing::error!(session = %id, error = %e, "session removal panicked"),
         }
-        Some(session)
     }
 
     /// Stops and removes every session idle past its TTL. Busy sessions are never idle.
     pub async fn reap_idle(&self) {
-        let idle: Vec<String> = self
+        let idle: Vec<SessionKey> = self
             .sessions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .values()
             .filter(|s| s.idle_for() > s.ttl && s.runner.try_lock().is_ok())
-            .map(|s| s.id.clone())
+            .map(|s| (s.owner.clone(), s.id.clone()))
             .collect();
-        for id in idle {
-            tracing::info!(session = %id, "session expired");
-            self.destroy(&id).await;
+        for (owner, id) in idle {
+            tracing::info!(session = %id, %owner, "session expired");
+            self.destroy(&owner, &id).await;
             let mut expired = self.expired.lock().unwrap_or_else(|e| e.into_inner());
-            expired.push_back(id);
+            expired.push_back((owner, id));
             if expired.len() > REMEMBERED_EXPIRED {
                 expired.pop_front();
             }
@@ -467,14 +592,20 @@ impl SessionTable {
             .collect();
         let mut stopping = tokio::task::JoinSet::new();
         for session in sessions {
-            let tmp = self.config.tmp_path(&session.id);
-            stopping.spawn(async move {
-                session.stop().await;
-                let _ = std::fs::remove_dir_all(&session.workspace);
-                let _ = std::fs::remove_dir_all(tmp);
-            });
+            stopping.spawn(async move { session.stop().await });
         }
         while stopping.join_next().await.is_some() {}
+        // The directories go with the whole state directory (see `crate::shutdown`).
+    }
+
+    /// Sessions `owner` holds, for the per-client caps.
+    pub fn held_by(&self, owner: &Owner) -> usize {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .filter(|(o, _)| o == owner)
+            .count()
     }
 }
 

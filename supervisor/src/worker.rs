@@ -24,6 +24,7 @@ use crate::cgroup::{CgroupSupport, WorkerCgroup};
 use crate::config::{SessionLimits, SupervisorConfig};
 use crate::jail::JailLimits;
 use crate::runtimes::CachedModule;
+use crate::workspace::SessionFiles;
 
 /// How long a new worker may take to connect and report a ready interpreter. CPython starts in
 /// about 60 ms; this only guards against a wedged process.
@@ -97,13 +98,16 @@ impl Worker {
     pub async fn spawn(
         config: &SupervisorConfig,
         module: &CachedModule,
-        session_id: &str,
+        files: &SessionFiles,
         generation: u64,
         language: Language,
-        workspace: &Path,
         limits: &SessionLimits,
     ) -> Result<(Self, ReadyInfo), SpawnError> {
-        let socket = config.socket_path(session_id, generation);
+        // The socket and cgroup are named by the session's unique key; the directory name
+        // (`<id>.<key>`) in the worker's command line tells an operator whose worker it is.
+        let session_id = files.name.as_str();
+        let workspace = files.app_path.as_path();
+        let socket = config.socket_path(&files.key, generation);
         let _ = std::fs::remove_file(&socket);
         let name = socket
             .as_path()
@@ -131,7 +135,7 @@ impl Worker {
             .args(["--stdout-cap", &limits.stdout_cap.to_string()])
             .args(["--stderr-cap", &limits.stderr_cap.to_string()])
             .arg("--mount-rw")
-            .arg(mount_arg("/tmp", &config.tmp_path(session_id)));
+            .arg(mount_arg("/tmp", &files.tmp_path));
         if let Some(data) = &config.data_dir {
             command.arg("--mount-ro").arg(mount_arg("/data", data));
         }

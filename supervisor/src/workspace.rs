@@ -1,15 +1,26 @@
-//! The host side of a session's `/app`: listing its files for `get_workspace_info` and emptying
-//! it for `reset_workspace`. Symlinks are listed, never followed, so a guest-made link cannot
-//! make the server walk or delete anything outside the workspace.
+//! The host side of sessions' files: the state directory's layout, each session's own
+//! directory (mounted as `/app` and `/tmp`), listing a workspace, and emptying or deleting it.
+//!
+//! Every access goes through the confined layer ([`sandbox_protocol::confined`]): a path is
+//! resolved beneath a directory handle, a guest-made link is listed but never followed, and
+//! deletion survives whatever a guest built. Each session gets a fresh directory named
+//! `<id>.<nonce>`, so a recreated session id never finds an earlier session's files, and two
+//! clients may use the same id without sharing anything.
 
-use std::fs;
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
 
+use sandbox_protocol::confined::{ConfinedError, EntryKind, Root, WalkLimits};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::config::{STATE_SESSIONS, STATE_SOCKETS, STATE_STAGING, create_private_dir};
+
 /// Most entries listed; a workspace with more says so instead of producing a huge reply.
 const MAX_LISTED: usize = 1000;
+
+/// Deepest directory level listed; deeper trees are marked truncated.
+const MAX_LISTED_DEPTH: usize = 32;
 
 /// Directories the sandbox itself keeps in `/app` (installed packages), hidden unless asked.
 pub const SYSTEM_DIRS: [&str; 2] = [".packages", "node_modules"];
@@ -20,7 +31,7 @@ pub struct FileEntry {
     /// Path relative to /app.
     pub path: String,
     pub size: u64,
-    /// "file", "dir" or "symlink".
+    /// "file", "dir", "symlink", "fifo", "socket" or "device".
     pub kind: &'static str,
 }
 
@@ -33,89 +44,185 @@ pub struct Listing {
     pub truncated: bool,
 }
 
-/// Lists `root` recursively, sorted by path.
-pub fn list(root: &Path, include_system: bool) -> Listing {
-    let mut listing = Listing::default();
-    walk(root, root, include_system, &mut listing);
-    listing.files.sort_by(|a, b| a.path.cmp(&b.path));
-    listing
+/// How listings name a kind of entry.
+fn kind_name(kind: EntryKind) -> &'static str {
+    match kind {
+        EntryKind::File => "file",
+        EntryKind::Dir => "dir",
+        EntryKind::Symlink => "symlink",
+        EntryKind::Fifo => "fifo",
+        EntryKind::Socket => "socket",
+        EntryKind::CharDevice | EntryKind::BlockDevice => "device",
+    }
 }
 
-fn walk(root: &Path, dir: &Path, include_system: bool, listing: &mut Listing) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(relative) = path.strip_prefix(root) else {
-            continue;
-        };
-        let relative = relative.to_string_lossy().into_owned();
-        if !include_system && dir == root && SYSTEM_DIRS.contains(&relative.as_str()) {
-            continue;
-        }
-        let Ok(meta) = fs::symlink_metadata(&path) else {
-            continue;
-        };
-        let kind = if meta.file_type().is_symlink() {
-            "symlink"
-        } else if meta.is_dir() {
-            "dir"
-        } else {
-            "file"
-        };
-        if listing.files.len() >= MAX_LISTED {
-            listing.truncated = true;
-            return;
-        }
-        let size = if kind == "file" { meta.len() } else { 0 };
-        listing.total_bytes += size;
-        listing.files.push(FileEntry {
-            path: relative,
-            size,
-            kind,
-        });
-        if kind == "dir" {
-            walk(root, &path, include_system, listing);
-        }
+/// Lists a workspace recursively, sorted by path, never following a link.
+pub fn list(root: &Root, include_system: bool) -> Listing {
+    let skip: &[&str] = if include_system { &[] } else { &SYSTEM_DIRS };
+    let walk = root.walk(
+        WalkLimits {
+            max_entries: MAX_LISTED,
+            max_depth: MAX_LISTED_DEPTH,
+        },
+        skip,
+    );
+    Listing {
+        total_bytes: walk.entries.iter().map(|e| e.size).sum(),
+        truncated: walk.truncated,
+        files: walk
+            .entries
+            .into_iter()
+            .map(|e| FileEntry {
+                path: e.path,
+                size: e.size,
+                kind: kind_name(e.kind),
+            })
+            .collect(),
     }
 }
 
 /// Deletes everything inside `root` (not `root` itself) and returns what was there.
-pub fn empty(root: &Path) -> Listing {
+///
+/// # Errors
+/// When something could not be deleted; what could be is gone.
+pub fn empty(root: &Root) -> Result<Listing, ConfinedError> {
     let listing = list(root, true);
-    if let Ok(entries) = fs::read_dir(root) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let is_dir = fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
-            let removed = if is_dir {
-                fs::remove_dir_all(&path)
-            } else {
-                fs::remove_file(&path)
-            };
-            if let Err(e) = removed {
-                tracing::warn!(error = %e, "cannot remove a workspace entry");
-            }
+    root.remove_children()?;
+    Ok(listing)
+}
+
+/// The server's state directory: sessions, sockets and staging, each private to the server.
+#[derive(Debug)]
+pub struct StateDirs {
+    path: PathBuf,
+    sessions: Root,
+    staging: Root,
+}
+
+/// The directories of one session.
+#[derive(Debug)]
+pub struct SessionFiles {
+    /// The session's directory name under `sessions/` (`<id>.<nonce>`).
+    pub name: String,
+    /// The nonce alone: names the worker's socket and cgroup.
+    pub key: String,
+    /// `/app`.
+    pub app: Root,
+    /// `/tmp`.
+    pub tmp: Root,
+    /// Host paths of `/app` and `/tmp`, only to hand to the worker as its preopens (server-made
+    /// directories; the guest cannot rename a preopen's root).
+    pub app_path: PathBuf,
+    pub tmp_path: PathBuf,
+}
+
+/// A private scratch directory under `staging/`, deleted when dropped.
+#[derive(Debug)]
+pub struct Staging {
+    pub root: Root,
+    /// Its host path, for tools the server runs on it (pip's `--dest`).
+    pub path: PathBuf,
+    name: String,
+    parent: Root,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if let Err(e) = self.parent.remove_tree(Path::new(&self.name)) {
+            tracing::warn!(error = %e, "cannot remove a staging directory");
         }
     }
-    listing
+}
+
+impl StateDirs {
+    /// Creates the state directory's parts (mode 0700) and opens them.
+    ///
+    /// # Errors
+    /// When a directory cannot be created or opened.
+    pub fn create(state_dir: &Path) -> io::Result<Self> {
+        for part in [STATE_SESSIONS, STATE_SOCKETS, STATE_STAGING] {
+            create_private_dir(&state_dir.join(part)).map_err(io::Error::other)?;
+        }
+        Ok(Self {
+            path: state_dir.to_path_buf(),
+            sessions: Root::open_ambient(&state_dir.join(STATE_SESSIONS))?,
+            staging: Root::open_ambient(&state_dir.join(STATE_STAGING))?,
+        })
+    }
+
+    /// Makes a fresh directory for a new session with `/app` and `/tmp` in it.
+    ///
+    /// # Errors
+    /// When the directories cannot be created.
+    pub fn create_session(&self, id: &str) -> Result<SessionFiles, ConfinedError> {
+        let key = uuid::Uuid::new_v4().simple().to_string()[..8].to_owned();
+        let name = format!("{id}.{key}");
+        let dir = self.sessions.create_private_dir(&name)?;
+        let made = (|| {
+            let app = dir.create_private_dir("app")?;
+            let tmp = dir.create_private_dir("tmp")?;
+            Ok::<_, ConfinedError>((app, tmp))
+        })();
+        let (app, tmp) = match made {
+            Ok(dirs) => dirs,
+            Err(e) => {
+                let _ = self.sessions.remove_tree(Path::new(&name));
+                return Err(e);
+            }
+        };
+        let base = self.path.join(STATE_SESSIONS).join(&name);
+        Ok(SessionFiles {
+            app_path: base.join("app"),
+            tmp_path: base.join("tmp"),
+            name,
+            key,
+            app,
+            tmp,
+        })
+    }
+
+    /// Deletes a session's directory with everything in it.
+    ///
+    /// # Errors
+    /// When something could not be deleted.
+    pub fn remove_session(&self, files: &SessionFiles) -> Result<(), ConfinedError> {
+        self.sessions.remove_tree(Path::new(&files.name))
+    }
+
+    /// A fresh private scratch directory.
+    ///
+    /// # Errors
+    /// When it cannot be created.
+    pub fn staging(&self) -> Result<Staging, ConfinedError> {
+        let name = uuid::Uuid::new_v4().simple().to_string();
+        let root = self.staging.create_private_dir(&name)?;
+        Ok(Staging {
+            root,
+            path: self.path.join(STATE_STAGING).join(&name),
+            name,
+            parent: self.staging.try_clone()?,
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn lists_relative_paths_hides_system_dirs_and_never_follows_links() {
         let outside = tempfile::tempdir().unwrap();
         fs::write(outside.path().join("secret"), "x").unwrap();
-        let root = tempfile::tempdir().unwrap();
-        fs::create_dir_all(root.path().join("data/sub")).unwrap();
-        fs::write(root.path().join("data/sub/a.csv"), "1,2\n").unwrap();
-        fs::write(root.path().join("b.txt"), "hello").unwrap();
-        fs::create_dir_all(root.path().join(".packages/pkg")).unwrap();
-        std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
-        let listing = list(root.path(), false);
+        let dir = tempfile::tempdir().unwrap();
+        let root_path = dir.path();
+        fs::create_dir_all(root_path.join("data/sub")).unwrap();
+        fs::write(root_path.join("data/sub/a.csv"), "1,2\n").unwrap();
+        fs::write(root_path.join("b.txt"), "hello").unwrap();
+        fs::create_dir_all(root_path.join(".packages/pkg")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root_path.join("link")).unwrap();
+        let root = Root::open_ambient(root_path).unwrap();
+        let listing = list(&root, false);
         let paths: Vec<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(
             paths,
@@ -123,18 +230,37 @@ mod tests {
         );
         assert_eq!(listing.total_bytes, 9);
         assert!(
-            list(root.path(), true)
+            list(&root, true)
                 .files
                 .iter()
                 .any(|f| f.path == ".packages")
         );
 
-        let emptied = empty(root.path());
+        let emptied = empty(&root).unwrap();
         assert_eq!(emptied.files.len(), 7);
-        assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0);
+        assert_eq!(fs::read_dir(root_path).unwrap().count(), 0);
         assert!(
             outside.path().join("secret").exists(),
             "links are removed, not followed"
         );
+    }
+
+    #[test]
+    fn every_session_gets_a_fresh_directory() {
+        let state = tempfile::tempdir().unwrap();
+        let dirs = StateDirs::create(state.path()).unwrap();
+        let first = dirs.create_session("s1").unwrap();
+        fs::write(first.app_path.join("left.txt"), "old").unwrap();
+        let second = dirs.create_session("s1").unwrap();
+        assert_ne!(first.name, second.name);
+        assert_eq!(list(&second.app, true).files.len(), 0);
+        dirs.remove_session(&first).unwrap();
+        assert!(!first.app_path.exists());
+        assert!(second.tmp_path.is_dir());
+        let staging = dirs.staging().unwrap();
+        let path = staging.path.clone();
+        assert!(path.is_dir());
+        drop(staging);
+        assert!(!path.exists());
     }
 }

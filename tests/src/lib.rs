@@ -1,16 +1,21 @@
 //! Shared harness for the end-to-end tests and the benchmark: starts the real `sandbox-mcp`
-//! binary and talks to it with rmcp's MCP client over stdio, as any MCP client would.
+//! binary and talks to it with rmcp's MCP client, over stdio ([`Server`]) or Streamable HTTP
+//! ([`HttpServer`]), as any MCP client would. [`host`] holds the host-side tools of the escape
+//! tests: where a session lives on disk, snapshots of victim directories, FIFOs and device
+//! nodes, and the check that no host path reaches a client.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, NumberOrString, ProgressNotificationParam,
-    ProgressToken, RequestParamsMeta,
+    CallToolRequestParams, CallToolResult, ErrorData, NumberOrString, ProgressNotificationParam,
+    ProgressToken, ReadResourceRequestParams, ReadResourceResult, RequestParamsMeta, Resource,
+    ResourceContents, Tool,
 };
-use rmcp::service::{NotificationContext, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::service::{NotificationContext, RunningService, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
@@ -53,15 +58,24 @@ impl ClientHandler for Recorder {
     }
 }
 
-/// A running server and an MCP client connected to it.
+/// An MCP client connected to a server (over stdio or Streamable HTTP), with helpers for the
+/// requests the tests make.
+pub struct Client {
+    service: RunningService<RoleClient, Recorder>,
+    /// Host paths no tool result or JSON-RPC error may contain, once set with
+    /// [`Client::forbid_host_paths`].
+    forbidden: std::sync::Mutex<Option<host::HostPaths>>,
+}
+
+/// A running server and an MCP client connected to it over stdio. Derefs to its [`Client`].
 pub struct Server {
-    client: RunningService<RoleClient, Recorder>,
+    client: Client,
     /// Process id of `sandbox-mcp`.
     pub pid: u32,
     /// The server's private state directory (sockets, workspaces); removed at its shutdown.
     pub state_dir: PathBuf,
     /// Keeps the parent of `state_dir` alive for the test.
-    _scratch: tempfile::TempDir,
+    scratch: tempfile::TempDir,
 }
 
 /// One tool result: whether it is an error, and its structured content (or its text).
@@ -90,82 +104,91 @@ impl Reply {
     pub fn is_null(&self, key: &str) -> bool {
         self.value.get(key).is_none_or(Value::is_null)
     }
-}
 
-impl Server {
-    /// Starts `sandbox-mcp` with extra environment variables.
-    ///
-    /// # Errors
-    /// When the binary is missing or the MCP handshake fails.
-    pub async fn start_with_env(env: &[(&str, &str)]) -> Result<Self> {
-        let bin = server_binary();
-        if !bin.is_file() {
-            bail!(
-                "{} not found: run `cargo build --release --workspace` first",
-                bin.display()
-            );
-        }
-        let scratch = tempfile::tempdir()?;
-        let state_dir = scratch.path().join("state");
-        let mut command = tokio::process::Command::new(&bin);
-        command.env(
-            "RUST_LOG",
-            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
-        );
-        command.env("SANDBOX_STATE_DIR", &state_dir);
-        for (k, v) in env {
-            command.env(k, v);
-        }
-        let transport = TokioChildProcess::new(command).context("spawning sandbox-mcp")?;
-        let pid = transport.id().context("sandbox-mcp pid")?;
-        let client = Recorder::default()
-            .serve(transport)
-            .await
-            .context("MCP initialize")?;
-        Ok(Self {
-            client,
-            pid,
-            state_dir,
-            _scratch: scratch,
-        })
-    }
-
-    pub async fn start() -> Result<Self> {
-        Self::start_with_env(&[]).await
-    }
-
-    /// Calls a tool. A protocol-level error (invalid params) is returned as `Err`.
-    ///
-    /// # Errors
-    /// JSON-RPC errors and transport failures.
-    pub async fn call(&self, tool: &str, args: Value) -> Result<Reply> {
-        let Value::Object(arguments) = args else {
-            bail!("arguments must be an object")
-        };
-        let started = Instant::now();
-        let result: CallToolResult = self
-            .client
-            .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
-            .await?;
-        let elapsed = started.elapsed();
+    fn of(result: CallToolResult, elapsed: Duration) -> Self {
         let text = result
             .content
             .iter()
             .filter_map(|c| c.as_text().map(|t| t.text.clone()))
             .collect::<Vec<_>>()
             .join("\n");
-        Ok(Reply {
+        Reply {
             is_error: result.is_error.unwrap_or(false),
             value: result.structured_content.unwrap_or(Value::Null),
             text,
             elapsed,
-        })
+        }
+    }
+}
+
+fn arguments_of(args: Value) -> Result<serde_json::Map<String, Value>> {
+    let Value::Object(arguments) = args else {
+        bail!("arguments must be an object")
+    };
+    Ok(arguments)
+}
+
+impl Client {
+    /// Calls a tool. A protocol-level error (invalid params) is returned as `Err`.
+    ///
+    /// # Errors
+    /// JSON-RPC errors and transport failures.
+    pub async fn call(&self, tool: &str, args: Value) -> Result<Reply> {
+        match self.call_rpc(tool, args).await? {
+            Ok(reply) => Ok(reply),
+            Err(error) => Err(ServiceError::McpError(error).into()),
+        }
+    }
+
+    /// Calls a tool and tells a tool result (`Ok(Ok)`, maybe with `isError`) from a JSON-RPC
+    /// error (`Ok(Err)`, with its code and data).
+    ///
+    /// # Errors
+    /// Transport failures only.
+    pub async fn call_rpc(&self, tool: &str, args: Value) -> Result<Result<Reply, ErrorData>> {
+        let started = Instant::now();
+        let params =
+            CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments_of(args)?);
+        match self.service.call_tool(params).await {
+            Ok(result) => {
+                let reply = Reply::of(result, started.elapsed());
+                self.screen(tool, &reply.text);
+                self.screen(tool, &reply.value.to_string());
+                Ok(Ok(reply))
+            }
+            Err(ServiceError::McpError(e)) => {
+                self.screen(tool, &e.message);
+                self.screen(tool, &format!("{:?}", e.data));
+                Ok(Err(e))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// From now on, every tool result and JSON-RPC error this client receives is checked for
+    /// `paths` (the test panics naming the leak): no host path may reach a client.
+    pub fn forbid_host_paths(&self, paths: host::HostPaths) {
+        *self.forbidden.lock().unwrap_or_else(|e| e.into_inner()) = Some(paths);
+    }
+
+    fn screen(&self, what: &str, text: &str) {
+        let forbidden = self.forbidden.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(paths) = forbidden.as_ref() {
+            paths.check(what, text);
+        }
+    }
+
+    fn new(service: RunningService<RoleClient, Recorder>) -> Self {
+        Client {
+            service,
+            forbidden: std::sync::Mutex::new(None),
+        }
     }
 
     /// `execute_code` with a progress token, so the server reports the execution while it runs.
     ///
     /// # Errors
-    /// As [`Server::call`].
+    /// As [`Client::call`].
     pub async fn exec_with_progress(
         &self,
         language: &str,
@@ -177,29 +200,23 @@ impl Server {
         if let (Value::Object(args), Value::Object(extra)) = (&mut args, extra) {
             args.extend(extra);
         }
-        let Value::Object(arguments) = args else {
-            unreachable!()
-        };
-        let mut params = CallToolRequestParams::new("execute_code").with_arguments(arguments);
+        let mut params =
+            CallToolRequestParams::new("execute_code").with_arguments(arguments_of(args)?);
         params.set_progress_token(ProgressToken(NumberOrString::String(
             token.to_owned().into(),
         )));
         let started = Instant::now();
-        let result = self.client.call_tool(params).await?;
-        let elapsed = started.elapsed();
-        Ok(Reply {
-            is_error: result.is_error.unwrap_or(false),
-            value: result.structured_content.unwrap_or(Value::Null),
-            text: String::new(),
-            elapsed,
-        })
+        let result = self.service.call_tool(params).await?;
+        let reply = Reply::of(result, started.elapsed());
+        self.screen("execute_code", &reply.value.to_string());
+        Ok(reply)
     }
 
     /// Progress messages received so far, oldest first. (rmcp's client gives every request a
     /// progress token of its own, so messages are not told apart by the token we asked for.)
     pub fn progress_messages(&self) -> Vec<String> {
         let progress = self
-            .client
+            .service
             .service()
             .progress
             .lock()
@@ -210,7 +227,19 @@ impl Server {
     /// `execute_code` with optional extra arguments (`session_id`, `timeout`).
     ///
     /// # Errors
-    /// As [`Server::call`].
+    /// As [`Client::call`].
+    /// Runs Python in `session` and expects it to succeed.
+    ///
+    /// # Errors
+    /// As [`Client::call`], and when the execution fails.
+    pub async fn python(&self, session: &str, code: &str) -> Result<Reply> {
+        let reply = self
+            .exec("python", code, json!({ "session_id": session }))
+            .await?;
+        anyhow::ensure!(!reply.is_error, "{code}\n-> {reply:?}");
+        Ok(reply)
+    }
+
     pub async fn exec(&self, language: &str, code: &str, extra: Value) -> Result<Reply> {
         let mut args = json!({ "language": language, "code": code });
         if let (Value::Object(args), Value::Object(extra)) = (&mut args, extra) {
@@ -225,23 +254,305 @@ impl Server {
     /// Transport failures.
     pub async fn tool_names(&self) -> Result<Vec<String>> {
         Ok(self
-            .client
-            .list_all_tools()
+            .tools()
             .await?
             .into_iter()
             .map(|t| t.name.to_string())
             .collect())
     }
 
-    /// The client side of the connection, for requests the helpers above do not cover.
-    pub fn client(&self) -> &RunningService<RoleClient, Recorder> {
+    /// The tools the server lists, with their schemas.
+    ///
+    /// # Errors
+    /// Transport failures.
+    pub async fn tools(&self) -> Result<Vec<Tool>> {
+        Ok(self.service.list_all_tools().await?)
+    }
+
+    /// `resources/read` of one URI.
+    ///
+    /// # Errors
+    /// The server's JSON-RPC error (`ServiceError::McpError`) or a transport failure.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ServiceError> {
+        let read = self
+            .service
+            .read_resource(ReadResourceRequestParams::new(uri.to_owned()))
+            .await;
+        if let Err(ServiceError::McpError(e)) = &read {
+            self.screen(uri, &e.message);
+            self.screen(uri, &format!("{:?}", e.data));
+        }
+        read
+    }
+
+    /// `resources/read` of a URI that must be refused: the JSON-RPC error it gets within 5 s.
+    ///
+    /// # Errors
+    /// When the resource is served (the error quotes what was served), no answer comes within
+    /// 5 s, or the transport fails.
+    pub async fn read_refused(&self, uri: &str) -> Result<ErrorData> {
+        let read = tokio::time::timeout(Duration::from_secs(5), self.read_resource(uri))
+            .await
+            .with_context(|| format!("resources/read {uri}: no answer within 5 s"))?;
+        match read {
+            Err(ServiceError::McpError(error)) => Ok(error),
+            Err(other) => Err(other).with_context(|| format!("resources/read {uri}")),
+            Ok(served) => {
+                let shown: Vec<String> = served
+                    .contents
+                    .iter()
+                    .map(|c| {
+                        let text = match c {
+                            ResourceContents::TextResourceContents { text, .. } => text.clone(),
+                            ResourceContents::BlobResourceContents { blob, .. } => blob.clone(),
+                            other => format!("{other:?}"),
+                        };
+                        text.chars().take(200).collect()
+                    })
+                    .collect();
+                bail!("resources/read {uri} was served: {shown:?}")
+            }
+        }
+    }
+
+    /// Every resource the server lists (all pages).
+    ///
+    /// # Errors
+    /// As [`Client::read_resource`].
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, ServiceError> {
+        self.service.list_all_resources().await
+    }
+
+    /// The rmcp client itself, for requests the helpers above do not cover.
+    pub fn service(&self) -> &RunningService<RoleClient, Recorder> {
+        &self.service
+    }
+
+    /// Closes the connection.
+    ///
+    /// # Errors
+    /// When the client task failed.
+    pub async fn stop(self) -> Result<()> {
+        self.service.cancel().await?;
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for Server {
+    type Target = Client;
+
+    fn deref(&self) -> &Client {
         &self.client
+    }
+}
+
+impl Server {
+    /// Starts `sandbox-mcp` with extra environment variables.
+    ///
+    /// # Errors
+    /// When the binary is missing or the MCP handshake fails.
+    pub async fn start_with_env(env: &[(&str, &str)]) -> Result<Self> {
+        Self::start_as(None, env).await
+    }
+
+    /// Starts `sandbox-mcp` as another user (`uid`, e.g. 65534 for nobody), with its state
+    /// directory in a scratch directory that user may write. Needs root.
+    ///
+    /// # Errors
+    /// As [`Server::start_with_env`].
+    pub async fn start_as(uid: Option<u32>, env: &[(&str, &str)]) -> Result<Self> {
+        let bin = server_binary();
+        if !bin.is_file() {
+            bail!(
+                "{} not found: run `cargo build --release --workspace` first",
+                bin.display()
+            );
+        }
+        let scratch = tempfile::tempdir()?;
+        let state_dir = scratch.path().join("state");
+        let mut command = tokio::process::Command::new(&bin);
+        if let Some(uid) = uid {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o777))?;
+            command.uid(uid).gid(uid);
+        }
+        command.env(
+            "RUST_LOG",
+            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
+        );
+        command.env("SANDBOX_STATE_DIR", &state_dir);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let transport = TokioChildProcess::new(command).context("spawning sandbox-mcp")?;
+        let pid = transport.id().context("sandbox-mcp pid")?;
+        let service = Recorder::default()
+            .serve(transport)
+            .await
+            .context("MCP initialize")?;
+        Ok(Self {
+            client: Client::new(service),
+            pid,
+            state_dir,
+            scratch,
+        })
+    }
+
+    pub async fn start() -> Result<Self> {
+        Self::start_with_env(&[]).await
+    }
+
+    /// The client side of the connection, for requests the helpers do not cover.
+    pub fn client(&self) -> &RunningService<RoleClient, Recorder> {
+        &self.client.service
+    }
+
+    /// The host directory mounted at the session's `/app` (see [`host::workspace_of`]).
+    pub fn workspace_of(&self, session_id: &str) -> Option<PathBuf> {
+        host::workspace_of(&self.state_dir, session_id)
+    }
+
+    /// The host directory mounted at the session's `/tmp`.
+    pub fn tmp_of(&self, session_id: &str) -> Option<PathBuf> {
+        host::tmp_of(&self.state_dir, session_id)
+    }
+
+    /// Host paths this server's replies must never contain.
+    pub fn host_paths(&self) -> host::HostPaths {
+        host::HostPaths::default()
+            .with(&self.state_dir)
+            .with(self.scratch.path())
+    }
+
+    /// Checks every later reply for this server's host paths (see
+    /// [`Client::forbid_host_paths`]).
+    pub fn forbid_own_host_paths(&self) {
+        self.client.forbid_host_paths(self.host_paths());
     }
 
     /// Closes the connection (stdin EOF), which shuts the server down.
     pub async fn stop(self) -> Result<()> {
-        self.client.cancel().await?;
-        Ok(())
+        self.client.stop().await
+    }
+}
+
+/// `sandbox-mcp --http 127.0.0.1:<port>`: a server for many MCP clients. Killed when dropped.
+pub struct HttpServer {
+    child: std::process::Child,
+    /// Process id of `sandbox-mcp`.
+    pub pid: u32,
+    /// `http://127.0.0.1:<port>/mcp`.
+    pub url: String,
+    /// The server's private state directory.
+    pub state_dir: PathBuf,
+    /// Keeps the parent of `state_dir` alive for the test.
+    scratch: tempfile::TempDir,
+}
+
+/// A TCP port nobody listens on right now.
+fn free_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+    Ok(listener.local_addr()?.port())
+}
+
+impl HttpServer {
+    /// Starts `sandbox-mcp --http` on a free loopback port with extra environment variables
+    /// (`SANDBOX_HTTP_TOKEN`, `SANDBOX_HTTP_TOKENS_FILE`, ...) and waits until it listens.
+    ///
+    /// # Errors
+    /// When the binary is missing, exits, or does not listen within 20 s.
+    pub async fn start(env: &[(&str, &str)]) -> Result<Self> {
+        let bin = server_binary();
+        if !bin.is_file() {
+            bail!("{} not found", bin.display());
+        }
+        let scratch = tempfile::tempdir()?;
+        let state_dir = scratch.path().join("state");
+        let port = free_port()?;
+        let mut command = std::process::Command::new(&bin);
+        command
+            .args(["--http", &format!("127.0.0.1:{port}")])
+            .env(
+                "RUST_LOG",
+                std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
+            )
+            .env("SANDBOX_STATE_DIR", &state_dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null());
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let child = command.spawn().context("spawning sandbox-mcp --http")?;
+        let mut server = Self {
+            pid: child.id(),
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            state_dir,
+            scratch,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = server.child.try_wait()? {
+                bail!("sandbox-mcp --http exited: {status}");
+            }
+            if Instant::now() > deadline {
+                bail!("sandbox-mcp --http did not listen on {port}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(server)
+    }
+
+    /// A new MCP session with rmcp's Streamable HTTP client (reqwest), sending
+    /// `Authorization: Bearer <token>` when a token is given. Each call is its own MCP session;
+    /// its replies are checked for the server's host paths.
+    ///
+    /// # Errors
+    /// When the handshake fails, e.g. 401 for a wrong token.
+    pub async fn connect(&self, token: Option<&str>) -> Result<Client> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.clone())
+            .reinit_on_expired_session(false);
+        if let Some(token) = token {
+            config = config.auth_header(token);
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let service = tokio::time::timeout(
+            Duration::from_secs(20),
+            Recorder::default().serve(transport),
+        )
+        .await
+        .context("MCP initialize over HTTP timed out")?
+        .context("MCP initialize over HTTP")?;
+        let client = Client::new(service);
+        client.forbid_host_paths(self.host_paths());
+        Ok(client)
+    }
+
+    /// The host directory mounted at the session's `/app`.
+    pub fn workspace_of(&self, session_id: &str) -> Option<PathBuf> {
+        host::workspace_of(&self.state_dir, session_id)
+    }
+
+    /// Host paths this server's replies must never contain.
+    pub fn host_paths(&self) -> host::HostPaths {
+        host::HostPaths::default()
+            .with(&self.state_dir)
+            .with(self.scratch.path())
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        procfs::signal(self.pid, "TERM");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -330,5 +641,469 @@ pub mod procfs {
             .args([&format!("-{signal}"), &pid.to_string()])
             .status()
             .is_ok_and(|s| s.success())
+    }
+}
+
+/// The host side of the escape tests: where a session lives on disk, snapshots of victim
+/// directories, FIFOs and device nodes, and the check that replies carry no host path.
+pub mod host {
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::path::{Component, Path, PathBuf};
+    use std::time::SystemTime;
+
+    use anyhow::{Context, Result, ensure};
+    use rmcp::model::ErrorData;
+
+    use crate::Reply;
+
+    /// A session's host directories in the current layout,
+    /// `{state_dir}/sessions/{session_id}.{8 hex digits}` (holding `app` and `tmp`), newest
+    /// first. Empty under the old layout.
+    pub fn session_dirs(state_dir: &Path, session_id: &str) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(state_dir.join("sessions")) else {
+            return Vec::new();
+        };
+        let prefix = format!("{session_id}.");
+        let mut found: Vec<(SystemTime, PathBuf)> = entries
+            .flatten()
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.strip_prefix(&prefix).is_some_and(|suffix| {
+                    suffix.len() == 8 && suffix.chars().all(|c| c.is_ascii_hexdigit())
+                })
+            })
+            .map(|e| {
+                let modified = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                (modified, e.path())
+            })
+            .collect();
+        found.sort_by_key(|f| std::cmp::Reverse(f.0));
+        found.into_iter().map(|(_, p)| p).collect()
+    }
+
+    /// The host directory mounted at a session's `/app`: `sessions/{id}.{hex}/app` now,
+    /// `workspaces/{id}` in the old layout (the saved binaries of before the fix).
+    pub fn workspace_of(state_dir: &Path, session_id: &str) -> Option<PathBuf> {
+        session_dirs(state_dir, session_id)
+            .into_iter()
+            .map(|d| d.join("app"))
+            .find(|d| d.is_dir())
+            .or_else(|| Some(state_dir.join("workspaces").join(session_id)).filter(|d| d.is_dir()))
+    }
+
+    /// The host directory mounted at a session's `/tmp`: the sibling `tmp` of its `app` now,
+    /// `tmp/{id}` in the old layout.
+    pub fn tmp_of(state_dir: &Path, session_id: &str) -> Option<PathBuf> {
+        session_dirs(state_dir, session_id)
+            .into_iter()
+            .map(|d| d.join("tmp"))
+            .find(|d| d.is_dir())
+            .or_else(|| Some(state_dir.join("tmp").join(session_id)).filter(|d| d.is_dir()))
+    }
+
+    /// Every host directory that belongs to a session, in either layout.
+    pub fn host_dirs_of(state_dir: &Path, session_id: &str) -> Vec<PathBuf> {
+        let mut dirs = session_dirs(state_dir, session_id);
+        for old in [
+            state_dir.join("workspaces").join(session_id),
+            state_dir.join("tmp").join(session_id),
+        ] {
+            if std::fs::symlink_metadata(&old).is_ok() {
+                dirs.push(old);
+            }
+        }
+        dirs
+    }
+
+    /// The host directory the server mounts at `/data` (as the server finds it: next to its
+    /// binary, `runtimes/data` or `../runtimes/data`).
+    pub fn data_dir() -> Option<PathBuf> {
+        let bin = crate::server_binary();
+        let dir = bin.parent()?;
+        [dir.join("runtimes"), dir.join("../runtimes")]
+            .into_iter()
+            .find(|d| d.join("python-3.12.0.wasm").is_file())
+            .map(|d| d.join("data"))
+            .filter(|d| d.is_dir())
+    }
+
+    /// What a snapshot records of one entry.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub enum Entry {
+        Dir {
+            mode: u32,
+            mtime: i128,
+        },
+        File {
+            mode: u32,
+            mtime: i128,
+            len: u64,
+            hash: u64,
+        },
+        Symlink {
+            target: PathBuf,
+        },
+        /// FIFO, socket or device node: its `st_mode` and `st_rdev`.
+        Other {
+            mode: u32,
+            rdev: u64,
+        },
+    }
+
+    /// A recursive record of a host tree: names, types, permission bits, contents (hashed),
+    /// link targets and modification times. Links are recorded, never followed.
+    #[derive(Debug, Clone, PartialEq, Eq, Default)]
+    pub struct Snapshot(pub BTreeMap<PathBuf, Entry>);
+
+    impl Snapshot {
+        /// Snapshots `root` (recorded as the empty path) and everything beneath it; a missing
+        /// root gives an empty snapshot.
+        pub fn of(root: &Path) -> Self {
+            let mut snapshot = Snapshot::default();
+            record(root, Path::new(""), &mut snapshot.0);
+            snapshot
+        }
+
+        /// The same without modification times: what a tree holds, not when it was touched.
+        pub fn without_times(&self) -> Self {
+            Snapshot(
+                self.0
+                    .iter()
+                    .map(|(path, entry)| {
+                        let entry = match entry.clone() {
+                            Entry::Dir { mode, .. } => Entry::Dir { mode, mtime: 0 },
+                            Entry::File {
+                                mode, len, hash, ..
+                            } => Entry::File {
+                                mode,
+                                mtime: 0,
+                                len,
+                                hash,
+                            },
+                            other => other,
+                        };
+                        (path.clone(), entry)
+                    })
+                    .collect(),
+            )
+        }
+
+        /// Relative paths recorded, sorted.
+        pub fn paths(&self) -> Vec<PathBuf> {
+            self.0.keys().cloned().collect()
+        }
+    }
+
+    fn record(path: &Path, relative: &Path, into: &mut BTreeMap<PathBuf, Entry>) {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        let mtime = i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec());
+        let mode = meta.permissions().mode();
+        let kind = meta.file_type();
+        let entry = if kind.is_symlink() {
+            Entry::Symlink {
+                target: std::fs::read_link(path).unwrap_or_default(),
+            }
+        } else if kind.is_dir() {
+            Entry::Dir { mode, mtime }
+        } else if kind.is_file() {
+            Entry::File {
+                mode,
+                mtime,
+                len: meta.len(),
+                hash: fnv1a(&std::fs::read(path).unwrap_or_default()),
+            }
+        } else {
+            Entry::Other {
+                mode,
+                rdev: meta.rdev(),
+            }
+        };
+        let is_dir = matches!(entry, Entry::Dir { .. });
+        into.insert(relative.to_path_buf(), entry);
+        if is_dir && let Ok(children) = std::fs::read_dir(path) {
+            for child in children.flatten() {
+                record(&child.path(), &relative.join(child.file_name()), into);
+            }
+        }
+    }
+
+    fn fnv1a(bytes: &[u8]) -> u64 {
+        bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+
+    /// A directory outside every sandbox that guest code must not be able to read or change:
+    /// `secret.txt` (holding [`Victim::secret`]), `top_level.txt` (the same secret, as a
+    /// `.dist-info` would hold it), `sub/nested.txt` (the secret again). Lives in
+    /// `$TMPDIR/victim-*` (not `.tmp*`, so a guest may type its path without tripping the host
+    /// path check).
+    pub struct Victim {
+        dir: tempfile::TempDir,
+        /// A marker that must never show up in a reply.
+        pub secret: String,
+        before: Snapshot,
+    }
+
+    impl Victim {
+        /// Creates the victim and snapshots it.
+        ///
+        /// # Errors
+        /// File system failures.
+        pub fn new() -> Result<Self> {
+            let dir = tempfile::Builder::new().prefix("victim-").tempdir()?;
+            let secret = format!(
+                "VICTIM-SECRET-{}-{}",
+                std::process::id(),
+                SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)?
+                    .as_nanos()
+            );
+            std::fs::write(dir.path().join("secret.txt"), &secret)?;
+            std::fs::write(dir.path().join("top_level.txt"), format!("{secret}\n"))?;
+            std::fs::create_dir(dir.path().join("sub"))?;
+            std::fs::write(
+                dir.path().join("sub/nested.txt"),
+                format!("nested:{secret}"),
+            )?;
+            let before = Snapshot::of(dir.path());
+            Ok(Victim {
+                dir,
+                secret,
+                before,
+            })
+        }
+
+        /// The victim directory (canonical).
+        pub fn path(&self) -> PathBuf {
+            self.dir
+                .path()
+                .canonicalize()
+                .unwrap_or_else(|_| self.dir.path().to_path_buf())
+        }
+
+        /// The victim's `secret.txt`.
+        pub fn file(&self) -> PathBuf {
+            self.path().join("secret.txt")
+        }
+
+        /// The victim's paths that changed, appeared or vanished since it was made ("" is
+        /// the victim directory itself).
+        pub fn changed(&self) -> Vec<PathBuf> {
+            let now = Snapshot::of(self.dir.path());
+            let mut changed: Vec<PathBuf> = self
+                .before
+                .0
+                .keys()
+                .chain(now.0.keys())
+                .filter(|p| self.before.0.get(*p) != now.0.get(*p))
+                .cloned()
+                .collect();
+            changed.sort();
+            changed.dedup();
+            changed
+        }
+
+        /// Panics with the difference when anything in the victim changed.
+        pub fn assert_unchanged(&self, context: &str) {
+            let changed = self.changed();
+            if !changed.is_empty() {
+                panic!(
+                    "{context}: the victim directory outside the sandbox changed: {changed:?}\nbefore: {:?}\nafter: {:?}",
+                    self.before,
+                    Snapshot::of(self.dir.path())
+                );
+            }
+        }
+    }
+
+    /// The relative path that leads from directory `from` to `to` (both canonicalised when
+    /// they exist), as a guest would write it into a symlink in `from`.
+    pub fn relative_path(from: &Path, to: &Path) -> PathBuf {
+        let from = from.canonicalize().unwrap_or_else(|_| from.to_path_buf());
+        let to = to.canonicalize().unwrap_or_else(|_| to.to_path_buf());
+        let from: Vec<Component> = from.components().collect();
+        let to: Vec<Component> = to.components().collect();
+        let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+        let mut path = PathBuf::new();
+        for _ in common..from.len() {
+            path.push("..");
+        }
+        for c in &to[common..] {
+            path.push(c.as_os_str());
+        }
+        path
+    }
+
+    /// Creates a FIFO (mkfifo(1)).
+    ///
+    /// # Errors
+    /// When mkfifo fails.
+    pub fn mkfifo(path: &Path) -> Result<()> {
+        let status = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .context("running mkfifo")?;
+        ensure!(status.success(), "mkfifo {} failed", path.display());
+        Ok(())
+    }
+
+    /// Creates a character device node (mknod(1), root only); `Ok(false)` when not permitted.
+    ///
+    /// # Errors
+    /// When mknod cannot be run.
+    pub fn mknod_char(path: &Path, major: u32, minor: u32) -> Result<bool> {
+        let status = std::process::Command::new("mknod")
+            .arg(path)
+            .args(["c", &major.to_string(), &minor.to_string()])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .context("running mknod")?;
+        Ok(status.success())
+    }
+
+    /// Whether this process runs as root (device nodes, `chmod 000` semantics).
+    pub fn is_root() -> bool {
+        std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    }
+
+    /// Host paths that must never reach a client: the server's state directory, the test's
+    /// scratch directories (`$TMPDIR/.tmp*`), wheelhouses and victims added with `with`.
+    #[derive(Debug, Clone)]
+    pub struct HostPaths(Vec<String>);
+
+    impl Default for HostPaths {
+        fn default() -> Self {
+            let scratch = std::env::temp_dir().join(".tmp");
+            HostPaths(vec![scratch.to_string_lossy().into_owned()])
+        }
+    }
+
+    impl HostPaths {
+        /// Adds a path (and its canonical form).
+        #[must_use]
+        pub fn with(mut self, path: impl AsRef<Path>) -> Self {
+            let path = path.as_ref();
+            self.0.push(path.to_string_lossy().into_owned());
+            if let Ok(canonical) = path.canonicalize() {
+                self.0.push(canonical.to_string_lossy().into_owned());
+            }
+            self
+        }
+
+        /// The first host path `text` contains.
+        pub fn leak_in(&self, text: &str) -> Option<&str> {
+            self.0
+                .iter()
+                .find(|p| !p.is_empty() && text.contains(p.as_str()))
+                .map(String::as_str)
+        }
+
+        /// Panics when `text` contains a host path.
+        pub fn check(&self, context: &str, text: &str) {
+            if let Some(path) = self.leak_in(text) {
+                panic!("{context}: a host path ({path}) reached the client: {text}");
+            }
+        }
+
+        /// Checks a tool result: its text blocks and its structured content.
+        pub fn check_reply(&self, context: &str, reply: &Reply) {
+            self.check(context, &reply.text);
+            self.check(context, &reply.value.to_string());
+        }
+
+        /// Checks a JSON-RPC error: its message and data.
+        pub fn check_error(&self, context: &str, error: &ErrorData) {
+            self.check(context, &error.message);
+            if let Some(data) = &error.data {
+                self.check(context, &data.to_string());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::host::{self, HostPaths, Snapshot, Victim};
+
+    #[test]
+    fn a_victim_notices_writes_through_links_and_new_entries() {
+        let victim = Victim::new().unwrap();
+        assert!(victim.changed().is_empty());
+        let sandbox = tempfile::tempdir().unwrap();
+        let link = sandbox.path().join("link");
+        symlink(host::relative_path(sandbox.path(), &victim.path()), &link).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(link.join("secret.txt")).unwrap(),
+            victim.secret,
+            "the relative path leads to the victim"
+        );
+        std::fs::write(link.join("new.txt"), "x").unwrap();
+        assert!(victim.changed().iter().any(|p| p.ends_with("new.txt")));
+        let other = Victim::new().unwrap();
+        std::fs::write(other.file(), "overwritten").unwrap();
+        assert_eq!(other.changed(), [std::path::PathBuf::from("secret.txt")]);
+    }
+
+    #[test]
+    fn snapshots_record_links_without_following_them() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("d")).unwrap();
+        symlink("/etc", root.path().join("d/etc")).unwrap();
+        let snapshot = Snapshot::of(root.path());
+        assert_eq!(snapshot.paths().len(), 3, "{snapshot:?}");
+        assert_eq!(
+            snapshot.0[std::path::Path::new("d/etc")],
+            host::Entry::Symlink {
+                target: "/etc".into()
+            }
+        );
+        assert_eq!(
+            Snapshot::of(&root.path().join("missing")),
+            Snapshot::default()
+        );
+    }
+
+    #[test]
+    fn workspaces_are_found_in_both_layouts() {
+        let state = tempfile::tempdir().unwrap();
+        assert_eq!(host::workspace_of(state.path(), "s1"), None);
+        std::fs::create_dir_all(state.path().join("workspaces/s1")).unwrap();
+        std::fs::create_dir_all(state.path().join("tmp/s1")).unwrap();
+        assert_eq!(
+            host::workspace_of(state.path(), "s1"),
+            Some(state.path().join("workspaces/s1"))
+        );
+        assert_eq!(host::host_dirs_of(state.path(), "s1").len(), 2);
+        std::fs::create_dir_all(state.path().join("sessions/s1.0a1b2c3d/app")).unwrap();
+        std::fs::create_dir_all(state.path().join("sessions/s1.0a1b2c3d/tmp")).unwrap();
+        std::fs::create_dir_all(state.path().join("sessions/s10.0a1b2c3d/app")).unwrap();
+        assert_eq!(
+            host::workspace_of(state.path(), "s1"),
+            Some(state.path().join("sessions/s1.0a1b2c3d/app"))
+        );
+        assert_eq!(
+            host::tmp_of(state.path(), "s1"),
+            Some(state.path().join("sessions/s1.0a1b2c3d/tmp"))
+        );
+        assert_eq!(host::session_dirs(state.path(), "s1").len(), 1);
+    }
+
+    #[test]
+    fn host_paths_are_found_in_text() {
+        let paths = HostPaths::default().with("/srv/state");
+        assert_eq!(paths.leak_in("see /srv/state/x"), Some("/srv/state"));
+        let scratch = std::env::temp_dir().join(".tmpAbC123");
+        assert!(paths.leak_in(&scratch.display().to_string()).is_some());
+        assert_eq!(paths.leak_in("/app/x.txt and /tmp/x"), None);
     }
 }

@@ -1,8 +1,14 @@
 //! End-to-end tests: the real `sandbox-mcp` binary, real worker processes, real Wasmtime and
-//! interpreters, driven over stdio by rmcp's MCP client. One test binary (link time on 2 cores).
+//! interpreters, driven over stdio (and Streamable HTTP) by rmcp's MCP client. One test binary
+//! (link time on 2 cores).
 
+mod arguments;
 mod chaos;
 mod crash;
+mod escape_delete;
+mod escape_packages;
+mod escape_resources;
+mod escape_shell;
 mod http;
 mod javascript;
 mod javascript_batteries;
@@ -10,6 +16,7 @@ mod limits;
 mod python;
 mod supervision;
 mod teaching;
+mod tenancy;
 mod tools;
 mod vendor_python;
 mod workspace_tools;

@@ -306,7 +306,9 @@ async fn idle_sessions_expire_with_their_files() -> anyhow::Result<()> {
     assert!(!first.is_error);
     let expires = first.str("expires_at").to_owned();
     assert!(expires.ends_with('Z'), "{expires}");
-    let workspace = server.state_dir.join("workspaces/brief");
+    let workspace = server
+        .workspace_of("brief")
+        .expect("the session's workspace");
     assert!(workspace.join("f.txt").is_file());
     let pid = procfs::worker_of_session(server.pid, "brief").expect("worker");
     assert!(
@@ -461,7 +463,7 @@ async fn busy_server() -> anyhow::Result<(Server, Vec<u32>)> {
 async fn stdin_eof_shuts_down_cleanly() -> anyhow::Result<()> {
     let (server, workers) = busy_server().await?;
     let (pid, state_dir) = (server.pid, server.state_dir.clone());
-    assert!(state_dir.join("workspaces/s0").is_dir());
+    assert!(server.workspace_of("s0").is_some_and(|w| w.is_dir()));
     let started = Instant::now();
     server.stop().await?;
     assert!(

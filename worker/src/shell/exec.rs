@@ -12,7 +12,7 @@
 
 use std::cell::Cell;
 use std::fmt::Display;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
@@ -179,12 +179,17 @@ impl Io {
         }
     }
 
-    /// Opens a file for writing (already confined) and returns its target.
+    /// Opens a file for writing through `fs` (see [`Fs::open_write`]) and returns its target.
     ///
     /// # Errors
     /// When the file cannot be opened.
-    pub(crate) fn open_file(&mut self, r: &Resolved, append: bool) -> Result<Target, FsError> {
-        let file = open_for_write(r, append)?;
+    pub(crate) fn open_file(
+        &mut self,
+        fs: &Fs,
+        r: &Resolved,
+        append: bool,
+    ) -> Result<Target, FsError> {
+        let file = fs.open_write(r, append)?;
         self.files.push(Some(OutFile {
             w: BufWriter::new(file),
             guest: r.guest.clone(),
@@ -209,31 +214,6 @@ impl Io {
     pub(crate) fn file_count(&self) -> usize {
         self.files.len()
     }
-}
-
-/// Opens (creating) a confined regular file for writing. FIFOs and devices are refused.
-///
-/// # Errors
-/// When the target is a directory, virtual, or cannot be opened.
-pub(crate) fn open_for_write(r: &Resolved, append: bool) -> Result<File, FsError> {
-    let host = r.host_or_err()?;
-    if let Ok(m) = std::fs::symlink_metadata(host)
-        && !m.is_file()
-    {
-        return Err(if m.is_dir() {
-            super::path::errno(super::path::errnos::EISDIR)
-        } else {
-            FsError::Io(io::Error::other("not a regular file"))
-        });
-    }
-    let mut o = OpenOptions::new();
-    o.write(true).create(true);
-    if append {
-        o.append(true);
-    } else {
-        o.truncate(true);
-    }
-    Ok(o.open(host)?)
 }
 
 /// A command's stdin: bytes already in memory (a pipe, a file, a here-document).
@@ -645,7 +625,7 @@ impl<'a> Shell<'a> {
                             let opened = self
                                 .fs
                                 .resolve(&self.state.cwd, &path, Access::Write, true)
-                                .and_then(|res| self.io.open_file(&res, append));
+                                .and_then(|res| self.io.open_file(&self.fs, &res, append));
                             match opened {
                                 Ok(t) => t,
                                 Err(e) => {

@@ -6,7 +6,8 @@
 //! every file access to the session's mounts ([`path`]). Nothing else of the host is reachable:
 //! there are no external programs, only built-ins; the interpreters are reached through the
 //! [`Interpreters`] the worker passes in; every path goes through [`path::Fs`], which refuses
-//! anything outside the mounts, writes to read-only mounts, and symlinks leading out; and no
+//! anything outside the mounts, writes to read-only mounts, and symlinks leading out, and does
+//! every file operation through a handle on the mount's root (never through a host path); and no
 //! message ever contains a host path.
 //!
 //! Output is capped like the interpreters' (truncation is flagged, never an error); the deadline
@@ -238,7 +239,7 @@ pub fn execute(
 #[cfg(test)]
 pub(crate) mod tests {
     use std::fs;
-    use std::os::unix::fs::symlink;
+    use std::os::unix::fs::{PermissionsExt, symlink};
     use std::sync::atomic::Ordering;
     use std::time::Duration;
 
@@ -433,6 +434,20 @@ pub(crate) mod tests {
                 ]
             })
             .collect()
+        }
+
+        /// Runs `script` and expects a path_restriction refusal that leaks no host path.
+        fn assert_restricted(&mut self, script: &str) -> ShellOutcome {
+            let o = self.run(script);
+            assert_ne!(o.exit_code, 0, "{script} succeeded");
+            assert!(
+                matches!(o.error, Some(ShellError::PathRestriction(_))),
+                "{script}: {:?} {}",
+                o.error,
+                String::from_utf8_lossy(&o.stderr)
+            );
+            self.assert_no_host_paths(&o);
+            o
         }
 
         fn assert_no_host_paths(&self, o: &ShellOutcome) {
@@ -914,15 +929,7 @@ pub(crate) mod tests {
             "mv link/secret /app/stolen",
             "du -s link/",
         ] {
-            let o = s.run(script);
-            assert_ne!(o.exit_code, 0, "{script} succeeded");
-            assert!(
-                matches!(o.error, Some(ShellError::PathRestriction(_))),
-                "{script}: {:?} {}",
-                o.error,
-                String::from_utf8_lossy(&o.stderr)
-            );
-            s.assert_no_host_paths(&o);
+            s.assert_restricted(script);
         }
         assert!(!s.outside.path().join("new").exists());
         assert!(!s.outside.path().join("new_file").exists());
@@ -982,13 +989,217 @@ pub(crate) mod tests {
                 .file_type()
                 .is_symlink()
         );
-        assert!(
-            !a.join("t3/out/secret")
-                .symlink_metadata()
-                .is_ok_and(|m| m.is_file() && !m.file_type().is_symlink())
-                || true
-        );
+        assert_eq!(fs::read_link(a.join("t3/out")).unwrap(), s.outside.path());
         assert!(s.run("cat t3/out/secret").error.is_some());
+    }
+
+    use crate::shell::path::tests::names as host_names;
+
+    impl Sandbox {
+        /// The outside directory holds only its secret, with its content and mode.
+        fn assert_outside_untouched(&self, mode: u32) {
+            assert_eq!(host_names(self.outside.path()), ["secret"]);
+            let secret = self.outside.path().join("secret");
+            assert_eq!(fs::read_to_string(&secret).unwrap(), SECRET);
+            let now = fs::metadata(&secret).unwrap().permissions().mode() & 0o7777;
+            assert_eq!(now, mode, "the secret's mode changed");
+        }
+
+        /// Runs a script on another thread and fails the test if it takes more than 5 s (a
+        /// blocked open never returns, so the caller must not wait on it).
+        fn run_promptly(self, script: &str) -> (Self, ShellOutcome) {
+            let (done, finished) = std::sync::mpsc::channel();
+            let script = script.to_string();
+            std::thread::spawn(move || {
+                let mut s = self;
+                let o = s.run(&script);
+                let _ = done.send((s, o));
+            });
+            finished
+                .recv_timeout(Duration::from_secs(5))
+                .expect("the command line blocked")
+        }
+    }
+
+    /// A symlink in the middle of a path (`sub/out/...` with `out -> ../../<outside>`, and
+    /// `sub/up -> ../../../../../../..`) is refused by every command that would go through it,
+    /// and walks over the tree never enter it.
+    #[test]
+    fn confinement_refuses_links_in_the_middle_of_a_path() {
+        let mut s = Sandbox::new();
+        let a = s.app.path().to_path_buf();
+        let secret_mode = fs::metadata(s.outside.path().join("secret"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
+        let outside_name = s
+            .outside
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        s.write("a.txt", "a\n");
+        s.write("d/f", "f\n");
+        fs::create_dir(a.join("sub")).unwrap();
+        symlink(format!("../../{outside_name}"), a.join("sub/out")).unwrap();
+        symlink("../../../../../../..", a.join("sub/up")).unwrap();
+        for script in [
+            "cat sub/out/secret",
+            "head sub/up/etc/passwd",
+            "cat < sub/out/secret",
+            "wc -c < sub/out/secret",
+            "echo pwned > sub/out/new",
+            "echo pwned >> sub/out/secret",
+            "mkdir -p sub/out/x/y",
+            "mkdir sub/out/x",
+            "touch sub/out/t",
+            "cp sub/out/secret copy",
+            "cp a.txt sub/out/",
+            "cp a.txt sub/out/new",
+            "cp -r sub/out/ copy2",
+            "cp -r d sub/out/d",
+            "mv sub/out/secret stolen",
+            "mv a.txt sub/out/new",
+            "rm sub/out/secret",
+            "rm -rf sub/out/secret",
+            "rm -rf sub/up/tmp",
+            "rmdir sub/up/tmp",
+            "ls sub/out/",
+            "ls -R sub/up/tmp",
+            "find sub/up/tmp -name x",
+            "find sub/out/x",
+            "grep -r TOP sub/out/",
+            "grep TOP sub/out/secret",
+            "du -s sub/out/",
+            "chmod 777 sub/out/secret",
+            "sed -i s/TOP/x/ sub/out/secret",
+            "tee sub/out/t2 < /dev/null",
+            "sort -o sub/out/s a.txt",
+            "python sub/out/secret",
+            "cd sub/out",
+            "realpath -e sub/out/secret",
+        ] {
+            s.assert_restricted(script);
+            s.ok("cd /app");
+        }
+        s.assert_outside_untouched(secret_mode);
+        // Walks see the links and never go through them.
+        for script in [
+            "ls -R",
+            "ls -laR sub",
+            "find .",
+            "find . -name secret",
+            "grep -r TOP .",
+            "grep -rl TOP /app",
+            "du -a .",
+            "chmod -R 777 .",
+            "cp -r sub sub2",
+            "rm -rf sub2",
+            "find . -name 'x*' -delete",
+        ] {
+            let o = s.run(script);
+            s.assert_no_host_paths(&o);
+            assert!(
+                !String::from_utf8_lossy(&o.stdout).contains("secret"),
+                "{script}"
+            );
+        }
+        s.assert_outside_untouched(secret_mode);
+        assert_eq!(s.ok("find sub -type l | sort"), "sub/out\nsub/up\n");
+        // The links themselves are removed, never what they point to.
+        s.ok("rm -r sub");
+        assert!(!s.exists("sub"));
+        s.assert_outside_untouched(secret_mode);
+    }
+
+    /// Reading or writing a FIFO, a socket or a link to one is refused at once instead of
+    /// blocking the shell (and the session) until the deadline.
+    #[test]
+    fn fifos_and_sockets_are_refused_promptly() {
+        let s = Sandbox::new();
+        let a = s.app.path().to_path_buf();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            a.join("fifo"),
+            rustix::fs::Mode::from_raw_mode(0o644),
+        )
+        .unwrap();
+        let _listener = std::os::unix::net::UnixListener::bind(a.join("sock")).unwrap();
+        symlink("fifo", a.join("to_fifo")).unwrap();
+        let mut s = s;
+        for script in [
+            "cat fifo",
+            "cat to_fifo",
+            "cat sock",
+            "head -n 1 fifo",
+            "tail fifo",
+            "grep x fifo",
+            "wc -l fifo",
+            "wc -l < fifo",
+            "sort fifo",
+            "sed s/a/b/ fifo",
+            "sh fifo",
+            "python fifo",
+            "echo x > fifo",
+            "echo x >> to_fifo",
+            "echo x > sock",
+            "tee fifo < /dev/null",
+            "cp fifo copy",
+            "cp a_file_that_is_missing fifo",
+            "touch fifo",
+        ] {
+            let started = Instant::now();
+            let (back, o) = s.run_promptly(script);
+            s = back;
+            assert_ne!(o.exit_code, 0, "{script}");
+            assert!(started.elapsed() < Duration::from_secs(5), "{script}");
+        }
+        let (back, o) = s.run_promptly("cat fifo; echo x > fifo");
+        s = back;
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            err,
+            "cat: fifo: not a regular file\nsh: fifo: not a regular file\n"
+        );
+        // Walks list them without opening them.
+        let (back, o) = s.run_promptly("grep -r x .; ls -l; find . -type f; cp -r /app /tmp/copy");
+        s = back;
+        assert!(String::from_utf8_lossy(&o.stdout).contains("prw-r--r--"));
+        assert!(!s.tmp.path().join("copy/fifo").exists());
+    }
+
+    /// Hard links inside a mount are the same file: writing through one is allowed, copying one
+    /// onto the other is refused like coreutils does, and nothing appears outside.
+    #[test]
+    fn hard_links_inside_a_mount_stay_inside() {
+        let mut s = Sandbox::new();
+        let a = s.app.path().to_path_buf();
+        let secret_mode = fs::metadata(s.outside.path().join("secret"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
+        s.write("orig", "o\n");
+        fs::hard_link(a.join("orig"), a.join("hard")).unwrap();
+        s.ok("echo more >> hard");
+        assert_eq!(s.read("orig"), "o\nmore\n");
+        assert_eq!(s.ok("cat hard"), "o\nmore\n");
+        assert!(s.ok("ls -l orig").starts_with("-rw-r--r-- 2 "));
+        let (_, err, code) = s.sh("cp orig hard");
+        assert_eq!(
+            (err.as_str(), code),
+            ("cp: 'orig' and 'hard' are the same file\n", 1)
+        );
+        assert_eq!(s.read("orig"), "o\nmore\n");
+        s.ok("cp hard /tmp/copy; mv hard moved; rm moved");
+        assert_eq!(s.read("orig"), "o\nmore\n");
+        assert_eq!(
+            fs::read_to_string(s.tmp.path().join("copy")).unwrap(),
+            "o\nmore\n"
+        );
+        s.assert_outside_untouched(secret_mode);
     }
 
     #[test]

@@ -1,17 +1,18 @@
 //! File built-ins: `ls`, `mkdir`, `rm`, `rmdir`, `cp`, `mv`, `touch`, `du`, `find`, `chmod`.
 //!
 //! Every path goes through [`Fs`](crate::shell::path::Fs): arguments are resolved with the
-//! checks of confinement, and recursive walks never follow a symlink (they `lstat` each entry and
-//! only descend into real directories), so a tree that contains a symlink out of the mount is
-//! walked without ever leaving it. A mount point itself is never removed or renamed: `rm -rf /app`
-//! empties it, and `rm -rf /` is refused like coreutils' `--preserve-root`.
+//! checks of confinement, every operation runs through the mount's root handle, and recursive
+//! walks never follow a symlink (they `lstat` each entry and only descend into real
+//! directories), so a tree that contains a symlink out of the mount is walked without ever
+//! leaving it. `rm -r` removes with the confined layer's `remove_tree`, which never follows a
+//! link either. A mount point itself is never removed or renamed: `rm -rf /app` empties it, and
+//! `rm -rf /` is refused like coreutils' `--preserve-root`.
 
-use std::fs;
 use std::io::{BufRead, Write};
 use std::os::unix::fs::PermissionsExt;
 
 use super::{MONTHS, civil, human, now_secs, opts, parse_count};
-use crate::shell::exec::{Abort, Ctx, WRITE_BUDGET, open_for_write};
+use crate::shell::exec::{Abort, Ctx, WRITE_BUDGET};
 use crate::shell::expand::Pattern;
 use crate::shell::path::{
     Access, Entry, FsError, Kind, Meta, Resolved, errno, errnos, join, normalize,
@@ -237,12 +238,12 @@ pub(super) fn ls(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
             let meta = ctx.fs().lstat(&r)?;
             // A symlink operand is followed unless it is to be shown itself.
             if meta.kind == Kind::Symlink && !o.long && !o.dirs_as_files {
-                let target = ctx.fs().follow(&r, Access::Read)?;
+                let target = ctx.fs().follow(&r)?;
                 let m = ctx.fs().lstat(&target)?;
                 return Ok((target, m));
             }
             if meta.kind == Kind::Symlink && o.long && !o.dirs_as_files && arg.ends_with('/') {
-                let target = ctx.fs().follow(&r, Access::Read)?;
+                let target = ctx.fs().follow(&r)?;
                 let m = ctx.fs().lstat(&target)?;
                 return Ok((target, m));
             }
@@ -331,15 +332,9 @@ pub(super) fn mkdir(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
         {
             continue;
         }
-        let made = ctx.resolve(arg, Access::Write, true).and_then(|r| {
-            let host = r.host_or_err()?;
-            if o.has('p') {
-                fs::create_dir_all(host)?;
-            } else {
-                fs::create_dir(host)?;
-            }
-            Ok(())
-        });
+        let made = ctx
+            .resolve(arg, Access::Write, true)
+            .and_then(|r| ctx.fs().create_dir(&r, o.has('p')));
         match made {
             Ok(()) if o.has('v') => {
                 let text = format!("mkdir: created directory '{arg}'\n");
@@ -355,8 +350,8 @@ pub(super) fn mkdir(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
     Ok(status)
 }
 
-/// Removes a directory tree without following symlinks; the deadline is checked per entry of
-/// the top level, and std's `remove_dir_all` (symlink-race safe) does each subtree.
+/// Empties a mount point without following symlinks: the deadline is checked per entry, and
+/// the confined layer's `remove_tree` (links removed, never followed) does each one.
 fn remove_contents(ctx: &mut Ctx<'_, '_>, dir: &Resolved) -> Result<Result<(), FsError>, Abort> {
     let entries = match ctx.fs().list(dir) {
         Ok(e) => e,
@@ -364,14 +359,8 @@ fn remove_contents(ctx: &mut Ctx<'_, '_>, dir: &Resolved) -> Result<Result<(), F
     };
     for e in entries {
         ctx.check()?;
-        let Some(host) = e.node.host() else { continue };
-        let result = match fs::symlink_metadata(host) {
-            Ok(m) if m.is_dir() => fs::remove_dir_all(host),
-            Ok(_) => fs::remove_file(host),
-            Err(err) => Err(err),
-        };
-        if let Err(err) = result {
-            return Ok(Err(FsError::Io(err)));
+        if let Err(err) = ctx.fs().remove_tree(&e.node) {
+            return Ok(Err(err));
         }
     }
     Ok(Ok(()))
@@ -441,8 +430,8 @@ pub(super) fn rm(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
         let meta = match ctx.fs().lstat(&node) {
             Ok(m) => m,
             Err(e) => {
-                if !(force && e.kind() == std::io::ErrorKind::NotFound) {
-                    ctx.fail(format_args!("cannot remove '{arg}'"), &FsError::Io(e));
+                if !(force && e.io_kind() == Some(std::io::ErrorKind::NotFound)) {
+                    ctx.fail(format_args!("cannot remove '{arg}'"), &e);
                     status = 1;
                 }
                 continue;
@@ -466,22 +455,15 @@ pub(super) fn rm(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
                     r
                 }
             } else if recursive {
-                match remove_contents(ctx, &node)? {
-                    Ok(()) => {
-                        fs::remove_dir(node.host_or_err().unwrap_or(std::path::Path::new("")))
-                            .map_err(FsError::Io)
-                    }
-                    Err(e) => Err(e),
-                }
+                ctx.check()?;
+                ctx.fs().remove_tree(&node)
             } else if o.has('d') {
-                fs::remove_dir(node.host_or_err().unwrap_or(std::path::Path::new("")))
-                    .map_err(FsError::Io)
+                ctx.fs().remove_dir(&node)
             } else {
                 Err(errno(errnos::EISDIR))
             }
         } else {
-            node.host_or_err()
-                .and_then(|h| fs::remove_file(h).map_err(FsError::Io))
+            ctx.fs().remove_file(&node)
         };
         match result {
             Ok(()) if o.has('v') => {
@@ -523,7 +505,7 @@ pub(super) fn rmdir(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
                 if ctx.fs().lstat(&r).is_ok_and(|m| m.kind == Kind::Symlink) {
                     return Err(errno(errnos::ENOTDIR));
                 }
-                fs::remove_dir(r.host_or_err()?).map_err(FsError::Io)
+                ctx.fs().remove_dir(&r)
             });
             if let Err(e) = removed {
                 ctx.fail(format_args!("failed to remove '{path}'"), &e);
@@ -554,7 +536,7 @@ fn copy_file(
         Ok(f) => std::io::BufReader::with_capacity(256 << 10, f),
         Err(e) => return Ok(Err(e)),
     };
-    let mut output = match open_for_write(dst, false) {
+    let mut output = match ctx.fs().open_write(dst, false) {
         Ok(f) => f,
         Err(e) => return Ok(Err(e)),
     };
@@ -575,8 +557,10 @@ fn copy_file(
         }
         input.consume(n);
     }
+    // Both are open descriptors: the bits go from one inode to the other, no path involved.
     if let Ok(m) = input.get_ref().metadata() {
-        let _ = output.set_permissions(fs::Permissions::from_mode(m.permissions().mode() & 0o7777));
+        let mode = m.permissions().mode() & 0o7777;
+        let _ = output.set_permissions(std::fs::Permissions::from_mode(mode));
     }
     Ok(Ok(()))
 }
@@ -616,10 +600,7 @@ fn copy_tree(
             return Ok(false);
         }
         Err(_) => {
-            if let Err(e) = dst
-                .host_or_err()
-                .and_then(|h| fs::create_dir(h).map_err(FsError::Io))
-            {
+            if let Err(e) = ctx.fs().create_dir(&dst, false) {
                 ctx.fail(format_args!("cannot create directory '{shown}'"), &e);
                 return Ok(false);
             }
@@ -659,12 +640,11 @@ fn copy_tree(
                     .fs()
                     .resolve_guest(child_guest, Access::Write, false)
                     .and_then(|d| {
-                        let text = fs::read_link(node.host_or_err()?)?;
-                        let h = d.host_or_err()?;
-                        if fs::symlink_metadata(h).is_ok() {
-                            fs::remove_file(h)?;
+                        let text = ctx.fs().read_link(&node)?;
+                        if ctx.fs().lstat(&d).is_ok() {
+                            ctx.fs().remove_file(&d)?;
                         }
-                        std::os::unix::fs::symlink(text, h).map_err(FsError::Io)
+                        ctx.fs().symlink(&text, &d)
                     });
                 if let Err(e) = made {
                     ctx.fail(
@@ -781,14 +761,7 @@ pub(super) fn cp(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
                     continue;
                 }
             };
-            if dst.host()
-                == ctx
-                    .fs()
-                    .follow(&node, Access::Read)
-                    .ok()
-                    .as_ref()
-                    .and_then(|n| n.host())
-            {
+            if ctx.fs().same_file(&dst, &node) {
                 ctx.warn(format_args!("'{src}' and '{shown}' are the same file"));
                 status = 1;
                 continue;
@@ -798,11 +771,9 @@ pub(super) fn cp(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
             }
             if meta.kind == Kind::Symlink && recursive {
                 // -r copies a symlink as a symlink.
-                let made = node.host_or_err().and_then(|h| {
-                    let text = fs::read_link(h)?;
-                    let d = dst.host_or_err()?;
-                    let _ = fs::remove_file(d);
-                    std::os::unix::fs::symlink(text, d).map_err(FsError::Io)
+                let made = ctx.fs().read_link(&node).and_then(|text| {
+                    let _ = ctx.fs().remove_file(&dst);
+                    ctx.fs().symlink(&text, &dst)
                 });
                 if let Err(e) = made {
                     ctx.fail(format_args!("cannot create symbolic link '{shown}'"), &e);
@@ -859,7 +830,7 @@ pub(super) fn mv(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
             if to.mount_root {
                 return Err(errno(errnos::EBUSY));
             }
-            fs::rename(from.host_or_err()?, to.host_or_err()?)?;
+            ctx.fs().rename(&from, &to)?;
             Ok(Some(()))
         })();
         match moved {
@@ -911,23 +882,9 @@ pub(super) fn touch(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
     }
     let mut status = 0;
     for arg in &o.operands {
-        let touched = ctx.resolve(arg, Access::Write, true).and_then(|r| {
-            let host = r.host_or_err()?;
-            let file = match fs::symlink_metadata(host) {
-                Ok(m) if m.is_dir() => fs::File::open(host)?,
-                Ok(m) if !m.is_file() => {
-                    return Err(FsError::Io(std::io::Error::other("not a regular file")));
-                }
-                Ok(_) => fs::OpenOptions::new().append(true).open(host)?,
-                Err(_) if o.has('c') => return Ok(()),
-                Err(_) => fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(host)?,
-            };
-            file.set_modified(std::time::SystemTime::now())?;
-            Ok(())
-        });
+        let touched = ctx
+            .resolve(arg, Access::Write, true)
+            .and_then(|r| ctx.fs().touch(&r, !o.has('c')));
         if let Err(e) = touched {
             ctx.fail(format_args!("cannot touch '{arg}'"), &e);
             status = 1;
@@ -1229,13 +1186,11 @@ pub(super) fn find(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
                 if w.mount_root || w.is_virtual() {
                     return Err(errno(errnos::EBUSY));
                 }
-                let h = w.host_or_err()?;
-                if fs::symlink_metadata(h)?.is_dir() {
-                    fs::remove_dir(h)?;
+                if ctx.fs().lstat(&w)?.is_dir() {
+                    ctx.fs().remove_dir(&w)
                 } else {
-                    fs::remove_file(h)?;
+                    ctx.fs().remove_file(&w)
                 }
-                Ok(())
             });
         if let Err(e) = removed {
             ctx.fail(format_args!("cannot delete '{shown}'"), &e);
@@ -1371,7 +1326,7 @@ pub(super) fn chmod(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
         let meta = match ctx.fs().lstat(&node) {
             Ok(m) => m,
             Err(e) => {
-                ctx.fail(format_args!("cannot access '{shown}'"), &FsError::Io(e));
+                ctx.fail(format_args!("cannot access '{shown}'"), &e);
                 status = 1;
                 continue;
             }
@@ -1383,9 +1338,7 @@ pub(super) fn chmod(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
             ctx.warn(format_args!("invalid mode: '{mode}'"));
             return Ok(1);
         };
-        if let Err(e) = node.host_or_err().and_then(|h| {
-            fs::set_permissions(h, fs::Permissions::from_mode(new)).map_err(FsError::Io)
-        }) {
+        if let Err(e) = ctx.fs().set_mode(&node, new) {
             ctx.fail(format_args!("changing permissions of '{shown}'"), &e);
             status = 1;
         }

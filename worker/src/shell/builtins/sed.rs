@@ -8,7 +8,7 @@ use regex::bytes::Regex;
 
 use super::grep::{Syntax, build};
 use super::{lines, opts, read_input};
-use crate::shell::exec::{Abort, Ctx, open_for_write};
+use crate::shell::exec::{Abort, Ctx};
 use crate::shell::lexer::USE_INTERPRETER;
 use crate::shell::path::{Access, FsError};
 
@@ -632,7 +632,7 @@ pub(super) fn sed(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> 
                 continue;
             }
             ctx.sh.io.written += result.text.len() as u64;
-            let written = open_for_write(&target, false).and_then(|mut file| {
+            let written = ctx.fs().open_write(&target, false).and_then(|mut file| {
                 std::io::Write::write_all(&mut file, &result.text).map_err(FsError::Io)
             });
             if let Err(e) = written {

@@ -679,7 +679,7 @@ pub(super) fn sort(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
         let path = path.to_string();
         let written = ctx
             .resolve(&path, Access::Write, true)
-            .and_then(|r| crate::shell::exec::open_for_write(&r, false))
+            .and_then(|r| ctx.fs().open_write(&r, false))
             .and_then(|mut f| {
                 ctx.sh.io.written += out.len() as u64;
                 std::io::Write::write_all(&mut f, &out).map_err(FsError::Io)
@@ -1105,7 +1105,7 @@ pub(super) fn tee(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> 
     for f in &o.operands {
         let opened = ctx
             .resolve(f, Access::Write, true)
-            .and_then(|r| ctx.sh.io.open_file(&r, o.has('a')));
+            .and_then(|r| ctx.sh.io.open_file(&ctx.sh.fs, &r, o.has('a')));
         match opened {
             Ok(t) => targets.push(t),
             Err(e) => {
