@@ -15,6 +15,8 @@
 //!   10^5 files, 10^4 levels) while holding two descriptors at a time, and never follows a link;
 //! - [`Root::open_regular`] refuses FIFOs, sockets and devices without blocking on them;
 //! - [`Root::walk`] lists without following links, with bounds on entries and depth;
+//! - [`usage_of`] counts entries and bytes for disk quotas the same way, with bounded
+//!   descriptors at any depth;
 //! - [`Root::replace_from`] moves a server-made entry in by `renameat`, so a guest's hard link
 //!   or symlink at the destination is replaced, never written through.
 
@@ -190,6 +192,19 @@ pub struct CopyLimits {
     pub max_bytes: u64,
     pub max_files: u64,
     pub max_depth: usize,
+}
+
+/// What the trees below some roots hold, as a disk quota counts it ([`usage_of`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Bytes of regular files (a file with several hard links counts once) and of symlink
+    /// texts. Apparent sizes: a sparse file counts its full length.
+    pub bytes: u64,
+    /// Files, directories, links and anything else below the roots (not the roots).
+    pub entries: u64,
+    /// False when counting stopped early (more than the entry bound, a directory that could not
+    /// be read, a tree moved while it was counted): the numbers are then a lower bound.
+    pub complete: bool,
 }
 
 /// A directory handle that every path is resolved beneath.
@@ -438,6 +453,11 @@ impl Root {
         walk
     }
 
+    /// What the tree below this root holds; see [`usage_of`].
+    pub fn usage(&self, max_entries: u64) -> Usage {
+        usage_of(&[self], max_entries)
+    }
+
     /// Deletes the entry `name` of this root and, for a directory, everything below it, whatever
     /// a guest did to it. A missing entry is not an error.
     ///
@@ -614,6 +634,149 @@ fn cstring(name: &OsStr) -> Result<CString, ConfinedError> {
 
 fn is_errno(e: &io::Error, errno: rustix::io::Errno) -> bool {
     e.raw_os_error() == Some(errno.raw_os_error())
+}
+
+/// Counts what the trees below `roots` hold together, for disk quotas: every entry (file,
+/// directory, symlink, anything else) and the bytes of regular files and symlink texts, each
+/// inode once across all roots (hard links). Nothing is followed, and nothing but directories is
+/// opened; nothing is changed (a directory a guest made unreadable is not counted, and the
+/// result says so).
+///
+/// Bounded: it stops once more than `max_entries` entries are counted, and it holds at most
+/// three descriptors at any depth: it goes down by name and back up by `..`, checking each
+/// parent's identity, like the removal walk, so neither 10^4 levels nor a directory of 10^5
+/// subdirectories runs into the descriptor limit.
+pub fn usage_of(roots: &[&Root], max_entries: u64) -> Usage {
+    let mut counter = UsageCounter {
+        usage: Usage {
+            complete: true,
+            ..Usage::default()
+        },
+        linked: HashSet::new(),
+        max_entries,
+    };
+    for root in roots {
+        if counter.count_tree(root.dir.as_fd()).is_err() {
+            counter.usage.complete = false;
+        }
+    }
+    counter.usage
+}
+
+/// The state of one [`usage_of`].
+struct UsageCounter {
+    usage: Usage,
+    /// Inodes with more than one link already counted.
+    linked: HashSet<(u64, u64)>,
+    max_entries: u64,
+}
+
+impl UsageCounter {
+    fn over(&self) -> bool {
+        self.usage.entries > self.max_entries
+    }
+
+    /// Counts the tree below the directory `top`, depth first.
+    fn count_tree(&mut self, top: BorrowedFd<'_>) -> io::Result<()> {
+        /// One directory on the way down: who it is, and its subdirectories still to count.
+        struct Level {
+            identity: (u64, u64),
+            pending: Vec<CString>,
+        }
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        // A readable descriptor of its own (cap-std's handle may be O_PATH).
+        let mut current = rustix::fs::openat(top, c".", flags, Mode::empty())?;
+        let pending = self.count_dir(current.as_fd())?;
+        let mut levels = vec![Level {
+            identity: identity(current.as_fd())?,
+            pending,
+        }];
+        while let Some(level) = levels.last_mut() {
+            if self.over() {
+                self.usage.complete = false;
+                return Ok(());
+            }
+            if let Some(name) = level.pending.pop() {
+                let child = match rustix::fs::openat(
+                    current.as_fd(),
+                    name.as_c_str(),
+                    flags | OFlags::NOFOLLOW,
+                    Mode::empty(),
+                ) {
+                    Ok(child) => child,
+                    // Unreadable (a guest's `chmod 000`) or gone: its contents are not counted.
+                    Err(_) => {
+                        self.usage.complete = false;
+                        continue;
+                    }
+                };
+                let pending = self.count_dir(child.as_fd()).unwrap_or_else(|_| {
+                    self.usage.complete = false;
+                    Vec::new()
+                });
+                levels.push(Level {
+                    identity: identity(child.as_fd())?,
+                    pending,
+                });
+                current = child;
+                continue;
+            }
+            levels.pop();
+            let Some(parent) = levels.last() else {
+                break;
+            };
+            let up = rustix::fs::openat(current.as_fd(), c"..", flags, Mode::empty())?;
+            if identity(up.as_fd())? != parent.identity {
+                // The tree was moved while it was counted: stop rather than count elsewhere.
+                self.usage.complete = false;
+                return Ok(());
+            }
+            current = up;
+        }
+        Ok(())
+    }
+
+    /// Counts the entries of the open directory `fd`; returns the names of its subdirectories.
+    fn count_dir(&mut self, fd: BorrowedFd<'_>) -> io::Result<Vec<CString>> {
+        let mut dir = rustix::fs::Dir::read_from(fd)?;
+        let mut subdirs = Vec::new();
+        while let Some(entry) = dir.read() {
+            let entry = entry?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            if entry.file_type() == FileType::Directory {
+                self.usage.entries += 1;
+                subdirs.push(name.to_owned());
+            } else {
+                let stat = match rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(stat) => stat,
+                    Err(rustix::io::Errno::NOENT) => continue, // removed meanwhile
+                    Err(e) => return Err(e.into()),
+                };
+                self.usage.entries += 1;
+                let size = u64::try_from(stat.st_size).unwrap_or(0);
+                match FileType::from_raw_mode(stat.st_mode) {
+                    FileType::Directory => subdirs.push(name.to_owned()),
+                    // A file with several links counts once (its first link seen).
+                    FileType::RegularFile
+                        if stat.st_nlink <= 1 || self.linked.insert((stat.st_dev, stat.st_ino)) =>
+                    {
+                        self.usage.bytes = self.usage.bytes.saturating_add(size);
+                    }
+                    FileType::Symlink => {
+                        self.usage.bytes = self.usage.bytes.saturating_add(size);
+                    }
+                    _ => {}
+                }
+            }
+            if self.over() {
+                break;
+            }
+        }
+        Ok(subdirs)
+    }
 }
 
 /// `(device, inode)`: what "the same directory" means when climbing back up by `..`.
@@ -1200,5 +1363,75 @@ mod tests {
         let private = r.create_private_dir("p").unwrap();
         assert!(private.dir().dir_metadata().unwrap().is_dir());
         assert!(r.create_private_dir("p").is_err());
+    }
+
+    #[test]
+    fn usage_counts_entries_and_bytes_without_following_links() {
+        let app = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("big"), vec![0u8; 1 << 16]).unwrap();
+        let a = app.path();
+        std::fs::create_dir_all(a.join("d/e")).unwrap();
+        std::fs::write(a.join("d/e/f.txt"), "12345").unwrap();
+        std::fs::write(a.join("g.txt"), "123").unwrap();
+        // A hard link counts as an entry, its bytes once (also across roots).
+        std::fs::hard_link(a.join("g.txt"), a.join("d/g-link")).unwrap();
+        std::fs::hard_link(a.join("g.txt"), tmp.path().join("g-in-tmp")).unwrap();
+        // A link counts its text, never its target.
+        symlink(outside.path(), a.join("out")).unwrap();
+        let text = outside.path().as_os_str().len() as u64;
+        let (app_root, tmp_root) = (root(a), root(tmp.path()));
+        let usage = app_root.usage(1000);
+        assert_eq!(
+            usage,
+            Usage {
+                bytes: 5 + 3 + text,
+                entries: 6,
+                complete: true
+            }
+        );
+        let both = usage_of(&[&app_root, &tmp_root], 1000);
+        assert_eq!((both.bytes, both.entries), (5 + 3 + text, 7));
+        // The bound stops the count, and says so.
+        let bounded = app_root.usage(2);
+        assert!(!bounded.complete && bounded.entries == 3, "{bounded:?}");
+        // A directory a guest made unreadable is not counted, and the result says so.
+        std::fs::set_permissions(a.join("d/e"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        let locked = app_root.usage(1000);
+        let root_user = rustix::process::geteuid().is_root();
+        assert_eq!(locked.complete, root_user, "{locked:?}");
+        std::fs::set_permissions(a.join("d/e"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn usage_handles_deep_and_wide_trees_with_few_descriptors() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = root(dir.path());
+        // 3000 levels: more than RLIMIT_NOFILE would allow one descriptor per level.
+        let mut deep = r.try_clone().unwrap();
+        for _ in 0..3000 {
+            deep = deep.ensure_dir(Path::new("d")).unwrap();
+        }
+        std::io::Write::write_all(&mut deep.create_new_file(Path::new("leaf")).unwrap(), b"xy")
+            .unwrap();
+        drop(deep);
+        // 2000 subdirectories side by side, each with a file.
+        for i in 0..2000 {
+            let sub = r.ensure_dir(Path::new(&format!("w{i}"))).unwrap();
+            std::io::Write::write_all(&mut sub.create_new_file(Path::new("f")).unwrap(), b"z")
+                .unwrap();
+        }
+        let usage = r.usage(100_000);
+        assert_eq!(
+            usage,
+            Usage {
+                bytes: 2 + 2000,
+                entries: 3000 + 1 + 4000,
+                complete: true
+            }
+        );
+        let r2 = root(dir.path());
+        r2.remove_children().unwrap();
     }
 }

@@ -235,6 +235,7 @@ mod tests {
                 language: Language::Python,
                 runtime_version: "3.12.0".into(),
                 startup_us: 1,
+                jail: crate::JailReport::default(),
             }),
         )
         .unwrap();
@@ -317,5 +318,41 @@ mod tests {
             decode::<Request>(&frame[4..]),
             Err(FrameError::TrailingBytes(1))
         ));
+    }
+
+    /// How long each fuzz target runs under `cargo test` (bolero's random engine):
+    /// `SANDBOX_FUZZ_SECONDS`, 5 by default so CI stays quick. For long, coverage-guided runs
+    /// see the README ("Fuzzing").
+    fn fuzz_time() -> std::time::Duration {
+        let seconds = std::env::var("SANDBOX_FUZZ_SECONDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(5);
+        std::time::Duration::from_secs(seconds)
+    }
+
+    /// Fuzz target: whatever bytes arrive on a worker's or the supervisor's socket, the frame
+    /// reader answers with a message, a clean end or an error: it never panics, never allocates
+    /// past the frame limit, and what it accepts re-encodes to a frame it accepts again.
+    #[test]
+    fn fuzz_frame_decoder() {
+        bolero::check!()
+            .with_type::<(bool, Vec<u8>)>()
+            .with_test_time(fuzz_time())
+            .for_each(|(prefixed, bytes)| {
+                // Half the inputs get a valid length prefix, so the payload decoder is reached.
+                let mut input = Vec::with_capacity(bytes.len() + 4);
+                if *prefixed {
+                    input.extend((bytes.len() as u32).to_be_bytes());
+                }
+                input.extend(bytes);
+                if let Ok(Some(request)) = read_frame_blocking::<Request>(&mut &input[..]) {
+                    let frame = encode(&request).expect("an accepted message encodes");
+                    let again = read_frame_blocking::<Request>(&mut &frame[..]);
+                    assert!(matches!(again, Ok(Some(_))), "{request:?}");
+                }
+                let _ = read_frame_blocking::<Response>(&mut &input[..]);
+                let _ = decode::<Request>(bytes);
+            });
     }
 }

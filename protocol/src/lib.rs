@@ -4,18 +4,21 @@
 //! Every message is one frame: a big-endian `u32` length followed by a bincode payload of at most
 //! [`MAX_FRAME_LEN`] bytes. [`message`] holds the message types, [`frame`] the only code that
 //! touches the codec, and [`error`] what can go wrong on the wire. [`confined`] is the only way
-//! host-side code opens, lists, moves or deletes anything in a session's directories.
+//! host-side code opens, lists, moves or deletes anything in a session's directories. [`jail`]
+//! names the layers of the jail around a worker and what a worker reports it applied.
 
 pub mod confined;
 pub mod error;
 pub mod frame;
+pub mod jail;
 pub mod message;
 
 pub use error::FrameError;
 pub use frame::{
     MAX_FRAME_LEN, read_frame, read_frame_blocking, write_frame, write_frame_blocking,
 };
+pub use jail::{JailReport, Layer, LayerSet, LayerState};
 pub use message::*;
 
 /// Bumped whenever a message changes shape; the worker refuses a supervisor that speaks another.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;

@@ -117,6 +117,8 @@ pub struct ReadyInfo {
     pub runtime_version: String,
     /// Time from process start to a ready interpreter.
     pub startup_us: u64,
+    /// The jail this worker is in, layer by layer.
+    pub jail: crate::jail::JailReport,
 }
 
 /// Everything the supervisor needs to answer `execute_code`.

@@ -41,6 +41,12 @@ impl Flavor {
             Flavor::Medium => (2, 2, 50_000_000_000, 60, 4 << 20, 1 << 30),
             Flavor::Large => (4, 4, 200_000_000_000, 120, 16 << 20, 4 << 30),
         };
+        // The disk quota of /app and /tmp together: bytes, and files + directories + links.
+        let (quota_gib, quota_files) = match self {
+            Flavor::Small => (1, 20_000),
+            Flavor::Medium => (4, 50_000),
+            Flavor::Large => (16, 100_000),
+        };
         SessionLimits {
             flavor: self,
             cpus,
@@ -50,6 +56,8 @@ impl Flavor {
             stdout_cap: output,
             stderr_cap: output,
             disk_bytes: disk,
+            disk_quota_bytes: quota_gib << 30,
+            disk_quota_files: quota_files,
             auto_persist_globals: false,
         }
     }
@@ -72,6 +80,11 @@ pub struct SessionLimits {
     pub stderr_cap: usize,
     /// Largest file the session may write (RLIMIT_FSIZE of its worker).
     pub disk_bytes: u64,
+    /// Most bytes the session's files in /app and /tmp may hold together (its disk quota,
+    /// enforced by the worker).
+    pub disk_quota_bytes: u64,
+    /// Most files, directories and links /app and /tmp may hold together.
+    pub disk_quota_files: u64,
     /// Save the session's variables after each success and restore them after a restart.
     pub auto_persist_globals: bool,
 }
@@ -97,6 +110,22 @@ pub const FUEL_RANGE: std::ops::RangeInclusive<u64> = 1_000_000..=5_000_000_000_
 /// Bounds for `ttl_seconds`: at most 30 days idle. The expiry is a date: an unbounded TTL
 /// overflowed the date arithmetic and hung the request.
 pub const TTL_RANGE: std::ops::RangeInclusive<u64> = 1..=30 * 24 * 3600;
+
+/// Bounds for `SANDBOX_DEFAULT_DISK_QUOTA_BYTES`: below 1 MiB a session could not even install
+/// a small package; 16 TiB is beyond any disk a sandbox host should lend one session.
+pub const DISK_QUOTA_BYTES_RANGE: std::ops::RangeInclusive<u64> = (1 << 20)..=(16 << 40);
+
+/// Bounds for `SANDBOX_DEFAULT_DISK_QUOTA_FILES`: a handful of files at least; ten million
+/// entries would take a count of the tree (at the limit) far longer than a call should.
+pub const DISK_QUOTA_FILES_RANGE: std::ops::RangeInclusive<u64> = 10..=10_000_000;
+
+/// The default largest `code` (execute_code, get_execution_guidance) and `command`
+/// (execute_command): bigger is almost certainly data that belongs in a file under /app.
+pub const DEFAULT_MAX_CODE_BYTES: usize = 1 << 20;
+
+/// Bounds for `SANDBOX_MAX_CODE_BYTES`: a few lines at least; at most 16 MiB, well inside the
+/// worker protocol's 64 MiB frame.
+pub const MAX_CODE_BYTES_RANGE: std::ops::RangeInclusive<u64> = 256..=(16 << 20);
 
 /// Where the shared volume (`SANDBOX_SHARED_DIR`) appears inside every sandbox.
 pub const SHARED_GUEST_PATH: &str = "/shared";
@@ -132,6 +161,10 @@ pub struct SupervisorConfig {
     pub principal_max_sessions: usize,
     /// Caps per HTTP client: executions in flight (running or queued) at once.
     pub principal_max_executions: usize,
+    /// Largest `code` / `command` argument accepted (`SANDBOX_MAX_CODE_BYTES`).
+    pub max_code_bytes: usize,
+    /// The layers of the worker's own jail: detected, required, turned off (`jail_layers`).
+    pub jail: crate::jail_layers::JailPolicy,
 }
 
 /// Why the configuration is unusable.
@@ -154,6 +187,8 @@ pub enum ConfigError {
     },
     #[error("SANDBOX_SHARED_DIR {0} is not a directory")]
     SharedMissing(PathBuf),
+    #[error("{name}: {message}")]
+    BadJail { name: &'static str, message: String },
     #[error("{name} must be a number, got {value:?}")]
     BadNumber { name: &'static str, value: String },
     #[error("{name} must be between {min} and {max}, got {value}")]
@@ -181,10 +216,28 @@ fn env_number(name: &'static str) -> Result<Option<u64>, ConfigError> {
     }
 }
 
+/// A number from the environment that must lie in `range`.
+fn env_bounded(
+    name: &'static str,
+    range: &std::ops::RangeInclusive<u64>,
+) -> Result<Option<u64>, ConfigError> {
+    match env_number(name)? {
+        Some(value) if !range.contains(&value) => Err(ConfigError::OutOfRange {
+            name,
+            value,
+            min: *range.start(),
+            max: *range.end(),
+        }),
+        other => Ok(other),
+    }
+}
+
 impl SupervisorConfig {
     /// Reads `SANDBOX_WORKER_BIN`, `SANDBOX_RUNTIME_DIR`, `SANDBOX_CACHE_DIR`,
-    /// `SANDBOX_STATE_DIR`, `SANDBOX_SESSION_TTL_SECS` and the `SANDBOX_DEFAULT_*` limits, and
-    /// falls back to the layout of a cargo build (`target/release/sandbox-mcp` next to
+    /// `SANDBOX_STATE_DIR`, `SANDBOX_SESSION_TTL_SECS`, `SANDBOX_MAX_CODE_BYTES`, the
+    /// `SANDBOX_DEFAULT_*` limits (the disk quota's too) and the jail's
+    /// `SANDBOX_REQUIRE`/`SANDBOX_JAIL_DISABLE` (running `sandbox-worker jail-check`), and falls
+    /// back to the layout of a cargo build (`target/release/sandbox-mcp` next to
     /// `sandbox-worker`, interpreters in `target/runtimes`).
     ///
     /// # Errors
@@ -230,6 +283,14 @@ impl SupervisorConfig {
         if let Some(v) = env_number("SANDBOX_DEFAULT_TIMEOUT_SECS")? {
             defaults.timeout = Duration::from_secs(v).min(MAX_TIMEOUT);
         }
+        if let Some(v) = env_bounded("SANDBOX_DEFAULT_DISK_QUOTA_BYTES", &DISK_QUOTA_BYTES_RANGE)? {
+            defaults.disk_quota_bytes = v;
+        }
+        if let Some(v) = env_bounded("SANDBOX_DEFAULT_DISK_QUOTA_FILES", &DISK_QUOTA_FILES_RANGE)? {
+            defaults.disk_quota_files = v;
+        }
+        let max_code_bytes = env_bounded("SANDBOX_MAX_CODE_BYTES", &MAX_CODE_BYTES_RANGE)?
+            .map_or(DEFAULT_MAX_CODE_BYTES, |v| v as usize);
         let ttl = |name, default| -> Result<Duration, ConfigError> {
             let secs = env_number(name)?.unwrap_or(default);
             if !TTL_RANGE.contains(&secs) {
@@ -266,7 +327,10 @@ impl SupervisorConfig {
                 return Err(ConfigError::SharedMissing(dir.clone()));
             }
         }
+        let jail = crate::jail_layers::JailPolicy::from_env(&worker_bin)
+            .map_err(|(name, message)| ConfigError::BadJail { name, message })?;
         Ok(Self {
+            jail,
             worker_bin,
             runtime_dir,
             cache_dir,
@@ -281,6 +345,7 @@ impl SupervisorConfig {
             cgroups: crate::cgroup::CgroupSupport::detect(),
             principal_max_sessions,
             principal_max_executions,
+            max_code_bytes,
         })
     }
 
@@ -346,6 +411,9 @@ mod tests {
             assert_eq!(spec.memory_bytes as u64, limits.memory_bytes);
             assert_eq!(spec.fuel, limits.fuel);
             assert_eq!(spec.timeout_secs as u64, limits.timeout.as_secs());
+            assert_eq!(spec.disk_quota_bytes, limits.disk_quota_bytes);
+            assert_eq!(spec.disk_quota_files, limits.disk_quota_files);
+            assert_eq!(spec.disk_file_bytes, limits.disk_bytes);
         }
     }
 }

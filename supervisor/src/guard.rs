@@ -125,6 +125,15 @@ pub fn check_arguments(schema: &JsonObject, arguments: &JsonObject) -> Result<()
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Ok(());
     };
+    let required = schema.get("required").and_then(Value::as_array);
+    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+        if arguments.get(name).is_none_or(Value::is_null) {
+            return Err(crate::server::invalid_argument(
+                name,
+                format!("{name} is required"),
+            ));
+        }
+    }
     for (name, value) in arguments {
         let Some(property) = properties.get(name).and_then(Value::as_object) else {
             continue;
@@ -186,6 +195,43 @@ pub fn check_arguments(schema: &JsonObject, arguments: &JsonObject) -> Result<()
     Ok(())
 }
 
+/// rmcp answers arguments that do not deserialise (an unknown `language`, a wrong type inside
+/// an enum) with an untyped tool error "failed to deserialize parameters: ...". That is an
+/// `invalid_argument` like every other bad argument: the argument is named when serde's message
+/// tells which (a missing field, or an unknown variant one argument holds).
+fn undecodable_arguments(result: &CallToolResult, arguments: &JsonObject) -> Option<McpError> {
+    if result.is_error != Some(true) || result.structured_content.is_some() {
+        return None;
+    }
+    let text = result.content.iter().find_map(|block| match block {
+        ContentBlock::Text(text) => Some(text.text.as_str()),
+        _ => None,
+    })?;
+    let reason = text.strip_prefix("failed to deserialize parameters: ")?;
+    let quoted = |marker: &str| {
+        let rest = reason.split_once(marker)?.1;
+        rest.split_once('`').map(|(name, _)| name.to_owned())
+    };
+    let argument = quoted("missing field `").or_else(|| {
+        let variant = quoted("unknown variant `")?;
+        arguments
+            .iter()
+            .find(|(_, v)| v.as_str() == Some(variant.as_str()))
+            .map(|(k, _)| k.clone())
+    });
+    let message = match &argument {
+        Some(name) => format!("{name}: {reason}"),
+        None => reason.to_owned(),
+    };
+    Some(McpError::invalid_params(
+        message,
+        Some(match argument {
+            Some(name) => json!({ "error_type": "invalid_argument", "argument": name }),
+            None => json!({ "error_type": "invalid_argument" }),
+        }),
+    ))
+}
+
 /// The answer to a request whose handler panicked.
 fn panicked(id: &RequestId) -> McpError {
     McpError::internal_error(
@@ -202,16 +248,23 @@ impl<S: ServerHandler> ServerHandler for Guarded<S> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        if let (Some(tool), Some(arguments)) =
-            (self.inner.get_tool(&request.name), &request.arguments)
-        {
-            check_arguments(&tool.input_schema, arguments).map_err(|e| self.finish_error(e))?;
+        let empty = JsonObject::new();
+        let arguments = request.arguments.clone().unwrap_or_default();
+        if let Some(tool) = self.inner.get_tool(&request.name) {
+            check_arguments(
+                &tool.input_schema,
+                request.arguments.as_ref().unwrap_or(&empty),
+            )
+            .map_err(|e| self.finish_error(e))?;
         }
         let answer = self
             .run(context.id.clone(), self.inner.call_tool(request, context))
             .await?;
         Ok(match answer {
             CallToolResponse::Complete(result) => {
+                if let Some(error) = undecodable_arguments(&result, &arguments) {
+                    return Err(self.finish_error(error));
+                }
                 CallToolResponse::Complete(self.finish_result(result))
             }
             other => other,
@@ -278,6 +331,26 @@ mod tests {
     use super::*;
     use rmcp::ServiceExt;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+    #[test]
+    fn undecodable_arguments_become_invalid_arguments() {
+        let args = object(json!({"language": "ruby", "code": "1"}));
+        let untyped = |text: &str| CallToolResult::error(vec![ContentBlock::text(text)]);
+        let error = undecodable_arguments(
+            &untyped("failed to deserialize parameters: unknown variant `ruby`, expected `python` or `javascript`"),
+            &args,
+        )
+        .unwrap();
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(error.data.as_ref().unwrap()["argument"], "language");
+        let error = undecodable_arguments(
+            &untyped("failed to deserialize parameters: missing field `code`"),
+            &object(json!({})),
+        )
+        .unwrap();
+        assert_eq!(error.data.as_ref().unwrap()["argument"], "code");
+        assert!(undecodable_arguments(&untyped("NameError: x"), &args).is_none());
+    }
 
     /// A handler whose tool `boom` panics (an out-of-bounds index).
     struct Panicky;
@@ -370,6 +443,7 @@ mod tests {
     #[test]
     fn arguments_are_checked_against_their_schema() {
         let schema = object(json!({
+            "required": ["code"],
             "properties": {
                 "ttl_seconds": {"type": ["integer", "null"], "minimum": 1, "maximum": 2592000},
                 "timeout": {"type": ["number", "null"], "minimum": 0.001, "maximum": 300},
@@ -379,7 +453,7 @@ mod tests {
         }));
         for ok in [
             json!({"ttl_seconds": 1, "timeout": 2.5, "code": "x"}),
-            json!({"ttl_seconds": null, "timeout": 300, "flavor": "small", "unknown": 1}),
+            json!({"code": "", "ttl_seconds": null, "timeout": 300, "flavor": "small", "unknown": 1}),
         ] {
             assert!(
                 check_arguments(&schema, &object(ok.clone())).is_ok(),
@@ -401,8 +475,11 @@ mod tests {
             (json!({"timeout": 301}), "timeout"),
             (json!({"timeout": "30"}), "timeout"),
             (json!({"code": 7}), "code"),
+            (json!({"code": null, "timeout": 1}), "code"),
         ] {
-            let err = check_arguments(&schema, &object(bad.clone())).unwrap_err();
+            let mut args = object(bad.clone());
+            args.entry("code").or_insert(json!("x"));
+            let err = check_arguments(&schema, &args).unwrap_err();
             assert_eq!(err.code, ErrorCode::INVALID_PARAMS, "{bad}");
             let data = err.data.unwrap();
             assert_eq!(data["error_type"], "invalid_argument", "{bad}");

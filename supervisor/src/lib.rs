@@ -4,7 +4,8 @@
 //! The supervisor never runs guest code itself. [`server`] speaks MCP behind [`guard`] (panics
 //! become answers, [`redact`] takes host paths out); [`session`] keeps the sessions, each owned
 //! by one client, and queues their executions; [`worker`] spawns (with [`jail`]) and talks to
-//! one `sandbox-worker` process per session; [`workspace`] and [`packages`] touch session files
+//! one `sandbox-worker` process per session (whose own jail layers [`jail_layers`] chooses);
+//! [`workspace`] and [`packages`] touch session files
 //! only through the confined layer (`sandbox_protocol::confined`); [`runtimes`] makes sure the
 //! interpreters are compiled; [`config`] says where everything lives.
 
@@ -15,6 +16,7 @@ pub mod guard;
 pub mod guidance;
 pub mod http;
 pub mod jail;
+pub mod jail_layers;
 pub mod packages;
 pub mod persist;
 pub mod redact;
@@ -63,9 +65,26 @@ pub async fn run_stdio(config: SupervisorConfig) -> anyhow::Result<()> {
 /// When the transport cannot start or signals cannot be installed.
 pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Result<()> {
     tracing::info!(cgroups = %config.cgroups.describe(), max_sessions = config.max_sessions, memory_budget = config.memory_budget, "supervisor starting");
+    tracing::info!(
+        jail = %config.jail.requested(),
+        required = %config.jail.required,
+        disabled = %config.jail.disabled,
+        detected = ?config.jail.detected,
+        "worker jail layers"
+    );
     guard::install_panic_hook();
     let config = Arc::new(config);
     let sessions = Arc::new(SessionTable::new(config.clone())?);
+    // Servers that died without cleaning up (SIGKILL) left their sessions' files in $TMPDIR.
+    {
+        let own = config.state_dir.clone();
+        tokio::task::spawn_blocking(move || {
+            let removed = workspace::sweep_stale(&std::env::temp_dir(), &own);
+            if !removed.is_empty() {
+                tracing::info!(dirs = ?removed, "removed the state directories of dead servers");
+            }
+        });
+    }
     let redactor = Arc::new(redact::Redactor::new(
         &config,
         &packages::Sources::from_env(),

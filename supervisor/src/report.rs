@@ -38,7 +38,8 @@ pub struct ExecuteCodeResult {
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     /// Null on success. One of: syntax_error, runtime_error, missing_module, timeout,
-    /// cancelled, out_of_fuel, out_of_memory, stack_overflow, worker_crashed, system_error.
+    /// cancelled, out_of_fuel, out_of_memory, stack_overflow, disk_quota, worker_crashed,
+    /// system_error.
     pub error_type: Option<String>,
     /// Exception class or JS error name (e.g. ZeroDivisionError, TypeError), when known.
     pub error_name: Option<String>,
@@ -297,4 +298,200 @@ fn excerpt(text: &str) -> &str {
         cut -= 1;
     }
     &text[..cut]
+}
+
+#[cfg(test)]
+mod tests {
+    use sandbox_protocol::{GuestError, Restart};
+
+    use super::*;
+    use crate::guidance::NextCall;
+
+    /// A successful report; tests change what they look at.
+    fn report() -> ExecutionReport {
+        ExecutionReport {
+            execution_id: "exec-1".into(),
+            stdout: b"out\n".to_vec(),
+            stderr: Vec::new(),
+            stdout_truncated: false,
+            stderr_truncated: false,
+            exit_code: 0,
+            result: Some("42".into()),
+            error: None,
+            fuel_consumed: 1234,
+            duration_us: 1500,
+            memory_bytes: 1 << 20,
+            restart: None,
+        }
+    }
+
+    fn filled(report: ExecutionReport) -> ExecuteCodeResult {
+        let mut result = ExecuteCodeResult::refused("s", Language::Python, "", String::new());
+        result.error_type = None;
+        result.error_message = None;
+        result.fill_from_report(report);
+        result
+    }
+
+    #[test]
+    fn every_error_kind_has_the_name_the_schema_documents() {
+        let names = [
+            (ErrorKind::Syntax, "syntax_error"),
+            (ErrorKind::Runtime, "runtime_error"),
+            (ErrorKind::Exit, "runtime_error"),
+            (ErrorKind::MissingModule, "missing_module"),
+            (ErrorKind::Timeout, "timeout"),
+            (ErrorKind::Cancelled, "cancelled"),
+            (ErrorKind::OutOfFuel, "out_of_fuel"),
+            (ErrorKind::OutOfMemory, "out_of_memory"),
+            (ErrorKind::StackOverflow, "stack_overflow"),
+            (ErrorKind::System, "system_error"),
+            (ErrorKind::PathRestriction, "path_restriction"),
+            (ErrorKind::DiskQuota, "disk_quota"),
+            (ErrorKind::CommandFailed, "command_failed"),
+        ];
+        for (kind, name) in names {
+            assert_eq!(error_type_name(kind), name, "{kind:?}");
+        }
+        // The interpreter's failures are the ones the result schema lists for clients.
+        let schema = serde_json::to_string(&schemars::schema_for!(ExecuteCodeResult)).unwrap();
+        for (kind, name) in names {
+            if !matches!(
+                kind,
+                ErrorKind::PathRestriction | ErrorKind::DiskQuota | ErrorKind::CommandFailed
+            ) {
+                assert!(schema.contains(name), "{name} is not documented: {schema}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_refusal_is_a_failure_with_nothing_run() {
+        let refused = ExecuteCodeResult::refused(
+            "s1",
+            Language::JavaScript,
+            "resources_exhausted",
+            "no capacity".into(),
+        );
+        assert!(!refused.success);
+        assert_eq!(refused.exit_code, 1);
+        assert_eq!(refused.language, "javascript");
+        assert_eq!(refused.session_id, "s1");
+        assert_eq!(refused.error_type.as_deref(), Some("resources_exhausted"));
+        assert_eq!(refused.error_message.as_deref(), Some("no capacity"));
+        assert_eq!((refused.fuel_consumed, refused.fuel_budget), (0, 0));
+        assert!(!refused.session_restarted && refused.state_after_restart.is_none());
+        assert_eq!(
+            refused.to_text(),
+            "[javascript session s1 · ERROR resources_exhausted · 0.0 ms · fuel 0]\nerror: no capacity\n"
+        );
+    }
+
+    #[test]
+    fn a_report_fills_the_result() {
+        let ok = filled(report());
+        assert!(ok.success);
+        assert_eq!(ok.stdout, "out\n");
+        assert_eq!(ok.result.as_deref(), Some("42"));
+        assert_eq!(ok.execution_time_ms, 1.5);
+        assert_eq!(ok.fuel_consumed, 1234);
+        assert_eq!(ok.memory_bytes, 1 << 20);
+        assert_eq!((ok.error_type.as_deref(), ok.exit_code), (None, 0));
+        assert!(!ok.session_restarted && ok.restart_reason.is_none());
+
+        let failed = filled(ExecutionReport {
+            stdout: b"caf\xc3".to_vec(),
+            stderr: b"\xff\xfeboom\n".to_vec(),
+            stdout_truncated: true,
+            exit_code: 3,
+            result: None,
+            error: Some(GuestError {
+                kind: ErrorKind::Exit,
+                name: Some("SystemExit".into()),
+                message: "exit 3".into(),
+            }),
+            ..report()
+        });
+        assert!(!failed.success);
+        assert_eq!(
+            failed.stdout, "caf\u{fffd}",
+            "a cut character is replaced, not dropped"
+        );
+        assert_eq!(failed.stderr, "\u{fffd}\u{fffd}boom\n");
+        assert!(failed.stdout_truncated && !failed.stderr_truncated);
+        assert_eq!(failed.exit_code, 3);
+        assert_eq!(failed.error_type.as_deref(), Some("runtime_error"));
+        assert_eq!(failed.error_name.as_deref(), Some("SystemExit"));
+        assert_eq!(failed.error_message.as_deref(), Some("exit 3"));
+    }
+
+    #[test]
+    fn restarts_say_what_the_state_became() {
+        for (state, name) in [
+            (StateAfterRestart::RolledBack, "rolled_back"),
+            (StateAfterRestart::Lost, "lost"),
+        ] {
+            let result = filled(ExecutionReport {
+                restart: Some(Restart {
+                    reason: "trapped".into(),
+                    state,
+                }),
+                ..report()
+            });
+            assert!(result.session_restarted);
+            assert_eq!(result.state_after_restart.as_deref(), Some(name));
+            assert_eq!(result.restart_reason.as_deref(), Some("trapped"));
+            assert!(result.to_text().contains("session restarted: trapped\n"));
+        }
+    }
+
+    #[test]
+    fn the_text_block_is_short_and_cut_on_character_boundaries() {
+        // 8 KiB of output whose last character straddles the excerpt's end.
+        let long = format!("{}é{}", "a".repeat(TEXT_EXCERPT - 1), "b".repeat(100));
+        let mut result = filled(ExecutionReport {
+            stdout: long.clone().into_bytes(),
+            stderr: b"warn".to_vec(),
+            ..report()
+        });
+        let text = result.to_text();
+        assert!(text.starts_with("[python session s · ok · 1.5 ms · fuel 1234]\nstdout:\n"));
+        let shown = text
+            .strip_prefix("[python session s · ok · 1.5 ms · fuel 1234]\nstdout:\n")
+            .unwrap();
+        assert_eq!(
+            shown,
+            format!(
+                "{}\n[... output truncated]\nstderr:\nwarn\nresult: 42\n",
+                "a".repeat(TEXT_EXCERPT - 1)
+            ),
+            "the excerpt stops before the character it would cut"
+        );
+        assert_eq!(excerpt(&long).len(), TEXT_EXCERPT - 1);
+        assert_eq!(excerpt("short"), "short");
+        let exact = "x".repeat(TEXT_EXCERPT);
+        assert_eq!(excerpt(&exact), exact);
+
+        // A truncated stream is flagged even when its excerpt is whole; advice shows three
+        // fixes at most, then the next call.
+        result.stdout = "tiny".into();
+        result.stdout_truncated = true;
+        result.stderr.clear();
+        result.with_advice(Advice {
+            summary: "too much output".into(),
+            actionable_guidance: ["one", "two", "three", "four"].map(String::from).to_vec(),
+            related_docs: vec!["sandbox://docs/errors".into()],
+            next_call: Some(NextCall {
+                tool: "execute_code".into(),
+                arguments: serde_json::json!({ "code": "1" }),
+                reason: "retry".into(),
+            }),
+        });
+        assert_eq!(result.guidance_summary.as_deref(), Some("too much output"));
+        assert_eq!(result.related_docs, ["sandbox://docs/errors"]);
+        assert_eq!(
+            result.to_text(),
+            "[python session s · ok · 1.5 ms · fuel 1234]\nstdout:\ntiny\n[... output truncated]\nresult: 42\nwhy: too much output\nfix: one\nfix: two\nfix: three\nnext call: execute_code {\"code\":\"1\"}\n"
+        );
+    }
 }

@@ -62,6 +62,9 @@ pub fn file_uri(session_id: &str, relative: &str) -> String {
 pub fn parse_file_uri(uri: &str) -> Option<(&str, PathBuf)> {
     let rest = uri.strip_prefix("sandbox://sessions/")?;
     let (session, path) = rest.split_once("/files/")?;
+    if !crate::session::valid_session_id(session) {
+        return None;
+    }
     let relative = PathBuf::from(path.trim_start_matches('/'));
     let clean = relative
         .components()
@@ -209,5 +212,38 @@ mod tests {
             parse_file_uri("sandbox://sessions/s1/files//etc/passwd"),
             Some(("s1", PathBuf::from("etc/passwd")))
         );
+    }
+
+    /// Fuzz target: no URI a client sends makes the parser accept a path that could leave
+    /// /app: what it accepts is a non-empty path of normal components under a session id that
+    /// is a plain name. (The file is then opened beneath /app, which refuses links out.)
+    #[test]
+    fn fuzz_file_uri_parser() {
+        let seconds = std::env::var("SANDBOX_FUZZ_SECONDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(5);
+        bolero::check!()
+            .with_type::<(u8, String)>()
+            .with_test_time(std::time::Duration::from_secs(seconds))
+            .for_each(|(shape, tail)| {
+                // Most inputs start like a file URI, so the interesting part is reached.
+                let uri = match shape % 4 {
+                    0 => tail.clone(),
+                    1 => format!("sandbox://sessions/{tail}"),
+                    2 => format!("sandbox://sessions/s1/files/{tail}"),
+                    _ => format!("sandbox://sessions/{tail}/files/{tail}"),
+                };
+                if let Some((id, relative)) = parse_file_uri(&uri) {
+                    assert!(!relative.as_os_str().is_empty(), "{uri:?}");
+                    assert!(
+                        relative
+                            .components()
+                            .all(|c| matches!(c, Component::Normal(_))),
+                        "{uri:?} -> {relative:?}"
+                    );
+                    assert!(crate::session::valid_session_id(id), "{uri:?} -> {id:?}");
+                }
+            });
     }
 }

@@ -38,10 +38,6 @@ use crate::runtimes::{RUNTIMES, Runtimes};
 use crate::session::{CreateError, Owner, Session, SessionTable, Work, valid_session_id};
 use crate::tools;
 
-/// Largest source accepted by `execute_code`. Bigger code is almost certainly data that belongs
-/// in a file under /app.
-const MAX_CODE_BYTES: usize = 1 << 20;
-
 /// The shortest timeout an execution may ask for: less could not even start an interpreter.
 const MIN_TIMEOUT_SECS: f64 = 0.1;
 
@@ -252,7 +248,12 @@ pub struct SessionInfo {
 pub struct LimitsInfo {
     pub flavor: Flavor,
     pub cpus: u32,
+    /// The largest single file.
     pub disk_file_bytes: u64,
+    /// Most bytes /app and /tmp may hold together (the disk quota).
+    pub disk_quota_bytes: u64,
+    /// Most files, directories and links /app and /tmp may hold together.
+    pub disk_quota_files: u64,
     pub memory_bytes: u64,
     pub fuel_budget: u64,
     pub timeout_seconds: f64,
@@ -378,6 +379,16 @@ fn bounded_text<'a>(argument: &str, text: &'a str, max: usize) -> Result<&'a str
     ))
 }
 
+/// What a session's files in /app and /tmp hold together, counted as its disk quota counts
+/// them, off the async threads (the count is bounded: it stops at twice the entry quota).
+async fn disk_usage(session: &Arc<Session>) -> sandbox_protocol::confined::Usage {
+    let session = session.clone();
+    let max = session.limits.disk_quota_files.saturating_mul(2);
+    tokio::task::spawn_blocking(move || crate::workspace::usage(&session.files, max))
+        .await
+        .unwrap_or_default()
+}
+
 fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
@@ -422,6 +433,8 @@ impl SandboxServer {
                 flavor: session.limits.flavor,
                 cpus: session.limits.cpus,
                 disk_file_bytes: session.limits.disk_bytes,
+                disk_quota_bytes: session.limits.disk_quota_bytes,
+                disk_quota_files: session.limits.disk_quota_files,
                 memory_bytes: session.limits.memory_bytes,
                 fuel_budget: session.limits.fuel,
                 timeout_seconds: session.limits.timeout.as_secs_f64(),
@@ -538,7 +551,14 @@ impl SandboxServer {
             } => {
                 let mut result =
                     ExecuteCodeResult::refused(&session_id, language, error_type, message);
-                self.teach(&mut result, language, "", 0, self.config.defaults.timeout);
+                self.teach(
+                    &mut result,
+                    language,
+                    "",
+                    0,
+                    self.config.defaults.timeout,
+                    None,
+                );
                 Ok(tool_result(to_value(&result)?, true, result.to_text()))
             }
         }
@@ -727,7 +747,7 @@ impl SandboxServer {
                     self.config.principal_max_executions
                 ),
             );
-            self.teach(&mut result, session.language, "", 0, timeout);
+            self.teach(&mut result, session.language, "", 0, timeout, None);
             return Ok(result);
         }
         let cancel =
@@ -766,17 +786,31 @@ impl SandboxServer {
             &execution_id,
             result.error_type.as_deref().unwrap_or("completed"),
         );
+        let disk = if result.error_type.as_deref() == Some("disk_quota") {
+            let usage = disk_usage(session).await;
+            Some(guidance::DiskFacts {
+                quota_bytes: session.limits.disk_quota_bytes,
+                quota_files: session.limits.disk_quota_files,
+                used_bytes: usage.bytes,
+                used_files: usage.entries,
+                file_cap_bytes: session.limits.disk_bytes,
+            })
+        } else {
+            None
+        };
         self.teach(
             &mut result,
             session.language,
             code,
             session.limits.memory_bytes,
             timeout,
+            disk,
         );
         Ok(result)
     }
 
-    /// Adds fuel analysis to every result, and advice to failures and truncated output.
+    /// Adds fuel analysis to every result, and advice to failures and truncated output
+    /// (`disk` quotes the session's disk quota and usage in `disk_quota` advice).
     fn teach(
         &self,
         result: &mut ExecuteCodeResult,
@@ -784,6 +818,7 @@ impl SandboxServer {
         code: &str,
         memory_cap: u64,
         timeout: Duration,
+        disk: Option<guidance::DiskFacts>,
     ) {
         if result.fuel_budget > 0 {
             result.fuel_analysis = Some(guidance::fuel_analysis(
@@ -811,6 +846,7 @@ impl SandboxServer {
         facts.timeout_secs = timeout.as_secs_f64();
         facts.stdout_truncated = result.stdout_truncated;
         facts.state_lost = result.state_after_restart.as_deref() == Some("lost");
+        facts.disk = disk;
         let advice = guidance::advise_with(&facts, &self.imports);
         result.with_advice(advice);
     }
@@ -878,11 +914,13 @@ impl SandboxServer {
         if args.code.trim().is_empty() {
             return Err(invalid_argument("code", "code must not be empty"));
         }
-        if args.code.len() > MAX_CODE_BYTES {
+        // Bigger code is almost certainly data that belongs in a file under /app.
+        let max = self.config.max_code_bytes;
+        if args.code.len() > max {
             return Err(invalid_argument(
                 "code",
                 format!(
-                    "code is {} bytes, the limit is {MAX_CODE_BYTES}; write large data to a file under /app in smaller pieces",
+                    "code is {} bytes, the limit is {max}; write large data to a file under /app in smaller pieces",
                     args.code.len()
                 ),
             ));
@@ -1116,7 +1154,7 @@ impl SandboxServer {
         if args.command.trim().is_empty() {
             return Err(invalid_argument("command", "command must not be empty"));
         }
-        bounded_text("command", &args.command, MAX_CODE_BYTES)?;
+        bounded_text("command", &args.command, self.config.max_code_bytes)?;
         let timeout = args
             .timeout
             .map(|t| timeout_arg(Some(t), Duration::ZERO))
@@ -1187,6 +1225,7 @@ impl SandboxServer {
         );
         let state = state.unwrap_or_else(|| json!({}));
         let info = Self::session_info(&session);
+        let usage = disk_usage(&session).await;
         let value = json!({
             "session_id": session.id,
             "language": session.language.as_str(),
@@ -1200,19 +1239,31 @@ impl SandboxServer {
             "files_total_bytes": listing.total_bytes,
             "files_truncated": listing.truncated,
             "memory_bytes": memory_bytes,
+            "disk_usage": {
+                "covers": "/app and /tmp together",
+                "bytes_used": usage.bytes,
+                "bytes_quota": session.limits.disk_quota_bytes,
+                "entries_used": usage.entries,
+                "entries_quota": session.limits.disk_quota_files,
+                "exact": usage.complete,
+            },
             "executions_run": session.executions.load(std::sync::atomic::Ordering::Relaxed),
             "fuel_used_total": session.fuel_used.load(std::sync::atomic::Ordering::Relaxed),
             "running_executions": running,
             "note": note,
         });
         let text = format!(
-            "session {} ({}): {} variables, {} files ({} bytes), {} running executions",
+            "session {} ({}): {} variables, {} files ({} bytes), {} running executions; disk quota: {} of {} bytes and {} of {} files, directories and links used (/app and /tmp)",
             session.id,
             session.language,
             value["variables"].as_array().map_or(0, Vec::len),
             listing.files.len(),
             listing.total_bytes,
             value["running_executions"].as_array().map_or(0, Vec::len),
+            usage.bytes,
+            session.limits.disk_quota_bytes,
+            usage.entries,
+            session.limits.disk_quota_files,
         );
         Ok(tool_result(value, false, text))
     }
@@ -1401,7 +1452,7 @@ impl SandboxServer {
         &self,
         Parameters(args): Parameters<GuidanceArgs>,
     ) -> Result<CallToolResult, McpError> {
-        bounded_text("code", &args.code, MAX_CODE_BYTES)?;
+        bounded_text("code", &args.code, self.config.max_code_bytes)?;
         if let Some(context) = &args.context {
             bounded_text("context", context, MAX_CONTEXT_BYTES)?;
         }
@@ -1480,7 +1531,11 @@ impl SandboxServer {
                 "memory_reserved_bytes": usage.memory_reserved_bytes,
                 "memory_budget_bytes": usage.memory_budget_bytes,
                 "running_executions": self.executions.count(),
-                "isolation": "one sandbox-worker process per session: WebAssembly (Wasmtime) with fuel, epoch deadlines and a memory cap; rlimits (RLIMIT_DATA, NOFILE, FSIZE, CPU, CORE=0), no_new_privs, own process group, PDEATHSIG",
+                "isolation": format!(
+                    "one sandbox-worker process per session: WebAssembly (Wasmtime) with fuel, epoch deadlines and a memory cap; rlimits (RLIMIT_DATA, NOFILE, FSIZE, CPU, CORE=0), no_new_privs, own process group, PDEATHSIG; {}",
+                    self.config.jail.summary()
+                ),
+                "jail": self.config.jail.health(),
                 "cgroups": self.config.cgroups.describe_public(),
                 "per_client_caps": {
                     "applies_to": "HTTP clients (a named principal, or one MCP session)",
@@ -1606,6 +1661,8 @@ fn limits_json(limits: &SessionLimits) -> serde_json::Value {
         "stdout_cap_bytes": limits.stdout_cap,
         "stderr_cap_bytes": limits.stderr_cap,
         "disk_file_bytes": limits.disk_bytes,
+        "disk_quota_bytes": limits.disk_quota_bytes,
+        "disk_quota_files": limits.disk_quota_files,
     })
 }
 

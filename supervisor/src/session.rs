@@ -187,7 +187,7 @@ impl Session {
     /// When no worker can be started; an execution that fails is an `Ok` with a failed outcome.
     #[allow(clippy::too_many_arguments, reason = "one call site, all distinct")]
     pub async fn execute(
-        &self,
+        self: &Arc<Self>,
         config: &SupervisorConfig,
         runtimes: &Runtimes,
         execution_id: String,
@@ -247,6 +247,7 @@ impl Session {
                 "worker ready"
             );
             self.worker_pid.store(worker.pid(), Ordering::SeqCst);
+            self.watch_exit(worker.pid());
             runner.worker = Some(worker);
             lost
         } else {
@@ -322,6 +323,49 @@ impl Session {
             replaced_worker,
             restored,
         })
+    }
+
+    /// Reaps the worker `pid` as soon as it dies while idle, so no zombie waits for the
+    /// session's next call and the next call knows the interpreter is gone. (A worker that dies
+    /// during an execution is reaped by that execution, which holds the runner.) The watch
+    /// holds the session weakly: a destroyed session's watch ends with its worker.
+    fn watch_exit(self: &Arc<Self>, pid: u32) {
+        let pidfd = rustix::process::Pid::from_raw(pid as i32)
+            .ok_or(rustix::io::Errno::INVAL)
+            .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()));
+        let registered = pidfd.map_err(std::io::Error::from).and_then(|pidfd| {
+            // SAFETY: the AsyncFd owns the OwnedFd: the descriptor stays open and the same for
+            // the AsyncFd's whole life, which is what `register` requires.
+            unsafe { tokio::io::unix::AsyncFd::register(pidfd) }.map_err(std::io::Error::from)
+        });
+        let exited = match registered {
+            Ok(exited) => exited,
+            Err(e) => {
+                tracing::debug!(pid, error = %e, "no exit watch for this worker; it is reaped on its next call");
+                return;
+            }
+        };
+        let session = Arc::downgrade(self);
+        tokio::spawn(async move {
+            // A pidfd turns readable when its process has exited.
+            let _ = exited.readable().await;
+            let Some(session) = session.upgrade() else {
+                return;
+            };
+            let Ok(mut runner) = session.runner.try_lock() else {
+                return; // an execution holds the worker: it sees the death itself
+            };
+            let Some(worker) = runner.worker.as_mut().filter(|w| w.pid() == pid) else {
+                return;
+            };
+            if let Some(exit) = worker.exited() {
+                tracing::warn!(session = %session.id, pid, %exit, "worker died while idle");
+                runner.worker = None;
+                session.worker_pid.store(0, Ordering::SeqCst);
+                runner.lost = Some(format!("the previous worker died while idle ({exit})"));
+                runner.needs_restore = true;
+            }
+        });
     }
 
     /// True when an interpreter is running for this session.

@@ -18,7 +18,7 @@ pub const DESTROY_SESSION: &str = "Stop a session: its interpreter is killed (a 
 pub const EXECUTE_COMMAND: &str = "Run a shell command line over a session's files (/app, the working directory): pipes, &&, ||, ;, redirects, quotes, globs, variables, cd (persists). Built-in commands only (ls cat grep find sed sort wc head tail cp mv rm mkdir ...; `help` lists them); `python FILE` / `node FILE` run in the session's interpreter; `pip install NAME` installs a package. Paths outside /app, /tmp, /data (read-only) are refused. Returns stdout, stderr, exit_code like execute_code.";
 
 /// `get_workspace_info`
-pub const GET_WORKSPACE_INFO: &str = "Describe a session without running code: defined variables (name, type, short repr), imported modules, files in /app (relative paths, sizes), memory and limits, running executions (with execution_id for cancel_execution), expires_at.";
+pub const GET_WORKSPACE_INFO: &str = "Describe a session without running code: defined variables (name, type, short repr), imported modules, files in /app (relative paths, sizes), memory and limits, disk quota use of /app and /tmp, running executions (with execution_id for cancel_execution), expires_at.";
 
 /// `reset_workspace`
 pub const RESET_WORKSPACE: &str = "Clear a session: its interpreter state (variables, imports) and all files in /app and /tmp are deleted; the session id stays valid. Returns what was deleted.";

@@ -13,7 +13,7 @@ use interprocess::os::unix::local_socket::ListenerOptionsExt;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use sandbox_protocol::{
-    ExecutionReport, FrameError, Language, PROTOCOL_VERSION, ReadyInfo, Request, Response,
+    ExecutionReport, FrameError, Language, Layer, PROTOCOL_VERSION, ReadyInfo, Request, Response,
     read_frame, write_frame,
 };
 use tokio::io::AsyncBufReadExt;
@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cgroup::{CgroupSupport, WorkerCgroup};
 use crate::config::{SessionLimits, SupervisorConfig};
 use crate::jail::JailLimits;
+use crate::jail_layers::{PROBE_TARGETS_VAR, WorkerEntry};
 use crate::runtimes::CachedModule;
 use crate::workspace::SessionFiles;
 
@@ -53,6 +54,10 @@ pub enum SpawnError {
     Failed(String),
     #[error("the worker died during start-up: {0}")]
     Died(String),
+    /// Refused before starting anything: the operator requires a jail layer this server cannot
+    /// give (see `jail_layers`).
+    #[error("the jail layer {layer} is required but unavailable: {why}")]
+    JailRequired { layer: Layer, why: String },
 }
 
 /// Why an execution got no report from the worker.
@@ -103,6 +108,15 @@ impl Worker {
         language: Language,
         limits: &SessionLimits,
     ) -> Result<(Self, ReadyInfo), SpawnError> {
+        // Fail closed: no worker at all rather than one without a required layer. (The worker
+        // checks again for itself: `--require` below.)
+        config
+            .jail
+            .check_required()
+            .map_err(|m| SpawnError::JailRequired {
+                layer: m.layer,
+                why: m.why,
+            })?;
         // The socket and cgroup are named by the session's unique key; the directory name
         // (`<id>.<key>`) in the worker's command line tells an operator whose worker it is.
         let session_id = files.name.as_str();
@@ -122,7 +136,7 @@ impl Worker {
 
         let mut command = Command::new(&config.worker_bin);
         command
-            .arg("serve")
+            .arg(config.jail.entry.subcommand())
             .args(["--language", language.as_str()])
             .arg("--socket")
             .arg(&socket)
@@ -134,6 +148,8 @@ impl Worker {
             .args(["--memory-bytes", &limits.memory_bytes.to_string()])
             .args(["--stdout-cap", &limits.stdout_cap.to_string()])
             .args(["--stderr-cap", &limits.stderr_cap.to_string()])
+            .args(["--disk-quota-bytes", &limits.disk_quota_bytes.to_string()])
+            .args(["--disk-quota-files", &limits.disk_quota_files.to_string()])
             .arg("--mount-rw")
             .arg(mount_arg("/tmp", &files.tmp_path));
         if let Some(data) = &config.data_dir {
@@ -148,6 +164,7 @@ impl Worker {
                 })
                 .arg(mount_arg(crate::config::SHARED_GUEST_PATH, shared));
         }
+        command.args(config.jail.worker_args());
         command
             .env_clear()
             .envs(
@@ -162,6 +179,12 @@ impl Worker {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        if config.jail.entry == WorkerEntry::JailProbe {
+            // Tests only: what the probe attacks. Never given to a serving worker.
+            if let Some(targets) = std::env::var_os(PROBE_TARGETS_VAR) {
+                command.env(PROBE_TARGETS_VAR, targets);
+            }
+        }
         let jail = JailLimits::for_session(limits, language);
         let cgroup = match &config.cgroups {
             CgroupSupport::Delegated { root } => {
@@ -241,7 +264,10 @@ impl Worker {
         };
         let ready = tokio::time::timeout(STARTUP_TIMEOUT, worker.handshake()).await;
         match ready {
-            Ok(Ok(info)) => Ok((worker, info)),
+            Ok(Ok(info)) => {
+                config.jail.record(&info.jail);
+                Ok((worker, info))
+            }
             Ok(Err(e)) => {
                 let exit = worker.kill().await;
                 Err(match e {
@@ -435,4 +461,73 @@ fn forward_stderr(stderr: tokio::process::ChildStderr, session: String, pid: u32
             tracing::info!(target: "sandbox_worker", session = %session, pid, "{line}");
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+
+    use super::*;
+
+    #[test]
+    fn exits_are_described_for_the_operator_and_the_client() {
+        // A wait status: exit code in the high byte, or the signal in the low bits.
+        assert_eq!(
+            describe_exit(Some(ExitStatus::from_raw(0))),
+            "exit status 0"
+        );
+        assert_eq!(
+            describe_exit(Some(ExitStatus::from_raw(5 << 8))),
+            "exit status 5"
+        );
+        assert_eq!(
+            describe_exit(Some(ExitStatus::from_raw(Signal::SIGKILL as i32))),
+            "killed by SIGKILL"
+        );
+        assert_eq!(
+            describe_exit(Some(ExitStatus::from_raw(Signal::SIGSEGV as i32))),
+            "killed by SIGSEGV"
+        );
+        assert_eq!(
+            describe_exit(Some(ExitStatus::from_raw(100))),
+            "killed by signal 100",
+            "a signal number nix does not know"
+        );
+        assert_eq!(describe_exit(None), "unknown");
+    }
+
+    #[test]
+    fn mounts_are_passed_as_guest_equals_host_bytes() {
+        assert_eq!(
+            mount_arg("/tmp", Path::new("/state/sessions/a.1/tmp")),
+            "/tmp=/state/sessions/a.1/tmp"
+        );
+        // Host paths are bytes, not text: nothing is lost or replaced on the way.
+        let odd = Path::new(std::ffi::OsStr::from_bytes(b"/srv/d\xffata"));
+        assert_eq!(mount_arg("/data", odd).as_bytes(), b"/data=/srv/d\xffata");
+    }
+
+    #[test]
+    fn killing_a_group_never_signals_ourselves_or_everyone() {
+        // 0 would be our own process group, and -1 (u32::MAX) every process we may signal.
+        kill_group(0);
+        kill_group(u32::MAX);
+        kill_group(1 << 31);
+        // Still here.
+        assert!(std::process::id() > 0);
+    }
+
+    #[test]
+    fn a_worker_gets_its_own_hard_deadline_before_it_is_killed() {
+        /// The worker traps an execution that ignores its interrupt this long after the
+        /// timeout (`HARD_GRACE` in the worker's `host.rs`), then reports.
+        const WORKER_HARD_GRACE: Duration = Duration::from_millis(400);
+        assert!(
+            KILL_GRACE >= WORKER_HARD_GRACE * 3,
+            "the supervisor kills only a worker that missed its own deadline by far"
+        );
+        assert_eq!(ENV_ALLOW_LIST, ["RUST_LOG"]);
+    }
 }

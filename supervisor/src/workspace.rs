@@ -6,15 +6,26 @@
 //! deletion survives whatever a guest built. Each session gets a fresh directory named
 //! `<id>.<nonce>`, so a recreated session id never finds an earlier session's files, and two
 //! clients may use the same id without sharing anything.
+//!
+//! Nothing is left behind: a live server holds an exclusive lock on its state directory's
+//! `.lock` file; at start-up a server clears what a dead predecessor left in its own directory,
+//! and [`sweep_stale`] removes the default-location directories (`$TMPDIR/sandbox-mcp-<pid>`) of
+//! servers that died without cleaning up (SIGKILL), whose locks nobody holds.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
-use sandbox_protocol::confined::{ConfinedError, EntryKind, Root, WalkLimits};
+use sandbox_protocol::confined::{ConfinedError, EntryKind, Root, Usage, WalkLimits, usage_of};
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::config::{STATE_SESSIONS, STATE_SOCKETS, STATE_STAGING, create_private_dir};
+
+/// The file a live server keeps locked (flock) in its state directory; it holds its pid.
+pub const STATE_LOCK: &str = ".lock";
+
+/// The name of a default-location state directory: `sandbox-mcp-<pid>` in `$TMPDIR`.
+pub const DEFAULT_STATE_PREFIX: &str = "sandbox-mcp-";
 
 /// Most entries listed; a workspace with more says so instead of producing a huge reply.
 const MAX_LISTED: usize = 1000;
@@ -81,6 +92,12 @@ pub fn list(root: &Root, include_system: bool) -> Listing {
     }
 }
 
+/// What a session's files in /app and /tmp hold together, as its worker's disk quota counts
+/// them (`confined::usage_of`); the count stops past `max_entries`.
+pub fn usage(files: &SessionFiles, max_entries: u64) -> Usage {
+    usage_of(&[&files.app, &files.tmp], max_entries)
+}
+
 /// Deletes everything inside `root` (not `root` itself) and returns what was there.
 ///
 /// # Errors
@@ -97,6 +114,8 @@ pub struct StateDirs {
     path: PathBuf,
     sessions: Root,
     staging: Root,
+    /// The locked `.lock` file: held (open) for the server's life.
+    _lock: std::fs::File,
 }
 
 /// The directories of one session.
@@ -135,18 +154,27 @@ impl Drop for Staging {
 }
 
 impl StateDirs {
-    /// Creates the state directory's parts (mode 0700) and opens them.
+    /// Locks the state directory for this server, clears what a dead predecessor left in it,
+    /// and creates its parts (mode 0700).
     ///
     /// # Errors
-    /// When a directory cannot be created or opened.
+    /// When another live server holds the directory, or a directory cannot be created.
     pub fn create(state_dir: &Path) -> io::Result<Self> {
+        create_private_dir(state_dir).map_err(io::Error::other)?;
+        let root = Root::open_ambient(state_dir)?;
+        let lock = lock_state_dir(&root)?;
         for part in [STATE_SESSIONS, STATE_SOCKETS, STATE_STAGING] {
+            // Leftovers of a server killed before it could clean up (we hold the lock now).
+            if let Err(e) = root.remove_tree(Path::new(part)) {
+                tracing::warn!(part, error = %e, "cannot clear a predecessor's state");
+            }
             create_private_dir(&state_dir.join(part)).map_err(io::Error::other)?;
         }
         Ok(Self {
             path: state_dir.to_path_buf(),
             sessions: Root::open_ambient(&state_dir.join(STATE_SESSIONS))?,
             staging: Root::open_ambient(&state_dir.join(STATE_STAGING))?,
+            _lock: lock,
         })
     }
 
@@ -205,6 +233,102 @@ impl StateDirs {
     }
 }
 
+/// Opens (creating it) and locks the state directory's lock file, and writes our pid in it.
+fn lock_state_dir(root: &Root) -> io::Result<std::fs::File> {
+    use std::io::Write;
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true);
+    cap_fs_ext::OpenOptionsFollowExt::follow(&mut options, cap_fs_ext::FollowSymlinks::No);
+    let file = root.dir().open_with(STATE_LOCK, &options)?.into_std();
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            let mut holder = String::new();
+            let _ = std::io::Read::read_to_string(&mut &file, &mut holder);
+            return Err(io::Error::other(format!(
+                "the state directory is in use by another sandbox-mcp (pid {}); give each server its own SANDBOX_STATE_DIR",
+                holder.trim()
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    file.set_len(0)?;
+    write!(&file, "{}", std::process::id())?;
+    Ok(file)
+}
+
+/// Removes the default-location state directories (`sandbox-mcp-<pid>`) in `parent` that were
+/// left by servers that died without cleaning up, and returns their names. A directory counts
+/// as stale only when it is a real directory owned by this user and its lock is free (or, for
+/// a directory without a lock file, its pid is gone or runs something else). Links, other
+/// users' directories and live servers' directories are left alone.
+pub fn sweep_stale(parent: &Path, own: &Path) -> Vec<String> {
+    let Ok(dir) = Root::open_ambient(parent) else {
+        return Vec::new();
+    };
+    let Ok(entries) = dir.dir().entries() else {
+        return Vec::new();
+    };
+    let own_name = own.file_name().map(|n| n.to_os_string());
+    let me = rustix::process::geteuid().as_raw();
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if Some(&name) == own_name.as_ref() {
+            continue;
+        }
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(DEFAULT_STATE_PREFIX))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // A real directory (not followed if it is a link), ours, private.
+        let Ok(candidate) = dir.open_dir_nofollow(Path::new(&name)) else {
+            continue;
+        };
+        let Ok(meta) = candidate.dir().dir_metadata() else {
+            continue;
+        };
+        use cap_std::fs::MetadataExt;
+        if meta.uid() != me || meta.mode() & 0o077 != 0 {
+            continue;
+        }
+        if !is_stale(&candidate, pid) {
+            continue;
+        }
+        drop(candidate);
+        match dir.remove_tree(Path::new(&name)) {
+            Ok(()) => removed.push(name.to_string_lossy().into_owned()),
+            Err(e) => {
+                tracing::warn!(dir = ?name, error = %e, "cannot remove a dead server's state")
+            }
+        }
+    }
+    removed
+}
+
+/// Whether the state directory `candidate` (named for `pid`) belongs to no live server.
+fn is_stale(candidate: &Root, pid: u32) -> bool {
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    cap_fs_ext::OpenOptionsFollowExt::follow(&mut options, cap_fs_ext::FollowSymlinks::No);
+    match candidate.dir().open_with(STATE_LOCK, &options) {
+        // Our lock is held for a server's whole life: a free lock means a dead server. (The
+        // lock is released when this file handle closes.)
+        Ok(file) => {
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
+        }
+        // No lock file: a server too old to write one, or one still starting. Its pid decides.
+        Err(_) => {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|comm| comm.trim() != "sandbox-mcp")
+                || !Path::new(&format!("/proc/{pid}")).exists()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,6 +367,65 @@ mod tests {
             outside.path().join("secret").exists(),
             "links are removed, not followed"
         );
+    }
+
+    #[test]
+    fn a_state_directory_has_one_server_and_is_cleared_for_the_next() {
+        let state = tempfile::tempdir().unwrap();
+        let first = StateDirs::create(state.path()).unwrap();
+        let files = first.create_session("s").unwrap();
+        fs::write(files.app_path.join("left.txt"), "x").unwrap();
+        let second = StateDirs::create(state.path()).unwrap_err();
+        assert!(
+            second.to_string().contains("in use by another sandbox-mcp"),
+            "{second}"
+        );
+        drop(first);
+        let third = StateDirs::create(state.path()).unwrap();
+        assert!(
+            !files.app_path.exists(),
+            "a dead server's sessions are cleared"
+        );
+        drop(third);
+    }
+
+    #[test]
+    fn stale_state_directories_of_dead_servers_are_swept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("keep"), "k").unwrap();
+        let private = |path: &Path| {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(path, fs::Permissions::from_mode(0o700)).unwrap();
+        };
+        // A dead server: its lock is free.
+        let dead = tmp.path().join("sandbox-mcp-999999991");
+        drop(StateDirs::create(&dead).unwrap());
+        fs::write(dead.join("sessions/leftover"), "x").unwrap();
+        // A live one: its lock is held.
+        let live_path = tmp.path().join("sandbox-mcp-999999992");
+        let live = StateDirs::create(&live_path).unwrap();
+        // A legacy one without a lock, for a pid that does not exist.
+        let legacy = tmp.path().join("sandbox-mcp-999999993");
+        fs::create_dir(&legacy).unwrap();
+        private(&legacy);
+        // Not ours to touch: a link, an unrelated name, a directory others may read.
+        std::os::unix::fs::symlink(outside.path(), tmp.path().join("sandbox-mcp-999999994"))
+            .unwrap();
+        fs::create_dir(tmp.path().join("sandbox-mcp-other")).unwrap();
+        let open = tmp.path().join("sandbox-mcp-999999995");
+        fs::create_dir(&open).unwrap();
+        let own = tmp
+            .path()
+            .join(format!("sandbox-mcp-{}", std::process::id()));
+        let mut removed = sweep_stale(tmp.path(), &own);
+        removed.sort();
+        assert_eq!(removed, ["sandbox-mcp-999999991", "sandbox-mcp-999999993"]);
+        assert!(live_path.join(STATE_SESSIONS).is_dir());
+        assert!(outside.path().join("keep").exists());
+        assert!(tmp.path().join("sandbox-mcp-999999994").is_symlink());
+        assert!(open.is_dir() && tmp.path().join("sandbox-mcp-other").is_dir());
+        drop(live);
     }
 
     #[test]

@@ -88,21 +88,81 @@ pub struct Reply {
 }
 
 impl Reply {
-    /// A string field of the structured result ("" when absent or null).
+    /// The field `key` of the structured result.
+    ///
+    /// # Panics
+    /// When the result has no such field (a renamed or dropped field fails the test, it never
+    /// reads as "", false or 0), naming the field and showing the whole reply.
+    pub fn field(&self, key: &str) -> &Value {
+        match self.value.get(key) {
+            Some(value) => value,
+            None => panic!(
+                "the reply has no field {key:?} (is_error: {}): {}\ntext: {}",
+                self.is_error, self.value, self.text
+            ),
+        }
+    }
+
+    /// A string field of the structured result.
+    ///
+    /// # Panics
+    /// When the field is missing, null or not a string (see [`Reply::opt_str`] for a field that
+    /// may be null).
     pub fn str(&self, key: &str) -> &str {
-        self.value.get(key).and_then(Value::as_str).unwrap_or("")
+        self.typed(key, "a string", Value::as_str)
     }
+
+    /// A string field that may be null (`None`).
+    ///
+    /// # Panics
+    /// When the field is missing or neither a string nor null.
+    pub fn opt_str(&self, key: &str) -> Option<&str> {
+        if self.is_null(key) {
+            None
+        } else {
+            Some(self.str(key))
+        }
+    }
+
+    /// A boolean field of the structured result.
+    ///
+    /// # Panics
+    /// When the field is missing or not a boolean.
     pub fn bool(&self, key: &str) -> bool {
-        self.value
-            .get(key)
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        self.typed(key, "a boolean", Value::as_bool)
     }
+
+    /// An unsigned integer field of the structured result.
+    ///
+    /// # Panics
+    /// When the field is missing or not an unsigned integer.
     pub fn u64(&self, key: &str) -> u64 {
-        self.value.get(key).and_then(Value::as_u64).unwrap_or(0)
+        self.typed(key, "an unsigned integer", Value::as_u64)
     }
+
+    /// Whether the field is JSON `null` (an explicit "nothing", e.g. the `result` of a
+    /// statement).
+    ///
+    /// # Panics
+    /// When the field is missing.
     pub fn is_null(&self, key: &str) -> bool {
-        self.value.get(key).is_none_or(Value::is_null)
+        self.field(key).is_null()
+    }
+
+    fn typed<'a, T>(
+        &'a self,
+        key: &str,
+        what: &str,
+        get: impl FnOnce(&'a Value) -> Option<T>,
+    ) -> T {
+        let value = self.field(key);
+        match get(value) {
+            Some(typed) => typed,
+            None => panic!(
+                "field {key:?} of the reply is {value}, not {what} (is_error: {}): {}",
+                self.is_error, self.value
+            ),
+        }
     }
 
     fn of(result: CallToolResult, elapsed: Duration) -> Self {
@@ -162,6 +222,59 @@ impl Client {
                 Ok(Err(e))
             }
             Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Calls a tool that must be refused with a JSON-RPC error, and returns that error.
+    ///
+    /// # Errors
+    /// When the call was answered with a tool result (even a failed one), or the transport
+    /// failed.
+    pub async fn call_refused(&self, tool: &str, args: Value) -> Result<ErrorData> {
+        match self.call_rpc(tool, args.clone()).await? {
+            Err(error) => Ok(error),
+            Ok(reply) => bail!("{tool} {args}: answered instead of refused: {reply:?}"),
+        }
+    }
+
+    /// The executions `get_workspace_info` lists for a session (running or queued, oldest
+    /// first), each with `execution_id`, `status` and `elapsed_ms`.
+    ///
+    /// # Errors
+    /// When the session does not exist, or the listing is missing.
+    pub async fn executions_of(&self, session_id: &str) -> Result<Vec<Value>> {
+        let info = self
+            .call("get_workspace_info", json!({ "session_id": session_id }))
+            .await?;
+        anyhow::ensure!(!info.is_error, "get_workspace_info {session_id}: {info:?}");
+        info.field("running_executions")
+            .as_array()
+            .cloned()
+            .with_context(|| format!("running_executions is not a list: {info:?}"))
+    }
+
+    /// Polls [`Client::executions_of`] until `check` holds for the listing, and returns that
+    /// listing: how a test knows that a call reached the server (and is queued or running)
+    /// before it sends the next one.
+    ///
+    /// # Errors
+    /// When `check` does not hold within `limit` (the last listing is shown).
+    pub async fn wait_for_executions(
+        &self,
+        session_id: &str,
+        limit: Duration,
+        check: impl Fn(&[Value]) -> bool,
+    ) -> Result<Vec<Value>> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let listed = self.executions_of(session_id).await?;
+            if check(&listed) {
+                return Ok(listed);
+            }
+            if Instant::now() > deadline {
+                bail!("{session_id}: the executions never matched within {limit:?}: {listed:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
@@ -556,7 +669,23 @@ impl Drop for HttpServer {
     }
 }
 
-/// Waits until `check` holds or `limit` passes; returns whether it held.
+/// `data.error_type` of a JSON-RPC error (`invalid_argument`, `invalid_session`, ...), if it
+/// has one.
+pub fn rpc_error_type(error: &ErrorData) -> Option<&str> {
+    error.data.as_ref()?.get("error_type")?.as_str()
+}
+
+/// The statuses (`queued`, `running`) of a listing from [`Client::executions_of`], in order.
+pub fn statuses(executions: &[Value]) -> Vec<&str> {
+    executions
+        .iter()
+        .map(|e| e["status"].as_str().unwrap_or("(no status)"))
+        .collect()
+}
+
+/// Waits until `check` holds or `limit` passes; returns whether it held (assert it: a wait
+/// whose outcome is ignored proves nothing).
+#[must_use = "assert the outcome of the wait"]
 pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
@@ -1096,6 +1225,87 @@ mod tests {
             Some(state.path().join("sessions/s1.0a1b2c3d/tmp"))
         );
         assert_eq!(host::session_dirs(state.path(), "s1").len(), 1);
+    }
+
+    fn reply(value: serde_json::Value) -> crate::Reply {
+        crate::Reply {
+            is_error: false,
+            value,
+            text: String::new(),
+            elapsed: std::time::Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn reply_fields_are_read_with_their_types() {
+        let r = reply(serde_json::json!({
+            "s": "text", "b": false, "n": 7, "none": null, "list": [1],
+        }));
+        assert_eq!(r.str("s"), "text");
+        assert_eq!(r.opt_str("s"), Some("text"));
+        assert_eq!(r.opt_str("none"), None);
+        assert!(!r.bool("b"));
+        assert_eq!(r.u64("n"), 7);
+        assert!(r.is_null("none") && !r.is_null("s"));
+        assert_eq!(r.field("list"), &serde_json::json!([1]));
+    }
+
+    /// A renamed or dropped field fails the test instead of reading as "", false or 0, so a
+    /// negative check (`!reply.bool("x")`, `reply.str("x").is_empty()`) cannot pass by accident.
+    #[test]
+    fn a_missing_field_fails_every_reader() {
+        let r = reply(serde_json::json!({ "present": "x", "none": null, "n": 1 }));
+        let panics = |read: &dyn Fn(&crate::Reply)| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read(&r)))
+                .expect_err("the read must panic")
+        };
+        for read in [
+            &(|r: &crate::Reply| {
+                let _ = r.str("renamed");
+            }) as &dyn Fn(&crate::Reply),
+            &|r| {
+                let _ = r.opt_str("renamed");
+            },
+            &|r| {
+                let _ = r.bool("renamed");
+            },
+            &|r| {
+                let _ = r.u64("renamed");
+            },
+            &|r| {
+                let _ = r.is_null("renamed");
+            },
+            &|r| {
+                let _ = r.field("renamed");
+            },
+        ] {
+            let message = panics(read);
+            let message = message
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_default();
+            assert!(
+                message.starts_with("the reply has no field \"renamed\"")
+                    && message.contains(r#"{"n":1,"none":null,"present":"x"}"#),
+                "names the field and shows the reply: {message}"
+            );
+        }
+        // A field of another type is no answer either, nor is null where a string is expected.
+        panics(&|r| {
+            let _ = r.str("n");
+        });
+        panics(&|r| {
+            let _ = r.str("none");
+        });
+        panics(&|r| {
+            let _ = r.bool("present");
+        });
+        panics(&|r| {
+            let _ = r.u64("present");
+        });
+        panics(&|r| {
+            let _ = r.opt_str("n");
+        });
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! so it runs in the session's own interpreter (same variables, same limits). The shell's cwd
 //! and variables persist between commands of the session.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,6 +14,7 @@ use sandbox_protocol::{
 };
 
 use crate::host::Control;
+use crate::quota::SharedQuota;
 use crate::serve::{Job, Reply, ServeArgs, send_frame};
 use crate::shell::{
     self, FsView, InterpreterRun, Interpreters, MountPoint, ShellError, ShellLimits, ShellState,
@@ -26,6 +27,8 @@ pub struct ShellRunner {
     language: Language,
     stdout_cap: usize,
     stderr_cap: usize,
+    /// The session's disk quota, shared with the guest's WASI host.
+    quota: Option<SharedQuota>,
 }
 
 impl ShellRunner {
@@ -46,6 +49,7 @@ impl ShellRunner {
             language: args.language,
             stdout_cap: args.config.stdout_cap,
             stderr_cap: args.config.stderr_cap,
+            quota: args.config.quota.clone(),
         }
     }
 
@@ -64,6 +68,7 @@ impl ShellRunner {
             stderr_cap: self.stderr_cap,
             deadline: Instant::now() + Duration::from_millis(command.timeout_ms),
             cancel: cancel.clone(),
+            quota: self.quota.clone(),
         };
         let spawned = std::thread::Builder::new()
             .name("shell".into())
@@ -100,7 +105,7 @@ fn run(
         fuel_consumed: 0,
         memory_bytes: 0,
         restart: None,
-        _cancel: cancel,
+        cancel,
     };
     let mut shell_state = state.lock().unwrap_or_else(|e| e.into_inner());
     let outcome = shell::execute(
@@ -117,6 +122,7 @@ fn run(
                 ShellError::Timeout => ErrorKind::Timeout,
                 ShellError::Cancelled => ErrorKind::Cancelled,
                 ShellError::PathRestriction(_) => ErrorKind::PathRestriction,
+                ShellError::DiskQuota(_) => ErrorKind::DiskQuota,
             },
             name: None,
             message: e.to_string(),
@@ -157,8 +163,9 @@ struct WorkerInterpreters {
     fuel_consumed: u64,
     memory_bytes: u64,
     restart: Option<sandbox_protocol::Restart>,
-    /// Kept so the flag lives as long as the command (the shell polls its own clone).
-    _cancel: Arc<AtomicBool>,
+    /// The command's cancel flag (the shell polls its own clone): a run is not started once it
+    /// is set, and a run that starts just before it is set inherits it (`Control`).
+    cancel: Arc<AtomicBool>,
 }
 
 impl Interpreters for WorkerInterpreters {
@@ -177,6 +184,13 @@ impl Interpreters for WorkerInterpreters {
                 )
                 .into_bytes(),
                 exit_code: 127,
+                ..InterpreterRun::default()
+            };
+        }
+        // A cancel that arrived between two commands of the line: start nothing.
+        if self.cancel.load(Ordering::SeqCst) {
+            return InterpreterRun {
+                exit_code: shell::EXIT_CANCELLED,
                 ..InterpreterRun::default()
             };
         }
@@ -250,5 +264,297 @@ impl Interpreters for WorkerInterpreters {
             exit_code: 1,
             ..InterpreterRun::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+    use std::sync::mpsc::Receiver;
+    use std::thread::JoinHandle;
+
+    use sandbox_protocol::{Restart, StateAfterRestart};
+
+    use super::*;
+
+    /// A session's `/app` in a temporary directory, with `t.py` in it.
+    fn workspace() -> (tempfile::TempDir, FsView) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t.py"), "print('from t')\n").unwrap();
+        let fs = FsView {
+            mounts: vec![MountPoint {
+                guest: "/app".into(),
+                host: dir.path().to_path_buf(),
+                writable: true,
+            }],
+        };
+        (dir, fs)
+    }
+
+    fn request(line: &str) -> CommandRequest {
+        CommandRequest {
+            execution_id: "exec-cmd".into(),
+            command: line.into(),
+            fuel: 5_000,
+            timeout_ms: 30_000,
+        }
+    }
+
+    fn limits(deadline: Instant) -> ShellLimits {
+        ShellLimits {
+            stdout_cap: 1 << 20,
+            stderr_cap: 1 << 20,
+            deadline,
+            cancel: Arc::new(AtomicBool::new(false)),
+            quota: None,
+        }
+    }
+
+    /// A report for `request`, as the guest thread would send it.
+    fn report_for(request: &ExecuteRequest, stdout: &str, fuel: u64) -> ExecutionReport {
+        ExecutionReport {
+            execution_id: request.execution_id.clone(),
+            stdout: stdout.as_bytes().to_vec(),
+            stderr: Vec::new(),
+            stdout_truncated: false,
+            stderr_truncated: false,
+            exit_code: 0,
+            result: None,
+            error: None,
+            fuel_consumed: fuel,
+            duration_us: 10,
+            memory_bytes: 7 << 20,
+            restart: None,
+        }
+    }
+
+    /// Stands in for the guest thread: answers every job with `answer`, and hands back the
+    /// requests it saw once the shell is done.
+    fn guest(
+        answer: impl Fn(&ExecuteRequest) -> ExecutionReport + Send + 'static,
+    ) -> (Sender<Job>, JoinHandle<Vec<ExecuteRequest>>) {
+        let (jobs, received): (Sender<Job>, Receiver<Job>) = mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while let Ok(job) = received.recv() {
+                let Reply::Shell(reply) = job.reply else {
+                    panic!("a shell run's report goes back to the shell");
+                };
+                reply.send(answer(&job.request)).unwrap();
+                seen.push(job.request);
+            }
+            seen
+        });
+        (jobs, thread)
+    }
+
+    /// Runs a command line in a Python session against `answer`.
+    fn execute(
+        line: &str,
+        answer: impl Fn(&ExecuteRequest) -> ExecutionReport + Send + 'static,
+    ) -> (ExecutionReport, Vec<ExecuteRequest>) {
+        let (_dir, fs) = workspace();
+        let (jobs, guest) = guest(answer);
+        let limits = limits(Instant::now() + Duration::from_secs(30));
+        let report = run(
+            &request(line),
+            &fs,
+            &Mutex::new(ShellState::default()),
+            Language::Python,
+            jobs,
+            &limits,
+            limits.cancel.clone(),
+        );
+        (report, guest.join().unwrap())
+    }
+
+    #[test]
+    fn interpreter_runs_are_children_of_the_command() {
+        let (report, seen) = execute("python t.py one two; python -c 'print(2)'", |r| {
+            report_for(r, &format!("{}\n", r.execution_id), 100)
+        });
+        assert_eq!(report.execution_id, "exec-cmd");
+        assert!(report.error.is_none(), "{report:?}");
+        assert_eq!(report.exit_code, 0);
+        assert_eq!(report.stdout, b"exec-cmd/1\nexec-cmd/2\n");
+        assert_eq!(report.fuel_consumed, 200, "the runs' fuel adds up");
+        assert_eq!(report.memory_bytes, 7 << 20);
+        assert!(report.restart.is_none());
+        let ids: Vec<&str> = seen.iter().map(|r| r.execution_id.as_str()).collect();
+        assert_eq!(ids, ["exec-cmd/1", "exec-cmd/2"]);
+        assert_eq!(seen[0].code, "print('from t')\n");
+        assert_eq!(seen[0].argv, ["/app/t.py", "one", "two"]);
+        assert_eq!(seen[1].code, "print(2)");
+        assert_eq!(seen[1].argv, ["-c"]);
+        for run in &seen {
+            assert_eq!(run.fuel, 5_000, "each run gets the command's fuel");
+            assert_eq!(run.kind, ExecutionKind::User);
+            assert!(run.timeout_ms <= 30_000 && run.timeout_ms > 25_000);
+        }
+    }
+
+    #[test]
+    fn a_failed_run_fails_the_command_and_a_restart_is_reported() {
+        let (report, _) = execute("python t.py; echo after", |r| ExecutionReport {
+            stderr: b"Traceback\n".to_vec(),
+            exit_code: 1,
+            error: Some(GuestError {
+                kind: ErrorKind::Timeout,
+                name: None,
+                message: "the execution exceeded its 1.0 s timeout".into(),
+            }),
+            restart: Some(Restart {
+                reason: "restarted".into(),
+                state: StateAfterRestart::Lost,
+            }),
+            ..report_for(r, "", 9)
+        });
+        // The line goes on after a failed command (no `set -e`), and ends with `echo`'s status.
+        assert_eq!(report.stdout, b"after\n");
+        assert_eq!(
+            report.stderr, b"Traceback\nthe execution exceeded its 1.0 s timeout\n",
+            "the interpreter's own stop is explained on stderr"
+        );
+        assert_eq!(report.exit_code, 0);
+        assert!(report.error.is_none());
+        assert_eq!(report.restart.unwrap().state, StateAfterRestart::Lost);
+
+        let (report, _) = execute("python t.py", |r| ExecutionReport {
+            exit_code: 3,
+            error: Some(GuestError {
+                kind: ErrorKind::Exit,
+                name: Some("SystemExit".into()),
+                message: "exit 3".into(),
+            }),
+            ..report_for(r, "", 1)
+        });
+        assert_eq!(report.exit_code, 3);
+        let error = report.error.expect("a failed command");
+        assert_eq!(error.kind, ErrorKind::CommandFailed);
+        assert_eq!(error.message, "the command exited with status 3");
+    }
+
+    #[test]
+    fn the_other_language_and_pip_are_refused_without_a_run() {
+        let (report, seen) = execute("node -e '1'", |r| report_for(r, "", 0));
+        assert!(seen.is_empty(), "nothing ran: {seen:?}");
+        assert_eq!(report.exit_code, 127);
+        assert_eq!(
+            String::from_utf8_lossy(&report.stderr),
+            "javascript: not available in this python session; run it in a javascript session (execute_code with language \"javascript\")\n"
+        );
+        assert_eq!(report.error.unwrap().kind, ErrorKind::CommandFailed);
+
+        let (report, seen) = execute("pip install tabulate; echo next", |r| report_for(r, "", 0));
+        assert!(seen.is_empty());
+        assert!(
+            String::from_utf8_lossy(&report.stderr).starts_with(
+                "pip install runs on the server, not inside a command line: call execute_command with just `pip install tabulate`"
+            ),
+            "{report:?}"
+        );
+        assert_eq!(report.stdout, b"next\n");
+    }
+
+    #[test]
+    fn a_vanished_interpreter_is_an_error_not_a_hang() {
+        let (_dir, fs) = workspace();
+        let (jobs, received) = mpsc::channel::<Job>();
+        drop(received);
+        let limits = limits(Instant::now() + Duration::from_secs(30));
+        let report = run(
+            &request("python t.py"),
+            &fs,
+            &Mutex::new(ShellState::default()),
+            Language::Python,
+            jobs,
+            &limits,
+            limits.cancel.clone(),
+        );
+        assert_eq!(report.stderr, b"the interpreter is gone\n");
+        assert_eq!(report.exit_code, 1);
+        assert_eq!(report.error.unwrap().kind, ErrorKind::CommandFailed);
+    }
+
+    #[test]
+    fn shell_failures_map_to_their_error_kinds() {
+        let (_dir, fs) = workspace();
+        let cases: [(&str, Duration, bool, ErrorKind, i32); 4] = [
+            (
+                "echo 'open",
+                Duration::from_secs(30),
+                false,
+                ErrorKind::Syntax,
+                2,
+            ),
+            (
+                "cat /etc/passwd",
+                Duration::from_secs(30),
+                false,
+                ErrorKind::PathRestriction,
+                1,
+            ),
+            (
+                "python t.py",
+                Duration::ZERO,
+                false,
+                ErrorKind::Timeout,
+                shell::EXIT_TIMEOUT,
+            ),
+            (
+                "sleep 5",
+                Duration::from_secs(30),
+                true,
+                ErrorKind::Cancelled,
+                shell::EXIT_CANCELLED,
+            ),
+        ];
+        for (line, left, cancelled, kind, exit_code) in cases {
+            let (jobs, guest) = guest(|r| report_for(r, "ran\n", 1));
+            let limits = limits(Instant::now() + left);
+            limits.cancel.store(cancelled, Ordering::SeqCst);
+            let report = run(
+                &request(line),
+                &fs,
+                &Mutex::new(ShellState::default()),
+                Language::Python,
+                jobs,
+                &limits,
+                limits.cancel.clone(),
+            );
+            let error = report.error.unwrap_or_else(|| panic!("{line}: no error"));
+            assert_eq!(error.kind, kind, "{line}: {error:?}");
+            assert_eq!(report.exit_code, exit_code, "{line}");
+            assert!(
+                guest.join().unwrap().is_empty(),
+                "{line}: no interpreter ran"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cancelled_command_starts_no_interpreter_run() {
+        // What `Control::request_cancel` does when the command line is between two commands:
+        // only the shell's flag can be set, since no interpreter run is current.
+        let (jobs, guest) = guest(|r| report_for(r, "ran\n", 1));
+        let cancel = Arc::new(AtomicBool::new(true));
+        let mut interpreters = WorkerInterpreters {
+            jobs,
+            language: Language::Python,
+            fuel: 1,
+            deadline: Instant::now() + Duration::from_secs(30),
+            parent: "exec-cmd".into(),
+            runs: 0,
+            fuel_consumed: 0,
+            memory_bytes: 0,
+            restart: None,
+            cancel,
+        };
+        let run = interpreters.run(Language::Python, "while True: pass", &[], &[]);
+        drop(interpreters);
+        assert!(
+            guest.join().unwrap().is_empty(),
+            "a cancelled command must not start a run nobody will cancel: {run:?}"
+        );
     }
 }

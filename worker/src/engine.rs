@@ -178,3 +178,147 @@ pub fn load_module(engine: &Engine, cwasm: &Path) -> Result<Module, EngineError>
         message: e.to_string(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use wasmtime::{Instance, Store, Trap};
+
+    use super::*;
+
+    /// `(module (func (export "spin") (loop (br 0))))`, assembled by hand (no `wat` here).
+    const SPIN: &[u8] = &[
+        0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
+        0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // types: () -> ()
+        0x03, 0x02, 0x01, 0x00, // functions: one of type 0
+        0x07, 0x08, 0x01, 0x04, b's', b'p', b'i', b'n', 0x00, 0x00, // export "spin"
+        0x0a, 0x09, 0x01, 0x07, 0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b, // loop { br 0 }
+    ];
+
+    #[test]
+    fn digests_are_lower_case_hex_sha256() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        let key = compatibility_key(engine());
+        assert_eq!(key.len(), 16);
+        assert!(
+            key.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
+        assert_eq!(key, compatibility_key(&build_engine().unwrap()), "stable");
+    }
+
+    #[test]
+    fn the_engine_meters_fuel_and_a_guest_loop_runs_out() {
+        let module = Module::new(engine(), SPIN).unwrap();
+        let mut store = Store::new(engine(), ());
+        store.set_fuel(10_000).unwrap();
+        store.epoch_deadline_callback(|_| Ok(wasmtime::UpdateDeadline::Continue(1)));
+        let instance = Instance::new(&mut store, &module, &[]).unwrap();
+        let spin = instance
+            .get_typed_func::<(), ()>(&mut store, "spin")
+            .unwrap();
+        let error = spin.call(&mut store, ()).unwrap_err();
+        assert_eq!(
+            error.downcast_ref::<Trap>(),
+            Some(&Trap::OutOfFuel),
+            "{error:?}"
+        );
+        assert_eq!(store.get_fuel().unwrap(), 0);
+    }
+
+    #[test]
+    fn epochs_interrupt_a_guest_loop() {
+        start_epoch_ticker();
+        let module = Module::new(engine(), SPIN).unwrap();
+        let mut store = Store::new(engine(), 0u32);
+        store.set_fuel(u64::MAX).unwrap();
+        store.set_epoch_deadline(1);
+        // Three ticks, then stop: what `host::on_epoch` does at a hard deadline.
+        store.epoch_deadline_callback(|mut ctx| {
+            *ctx.data_mut() += 1;
+            if *ctx.data() >= 3 {
+                Ok(wasmtime::UpdateDeadline::Interrupt)
+            } else {
+                Ok(wasmtime::UpdateDeadline::Continue(1))
+            }
+        });
+        let instance = Instance::new(&mut store, &module, &[]).unwrap();
+        let spin = instance
+            .get_typed_func::<(), ()>(&mut store, "spin")
+            .unwrap();
+        let error = spin.call(&mut store, ()).unwrap_err();
+        assert_eq!(
+            error.downcast_ref::<Trap>(),
+            Some(&Trap::Interrupt),
+            "{error:?}"
+        );
+        assert_eq!(*store.data(), 3);
+    }
+
+    #[test]
+    fn precompiled_modules_are_cached_by_content_and_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let wasm = dir.path().join("spin.wasm");
+        std::fs::write(&wasm, SPIN).unwrap();
+        let cache = dir.path().join("cache");
+        let first = precompile(engine(), "spin", &wasm, &cache).unwrap();
+        assert!(first.compiled);
+        assert_eq!(first.wasm_sha256, sha256_hex(SPIN));
+        assert_eq!(
+            first.cwasm,
+            cache.join(format!(
+                "spin-{}-{}.cwasm",
+                &first.wasm_sha256[..16],
+                compatibility_key(engine())
+            ))
+        );
+        // Only the module is left in the cache: no temporary file.
+        let files: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        let again = precompile(engine(), "spin", &wasm, &cache).unwrap();
+        assert!(!again.compiled, "the second call uses the cache");
+        assert_eq!(again.cwasm, first.cwasm);
+        let module = load_module(engine(), &first.cwasm).unwrap();
+        assert!(module.get_export("spin").is_some());
+
+        // Another interpreter gets another file.
+        let mut other = SPIN.to_vec();
+        other.extend_from_slice(&[0x00, 0x03, 0x02, b'h', b'i']); // a custom section
+        std::fs::write(&wasm, &other).unwrap();
+        let changed = precompile(engine(), "spin", &wasm, &cache).unwrap();
+        assert!(changed.compiled);
+        assert_ne!(changed.cwasm, first.cwasm);
+    }
+
+    #[test]
+    fn broken_inputs_are_errors_that_say_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.wasm");
+        assert!(matches!(
+            precompile(engine(), "x", &missing, dir.path()),
+            Err(EngineError::Read { path, .. }) if path == missing
+        ));
+        let junk = dir.path().join("junk.wasm");
+        std::fs::write(&junk, b"not wasm").unwrap();
+        assert!(matches!(
+            precompile(engine(), "x", &junk, dir.path()),
+            Err(EngineError::Compile { .. })
+        ));
+        let cwasm = dir.path().join("corrupt.cwasm");
+        std::fs::write(&cwasm, b"\x7fELF but not a module").unwrap();
+        let error = load_module(engine(), &cwasm).unwrap_err();
+        assert!(matches!(error, EngineError::Load { .. }), "{error:?}");
+        assert!(
+            error
+                .to_string()
+                .ends_with("; run `sandbox-worker precompile` again"),
+            "{error}"
+        );
+        assert!(matches!(
+            load_module(engine(), &dir.path().join("absent.cwasm")),
+            Err(EngineError::Load { .. })
+        ));
+    }
+}

@@ -9,6 +9,10 @@
 //!   cannot reach a guest blocked inside the host, so without this `time.sleep(100)` would
 //!   ignore every timeout.
 //!
+//! The calls that grow files in `/app` and `/tmp` (`fd_write` and `fd_pwrite` on files,
+//! `path_open` with `O_CREAT`, `path_create_directory`, links, `fd_filestat_set_size`) are
+//! shadowed too, to charge the session's disk quota first (`quota::wasi`).
+//!
 //! The epoch callback ([`on_epoch`]) enforces each execution's deadlines: at the soft deadline
 //! (or on cancel) it asks the interpreter to stop by itself, keeping its state; at the hard
 //! deadline it traps.
@@ -29,6 +33,7 @@ use wiggle::GuestMemory;
 
 use crate::capture::Capture;
 use crate::python::StdinFeed;
+use crate::quota::{self, SharedQuota};
 
 /// How long an interpreter gets to stop by itself after the soft interrupt before it is trapped.
 /// Long enough for a `KeyboardInterrupt` to unwind through `finally` blocks, short enough that
@@ -77,6 +82,9 @@ pub struct SessionConfig {
     pub memory_bytes: usize,
     pub stdout_cap: usize,
     pub stderr_cap: usize,
+    /// The disk quota of `/app` and `/tmp`, shared by every interpreter instance of the session
+    /// and its shell; `None` for no quota (build steps such as `compile-python`).
+    pub quota: Option<SharedQuota>,
 }
 
 /// What the supervisor can tell a running worker between frames; shared with the socket reader.
@@ -124,9 +132,27 @@ impl Control {
         *self.shell.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
+    /// Makes `execution_id` the current run. A run of a shell command line (`<command>/<n>`)
+    /// starts already cancelled when its command was: the cancel may have reached the worker
+    /// after the shell's last look at its flag. The flag is read while `current` is locked, and
+    /// `request_cancel` sets the flag before it takes that lock, so one of the two always sees
+    /// the other.
     fn set_current(&self, execution_id: Option<String>) {
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = execution_id;
-        self.cancel.store(false, Ordering::SeqCst);
+        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        let inherited = execution_id.as_deref().is_some_and(|id| {
+            self.shell
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .is_some_and(|(command, flag)| {
+                    flag.load(Ordering::SeqCst)
+                        && id
+                            .strip_prefix(command.as_str())
+                            .is_some_and(|rest| rest.starts_with('/'))
+                })
+        });
+        *current = execution_id;
+        self.cancel.store(inherited, Ordering::SeqCst);
     }
 
     fn cancel_requested(&self) -> bool {
@@ -186,6 +212,9 @@ pub struct ActiveExecution {
     pub interrupted: Option<InterruptCause>,
     /// The last fuel reading and when it was first seen (see [`STALE_FUEL_RATE`]).
     fuel_reading: Option<(u64, Instant)>,
+    /// The quota's refusal count when the execution started: a refusal after it explains a
+    /// failure the interpreter only saw as an errno.
+    quota_mark: u64,
 }
 
 impl ActiveExecution {
@@ -284,6 +313,8 @@ pub struct HostState {
     pub stdin: Option<StdinFeed>,
     /// What a JavaScript execution reads from fd 0 (a shell pipe); empty otherwise.
     pub piped_stdin: std::collections::VecDeque<u8>,
+    /// The disk quota and which guest descriptors it charges.
+    pub(crate) quota: Option<quota::wasi::GuestQuota>,
     clock_base: Instant,
 }
 
@@ -319,6 +350,15 @@ impl HostState {
             };
             builder.preopened_dir(&mount.host, &mount.guest, perms)?;
         }
+        let mounts: Vec<(&str, bool)> = config
+            .mounts
+            .iter()
+            .map(|m| (m.guest.as_str(), m.writable))
+            .collect();
+        let quota = config
+            .quota
+            .clone()
+            .map(|q| quota::wasi::GuestQuota::new(q, &mounts));
         Ok(Self {
             wasi: builder.build_p1(),
             limiter: MemoryLimiter {
@@ -335,6 +375,7 @@ impl HostState {
             js_interrupt: false,
             stdin: None,
             piped_stdin: std::collections::VecDeque::new(),
+            quota,
             clock_base,
         })
     }
@@ -348,6 +389,11 @@ impl HostState {
         self.limiter.hit_cap = false;
         self.js_interrupt = false;
         self.control.set_current(Some(req.execution_id.clone()));
+        let quota_mark = self.quota.as_mut().map_or(0, |q| {
+            // The shell may have changed files since the last execution.
+            q.forget_lengths();
+            q.refusals()
+        });
         self.active = Some(ActiveExecution {
             id: req.execution_id.clone(),
             started: now,
@@ -357,6 +403,7 @@ impl HostState {
             hard_deadline: now + timeout + HARD_GRACE,
             interrupted: None,
             fuel_reading: None,
+            quota_mark,
         });
     }
 
@@ -384,6 +431,11 @@ impl HostState {
             None => 0,
             Some(_) => outcome.exit_code.filter(|c| *c != 0).unwrap_or(1),
         };
+        let mut outcome = outcome;
+        if let (Some(error), Some(active), Some(guest)) = (&mut outcome.error, &active, &self.quota)
+        {
+            quota::wasi::explain_failure(guest, active.quota_mark, error);
+        }
         ExecutionReport {
             execution_id: id,
             stdout,
@@ -584,7 +636,7 @@ pub fn iovecs(mem: &[u8], ptr: i32, count: i32) -> Option<Vec<(usize, usize)>> {
 }
 
 /// The guest's memory and our state, borrowed together.
-fn memory_and_state<'a>(
+pub(crate) fn memory_and_state<'a>(
     caller: &'a mut Caller<'_, HostState>,
 ) -> Result<(&'a mut [u8], &'a mut HostState)> {
     let memory = caller
@@ -612,18 +664,11 @@ pub fn build_linker(engine: &Engine) -> Result<Linker<HostState>> {
          iovs_len: i32,
          nwritten: i32|
          -> Result<i32> {
-            let (mem, state) = memory_and_state(&mut caller)?;
             if !(0..=2).contains(&fd) {
-                let mut gm = GuestMemory::Unshared(mem);
-                return wasmtime_wasi::runtime::in_tokio(wasi::fd_write(
-                    &mut state.wasi,
-                    &mut gm,
-                    fd,
-                    iovs,
-                    iovs_len,
-                    nwritten,
-                ));
+                // Files: charged to the disk quota when they are in /app or /tmp.
+                return quota::wasi::write(&mut caller, fd, iovs, iovs_len, None, nwritten);
             }
+            let (mem, state) = memory_and_state(&mut caller)?;
             if fd == 0 && state.stdin.is_none() {
                 return Ok(errno::BADF);
             }
@@ -701,6 +746,8 @@ pub fn build_linker(engine: &Engine) -> Result<Linker<HostState>> {
             ))
         },
     )?;
+
+    quota::wasi::add_to_linker(&mut linker)?;
 
     linker.func_wrap(
         "sandbox",
@@ -808,4 +855,446 @@ fn poll_clocks(
         return Some(errno::FAULT);
     }
     Some(errno::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use wasmtime::{AsContextMut, Store};
+
+    use super::*;
+
+    fn host_state(soft: SoftInterrupt) -> (tempfile::TempDir, HostState) {
+        let workspace = tempfile::tempdir().unwrap();
+        let config = SessionConfig {
+            mounts: Vec::new(),
+            memory_bytes: 64 << 20,
+            stdout_cap: 8,
+            stderr_cap: 4,
+            quota: None,
+        };
+        let state = HostState::new(
+            workspace.path(),
+            &[],
+            &["test"],
+            &config,
+            soft,
+            Arc::new(Control::default()),
+        )
+        .unwrap();
+        (workspace, state)
+    }
+
+    fn request(id: &str, fuel: u64, timeout_ms: u64) -> ExecuteRequest {
+        ExecuteRequest::user(id.into(), "1".into(), fuel, timeout_ms)
+    }
+
+    #[test]
+    fn a_cancel_reaches_the_execution_and_its_interpreter_runs_only() {
+        let control = Control::default();
+        assert!(!control.request_cancel("exec-1"), "nothing runs");
+        control.set_current(Some("exec-1/2".into()));
+        assert!(!control.request_cancel("exec-10"), "not a prefix match");
+        assert!(!control.request_cancel("exec-1/"), "not a child of exec-1/");
+        assert!(!control.cancel_requested());
+        assert!(
+            control.request_cancel("exec-1"),
+            "a command's run is its child"
+        );
+        assert!(control.cancel_requested());
+        // The next execution starts uncancelled.
+        control.set_current(Some("exec-2".into()));
+        assert!(!control.cancel_requested());
+        assert!(control.request_cancel("exec-2"));
+
+        let flag = control.start_shell("exec-3");
+        assert!(control.request_cancel("exec-3"), "the shell's own line");
+        assert!(flag.load(Ordering::SeqCst));
+        control.end_shell();
+        control.set_current(None);
+        assert!(!control.request_cancel("exec-3"), "ended");
+    }
+
+    #[test]
+    fn fuel_and_memory_bounds() {
+        assert_eq!(fuel_for(10), 10 + FUEL_RESERVE);
+        assert_eq!(fuel_for(u64::MAX), u64::MAX, "saturates");
+
+        let mut limiter = MemoryLimiter {
+            cap: 100,
+            hit_cap: false,
+            granted: 0,
+        };
+        assert!(limiter.memory_growing(0, 60, None).unwrap());
+        assert!(limiter.memory_growing(60, 100, None).unwrap());
+        assert!(!limiter.hit_cap);
+        assert!(!limiter.memory_growing(100, 101, None).unwrap());
+        assert!(
+            limiter.hit_cap,
+            "the refusal is remembered for out_of_memory"
+        );
+        assert_eq!(limiter.granted, 100, "a refused size is never granted");
+        assert!(limiter.table_growing(0, 1 << 20, None).unwrap());
+        assert!(!limiter.table_growing(0, (1 << 20) + 1, None).unwrap());
+    }
+
+    #[test]
+    fn an_execution_is_reported_with_its_fuel_output_and_exit_code() {
+        let (_dir, mut state) = host_state(SoftInterrupt::JsFlag);
+        state.limiter.hit_cap = true;
+        state.js_interrupt = true;
+        state.stdout.push(b"stale");
+        state.begin(&request("exec-1", 1_000, 30_000));
+        assert!(
+            !state.limiter.hit_cap && !state.js_interrupt,
+            "reset by begin"
+        );
+        assert_eq!(
+            state.control.current.lock().unwrap().as_deref(),
+            Some("exec-1")
+        );
+        state.stdout.push(b"0123456789");
+        state.stderr.push(b"err");
+        let report = state.finish(fuel_for(1_000) - 250, Outcome::default(), None);
+        assert_eq!(report.execution_id, "exec-1");
+        assert_eq!(report.fuel_consumed, 250);
+        assert_eq!(
+            (report.stdout.as_slice(), report.stdout_truncated),
+            (&b"01234567"[..], true)
+        );
+        assert_eq!(
+            (report.stderr.as_slice(), report.stderr_truncated),
+            (&b"err"[..], false)
+        );
+        assert_eq!((report.exit_code, report.error.is_none()), (0, true));
+        assert!(state.active.is_none());
+        assert!(state.control.current.lock().unwrap().is_none());
+
+        let failed = |exit_code| Outcome {
+            error: Some(GuestError {
+                kind: ErrorKind::Runtime,
+                name: None,
+                message: "boom".into(),
+            }),
+            exit_code,
+            ..Outcome::default()
+        };
+        for (exit_code, reported) in [(None, 1), (Some(0), 1), (Some(3), 3)] {
+            state.begin(&request("exec-2", 1_000, 30_000));
+            let report = state.finish(0, failed(exit_code), None);
+            assert_eq!(report.exit_code, reported, "{exit_code:?}");
+            assert_eq!(
+                report.fuel_consumed,
+                fuel_for(1_000),
+                "the reserve counts too"
+            );
+            assert!(
+                !report.stdout_truncated,
+                "a new execution starts with empty captures"
+            );
+        }
+    }
+
+    #[test]
+    fn traps_are_classified_by_what_stopped_the_guest() {
+        let (_dir, mut state) = host_state(SoftInterrupt::JsFlag);
+        state.begin(&request("exec-1", 1_000, 2_500));
+        let kind = |error: wasmtime::Error, state: &HostState| {
+            let classified = classify_trap(&error, state);
+            (classified.kind, classified.message)
+        };
+        assert_eq!(kind(Trap::OutOfFuel.into(), &state).0, ErrorKind::OutOfFuel);
+        assert_eq!(
+            kind(Trap::StackOverflow.into(), &state).0,
+            ErrorKind::StackOverflow
+        );
+        assert_eq!(
+            kind(Trap::Interrupt.into(), &state),
+            (
+                ErrorKind::Timeout,
+                "the execution exceeded its 2.5 s timeout and did not stop when interrupted".into()
+            ),
+            "an interrupt without a recorded cause is the deadline"
+        );
+        for (cause, expected) in [
+            (InterruptCause::Cancel, ErrorKind::Cancelled),
+            (InterruptCause::OutOfFuel, ErrorKind::OutOfFuel),
+            (InterruptCause::Timeout, ErrorKind::Timeout),
+        ] {
+            state.active.as_mut().unwrap().interrupted = Some(cause);
+            let (kind, message) = kind(Trap::Interrupt.into(), &state);
+            assert_eq!(kind, expected);
+            assert!(
+                message.ends_with("did not stop when interrupted"),
+                "{message}"
+            );
+        }
+        let exit = classify_trap(&wasmtime_wasi::I32Exit(3).into(), &state);
+        assert_eq!(
+            (exit.kind, exit.name.as_deref()),
+            (ErrorKind::Exit, Some("SystemExit"))
+        );
+        assert_eq!(
+            kind(Trap::MemoryOutOfBounds.into(), &state).0,
+            ErrorKind::System
+        );
+        assert_eq!(
+            kind(format_err!("host failure"), &state).0,
+            ErrorKind::System
+        );
+        // A refused memory.grow explains the crash that follows it.
+        state.limiter.hit_cap = true;
+        assert_eq!(
+            kind(Trap::UnreachableCodeReached.into(), &state).0,
+            ErrorKind::OutOfMemory
+        );
+        assert_eq!(
+            kind(Trap::OutOfFuel.into(), &state).0,
+            ErrorKind::OutOfFuel,
+            "fuel is named before memory"
+        );
+    }
+
+    #[test]
+    fn soft_stops_say_that_the_state_is_intact() {
+        let (_dir, mut state) = host_state(SoftInterrupt::JsFlag);
+        state.begin(&request("exec-1", 77, 1_500));
+        let active = state.active.as_ref().unwrap();
+        assert_eq!(
+            active.soft_stop_error(InterruptCause::Timeout, "KeyboardInterrupt"),
+            (
+                ErrorKind::Timeout,
+                "the execution exceeded its 1.5 s timeout and was interrupted (KeyboardInterrupt); the session state is intact".into()
+            )
+        );
+        assert_eq!(
+            active.soft_stop_error(InterruptCause::OutOfFuel, "x").1,
+            "the execution used up its fuel budget of 77 (its CPU allowance) and was interrupted (x); the session state is intact"
+        );
+        assert_eq!(
+            active.soft_stop_error(InterruptCause::Cancel, "x"),
+            (
+                ErrorKind::Cancelled,
+                "the execution was cancelled (x); the session state is intact".into()
+            )
+        );
+    }
+
+    #[test]
+    fn a_fuel_counter_that_is_not_written_back_is_estimated_from_time() {
+        let (_dir, mut state) = host_state(SoftInterrupt::JsFlag);
+        state.begin(&request("exec-1", 1_000, 30_000));
+        let active = state.active.as_mut().unwrap();
+        let start = Instant::now();
+        assert_eq!(
+            active.estimated_fuel_left(5_000_000_000, start),
+            5_000_000_000
+        );
+        // The same reading 0.1 s later: 0.1 s at the pessimistic rate is presumed spent.
+        let later = start + Duration::from_millis(100);
+        assert_eq!(
+            active.estimated_fuel_left(5_000_000_000, later),
+            5_000_000_000 - (0.1 * STALE_FUEL_RATE) as u64
+        );
+        assert_eq!(
+            active.estimated_fuel_left(1_000, later + Duration::from_secs(1)),
+            1_000,
+            "a new reading is taken as is"
+        );
+        assert_eq!(
+            active.estimated_fuel_left(1_000, later + Duration::from_secs(2)),
+            0,
+            "never below zero"
+        );
+    }
+
+    /// Runs the epoch callback once on a store holding `state`.
+    fn tick(store: &mut Store<HostState>) -> UpdateDeadline {
+        on_epoch(store.as_context_mut()).unwrap()
+    }
+
+    fn is_interrupt(update: &UpdateDeadline) -> bool {
+        matches!(update, UpdateDeadline::Interrupt)
+    }
+
+    #[test]
+    fn the_epoch_callback_interrupts_softly_then_traps() {
+        let engine = crate::engine::engine();
+        let (_dir, state) = host_state(SoftInterrupt::JsFlag);
+        let mut store = Store::new(engine, state);
+        store.set_fuel(u64::MAX).unwrap();
+        assert!(
+            !is_interrupt(&tick(&mut store)),
+            "no execution: nothing to do"
+        );
+
+        // Cancel: the soft interrupt first, the trap only at the hard deadline.
+        store
+            .data_mut()
+            .begin(&request("exec-1", 1_000_000, 30_000));
+        assert!(store.data().control.request_cancel("exec-1"));
+        assert!(!is_interrupt(&tick(&mut store)));
+        assert!(store.data().js_interrupt, "QuickJS is asked to stop");
+        let active = store.data().active.as_ref().unwrap();
+        assert_eq!(active.interrupted, Some(InterruptCause::Cancel));
+        assert!(active.hard_deadline <= Instant::now() + HARD_GRACE);
+        assert!(!is_interrupt(&tick(&mut store)), "grace for the guest");
+        store.data_mut().active.as_mut().unwrap().hard_deadline = Instant::now();
+        assert!(is_interrupt(&tick(&mut store)), "the hard deadline traps");
+
+        // The soft deadline, and fuel down to the reserve.
+        store.data_mut().begin(&request("exec-2", 1_000_000, 0));
+        assert!(!is_interrupt(&tick(&mut store)));
+        assert_eq!(
+            store.data().active.as_ref().unwrap().interrupted,
+            Some(InterruptCause::Timeout)
+        );
+        store
+            .data_mut()
+            .begin(&request("exec-3", 1_000_000, 30_000));
+        store.set_fuel(FUEL_RESERVE).unwrap();
+        assert!(!is_interrupt(&tick(&mut store)));
+        assert_eq!(
+            store.data().active.as_ref().unwrap().interrupted,
+            Some(InterruptCause::OutOfFuel)
+        );
+
+        // Without a cooperative stop, the soft deadline traps at once.
+        let (_dir, state) = host_state(SoftInterrupt::None);
+        let mut store = Store::new(engine, state);
+        store.set_fuel(u64::MAX).unwrap();
+        store.data_mut().begin(&request("exec-4", 1_000_000, 0));
+        assert!(is_interrupt(&tick(&mut store)));
+    }
+
+    #[test]
+    fn guest_memory_is_read_and_written_within_bounds() {
+        let mut mem = vec![0u8; 32];
+        assert!(write_u32(&mut mem, 28, 0xdead_beef));
+        assert_eq!(read_u32(&mem, 28), Some(0xdead_beef));
+        assert!(!write_u32(&mut mem, 29, 1), "would cross the end");
+        assert!(!write_u32(&mut mem, usize::MAX - 1, 1), "no overflow");
+        assert_eq!(read_u32(&mem, 30), None);
+        assert!(!write_bytes(&mut mem, 31, b"ab"));
+        assert!(write_bytes(&mut mem, 30, b"ab"));
+
+        // Two iovecs at 0: (buf 16, len 4) and (buf 20, len 12).
+        let mut mem = vec![0u8; 32];
+        for (at, v) in [(0, 16), (4, 4), (8, 20), (12, 12)] {
+            write_u32(&mut mem, at, v);
+        }
+        assert_eq!(iovecs(&mem, 0, 2), Some(vec![(16, 4), (20, 12)]));
+        write_u32(&mut mem, 12, 13);
+        assert_eq!(iovecs(&mem, 0, 2), None, "a buffer past the end");
+        assert_eq!(iovecs(&mem, 0, 1025), None, "more than IOV_MAX");
+        assert_eq!(iovecs(&mem, 0, 0), Some(vec![]));
+        assert_eq!(iovecs(&mem, -8, 1), None, "a negative pointer is far out");
+    }
+
+    /// Guest memory holding `subs` clock subscriptions at 0 (`(userdata, clock, timeout ns,
+    /// absolute)`), events at 512 and `nevents` at 1020.
+    fn subscriptions(subs: &[(u64, u32, u64, bool)]) -> Vec<u8> {
+        let mut mem = vec![0u8; 1024];
+        for (i, (userdata, clock, timeout, absolute)) in subs.iter().enumerate() {
+            let at = i * SUBSCRIPTION_SIZE;
+            mem[at..at + 8].copy_from_slice(&userdata.to_le_bytes());
+            mem[at + 8] = 0; // a clock subscription
+            mem[at + 16..at + 20].copy_from_slice(&clock.to_le_bytes());
+            mem[at + 24..at + 32].copy_from_slice(&timeout.to_le_bytes());
+            mem[at + 40..at + 42].copy_from_slice(&u16::from(*absolute).to_le_bytes());
+        }
+        mem
+    }
+
+    /// The userdata of the events `poll_clocks` wrote.
+    fn fired(mem: &[u8]) -> Vec<u64> {
+        let n = read_u32(mem, 1020).unwrap() as usize;
+        (0..n)
+            .map(|i| read_u64(mem, 512 + i * EVENT_SIZE).unwrap())
+            .collect()
+    }
+
+    fn poll(mem: &mut [u8], state: &HostState, count: i32) -> Option<i32> {
+        poll_clocks(mem, state, 0, 512, count, 1020)
+    }
+
+    #[test]
+    fn sleeps_end_at_their_time_or_at_the_soft_deadline() {
+        let (_dir, mut state) = host_state(SoftInterrupt::JsFlag);
+        // No execution: a short sleep is slept; the earlier of two clocks fires.
+        let mut mem = subscriptions(&[(7, 1, 3_600_000_000_000, false), (9, 1, 1_000_000, false)]);
+        assert_eq!(poll(&mut mem, &state, 2), Some(errno::SUCCESS));
+        assert_eq!(fired(&mem), [9]);
+        // An absolute deadline in the past fires at once.
+        let mut mem = subscriptions(&[(5, 1, 0, true), (6, 0, 0, true)]);
+        assert_eq!(poll(&mut mem, &state, 2), Some(errno::SUCCESS));
+        assert_eq!(fired(&mem), [5, 6]);
+
+        // An interrupted execution sleeps no more: the hour-long sleep returns at once,
+        // reported as fired so the guest reaches the pending interrupt.
+        state.begin(&request("exec-1", 1_000, 30_000));
+        state.active.as_mut().unwrap().interrupted = Some(InterruptCause::Timeout);
+        let started = Instant::now();
+        let mut mem = subscriptions(&[(1, 1, 3_600_000_000_000, false)]);
+        assert_eq!(poll(&mut mem, &state, 1), Some(errno::SUCCESS));
+        assert_eq!(fired(&mem), [1]);
+        assert!(started.elapsed() < Duration::from_secs(60));
+
+        // A cancel wakes a sleeping execution.
+        state.begin(&request("exec-2", 1_000, 3_600_000));
+        assert!(state.control.request_cancel("exec-2"));
+        let started = Instant::now();
+        let mut mem = subscriptions(&[(2, 1, 3_600_000_000_000, false)]);
+        assert_eq!(poll(&mut mem, &state, 1), Some(errno::SUCCESS));
+        assert_eq!(fired(&mem), [2]);
+        assert!(started.elapsed() < Duration::from_secs(60));
+    }
+
+    #[test]
+    fn polls_that_are_not_plain_sleeps_go_to_wasi() {
+        let (_dir, state) = host_state(SoftInterrupt::JsFlag);
+        let mut mem = subscriptions(&[(1, 1, 0, false)]);
+        assert_eq!(
+            poll(&mut mem, &state, 0),
+            Some(errno::INVAL),
+            "no subscription"
+        );
+        assert_eq!(poll(&mut mem, &state, 4097), Some(errno::INVAL), "too many");
+        mem[8] = 1; // an fd_read subscription
+        assert_eq!(poll(&mut mem, &state, 1), None);
+        let mut mem = subscriptions(&[(1, 7, 0, true)]);
+        assert_eq!(
+            poll(&mut mem, &state, 1),
+            Some(errno::INVAL),
+            "an absolute time on an unknown clock"
+        );
+        let mut mem = subscriptions(&[(1, 1, 0, false)]);
+        assert_eq!(
+            poll(&mut mem, &state, 30),
+            None,
+            "subscriptions past the end of memory"
+        );
+        assert_eq!(
+            poll_clocks(&mut mem, &state, 0, 1020, 1, 1020),
+            Some(errno::FAULT),
+            "no room for the event"
+        );
+    }
+
+    /// A cancel that reaches the worker while a command line is between two commands is not
+    /// lost: the next interpreter run of that command starts cancelled; other runs do not.
+    #[test]
+    fn a_commands_cancel_reaches_a_run_that_starts_after_it() {
+        let control = Control::default();
+        let _flag = control.start_shell("exec-cmd");
+        assert!(control.request_cancel("exec-cmd"));
+        control.set_current(Some("exec-cmd/1".into()));
+        assert!(control.cancel_requested());
+        control.set_current(Some("exec-cmdx/1".into()));
+        assert!(!control.cancel_requested());
+        control.set_current(Some("exec-other".into()));
+        assert!(!control.cancel_requested());
+        control.end_shell();
+        control.set_current(Some("exec-cmd/2".into()));
+        assert!(!control.cancel_requested());
+    }
 }

@@ -412,6 +412,7 @@ pub fn serve(
         language: Language::JavaScript,
         runtime_version: QUICKJS_VERSION.into(),
         startup_us: ready_clock.elapsed_us(),
+        jail: link.jail.clone(),
     });
     if link.send(&ready).is_err() {
         return Ok(());
@@ -423,4 +424,213 @@ pub fn serve(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::sync::OnceLock;
+
+    use super::*;
+    use crate::engine::{compatibility_key, engine, load_module, sha256_hex};
+    use crate::host::build_linker;
+
+    /// The memory cap of the test sessions.
+    const MEMORY: usize = 64 << 20;
+
+    /// The QuickJS guest of `runtimes/prepare.sh`: its precompiled module when the cache has
+    /// one, else compiled here.
+    fn quickjs() -> &'static Module {
+        static MODULE: OnceLock<Module> = OnceLock::new();
+        MODULE.get_or_init(|| {
+            let dir = std::env::var_os("SANDBOX_RUNTIME_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/runtimes")
+                });
+            let wasm = dir.join("quickjs-ng.wasm");
+            let bytes = std::fs::read(&wasm).unwrap_or_else(|e| {
+                panic!("{}: {e} (run runtimes/prepare.sh first)", wasm.display())
+            });
+            let cwasm = dir.join("cache").join(format!(
+                "javascript-{}-{}.cwasm",
+                &sha256_hex(&bytes)[..16],
+                compatibility_key(engine())
+            ));
+            if cwasm.is_file() {
+                load_module(engine(), &cwasm).unwrap()
+            } else {
+                Module::new(engine(), &bytes).unwrap()
+            }
+        })
+    }
+
+    /// Runs `test` with a fresh session on a thread with the guest thread's stack (Wasmtime
+    /// runs wasm on the caller's native stack; the default 2 MiB is less than the wasm stack).
+    fn with_session(test: impl FnOnce(&mut JsSession<'_>, &Path) + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(16 << 20)
+            .spawn(move || {
+                let linker = build_linker(engine()).unwrap();
+                let workspace = tempfile::tempdir().unwrap();
+                let config = SessionConfig {
+                    mounts: Vec::new(),
+                    memory_bytes: MEMORY,
+                    stdout_cap: 1 << 20,
+                    stderr_cap: 1 << 20,
+                    quota: None,
+                };
+                let mut session = JsSession::start(
+                    quickjs(),
+                    &linker,
+                    workspace.path(),
+                    config,
+                    Arc::new(Control::default()),
+                )
+                .unwrap();
+                test(&mut session, workspace.path());
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    fn request(code: &str) -> ExecuteRequest {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ExecuteRequest::user(format!("exec-{n}"), code.into(), 10_000_000_000, 30_000)
+    }
+
+    fn run(session: &mut JsSession<'_>, code: &str) -> ExecutionReport {
+        session.execute(&request(code))
+    }
+
+    /// The result of code that must succeed.
+    fn value(session: &mut JsSession<'_>, code: &str) -> String {
+        let report = run(session, code);
+        assert!(report.error.is_none(), "{code}: {report:?}");
+        report.result.unwrap_or_default()
+    }
+
+    const DEEP: &str = "var lost = 1; console.log('before'); function down(n) { let a = [n, n + 1, n + 2]; return down(n + 1) + a[0] } down(0)";
+
+    #[test]
+    fn a_trap_restores_the_state_after_the_last_call_that_returned() {
+        with_session(|session, _| {
+            value(session, "var kept = 'still here'");
+            // A thrown error is not a trap: what ran before the throw stays.
+            let thrown = run(session, "var partial = 1; null.x");
+            assert_eq!(thrown.error.unwrap().kind, ErrorKind::Runtime);
+            assert!(thrown.restart.is_none());
+
+            let deep = run(session, DEEP);
+            assert_eq!(deep.error.as_ref().unwrap().kind, ErrorKind::StackOverflow);
+            let restart = deep.restart.expect("a restart");
+            assert_eq!(restart.state, StateAfterRestart::RolledBack);
+            assert!(restart.reason.ends_with(
+                "; the JavaScript context was rolled back to its state before this execution"
+            ));
+            assert_eq!(deep.stdout, b"before\n", "output before the trap is kept");
+            assert_eq!(
+                value(session, "[typeof lost, kept, partial].join()"),
+                r#""undefined,still here,1""#
+            );
+        });
+    }
+
+    #[test]
+    fn a_rollback_that_cannot_be_restored_starts_a_fresh_context() {
+        with_session(|session, _| {
+            value(session, "var kept = 'still here'");
+            // A snapshot larger than the memory cap: the fresh instance cannot grow to hold it.
+            session.snapshot = vec![0; MEMORY + 65536];
+            let deep = run(session, DEEP);
+            assert_eq!(deep.error.as_ref().unwrap().kind, ErrorKind::StackOverflow);
+            let restart = deep.restart.expect("a restart");
+            assert_eq!(restart.state, StateAfterRestart::Lost);
+            assert!(
+                restart
+                    .reason
+                    .ends_with("; the JavaScript context could not be restored and was recreated"),
+                "{}",
+                restart.reason
+            );
+            assert_eq!(deep.stdout, b"before\n");
+            assert_eq!(
+                value(session, "[typeof lost, typeof kept].join()"),
+                r#""undefined,undefined""#,
+                "nothing of before survives"
+            );
+            // The fresh context has a snapshot of its own: the next trap rolls back to it.
+            value(session, "var again = 2");
+            let deep = run(session, DEEP);
+            assert_eq!(deep.restart.unwrap().state, StateAfterRestart::RolledBack);
+            assert_eq!(value(session, "again + (typeof lost)"), r#""2undefined""#);
+        });
+    }
+
+    #[test]
+    fn inspect_lists_what_user_code_defined() {
+        with_session(|session, _| {
+            value(
+                session,
+                "var greeting = 'hi'; function f() {} var list = [1, 2]; let hidden = 1; class Hidden {}",
+            );
+            let report = session.execute(&ExecuteRequest {
+                kind: ExecutionKind::Inspect,
+                ..request("ignored")
+            });
+            let state: serde_json::Value =
+                serde_json::from_str(&report.result.expect("a listing")).unwrap();
+            // Top-level `let` and `class` live in the script scope, which cannot be listed.
+            assert_eq!(
+                state["variables"],
+                serde_json::json!([
+                    { "name": "f", "type": "function", "repr": "[function f]" },
+                    { "name": "greeting", "type": "string", "repr": "\"hi\"" },
+                    { "name": "list", "type": "array", "repr": "[1,2]" },
+                ])
+            );
+        });
+    }
+
+    #[test]
+    fn node_runs_get_script_args_and_piped_stdin() {
+        with_session(|session, _| {
+            let report = session.execute(&ExecuteRequest {
+                argv: vec!["-e".into(), "a".into(), "b".into()],
+                stdin: b"piped".to_vec(),
+                ..request("scriptArgs.join() + '|' + std.in.readAsString()")
+            });
+            assert_eq!(report.result.as_deref(), Some(r#""-e,a,b|piped""#));
+            // Nothing is left for the next execution.
+            assert_eq!(value(session, "std.in.readAsString()"), r#""""#);
+        });
+    }
+
+    #[test]
+    fn a_cancel_interrupts_and_keeps_the_context() {
+        crate::engine::start_epoch_ticker();
+        with_session(|session, _| {
+            value(session, "var kept = 1");
+            let control = session.control.clone();
+            let request = request("var during = 1; for (;;) {}");
+            let id = request.execution_id.clone();
+            let canceller = std::thread::spawn(move || {
+                while !control.request_cancel(&id) {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            });
+            let report = session.execute(&request);
+            canceller.join().unwrap();
+            let error = report.error.expect("cancelled");
+            assert_eq!(error.kind, ErrorKind::Cancelled, "{error:?}");
+            assert_eq!(
+                error.message,
+                "the execution was cancelled (InternalError: interrupted); the session state is intact"
+            );
+            assert!(report.restart.is_none());
+            assert_eq!(value(session, "kept + during"), "2");
+        });
+    }
 }

@@ -4,13 +4,19 @@
 //! ([`engine`]), builds the sandboxed WASI host around it ([`host`]) and serves executions over
 //! its socket ([`serve`]) with a Python ([`python`]) or JavaScript ([`javascript`]) session whose
 //! state lives as long as the process. `sandbox-worker precompile` fills the module cache.
+//! Everything the session writes into `/app` and `/tmp` is charged to its disk [`quota`].
+//! Before any guest code runs, the worker jails itself ([`jail`]); [`probe`] is the test-only
+//! entry that attacks that jail from inside.
 
 pub mod capture;
 pub mod command;
 pub mod engine;
 pub mod host;
+pub mod jail;
 pub mod javascript;
+pub mod probe;
 pub mod python;
+pub mod quota;
 pub mod serve;
 pub mod shell;
 
@@ -36,6 +42,8 @@ pub enum WorkerError {
     Runtime(String),
     #[error("protocol version mismatch: worker speaks {ours}, supervisor {theirs}")]
     ProtocolMismatch { ours: u32, theirs: u32 },
+    #[error(transparent)]
+    Jail(#[from] jail::JailError),
 }
 
 impl WorkerError {
@@ -47,6 +55,7 @@ impl WorkerError {
             WorkerError::Engine(_) => 4,
             WorkerError::Runtime(_) => 5,
             WorkerError::ProtocolMismatch { .. } => 6,
+            WorkerError::Jail(_) => 7,
         }
     }
 }

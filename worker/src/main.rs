@@ -4,13 +4,23 @@
 //!   in DIR once and prints a JSON manifest of the cached modules on stdout.
 //! - `sandbox-worker serve --language L --socket PATH --workspace DIR --module CWASM
 //!   --wasm-sha256 HEX [--memory-bytes N] [--stdout-cap N] [--stderr-cap N]
-//!   [--mount-ro GUEST=HOST]... [--mount-rw GUEST=HOST]...` serves one session.
+//!   [--mount-ro GUEST=HOST]... [--mount-rw GUEST=HOST]... [--jail LAYERS] [--require LAYERS]
+//!   [--disk-quota-bytes N --disk-quota-files N]`
+//!   serves one session, jailed in LAYERS (`seccomp,landlock,netns,nproc,fds`); a required
+//!   layer that cannot be applied makes it refuse. The disk quota bounds what `/app` and the
+//!   `/tmp` mount hold together (bytes; files, directories and links).
+//! - `sandbox-worker jail-check` applies every jail layer to itself and prints what held, as
+//!   JSON, on stdout (the supervisor runs it once at start-up).
+//! - `sandbox-worker jail-probe <serve's options>` (tests only) starts like `serve`, then
+//!   attacks its own jail and reports every attempt (see `probe`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use sandbox_protocol::Language;
+use sandbox_protocol::{Language, LayerSet};
 use sandbox_worker::host::{Mount, SessionConfig};
+use sandbox_worker::jail::{self, Early, JailArgs};
+use sandbox_worker::quota::{Quota, QuotaLimits};
 use sandbox_worker::serve::ServeArgs;
 use sandbox_worker::{ReadyClock, WorkerError, engine};
 
@@ -22,20 +32,32 @@ const RUNTIMES: [(&str, &str); 2] = [
 
 fn main() -> ExitCode {
     let ready_clock = ReadyClock::start();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // The first step of the jail, before tracing or anything else can start a thread or open
+    // a descriptor (see `jail::early`).
+    let early = jail::early(jail::requested_by(&args));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
-    let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("precompile") => precompile(&args[1..]),
         Some("compile-python") => compile_python(&args[1..]),
-        Some("serve") => {
-            parse_serve(&args[1..]).and_then(|a| sandbox_worker::serve::run(a, ready_clock))
+        Some("serve") => parse_serve(&args[1..], early, false)
+            .and_then(|a| sandbox_worker::serve::run(a, ready_clock)),
+        Some("jail-probe") => parse_serve(&args[1..], early, true)
+            .and_then(|a| sandbox_worker::serve::run(a, ready_clock)),
+        Some("jail-check") => {
+            let report = jail::check(&early);
+            println!(
+                "{}",
+                serde_json::to_string(&report).unwrap_or_else(|_| "{}".into())
+            );
+            Ok(())
         }
         _ => Err(WorkerError::Usage(
-            "sandbox-worker precompile|serve [options]".into(),
+            "sandbox-worker precompile|serve|jail-check [options]".into(),
         )),
     };
     match result {
@@ -80,14 +102,25 @@ fn mount(value: &str, writable: bool) -> Result<Mount, WorkerError> {
     }
 }
 
-fn parse_serve(args: &[String]) -> Result<ServeArgs, WorkerError> {
+/// A `--jail`/`--require` value.
+fn layers(name: &str, value: &str) -> Result<LayerSet, WorkerError> {
+    LayerSet::parse(value).map_err(|e| WorkerError::Usage(format!("--{name}: {e}")))
+}
+
+fn parse_serve(args: &[String], early: Early, probe: bool) -> Result<ServeArgs, WorkerError> {
     let mut language = None;
+    let mut jail = JailArgs {
+        early,
+        ..JailArgs::default()
+    };
     let (mut socket, mut workspace, mut module, mut sha) = (None, None, None, String::new());
+    let (mut quota_bytes, mut quota_files) = (None, None);
     let mut config = SessionConfig {
         mounts: Vec::new(),
         memory_bytes: 256 << 20,
         stdout_cap: 1 << 20,
         stderr_cap: 1 << 20,
+        quota: None,
     };
     for (key, value) in options(args)? {
         match key {
@@ -106,17 +139,40 @@ fn parse_serve(args: &[String]) -> Result<ServeArgs, WorkerError> {
             "stdout-cap" => config.stdout_cap = number(key, value)?,
             "stderr-cap" => config.stderr_cap = number(key, value)?,
             "mount-ro" | "mount-rw" => config.mounts.push(mount(value, key == "mount-rw")?),
+            "disk-quota-bytes" => quota_bytes = Some(number(key, value)? as u64),
+            "disk-quota-files" => quota_files = Some(number(key, value)? as u64),
+            "jail" => jail.requested = layers(key, value)?,
+            "require" => jail.required = layers(key, value)?,
             other => return Err(WorkerError::Usage(format!("unknown option --{other}"))),
         }
     }
     let missing = |what: &str| WorkerError::Usage(format!("serve needs --{what}"));
+    let workspace = workspace.ok_or_else(|| missing("workspace"))?;
+    if quota_bytes.is_some() || quota_files.is_some() {
+        let limits = QuotaLimits {
+            bytes: quota_bytes.unwrap_or(u64::MAX),
+            entries: quota_files.unwrap_or(u64::MAX),
+        };
+        // The session's own directories; `/data` and the shared volume are not the session's.
+        let mut roots = vec![("/app".to_owned(), workspace.clone())];
+        roots.extend(
+            config
+                .mounts
+                .iter()
+                .filter(|m| m.writable && m.guest == "/tmp")
+                .map(|m| (m.guest.clone(), m.host.clone())),
+        );
+        config.quota = Some(Quota::new(limits, roots).into_shared());
+    }
     Ok(ServeArgs {
         language: language.ok_or_else(|| missing("language"))?,
         socket: socket.ok_or_else(|| missing("socket"))?,
-        workspace: workspace.ok_or_else(|| missing("workspace"))?,
+        workspace,
         module: module.ok_or_else(|| missing("module"))?,
         wasm_sha256: sha,
         config,
+        jail,
+        probe,
     })
 }
 
@@ -165,6 +221,7 @@ fn compile_python(args: &[String]) -> Result<(), WorkerError> {
         memory_bytes: 1 << 30,
         stdout_cap: 1 << 20,
         stderr_cap: 1 << 20,
+        quota: None,
     };
     let argv = [
         "python",

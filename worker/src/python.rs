@@ -272,6 +272,7 @@ fn request_boundary(caller: &mut Caller<'_, HostState>) -> Result<()> {
                 language: Language::Python,
                 runtime_version: status.message.clone(),
                 startup_us: feed.ready_clock.elapsed_us(),
+                jail: feed.link.jail.clone(),
             })),
         },
         Phase::Executing => {

@@ -47,6 +47,22 @@ pub struct ErrorFacts<'a> {
     pub stdout_truncated: bool,
     /// True when variables, functions and imports from earlier calls are gone.
     pub state_lost: bool,
+    /// The session's disk quota and what its files use, for `disk_quota` (when known).
+    pub disk: Option<DiskFacts>,
+}
+
+/// A session's disk limits and what its files in /app and /tmp hold, as counted after the
+/// failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiskFacts {
+    /// Most bytes /app and /tmp may hold together.
+    pub quota_bytes: u64,
+    /// Most files, directories and links /app and /tmp may hold together.
+    pub quota_files: u64,
+    pub used_bytes: u64,
+    pub used_files: u64,
+    /// The largest single file (RLIMIT_FSIZE).
+    pub file_cap_bytes: u64,
 }
 
 impl<'a> ErrorFacts<'a> {
@@ -72,6 +88,7 @@ impl<'a> ErrorFacts<'a> {
             timeout_secs: 0.0,
             stdout_truncated: false,
             state_lost: false,
+            disk: None,
         }
     }
 }
@@ -691,19 +708,81 @@ impl<'f, 'a> Draft<'f, 'a> {
     }
 
     fn disk_quota(&mut self) {
-        self.summary = "A file write hit the session's disk limit.".to_owned();
+        // RLIMIT_FSIZE (one file too large) or the quota of all files together.
+        let evidence = self.evidence();
+        let one_file = ["File too large", "EFBIG", "Errno 27"]
+            .iter()
+            .any(|e| evidence.contains(e));
+        let disk = self.f.disk;
+        self.summary = match (disk, one_file) {
+            (Some(d), true) => format!(
+                "A single file reached the largest size a file may have in this session, {} (all files together may hold {}).",
+                fmt_bytes(d.file_cap_bytes),
+                fmt_bytes(d.quota_bytes)
+            ),
+            (None, true) => "A single file reached the largest size a file may have in this session.".to_owned(),
+            (Some(d), false) => format!(
+                "The session's files reached its disk quota: /app and /tmp together may hold {} in {} files, directories and links, and now hold {} in {}.",
+                fmt_bytes(d.quota_bytes),
+                d.quota_files,
+                fmt_bytes(d.used_bytes),
+                d.used_files
+            ),
+            (None, false) => "A write hit the session's disk quota: the bytes or the number of files, directories and links in /app and /tmp together.".to_owned(),
+        };
         self.doc(WORKSPACE);
+        self.fix("See what uses the space: execute_command `du -sh /app /tmp` for the totals, `du -ab /app | sort -n | tail -20` for the largest files and directories, `find /app | wc -l` for the number of entries.");
         self.fix(if self.python() {
-            "Delete files you no longer need (`os.remove(path)`, `shutil.rmtree(dir)`), or write less: aggregates instead of raw rows."
+            "Delete what you no longer need, and write again: execute_command `rm -r /app/PATH`, or `os.remove(path)` / `shutil.rmtree(dir)` in code. Writes work again at once, in the same session, with your variables intact."
         } else {
-            "Delete files you no longer need (`os.remove(path)`), or write less: aggregates instead of raw rows."
+            "Delete what you no longer need, and write again: execute_command `rm -r /app/PATH`, or `os.remove(path)` in code. Writes work again at once, in the same session, with your variables intact."
         });
         if self.python() {
-            self.fix("Compress what you keep: `gzip.open('out.csv.gz', 'wt')` writes text compressed, often 5-10x smaller.");
+            self.fix("Write less: aggregates instead of raw rows, or compress what you keep: `gzip.open('out.csv.gz', 'wt')` is often 5-10x smaller.");
         }
-        self.fix("Larger flavors allow larger files: 1 GiB (medium) and 4 GiB (large) instead of 256 MiB; reset_workspace clears all files of a session (irreversible).");
-        self.next =
-            Some(self.workspace_info_call("see the files in the session and what uses the space"));
+        self.fix("reset_workspace deletes every file in /app and /tmp at once; it also clears the session's variables and imports (irreversible).");
+        let bigger: Vec<String> = FLAVORS
+            .iter()
+            .filter(|fl| match disk {
+                Some(d) if one_file => fl.disk_file_bytes > d.file_cap_bytes,
+                Some(d) => {
+                    fl.disk_quota_bytes > d.quota_bytes || fl.disk_quota_files > d.quota_files
+                }
+                // Unknown: the flavors above the default one.
+                None => fl.name != "small",
+            })
+            .map(|fl| {
+                if one_file {
+                    format!(
+                        "\"{}\" ({} per file)",
+                        fl.name,
+                        fmt_bytes(fl.disk_file_bytes)
+                    )
+                } else {
+                    format!(
+                        "\"{}\" ({} in {} files)",
+                        fl.name,
+                        fmt_bytes(fl.disk_quota_bytes),
+                        fl.disk_quota_files
+                    )
+                }
+            })
+            .collect();
+        if !bigger.is_empty() {
+            self.fix(format!(
+                "A larger flavor allows more: create_session {{language, flavor}} with {}; it is a new session, so write or copy the files you need there.",
+                bigger.join(" or ")
+            ));
+        }
+        self.next = if valid_session_id(self.f.session_id) {
+            Some(NextCall::new(
+                "execute_command",
+                json!({"command": "du -sh /app /tmp", "session_id": self.f.session_id}),
+                "shows how much /app and /tmp use, before deciding what to delete",
+            ))
+        } else {
+            Some(self.workspace_info_call("see the files in the session and what uses the space"))
+        };
     }
 
     fn worker_crashed(&mut self) {
@@ -2480,5 +2559,67 @@ mod tests {
                 check(&advise(&f));
             }
         }
+    }
+
+    #[test]
+    fn disk_quota_quotes_the_real_quota_and_only_real_fixes() {
+        let disk = DiskFacts {
+            quota_bytes: 5_000_000,
+            quota_files: 200,
+            used_bytes: 4_900_000,
+            used_files: 200,
+            file_cap_bytes: 256 << 20,
+        };
+        for language in [Language::Python, Language::JavaScript] {
+            let mut f = facts(
+                language,
+                "disk_quota",
+                "for i in range(10**6): open(f'f{i}', 'w')",
+            );
+            f.error_message = Some("OSError: [Errno 19] Disk quota exceeded");
+            f.disk = Some(disk);
+            let a = advise(&f);
+            check(&a);
+            assert!(
+                a.summary
+                    .contains("4.77 MiB in 200 files, directories and links")
+                    && a.summary.contains("now hold 4.67 MiB in 200."),
+                "{a:#?}"
+            );
+            for needle in [
+                "du -sh /app /tmp",
+                "rm -r /app/",
+                "reset_workspace",
+                "\"medium\" (4 GiB in 50000 files)",
+            ] {
+                assert!(says(&a, needle), "{needle}: {a:#?}");
+            }
+            let call = a.next_call.unwrap();
+            assert_eq!(
+                (call.tool.as_str(), call.arguments["command"].as_str()),
+                ("execute_command", Some("du -sh /app /tmp"))
+            );
+        }
+        // The largest flavor's quota: no bigger flavor is proposed.
+        let mut f = facts(Language::Python, "disk_quota", "x");
+        f.disk = Some(DiskFacts {
+            quota_bytes: 16 << 30,
+            quota_files: 100_000,
+            ..disk
+        });
+        let a = advise(&f);
+        check(&a);
+        assert!(!says(&a, "larger flavor"), "{a:#?}");
+        // One file too large is the per-file limit, not the quota.
+        let mut f = facts(Language::Python, "disk_quota", "x");
+        f.error_message = Some("OSError: [Errno 27] File too large");
+        f.disk = Some(disk);
+        let a = advise(&f);
+        check(&a);
+        assert!(
+            a.summary.contains("single file") && a.summary.contains("256 MiB"),
+            "{a:#?}"
+        );
+        assert!(says(&a, "\"large\" (4 GiB per file)"), "{a:#?}");
     }
 }

@@ -45,7 +45,10 @@ Nothing else exists: `/etc`, `/home`, `/Users`, `/mnt/data`, `C:\`, `~` and `..`
   or `reset_workspace` clears it. Sessions do not see each other's `/app`.
 - To get a file in, write it from code (`open('data.csv', 'w').write(text)`); to get large
   output out, write it to a file and read it back in parts.
-- File sizes are capped per flavor (256 MiB small, 1 GiB medium, 4 GiB large).
+- Disk quota per flavor (small/medium/large): /app and /tmp together hold at most 1/4/16 GiB
+  in 20,000/50,000/100,000 files, directories and links; one file at most 256 MiB/1/4 GiB.
+  Past it, writes fail with `disk_quota`; delete files (`execute_command` `rm -r`, `du -sh /app
+  /tmp` shows the use) and write again.
 - No network and no subprocesses: nothing can be downloaded or shelled out to.
 "#,
     },
@@ -195,7 +198,7 @@ A failed result has `error_type`, `error_name`, `error_message`, and advice:
 | stack_overflow | recursion too deep | rewrite as a loop with an explicit stack |
 | output_limit | stdout over the cap | write to a file in /app and read parts |
 | path_restriction | path outside the sandbox | use /app (relative paths), /tmp; /data is read-only |
-| disk_quota | file size cap hit | delete or compress files; a larger flavor |
+| disk_quota | disk quota (bytes or files of /app+/tmp) or file size cap hit | `du -sh /app /tmp`, `rm -r` what you do not need; reset_workspace; a larger flavor |
 | worker_crashed | interpreter died | state lost, files kept: re-run setup code |
 | resources_exhausted | server at capacity | retry shortly; destroy sessions you no longer need; smaller flavor |
 | invalid_session | unknown or expired id | `execute_code` without session_id, or `create_session` |

@@ -20,7 +20,7 @@ mod scan;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-pub use advice::{Advice, ErrorFacts, advise, advise_with};
+pub use advice::{Advice, DiskFacts, ErrorFacts, advise, advise_with};
 pub use analyze::{ExecutionGuidance, analyze};
 pub use docs::{DOCS, Doc, doc};
 pub use fuel::{FuelAnalysis, FuelStatus, fuel_analysis};
@@ -71,6 +71,11 @@ pub struct FlavorSpec {
     pub memory_bytes: u64,
     pub fuel: u64,
     pub timeout_secs: u64,
+    /// The disk quota of /app and /tmp together: bytes, and files + directories + links.
+    pub disk_quota_bytes: u64,
+    pub disk_quota_files: u64,
+    /// The largest single file (RLIMIT_FSIZE).
+    pub disk_file_bytes: u64,
 }
 
 /// Small, medium, large, in increasing size.
@@ -81,6 +86,9 @@ pub const FLAVORS: [FlavorSpec; 3] = [
         memory_bytes: 1 << 30,
         fuel: 10_000_000_000,
         timeout_secs: 30,
+        disk_quota_bytes: 1 << 30,
+        disk_quota_files: 20_000,
+        disk_file_bytes: 256 << 20,
     },
     FlavorSpec {
         name: "medium",
@@ -88,6 +96,9 @@ pub const FLAVORS: [FlavorSpec; 3] = [
         memory_bytes: 2 << 30,
         fuel: 50_000_000_000,
         timeout_secs: 60,
+        disk_quota_bytes: 4 << 30,
+        disk_quota_files: 50_000,
+        disk_file_bytes: 1 << 30,
     },
     FlavorSpec {
         name: "large",
@@ -95,6 +106,9 @@ pub const FLAVORS: [FlavorSpec; 3] = [
         memory_bytes: 4 << 30,
         fuel: 200_000_000_000,
         timeout_secs: 120,
+        disk_quota_bytes: 16 << 30,
+        disk_quota_files: 100_000,
+        disk_file_bytes: 4 << 30,
     },
 ];
 

@@ -39,6 +39,79 @@ fn session(i: usize) -> (String, &'static str) {
     )
 }
 
+/// What a successful call must answer.
+struct Expected {
+    stdout: String,
+    stderr: String,
+    result: Option<String>,
+}
+
+/// Call `n` of session `i` in `language` (`kind` 0..4), with the exact answer it must get. Every
+/// answer names the session and most name the call, so crossed replies cannot pass.
+fn call(language: &str, kind: usize, i: usize, n: u64) -> (String, Expected) {
+    let expect = |stdout: String, stderr: String, result: Option<String>| Expected {
+        stdout,
+        stderr,
+        result,
+    };
+    match (language, kind) {
+        ("python", 0) => (
+            format!("print({i}, {n})"),
+            expect(format!("{i} {n}\n"), String::new(), None),
+        ),
+        ("python", 1) => (
+            format!("({i}, sum(k * k for k in range(20000)))"),
+            expect(
+                String::new(),
+                String::new(),
+                Some(format!("({i}, 2666466670000)")),
+            ),
+        ),
+        ("python", 2) => (
+            format!("import time\ntime.sleep(0.05)\n({i}, {n})"),
+            expect(String::new(), String::new(), Some(format!("({i}, {n})"))),
+        ),
+        ("python", _) => (
+            format!("import os\n({i}, os.write(1, b'\\xff{{\"jsonrpc\":\"2.0\"}}\\n' * 100))"),
+            expect(
+                "\u{fffd}{\"jsonrpc\":\"2.0\"}\n".repeat(100),
+                String::new(),
+                Some(format!("({i}, 1900)")),
+            ),
+        ),
+        (_, 0) => (
+            format!("console.log({i}, {n})"),
+            expect(format!("{i} {n}\n"), String::new(), None),
+        ),
+        (_, 1) => (
+            format!(
+                "[{i}, (() => {{ let s = 0; for (let k = 0; k < 100000; k++) s += k; return s }})()]"
+            ),
+            expect(
+                String::new(),
+                String::new(),
+                Some(format!("[ {i}, 4999950000 ]")),
+            ),
+        ),
+        (_, 2) => (
+            format!("[{i}, {n}, JSON.stringify(Array.from({{length: 1000}}, (_, k) => k)).length]"),
+            expect(
+                String::new(),
+                String::new(),
+                Some(format!("[ {i}, {n}, 3891 ]")),
+            ),
+        ),
+        (_, _) => (
+            format!("console.error('\\u0000\\ufffd'.repeat(1000)); [{i}, {n}]"),
+            expect(
+                String::new(),
+                format!("{}\n", "\u{0}\u{fffd}".repeat(1000)),
+                Some(format!("[ {i}, {n} ]")),
+            ),
+        ),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<()> {
     let seed = std::time::SystemTime::now()
@@ -71,23 +144,7 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
             let mut n = 0u64;
             while !stop.load(Ordering::SeqCst) {
                 n += 1;
-                let code = match (language, rng.below(4)) {
-                    ("python", 0) => format!("print({n})"),
-                    ("python", 1) => "sum(i * i for i in range(20000))".to_owned(),
-                    ("python", 2) => "import time\ntime.sleep(0.05)".to_owned(),
-                    ("python", _) => {
-                        "import os\nos.write(1, b'\\xff{\"jsonrpc\":\"2.0\"}\\n' * 100)".to_owned()
-                    }
-                    (_, 0) => format!("console.log({n})"),
-                    (_, 1) => {
-                        "(() => { let s = 0; for (let i = 0; i < 100000; i++) s += i; return s })()"
-                            .to_owned()
-                    }
-                    (_, 2) => {
-                        "JSON.stringify(Array.from({length: 1000}, (_, i) => i)).length".to_owned()
-                    }
-                    (_, _) => "console.error('\\u0000\\ufffd'.repeat(1000))".to_owned(),
-                };
+                let (code, expected) = call(language, rng.below(4), i, n);
                 let started = Instant::now();
                 let reply = server
                     .exec(
@@ -110,6 +167,23 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
                         "session {id}: unexpected {kind}: {reply:?}"
                     );
                     assert!(i < 6, "a protected session failed: {reply:?}");
+                } else {
+                    // Every answer is this call's own: a reply crossed with another session's
+                    // or another call's has other output.
+                    assert_eq!(reply.str("session_id"), id, "{reply:?}");
+                    assert_eq!(
+                        (
+                            reply.str("stdout"),
+                            reply.str("stderr"),
+                            reply.opt_str("result")
+                        ),
+                        (
+                            expected.stdout.as_str(),
+                            expected.stderr.as_str(),
+                            expected.result.as_deref()
+                        ),
+                        "session {id}, call {n}: {code}"
+                    );
                 }
                 calls.fetch_add(1, Ordering::SeqCst);
             }
@@ -175,10 +249,13 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
 
     let (pid, state_dir) = (server.pid, server.state_dir.clone());
     Arc::into_inner(server).expect("sole owner").stop().await?;
-    sandbox_tests::eventually(Duration::from_secs(3), || {
-        !procfs::processes().iter().any(|(p, ..)| *p == pid)
-    })
-    .await;
+    assert!(
+        sandbox_tests::eventually(Duration::from_secs(3), || {
+            !procfs::processes().iter().any(|(p, ..)| *p == pid)
+        })
+        .await,
+        "the server exits"
+    );
     assert!(
         workers.iter().all(|w| !procfs::all_workers().contains(w)),
         "no orphan workers"

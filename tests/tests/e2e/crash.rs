@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use sandbox_tests::{Server, procfs};
+use sandbox_tests::{Server, eventually, procfs};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -22,19 +22,27 @@ async fn killing_a_worker_mid_call_is_a_clean_error() -> anyhow::Result<()> {
     let pid =
         procfs::worker_of_session(server.pid, "victim").expect("the victim's worker is running");
 
+    let started = server
+        .workspace_of("victim")
+        .expect("the victim's workspace")
+        .join("started");
     let call = {
         let server = server.clone();
         tokio::spawn(async move {
             server
                 .exec(
                     "python",
-                    "import time\ntime.sleep(20)",
+                    "import time\nopen('started', 'w').close()\ntime.sleep(20)",
                     json!({ "session_id": "victim", "timeout": 60 }),
                 )
                 .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Killed mid-call: the worker has started the execution.
+    assert!(
+        eventually(Duration::from_secs(10), || started.is_file()).await,
+        "the execution started"
+    );
     let killed = std::process::Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status()?;

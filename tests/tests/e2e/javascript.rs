@@ -1,7 +1,7 @@
 //! JavaScript sessions: persistence, results, console and errors.
 
-use sandbox_tests::Server;
-use serde_json::json;
+use sandbox_tests::{Reply, Server};
+use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bindings_persist_between_calls() -> anyhow::Result<()> {
@@ -64,6 +64,47 @@ async fn errors_point_at_the_cell() -> anyhow::Result<()> {
     server.stop().await
 }
 
+/// The first answer of a call that traps: the error, the rollback, and the output written
+/// before the trap.
+fn assert_rolled_back(reply: &Reply, error_type: &str, messages: &[&str]) {
+    assert!(reply.is_error, "{reply:?}");
+    assert_eq!(reply.str("error_type"), error_type, "{reply:?}");
+    assert!(messages.contains(&reply.str("error_message")), "{reply:?}");
+    assert!(reply.bool("session_restarted"), "{reply:?}");
+    assert_eq!(reply.str("state_after_restart"), "rolled_back", "{reply:?}");
+    assert!(
+        reply.str("restart_reason").ends_with(
+            "; the JavaScript context was rolled back to its state before this execution"
+        ),
+        "{reply:?}"
+    );
+    assert!(!reply.bool("worker_killed"), "{reply:?}");
+    assert_eq!(
+        reply.str("stdout"),
+        "before\n",
+        "output before the trap is kept"
+    );
+}
+
+/// The session after the rollback: `lost` (set by the call that trapped) is gone, `kept` (set
+/// before) is there, and nothing reports another restart.
+async fn assert_state_before_the_call(server: &Server, session: Value) {
+    let after = server
+        .exec("javascript", "JSON.stringify([typeof lost, kept])", session)
+        .await
+        .unwrap();
+    assert!(!after.is_error, "{after:?}");
+    assert!(!after.bool("session_restarted"), "{after:?}");
+    let state: Value =
+        serde_json::from_str(&serde_json::from_str::<String>(after.str("result")).unwrap())
+            .unwrap();
+    assert_eq!(
+        state[0], "undefined",
+        "the trapped call's `var lost` is gone: {after:?}"
+    );
+    assert_eq!(state[1], "still here", "{after:?}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn stack_exhaustion_rolls_the_context_back() -> anyhow::Result<()> {
     let server = Server::start().await?;
@@ -71,11 +112,126 @@ async fn stack_exhaustion_rolls_the_context_back() -> anyhow::Result<()> {
         .exec("javascript", "var kept = 'still here'", json!({}))
         .await?;
     let deep = server
-        .exec("javascript", "var lost = 1; function down(n) { let a = [n, n + 1, n + 2]; return down(n + 1) + a[0] } down(0)", json!({}))
+        .exec("javascript", "var lost = 1; console.log('before'); function down(n) { let a = [n, n + 1, n + 2]; return down(n + 1) + a[0] } down(0)", json!({}))
         .await?;
-    assert!(deep.is_error, "{deep:?}");
-    assert_eq!(deep.str("error_type"), "stack_overflow");
-    let after = server.exec("javascript", "kept", json!({})).await?;
-    assert_eq!(after.str("result"), "\"still here\"", "{after:?}");
+    assert_rolled_back(
+        &deep,
+        "stack_overflow",
+        &["maximum call stack exceeded (recursion too deep)"],
+    );
+    assert_state_before_the_call(&server, json!({})).await;
+    server.stop().await
+}
+
+/// 2^24 numbers: a native sort of them takes about 2 * 10^10 fuel (several seconds) without
+/// QuickJS ever polling its interrupt handler, so only a hard trap stops it.
+const NUMBERS: usize = 1 << 24;
+
+/// Writes [`NUMBERS`] pseudo-random 32-bit numbers to the session's `numbers.bin` (from the
+/// host: filling them in JavaScript would cost more fuel than the sort) and loads them into
+/// `var data` with one native read; sets `var kept`. Returns the first numbers.
+async fn load_numbers(server: &Server, session: &str) -> anyhow::Result<Vec<u32>> {
+    let mut x: u32 = 0x9e37_79b9;
+    let numbers: Vec<u32> = (0..NUMBERS)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        })
+        .collect();
+    let bytes: Vec<u8> = numbers.iter().flat_map(|n| n.to_le_bytes()).collect();
+    let app = server
+        .workspace_of(session)
+        .expect("the session's workspace");
+    std::fs::write(app.join("numbers.bin"), bytes)?;
+    let loaded = server
+        .exec(
+            "javascript",
+            &format!(
+                "var kept = 'still here'; var data = new Uint32Array({NUMBERS}); var f = std.open('numbers.bin', 'rb'); f.read(data.buffer, 0, {}); f.close(); data[0]",
+                NUMBERS * 4
+            ),
+            json!({ "session_id": session }),
+        )
+        .await?;
+    assert_eq!(loaded.str("result"), numbers[0].to_string(), "{loaded:?}");
+    Ok(numbers[..3].to_vec())
+}
+
+/// The numbers are as they were before the sort that trapped.
+async fn assert_unsorted(server: &Server, session: &str, first: &[u32]) {
+    let unsorted = server
+        .exec(
+            "javascript",
+            "[data[0], data[1], data[2]].join(',')",
+            json!({ "session_id": session }),
+        )
+        .await
+        .unwrap();
+    let first: Vec<String> = first.iter().map(u32::to_string).collect();
+    assert_eq!(
+        unsorted.str("result"),
+        format!("\"{}\"", first.join(",")),
+        "the array is as it was before the sort: {unsorted:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hard_fuel_trap_rolls_the_context_back() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let session = json!({ "session_id": "fuel", "timeout": 120 });
+    server.exec("javascript", "1", session.clone()).await?;
+    let numbers = load_numbers(&server, "fuel").await?;
+    // The default budget (10^10) runs out inside the sort: the soft interrupt goes unseen, and
+    // the trap comes when the fuel reserve is gone or 0.4 s later, whichever is first.
+    let sorted = server
+        .exec(
+            "javascript",
+            "var lost = 1; console.log('before'); data.sort(); 'sorted'",
+            session.clone(),
+        )
+        .await?;
+    assert_rolled_back(
+        &sorted,
+        "out_of_fuel",
+        &[
+            "the execution used up its fuel budget (its CPU allowance)",
+            "the execution used up its fuel budget (its CPU allowance) and did not stop when interrupted",
+        ],
+    );
+    assert!(sorted.u64("fuel_consumed") > 10_000_000_000, "{sorted:?}");
+    assert_state_before_the_call(&server, json!({ "session_id": "fuel" })).await;
+    assert_unsorted(&server, "fuel", &numbers).await;
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hard_deadline_rolls_the_context_back() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let created = server
+        .call(
+            "create_session",
+            json!({ "language": "javascript", "session_id": "deadline", "fuel_budget": 1_000_000_000_000u64 }),
+        )
+        .await?;
+    assert!(!created.is_error, "{created:?}");
+    let numbers = load_numbers(&server, "deadline").await?;
+    // Fuel never binds: the 0.5 s timeout interrupts, the sort does not notice, and the hard
+    // deadline (0.4 s later) traps it.
+    let sorted = server
+        .exec(
+            "javascript",
+            "var lost = 1; console.log('before'); data.sort(); 'sorted'",
+            json!({ "session_id": "deadline", "timeout": 0.5 }),
+        )
+        .await?;
+    assert_rolled_back(
+        &sorted,
+        "timeout",
+        &["the execution exceeded its 0.5 s timeout and did not stop when interrupted"],
+    );
+    assert_state_before_the_call(&server, json!({ "session_id": "deadline" })).await;
+    assert_unsorted(&server, "deadline", &numbers).await;
     server.stop().await
 }

@@ -409,6 +409,43 @@ async fn vendored_packages_load_and_work() -> Result<()> {
     server.stop().await
 }
 
+/// `(name, result, stdout)` of every catalogue example, in the order they run. The files they
+/// see are set up first: notes.txt, config.json, data.csv, sales.csv and a.txt ("hi\n").
+const EXAMPLE_ANSWERS: &[(&str, Option<&str>, &str)] = &[
+    ("std", Some(r#""hi\n""#), ""),
+    // The file exists: its size, not an error string.
+    ("os", Some("3"), ""),
+    ("readText", Some(r#""n""#), ""),
+    ("writeText", None, ""),
+    ("appendText", None, ""),
+    ("readJson", Some("8080"), ""),
+    ("writeJson", None, ""),
+    ("fileExists", Some("true"), ""),
+    (
+        "listFiles",
+        Some(
+            "[\n  \"a.txt\", \"config.json\", \"data.csv\", \"log.txt\", \"notes.txt\", \"out/\",\n  \"out/report.md\", \"result.json\", \"sales.csv\"\n]",
+        ),
+        "",
+    ),
+    ("requireVendor", None, ""),
+    ("csv-simple", Some(r#"[ { item: "pen", qty: 2 } ]"#), ""),
+    ("json-utils", Some(r#""h1""#), ""),
+    ("string-utils", Some(r#""hello-world""#), ""),
+    (
+        "sandbox-utils",
+        None,
+        "| city | n |\n|------|--:|\n| Oslo | 1 |\n",
+    ),
+    (
+        "lodash",
+        Some(r#"{ Oslo: [ { city: "Oslo", n: 1 } ] }"#),
+        "",
+    ),
+    ("dayjs", Some(r#""2024-02-29""#), ""),
+    ("js-yaml", Some("{ a: 1 }"), ""),
+];
+
 #[tokio::test(flavor = "multi_thread")]
 async fn catalog_is_compact_and_its_examples_run() -> Result<()> {
     assert!(
@@ -449,16 +486,26 @@ async fn catalog_is_compact_and_its_examples_run() -> Result<()> {
         assert!(catalog["helpers"].get(helper).is_some(), "{helper} missing");
     }
 
+    // Every example has its exact answer below, and runs in this order (later ones see the
+    // files earlier ones wrote); an example without an expectation fails the test.
+    let names: std::collections::BTreeSet<&str> =
+        examples.iter().map(|(name, _)| name.as_str()).collect();
+    let expected: std::collections::BTreeSet<&str> =
+        EXAMPLE_ANSWERS.iter().map(|(name, ..)| *name).collect();
+    assert_eq!(names, expected, "one expected answer per catalogue example");
+
     let server = Server::start().await?;
     // What the examples refer to.
     ok(
         &server,
         r#"writeText("notes.txt", "n"); writeJson("config.json", {port: 8080});
            writeText("data.csv", "a\n1\n"); writeText("sales.csv", "item,qty\npen,2\n");
+           writeText("a.txt", "hi\n");
            var cfg = {db: {hosts: ["h1"]}}; var rows = [{city: "Oslo", n: 1}];"#,
     )
     .await?;
-    for (name, example) in &examples {
+    for (name, result, stdout) in EXAMPLE_ANSWERS {
+        let example = &examples.iter().find(|(n, _)| n == name).expect("listed").1;
         // A block per example, so their `const`s do not collide in the shared session.
         let reply = server
             .exec("javascript", &format!("{{\n{example}\n}}"), json!({}))
@@ -466,6 +513,15 @@ async fn catalog_is_compact_and_its_examples_run() -> Result<()> {
         assert!(
             !reply.is_error,
             "example of {name} failed: {example}\n{reply:?}"
+        );
+        assert_eq!(
+            (
+                reply.opt_str("result"),
+                reply.str("stdout"),
+                reply.str("stderr")
+            ),
+            (*result, *stdout, ""),
+            "example of {name}: {example}"
         );
     }
     // Package versions in the catalogue are the vendored ones.

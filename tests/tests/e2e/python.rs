@@ -98,6 +98,9 @@ async fn errors_are_classified_with_the_users_line_numbers() -> anyhow::Result<(
         .await?;
     assert!(exit.is_error);
     assert_eq!(exit.u64("exit_code"), 3);
+    assert_eq!(exit.str("error_type"), "runtime_error", "{exit:?}");
+    assert_eq!(exit.str("error_name"), "SystemExit", "{exit:?}");
+    assert_eq!(exit.str("error_message"), "SystemExit: exit status 3");
     let still = server.exec("python", "print('alive')", json!({})).await?;
     assert_eq!(
         still.str("stdout"),
@@ -130,19 +133,40 @@ async fn workspace_is_app_and_nothing_of_the_host_leaks() -> anyhow::Result<()> 
         "['HOME', 'LANG', 'PWD', 'TMPDIR']",
         "no host environment"
     );
+    // Host files do not exist for the guest (ENOENT), and `..` out of /app is refused
+    // (ENOTCAPABLE, errno 63): both are path_restriction, and nothing of the file comes back.
     let escape = server
         .exec("python", "open('/etc/passwd').read()", json!({}))
         .await?;
     assert!(escape.is_error, "host files are not visible: {escape:?}");
+    assert_eq!(escape.str("error_type"), "path_restriction", "{escape:?}");
+    assert_eq!(escape.str("error_name"), "FileNotFoundError", "{escape:?}");
+    assert_eq!(
+        escape.str("error_message"),
+        "FileNotFoundError: [Errno 44] No such file or directory: '/etc/passwd'"
+    );
     let up = server
         .exec("python", "open('../../../../etc/passwd').read()", json!({}))
         .await?;
     assert!(up.is_error, "no escape through ..: {up:?}");
+    assert_eq!(up.str("error_type"), "path_restriction", "{up:?}");
+    assert_eq!(up.str("error_name"), "PermissionError", "{up:?}");
+    assert_eq!(
+        up.str("error_message"),
+        "PermissionError: [Errno 63] Operation not permitted: '../../../../etc/passwd'"
+    );
+    for reply in [&escape, &up] {
+        assert!(
+            reply.str("stdout").is_empty() && !reply.str("stderr").contains("root:"),
+            "{reply:?}"
+        );
+    }
     let tmp = server
         .exec("python", "import tempfile\nwith tempfile.NamedTemporaryFile() as f:\n    f.write(b'x')\n    name = f.name\nname.startswith('/tmp/')", json!({}))
         .await?;
     assert_eq!(tmp.str("result"), "True", "a writable /tmp: {tmp:?}");
     let stdin = server.exec("python", "input()", json!({})).await?;
+    assert_eq!(stdin.str("error_type"), "runtime_error", "{stdin:?}");
     assert_eq!(stdin.str("error_name"), "EOFError", "input() fails fast");
     server.stop().await
 }

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use sandbox_tests::procfs::alive;
-use sandbox_tests::{Server, eventually, procfs};
+use sandbox_tests::{Server, eventually, procfs, rpc_error_type, statuses};
 use serde_json::json;
 
 fn limit_of(pid: u32, name: &str) -> String {
@@ -19,6 +19,21 @@ fn limit_of(pid: u32, name: &str) -> String {
         .split_whitespace()
         .next()
         .unwrap_or_default()
+        .to_owned()
+}
+
+/// What `list_runtimes` reports in `health.cgroups`, with and without a delegated subtree.
+const CGROUPS_DELEGATED: &str =
+    "cgroup v2 delegated: each worker gets its own memory.max, pids.max and cpu.max";
+const CGROUPS_UNAVAILABLE: &str = "cgroup v2 caps unavailable (no delegated cgroup v2 subtree with the memory, pids and cpu controllers); workers are limited by rlimits, fuel and deadlines";
+
+/// The cgroup v2 path of a process (the `0::` line of `/proc/<pid>/cgroup`).
+fn cgroup_of(pid: u32) -> String {
+    let cgroups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+    cgroups
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .unwrap_or_else(|| panic!("process {pid} is in no cgroup v2 hierarchy: {cgroups}"))
         .to_owned()
 }
 
@@ -116,13 +131,30 @@ async fn workers_are_jailed() -> anyhow::Result<()> {
         .await?;
     assert_eq!(alive.str("result"), "'ok'");
 
+    // The cgroup state the server reports is the one its workers are in: a worker in a cgroup
+    // of its own (`worker-<session>-<generation>`) means delegation; without it a worker stays
+    // in the server's cgroup.
     let runtimes = server.call("list_runtimes", json!({})).await?;
-    assert!(
-        runtimes.value["health"]["cgroups"]
-            .as_str()
-            .unwrap()
-            .contains("cgroup")
-    );
+    let reported = runtimes.value["health"]["cgroups"]
+        .as_str()
+        .expect("health.cgroups is a string");
+    let worker_cgroup = cgroup_of(py);
+    if worker_cgroup.ends_with("/worker-jailed-1") {
+        assert_eq!(
+            reported, CGROUPS_DELEGATED,
+            "the worker is in {worker_cgroup}"
+        );
+    } else {
+        assert_eq!(
+            worker_cgroup,
+            cgroup_of(server.pid),
+            "without delegation a worker stays in the server's cgroup"
+        );
+        assert_eq!(
+            reported, CGROUPS_UNAVAILABLE,
+            "the worker is in {worker_cgroup}"
+        );
+    }
     assert_eq!(
         runtimes.value["flavors"]["large"]["memory_bytes"],
         4u64 << 30
@@ -162,14 +194,6 @@ async fn cancel_stops_running_and_queued_executions() -> anyhow::Result<()> {
         .await,
         "a progress notification names the execution"
     );
-    let queued = {
-        let server = server.clone();
-        tokio::spawn(async move {
-            server
-                .exec("python", "n = -1", json!({ "session_id": "c" }))
-                .await
-        })
-    };
     let message = server.progress_messages()[seen].clone();
     let execution_id = message
         .split_whitespace()
@@ -177,6 +201,49 @@ async fn cancel_stops_running_and_queued_executions() -> anyhow::Result<()> {
         .expect("execution id")
         .to_owned();
     assert!(execution_id.starts_with("exec-"), "{message}");
+
+    // Two calls queue behind the loop; each is listed as queued before the next is sent.
+    let queue = |code: &'static str| {
+        let server = server.clone();
+        tokio::spawn(async move {
+            server
+                .exec("python", code, json!({ "session_id": "c" }))
+                .await
+        })
+    };
+    let doomed = queue("ran_doomed = True\nn = -1");
+    let listed = server
+        .wait_for_executions("c", Duration::from_secs(5), |l| l.len() == 2)
+        .await?;
+    assert_eq!(statuses(&listed), ["running", "queued"], "{listed:?}");
+    assert_eq!(listed[0]["execution_id"], execution_id.as_str());
+    let doomed_id = listed[1]["execution_id"].as_str().unwrap().to_owned();
+    let kept = queue("ran_kept = True");
+    let listed = server
+        .wait_for_executions("c", Duration::from_secs(5), |l| l.len() == 3)
+        .await?;
+    assert_eq!(statuses(&listed), ["running", "queued", "queued"]);
+
+    // Cancelling a queued call removes it from the queue: it never runs.
+    let cancelled = server
+        .call("cancel_execution", json!({ "execution_id": doomed_id }))
+        .await?;
+    assert!(cancelled.bool("cancelled"), "{cancelled:?}");
+    assert_eq!(cancelled.str("status"), "cancelled", "{cancelled:?}");
+    let doomed = doomed.await??;
+    assert!(doomed.is_error, "{doomed:?}");
+    assert_eq!(doomed.str("error_type"), "cancelled", "{doomed:?}");
+    assert_eq!(doomed.str("execution_id"), doomed_id);
+    assert!(
+        doomed
+            .str("error_message")
+            .starts_with("cancelled while waiting for the session's previous execution"),
+        "{doomed:?}"
+    );
+    assert_eq!(doomed.u64("fuel_consumed"), 0, "nothing ran: {doomed:?}");
+    let listed = server.executions_of("c").await?;
+    assert_eq!(statuses(&listed), ["running", "queued"], "{listed:?}");
+    assert_eq!(listed[0]["execution_id"], execution_id.as_str());
 
     let started = Instant::now();
     let cancelled = server
@@ -195,24 +262,35 @@ async fn cancel_stops_running_and_queued_executions() -> anyhow::Result<()> {
         !spin.bool("session_restarted"),
         "a cancel keeps the session"
     );
-    // The queued execution ran after the cancel.
-    assert!(!queued.await??.is_error);
-    let n = server
-        .exec("python", "n", json!({ "session_id": "c" }))
+    // The call queued behind the loop ran after the cancel; the cancelled one never did.
+    let kept = kept.await??;
+    assert!(!kept.is_error, "{kept:?}");
+    let state = server
+        .exec(
+            "python",
+            "('ran_doomed' in globals(), 'ran_kept' in globals(), n > 0)",
+            json!({ "session_id": "c" }),
+        )
         .await?;
-    assert_eq!(n.str("result"), "-1");
+    assert_eq!(state.str("result"), "(False, True, True)", "{state:?}");
 
-    let again = server
-        .call("cancel_execution", json!({ "execution_id": execution_id }))
+    for (id, outcome) in [(&execution_id, "cancelled"), (&doomed_id, "cancelled")] {
+        let again = server
+            .call("cancel_execution", json!({ "execution_id": id }))
+            .await?;
+        assert!(!again.bool("cancelled"), "{again:?}");
+        assert_eq!(again.str("status"), "already_finished");
+        assert_eq!(again.str("outcome"), outcome, "{again:?}");
+    }
+    let unknown = server
+        .call_refused("cancel_execution", json!({ "execution_id": "exec-nope" }))
         .await?;
-    assert!(!again.bool("cancelled"));
-    assert_eq!(again.str("status"), "already_finished");
-    assert!(
-        server
-            .call("cancel_execution", json!({ "execution_id": "exec-nope" }))
-            .await
-            .is_err()
+    assert_eq!(
+        rpc_error_type(&unknown),
+        Some("invalid_argument"),
+        "{unknown:?}"
     );
+    assert_eq!(unknown.data.as_ref().unwrap()["argument"], "execution_id");
 
     // Abandoning a request makes the client send notifications/cancelled: the loop stops.
     let abandoned = tokio::time::timeout(
@@ -242,34 +320,171 @@ async fn cancel_stops_running_and_queued_executions() -> anyhow::Result<()> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn cancelling_a_finished_execution_changes_nothing() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    server.forbid_own_host_paths();
+    let done = server
+        .exec("python", "x = 6 * 7\nx", json!({ "session_id": "f" }))
+        .await?;
+    assert_eq!(done.str("result"), "42");
+    let failed = server
+        .exec("python", "1 / 0", json!({ "session_id": "f" }))
+        .await?;
+    assert_eq!(failed.str("error_type"), "runtime_error");
+    for (reply, outcome) in [(&done, "completed"), (&failed, "runtime_error")] {
+        let id = reply.str("execution_id");
+        let late = server
+            .call("cancel_execution", json!({ "execution_id": id }))
+            .await?;
+        assert!(!late.is_error, "{late:?}");
+        assert!(!late.bool("cancelled"), "{late:?}");
+        assert_eq!(late.str("status"), "already_finished", "{late:?}");
+        assert_eq!(late.str("outcome"), outcome, "{late:?}");
+        assert_eq!(late.str("execution_id"), id);
+    }
+    let after = server
+        .exec("python", "x", json!({ "session_id": "f" }))
+        .await?;
+    assert_eq!(
+        after.str("result"),
+        "42",
+        "the session is untouched: {after:?}"
+    );
+    assert!(!after.bool("session_restarted"));
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_a_command_stops_it_and_its_interpreter_run() -> anyhow::Result<()> {
+    let server = std::sync::Arc::new(Server::start().await?);
+    server.forbid_own_host_paths();
+    server
+        .call(
+            "create_session",
+            json!({ "language": "python", "session_id": "cmd", "fuel_budget": 1_000_000_000_000u64 }),
+        )
+        .await?;
+    server
+        .exec(
+            "python",
+            "kept = 'yes'\nopen('spin.py', 'w').write(\"open('spinning', 'w').close()\\nn = 0\\nwhile True:\\n    n += 1\\n\")",
+            json!({ "session_id": "cmd" }),
+        )
+        .await?;
+    // `mark` is the file that proves the command reached what the cancel must stop: the shell's
+    // own `sleep`, or an interpreter run (the script writes it once it runs).
+    for (command, mark) in [
+        ("echo before > a.txt; sleep 60; echo after > b.txt", "a.txt"),
+        (
+            "echo before > a.txt; python spin.py; echo after > b.txt",
+            "spinning",
+        ),
+    ] {
+        let app = server.workspace_of("cmd").expect("workspace");
+        let _ = std::fs::remove_file(app.join(mark));
+        let call = {
+            let server = server.clone();
+            tokio::spawn(async move {
+                server
+                    .call(
+                        "execute_command",
+                        json!({ "command": command, "session_id": "cmd", "timeout": 120 }),
+                    )
+                    .await
+            })
+        };
+        let listed = server
+            .wait_for_executions("cmd", Duration::from_secs(10), |l| {
+                statuses(l) == ["running"]
+            })
+            .await?;
+        assert!(
+            eventually(Duration::from_secs(10), || app.join(mark).is_file()).await,
+            "{command}: {mark} was written"
+        );
+        let id = listed[0]["execution_id"].as_str().unwrap().to_owned();
+        let started = Instant::now();
+        let cancelled = server
+            .call("cancel_execution", json!({ "execution_id": id }))
+            .await?;
+        assert!(cancelled.bool("cancelled"), "{command}: {cancelled:?}");
+        assert_eq!(
+            cancelled.str("status"),
+            "cancelled",
+            "{command}: {cancelled:?}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{command}: {:?}",
+            started.elapsed()
+        );
+        let reply = call.await??;
+        assert!(reply.is_error, "{command}: {reply:?}");
+        assert_eq!(reply.str("error_type"), "cancelled", "{command}: {reply:?}");
+        assert_eq!(reply.u64("exit_code"), 130, "{command}: {reply:?}");
+        assert!(!reply.bool("worker_killed"), "{command}: {reply:?}");
+        assert!(
+            !app.join("b.txt").exists(),
+            "{command}: nothing after the cancelled command ran"
+        );
+    }
+    let state = server
+        .exec("python", "kept", json!({ "session_id": "cmd" }))
+        .await?;
+    assert_eq!(
+        state.str("result"),
+        "'yes'",
+        "the interpreter kept its state: {state:?}"
+    );
+    assert!(!state.bool("session_restarted"), "{state:?}");
+    std::sync::Arc::into_inner(server)
+        .expect("sole owner")
+        .stop()
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn one_session_queues_in_order_while_sessions_run_in_parallel() -> anyhow::Result<()> {
     let server = std::sync::Arc::new(Server::start().await?);
     server
         .exec(
             "python",
-            "import time\nlog = []",
+            "import os, time\nlog = []",
             json!({ "session_id": "q" }),
         )
         .await?;
     server
         .exec("python", "import time", json!({ "session_id": "p" }))
         .await?;
+    // The first call holds the session until the test opens its gate; every later call is
+    // sent only once the server lists the one before it, so the arrival order is known.
+    let gate = server.workspace_of("q").expect("workspace").join("gate");
     let mut calls = Vec::new();
     for i in 0..5 {
-        let server = server.clone();
+        let code = if i == 0 {
+            "while not os.path.exists('gate'):\n    time.sleep(0.01)\nlog.append(0)".to_owned()
+        } else {
+            format!("log.append({i})")
+        };
+        let server2 = server.clone();
         calls.push(tokio::spawn(async move {
-            server
-                .exec(
-                    "python",
-                    &format!("time.sleep(0.1)\nlog.append({i})"),
-                    json!({ "session_id": "q" }),
-                )
+            server2
+                .exec("python", &code, json!({ "session_id": "q" }))
                 .await
         }));
-        tokio::time::sleep(Duration::from_millis(15)).await;
+        let listed = server
+            .wait_for_executions("q", Duration::from_secs(10), |l| l.len() == i + 1)
+            .await?;
+        assert_eq!(statuses(&listed)[0], "running", "{listed:?}");
+        assert!(
+            statuses(&listed)[1..].iter().all(|s| *s == "queued"),
+            "{listed:?}"
+        );
     }
+    std::fs::write(&gate, "")?;
     for call in calls {
-        assert!(!call.await??.is_error);
+        let reply = call.await??;
+        assert!(!reply.is_error, "{reply:?}");
     }
     let log = server
         .exec("python", "log", json!({ "session_id": "q" }))
@@ -329,13 +544,83 @@ async fn idle_sessions_expire_with_their_files() -> anyhow::Result<()> {
     server.stop().await
 }
 
+/// A memory budget no test here comes near (1 TiB), so only the session count can refuse.
+const UNBOUNDED_MEMORY: u64 = 1 << 40;
+
 #[tokio::test(flavor = "multi_thread")]
-async fn admission_refuses_beyond_capacity_and_harms_nobody() -> anyhow::Result<()> {
+async fn the_session_limit_alone_refuses_a_session_beyond_it() -> anyhow::Result<()> {
     let server = Server::start_with_env(&[
         ("SANDBOX_MAX_SESSIONS", "2"),
+        ("SANDBOX_MEMORY_BUDGET_BYTES", &UNBOUNDED_MEMORY.to_string()),
+    ])
+    .await?;
+    server.forbid_own_host_paths();
+    server
+        .exec("python", "kept = 1", json!({ "session_id": "one" }))
+        .await?;
+    let large = server
+        .call(
+            "create_session",
+            json!({ "language": "python", "session_id": "two", "flavor": "large" }),
+        )
+        .await?;
+    assert!(
+        !large.is_error,
+        "the memory budget does not bind: {large:?}"
+    );
+    let refused = server
+        .exec("javascript", "1", json!({ "session_id": "three" }))
+        .await?;
+    assert!(refused.is_error);
+    assert_eq!(
+        refused.str("error_type"),
+        "resources_exhausted",
+        "{refused:?}"
+    );
+    assert!(refused.str("error_message").contains("destroy_session"));
+    let full = server
+        .call(
+            "create_session",
+            json!({ "language": "python", "session_id": "four", "memory_bytes": 64 << 20 }),
+        )
+        .await?;
+    assert_eq!(full.str("error_type"), "resources_exhausted", "{full:?}");
+    let usage = &full.value["usage"];
+    assert_eq!(usage["sessions"], 2, "{full:?}");
+    assert_eq!(usage["max_sessions"], 2, "{full:?}");
+    assert_eq!(usage["memory_reserved_bytes"], (1u64 << 30) + (4u64 << 30));
+    assert_eq!(usage["memory_requested_bytes"], 64 << 20);
+    assert_eq!(usage["memory_budget_bytes"], UNBOUNDED_MEMORY);
+    assert!(
+        full.str("error_message")
+            .starts_with("no capacity for a new session: 2 of 2 sessions in use"),
+        "{full:?}"
+    );
+    let kept = server
+        .exec("python", "kept", json!({ "session_id": "one" }))
+        .await?;
+    assert_eq!(kept.str("result"), "1", "running sessions are unharmed");
+    server
+        .call("destroy_session", json!({ "session_id": "two" }))
+        .await?;
+    let room = server
+        .exec("javascript", "2", json!({ "session_id": "three" }))
+        .await?;
+    assert!(!room.is_error, "capacity is back after a destroy: {room:?}");
+    assert_eq!(room.str("result"), "2");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_memory_budget_alone_refuses_what_exceeds_it() -> anyhow::Result<()> {
+    // 2.5 GiB: two small sessions (1 GiB each) fit, a medium one (2 GiB) next to one does not.
+    // The session limit (64) never binds here.
+    let server = Server::start_with_env(&[
+        ("SANDBOX_MAX_SESSIONS", "64"),
         ("SANDBOX_MEMORY_BUDGET_BYTES", &(5u64 << 29).to_string()),
     ])
     .await?;
+    server.forbid_own_host_paths();
     server
         .exec("python", "kept = 1", json!({ "session_id": "one" }))
         .await?;
@@ -350,6 +635,11 @@ async fn admission_refuses_beyond_capacity_and_harms_nobody() -> anyhow::Result<
         "1 GiB + 2 GiB exceed the 2.5 GiB budget: {medium:?}"
     );
     assert_eq!(medium.str("error_type"), "resources_exhausted");
+    let usage = &medium.value["usage"];
+    assert_eq!(usage["sessions"], 1, "{medium:?}");
+    assert_eq!(usage["max_sessions"], 64, "{medium:?}");
+    assert_eq!(usage["memory_reserved_bytes"], 1u64 << 30);
+    assert_eq!(usage["memory_requested_bytes"], 2u64 << 30);
     let created = server
         .call(
             "create_session",
@@ -360,32 +650,137 @@ async fn admission_refuses_beyond_capacity_and_harms_nobody() -> anyhow::Result<
     let refused = server
         .exec("javascript", "1", json!({ "session_id": "three" }))
         .await?;
-    assert!(refused.is_error);
     assert_eq!(
         refused.str("error_type"),
         "resources_exhausted",
-        "{refused:?}"
+        "3 GiB exceed the budget with 2 of 64 sessions: {refused:?}"
     );
-    assert!(refused.str("error_message").contains("destroy_session"));
-    let full = server
+    let small = server
         .call(
             "create_session",
-            json!({ "language": "python", "session_id": "four" }),
+            json!({ "language": "javascript", "session_id": "three", "memory_bytes": 256 << 20 }),
         )
         .await?;
-    assert_eq!(full.str("error_type"), "resources_exhausted");
-    assert_eq!(full.value["usage"]["sessions"], 2);
+    assert!(
+        !small.is_error,
+        "what fits the remaining 0.5 GiB is admitted: {small:?}"
+    );
     let kept = server
         .exec("python", "kept", json!({ "session_id": "one" }))
         .await?;
     assert_eq!(kept.str("result"), "1", "running sessions are unharmed");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reaper_leaves_a_session_with_a_running_execution_alone() -> anyhow::Result<()> {
+    // The reaper looks every second (1 s TTL for on-demand sessions); the sessions here are
+    // created with a 2 s TTL.
+    let server =
+        std::sync::Arc::new(Server::start_with_env(&[("SANDBOX_SESSION_TTL_SECS", "1")]).await?);
+    server.forbid_own_host_paths();
+    let create = |id: &'static str| {
+        server.call(
+            "create_session",
+            json!({ "language": "python", "session_id": id, "ttl_seconds": 2 }),
+        )
+    };
+    assert!(!create("busy").await?.is_error);
     server
-        .call("destroy_session", json!({ "session_id": "two" }))
+        .python("busy", "import os, time\nopen('mine.txt', 'w').write('x')")
         .await?;
-    let room = server
-        .exec("javascript", "2", json!({ "session_id": "three" }))
+    let busy_app = server.workspace_of("busy").expect("workspace");
+    let pid = procfs::worker_of_session(server.pid, "busy").expect("worker");
+    let call = {
+        let server = server.clone();
+        tokio::spawn(async move {
+            server
+                .exec(
+                    "python",
+                    "while not os.path.exists('gate'):\n    time.sleep(0.01)\n'finished'",
+                    json!({ "session_id": "busy", "timeout": 60 }),
+                )
+                .await
+        })
+    };
+    server
+        .wait_for_executions("busy", Duration::from_secs(10), |l| {
+            statuses(l) == ["running"]
+        })
         .await?;
-    assert!(!room.is_error, "capacity is back after a destroy: {room:?}");
+    // A witness with the same TTL, last used after the busy session: once it is reaped, the
+    // reaper has looked at the busy session idle past its TTL too.
+    assert!(!create("witness").await?.is_error);
+    let witness_app = server.workspace_of("witness").expect("workspace");
+    assert!(
+        eventually(Duration::from_secs(15), || !witness_app.exists()).await,
+        "the witness was reaped"
+    );
+    let witness = server
+        .exec("python", "1", json!({ "session_id": "witness" }))
+        .await?;
+    assert_eq!(witness.str("error_type"), "invalid_session", "{witness:?}");
+    assert!(
+        busy_app.join("mine.txt").is_file(),
+        "the busy session's files stay"
+    );
+    assert!(procfs::alive(pid), "the busy session's worker runs on");
+    std::fs::write(busy_app.join("gate"), "")?;
+    let reply = call.await??;
+    assert!(!reply.is_error, "{reply:?}");
+    assert_eq!(reply.str("result"), "'finished'", "{reply:?}");
+    assert!(!reply.bool("session_restarted"), "{reply:?}");
+    // Idle from now on: it expires like any other.
+    assert!(
+        eventually(Duration::from_secs(15), || !busy_app.exists()).await,
+        "reaped once idle"
+    );
+    std::sync::Arc::into_inner(server)
+        .expect("sole owner")
+        .stop()
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn capacity_comes_back_when_a_session_expires() -> anyhow::Result<()> {
+    // One session at most; the reaper looks every second (1 s TTL for on-demand sessions).
+    let server = Server::start_with_env(&[
+        ("SANDBOX_MAX_SESSIONS", "1"),
+        ("SANDBOX_SESSION_TTL_SECS", "1"),
+    ])
+    .await?;
+    server.forbid_own_host_paths();
+    let first = server
+        .call(
+            "create_session",
+            json!({ "language": "python", "session_id": "first", "ttl_seconds": 3 }),
+        )
+        .await?;
+    assert!(!first.is_error, "{first:?}");
+    let app = server.workspace_of("first").expect("workspace");
+    let full = server
+        .exec("python", "1", json!({ "session_id": "second" }))
+        .await?;
+    assert_eq!(full.str("error_type"), "resources_exhausted", "{full:?}");
+    assert!(
+        eventually(Duration::from_secs(15), || !app.exists()).await,
+        "the first session expired"
+    );
+    let health = server.call("list_runtimes", json!({})).await?;
+    assert_eq!(health.value["health"]["sessions"], 0, "{health:?}");
+    let second = server
+        .exec("python", "'room'", json!({ "session_id": "second" }))
+        .await?;
+    assert!(
+        !second.is_error,
+        "capacity is back after the expiry: {second:?}"
+    );
+    assert_eq!(second.str("result"), "'room'");
+    let late = server
+        .exec("python", "1", json!({ "session_id": "first" }))
+        .await?;
+    assert_eq!(late.str("error_type"), "invalid_session", "{late:?}");
+    assert!(late.str("error_message").contains("expired"), "{late:?}");
     server.stop().await
 }
 
@@ -396,19 +791,26 @@ async fn a_hung_worker_is_killed_and_replaced() -> anyhow::Result<()> {
         .exec("python", "x = 1", json!({ "session_id": "hang" }))
         .await?;
     let pid = procfs::worker_of_session(server.pid, "hang").expect("worker");
+    let started_file = server
+        .workspace_of("hang")
+        .expect("workspace")
+        .join("started");
     let call = {
         let server = server.clone();
         tokio::spawn(async move {
             server
                 .exec(
                     "python",
-                    "import time\ntime.sleep(5)",
+                    "import time\nopen('started', 'w').close()\ntime.sleep(5)",
                     json!({ "session_id": "hang", "timeout": 1 }),
                 )
                 .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        eventually(Duration::from_secs(5), || started_file.is_file()).await,
+        "the worker is inside the call"
+    );
     assert!(
         procfs::signal(pid, "STOP"),
         "freeze the worker: it can no longer answer"

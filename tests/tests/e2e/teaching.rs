@@ -148,9 +148,15 @@ async fn seed_scenarios_multi_turn_one_off_and_javascript_csv() -> anyhow::Resul
             json!({}),
         )
         .await?;
-    if tuple.is_error {
-        assert_teaches(&tuple);
-    }
+    assert_eq!(tuple.str("error_type"), "runtime_error", "{tuple:?}");
+    assert_eq!(tuple.str("error_name"), "TypeError", "{tuple:?}");
+    assert_teaches(&tuple);
+    assert!(
+        tuple
+            .str("guidance_summary")
+            .contains("os.readdir returns a [value, error] pair"),
+        "{tuple:?}"
+    );
     server.stop().await
 }
 
@@ -220,10 +226,13 @@ async fn auto_persist_globals_restores_after_a_forced_restart() -> anyhow::Resul
     let pid = sandbox_tests::procfs::worker_of_session(server.pid, "jkeep").expect("worker");
     assert!(sandbox_tests::procfs::signal(pid, "KILL"));
     // Died while idle: wait until the kernel has ended it (a zombie until the supervisor reaps).
-    sandbox_tests::eventually(std::time::Duration::from_secs(2), || {
-        !sandbox_tests::procfs::alive(pid)
-    })
-    .await;
+    assert!(
+        sandbox_tests::eventually(std::time::Duration::from_secs(2), || {
+            !sandbox_tests::procfs::alive(pid)
+        })
+        .await,
+        "the killed worker {pid} is gone"
+    );
     let js = server
         .exec(
             "javascript",

@@ -1,16 +1,39 @@
 //! The session tools and bad input.
 
-use sandbox_tests::{Reply, Server};
+use rmcp::model::ErrorData;
+use sandbox_tests::{Server, rpc_error_type};
 use serde_json::json;
 
-/// The message of a refused call: a JSON-RPC error, or a tool error rmcp produced while
-/// validating the arguments. Panics when the call was accepted.
-fn refusal(outcome: anyhow::Result<Reply>) -> String {
-    match outcome {
-        Err(e) => e.to_string(),
-        Ok(reply) if reply.is_error && reply.value.is_null() => reply.text,
-        Ok(reply) => panic!("must be refused, got {reply:?}"),
-    }
+/// Expects the JSON-RPC error of a bad argument: -32602, `data.error_type ==
+/// "invalid_argument"` naming `argument`, and a message containing `expect`.
+fn assert_invalid_argument(error: &ErrorData, argument: &str, expect: &str, context: &str) {
+    assert_eq!(error.code.0, -32602, "{context}: {error:?}");
+    assert_eq!(
+        rpc_error_type(error),
+        Some("invalid_argument"),
+        "{context}: {error:?}"
+    );
+    assert_eq!(
+        error.data.as_ref().map(|d| &d["argument"]),
+        Some(&json!(argument)),
+        "{context}: {error:?}"
+    );
+    assert!(error.message.contains(expect), "{context}: {error:?}");
+}
+
+/// Expects the JSON-RPC error for a session that does not exist.
+fn assert_invalid_session(error: &ErrorData, session_id: &str, context: &str) {
+    assert_eq!(error.code.0, -32602, "{context}: {error:?}");
+    assert_eq!(
+        rpc_error_type(error),
+        Some("invalid_session"),
+        "{context}: {error:?}"
+    );
+    assert_eq!(
+        error.data.as_ref().map(|d| &d["session_id"]),
+        Some(&json!(session_id)),
+        "{context}: {error:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -38,12 +61,12 @@ async fn sessions_are_created_used_and_destroyed() -> anyhow::Result<()> {
     assert_eq!(created.str("session_id"), "mine");
     assert!(created.str("created_at").ends_with('Z') && created.str("expires_at").ends_with('Z'));
     let again = server
-        .call(
+        .call_refused(
             "create_session",
             json!({ "language": "python", "session_id": "mine" }),
         )
-        .await;
-    assert!(again.unwrap_err().to_string().contains("already exists"));
+        .await?;
+    assert_invalid_argument(&again, "session_id", "already exists", "create twice");
 
     server
         .exec("python", "v = 'in mine'", json!({ "session_id": "mine" }))
@@ -62,23 +85,26 @@ async fn sessions_are_created_used_and_destroyed() -> anyhow::Result<()> {
     assert_eq!(mine.str("result"), "'in mine'");
 
     let wrong_language = server
-        .exec("javascript", "1", json!({ "session_id": "mine" }))
-        .await;
-    assert!(
-        wrong_language.is_err(),
-        "a python session does not run javascript"
+        .call_refused(
+            "execute_code",
+            json!({ "language": "javascript", "code": "1", "session_id": "mine" }),
+        )
+        .await?;
+    assert_invalid_argument(
+        &wrong_language,
+        "language",
+        "runs python, not javascript",
+        "a python session does not run javascript",
     );
 
     let destroyed = server
         .call("destroy_session", json!({ "session_id": "mine" }))
         .await?;
     assert!(destroyed.bool("destroyed"));
-    assert!(
-        server
-            .call("destroy_session", json!({ "session_id": "mine" }))
-            .await
-            .is_err()
-    );
+    let twice = server
+        .call_refused("destroy_session", json!({ "session_id": "mine" }))
+        .await?;
+    assert_invalid_session(&twice, "mine", "destroy twice");
     let recreated = server
         .exec(
             "python",
@@ -105,36 +131,62 @@ async fn sessions_are_created_used_and_destroyed() -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_arguments_are_clear_errors() -> anyhow::Result<()> {
     let server = Server::start().await?;
-    for (args, expect) in [
+    for (args, argument, expect) in [
         (
             json!({ "language": "python", "code": "1", "session_id": "../etc" }),
+            "session_id",
             "invalid session_id",
         ),
         (
             json!({ "language": "python", "code": "1", "session_id": "a b" }),
+            "session_id",
             "invalid session_id",
         ),
-        (json!({ "language": "cobol", "code": "1" }), "cobol"),
-        (json!({ "language": "python" }), "code"),
         (
             json!({ "language": "python", "code": "   " }),
+            "code",
             "must not be empty",
         ),
         (
             json!({ "language": "python", "code": "1", "timeout": -1 }),
             "timeout",
+            "timeout",
         ),
         (
             json!({ "language": "python", "code": "1", "timeout": 100000 }),
             "timeout",
+            "timeout",
         ),
     ] {
-        let err = refusal(server.call("execute_code", args.clone()).await);
-        assert!(err.contains(expect), "{args}: {err}");
+        let error = server.call_refused("execute_code", args.clone()).await?;
+        assert_invalid_argument(&error, argument, expect, &args.to_string());
+    }
+    // An unknown language and a missing `code` fail in rmcp's deserialisation; the guard turns
+    // its untyped tool error into the same -32602 invalid_argument, naming the argument.
+    for (args, argument, expect) in [
+        (
+            json!({ "language": "cobol", "code": "1" }),
+            "language",
+            "unknown variant `cobol`",
+        ),
+        (json!({ "language": "python" }), "code", "code is required"),
+        (
+            json!({ "language": "python", "code": null }),
+            "code",
+            "code is required",
+        ),
+    ] {
+        let error = server.call_refused("execute_code", args.clone()).await?;
+        assert_invalid_argument(&error, argument, expect, &args.to_string());
     }
     let huge = "x = 1\n".repeat(300_000);
-    let err = refusal(server.exec("python", &huge, json!({})).await);
-    assert!(err.contains("limit"), "{err}");
+    let error = server
+        .call_refused(
+            "execute_code",
+            json!({ "language": "python", "code": huge }),
+        )
+        .await?;
+    assert_invalid_argument(&error, "code", "limit", "code over its limit");
     let ok = server.exec("python", "'still serving'", json!({})).await?;
     assert_eq!(ok.str("result"), "'still serving'");
     server.stop().await

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use sandbox_tests::Server;
+use sandbox_tests::{Server, rpc_error_type};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -45,7 +45,9 @@ async fn execute_command_runs_a_confined_shell_over_the_session() -> anyhow::Res
     assert!(escape.is_error);
     assert_eq!(escape.str("error_type"), "path_restriction", "{escape:?}");
     let up = call("cat ../../../../etc/passwd").await?;
-    assert!(up.is_error && !up.str("stdout").contains("root:"), "{up:?}");
+    assert!(up.is_error, "{up:?}");
+    assert_eq!(up.str("error_type"), "path_restriction", "{up:?}");
+    assert_eq!(up.str("stdout"), "", "{up:?}");
 
     let unknown = call("frobnicate --now").await?;
     assert_eq!(unknown.u64("exit_code"), 127);
@@ -60,6 +62,7 @@ async fn execute_command_runs_a_confined_shell_over_the_session() -> anyhow::Res
         127,
         "a python session has no node: {node:?}"
     );
+    assert_eq!(node.str("error_type"), "command_failed", "{node:?}");
     assert!(node.str("stderr").contains("javascript session"));
 
     server
@@ -151,11 +154,14 @@ async fn workspace_info_and_reset() -> anyhow::Result<()> {
         !after.bool("session_restarted"),
         "a reset is not reported as a crash"
     );
-    assert!(
-        server
-            .call("get_workspace_info", json!({ "session_id": "nobody" }))
-            .await
-            .is_err()
+    let nobody = server
+        .call_refused("get_workspace_info", json!({ "session_id": "nobody" }))
+        .await?;
+    assert_eq!(nobody.code.0, -32602, "{nobody:?}");
+    assert_eq!(
+        rpc_error_type(&nobody),
+        Some("invalid_session"),
+        "{nobody:?}"
     );
     server.stop().await
 }
@@ -311,6 +317,13 @@ async fn shared_volume_is_read_only_unless_configured() -> anyhow::Result<()> {
         )
         .await?;
     assert!(write.is_error, "read-only by default: {write:?}");
+    // A write to a read-only mount is the guest's PermissionError (ENOTCAPABLE), classified
+    // as a runtime error.
+    assert_eq!(write.str("error_type"), "runtime_error", "{write:?}");
+    assert_eq!(
+        write.str("error_message"),
+        "PermissionError: [Errno 63] Operation not permitted: '/shared/x.txt'"
+    );
     assert!(!shared.path().join("x.txt").exists());
     server.stop().await?;
 

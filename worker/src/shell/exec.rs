@@ -12,7 +12,6 @@
 
 use std::cell::Cell;
 use std::fmt::Display;
-use std::fs::File;
 use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
@@ -24,6 +23,7 @@ use super::lexer::Word;
 use super::parser::{self, AndOr, Command, Connector, Pipeline, Redirect, RedirectKind, Script};
 use super::path::{Access, Fs, FsError, Resolved, describe};
 use super::{Interpreters, ShellLimits, ShellState};
+use crate::quota::QuotaFile;
 
 /// The most a pipe (or a `<` redirection) holds: bounds memory, and stops endless producers.
 pub(crate) const PIPE_CAP: usize = 32 << 20;
@@ -112,7 +112,8 @@ impl Sink {
 }
 
 struct OutFile {
-    w: BufWriter<File>,
+    /// Charged to the disk quota as it grows (see `path::Fs::open_write`).
+    w: BufWriter<QuotaFile>,
     guest: String,
     failed: bool,
 }

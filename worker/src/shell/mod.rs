@@ -12,6 +12,8 @@
 //!
 //! Output is capped like the interpreters' (truncation is flagged, never an error); the deadline
 //! and the cancel flag are checked between commands and inside every loop that can be long.
+//! Everything a command adds to `/app` and `/tmp` (files, directories, links, bytes) is charged
+//! to the session's disk quota first, and a refusal makes the outcome `disk_quota`.
 
 mod builtins;
 mod exec;
@@ -28,6 +30,7 @@ use std::time::Instant;
 
 use sandbox_protocol::Language;
 
+use crate::quota::{self, SharedQuota};
 use exec::{Abort, Shell};
 
 /// Exit status of a command line stopped at its deadline (as `timeout(1)`).
@@ -121,6 +124,8 @@ pub struct ShellLimits {
     pub deadline: Instant,
     /// Set by the worker to stop the command line ([`ShellError::Cancelled`]).
     pub cancel: Arc<AtomicBool>,
+    /// The session's disk quota, charged for what commands write into `/app` and `/tmp`.
+    pub quota: Option<SharedQuota>,
 }
 
 /// What went wrong with a command line as a whole (a command failing is just its exit code).
@@ -135,17 +140,21 @@ pub enum ShellError {
     /// The first path refused by confinement, in guest form.
     #[error("path_restriction: {0} is outside the sandbox's mounts or not writable")]
     PathRestriction(String),
+    /// A write the disk quota refused: the refusal, with the quota's numbers.
+    #[error("{0}")]
+    DiskQuota(String),
 }
 
 impl ShellError {
     /// A stable name for the error, for structured results (`syntax_error`, `timeout`,
-    /// `cancelled`, `path_restriction`).
+    /// `cancelled`, `path_restriction`, `disk_quota`).
     pub fn kind(&self) -> &'static str {
         match self {
             ShellError::Syntax(_) => "syntax_error",
             ShellError::Timeout => "timeout",
             ShellError::Cancelled => "cancelled",
             ShellError::PathRestriction(_) => "path_restriction",
+            ShellError::DiskQuota(_) => "disk_quota",
         }
     }
 }
@@ -159,8 +168,9 @@ pub struct ShellOutcome {
     pub stderr_truncated: bool,
     /// The last command's status, like bash (124 on timeout, 130 on cancel, 2 on syntax errors).
     pub exit_code: i32,
-    /// Syntax error, timeout or cancel; otherwise the first confinement refusal, if any (the
-    /// script went on after it, like after any failing command).
+    /// Syntax error, timeout or cancel; otherwise the first confinement refusal, if any, else
+    /// the last disk quota refusal (the script went on after it, like after any failing
+    /// command).
     pub error: Option<ShellError>,
 }
 
@@ -189,7 +199,11 @@ pub fn execute(
             };
         }
     };
-    let mut shell = Shell::new(path::Fs::new(fs), state, interpreters, limits);
+    // Refusals of this call, including those of interpreter runs it makes, are the ones after
+    // this mark.
+    let quota_mark = limits.quota.as_ref().map(|q| quota::lock(q).refusals());
+    let fs = path::Fs::new(fs).with_quota(limits.quota.clone());
+    let mut shell = Shell::new(fs, state, interpreters, limits);
     // A panic in a built-in must not take the worker (and the session's interpreter) down with
     // it. The shell's state is plain data, so what a half-run command left behind is consistent
     // enough to report and go on.
@@ -197,10 +211,22 @@ pub fn execute(
         shell.check().and_then(|()| shell.run_script(&parsed))
     }));
     let (exit_code, error) = match run {
-        Ok(Ok(code) | Err(Abort::Exit(code))) => (
-            code,
-            shell.restriction.take().map(ShellError::PathRestriction),
-        ),
+        Ok(Ok(code) | Err(Abort::Exit(code))) => {
+            let refused = limits.quota.as_ref().zip(quota_mark).and_then(|(q, mark)| {
+                let q = quota::lock(q);
+                q.refusal_since(mark)
+                    .map(|r| ShellError::DiskQuota(r.to_string()))
+            });
+            // A command line whose writes were refused failed, even when the command that
+            // wrote (a producer cut short) did not say so.
+            let code = if refused.is_some() && code == 0 {
+                1
+            } else {
+                code
+            };
+            let restricted = shell.restriction.take().map(ShellError::PathRestriction);
+            (code, restricted.or(refused))
+        }
         Ok(Err(Abort::Timeout)) => {
             shell.io.write(
                 exec::Target::Stderr,
@@ -358,6 +384,7 @@ pub(crate) mod tests {
                 stderr_cap: 1 << 20,
                 deadline: Instant::now() + Duration::from_secs(20),
                 cancel: Arc::new(AtomicBool::new(false)),
+                quota: None,
             }
         }
 

@@ -435,4 +435,33 @@ mod tests {
         assert!(parse("a ;; b").is_err());
         assert!(parse("; a").is_err());
     }
+
+    /// Fuzz target: any command line a client sends is tokenized and parsed to a script or an
+    /// error message, never a panic or a runaway recursion (the shell runs inside the worker,
+    /// so a crash there would cost the session its interpreter).
+    #[test]
+    fn fuzz_shell_parser() {
+        let seconds = std::env::var("SANDBOX_FUZZ_SECONDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(5);
+        // Shell syntax is mostly ASCII punctuation: build inputs from it as often as from
+        // arbitrary text, so quotes, operators and nesting get exercised.
+        const ALPHABET: &[u8] = b" \t\n|&;<>()$`'\"\\*?[]{}=#~!-abcdefxyz0189./";
+        bolero::check!()
+            .with_type::<(bool, Vec<u8>)>()
+            .with_test_time(std::time::Duration::from_secs(seconds))
+            .for_each(|(mapped, bytes)| {
+                let text = if *mapped {
+                    bytes
+                        .iter()
+                        .map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char)
+                        .collect()
+                } else {
+                    String::from_utf8_lossy(bytes).into_owned()
+                };
+                let _ = crate::shell::lexer::tokenize(&text);
+                let _ = parse(&text);
+            });
+    }
 }

@@ -27,6 +27,12 @@
 //! devices without blocking on them; writes open non-blocking and check the type on the
 //! descriptor. Recursive removal is `Root::remove_tree`, which never follows a link.
 //!
+//! Growth of `/app` and `/tmp` is charged to the session's disk quota here, before it happens:
+//! a created file, directory or link is an entry, and what is written through the [`QuotaFile`]
+//! that [`Fs::open_write`] returns is charged as the file grows. A refusal is an I/O error whose
+//! text is the refusal (`disk_quota: ...`). A rename from an uncharged mount into a charged one
+//! is `EXDEV`, so `mv` copies, and the copy is charged.
+//!
 //! Host paths never leave this module in messages: errors carry guest paths or the `strerror`
 //! text only. `/` and any directory above a mount point are virtual read-only directories whose
 //! entries are the mounts, so `ls /` and `cd /` work.
@@ -43,6 +49,7 @@ use rustix::fs::OFlags;
 use sandbox_protocol::confined::{self, ConfinedError, EntryKind, Follow, Root};
 
 use super::FsView;
+use crate::quota::{self, Amount, QuotaFile, SharedQuota};
 
 /// Whether an operation only looks or also changes something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +111,7 @@ pub(crate) mod errnos {
     pub const ENOENT: i32 = 2;
     pub const EBUSY: i32 = 16;
     pub const EEXIST: i32 = 17;
+    pub const EXDEV: i32 = 18;
     pub const ENOTDIR: i32 = 20;
     pub const EISDIR: i32 = 21;
     pub const EINVAL: i32 = 22;
@@ -299,12 +307,16 @@ struct Mount {
     /// opened.
     host_names: Vec<PathBuf>,
     writable: bool,
+    /// What is added here counts against the session's disk quota (`/app`, `/tmp`).
+    charged: bool,
 }
 
 /// The mounts of a session, each with its root handle.
 pub(crate) struct Fs {
     /// Longest guest path first, so the first match is the longest prefix.
     mounts: Vec<Mount>,
+    /// The session's disk quota, for the charged mounts.
+    quota: Option<SharedQuota>,
 }
 
 /// The descriptor flags of every open for writing: a FIFO must not block the shell, and a
@@ -344,11 +356,56 @@ impl Fs {
                     root,
                     host_names,
                     writable: m.writable,
+                    charged: false,
                 }
             })
             .collect();
         mounts.sort_by_key(|m| std::cmp::Reverse(m.guest.len()));
-        Self { mounts }
+        Self {
+            mounts,
+            quota: None,
+        }
+    }
+
+    /// Charges growth of the mounts `quota` covers to it.
+    pub(crate) fn with_quota(mut self, quota: Option<SharedQuota>) -> Self {
+        if let Some(q) = &quota {
+            let q = quota::lock(q);
+            for m in &mut self.mounts {
+                m.charged = m.writable && q.covers(&m.guest);
+            }
+        }
+        self.quota = quota;
+        self
+    }
+
+    /// The quota that growth at `r` is charged to, if any.
+    fn quota_of(&self, r: &Resolved) -> Option<&SharedQuota> {
+        let index = match &r.place {
+            Place::Virtual => return None,
+            Place::MountRoot(index) | Place::Beneath { mount: index, .. } => *index,
+        };
+        self.mounts
+            .get(index)
+            .filter(|m| m.charged)
+            .and(self.quota.as_ref())
+    }
+
+    /// Charges `growth` at `r`: refused with the quota's own message.
+    fn charge(&self, r: &Resolved, growth: Amount) -> Result<(), FsError> {
+        match self.quota_of(r) {
+            Some(q) => quota::lock(q)
+                .charge(growth, || None)
+                .map_err(|refusal| FsError::Io(refusal.into())),
+            None => Ok(()),
+        }
+    }
+
+    /// Gives back a charge whose growth did not happen, or space certainly freed.
+    fn release(&self, r: &Resolved, amount: Amount) {
+        if let Some(q) = self.quota_of(r) {
+            quota::lock(q).release(amount);
+        }
     }
 
     /// The guest mount points, sorted, for messages.
@@ -558,23 +615,59 @@ impl Fs {
     }
 
     /// Opens (creating) a regular file for writing, truncated unless `append`. Directories give
-    /// `EISDIR`; FIFOs, sockets and devices are refused, and the open cannot block on them.
+    /// `EISDIR`; FIFOs, sockets and devices are refused, and the open cannot block on them. What
+    /// is written through the returned file is charged to the disk quota as the file grows.
     ///
     /// # Errors
-    /// When the target is a directory, virtual, not a regular file, or cannot be opened.
-    pub(crate) fn open_write(&self, r: &Resolved, append: bool) -> Result<File, FsError> {
+    /// When the target is a directory, virtual, not a regular file, or cannot be opened, or the
+    /// disk quota has no room for a new file.
+    pub(crate) fn open_write(&self, r: &Resolved, append: bool) -> Result<QuotaFile, FsError> {
         let (root, rel) = self.locate(r)?;
         if r.mount_root {
             return Err(errno(errnos::EISDIR));
         }
         // The usual messages for what is there already...
-        if let Ok(m) = self.lstat(r) {
+        let existing = self.lstat(r).ok();
+        if let Some(m) = &existing {
             match m.kind {
                 Kind::File => {}
                 Kind::Dir => return Err(errno(errnos::EISDIR)),
                 _ => return Err(not_regular()),
             }
         }
+        // A new file is a new entry.
+        let created = if existing.is_none() {
+            Amount::entries(1)
+        } else {
+            Amount::ZERO
+        };
+        self.charge(r, created)?;
+        let opened = self.open_for_writing(root, rel, r, append);
+        let file = match opened {
+            Ok(file) => file,
+            Err(e) => {
+                self.release(r, created);
+                return Err(e);
+            }
+        };
+        let size = if append {
+            file.metadata().map_err(FsError::Io)?.len()
+        } else {
+            // Truncated: its bytes are freed.
+            self.release(r, Amount::bytes(existing.map_or(0, |m| m.len)));
+            0
+        };
+        Ok(QuotaFile::new(file, self.quota_of(r).cloned(), size, size))
+    }
+
+    /// The open of [`Fs::open_write`], with the checks on the descriptor.
+    fn open_for_writing(
+        &self,
+        root: &Root,
+        rel: &Path,
+        r: &Resolved,
+        append: bool,
+    ) -> Result<File, FsError> {
         let mut options = OpenOptions::new();
         options.write(true).create(true).custom_flags(nonblocking());
         if append {
@@ -685,11 +778,25 @@ impl Fs {
                 Err(errno(errnos::EEXIST))
             };
         }
+        // Every directory it makes is an entry: all of `mkdir -p a/b/c` fits, or none is made.
+        let missing = if parents && self.quota_of(r).is_some() {
+            rel.ancestors()
+                .filter(|p| !p.as_os_str().is_empty())
+                .take_while(|p| root.dir().metadata(p).is_err())
+                .count() as u64
+        } else {
+            1
+        };
+        self.charge(r, Amount::entries(missing))?;
         let made = if parents {
             root.dir().create_dir_all(rel)
         } else {
             root.dir().create_dir(rel)
         };
+        // A failed `-p` may have made some of them: keep that charge (a count corrects it).
+        if made.is_err() && !parents {
+            self.release(r, Amount::entries(missing));
+        }
         made.map_err(|e| r.io_error(e))
     }
 
@@ -752,6 +859,11 @@ impl Fs {
         if from.mount_root || to.mount_root {
             return Err(errno(errnos::EBUSY));
         }
+        if from.writable && self.quota_of(to).is_some() && self.quota_of(from).is_none() {
+            // From the shared volume it would enter the quota unseen: `mv` copies instead, and
+            // the copy is charged.
+            return Err(errno(errnos::EXDEV));
+        }
         from_root
             .dir()
             .rename(from_rel, to_root.dir(), to_rel)
@@ -789,9 +901,15 @@ impl Fs {
         if at.mount_root {
             return Err(errno(errnos::EEXIST));
         }
-        root.dir()
-            .symlink_contents(target, rel)
-            .map_err(|e| at.io_error(e))
+        let growth = Amount {
+            bytes: target.as_os_str().len() as u64,
+            entries: 1,
+        };
+        self.charge(at, growth)?;
+        root.dir().symlink_contents(target, rel).map_err(|e| {
+            self.release(at, growth);
+            at.io_error(e)
+        })
     }
 
     /// Sets the permission bits (a symlink is followed beneath the root).

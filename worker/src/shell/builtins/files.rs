@@ -540,6 +540,12 @@ fn copy_file(
         Ok(f) => f,
         Err(e) => return Ok(Err(e)),
     };
+    // The whole size up front: a copy that does not fit the disk quota writes nothing.
+    if let Ok(m) = input.get_ref().metadata()
+        && let Err(e) = output.reserve(m.len())
+    {
+        return Ok(Err(FsError::Io(e)));
+    }
     loop {
         ctx.check()?;
         let chunk = match input.fill_buf() {
