@@ -33,13 +33,45 @@ SYSROOT=$(rustc --print sysroot) || die "rustc not found (install Rust via rustu
 [[ -d "$SYSROOT/lib/rustlib/$TARGET" ]] ||
   die "Rust target $TARGET not installed: rustup target add $TARGET"
 
+CARGO_HOME_DIR=${CARGO_HOME:-$HOME/.cargo}
+
+# --- QuickJS with our patches -------------------------------------------------
+# rquickjs-sys vendors QuickJS-NG's C source. js-guest/patches/*.patch change
+# it (REPL semantics for top-level let/const/class, see the patch), so the
+# build uses a patched copy of the pinned crate: js-guest/Cargo.toml points
+# [patch.crates-io] at target/patched/rquickjs-sys. The .crate comes from the
+# cargo cache or crates.io and must match the checksum Cargo.lock pins.
+QJS_SYS=rquickjs-sys-0.14.0
+QJS_SYS_SHA256=cee271d0eeba64f0915b846cb7ae02e16faf3dfdffdca91731101d9d30fe3423
+PATCHED="$CRATE/target/patched/rquickjs-sys"
+stamp=$(cat "$CRATE"/patches/*.patch | sha256sum | cut -d' ' -f1)
+if [[ "$(cat "$PATCHED/.sandbox-patches" 2>/dev/null)" != "$stamp" ]]; then
+  command -v patch >/dev/null || die "patch not found: apt-get install -y patch"
+  crate_file=$(ls "$CARGO_HOME_DIR"/registry/cache/*/"$QJS_SYS.crate" 2>/dev/null | head -n1 || true)
+  if [[ -z "$crate_file" ]]; then
+    crate_file="$CRATE/target/$QJS_SYS.crate"
+    curl -fsSL --retry 3 -o "$crate_file" \
+      "https://static.crates.io/crates/rquickjs-sys/0.14.0/download" ||
+      die "cannot download $QJS_SYS from crates.io"
+  fi
+  echo "$QJS_SYS_SHA256  $crate_file" | sha256sum -c --quiet - ||
+    die "$crate_file does not match the pinned checksum"
+  rm -rf -- "$PATCHED" "$PATCHED.tmp"
+  mkdir -p -- "$PATCHED.tmp"
+  tar -xzf "$crate_file" -C "$PATCHED.tmp" --strip-components=1
+  for p in "$CRATE"/patches/*.patch; do
+    patch -s -p1 -d "$PATCHED.tmp" < "$p" || die "patch $p does not apply"
+  done
+  echo "$stamp" > "$PATCHED.tmp/.sandbox-patches"
+  mv -- "$PATCHED.tmp" "$PATCHED"
+fi
+
 # --- build -------------------------------------------------------------------
 # rquickjs-sys would otherwise download wasi-sdk; we use Debian's clang and
 # wasi-libc instead.
 export RQUICKJS_SYS_NO_WASI_SDK=1
 export CC_wasm32_wasip1=clang-19
 export AR_wasm32_wasip1=llvm-ar-19
-CARGO_HOME_DIR=${CARGO_HOME:-$HOME/.cargo}
 # Reproducible output: no absolute build paths in the C objects (QuickJS is
 # compiled from a copy under target/) or in Rust panic locations.
 export CFLAGS_wasm32_wasip1="-isystem $WASI_INCLUDE -ffile-prefix-map=$CRATE=. -ffile-prefix-map=$CARGO_HOME_DIR=/cargo"

@@ -39,15 +39,20 @@ const REMOVE_BATCH: usize = 65_536;
 /// (something still writing into it) before giving up.
 const REMOVE_RETRIES: usize = 8;
 
-/// The file types a session can hold, as far as host-side code cares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The file types a session can hold, as far as host-side code cares. Listings show them as
+/// `file`, `dir`, `symlink`, `fifo`, `socket` or `device`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
 pub enum EntryKind {
     File,
     Dir,
     Symlink,
     Fifo,
     Socket,
+    #[serde(rename = "device")]
     CharDevice,
+    #[serde(rename = "device")]
     BlockDevice,
 }
 

@@ -6,19 +6,29 @@
 //! touches the codec, and [`error`] what can go wrong on the wire. [`confined`] is the only way
 //! host-side code opens, lists, moves or deletes anything in a session's directories. [`jail`]
 //! names the layers of the jail around a worker and what a worker reports it applied.
+//!
+//! The facts both sides must agree on are stated here once: [`outcome`] names every error
+//! class, [`flavor`] the session sizes, [`runtime`] the languages, interpreter files, mounts,
+//! cached modules and worker exit statuses.
 
 pub mod confined;
 pub mod error;
+pub mod flavor;
 pub mod frame;
 pub mod jail;
 pub mod message;
+pub mod outcome;
+pub mod runtime;
 
 pub use error::FrameError;
+pub use flavor::{FLAVORS, Flavor, FlavorSpec};
 pub use frame::{
     MAX_FRAME_LEN, read_frame, read_frame_blocking, write_frame, write_frame_blocking,
 };
 pub use jail::{JailReport, Layer, LayerSet, LayerState};
 pub use message::*;
+pub use outcome::ErrorType;
+pub use runtime::{CachedModule, Language, ModuleManifest, Mount, WorkerExit};
 
 /// Bumped whenever a message changes shape; the worker refuses a supervisor that speaks another.
 pub const PROTOCOL_VERSION: u32 = 3;

@@ -3,28 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The interpreters a worker can host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Language {
-    Python,
-    JavaScript,
-}
-
-impl Language {
-    /// The name clients use for it (`"python"`, `"javascript"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Language::Python => "python",
-            Language::JavaScript => "javascript",
-        }
-    }
-}
-
-impl std::fmt::Display for Language {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::runtime::Language;
 
 /// Supervisor → worker.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -185,8 +164,10 @@ pub struct Restart {
     pub state: StateAfterRestart,
 }
 
-/// What survived a restart.
+/// What survived a restart (clients see `"rolled_back"` or `"lost"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum StateAfterRestart {
     /// Variables and functions from before this execution are back (JavaScript rollback).
     RolledBack,

@@ -137,6 +137,86 @@ def _sandbox_main():
         status("ok", result=json.dumps({"variables": variables, "modules": sorted(modules),
                                         "imported": imported}))
 
+    # asyncio: WASI has no socketpair, so the stock event loop cannot even be created. The
+    # session gets a loop that only ever waits for time (sleeps, timers, tasks, futures), and
+    # asyncio.run() / new_event_loop() make that loop too. asyncio is heavy to import, so this is
+    # set up when the user first imports it (or a cell awaits at top level), never before.
+    def sandbox_loop_policy(asyncio):
+        import time
+
+        class WaitOnlyForTime:
+            # The loop's "selector": nothing to poll, only time to let pass.
+            def select(self, timeout):
+                if timeout is None:
+                    raise RuntimeError(
+                        "the event loop would wait forever: every task is waiting and nothing "
+                        "is scheduled (the sandbox has no network, sockets or subprocesses)")
+                if timeout > 0:
+                    time.sleep(timeout)
+                return []
+
+            def close(self):
+                pass
+
+        class SandboxEventLoop(asyncio.BaseEventLoop):
+            def __init__(self):
+                super().__init__()
+                self._selector = WaitOnlyForTime()
+
+            def _process_events(self, event_list):
+                pass
+
+            def _write_to_self(self):
+                pass
+
+        class SandboxPolicy(asyncio.events.BaseDefaultEventLoopPolicy):
+            _loop_factory = SandboxEventLoop
+
+        asyncio.set_event_loop_policy(SandboxPolicy())
+
+    class AsyncioHook:
+        # A meta path finder that only wraps asyncio's loader: the policy goes in as soon as
+        # the module has run, before the user's next line can call asyncio.run().
+        def find_spec(self, name, path=None, target=None):
+            if name != "asyncio":
+                return None
+            sys.meta_path.remove(self)
+            from importlib.machinery import PathFinder
+            spec = PathFinder.find_spec(name, path)
+            if spec is None or spec.loader is None:
+                return spec
+            inner = spec.loader
+
+            class Loader:
+                def create_module(self, spec):
+                    return inner.create_module(spec)
+
+                def exec_module(self, module):
+                    inner.exec_module(module)
+                    sandbox_loop_policy(module)
+
+            spec.loader = Loader()
+            return spec
+
+    sys.meta_path.insert(0, AsyncioHook())
+    top_level_await = getattr(_ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0x2000)
+    co_coroutine = 0x80
+    session_loop = {}
+
+    def evaluate(code):
+        # A cell compiled with top-level await is a coroutine: run it on the session's loop,
+        # which persists between cells like IPython's (tasks a cell started keep running in
+        # the next cell's awaits).
+        value = eval(code, user)
+        if not code.co_flags & co_coroutine:
+            return value
+        import asyncio
+        loop = session_loop.get("loop")
+        if loop is None or loop.is_closed():
+            loop = session_loop["loop"] = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        return loop.run_until_complete(value)
+
     def run(cell, src, argv, stdin):
         # A shell `python FILE ARGS` runs under the file's name, with its argv and piped stdin.
         filename = argv[0] if argv else "<cell %d>" % cell
@@ -153,16 +233,17 @@ def _sandbox_main():
 
     def execute(filename, src):
         try:
-            tree = compile(src, filename, "exec", _ast.PyCF_ONLY_AST)
+            tree = compile(src, filename, "exec", _ast.PyCF_ONLY_AST | top_level_await)
             tail = None
             if tree.body and isinstance(tree.body[-1], _ast.Expr):
-                tail = compile(_ast.Expression(tree.body.pop().value), filename, "eval")
-            body = compile(tree, filename, "exec")
+                tail = compile(_ast.Expression(tree.body.pop().value), filename, "eval",
+                               top_level_await)
+            body = compile(tree, filename, "exec", top_level_await)
         except BaseException as error:
             return fail(error, None)
         try:
-            exec(body, user)
-            value = None if tail is None else eval(tail, user)
+            evaluate(body)
+            value = None if tail is None else evaluate(tail)
             result = None if value is None else repr(value)
         except SystemExit as error:
             code = error.code
@@ -173,9 +254,19 @@ def _sandbox_main():
                 code = 1
             return status("exit", "SystemExit", str(code))
         except BaseException as error:
-            tb = error.__traceback__
-            return fail(error, tb.tb_next if tb is not None else None)
+            return fail(error, user_traceback(error.__traceback__))
         status("ok", result=result)
+
+    def user_traceback(tb):
+        # The driver's frames and the event loop's above the user's first frame are noise.
+        first = tb
+        while first is not None and first.tb_frame.f_code.co_filename not in sources:
+            first = first.tb_next
+        if first is not None:
+            return first
+        while tb is not None and tb.tb_frame.f_code.co_filename == "<string>":
+            tb = tb.tb_next
+        return tb
 
     status("ready", "", sys.version.split()[0])
     while True:

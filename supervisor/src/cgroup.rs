@@ -1,6 +1,8 @@
 //! Optional cgroup v2 caps for workers: `memory.max`, `pids.max` and `cpu.max` per worker when
 //! the supervisor runs in a delegated cgroup v2 subtree (e.g. a systemd unit with
 //! `Delegate=yes`). Detected once at start-up; without it the rlimits of `jail.rs` stand alone.
+//! A worker's cgroup is planned first ([`CgroupPlan`], part of the worker's spawn plan), then
+//! created ([`WorkerCgroup::create`]).
 //!
 //! Layout, following youki's v2 manager: the supervisor's own cgroup `S` gets a leaf `S/server`
 //! that the supervisor moves into (cgroup v2 forbids processes in a cgroup that enables
@@ -123,6 +125,32 @@ fn enable_controllers(root: &Path) -> io::Result<()> {
     fs::write(root.join("cgroup.subtree_control"), enable.join(" "))
 }
 
+/// Where one worker's cgroup goes and what it caps, decided before anything is created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupPlan {
+    /// `<delegated root>/worker-<session>-<generation>`.
+    pub dir: PathBuf,
+    /// `memory.max`: the same budget as the worker's RLIMIT_DATA.
+    pub memory_max: u64,
+    /// `pids.max`.
+    pub pids_max: u32,
+    /// `cpu.max` quota per [`CPU_PERIOD_US`]: the session's CPU share.
+    pub cpu_quota_us: u64,
+}
+
+impl CgroupPlan {
+    /// The cgroup `name` under `root` for a worker of a session with `limits`, whose process
+    /// may use `data_bytes` of memory.
+    pub fn for_worker(root: &Path, name: &str, limits: &SessionLimits, data_bytes: u64) -> Self {
+        Self {
+            dir: root.join(name),
+            memory_max: data_bytes,
+            pids_max: MAX_TASKS,
+            cpu_quota_us: CPU_PERIOD_US * u64::from(limits.cpus.max(1)),
+        }
+    }
+}
+
 /// One worker's cgroup.
 #[derive(Debug)]
 pub struct WorkerCgroup {
@@ -134,21 +162,16 @@ impl WorkerCgroup {
     ///
     /// # Errors
     /// When the cgroup cannot be created or configured.
-    pub fn create(
-        root: &Path,
-        name: &str,
-        limits: &SessionLimits,
-        data_bytes: u64,
-    ) -> io::Result<Self> {
-        let dir = root.join(name);
-        fs::create_dir_all(&dir)?;
-        let cgroup = Self { dir };
-        fs::write(cgroup.dir.join("memory.max"), data_bytes.to_string())?;
-        fs::write(cgroup.dir.join("pids.max"), MAX_TASKS.to_string())?;
-        let quota = CPU_PERIOD_US * u64::from(limits.cpus.max(1));
+    pub fn create(plan: &CgroupPlan) -> io::Result<Self> {
+        fs::create_dir_all(&plan.dir)?;
+        let cgroup = Self {
+            dir: plan.dir.clone(),
+        };
+        fs::write(cgroup.dir.join("memory.max"), plan.memory_max.to_string())?;
+        fs::write(cgroup.dir.join("pids.max"), plan.pids_max.to_string())?;
         fs::write(
             cgroup.dir.join("cpu.max"),
-            format!("{quota} {CPU_PERIOD_US}"),
+            format!("{} {CPU_PERIOD_US}", plan.cpu_quota_us),
         )?;
         Ok(cgroup)
     }
@@ -176,6 +199,17 @@ impl WorkerCgroup {
 mod tests {
     use super::*;
     use crate::config::Flavor;
+
+    #[test]
+    fn a_workers_cgroup_is_planned_from_its_session() {
+        let large = SessionLimits::from(Flavor::Large);
+        let plan = CgroupPlan::for_worker(Path::new("/cg/svc"), "worker-s.k-2", &large, 9 << 30);
+        assert_eq!(plan.dir, Path::new("/cg/svc/worker-s.k-2"));
+        assert_eq!(
+            (plan.memory_max, plan.pids_max, plan.cpu_quota_us),
+            (9 << 30, 64, 400_000)
+        );
+    }
 
     #[test]
     fn v1_or_hybrid_machines_are_reported_unavailable() {
@@ -226,8 +260,9 @@ mod tests {
             std::process::id().to_string()
         );
 
-        let limits = Flavor::Medium.limits();
-        let worker = WorkerCgroup::create(&delegated, "worker-s-1", &limits, 3 << 30).unwrap();
+        let limits = SessionLimits::from(Flavor::Medium);
+        let plan = CgroupPlan::for_worker(&delegated, "worker-s-1", &limits, 3 << 30);
+        let worker = WorkerCgroup::create(&plan).unwrap();
         let dir = delegated.join("worker-s-1");
         assert_eq!(
             fs::read_to_string(dir.join("memory.max")).unwrap(),

@@ -24,10 +24,12 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use sandbox_protocol::ErrorType;
 use serde_json::{Value, json};
 
 use crate::redact::Redactor;
 use crate::server::SandboxServer;
+use crate::tools::args::invalid_argument;
 
 tokio::task_local! {
     /// The request a task is handling, for the panic hook's log line.
@@ -93,7 +95,8 @@ impl<S: ServerHandler> Guarded<S> {
         if error.code == ErrorCode::INVALID_PARAMS {
             let data = error.data.get_or_insert_with(|| json!({}));
             if let Some(map) = data.as_object_mut() {
-                map.entry("error_type").or_insert(json!("invalid_argument"));
+                map.entry("error_type")
+                    .or_insert(json!(ErrorType::InvalidArgument));
             }
         }
         if let Some(data) = error.data.as_mut() {
@@ -128,10 +131,7 @@ pub fn check_arguments(schema: &JsonObject, arguments: &JsonObject) -> Result<()
     let required = schema.get("required").and_then(Value::as_array);
     for name in required.into_iter().flatten().filter_map(Value::as_str) {
         if arguments.get(name).is_none_or(Value::is_null) {
-            return Err(crate::server::invalid_argument(
-                name,
-                format!("{name} is required"),
-            ));
+            return Err(invalid_argument(name, format!("{name} is required")));
         }
     }
     for (name, value) in arguments {
@@ -143,12 +143,15 @@ pub fn check_arguments(schema: &JsonObject, arguments: &JsonObject) -> Result<()
             Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
             _ => continue,
         };
-        if value.is_null() && types.contains(&"null") {
+        // An explicit null for an optional argument means "not given" (the schemas list no
+        // `null` type, see tools::schema, but models send it anyway).
+        let is_required = required.is_some_and(|r| r.iter().any(|n| n == name.as_str()));
+        if value.is_null() && (types.contains(&"null") || !is_required) {
             continue;
         }
         let bound = |key: &str| property.get(key).and_then(Value::as_f64);
         let (minimum, maximum) = (bound("minimum"), bound("maximum"));
-        let shown = super::packages::names::quote(&value.to_string());
+        let shown = crate::packages::names::quote(&value.to_string());
         let range = match (minimum, maximum) {
             (Some(lo), Some(hi)) => format!(" from {lo} to {hi}"),
             (Some(lo), None) => format!(" of at least {lo}"),
@@ -171,7 +174,7 @@ pub fn check_arguments(schema: &JsonObject, arguments: &JsonObject) -> Result<()
                 _ => true,
             };
             if !ok {
-                return Err(crate::server::invalid_argument(
+                return Err(invalid_argument(
                     name,
                     format!("{name} must be a {}, got {shown}", types.join(" or ")),
                 ));
@@ -186,7 +189,7 @@ pub fn check_arguments(schema: &JsonObject, arguments: &JsonObject) -> Result<()
         let in_range = fits
             .is_some_and(|v| minimum.is_none_or(|lo| v >= lo) && maximum.is_none_or(|hi| v <= hi));
         if !in_range {
-            return Err(crate::server::invalid_argument(
+            return Err(invalid_argument(
                 name,
                 format!("{name} must be {kind}{range}, got {shown}"),
             ));
@@ -226,8 +229,8 @@ fn undecodable_arguments(result: &CallToolResult, arguments: &JsonObject) -> Opt
     Some(McpError::invalid_params(
         message,
         Some(match argument {
-            Some(name) => json!({ "error_type": "invalid_argument", "argument": name }),
-            None => json!({ "error_type": "invalid_argument" }),
+            Some(name) => json!({ "error_type": ErrorType::InvalidArgument, "argument": name }),
+            None => json!({ "error_type": ErrorType::InvalidArgument }),
         }),
     ))
 }
@@ -238,7 +241,7 @@ fn panicked(id: &RequestId) -> McpError {
         format!(
             "system_error: the server failed while handling request {id}; the failure was logged and the server keeps running: retry, or call another tool"
         ),
-        Some(json!({ "error_type": "system_error", "request_id": id })),
+        Some(json!({ "error_type": ErrorType::SystemError, "request_id": id })),
     )
 }
 

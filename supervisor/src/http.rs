@@ -12,6 +12,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -70,25 +71,26 @@ enum Access {
 }
 
 impl Tokens {
-    /// Reads `SANDBOX_HTTP_TOKEN` and `SANDBOX_HTTP_TOKENS_FILE`.
+    /// The `shared` token (`SANDBOX_HTTP_TOKEN`) and the principals of the tokens `file`
+    /// (`SANDBOX_HTTP_TOKENS_FILE`), if any.
     ///
     /// # Errors
     /// When the file cannot be read or a line is malformed.
-    pub fn from_env() -> Result<Self, HttpError> {
-        let shared = std::env::var("SANDBOX_HTTP_TOKEN")
-            .ok()
-            .filter(|t| !t.is_empty());
-        let named = match std::env::var_os("SANDBOX_HTTP_TOKENS_FILE").filter(|v| !v.is_empty()) {
+    pub fn load(shared: Option<String>, file: Option<&Path>) -> Result<Self, HttpError> {
+        let named = match file {
             Some(path) => {
                 let text =
-                    std::fs::read_to_string(&path).map_err(|source| HttpError::TokensFile {
+                    std::fs::read_to_string(path).map_err(|source| HttpError::TokensFile {
                         reason: source.to_string(),
                     })?;
                 parse_tokens(&text)?
             }
             None => Vec::new(),
         };
-        Ok(Self { shared, named })
+        Ok(Self {
+            shared: shared.filter(|t| !t.is_empty()),
+            named,
+        })
     }
 
     /// Whether any token is configured.
@@ -309,6 +311,26 @@ mod tests {
         assert_eq!(
             authenticate(&request(Some("Bearer s3cret")), &shared),
             Access::Anonymous
+        );
+    }
+
+    #[test]
+    fn tokens_are_loaded_from_the_settings() {
+        let none = Tokens::load(None, None).unwrap();
+        assert!(!none.any());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("tokens");
+        std::fs::write(&file, "alice:aaaaaaaaaaaaaaaa1\n").unwrap();
+        let both = Tokens::load(Some("s3cret".into()), Some(&file)).unwrap();
+        assert_eq!(both.shared.as_deref(), Some("s3cret"));
+        assert_eq!(
+            both.named,
+            [("alice".to_owned(), "aaaaaaaaaaaaaaaa1".to_owned())]
+        );
+        let missing = Tokens::load(None, Some(&dir.path().join("nope"))).unwrap_err();
+        assert!(
+            missing.to_string().contains("SANDBOX_HTTP_TOKENS_FILE"),
+            "{missing}"
         );
     }
 

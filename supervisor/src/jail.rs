@@ -110,10 +110,10 @@ mod tests {
 
     #[test]
     fn limits_follow_the_session() {
-        let small = JailLimits::for_session(&Flavor::Small.limits(), Language::Python);
+        let small = JailLimits::for_session(&SessionLimits::from(Flavor::Small), Language::Python);
         assert_eq!(small.data_bytes, (1 << 30) + MEMORY_HEADROOM);
         assert_eq!(small.file_bytes, 256 << 20);
-        let js = JailLimits::for_session(&Flavor::Large.limits(), Language::JavaScript);
+        let js = JailLimits::for_session(&SessionLimits::from(Flavor::Large), Language::JavaScript);
         assert_eq!(js.data_bytes, 2 * (4u64 << 30) + MEMORY_HEADROOM);
         assert_eq!(js.cpu_seconds, 4 * CPU_SECONDS_PER_CPU);
     }

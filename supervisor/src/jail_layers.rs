@@ -3,12 +3,13 @@
 //! worker gets: what this host supports (`sandbox-worker jail-check`, run once at start-up),
 //! what the operator requires (`SANDBOX_REQUIRE`, fail closed) or turns off
 //! (`SANDBOX_JAIL_DISABLE`), the refusal when a required layer is missing, and the `jail` part of
-//! `list_runtimes` health.
+//! `list_runtimes` health. The settings themselves are read with all others (`config`).
 //!
 //! Test-only: `SANDBOX_WORKER_ENTRY=jail-probe` starts every worker as `sandbox-worker
 //! jail-probe`, which attacks its own jail and reports instead of serving; only then does the
 //! worker get `SANDBOX_PROBE_TARGETS`.
 
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -17,27 +18,26 @@ use std::time::{Duration, Instant};
 use sandbox_protocol::{JailReport, Layer, LayerSet, LayerState};
 use serde_json::{Value, json};
 
-/// Layers that must be in force, or no worker starts (comma list; default none: best effort).
-pub const REQUIRE_VAR: &str = "SANDBOX_REQUIRE";
-/// Layers the operator turns off (e.g. on a kernel where one misbehaves).
+/// The setting that turns layers off, named in what clients and operators are told.
 pub const DISABLE_VAR: &str = "SANDBOX_JAIL_DISABLE";
-/// Test-only: `jail-probe` instead of `serve`.
-pub const ENTRY_VAR: &str = "SANDBOX_WORKER_ENTRY";
-/// Test-only: what the probe attacks; passed on only to a probe.
+/// Test-only: the variable a probe reads its targets from (the worker's name for it, and the
+/// supervisor's setting of the same name).
 pub const PROBE_TARGETS_VAR: &str = "SANDBOX_PROBE_TARGETS";
 
 /// How long `jail-check` may take; it normally answers in a few milliseconds.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The `sandbox-worker` subcommand every worker runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The `sandbox-worker` subcommand every worker runs (`SANDBOX_WORKER_ENTRY`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum WorkerEntry {
+    /// Serve a session (always, outside the tests).
     Serve,
     /// Tests only: attack the jail and report (see the worker's `probe` module).
     JailProbe,
 }
 
 impl WorkerEntry {
+    /// Its name on the worker's command line.
     pub fn subcommand(self) -> &'static str {
         match self {
             WorkerEntry::Serve => "serve",
@@ -54,6 +54,9 @@ pub struct JailPolicy {
     pub required: LayerSet,
     pub disabled: LayerSet,
     pub entry: WorkerEntry,
+    /// Test-only: what a [`WorkerEntry::JailProbe`] worker attacks (JSON); never given to a
+    /// serving worker.
+    pub probe_targets: Option<OsString>,
     /// What the last started worker said it applied.
     last: Arc<Mutex<Option<JailReport>>>,
 }
@@ -66,30 +69,7 @@ pub struct MissingLayer {
 }
 
 impl JailPolicy {
-    /// Reads [`REQUIRE_VAR`], [`DISABLE_VAR`] and [`ENTRY_VAR`], and runs `jail-check` with
-    /// `worker_bin`.
-    ///
-    /// # Errors
-    /// An unknown layer or entry name, with the variable it came from.
-    pub fn from_env(worker_bin: &Path) -> Result<Self, (&'static str, String)> {
-        let list = |name: &'static str| -> Result<LayerSet, (&'static str, String)> {
-            LayerSet::parse(&std::env::var(name).unwrap_or_default()).map_err(|e| (name, e))
-        };
-        let required = list(REQUIRE_VAR)?;
-        let disabled = list(DISABLE_VAR)?;
-        let entry = match std::env::var(ENTRY_VAR).unwrap_or_default().as_str() {
-            "" | "serve" => WorkerEntry::Serve,
-            "jail-probe" => WorkerEntry::JailProbe,
-            other => {
-                return Err((
-                    ENTRY_VAR,
-                    format!("expected serve or jail-probe, got {other:?}"),
-                ));
-            }
-        };
-        Ok(Self::new(detect(worker_bin), required, disabled, entry))
-    }
-
+    /// A policy for a host where `jail-check` found `detected`.
     pub fn new(
         detected: JailReport,
         required: LayerSet,
@@ -101,6 +81,7 @@ impl JailPolicy {
             required,
             disabled,
             entry,
+            probe_targets: None,
             last: Arc::default(),
         }
     }
@@ -231,10 +212,10 @@ impl JailPolicy {
     }
 }
 
-/// Runs `sandbox-worker jail-check` and reads its report. A check that cannot run marks every
-/// layer unavailable, with the reason.
-pub fn detect(worker_bin: &Path) -> JailReport {
-    match run_check(worker_bin) {
+/// Runs `sandbox-worker jail-check` (with `log_filter` as its `RUST_LOG`) and reads its report.
+/// A check that cannot run marks every layer unavailable, with the reason.
+pub fn detect(worker_bin: &Path, log_filter: Option<&str>) -> JailReport {
+    match run_check(worker_bin, log_filter) {
         Ok(report) => report,
         Err(why) => {
             tracing::warn!(error = %why, "jail check failed: workers get no jail layers");
@@ -247,11 +228,11 @@ pub fn detect(worker_bin: &Path) -> JailReport {
     }
 }
 
-fn run_check(worker_bin: &Path) -> Result<JailReport, String> {
+fn run_check(worker_bin: &Path, log_filter: Option<&str>) -> Result<JailReport, String> {
     let mut child = Command::new(worker_bin)
         .arg("jail-check")
         .env_clear()
-        .envs(std::env::var_os("RUST_LOG").map(|v| ("RUST_LOG", v)))
+        .envs(log_filter.map(|v| ("RUST_LOG", v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -374,7 +355,7 @@ mod tests {
 
     #[test]
     fn a_check_that_cannot_run_leaves_every_layer_unavailable() {
-        let report = detect(Path::new("/nonexistent/sandbox-worker"));
+        let report = detect(Path::new("/nonexistent/sandbox-worker"), None);
         assert!(report.enforced().is_empty());
         assert!(matches!(report.seccomp, LayerState::Unavailable(_)));
     }

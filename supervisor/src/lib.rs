@@ -7,7 +7,8 @@
 //! one `sandbox-worker` process per session (whose own jail layers [`jail_layers`] chooses);
 //! [`workspace`] and [`packages`] touch session files
 //! only through the confined layer (`sandbox_protocol::confined`); [`runtimes`] makes sure the
-//! interpreters are compiled; [`config`] says where everything lives.
+//! interpreters are compiled; [`config`] holds every setting (flags and `SANDBOX_*` variables)
+//! and what they resolve to.
 
 pub mod cgroup;
 pub mod config;
@@ -34,7 +35,7 @@ use std::time::Duration;
 
 use rmcp::ServiceExt;
 
-use crate::config::SupervisorConfig;
+use crate::config::{Settings, SupervisorConfig};
 use crate::guard::Guarded;
 use crate::runtimes::Runtimes;
 use crate::server::SandboxServer;
@@ -47,6 +48,25 @@ pub enum Transport {
     Stdio,
     /// Streamable HTTP: many clients, each MCP session with its own default sandboxes.
     Http(http::HttpOptions),
+}
+
+impl Transport {
+    /// HTTP when the settings give an address (`--http`, `SANDBOX_HTTP_ADDR`), with their
+    /// tokens; stdio otherwise.
+    ///
+    /// # Errors
+    /// When the tokens file cannot be read or is malformed.
+    pub fn from_settings(settings: &Settings) -> Result<Self, http::HttpError> {
+        let transport = &settings.transport;
+        let Some(addr) = transport.http else {
+            return Ok(Transport::Stdio);
+        };
+        let tokens = http::Tokens::load(
+            transport.http_token.clone(),
+            transport.http_tokens_file.as_deref(),
+        )?;
+        Ok(Transport::Http(http::HttpOptions { addr, tokens }))
+    }
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin or a SIGTERM/SIGINT arrives, then
@@ -85,10 +105,7 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
             }
         });
     }
-    let redactor = Arc::new(redact::Redactor::new(
-        &config,
-        &packages::Sources::from_env(),
-    ));
+    let redactor = Arc::new(redact::Redactor::new(&config, &config.packages));
     let runtimes = Arc::new(Runtimes::default());
 
     // Compile the interpreters (or check the cache) while the client connects.
@@ -166,7 +183,7 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
 /// are removed).
 pub async fn shutdown(config: &SupervisorConfig, sessions: &SessionTable) {
     sessions.shutdown().await;
-    if std::env::var_os("SANDBOX_KEEP_STATE").is_some() {
+    if config.keep_state {
         return;
     }
     let state_dir = config.state_dir.clone();

@@ -1,29 +1,41 @@
-//! `sandbox-mcp`: serves MCP on stdio. Configuration comes from `SANDBOX_*` environment
-//! variables (see the README); logs go to stderr, never stdout, which is the MCP channel.
+//! `sandbox-mcp`: serves MCP on stdio, or over Streamable HTTP with `--http`. Every setting is
+//! a flag or a `SANDBOX_*` environment variable (`sandbox-mcp --help`, `config::Settings`); logs
+//! go to stderr, never stdout, which is the MCP channel.
 
 use std::process::ExitCode;
 
+use sandbox_supervisor::Transport;
+use sandbox_supervisor::config::{Settings, SupervisorConfig};
+
+/// The exit status of a server that cannot start with its configuration (as for a usage error).
+const BAD_CONFIGURATION: u8 = 2;
+
 fn main() -> ExitCode {
+    // --help, --version and malformed settings end here, with clap's message and status.
+    let settings = Settings::try_parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    let filter = settings
+        .transport
+        .log
+        .as_deref()
+        .and_then(|f| tracing_subscriber::EnvFilter::try_new(f).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
+        .with_env_filter(filter)
         .init();
-    if std::env::args()
-        .nth(1)
-        .is_some_and(|a| a == "--version" || a == "-V")
-    {
-        println!("sandbox-mcp {}", env!("CARGO_PKG_VERSION"));
-        return ExitCode::SUCCESS;
-    }
-    let config = match sandbox_supervisor::config::SupervisorConfig::from_env() {
+    let config = match SupervisorConfig::from_settings(&settings) {
         Ok(config) => config,
         Err(e) => {
             eprintln!("sandbox-mcp: {e}");
-            return ExitCode::from(2);
+            return ExitCode::from(BAD_CONFIGURATION);
+        }
+    };
+    let transport = match Transport::from_settings(&settings) {
+        Ok(transport) => transport,
+        Err(e) => {
+            eprintln!("sandbox-mcp: {e}");
+            return ExitCode::from(BAD_CONFIGURATION);
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -34,38 +46,6 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("sandbox-mcp: cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
-        }
-    };
-    // `--http ADDR` (or SANDBOX_HTTP_ADDR) serves Streamable HTTP; otherwise stdio.
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let http_addr = match args.as_slice() {
-        [flag, addr] if flag == "--http" => Some(addr.clone()),
-        [] => std::env::var("SANDBOX_HTTP_ADDR")
-            .ok()
-            .filter(|a| !a.is_empty()),
-        _ => {
-            eprintln!("usage: sandbox-mcp [--http ADDR]   (stdio without --http)");
-            return ExitCode::from(2);
-        }
-    };
-    let transport = match http_addr {
-        None => sandbox_supervisor::Transport::Stdio,
-        Some(addr) => {
-            let Ok(addr) = addr.parse() else {
-                eprintln!("sandbox-mcp: --http takes an address like 127.0.0.1:8765, got {addr:?}");
-                return ExitCode::from(2);
-            };
-            let tokens = match sandbox_supervisor::http::Tokens::from_env() {
-                Ok(tokens) => tokens,
-                Err(e) => {
-                    eprintln!("sandbox-mcp: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            sandbox_supervisor::Transport::Http(sandbox_supervisor::http::HttpOptions {
-                addr,
-                tokens,
-            })
         }
     };
     let outcome = runtime.block_on(sandbox_supervisor::run(config, transport));

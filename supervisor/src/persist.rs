@@ -1,8 +1,11 @@
 //! `auto_persist_globals`: after each successful execution the session's persistable state is
 //! saved in its workspace (`/app/.sandbox/`), and restored into the fresh interpreter that
 //! replaces one lost to a timeout kill or a crash. Python saves the globals that pickle (and
-//! re-imports modules); JavaScript saves `var`/`globalThis` bindings that survive JSON
-//! (including `_state`). Functions, classes and open files cannot be saved: the restore says so.
+//! re-imports modules); JavaScript saves `var`/`globalThis` bindings that survive JSON,
+//! including `_state`, the object every auto-persist JavaScript session starts with (`{}`).
+//! Functions, classes and open files cannot be saved: the restore says so. A restore runs
+//! before the first execution of every fresh interpreter; with nothing saved yet it reports
+//! nothing.
 //!
 //! The snippets run in the user's namespace but bind no names of their own.
 
@@ -35,9 +38,11 @@ os.replace("/app/.sandbox/python-state.tmp", "/app/.sandbox/python-state.pkl")
 ''', {"G": globals()})"#;
 
 const PYTHON_RESTORE: &str = r#"exec('''
-import importlib, json, os, pickle
-restored, failed = [], []
+import os
+G["__sandbox_restored__"] = None
 if os.path.exists("/app/.sandbox/python-state.pkl"):
+    import importlib, json, pickle
+    restored, failed = [], []
     with open("/app/.sandbox/python-state.pkl", "rb") as f:
         state = pickle.load(f)
     failed.extend(state["skipped"])
@@ -53,7 +58,7 @@ if os.path.exists("/app/.sandbox/python-state.pkl"):
             restored.append(k)
         except Exception:
             failed.append(k)
-G["__sandbox_restored__"] = json.dumps([sorted(restored), sorted(failed)])
+    G["__sandbox_restored__"] = json.dumps([sorted(restored), sorted(failed)])
 ''', {"G": globals()})
 globals().pop("__sandbox_restored__")"#;
 
@@ -72,7 +77,8 @@ const JS_SAVE: &str = r#"(() => {
 })()"#;
 
 const JS_RESTORE: &str = r#"(() => {
-  if (!fileExists("/app/.sandbox/js-state.json")) return JSON.stringify([[], []]);
+  if (!Object.hasOwn(globalThis, "_state")) globalThis._state = {};
+  if (!fileExists("/app/.sandbox/js-state.json")) return null;
   const state = readJson("/app/.sandbox/js-state.json");
   const restored = [];
   for (const [k, v] of Object.entries(state.values)) { globalThis[k] = v; restored.push(k); }

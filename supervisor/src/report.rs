@@ -1,7 +1,7 @@
 //! The result of `execute_code` as a client sees it: the structured JSON (with its schema) and
 //! the short text rendering for clients that only read text.
 
-use sandbox_protocol::{ErrorKind, ExecutionReport, Language, StateAfterRestart};
+use sandbox_protocol::{ErrorType, ExecutionReport, Language, StateAfterRestart};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -37,10 +37,9 @@ pub struct ExecuteCodeResult {
     pub result: Option<String>,
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
-    /// Null on success. One of: syntax_error, runtime_error, missing_module, timeout,
-    /// cancelled, out_of_fuel, out_of_memory, stack_overflow, disk_quota, worker_crashed,
-    /// system_error.
-    pub error_type: Option<String>,
+    /// Null on success; otherwise the class of failure. `output_limit` also appears on a
+    /// successful run whose output was cut (then `success` stays true).
+    pub error_type: Option<ErrorType>,
     /// Exception class or JS error name (e.g. ZeroDivisionError, TypeError), when known.
     pub error_name: Option<String>,
     /// One-line description of the failure.
@@ -52,7 +51,7 @@ pub struct ExecuteCodeResult {
     pub session_restarted: bool,
     /// What the restart cost: "rolled_back" (state from before this call restored),
     /// "lost" (variables, functions and imports are gone; files in /app remain), or null.
-    pub state_after_restart: Option<String>,
+    pub state_after_restart: Option<StateAfterRestart>,
     /// Why the interpreter was restarted, when it was.
     pub restart_reason: Option<String>,
     /// Linear memory of the interpreter after the execution.
@@ -75,22 +74,9 @@ pub struct ExecuteCodeResult {
     pub next_call: Option<NextCall>,
 }
 
-/// The error type names of the result schema.
-pub fn error_type_name(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::Syntax => "syntax_error",
-        ErrorKind::Runtime | ErrorKind::Exit => "runtime_error",
-        ErrorKind::MissingModule => "missing_module",
-        ErrorKind::Timeout => "timeout",
-        ErrorKind::Cancelled => "cancelled",
-        ErrorKind::OutOfFuel => "out_of_fuel",
-        ErrorKind::OutOfMemory => "out_of_memory",
-        ErrorKind::StackOverflow => "stack_overflow",
-        ErrorKind::System => "system_error",
-        ErrorKind::PathRestriction => "path_restriction",
-        ErrorKind::DiskQuota => "disk_quota",
-        ErrorKind::CommandFailed => "command_failed",
-    }
+/// A date as clients see it: RFC 3339 in UTC, to the second.
+pub fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 fn lossy(bytes: &[u8]) -> String {
@@ -103,7 +89,7 @@ impl ExecuteCodeResult {
     pub fn refused(
         session_id: &str,
         language: Language,
-        error_type: &str,
+        error_type: ErrorType,
         message: String,
     ) -> Self {
         Self {
@@ -120,7 +106,7 @@ impl ExecuteCodeResult {
             result: None,
             stdout_truncated: false,
             stderr_truncated: false,
-            error_type: Some(error_type.to_owned()),
+            error_type: Some(error_type),
             error_name: None,
             error_message: Some(message),
             worker_killed: false,
@@ -148,18 +134,21 @@ impl ExecuteCodeResult {
 
     /// Builds the client's view of one execution.
     pub fn new(session: &Session, execution: Execution) -> Self {
-        let mut result = Self::refused(&session.id, session.language, "", String::new());
+        let mut result = Self::refused(
+            &session.id,
+            session.language,
+            ErrorType::SystemError,
+            String::new(),
+        );
         result.error_type = None;
         result.error_message = None;
         result.fuel_budget = session.limits.fuel;
         result.execution_id = execution.execution_id;
-        result.expires_at = session
-            .expires_at()
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        result.expires_at = rfc3339(session.expires_at());
         result.state_restored = execution.restored;
         if let Some(why) = execution.replaced_worker {
             result.session_restarted = true;
-            result.state_after_restart = Some("lost".into());
+            result.state_after_restart = Some(StateAfterRestart::Lost);
             result.restart_reason = Some(format!(
                 "{why}; a fresh interpreter runs this call: variables, functions and imports from earlier calls are gone, files in /app are kept"
             ));
@@ -169,28 +158,28 @@ impl ExecuteCodeResult {
             Err(ExecFailure::Killed { cancelled }) => {
                 result.worker_killed = true;
                 let (kind, what) = if cancelled {
-                    ("cancelled", "was cancelled")
+                    (ErrorType::Cancelled, "was cancelled")
                 } else {
-                    ("timeout", "timed out")
+                    (ErrorType::Timeout, "timed out")
                 };
-                result.error_type = Some(kind.into());
+                result.error_type = Some(kind);
                 result.error_message = Some(format!(
                     "the execution {what} and the worker did not respond, so it was killed; the next call starts a fresh interpreter (variables are lost, files in /app are kept)"
                 ));
-                result.state_after_restart = Some("lost".into());
+                result.state_after_restart = Some(StateAfterRestart::Lost);
             }
             Err(ExecFailure::CancelledWhileQueued) => {
-                result.error_type = Some("cancelled".into());
+                result.error_type = Some(ErrorType::Cancelled);
                 result.error_message = Some(
                     "cancelled while waiting for the session's previous execution; nothing ran and the session is unchanged".into(),
                 );
             }
             Err(ExecFailure::Crashed { exit }) => {
-                result.error_type = Some("worker_crashed".into());
+                result.error_type = Some(ErrorType::WorkerCrashed);
                 result.error_message = Some(format!(
                     "the sandbox worker died during the execution ({exit}); the next call starts a fresh interpreter (variables are lost, files in /app are kept)"
                 ));
-                result.state_after_restart = Some("lost".into());
+                result.state_after_restart = Some(StateAfterRestart::Lost);
             }
         }
         result
@@ -208,19 +197,13 @@ impl ExecuteCodeResult {
         self.result = report.result;
         self.memory_bytes = report.memory_bytes;
         if let Some(error) = report.error {
-            self.error_type = Some(error_type_name(error.kind).into());
+            self.error_type = Some(ErrorType::from(error.kind));
             self.error_name = error.name;
             self.error_message = Some(error.message);
         }
         if let Some(restart) = report.restart {
             self.session_restarted = true;
-            self.state_after_restart = Some(
-                match restart.state {
-                    StateAfterRestart::RolledBack => "rolled_back",
-                    StateAfterRestart::Lost => "lost",
-                }
-                .into(),
-            );
+            self.state_after_restart = Some(restart.state);
             self.restart_reason = Some(restart.reason);
         }
     }
@@ -326,7 +309,12 @@ mod tests {
     }
 
     fn filled(report: ExecutionReport) -> ExecuteCodeResult {
-        let mut result = ExecuteCodeResult::refused("s", Language::Python, "", String::new());
+        let mut result = ExecuteCodeResult::refused(
+            "s",
+            Language::Python,
+            ErrorType::SystemError,
+            String::new(),
+        );
         result.error_type = None;
         result.error_message = None;
         result.fill_from_report(report);
@@ -334,34 +322,13 @@ mod tests {
     }
 
     #[test]
-    fn every_error_kind_has_the_name_the_schema_documents() {
-        let names = [
-            (ErrorKind::Syntax, "syntax_error"),
-            (ErrorKind::Runtime, "runtime_error"),
-            (ErrorKind::Exit, "runtime_error"),
-            (ErrorKind::MissingModule, "missing_module"),
-            (ErrorKind::Timeout, "timeout"),
-            (ErrorKind::Cancelled, "cancelled"),
-            (ErrorKind::OutOfFuel, "out_of_fuel"),
-            (ErrorKind::OutOfMemory, "out_of_memory"),
-            (ErrorKind::StackOverflow, "stack_overflow"),
-            (ErrorKind::System, "system_error"),
-            (ErrorKind::PathRestriction, "path_restriction"),
-            (ErrorKind::DiskQuota, "disk_quota"),
-            (ErrorKind::CommandFailed, "command_failed"),
-        ];
-        for (kind, name) in names {
-            assert_eq!(error_type_name(kind), name, "{kind:?}");
-        }
-        // The interpreter's failures are the ones the result schema lists for clients.
+    fn the_result_schema_enumerates_every_error_type() {
         let schema = serde_json::to_string(&schemars::schema_for!(ExecuteCodeResult)).unwrap();
-        for (kind, name) in names {
-            if !matches!(
-                kind,
-                ErrorKind::PathRestriction | ErrorKind::DiskQuota | ErrorKind::CommandFailed
-            ) {
-                assert!(schema.contains(name), "{name} is not documented: {schema}");
-            }
+        for t in ErrorType::ALL {
+            assert!(
+                schema.contains(&format!("\"{t}\"")),
+                "{t} is not in the schema: {schema}"
+            );
         }
     }
 
@@ -370,14 +337,14 @@ mod tests {
         let refused = ExecuteCodeResult::refused(
             "s1",
             Language::JavaScript,
-            "resources_exhausted",
+            ErrorType::ResourcesExhausted,
             "no capacity".into(),
         );
         assert!(!refused.success);
         assert_eq!(refused.exit_code, 1);
         assert_eq!(refused.language, "javascript");
         assert_eq!(refused.session_id, "s1");
-        assert_eq!(refused.error_type.as_deref(), Some("resources_exhausted"));
+        assert_eq!(refused.error_type, Some(ErrorType::ResourcesExhausted));
         assert_eq!(refused.error_message.as_deref(), Some("no capacity"));
         assert_eq!((refused.fuel_consumed, refused.fuel_budget), (0, 0));
         assert!(!refused.session_restarted && refused.state_after_restart.is_none());
@@ -396,7 +363,7 @@ mod tests {
         assert_eq!(ok.execution_time_ms, 1.5);
         assert_eq!(ok.fuel_consumed, 1234);
         assert_eq!(ok.memory_bytes, 1 << 20);
-        assert_eq!((ok.error_type.as_deref(), ok.exit_code), (None, 0));
+        assert_eq!((ok.error_type, ok.exit_code), (None, 0));
         assert!(!ok.session_restarted && ok.restart_reason.is_none());
 
         let failed = filled(ExecutionReport {
@@ -406,7 +373,7 @@ mod tests {
             exit_code: 3,
             result: None,
             error: Some(GuestError {
-                kind: ErrorKind::Exit,
+                kind: sandbox_protocol::ErrorKind::Exit,
                 name: Some("SystemExit".into()),
                 message: "exit 3".into(),
             }),
@@ -420,7 +387,7 @@ mod tests {
         assert_eq!(failed.stderr, "\u{fffd}\u{fffd}boom\n");
         assert!(failed.stdout_truncated && !failed.stderr_truncated);
         assert_eq!(failed.exit_code, 3);
-        assert_eq!(failed.error_type.as_deref(), Some("runtime_error"));
+        assert_eq!(failed.error_type, Some(ErrorType::RuntimeError));
         assert_eq!(failed.error_name.as_deref(), Some("SystemExit"));
         assert_eq!(failed.error_message.as_deref(), Some("exit 3"));
     }
@@ -439,7 +406,11 @@ mod tests {
                 ..report()
             });
             assert!(result.session_restarted);
-            assert_eq!(result.state_after_restart.as_deref(), Some(name));
+            assert_eq!(result.state_after_restart, Some(state));
+            assert_eq!(
+                serde_json::to_value(&result).unwrap()["state_after_restart"],
+                name
+            );
             assert_eq!(result.restart_reason.as_deref(), Some("trapped"));
             assert!(result.to_text().contains("session restarted: trapped\n"));
         }

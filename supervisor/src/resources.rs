@@ -58,6 +58,21 @@ pub fn file_uri(session_id: &str, relative: &str) -> String {
     format!("sandbox://sessions/{session_id}/files/{relative}")
 }
 
+/// The first `max` regular files of a session's `/app` as resources (links, directories and
+/// special files are not listed).
+pub fn session_files(session_id: &str, workspace: &Root, max: usize) -> Vec<Resource> {
+    crate::workspace::list(workspace, false)
+        .files
+        .iter()
+        .filter(|f| f.kind == EntryKind::File)
+        .take(max)
+        .map(|f| {
+            Resource::new(file_uri(session_id, &f.path), f.path.clone())
+                .with_description(format!("/app/{} in session {session_id}", f.path))
+        })
+        .collect()
+}
+
 /// `(session_id, relative path)` of a file URI, rejecting anything that could leave /app.
 pub fn parse_file_uri(uri: &str) -> Option<(&str, PathBuf)> {
     let rest = uri.strip_prefix("sandbox://sessions/")?;

@@ -1,31 +1,22 @@
 //! The interpreters: compiled once per supervisor start by `sandbox-worker precompile` (a no-op
 //! when the cache already holds them), and described for `list_runtimes`.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::process::Stdio;
 
-use sandbox_protocol::Language;
-use serde::Deserialize;
+use sandbox_protocol::{CachedModule, Language, ModuleManifest};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::OnceCell;
 
 use crate::config::SupervisorConfig;
 
-/// One cached module, as the precompile step reports it.
-#[derive(Debug, Clone, Deserialize)]
-pub struct CachedModule {
-    pub cwasm: PathBuf,
-    pub wasm_sha256: String,
-}
-
-/// The precompiled interpreters, by language.
+/// The precompiled interpreters, by language, as `precompile` reported them.
 #[derive(Debug, Clone)]
 pub struct Manifest {
-    modules: HashMap<Language, CachedModule>,
+    modules: ModuleManifest,
 }
 
 impl Manifest {
+    /// The cached module of `language`, if precompile found its interpreter.
     pub fn module(&self, language: Language) -> Option<&CachedModule> {
         self.modules.get(&language)
     }
@@ -60,7 +51,7 @@ async fn precompile(config: &SupervisorConfig) -> Result<Manifest, String> {
         .arg("--cache-dir")
         .arg(&config.cache_dir)
         .env_clear()
-        .envs(std::env::var_os("RUST_LOG").map(|v| ("RUST_LOG", v)))
+        .envs(config.log_filter.as_deref().map(|v| ("RUST_LOG", v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -82,28 +73,23 @@ async fn precompile(config: &SupervisorConfig) -> Result<Manifest, String> {
     if !output.status.success() {
         return Err(format!("precompile failed ({})", output.status));
     }
-    let raw: HashMap<String, CachedModule> = serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("precompile printed no manifest: {e}"))?;
-    let mut modules = HashMap::new();
-    for (name, module) in raw {
-        let language = match name.as_str() {
-            "python" => Language::Python,
-            "javascript" => Language::JavaScript,
-            _ => continue,
-        };
-        modules.insert(language, module);
-    }
+    let modules = parse_manifest(&output.stdout)?;
     tracing::info!(
         ms = started.elapsed().as_millis() as u64,
+        compiled = ?modules.iter().filter(|(_, m)| m.compiled).map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
         "interpreters ready"
     );
     Ok(Manifest { modules })
 }
 
+/// The one JSON line `precompile` prints.
+fn parse_manifest(stdout: &[u8]) -> Result<ModuleManifest, String> {
+    serde_json::from_slice(stdout).map_err(|e| format!("precompile printed no manifest: {e}"))
+}
+
 /// What `list_runtimes` says about each interpreter.
 pub struct RuntimeInfo {
     pub language: Language,
-    pub name: &'static str,
     pub version: &'static str,
     pub engine: &'static str,
     pub capabilities: &'static [&'static str],
@@ -114,7 +100,6 @@ pub struct RuntimeInfo {
 pub const RUNTIMES: [RuntimeInfo; 2] = [
     RuntimeInfo {
         language: Language::Python,
-        name: "python",
         version: "CPython 3.12.0",
         engine: "CPython 3.12.0 for WASI (VMware Wasm Labs build) on Wasmtime 48",
         capabilities: &[
@@ -131,7 +116,6 @@ pub const RUNTIMES: [RuntimeInfo; 2] = [
     },
     RuntimeInfo {
         language: Language::JavaScript,
-        name: "javascript",
         version: "QuickJS-NG 0.16.2",
         engine: "QuickJS-NG 0.16.2 (rquickjs 0.14) compiled to WASI, on Wasmtime 48",
         capabilities: &[
@@ -147,3 +131,34 @@ pub const RUNTIMES: [RuntimeInfo; 2] = [
         ],
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_precompile_manifest_is_read_by_language() {
+        let line = br#"{"python":{"cwasm":"/c/py.cwasm","wasm_sha256":"aa","compiled":true},"javascript":{"cwasm":"/c/js.cwasm","wasm_sha256":"bb"}}"#;
+        let manifest = Manifest {
+            modules: parse_manifest(line).unwrap(),
+        };
+        let python = manifest.module(Language::Python).unwrap();
+        assert_eq!(
+            (python.cwasm.to_str(), python.compiled),
+            (Some("/c/py.cwasm"), true)
+        );
+        let js = manifest.module(Language::JavaScript).unwrap();
+        assert_eq!((js.wasm_sha256.as_str(), js.compiled), ("bb", false));
+        assert!(parse_manifest(b"compiling...").is_err());
+    }
+
+    #[test]
+    fn every_language_is_described() {
+        for language in Language::ALL {
+            assert!(
+                RUNTIMES.iter().any(|r| r.language == language),
+                "{language}"
+            );
+        }
+    }
+}

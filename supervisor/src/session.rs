@@ -219,7 +219,10 @@ impl Session {
             runner.lost = Some(format!("the previous worker died while idle ({exit})"));
             runner.needs_restore = true;
         }
-        let replaced_worker = if runner.worker.is_none() {
+        // A fresh interpreter of an auto-persist session starts from the saved state (and, in
+        // JavaScript, with `_state` defined), whether it is the first or replaces a lost one.
+        let fresh_worker = runner.worker.is_none();
+        let replaced_worker = if fresh_worker {
             let lost = runner.lost.take();
             let manifest = runtimes
                 .manifest(config)
@@ -271,7 +274,7 @@ impl Session {
         };
         let persist = self.limits.auto_persist_globals;
         let user_code = matches!(&request, Request::Execute(r) if r.kind == ExecutionKind::User);
-        let restore_first = persist && (runner.needs_restore || replaced_worker.is_some());
+        let restore_first = persist && (runner.needs_restore || fresh_worker);
         let worker = runner.worker.as_mut().expect("started above");
         let restored = if restore_first {
             crate::persist::restore(worker, self.language).await

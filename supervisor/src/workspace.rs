@@ -42,8 +42,7 @@ pub struct FileEntry {
     /// Path relative to /app.
     pub path: String,
     pub size: u64,
-    /// "file", "dir", "symlink", "fifo", "socket" or "device".
-    pub kind: &'static str,
+    pub kind: EntryKind,
 }
 
 /// The files of a workspace.
@@ -53,18 +52,6 @@ pub struct Listing {
     pub total_bytes: u64,
     /// True when more than the listed entries exist.
     pub truncated: bool,
-}
-
-/// How listings name a kind of entry.
-fn kind_name(kind: EntryKind) -> &'static str {
-    match kind {
-        EntryKind::File => "file",
-        EntryKind::Dir => "dir",
-        EntryKind::Symlink => "symlink",
-        EntryKind::Fifo => "fifo",
-        EntryKind::Socket => "socket",
-        EntryKind::CharDevice | EntryKind::BlockDevice => "device",
-    }
 }
 
 /// Lists a workspace recursively, sorted by path, never following a link.
@@ -86,7 +73,7 @@ pub fn list(root: &Root, include_system: bool) -> Listing {
             .map(|e| FileEntry {
                 path: e.path,
                 size: e.size,
-                kind: kind_name(e.kind),
+                kind: e.kind,
             })
             .collect(),
     }

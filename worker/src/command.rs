@@ -3,6 +3,7 @@
 //! so it runs in the session's own interpreter (same variables, same limits). The shell's cwd
 //! and variables persist between commands of the session.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
@@ -13,11 +14,11 @@ use sandbox_protocol::{
     Language, Response,
 };
 
-use crate::host::Control;
+use crate::connection::{Ended, Job, Outbox, Reply};
+use crate::host::{Control, SessionConfig};
 use crate::quota::SharedQuota;
-use crate::serve::{Job, Reply, ServeArgs, send_frame};
 use crate::shell::{
-    self, FsView, InterpreterRun, Interpreters, MountPoint, ShellError, ShellLimits, ShellState,
+    self, FsView, InterpreterRun, Interpreters, Mount, ShellError, ShellLimits, ShellState,
 };
 
 /// Starts shell command lines for one session.
@@ -32,33 +33,31 @@ pub struct ShellRunner {
 }
 
 impl ShellRunner {
-    pub fn new(args: &ServeArgs) -> Self {
-        let mut mounts = vec![MountPoint {
+    /// The shell of a `language` session over `/app` (`workspace`) and the session's mounts.
+    pub fn new(language: Language, workspace: &Path, config: &SessionConfig) -> Self {
+        let mut mounts = vec![Mount {
             guest: "/app".into(),
-            host: args.workspace.clone(),
+            host: workspace.to_path_buf(),
             writable: true,
         }];
-        mounts.extend(args.config.mounts.iter().map(|m| MountPoint {
-            guest: m.guest.clone(),
-            host: m.host.clone(),
-            writable: m.writable,
-        }));
+        mounts.extend(config.mounts.iter().cloned());
         Self {
             fs: FsView { mounts },
             state: Arc::default(),
-            language: args.language,
-            stdout_cap: args.config.stdout_cap,
-            stderr_cap: args.config.stderr_cap,
-            quota: args.config.quota.clone(),
+            language,
+            stdout_cap: config.stdout_cap,
+            stderr_cap: config.stderr_cap,
+            quota: config.quota.clone(),
         }
     }
 
-    /// Runs `command` on a new thread; its report goes straight to the supervisor.
+    /// Runs `command` on a new thread; its report goes straight to the supervisor, and a
+    /// supervisor that is gone ends the worker.
     pub fn start(
         &mut self,
         command: CommandRequest,
         jobs: Sender<Job>,
-        writer: Arc<Mutex<std::os::unix::net::UnixStream>>,
+        outbox: Outbox,
         control: Arc<Control>,
     ) {
         let cancel = control.start_shell(&command.execution_id);
@@ -75,8 +74,8 @@ impl ShellRunner {
             .spawn(move || {
                 let report = run(&command, &fs, &state, language, jobs, &limits, cancel);
                 control.end_shell();
-                if send_frame(&writer, &Response::Executed(report)).is_err() {
-                    std::process::exit(0); // the supervisor is gone
+                if outbox.send(&Response::Executed(report)).is_err() {
+                    outbox.end(Ok(Ended::SupervisorGone));
                 }
             });
         if let Err(e) = spawned {
@@ -85,6 +84,7 @@ impl ShellRunner {
     }
 }
 
+/// Runs one command line over the session's files and reports it like an execution.
 fn run(
     command: &CommandRequest,
     fs: &FsView,
@@ -115,25 +115,7 @@ fn run(
         &mut interpreters,
         limits,
     );
-    let error = match &outcome.error {
-        Some(e) => Some(GuestError {
-            kind: match e {
-                ShellError::Syntax(_) => ErrorKind::Syntax,
-                ShellError::Timeout => ErrorKind::Timeout,
-                ShellError::Cancelled => ErrorKind::Cancelled,
-                ShellError::PathRestriction(_) => ErrorKind::PathRestriction,
-                ShellError::DiskQuota(_) => ErrorKind::DiskQuota,
-            },
-            name: None,
-            message: e.to_string(),
-        }),
-        None if outcome.exit_code != 0 => Some(GuestError {
-            kind: ErrorKind::CommandFailed,
-            name: None,
-            message: format!("the command exited with status {}", outcome.exit_code),
-        }),
-        None => None,
-    };
+    let error = command_error(outcome.error.as_ref(), outcome.exit_code);
     ExecutionReport {
         execution_id: command.execution_id.clone(),
         stdout: outcome.stdout,
@@ -147,6 +129,29 @@ fn run(
         duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
         memory_bytes: interpreters.memory_bytes,
         restart: interpreters.restart,
+    }
+}
+
+/// The error of a command line: the shell's own failure, else a non-zero exit status.
+fn command_error(error: Option<&ShellError>, exit_code: i32) -> Option<GuestError> {
+    match error {
+        Some(e) => Some(GuestError {
+            kind: match e {
+                ShellError::Syntax(_) => ErrorKind::Syntax,
+                ShellError::Timeout => ErrorKind::Timeout,
+                ShellError::Cancelled => ErrorKind::Cancelled,
+                ShellError::PathRestriction(_) => ErrorKind::PathRestriction,
+                ShellError::DiskQuota(_) => ErrorKind::DiskQuota,
+            },
+            name: None,
+            message: e.to_string(),
+        }),
+        None if exit_code != 0 => Some(GuestError {
+            kind: ErrorKind::CommandFailed,
+            name: None,
+            message: format!("the command exited with status {exit_code}"),
+        }),
+        None => None,
     }
 }
 
@@ -168,6 +173,62 @@ struct WorkerInterpreters {
     cancel: Arc<AtomicBool>,
 }
 
+impl WorkerInterpreters {
+    /// Why no run of `language` may start now: another language than the session's, a cancel
+    /// that arrived between two commands of the line, or no time left. Else the time left.
+    fn refusal(&self, language: Language) -> Result<Duration, InterpreterRun> {
+        if language != self.language {
+            let (wanted, have) = (language.as_str(), self.language.as_str());
+            return Err(InterpreterRun {
+                stderr: format!(
+                    "{wanted}: not available in this {have} session; run it in a {wanted} session (execute_code with language \"{wanted}\")\n"
+                )
+                .into_bytes(),
+                exit_code: 127,
+                ..InterpreterRun::default()
+            });
+        }
+        if self.cancel.load(Ordering::SeqCst) {
+            return Err(InterpreterRun {
+                exit_code: shell::EXIT_CANCELLED,
+                ..InterpreterRun::default()
+            });
+        }
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(InterpreterRun {
+                exit_code: shell::EXIT_TIMEOUT,
+                ..InterpreterRun::default()
+            });
+        }
+        Ok(left)
+    }
+
+    /// Adds a run's report to the command's totals and turns it into what the shell sees; an
+    /// interpreter stopped by the host explains itself on stderr.
+    fn account(&mut self, report: ExecutionReport) -> InterpreterRun {
+        self.fuel_consumed += report.fuel_consumed;
+        self.memory_bytes = report.memory_bytes;
+        if report.restart.is_some() {
+            self.restart = report.restart.clone();
+        }
+        let mut stderr = report.stderr;
+        if let Some(error) = &report.error
+            && matches!(
+                error.kind,
+                ErrorKind::Timeout | ErrorKind::Cancelled | ErrorKind::OutOfFuel
+            )
+        {
+            stderr.extend_from_slice(format!("{}\n", error.message).as_bytes());
+        }
+        InterpreterRun {
+            stdout: report.stdout,
+            stderr,
+            exit_code: report.exit_code,
+        }
+    }
+}
+
 impl Interpreters for WorkerInterpreters {
     fn run(
         &mut self,
@@ -176,31 +237,10 @@ impl Interpreters for WorkerInterpreters {
         argv: &[String],
         stdin: &[u8],
     ) -> InterpreterRun {
-        if language != self.language {
-            let (wanted, have) = (language.as_str(), self.language.as_str());
-            return InterpreterRun {
-                stderr: format!(
-                    "{wanted}: not available in this {have} session; run it in a {wanted} session (execute_code with language \"{wanted}\")\n"
-                )
-                .into_bytes(),
-                exit_code: 127,
-                ..InterpreterRun::default()
-            };
-        }
-        // A cancel that arrived between two commands of the line: start nothing.
-        if self.cancel.load(Ordering::SeqCst) {
-            return InterpreterRun {
-                exit_code: shell::EXIT_CANCELLED,
-                ..InterpreterRun::default()
-            };
-        }
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return InterpreterRun {
-                exit_code: shell::EXIT_TIMEOUT,
-                ..InterpreterRun::default()
-            };
-        }
+        let left = match self.refusal(language) {
+            Ok(left) => left,
+            Err(refused) => return refused,
+        };
         self.runs += 1;
         let (reply, reports) = mpsc::channel();
         let request = ExecuteRequest {
@@ -212,45 +252,21 @@ impl Interpreters for WorkerInterpreters {
             argv: argv.to_vec(),
             stdin: stdin.to_vec(),
         };
-        if self
-            .jobs
-            .send(Job {
-                request,
-                reply: Reply::Shell(reply),
-            })
-            .is_err()
-        {
-            return InterpreterRun {
-                stderr: b"the interpreter is gone\n".to_vec(),
-                exit_code: 1,
-                ..InterpreterRun::default()
-            };
-        }
-        let Ok(report) = reports.recv() else {
-            return InterpreterRun {
-                stderr: b"the interpreter is gone\n".to_vec(),
-                exit_code: 1,
-                ..InterpreterRun::default()
-            };
+        let job = Job {
+            request,
+            reply: Reply::Shell(reply),
         };
-        self.fuel_consumed += report.fuel_consumed;
-        self.memory_bytes = report.memory_bytes;
-        if report.restart.is_some() {
-            self.restart = report.restart.clone();
-        }
-        let mut stderr = report.stderr;
-        if let Some(error) = &report.error {
-            if matches!(
-                error.kind,
-                ErrorKind::Timeout | ErrorKind::Cancelled | ErrorKind::OutOfFuel
-            ) {
-                stderr.extend_from_slice(format!("{}\n", error.message).as_bytes());
-            }
-        }
-        InterpreterRun {
-            stdout: report.stdout,
-            stderr,
-            exit_code: report.exit_code,
+        let report = match self.jobs.send(job) {
+            Ok(()) => reports.recv().ok(),
+            Err(_) => None,
+        };
+        match report {
+            Some(report) => self.account(report),
+            None => InterpreterRun {
+                stderr: b"the interpreter is gone\n".to_vec(),
+                exit_code: 1,
+                ..InterpreterRun::default()
+            },
         }
     }
 
@@ -282,7 +298,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("t.py"), "print('from t')\n").unwrap();
         let fs = FsView {
-            mounts: vec![MountPoint {
+            mounts: vec![Mount {
                 guest: "/app".into(),
                 host: dir.path().to_path_buf(),
                 writable: true,

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use sandbox_protocol::CachedModule;
 use sha2::{Digest, Sha256};
 use wasmtime::{Config, Engine, Module};
 
@@ -98,15 +99,6 @@ pub fn compatibility_key(engine: &Engine) -> String {
     let mut hasher = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
     format!("{:016x}", hasher.finish())
-}
-
-/// A compiled runtime in the cache.
-#[derive(Debug, Clone)]
-pub struct CachedModule {
-    pub cwasm: PathBuf,
-    pub wasm_sha256: String,
-    /// True when this call compiled it (false: it was already cached).
-    pub compiled: bool,
 }
 
 /// Makes sure `wasm` has a `.cwasm` in `cache_dir` for this engine and returns it.

@@ -1,299 +1,476 @@
-//! `sandbox-worker`: parses its command line and hands over to the library.
+//! `sandbox-worker`: parses its command line ([`Cli`]), hands over to the library, and is the
+//! only place that ends the process, with the [`WorkerExit`] status of what happened.
 //!
-//! - `sandbox-worker precompile --runtime-dir DIR [--cache-dir DIR]` compiles the interpreters
-//!   in DIR once and prints a JSON manifest of the cached modules on stdout.
-//! - `sandbox-worker serve --language L --socket PATH --workspace DIR --module CWASM
-//!   --wasm-sha256 HEX [--memory-bytes N] [--stdout-cap N] [--stderr-cap N]
-//!   [--mount-ro GUEST=HOST]... [--mount-rw GUEST=HOST]... [--jail LAYERS] [--require LAYERS]
-//!   [--disk-quota-bytes N --disk-quota-files N]`
-//!   serves one session, jailed in LAYERS (`seccomp,landlock,netns,nproc,fds`); a required
-//!   layer that cannot be applied makes it refuse. The disk quota bounds what `/app` and the
-//!   `/tmp` mount hold together (bytes; files, directories and links).
-//! - `sandbox-worker jail-check` applies every jail layer to itself and prints what held, as
-//!   JSON, on stdout (the supervisor runs it once at start-up).
-//! - `sandbox-worker jail-probe <serve's options>` (tests only) starts like `serve`, then
-//!   attacks its own jail and reports every attempt (see `probe`).
+//! The supervisor (`sandbox-mcp`) runs `jail-check` and `precompile` once at start-up and
+//! `serve` for every session; `runtimes/prepare.sh` runs `precompile` and `compile-python`.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use sandbox_protocol::{Language, LayerSet};
-use sandbox_worker::host::{Mount, SessionConfig};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use sandbox_protocol::{Language, LayerSet, Mount, WorkerExit};
+use sandbox_worker::host::SessionConfig;
 use sandbox_worker::jail::{self, Early, JailArgs};
-use sandbox_worker::quota::{Quota, QuotaLimits};
+use sandbox_worker::quota::QuotaLimits;
 use sandbox_worker::serve::ServeArgs;
-use sandbox_worker::{ReadyClock, WorkerError, engine};
+use sandbox_worker::{ReadyClock, WorkerError, prepare};
 
-/// The interpreters `precompile` looks for, by file name in the runtime directory.
-const RUNTIMES: [(&str, &str); 2] = [
-    ("python", "python-3.12.0.wasm"),
-    ("javascript", "quickjs-ng.wasm"),
-];
+/// One sandbox session in its own process, and the steps that prepare its interpreters.
+///
+/// `sandbox-mcp` starts one `sandbox-worker serve` per session: the worker connects to the
+/// supervisor's socket, jails itself, and runs Python (CPython 3.12 for WASI) or JavaScript
+/// (QuickJS-NG) code in Wasmtime until the supervisor shuts it down.
+#[derive(Debug, Parser)]
+#[command(name = "sandbox-worker", version, after_help = exit_statuses())]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Compile the interpreters of a runtime directory once (a no-op when cached) and print a
+    /// JSON manifest of the compiled modules on stdout
+    Precompile(PrecompileOptions),
+    /// Compile the vendored Python packages to bytecode with the sandbox's own CPython, so
+    /// imports in sessions skip compiling source
+    CompilePython(CompilePythonOptions),
+    /// Serve one session over the supervisor's socket (how `sandbox-mcp` starts every worker)
+    Serve(ServeOptions),
+    /// Apply every jail layer to this process and print what held, as JSON, on stdout (the
+    /// supervisor runs it once at start-up)
+    JailCheck,
+    /// Tests only: start like `serve`, then attack the jail from inside and report every
+    /// attempt instead of serving
+    JailProbe(ServeOptions),
+}
+
+#[derive(Debug, Args)]
+struct PrecompileOptions {
+    /// The directory holding the interpreters (`python-3.12.0.wasm`, `quickjs-ng.wasm`)
+    #[arg(long, value_name = "DIR")]
+    runtime_dir: PathBuf,
+    /// Where the compiled modules go [default: RUNTIME_DIR/cache]
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct CompilePythonOptions {
+    /// The directory holding the interpreters; the compiled CPython is cached in its `cache`
+    #[arg(long, value_name = "DIR")]
+    runtime_dir: PathBuf,
+    /// The data directory whose `site-packages` is compiled into its `pycache`
+    /// [default: RUNTIME_DIR/data]
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+}
+
+/// The options of `serve` and `jail-probe`. Given twice, an option's last value counts (the
+/// mounts add up).
+#[derive(Debug, Args)]
+#[command(args_override_self = true)]
+struct ServeOptions {
+    /// The session's interpreter
+    #[arg(long, value_parser = language())]
+    language: Language,
+    /// The supervisor's Unix socket to connect to
+    #[arg(long, value_name = "PATH")]
+    socket: PathBuf,
+    /// The session's own files: the guest's `/app`, read-write, and its working directory
+    #[arg(long, value_name = "DIR")]
+    workspace: PathBuf,
+    /// The compiled interpreter, as `precompile` reported it (`cwasm`)
+    #[arg(long, value_name = "CWASM")]
+    module: PathBuf,
+    /// SHA-256 of the interpreter's wasm, as `precompile` reported it; Python stops a timed-out
+    /// execution without losing its state only on the build it knows
+    #[arg(long, value_name = "HEX", default_value = "")]
+    wasm_sha256: String,
+    /// Linear-memory cap of the interpreter, in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
+    memory_bytes: usize,
+    /// The most stdout one execution keeps, in bytes; the rest is dropped and flagged
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
+    stdout_cap: usize,
+    /// The most stderr one execution keeps, in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
+    stderr_cap: usize,
+    /// A host directory the guest sees read-only at GUEST, e.g. `/data=/srv/sandbox/data`
+    /// (repeatable)
+    #[arg(long, value_name = "GUEST=HOST", value_parser = read_only_mount)]
+    mount_ro: Vec<Mount>,
+    /// A host directory the guest sees read-write at GUEST, e.g. `/tmp=/srv/sessions/s1/tmp`
+    /// (repeatable)
+    #[arg(long, value_name = "GUEST=HOST", value_parser = writable_mount)]
+    mount_rw: Vec<Mount>,
+    /// The most bytes `/app` and the `/tmp` mount may hold together [default: no limit]
+    #[arg(long, value_name = "BYTES")]
+    disk_quota_bytes: Option<u64>,
+    /// The most files, directories and links they may hold together [default: no limit]
+    #[arg(long, value_name = "COUNT")]
+    disk_quota_files: Option<u64>,
+    /// Jail layers to apply, comma-separated: seccomp, landlock, netns, nproc, fds
+    #[arg(long, value_name = "LAYERS", value_parser = layers, default_value = "")]
+    jail: LayerSet,
+    /// Jail layers without which the worker refuses to serve (exit status 7)
+    #[arg(long, value_name = "LAYERS", value_parser = layers, default_value = "")]
+    require: LayerSet,
+}
 
 fn main() -> ExitCode {
     let ready_clock = ReadyClock::start();
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Parsing is pure (no thread, no descriptor), so it may come before the jail's first step.
+    let (command, matches) = match parse(std::env::args_os()) {
+        Ok(parsed) => parsed,
+        Err(e) => return usage(&e),
+    };
     // The first step of the jail, before tracing or anything else can start a thread or open
     // a descriptor (see `jail::early`).
-    let early = jail::early(jail::requested_by(&args));
+    let early = jail::early(command.jail_layers());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
-    let result = match args.first().map(String::as_str) {
-        Some("precompile") => precompile(&args[1..]),
-        Some("compile-python") => compile_python(&args[1..]),
-        Some("serve") => parse_serve(&args[1..], early, false)
-            .and_then(|a| sandbox_worker::serve::run(a, ready_clock)),
-        Some("jail-probe") => parse_serve(&args[1..], early, true)
-            .and_then(|a| sandbox_worker::serve::run(a, ready_clock)),
-        Some("jail-check") => {
-            let report = jail::check(&early);
-            println!(
-                "{}",
-                serde_json::to_string(&report).unwrap_or_else(|_| "{}".into())
-            );
-            Ok(())
-        }
-        _ => Err(WorkerError::Usage(
-            "sandbox-worker precompile|serve|jail-check [options]".into(),
-        )),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    match run(command, &matches, early, ready_clock) {
+        Ok(()) => exit(WorkerExit::Done),
         Err(e) => {
             tracing::error!(error = %e, source = ?std::error::Error::source(&e), "sandbox-worker failed");
             eprintln!("sandbox-worker: {e}");
-            ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1))
+            exit(e.exit())
         }
     }
 }
 
-/// `--name value` pairs.
-fn options(args: &[String]) -> Result<Vec<(&str, &str)>, WorkerError> {
-    args.chunks(2)
-        .map(|pair| match pair {
-            [k, v] if k.starts_with("--") => Ok((&k[2..], v.as_str())),
-            _ => Err(WorkerError::Usage(format!(
-                "expected `--option value`, got {pair:?}"
-            ))),
-        })
-        .collect()
+/// The command line as a command, and clap's matches for what the derive does not keep (the
+/// order of the mounts).
+fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Command, ArgMatches), clap::Error> {
+    let matches = Cli::command().try_get_matches_from(args)?;
+    let cli = Cli::from_arg_matches(&matches)?;
+    Ok((cli.command, matches))
 }
 
-fn number(name: &str, value: &str) -> Result<usize, WorkerError> {
-    value
-        .parse()
-        .map_err(|_| WorkerError::Usage(format!("--{name} takes a number, got {value:?}")))
+/// Prints clap's help, version or complaint; a complaint is a usage error.
+fn usage(error: &clap::Error) -> ExitCode {
+    let _ = error.print();
+    if error.use_stderr() {
+        exit(WorkerExit::Usage)
+    } else {
+        exit(WorkerExit::Done)
+    }
+}
+
+/// The exit statuses, for `--help`: the ones the supervisor reads back.
+fn exit_statuses() -> String {
+    let statuses: Vec<String> = (0..=i32::from(u8::MAX))
+        .filter_map(WorkerExit::from_code)
+        .map(|exit| format!("{} {}", exit.code(), exit.describe()))
+        .collect();
+    format!("Exit status: {}.", statuses.join(", "))
+}
+
+fn exit(why: WorkerExit) -> ExitCode {
+    ExitCode::from(u8::try_from(why.code()).unwrap_or(1))
+}
+
+/// Runs `command`. `matches` is the whole command line's.
+fn run(
+    command: Command,
+    matches: &ArgMatches,
+    early: Early,
+    ready_clock: ReadyClock,
+) -> Result<(), WorkerError> {
+    let serve_matches = || matches.subcommand().map(|(_, m)| m);
+    match command {
+        Command::Precompile(options) => {
+            let cache_dir =
+                (options.cache_dir).unwrap_or_else(|| options.runtime_dir.join("cache"));
+            let manifest = prepare::precompile_all(&options.runtime_dir, &cache_dir)?;
+            let json = serde_json::to_string(&manifest).map_err(std::io::Error::from)?;
+            println!("{json}");
+        }
+        Command::CompilePython(options) => {
+            let data_dir = (options.data_dir).unwrap_or_else(|| options.runtime_dir.join("data"));
+            prepare::compile_python_packages(&options.runtime_dir, &data_dir)?;
+        }
+        Command::Serve(options) => {
+            let args = options.into_serve_args(serve_matches(), early, false);
+            let ended = sandbox_worker::serve::run(args, ready_clock)?;
+            tracing::debug!(?ended, "worker done");
+        }
+        Command::JailProbe(options) => {
+            let args = options.into_serve_args(serve_matches(), early, true);
+            let ended = sandbox_worker::serve::run(args, ready_clock)?;
+            tracing::debug!(?ended, "probe done");
+        }
+        Command::JailCheck => {
+            let report = jail::check(&early);
+            let json = serde_json::to_string(&report).unwrap_or_else(|_| "{}".into());
+            println!("{json}");
+        }
+    }
+    Ok(())
+}
+
+impl Command {
+    /// The jail layers to apply before anything else: all of them for `jail-check` (it reports
+    /// which hold), the `--jail` value for `serve` and `jail-probe`, none otherwise.
+    fn jail_layers(&self) -> LayerSet {
+        match self {
+            Command::JailCheck => LayerSet::all(),
+            Command::Serve(options) | Command::JailProbe(options) => options.jail,
+            Command::Precompile(_) | Command::CompilePython(_) => LayerSet::EMPTY,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// What the library's `serve` takes. `matches` are this subcommand's.
+    fn into_serve_args(self, matches: Option<&ArgMatches>, early: Early, probe: bool) -> ServeArgs {
+        let mounts = self.mounts_in_order(matches);
+        let mut config = SessionConfig {
+            mounts,
+            memory_bytes: self.memory_bytes,
+            stdout_cap: self.stdout_cap,
+            stderr_cap: self.stderr_cap,
+            quota: None,
+        };
+        if self.disk_quota_bytes.is_some() || self.disk_quota_files.is_some() {
+            let limits = QuotaLimits {
+                bytes: self.disk_quota_bytes.unwrap_or(u64::MAX),
+                entries: self.disk_quota_files.unwrap_or(u64::MAX),
+            };
+            config = config.with_disk_quota(limits, &self.workspace);
+        }
+        ServeArgs {
+            language: self.language,
+            socket: self.socket,
+            workspace: self.workspace,
+            module: self.module,
+            wasm_sha256: self.wasm_sha256,
+            config,
+            jail: JailArgs {
+                requested: self.jail,
+                required: self.require,
+                early,
+            },
+            probe,
+        }
+    }
+
+    /// `--mount-ro` and `--mount-rw` together, in the order given: the guest's preopened
+    /// directories are numbered in that order.
+    fn mounts_in_order(&self, matches: Option<&ArgMatches>) -> Vec<Mount> {
+        let positions = |id: &str| -> Vec<usize> {
+            matches
+                .and_then(|m| m.indices_of(id))
+                .map(Iterator::collect)
+                .unwrap_or_default()
+        };
+        let mut mounts: Vec<(usize, Mount)> = positions("mount_ro")
+            .into_iter()
+            .zip(self.mount_ro.iter().cloned())
+            .chain(
+                positions("mount_rw")
+                    .into_iter()
+                    .zip(self.mount_rw.iter().cloned()),
+            )
+            .collect();
+        mounts.sort_by_key(|(at, _)| *at);
+        mounts.into_iter().map(|(_, mount)| mount).collect()
+    }
+}
+
+/// `--language`: one of [`Language::ALL`] by name.
+fn language() -> impl TypedValueParser<Value = Language> {
+    PossibleValuesParser::new(Language::ALL.map(Language::as_str))
+        .map(|name| Language::from_name(&name).expect("one of the possible values"))
+}
+
+fn read_only_mount(value: &str) -> Result<Mount, String> {
+    mount(value, false)
+}
+
+fn writable_mount(value: &str) -> Result<Mount, String> {
+    mount(value, true)
 }
 
 /// `GUEST=HOST`, e.g. `/data=/srv/sandbox/data`.
-fn mount(value: &str, writable: bool) -> Result<Mount, WorkerError> {
+fn mount(value: &str, writable: bool) -> Result<Mount, String> {
     match value.split_once('=') {
         Some((guest, host)) if guest.starts_with('/') && !host.is_empty() => Ok(Mount {
             guest: guest.to_owned(),
             host: PathBuf::from(host),
             writable,
         }),
-        _ => Err(WorkerError::Usage(format!(
-            "--mount-ro/--mount-rw take GUEST=HOST, got {value:?}"
-        ))),
+        _ => Err(format!(
+            "expected GUEST=HOST with an absolute GUEST, got {value:?}"
+        )),
     }
 }
 
 /// A `--jail`/`--require` value.
-fn layers(name: &str, value: &str) -> Result<LayerSet, WorkerError> {
-    LayerSet::parse(value).map_err(|e| WorkerError::Usage(format!("--{name}: {e}")))
+fn layers(value: &str) -> Result<LayerSet, String> {
+    LayerSet::parse(value)
 }
 
-fn parse_serve(args: &[String], early: Early, probe: bool) -> Result<ServeArgs, WorkerError> {
-    let mut language = None;
-    let mut jail = JailArgs {
-        early,
-        ..JailArgs::default()
-    };
-    let (mut socket, mut workspace, mut module, mut sha) = (None, None, None, String::new());
-    let (mut quota_bytes, mut quota_files) = (None, None);
-    let mut config = SessionConfig {
-        mounts: Vec::new(),
-        memory_bytes: 256 << 20,
-        stdout_cap: 1 << 20,
-        stderr_cap: 1 << 20,
-        quota: None,
-    };
-    for (key, value) in options(args)? {
-        match key {
-            "language" => {
-                language = Some(match value {
-                    "python" => Language::Python,
-                    "javascript" => Language::JavaScript,
-                    other => return Err(WorkerError::Usage(format!("unknown language {other:?}"))),
-                })
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use sandbox_protocol::Layer;
+
+    use super::*;
+
+    fn parsed(line: &str) -> Result<(Command, ArgMatches), clap::Error> {
+        parse(
+            std::iter::once("sandbox-worker")
+                .chain(line.split(' '))
+                .map(OsString::from),
+        )
+    }
+
+    fn serve_args(line: &str) -> ServeArgs {
+        let (command, matches) = parsed(line).unwrap();
+        let serve = matches.subcommand().map(|(_, m)| m);
+        match command {
+            Command::Serve(options) => options.into_serve_args(serve, Early::default(), false),
+            Command::JailProbe(options) => options.into_serve_args(serve, Early::default(), true),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// What the supervisor passes (`supervisor/src/worker.rs`, `jail_layers.rs`), with the
+    /// shared volume after `/data`.
+    const SUPERVISOR: &str = "serve --language python --socket /run/w.sock --workspace /s/app \
+        --module /c/python.cwasm --wasm-sha256 ab12 --memory-bytes 1048576 --stdout-cap 100 \
+        --stderr-cap 200 --disk-quota-bytes 5000 --disk-quota-files 50 --mount-rw /tmp=/s/tmp \
+        --mount-ro /data=/srv/data --mount-rw /shared=/srv/shared --jail fds,seccomp \
+        --require seccomp";
+
+    #[test]
+    fn the_supervisors_command_line_parses_as_before() {
+        let args = serve_args(SUPERVISOR);
+        assert_eq!(args.language, Language::Python);
+        assert_eq!(args.socket, PathBuf::from("/run/w.sock"));
+        assert_eq!(args.workspace, PathBuf::from("/s/app"));
+        assert_eq!(args.module, PathBuf::from("/c/python.cwasm"));
+        assert_eq!(args.wasm_sha256, "ab12");
+        assert!(!args.probe);
+        let config = &args.config;
+        assert_eq!(
+            (config.memory_bytes, config.stdout_cap, config.stderr_cap),
+            (1 << 20, 100, 200)
+        );
+        let mounts: Vec<(&str, bool)> = config
+            .mounts
+            .iter()
+            .map(|m| (m.guest.as_str(), m.writable))
+            .collect();
+        assert_eq!(
+            mounts,
+            [("/tmp", true), ("/data", false), ("/shared", true)],
+            "in the order given"
+        );
+        let quota = sandbox_worker::quota::lock(config.quota.as_ref().unwrap());
+        assert_eq!(
+            quota.limits(),
+            QuotaLimits {
+                bytes: 5000,
+                entries: 50
             }
-            "socket" => socket = Some(PathBuf::from(value)),
-            "workspace" => workspace = Some(PathBuf::from(value)),
-            "module" => module = Some(PathBuf::from(value)),
-            "wasm-sha256" => sha = value.to_owned(),
-            "memory-bytes" => config.memory_bytes = number(key, value)?,
-            "stdout-cap" => config.stdout_cap = number(key, value)?,
-            "stderr-cap" => config.stderr_cap = number(key, value)?,
-            "mount-ro" | "mount-rw" => config.mounts.push(mount(value, key == "mount-rw")?),
-            "disk-quota-bytes" => quota_bytes = Some(number(key, value)? as u64),
-            "disk-quota-files" => quota_files = Some(number(key, value)? as u64),
-            "jail" => jail.requested = layers(key, value)?,
-            "require" => jail.required = layers(key, value)?,
-            other => return Err(WorkerError::Usage(format!("unknown option --{other}"))),
-        }
+        );
+        assert!(quota.covers("/app") && quota.covers("/tmp") && !quota.covers("/shared"));
+        assert_eq!(args.jail.requested, LayerSet::parse("seccomp,fds").unwrap());
+        assert_eq!(args.jail.required, LayerSet::parse("seccomp").unwrap());
     }
-    let missing = |what: &str| WorkerError::Usage(format!("serve needs --{what}"));
-    let workspace = workspace.ok_or_else(|| missing("workspace"))?;
-    if quota_bytes.is_some() || quota_files.is_some() {
-        let limits = QuotaLimits {
-            bytes: quota_bytes.unwrap_or(u64::MAX),
-            entries: quota_files.unwrap_or(u64::MAX),
+
+    #[test]
+    fn serve_has_defaults_and_the_probe_takes_the_same_options() {
+        let args = serve_args(
+            "jail-probe --language javascript --socket s --workspace w --module m --jail landlock",
+        );
+        assert!(args.probe);
+        assert_eq!(args.language, Language::JavaScript);
+        assert_eq!(args.wasm_sha256, "");
+        assert_eq!(
+            (
+                args.config.memory_bytes,
+                args.config.stdout_cap,
+                args.config.stderr_cap
+            ),
+            (256 << 20, 1 << 20, 1 << 20)
+        );
+        assert!(args.config.mounts.is_empty() && args.config.quota.is_none());
+        assert_eq!(args.jail.requested.to_string(), "landlock");
+        assert_eq!(args.jail.required, LayerSet::EMPTY);
+        // The supervisor passes an empty set as an empty value; a repeated option's last value
+        // counts.
+        let (command, _) = parsed(
+            "serve --language python --socket s --workspace w --module m --jail  --memory-bytes 1 --memory-bytes 2",
+        )
+        .unwrap();
+        let Command::Serve(options) = command else {
+            panic!("{command:?}");
         };
-        // The session's own directories; `/data` and the shared volume are not the session's.
-        let mut roots = vec![("/app".to_owned(), workspace.clone())];
-        roots.extend(
-            config
-                .mounts
-                .iter()
-                .filter(|m| m.writable && m.guest == "/tmp")
-                .map(|m| (m.guest.clone(), m.host.clone())),
-        );
-        config.quota = Some(Quota::new(limits, roots).into_shared());
+        assert_eq!((options.jail, options.memory_bytes), (LayerSet::EMPTY, 2));
     }
-    Ok(ServeArgs {
-        language: language.ok_or_else(|| missing("language"))?,
-        socket: socket.ok_or_else(|| missing("socket"))?,
-        workspace,
-        module: module.ok_or_else(|| missing("module"))?,
-        wasm_sha256: sha,
-        config,
-        jail,
-        probe,
-    })
-}
 
-/// Compiles the vendored Python packages (`DATA/site-packages`) to bytecode under
-/// `DATA/pycache` with the sandbox's own CPython, so imports in sessions skip compiling source
-/// (3–7× less fuel). Uses unchecked-hash pycs: /data is read-only, sources never change.
-fn compile_python(args: &[String]) -> Result<(), WorkerError> {
-    let (mut runtime_dir, mut data_dir) = (None, None);
-    for (key, value) in options(args)? {
-        match key {
-            "runtime-dir" => runtime_dir = Some(PathBuf::from(value)),
-            "data-dir" => data_dir = Some(PathBuf::from(value)),
-            other => return Err(WorkerError::Usage(format!("unknown option --{other}"))),
-        }
+    #[test]
+    fn the_jail_layers_come_from_the_command_line() {
+        let layers = |line: &str| parsed(line).unwrap().0.jail_layers();
+        let set = layers(
+            "serve --language python --socket s --workspace w --module m --jail seccomp,netns",
+        );
+        assert!(set.contains(Layer::Seccomp) && set.contains(Layer::Netns));
+        assert!(!set.contains(Layer::Landlock));
+        assert_eq!(layers("jail-check"), LayerSet::all());
+        assert_eq!(
+            layers(
+                "jail-probe --language python --socket s --workspace w --module m --jail landlock"
+            )
+            .to_string(),
+            "landlock"
+        );
+        assert_eq!(layers("precompile --runtime-dir r"), LayerSet::EMPTY);
     }
-    let runtime_dir = runtime_dir
-        .ok_or_else(|| WorkerError::Usage("compile-python needs --runtime-dir".into()))?;
-    let data_dir = data_dir.unwrap_or_else(|| runtime_dir.join("data"));
-    let engine = engine::engine();
-    let cached = engine::precompile(
-        engine,
-        "python",
-        &runtime_dir.join(RUNTIMES[0].1),
-        &runtime_dir.join("cache"),
-    )?;
-    let module = engine::load_module(engine, &cached.cwasm)?;
-    let linker = sandbox_worker::host::build_linker(engine)
-        .map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
-    let pycache = data_dir.join("pycache");
-    std::fs::create_dir_all(&pycache).map_err(WorkerError::Io)?;
-    let scratch = std::env::temp_dir().join(format!("sandbox-compile-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).map_err(WorkerError::Io)?;
-    let config = SessionConfig {
-        mounts: vec![
-            Mount {
-                guest: "/data".into(),
-                host: data_dir.clone(),
-                writable: false,
-            },
-            Mount {
-                guest: "/data/pycache".into(),
-                host: pycache,
-                writable: true,
-            },
-        ],
-        memory_bytes: 1 << 30,
-        stdout_cap: 1 << 20,
-        stderr_cap: 1 << 20,
-        quota: None,
-    };
-    let argv = [
-        "python",
-        "-I",
-        "-S",
-        "-X",
-        "utf8",
-        "-X",
-        "pycache_prefix=/data/pycache",
-        "-m",
-        "compileall",
-        "-q",
-        "--invalidation-mode",
-        "unchecked-hash",
-        "/data/site-packages",
-    ];
-    let started = std::time::Instant::now();
-    let ran = sandbox_worker::python::run_to_completion(
-        &module,
-        &linker,
-        &argv,
-        &scratch,
-        &config,
-        u64::MAX / 4,
-    );
-    let _ = std::fs::remove_dir_all(&scratch);
-    let (status, _stdout, stderr) =
-        ran.map_err(|e| WorkerError::Runtime(format!("compileall failed: {e:#}")))?;
-    // Status 1 means some file did not compile (e.g. a Python 2 test file shipped in a
-    // package): its import would fail anyway; everything else has bytecode.
-    if status > 1 {
-        return Err(WorkerError::Runtime(format!(
-            "compileall exited with {status}: {}",
-            String::from_utf8_lossy(&stderr)
-        )));
-    }
-    tracing::info!(
-        status,
-        ms = started.elapsed().as_millis() as u64,
-        "vendored packages compiled"
-    );
-    Ok(())
-}
 
-fn precompile(args: &[String]) -> Result<(), WorkerError> {
-    let (mut runtime_dir, mut cache_dir) = (None, None);
-    for (key, value) in options(args)? {
-        match key {
-            "runtime-dir" => runtime_dir = Some(PathBuf::from(value)),
-            "cache-dir" => cache_dir = Some(PathBuf::from(value)),
-            other => return Err(WorkerError::Usage(format!("unknown option --{other}"))),
+    #[test]
+    fn bad_command_lines_are_usage_errors() {
+        for line in [
+            "serve --language ruby --socket s --workspace w --module m",
+            "serve --language python --socket s --workspace w",
+            "serve --language python --socket s --workspace w --module m --jail bogus",
+            "serve --language python --socket s --workspace w --module m --mount-ro data=/d",
+            "serve --language python --socket s --workspace w --module m --memory-bytes lots",
+            "serve --language python --socket s --workspace w --module m --unknown x",
+            "precompile",
+            "launch",
+        ] {
+            let error = parsed(line).expect_err(line);
+            assert!(error.use_stderr(), "{line}");
+            assert_eq!(error.exit_code(), WorkerExit::Usage.code(), "{line}");
         }
+        let help = parsed("--help").expect_err("help");
+        assert!(!help.use_stderr());
     }
-    let runtime_dir =
-        runtime_dir.ok_or_else(|| WorkerError::Usage("precompile needs --runtime-dir".into()))?;
-    let cache_dir = cache_dir.unwrap_or_else(|| runtime_dir.join("cache"));
-    let engine = engine::engine();
-    let mut manifest = serde_json::Map::new();
-    for (name, file) in RUNTIMES {
-        let started = std::time::Instant::now();
-        let cached = engine::precompile(engine, name, &runtime_dir.join(file), &cache_dir)?;
-        tracing::info!(
-            runtime = name,
-            compiled = cached.compiled,
-            ms = started.elapsed().as_millis() as u64,
-            "module ready"
-        );
-        manifest.insert(
-            name.into(),
-            serde_json::json!({ "cwasm": cached.cwasm, "wasm_sha256": cached.wasm_sha256 }),
-        );
+
+    #[test]
+    fn the_other_subcommands_parse() {
+        let (command, _) = parsed("precompile --runtime-dir /r --cache-dir /c").unwrap();
+        assert!(matches!(
+            command,
+            Command::Precompile(PrecompileOptions { runtime_dir, cache_dir: Some(cache) })
+                if runtime_dir.as_path() == Path::new("/r") && cache.as_path() == Path::new("/c")
+        ));
+        let (command, _) = parsed("compile-python --runtime-dir /r").unwrap();
+        assert!(matches!(
+            command,
+            Command::CompilePython(CompilePythonOptions { data_dir: None, .. })
+        ));
+        Cli::command().debug_assert();
     }
-    println!("{}", serde_json::Value::Object(manifest));
-    Ok(())
 }

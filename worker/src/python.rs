@@ -3,32 +3,32 @@
 //! persist between executions.
 //!
 //! While `_start` runs, the store is borrowed by Wasmtime, so executions cannot be pushed in from
-//! outside. Instead the driver pulls them: its read of fd 0 lands in [`read_stdin`], which is the
-//! request boundary. There the host reports the previous execution (from the driver's status
-//! record and the captures), blocks for the next request, refuels the store and re-arms the
-//! deadlines, then hands the request bytes to the driver.
+//! outside. Instead the driver pulls them: its read of fd 0 reaches this module's
+//! [`DriverChannel`], where the request boundary is. There the host reports the previous
+//! execution (from the driver's status record and the captures), blocks for the next request,
+//! refuels the store and re-arms the deadlines, then hands the request bytes to the driver.
 //!
 //! Timeouts and cancels are soft first: the epoch callback sets CPython's SIGINT flags (the
 //! addresses below, valid only for the pinned binary) and the driver reports a
 //! `KeyboardInterrupt` with the session intact. Code that ignores it is trapped at the hard
 //! deadline; then the interpreter is replaced and the report says that its state was lost.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use sandbox_protocol::{
-    ErrorKind, ExecuteRequest, ExecutionKind, ExecutionReport, GuestError, Language, ReadyInfo,
-    Response, Restart, StateAfterRestart,
+    ErrorKind, ExecuteRequest, ExecutionKind, ExecutionReport, GuestError, Language, Restart,
+    StateAfterRestart,
 };
-use wasmtime::{AsContextMut, Caller, Linker, Module, Result, Store, format_err};
+use wasmtime::{AsContextMut, Caller, Linker, Module, Result, Store, TypedFunc, format_err};
 
+use crate::WorkerError;
+use crate::connection::{Job, Link, Reply};
 use crate::host::{
-    self, Control, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap, iovecs,
-    on_epoch, write_u32,
+    DriverChannel, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap, fuel_for,
+    new_store, write_words,
 };
-use crate::serve::{Job, Link, Reply};
-use crate::{ReadyClock, WorkerError};
 
-/// SHA-256 of the only CPython build the SIGINT addresses below are valid for
 /// (`python-3.12.0.wasm` from VMware Wasm Labs release `python/3.12.0+20231211-040d5a6`).
 pub const PINNED_SHA256: &str = "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763";
 
@@ -87,9 +87,9 @@ enum Phase {
 }
 
 /// fd 0 of the Python guest: the request bytes being served and the status the driver wrote.
-pub struct StdinFeed {
+struct StdinFeed {
     /// Bytes the driver wrote to fd 0 since the last boundary.
-    pub status: Vec<u8>,
+    status: Vec<u8>,
     pending: Vec<u8>,
     served: usize,
     phase: Phase,
@@ -100,9 +100,99 @@ pub struct StdinFeed {
     carried: Option<(ExecutionReport, Reply)>,
     /// Where the report of the execution in progress goes.
     reply: Option<Reply>,
-    ready_clock: ReadyClock,
     /// Set when the supervisor went away while we waited for a request.
     shutdown: bool,
+}
+
+impl StdinFeed {
+    /// The channel of a starting interpreter.
+    fn new(link: Link, carried: Option<(ExecutionReport, Reply)>) -> Self {
+        Self {
+            status: Vec::new(),
+            pending: Vec::new(),
+            served: 0,
+            phase: Phase::Starting,
+            cell: 0,
+            link,
+            carried,
+            reply: None,
+            shutdown: false,
+        }
+    }
+
+    /// Takes the feed back out of a Python store.
+    fn take_from(state: &mut HostState) -> Box<StdinFeed> {
+        let driver: Box<dyn Any> = state
+            .driver
+            .take()
+            .expect("the feed lives as long as the store");
+        driver
+            .downcast()
+            .expect("the driver of a Python store is its feed")
+    }
+
+    /// Reports what just finished, waits for the next request and arms it.
+    fn request_boundary(&mut self, caller: &mut Caller<'_, HostState>) -> Result<()> {
+        let fuel_left = caller.get_fuel()?;
+        let state = caller.data_mut();
+        let status =
+            parse_status(&std::mem::take(&mut self.status)).expect("checked by the caller");
+        let sent = match self.phase {
+            Phase::Starting => match self.carried.take() {
+                Some((report, reply)) => self.link.deliver(reply, report),
+                None => self
+                    .link
+                    .send_ready(Language::Python, status.message.clone()),
+            },
+            Phase::Executing => {
+                let outcome = status.into_outcome(state);
+                let report = state.finish(fuel_left, outcome, None);
+                self.link
+                    .deliver(self.reply.take().unwrap_or(Reply::Socket), report)
+            }
+        };
+        let next = match sent {
+            Ok(()) => self.link.requests.recv().ok(),
+            Err(_) => None,
+        };
+        let Some(Job { request, reply }) = next else {
+            self.shutdown = true;
+            return Err(format_err!("the supervisor closed the connection"));
+        };
+        self.reply = Some(reply);
+        self.cell += 1;
+        self.pending = frame_request(self.cell, &request);
+        self.served = 0;
+        self.phase = Phase::Executing;
+        state.begin(&request);
+        if let SoftInterrupt::PythonSignal(_) = state.soft {
+            write_words(&mut caller.as_context_mut(), &SIGINT_PENDING_WORDS, 0);
+        }
+        caller.set_fuel(fuel_for(request.fuel))?;
+        Ok(())
+    }
+}
+
+impl DriverChannel for StdinFeed {
+    fn write(&mut self, bytes: &[u8]) {
+        self.status.extend_from_slice(bytes);
+    }
+
+    /// A read with nothing left to serve is a request boundary only when the driver has just
+    /// written a status record; any other read of fd 0 (user code calling `os.read(0, ..)`)
+    /// sees end of file.
+    fn before_read(&mut self, caller: &mut Caller<'_, HostState>) -> Result<()> {
+        if self.served >= self.pending.len() && parse_status(&self.status).is_some() {
+            self.request_boundary(caller)?;
+        }
+        Ok(())
+    }
+
+    fn read(&mut self, max: usize) -> &[u8] {
+        let start = self.served;
+        self.served += (self.pending.len() - start).min(max);
+        &self.pending[start..self.served]
+    }
 }
 
 /// A parsed status record.
@@ -196,116 +286,6 @@ impl Status {
     }
 }
 
-/// The shadow of `fd_read(0, ..)`: the driver's request channel.
-///
-/// A read with nothing left to serve is a request boundary only when the driver has just written
-/// a status record; any other read of fd 0 (user code calling `os.read(0, ..)`) sees end of file.
-///
-/// # Errors
-/// A trap that ends `_start` when the supervisor has gone away.
-pub fn read_stdin(
-    caller: &mut Caller<'_, HostState>,
-    iovs: i32,
-    iovs_len: i32,
-    nread: i32,
-) -> Result<i32> {
-    let boundary = match caller.data().stdin.as_ref() {
-        None => false,
-        Some(feed) => feed.served >= feed.pending.len() && parse_status(&feed.status).is_some(),
-    };
-    if boundary {
-        request_boundary(caller)?;
-    }
-    let memory = caller
-        .data()
-        .memory
-        .ok_or_else(|| format_err!("guest memory is not bound"))?;
-    let (mem, state) = memory.data_and_store_mut(&mut *caller);
-    let Some(vecs) = iovecs(mem, iovs, iovs_len) else {
-        return Ok(21);
-    };
-    let mut copied = 0usize;
-    if state.stdin.is_none() {
-        // JavaScript: serve the bytes piped in by a shell command, then end of file.
-        for &(buf, len) in &vecs {
-            let n = state.piped_stdin.len().min(len);
-            for (slot, byte) in mem[buf..buf + n]
-                .iter_mut()
-                .zip(state.piped_stdin.drain(..n))
-            {
-                *slot = byte;
-            }
-            copied += n;
-            if n < len {
-                break;
-            }
-        }
-    }
-    if let Some(feed) = state.stdin.as_mut() {
-        for (buf, len) in vecs {
-            let left = &feed.pending[feed.served..];
-            let n = left.len().min(len);
-            mem[buf..buf + n].copy_from_slice(&left[..n]);
-            feed.served += n;
-            copied += n;
-            if n < len {
-                break;
-            }
-        }
-    }
-    if !write_u32(mem, nread as u32 as usize, copied as u32) {
-        return Ok(21);
-    }
-    Ok(0)
-}
-
-/// Reports what just finished, waits for the next request and arms it.
-fn request_boundary(caller: &mut Caller<'_, HostState>) -> Result<()> {
-    let fuel_left = caller.get_fuel()?;
-    let state = caller.data_mut();
-    let mut feed = state.stdin.take().expect("checked by the caller");
-    let status = parse_status(&std::mem::take(&mut feed.status)).expect("checked by the caller");
-    let sent = match feed.phase {
-        Phase::Starting => match feed.carried.take() {
-            Some((report, reply)) => feed.link.deliver(reply, report),
-            None => feed.link.send(&Response::Ready(ReadyInfo {
-                language: Language::Python,
-                runtime_version: status.message.clone(),
-                startup_us: feed.ready_clock.elapsed_us(),
-                jail: feed.link.jail.clone(),
-            })),
-        },
-        Phase::Executing => {
-            let outcome = status.into_outcome(state);
-            let report = state.finish(fuel_left, outcome, None);
-            feed.link
-                .deliver(feed.reply.take().unwrap_or(Reply::Socket), report)
-        }
-    };
-    if sent.is_err() {
-        feed.shutdown = true;
-        state.stdin = Some(feed);
-        return Err(format_err!("the supervisor closed the connection"));
-    }
-    let Ok(Job { request, reply }) = feed.link.requests.recv() else {
-        feed.shutdown = true;
-        state.stdin = Some(feed);
-        return Err(format_err!("the supervisor closed the connection"));
-    };
-    feed.reply = Some(reply);
-    feed.cell += 1;
-    feed.pending = frame_request(feed.cell, &request);
-    feed.served = 0;
-    feed.phase = Phase::Executing;
-    state.begin(&request);
-    state.stdin = Some(feed);
-    if let SoftInterrupt::PythonSignal(_) = state.soft {
-        host::write_words(&mut caller.as_context_mut(), &SIGINT_PENDING_WORDS, 0);
-    }
-    caller.set_fuel(host::fuel_for(request.fuel))?;
-    Ok(())
-}
-
 /// `u32` little-endian length, then `"<op> <cell> <argv bytes> <stdin bytes>\n"`, the argv
 /// (NUL-separated), the stdin bytes and the code: the format `driver.py` reads.
 fn frame_request(cell: u64, request: &ExecuteRequest) -> Vec<u8> {
@@ -347,11 +327,7 @@ pub fn run_to_completion(
         SoftInterrupt::None,
         Arc::default(),
     )?;
-    let mut store = Store::new(module.engine(), state);
-    store.limiter(|s| &mut s.limiter);
-    store.epoch_deadline_callback(on_epoch);
-    store.set_epoch_deadline(1);
-    store.set_fuel(fuel)?;
+    let mut store = new_store(module.engine(), state, fuel)?;
     let instance = linker.instantiate(&mut store, module)?;
     store.data_mut().memory = instance.get_memory(&mut store, "memory");
     let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
@@ -370,14 +346,17 @@ pub fn run_to_completion(
 ///
 /// # Errors
 /// When the interpreter cannot start at all.
+/// Runs the Python session until the supervisor goes away.
+///
+/// # Errors
+/// When the interpreter cannot start, at first or after a restart.
 pub fn serve(
     module: &Module,
     linker: &Linker<HostState>,
     workspace: &std::path::Path,
     config: &SessionConfig,
     wasm_sha256: &str,
-    mut link: Link,
-    ready_clock: ReadyClock,
+    link: Link,
 ) -> Result<(), WorkerError> {
     let soft = if wasm_sha256 == PINNED_SHA256 {
         SoftInterrupt::PythonSignal(&SIGINT_WORDS)
@@ -385,92 +364,88 @@ pub fn serve(
         tracing::warn!(%wasm_sha256, "unknown CPython build: timeouts will restart the interpreter");
         SoftInterrupt::None
     };
-    let mut carried: Option<(ExecutionReport, Reply)> = None;
+    let mut feed = StdinFeed::new(link, None);
     loop {
-        let control: Arc<Control> = link.control.clone();
+        let control = feed.link.control.clone();
         let mut state = HostState::new(workspace, &ENV, &ARGS, config, soft, control)
             .map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
-        state.stdin = Some(StdinFeed {
-            status: Vec::new(),
-            pending: Vec::new(),
-            served: 0,
-            phase: Phase::Starting,
-            cell: 0,
-            link,
-            carried: carried.take(),
-            reply: None,
-            ready_clock: ready_clock.clone(),
-            shutdown: false,
-        });
-        let mut store = Store::new(module.engine(), state);
-        store.limiter(|s| &mut s.limiter);
-        store.epoch_deadline_callback(on_epoch);
-        store.set_epoch_deadline(1);
-        store
-            .set_fuel(STARTUP_FUEL)
-            .map_err(|e| WorkerError::Runtime(e.to_string()))?;
-        let instance = linker
-            .instantiate(&mut store, module)
-            .map_err(|e| WorkerError::Runtime(format!("instantiating CPython: {e:#}")))?;
-        store.data_mut().memory = instance.get_memory(&mut store, "memory");
-        let start = instance
-            .get_typed_func::<(), ()>(&mut store, "_start")
-            .map_err(|e| WorkerError::Runtime(format!("CPython has no _start: {e:#}")))?;
+        state.driver = Some(Box::new(feed));
+        let (mut store, start) = instantiate(module, linker, state)?;
         let ended = start.call(&mut store, ());
         // `_start` only returns when the interpreter died, exited, or we are shutting down.
-        let fuel_left = store.get_fuel().unwrap_or(0);
-        let state = store.data_mut();
-        let mut feed = state
-            .stdin
-            .take()
-            .expect("the feed lives as long as the store");
-        if feed.shutdown {
-            return Ok(());
+        match restart_after(&mut store, ended)? {
+            Some(restarted) => feed = restarted,
+            None => return Ok(()),
         }
-        match feed.phase {
-            Phase::Starting => {
-                let (stderr, _) = state.stderr.take();
-                let why = match &ended {
-                    Err(e) => format!("{e:#}"),
-                    Ok(()) => "exited during start-up".into(),
-                };
-                return Err(WorkerError::Runtime(format!(
-                    "CPython failed to start: {why}; stderr: {}",
-                    String::from_utf8_lossy(&stderr)
-                )));
-            }
-            Phase::Executing => {
-                let error = match &ended {
-                    Err(e) => classify_trap(e, state),
-                    Ok(()) => GuestError {
-                        kind: ErrorKind::Exit,
-                        name: Some("SystemExit".into()),
-                        message: "the interpreter exited (os._exit)".into(),
-                    },
-                };
-                let reason = format!(
-                    "the Python interpreter was stopped by force ({}) and restarted",
-                    error.message
-                );
-                tracing::info!(kind = ?error.kind, "python interpreter restarting");
-                let restart = Restart {
-                    reason,
-                    state: StateAfterRestart::Lost,
-                };
-                let report = state.finish(
-                    fuel_left,
-                    Outcome {
-                        error: Some(error),
-                        ..Outcome::default()
-                    },
-                    Some(restart),
-                );
-                carried = Some((report, feed.reply.take().unwrap_or(Reply::Socket)));
-                feed.phase = Phase::Starting;
-            }
-        }
-        link = feed.link;
     }
+}
+
+/// A store around `state` with CPython instantiated in it, and its `_start`.
+fn instantiate(
+    module: &Module,
+    linker: &Linker<HostState>,
+    state: HostState,
+) -> Result<(Store<HostState>, TypedFunc<(), ()>), WorkerError> {
+    let mut store = new_store(module.engine(), state, STARTUP_FUEL)
+        .map_err(|e| WorkerError::Runtime(e.to_string()))?;
+    let instance = linker
+        .instantiate(&mut store, module)
+        .map_err(|e| WorkerError::Runtime(format!("instantiating CPython: {e:#}")))?;
+    store.data_mut().memory = instance.get_memory(&mut store, "memory");
+    let start = instance
+        .get_typed_func::<(), ()>(&mut store, "_start")
+        .map_err(|e| WorkerError::Runtime(format!("CPython has no _start: {e:#}")))?;
+    Ok((store, start))
+}
+
+/// What follows the end of `_start`: nothing when the supervisor went away (`None`); a new
+/// interpreter, carrying the report of the execution that killed this one; or an error when it
+/// died while starting.
+fn restart_after(
+    store: &mut Store<HostState>,
+    ended: Result<()>,
+) -> Result<Option<StdinFeed>, WorkerError> {
+    let fuel_left = store.get_fuel().unwrap_or(0);
+    let state = store.data_mut();
+    let mut feed = StdinFeed::take_from(state);
+    if feed.shutdown {
+        return Ok(None);
+    }
+    if feed.phase == Phase::Starting {
+        let (stderr, _) = state.stderr.take();
+        let why = match &ended {
+            Err(e) => format!("{e:#}"),
+            Ok(()) => "exited during start-up".into(),
+        };
+        return Err(WorkerError::Runtime(format!(
+            "CPython failed to start: {why}; stderr: {}",
+            String::from_utf8_lossy(&stderr)
+        )));
+    }
+    let error = match &ended {
+        Err(e) => classify_trap(e, state),
+        Ok(()) => GuestError {
+            kind: ErrorKind::Exit,
+            name: Some("SystemExit".into()),
+            message: "the interpreter exited (os._exit)".into(),
+        },
+    };
+    let reason = format!(
+        "the Python interpreter was stopped by force ({}) and restarted",
+        error.message
+    );
+    tracing::info!(kind = ?error.kind, "python interpreter restarting");
+    let restart = Restart {
+        reason,
+        state: StateAfterRestart::Lost,
+    };
+    let outcome = Outcome {
+        error: Some(error),
+        ..Outcome::default()
+    };
+    let report = state.finish(fuel_left, outcome, Some(restart));
+    let reply = feed.reply.take().unwrap_or(Reply::Socket);
+    Ok(Some(StdinFeed::new(feed.link, Some((report, reply)))))
 }
 
 #[cfg(test)]

@@ -1,28 +1,31 @@
-//! The worker's connection to its supervisor: a reader thread for frames and a guest thread
-//! that owns the interpreter.
+//! The worker's session from connection to end: connect to the supervisor, load the
+//! interpreter, enter the jail, then serve until the supervisor is done with us.
 //!
-//! The guest thread runs the interpreter and writes every report itself. The reader thread (the
-//! process's main thread) forwards executions to it, turns `Cancel` into the shared [`Control`]
-//! flag that the epoch callback watches, and ends the process when the supervisor says
-//! `Shutdown` or closes the socket, so a worker never outlives its connection.
+//! Once jailed, the work is spread over threads: the reader forwards executions to the guest
+//! thread, turns `Cancel` into the shared [`Control`] flag that the epoch callback watches, and
+//! starts shell command lines ([`ShellRunner`]); the guest thread owns the interpreter and
+//! writes every report itself. The main thread waits for the first of them to end the worker
+//! through the [`Outbox`] (the supervisor said `Shutdown` or hung up, the interpreter failed,
+//! the protocol versions differ) and returns why to `main`, the only place that exits. So a
+//! worker never outlives its connection.
 //!
 //! Between loading the module and starting any thread, the worker enters its jail
 //! ([`crate::jail::enter`]); `jail-probe` stops there and reports what it could still do.
 
-use std::io;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Sender};
 
 use sandbox_protocol::{
-    ExecuteRequest, ExecutionReport, FrameError, JailReport, Language, PROTOCOL_VERSION, Request,
-    Response, read_frame_blocking, write_frame_blocking,
+    JailReport, Language, PROTOCOL_VERSION, Request, Response, read_frame_blocking,
 };
+use wasmtime::{Linker, Module};
 
 use crate::command::ShellRunner;
+use crate::connection::{Ended, Ending, Job, Link, Outbox, Reply};
 use crate::engine::{self, engine, load_module};
-use crate::host::{Control, SessionConfig, build_linker};
+use crate::host::{Control, HostState, SessionConfig, build_linker};
 use crate::jail::{self, JailArgs, JailSpec};
 use crate::{ReadyClock, WorkerError, javascript, probe, python};
 
@@ -45,91 +48,79 @@ pub struct ServeArgs {
     pub probe: bool,
 }
 
-/// An execution for the guest thread, and where its report goes.
-#[derive(Debug)]
-pub struct Job {
-    pub request: ExecuteRequest,
-    pub reply: Reply,
-}
-
-/// Where a report goes: to the supervisor, or to the shell that asked for the run.
-#[derive(Debug)]
-pub enum Reply {
-    Socket,
-    Shell(mpsc::Sender<ExecutionReport>),
-}
-
-/// The guest thread's end of the connection.
-pub struct Link {
-    pub requests: Receiver<Job>,
-    writer: Arc<Mutex<UnixStream>>,
-    pub control: Arc<Control>,
-    /// The jail this worker is in, for [`sandbox_protocol::ReadyInfo`].
-    pub jail: JailReport,
-}
-
-impl Link {
-    /// Delivers an execution's report where its job said.
-    ///
-    /// # Errors
-    /// When the supervisor has gone away.
-    pub fn deliver(&self, reply: Reply, report: ExecutionReport) -> Result<(), FrameError> {
-        match reply {
-            Reply::Socket => self.send(&Response::Executed(report)),
-            Reply::Shell(shell) => {
-                // The shell may have given up (cancel); nobody else wants the report.
-                let _ = shell.send(report);
-                Ok(())
-            }
-        }
-    }
-
-    /// Sends one response frame.
-    ///
-    /// # Errors
-    /// When the supervisor has gone away.
-    pub fn send(&self, response: &Response) -> Result<(), FrameError> {
-        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        write_frame_blocking(&mut *writer, response)
-    }
-}
-
-/// Serves one session until the supervisor goes away. Never returns normally: the process
-/// exits when the connection ends.
+/// Serves one session until the supervisor is done with it, and says how it ended.
 ///
 /// # Errors
-/// Connection or module-loading failures before anything is served.
-pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<(), WorkerError> {
+/// Connection, module-loading and jail failures before anything is served, a protocol version
+/// mismatch, and an interpreter that cannot start or go on. The supervisor has been told why
+/// (`Failed`) of all but the connection's own failures.
+pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<Ended, WorkerError> {
     let stream = UnixStream::connect(&args.socket).map_err(|source| WorkerError::Connect {
         socket: args.socket.clone(),
         source,
     })?;
-    let mut reader = stream.try_clone().map_err(WorkerError::Io)?;
-    let writer = Arc::new(Mutex::new(stream));
-    let control = Arc::new(Control::default());
-    let (requests_tx, requests) = mpsc::channel();
-    let mut link = Link {
-        requests,
-        writer: writer.clone(),
-        control: control.clone(),
-        jail: JailReport::default(),
-    };
-
-    let mut shell = ShellRunner::new(&args);
-    let module = match load_module(engine(), &args.module) {
-        Ok(module) => module,
-        Err(e) => return Err(fail(&writer, WorkerError::Engine(e))),
-    };
-    let linker = match build_linker(engine()) {
-        Ok(linker) => linker,
-        Err(e) => return Err(fail(&writer, WorkerError::Runtime(format!("{e:#}")))),
-    };
+    let mut reader = stream.try_clone()?;
+    let (outbox, endings) = Outbox::new(stream);
+    let shell = ShellRunner::new(args.language, &args.workspace, &args.config);
+    let module =
+        load_module(engine(), &args.module).map_err(|e| outbox.fail(WorkerError::Engine(e)))?;
+    let linker =
+        build_linker(engine()).map_err(|e| outbox.fail(WorkerError::Runtime(format!("{e:#}"))))?;
 
     // The jail, while this is the only thread: the socket is connected and the module mapped,
     // so from here on nothing needs a path outside the session's directories.
     let plan = args
         .probe
         .then(|| probe::Plan::new(&args.workspace, &args.module));
+    let jail = match enter_jail(&args) {
+        Ok(report) => report,
+        Err(e) => {
+            let e = outbox.fail(WorkerError::Jail(e));
+            linger(&mut reader);
+            return Err(e);
+        }
+    };
+    tracing::debug!(?jail, "jailed");
+    if let Some(plan) = plan {
+        let report = probe::attack(&plan, &jail);
+        let _ = outbox.send(&Response::Failed { message: report });
+        linger(&mut reader);
+        return Ok(Ended::Probed);
+    }
+    // The first threads start only now, inside the jail: Landlock before ABI 8 restricts only
+    // the calling thread and the threads it starts later.
+    engine::start_epoch_ticker();
+
+    let control = Arc::new(Control::default());
+    let (jobs, requests) = mpsc::channel();
+    let link = Link {
+        requests,
+        outbox: outbox.clone(),
+        control: control.clone(),
+        jail,
+        ready_clock,
+    };
+    spawn_guest(args, module, linker, link)?;
+    let reading = Reader {
+        stream: reader,
+        jobs,
+        shell,
+        control,
+        outbox,
+    };
+    std::thread::Builder::new()
+        .name("reader".into())
+        .spawn(move || reading.run())?;
+    // Every thread holds the outbox; if all of them end without a word, one panicked.
+    endings.recv().unwrap_or_else(|_| {
+        Err(WorkerError::Runtime(
+            "every thread of the worker ended without saying why".into(),
+        ))
+    })
+}
+
+/// Enters the jail `args` asks for, allowing the session's own directories.
+fn enter_jail(args: &ServeArgs) -> Result<JailReport, jail::JailError> {
     let mounts: Vec<(PathBuf, bool)> = (args.config.mounts.iter())
         .map(|m| (m.host.clone(), m.writable))
         .collect();
@@ -140,26 +131,18 @@ pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<(), WorkerError> 
         read_write,
         read_only,
     };
-    link.jail = match jail::enter(&spec, &args.jail.early) {
-        Ok(report) => report,
-        Err(e) => {
-            let e = fail(&writer, WorkerError::Jail(e));
-            linger(&mut reader);
-            return Err(e);
-        }
-    };
-    tracing::debug!(jail = ?link.jail, "jailed");
-    if let Some(plan) = plan {
-        let report = probe::attack(&plan, &link.jail);
-        let _ = send_frame(&writer, &Response::Failed { message: report });
-        linger(&mut reader);
-        std::process::exit(0);
-    }
-    // The first threads start only now, inside the jail: Landlock before ABI 8 restricts only
-    // the calling thread and the threads it starts later.
-    engine::start_epoch_ticker();
+    jail::enter(&spec, &args.jail.early)
+}
 
-    let guest_writer = writer.clone();
+/// Starts the guest thread: it runs the session's interpreter until the supervisor goes away,
+/// then ends the worker (with the error, when the interpreter failed).
+fn spawn_guest(
+    args: ServeArgs,
+    module: Module,
+    linker: Linker<HostState>,
+    link: Link,
+) -> Result<(), WorkerError> {
+    let outbox = link.outbox.clone();
     std::thread::Builder::new()
         .name("guest".into())
         .stack_size(GUEST_THREAD_STACK)
@@ -172,82 +155,76 @@ pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<(), WorkerError> 
                     &args.config,
                     &args.wasm_sha256,
                     link,
-                    ready_clock,
                 ),
-                Language::JavaScript => javascript::serve(
-                    &module,
-                    &linker,
-                    &args.workspace,
-                    &args.config,
-                    link,
-                    ready_clock,
-                ),
-            };
-            match served {
-                Ok(()) => std::process::exit(0),
-                Err(e) => {
-                    let code = e.exit_code();
-                    fail(&guest_writer, e);
-                    std::process::exit(code);
+                Language::JavaScript => {
+                    javascript::serve(&module, &linker, &args.workspace, &args.config, link)
                 }
-            }
-        })
-        .map_err(WorkerError::Io)?;
+            };
+            outbox.end(served.map(|()| Ended::SupervisorGone));
+        })?;
+    Ok(())
+}
 
-    loop {
-        match read_frame_blocking::<Request>(&mut reader) {
-            Ok(Some(Request::Hello { protocol_version }))
-                if protocol_version != PROTOCOL_VERSION =>
-            {
-                let e = WorkerError::ProtocolMismatch {
-                    ours: PROTOCOL_VERSION,
-                    theirs: protocol_version,
-                };
-                let code = e.exit_code();
-                fail(&writer, e);
-                std::process::exit(code);
-            }
-            Ok(Some(Request::Hello { .. })) => {}
-            Ok(Some(Request::Execute(request))) => {
-                if requests_tx
-                    .send(Job {
+/// The reader thread: every frame from the supervisor.
+struct Reader {
+    stream: UnixStream,
+    /// Executions for the guest thread.
+    jobs: Sender<Job>,
+    shell: ShellRunner,
+    control: Arc<Control>,
+    outbox: Outbox,
+}
+
+impl Reader {
+    /// Reads until the supervisor is done, then ends the worker. When the guest thread is gone,
+    /// it stops without a word: the guest thread ended the worker itself.
+    fn run(mut self) {
+        if let Some(ending) = self.read_until_done() {
+            self.outbox.end(ending);
+        }
+    }
+
+    /// `None` when the guest thread is gone.
+    fn read_until_done(&mut self) -> Option<Ending> {
+        loop {
+            match read_frame_blocking::<Request>(&mut self.stream) {
+                Ok(Some(Request::Hello { protocol_version }))
+                    if protocol_version != PROTOCOL_VERSION =>
+                {
+                    return Some(Err(WorkerError::ProtocolMismatch {
+                        ours: PROTOCOL_VERSION,
+                        theirs: protocol_version,
+                    }));
+                }
+                Ok(Some(Request::Hello { .. })) => {}
+                Ok(Some(Request::Execute(request))) => {
+                    let job = Job {
                         request,
                         reply: Reply::Socket,
-                    })
-                    .is_err()
-                {
-                    break; // the guest thread is gone and exits the process
+                    };
+                    self.jobs.send(job).ok()?;
                 }
-            }
-            Ok(Some(Request::Command(command))) => {
-                shell.start(
-                    command,
-                    requests_tx.clone(),
-                    writer.clone(),
-                    control.clone(),
-                );
-            }
-            Ok(Some(Request::Cancel { execution_id })) => {
-                let found = control.request_cancel(&execution_id);
-                tracing::debug!(%execution_id, found, "cancel requested");
-            }
-            Ok(Some(Request::Shutdown)) | Ok(None) => break,
-            Err(e) => {
-                tracing::warn!(error = %e, "dropping the connection after a bad frame");
-                break;
+                Ok(Some(Request::Command(command))) => {
+                    self.shell.start(
+                        command,
+                        self.jobs.clone(),
+                        self.outbox.clone(),
+                        self.control.clone(),
+                    );
+                }
+                Ok(Some(Request::Cancel { execution_id })) => {
+                    let found = self.control.request_cancel(&execution_id);
+                    tracing::debug!(%execution_id, found, "cancel requested");
+                }
+                Ok(Some(Request::Shutdown)) => return Some(Ok(Ended::Shutdown)),
+                Ok(None) => return Some(Ok(Ended::SupervisorGone)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "dropping the connection after a bad frame");
+                    return Some(Ok(Ended::SupervisorGone));
+                }
             }
         }
     }
-    std::process::exit(0);
-}
-
-/// Sends one frame on the shared connection.
-///
-/// # Errors
-/// When the supervisor has gone away.
-pub fn send_frame(writer: &Arc<Mutex<UnixStream>>, response: &Response) -> Result<(), FrameError> {
-    let mut w = writer.lock().unwrap_or_else(|e| e.into_inner());
-    write_frame_blocking(&mut *w, response)
 }
 
 /// Waits until the supervisor hangs up (it kills a worker that answered `Failed`), so it reads
@@ -256,123 +233,114 @@ fn linger(reader: &mut UnixStream) {
     while let Ok(Some(_)) = read_frame_blocking::<Request>(reader) {}
 }
 
-/// Tells the supervisor why this worker cannot serve, and returns the error for the exit code.
-fn fail(writer: &Arc<Mutex<UnixStream>>, error: WorkerError) -> WorkerError {
-    tracing::error!(error = %error, "worker failed");
-    let mut w = writer.lock().unwrap_or_else(|e| e.into_inner());
-    let _ = write_frame_blocking(
-        &mut *w,
-        &Response::Failed {
-            message: error.to_string(),
-        },
-    );
-    error
-}
-
-impl From<io::Error> for WorkerError {
-    fn from(e: io::Error) -> Self {
-        WorkerError::Io(e)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use std::io::ErrorKind;
+    use sandbox_protocol::{ExecuteRequest, write_frame_blocking};
 
     use super::*;
 
-    fn report(execution_id: &str) -> ExecutionReport {
-        ExecutionReport {
-            execution_id: execution_id.into(),
-            stdout: b"out".to_vec(),
-            stderr: Vec::new(),
-            stdout_truncated: false,
-            stderr_truncated: false,
-            exit_code: 0,
-            result: Some("1".into()),
-            error: None,
-            fuel_consumed: 1,
-            duration_us: 1,
-            memory_bytes: 1,
-            restart: None,
-        }
-    }
-
-    /// A link whose socket's other end is returned, as the supervisor holds it.
-    fn link() -> (Link, UnixStream) {
+    /// A reader over one end of a socket pair, the supervisor's end, the guest thread's jobs
+    /// and the main thread's endings.
+    fn connected_reader() -> (
+        Reader,
+        UnixStream,
+        mpsc::Receiver<Job>,
+        mpsc::Receiver<Ending>,
+    ) {
         let (worker, supervisor) = UnixStream::pair().unwrap();
-        let (_jobs, requests) = mpsc::channel();
-        let link = Link {
-            requests,
-            writer: Arc::new(Mutex::new(worker)),
-            control: Arc::default(),
-            jail: JailReport::default(),
+        let (outbox, endings) = Outbox::new(worker.try_clone().unwrap());
+        let (jobs, received) = mpsc::channel();
+        let config = SessionConfig {
+            mounts: Vec::new(),
+            memory_bytes: 1 << 20,
+            stdout_cap: 1,
+            stderr_cap: 1,
+            quota: None,
         };
-        (link, supervisor)
+        let reader = Reader {
+            stream: worker,
+            jobs,
+            shell: ShellRunner::new(
+                Language::Python,
+                std::path::Path::new("/nonexistent"),
+                &config,
+            ),
+            control: Arc::default(),
+            outbox,
+        };
+        (reader, supervisor, received, endings)
     }
 
-    fn nothing_pending(supervisor: &mut UnixStream) -> bool {
-        supervisor.set_nonblocking(true).unwrap();
-        let pending = read_frame_blocking::<Response>(supervisor);
-        supervisor.set_nonblocking(false).unwrap();
-        matches!(pending, Err(FrameError::Io(e)) if e.kind() == ErrorKind::WouldBlock)
+    fn send(supervisor: &mut UnixStream, request: &Request) {
+        write_frame_blocking(supervisor, request).unwrap();
     }
 
     #[test]
-    fn reports_go_to_the_supervisor_or_back_to_the_shell_that_asked() {
-        let (link, mut supervisor) = link();
-        link.deliver(Reply::Socket, report("exec-1")).unwrap();
-        match read_frame_blocking::<Response>(&mut supervisor).unwrap() {
-            Some(Response::Executed(sent)) => assert_eq!(sent, report("exec-1")),
-            other => panic!("{other:?}"),
-        }
+    fn the_reader_forwards_executions_and_ends_on_shutdown_or_hang_up() {
+        let (reader, mut supervisor, jobs, endings) = connected_reader();
+        let control = reader.control.clone();
+        let thread = std::thread::spawn(move || reader.run());
+        send(
+            &mut supervisor,
+            &Request::Hello {
+                protocol_version: PROTOCOL_VERSION,
+            },
+        );
+        let request = ExecuteRequest::user("exec-1".into(), "1".into(), 1, 1);
+        send(&mut supervisor, &Request::Execute(request.clone()));
+        let job = jobs.recv().unwrap();
+        assert_eq!(job.request, request);
+        assert!(matches!(job.reply, Reply::Socket));
+        let cancelled = control.start_shell("exec-2");
+        send(
+            &mut supervisor,
+            &Request::Cancel {
+                execution_id: "exec-2".into(),
+            },
+        );
+        send(&mut supervisor, &Request::Shutdown);
+        thread.join().unwrap();
+        assert!(
+            cancelled.load(std::sync::atomic::Ordering::SeqCst),
+            "the cancel reached it"
+        );
+        assert_eq!(endings.recv().unwrap().unwrap(), Ended::Shutdown);
 
-        // A run the shell started: its report goes to the shell, never to the socket.
-        let (shell, reports) = mpsc::channel();
-        link.deliver(Reply::Shell(shell), report("exec-2/1"))
-            .unwrap();
-        assert_eq!(reports.recv().unwrap(), report("exec-2/1"));
-        assert!(nothing_pending(&mut supervisor));
-        // A shell that gave up (cancel) is no error.
-        let (shell, reports) = mpsc::channel();
-        drop(reports);
-        link.deliver(Reply::Shell(shell), report("exec-3/1"))
-            .unwrap();
-        assert!(nothing_pending(&mut supervisor));
+        let (reader, supervisor, _jobs, endings) = connected_reader();
+        drop(supervisor);
+        reader.run();
+        assert_eq!(endings.recv().unwrap().unwrap(), Ended::SupervisorGone);
+    }
 
-        send_frame(&link.writer, &Response::Executed(report("exec-4"))).unwrap();
+    #[test]
+    fn another_protocol_version_is_refused_and_said_so() {
+        let (reader, mut supervisor, _jobs, endings) = connected_reader();
+        send(
+            &mut supervisor,
+            &Request::Hello {
+                protocol_version: PROTOCOL_VERSION + 1,
+            },
+        );
+        reader.run();
+        let ending = endings.recv().unwrap();
+        assert!(
+            matches!(ending, Err(WorkerError::ProtocolMismatch { .. })),
+            "{ending:?}"
+        );
+        assert_eq!(ending.unwrap_err().exit_code(), 6);
         assert!(matches!(
             read_frame_blocking::<Response>(&mut supervisor).unwrap(),
-            Some(Response::Executed(r)) if r.execution_id == "exec-4"
+            Some(Response::Failed { message }) if message.starts_with("protocol version mismatch")
         ));
     }
 
     #[test]
-    fn a_worker_that_cannot_serve_says_why_before_it_exits() {
-        let (link, mut supervisor) = link();
-        let error = fail(&link.writer, WorkerError::Runtime("no interpreter".into()));
-        assert_eq!(error.exit_code(), 5);
-        assert_eq!(
-            read_frame_blocking::<Response>(&mut supervisor).unwrap(),
-            Some(Response::Failed {
-                message: "interpreter failure: no interpreter".into()
-            })
-        );
-        let io = WorkerError::from(io::Error::other("x"));
-        assert!(matches!(io, WorkerError::Io(_)));
-        assert_eq!(io.exit_code(), 3);
-    }
-
-    #[test]
-    fn a_supervisor_that_went_away_is_an_error_not_a_hang() {
-        let (link, supervisor) = link();
-        drop(supervisor);
-        assert!(link.send(&Response::Executed(report("exec-1"))).is_err());
-        assert!(link.deliver(Reply::Socket, report("exec-1")).is_err());
-        // The shell's path does not need the socket.
-        let (shell, reports) = mpsc::channel();
-        link.deliver(Reply::Shell(shell), report("exec-2/1"))
-            .unwrap();
-        assert_eq!(reports.recv().unwrap().execution_id, "exec-2/1");
+    fn a_reader_whose_guest_thread_is_gone_leaves_the_ending_to_it() {
+        let (reader, mut supervisor, jobs, endings) = connected_reader();
+        drop(jobs);
+        let request = ExecuteRequest::user("exec-1".into(), "1".into(), 1, 1);
+        send(&mut supervisor, &Request::Execute(request));
+        reader.run();
+        assert!(endings.try_recv().is_err(), "no ending of its own");
     }
 }

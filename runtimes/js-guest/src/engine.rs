@@ -7,7 +7,7 @@
 
 use std::cell::RefCell;
 
-use rquickjs::{Context, Ctx, Object, Runtime, Value, qjs};
+use rquickjs::{Context, Ctx, Function, Object, Runtime, Value, qjs};
 
 use crate::{console, inspect, interrupt, jobs, library, timers};
 
@@ -66,7 +66,30 @@ fn install_globals(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
     jobs::install(ctx, &global)?;
     // Last: the library captures the timer globals for os.setTimeout.
     library::install(ctx)?;
+    let lexicals = Function::new(ctx.clone(), lexical_names)?;
+    define_builtin(ctx, &global, "__sandboxLexicals", lexicals.into_value())?;
     Ok(())
+}
+
+// Added by js-guest/patches/quickjs-repl-lexicals.patch.
+unsafe extern "C" {
+    fn JS_SandboxGlobalLexicals(ctx: *mut qjs::JSContext) -> qjs::JSValue;
+}
+
+/// `__sandboxLexicals()`: the names of the global scope's `let`/`const`/`class`
+/// bindings. QuickJS keeps them off `globalThis`, so the host's workspace
+/// listing asks for them by name. Only names leave: a binding still in its
+/// temporal dead zone holds a value no script may see.
+fn lexical_names(ctx: Ctx<'_>) -> rquickjs::Result<Vec<String>> {
+    // SAFETY: the context is live for the call; the function returns a new
+    // reference (js_dup) to the context's lexical-scope object, which
+    // `Value::from_raw` takes over and frees on drop.
+    let scope =
+        unsafe { Value::from_raw(ctx.clone(), JS_SandboxGlobalLexicals(ctx.as_raw().as_ptr())) };
+    match scope.into_object() {
+        Some(scope) => scope.keys::<String>().collect(),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// Define a global the way built-ins are defined: writable and configurable

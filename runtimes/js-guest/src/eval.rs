@@ -123,6 +123,13 @@ fn run_in<'js>(ctx: &Ctx<'js>, source: &[u8], cell: u32) -> String {
     {
         outcome = aborted;
     }
+    // A cell that ran to its end after the host asked it to stop (a sleep cut
+    // short at the deadline, then fewer steps than QuickJS runs between two
+    // polls) did not run as written: it ends as interrupted, like one stopped
+    // mid-loop, and the host says why (timeout, cancel, fuel).
+    if outcome.abort().is_none() && interrupt::poll() {
+        outcome = Outcome::Error(Kind::Interrupted, interrupted_error(ctx));
+    }
     if let Some(kind) = outcome.abort() {
         timers::clear_all();
         if kind != Kind::OutOfMemory {
@@ -156,6 +163,15 @@ fn run_in<'js>(ctx: &Ctx<'js>, source: &[u8], cell: u32) -> String {
     }
     jobs::report_unhandled(ctx, completion_promise.as_ref());
     render(ctx, outcome)
+}
+
+/// The error QuickJS throws when its interrupt handler stops a script.
+fn interrupted_error<'js>(ctx: &Ctx<'js>) -> Value<'js> {
+    let Ok(exc) = rquickjs::Exception::from_message(ctx.clone(), "interrupted") else {
+        return Value::new_undefined(ctx.clone());
+    };
+    let _ = exc.as_object().set("name", "InternalError");
+    exc.into_value()
 }
 
 /// Compile `source` (NUL-terminated) as global script code without running

@@ -2,7 +2,10 @@
 //! model to read in one go. Advice links to them through `related_docs`.
 //!
 //! They state what this server does, not what sandboxes usually do, and stay small (all pages
-//! together under 12 KB, checked by a test) so a model can afford to read them.
+//! together under 12 KB, checked by a test) so a model can afford to read them. The numbers
+//! they quote are checked against their sources: the flavor table
+//! ([`sandbox_protocol::FLAVORS`]), every [`sandbox_protocol::ErrorType`], and the measured
+//! import costs.
 
 /// One documentation page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,6 +205,11 @@ A failed result has `error_type`, `error_name`, `error_message`, and advice:
 | worker_crashed | interpreter died | state lost, files kept: re-run setup code |
 | resources_exhausted | server at capacity | retry shortly; destroy sessions you no longer need; smaller flavor |
 | invalid_session | unknown or expired id | `execute_code` without session_id, or `create_session` |
+| invalid_argument | an argument is missing, mistyped or out of bounds | correct the argument the message names and resend; nothing ran |
+| invalid_package | not a valid package name or exact version, or its files were refused | PyPI or npm name, exact version; another version or package |
+| native_package | the package needs compiled code | a pure-Python package or the stdlib |
+| package_not_found | no source has the package (or that version) | check the PyPI name (`pyyaml` for `yaml`); drop the version |
+| install_disabled | installing is turned off on this server | vendored packages (`list_available_packages`) and the stdlib |
 | command_failed | a command exited non-zero | read its stderr; do complex work with execute_code |
 | system_error | sandbox fault | retry once; then use a new session |
 
@@ -218,6 +226,9 @@ pub fn doc(uri: &str) -> Option<&'static Doc> {
 
 #[cfg(test)]
 mod tests {
+    use sandbox_protocol::{ErrorType, FLAVORS, Flavor};
+
+    use super::super::fmt_bytes;
     use super::*;
 
     #[test]
@@ -240,25 +251,83 @@ mod tests {
     #[test]
     fn errors_page_covers_every_error_type() {
         let errors = doc(ERRORS).unwrap().markdown;
-        for kind in [
-            "syntax_error",
-            "runtime_error",
-            "missing_module",
-            "timeout",
-            "cancelled",
-            "out_of_fuel",
-            "out_of_memory",
-            "stack_overflow",
-            "output_limit",
-            "path_restriction",
-            "disk_quota",
-            "worker_crashed",
-            "resources_exhausted",
-            "invalid_session",
-            "system_error",
-            "command_failed",
-        ] {
+        for kind in ErrorType::ALL {
             assert!(errors.contains(&format!("| {kind} |")), "{kind}");
+        }
+        // And documents nothing that is not one.
+        let rows = errors
+            .lines()
+            .filter_map(|l| l.strip_prefix("| "))
+            .filter_map(|l| l.split_once(" |"))
+            .map(|(name, _)| name)
+            .filter(|name| !matches!(*name, "error_type" | "---"));
+        for name in rows {
+            assert!(ErrorType::from_name(name).is_some(), "{name}");
+        }
+    }
+
+    /// `10^10`, `5×10^10`, `2×10^11`: fuel as the pages write it.
+    fn power_of_ten(n: u64) -> String {
+        let exponent = n.ilog10();
+        match n / 10u64.pow(exponent) {
+            1 => format!("10^{exponent}"),
+            m => format!("{m}×10^{exponent}"),
+        }
+    }
+
+    /// `1/4/16 GiB`, `256 MiB/1/4 GiB`: sizes per flavor, a unit written once per run.
+    fn per_flavor(sizes: [u64; 3]) -> String {
+        let shown: Vec<String> = sizes.iter().map(|s| fmt_bytes(*s)).collect();
+        let mut out = Vec::new();
+        for (i, text) in shown.iter().enumerate() {
+            let (number, unit) = text.split_once(' ').unwrap();
+            let next_unit = shown
+                .get(i + 1)
+                .and_then(|t| t.split_once(' '))
+                .map(|t| t.1);
+            out.push(if next_unit == Some(unit) {
+                number.to_owned()
+            } else {
+                text.clone()
+            });
+        }
+        out.join("/")
+    }
+
+    #[test]
+    fn flavor_numbers_in_the_pages_come_from_the_flavor_table() {
+        let fuel_page = doc(FUEL).unwrap().markdown;
+        for spec in FLAVORS {
+            let name = match spec.flavor {
+                Flavor::Small => "small (default)".to_owned(),
+                _ => spec.name().to_owned(),
+            };
+            let row = format!(
+                "| {name} | {} | {} | {} | {} s | {} |",
+                spec.cpus,
+                fmt_bytes(spec.memory_bytes),
+                power_of_ten(spec.fuel),
+                spec.timeout_secs,
+                fmt_bytes(spec.output_bytes as u64)
+            );
+            assert!(fuel_page.contains(&row), "{row}");
+        }
+        let workspace = doc(WORKSPACE).unwrap().markdown.replace("\n ", "");
+        let quota = per_flavor(FLAVORS.map(|f| f.disk_quota_bytes));
+        let files: Vec<String> = FLAVORS
+            .iter()
+            .map(|f| {
+                let n = f.disk_quota_files;
+                format!("{},{:03}", n / 1000, n % 1000)
+            })
+            .collect();
+        let file_cap = per_flavor(FLAVORS.map(|f| f.disk_file_bytes));
+        for part in [
+            format!("at most {quota}"),
+            format!("in {} files", files.join("/")),
+            format!("one file at most {file_cap}"),
+        ] {
+            assert!(workspace.contains(&part), "{part}");
         }
     }
 

@@ -133,8 +133,33 @@ pub(crate) fn likely_causes(
     imports: &ImportFuelTable,
 ) -> Vec<String> {
     let facts = CodeFacts::new(code, language);
-    let mut causes = Vec::new();
+    let mut causes = import_causes(&facts, consumed, imports);
+    causes.extend(loop_causes(&facts));
+    for (name, line) in facts.recursion.iter().take(2) {
+        causes.push(format!(
+            "recursive {name}() (line {line}): repeated subcalls grow exponentially without memoization"
+        ));
+    }
+    for (what, line, bytes) in facts.large_allocations().into_iter().take(2) {
+        causes.push(format!(
+            "{what} at line {line} (~{}): building big data structures costs fuel per element",
+            fmt_bytes(bytes)
+        ));
+    }
+    if causes.is_empty() {
+        causes.push(
+            "the computation itself (no heavy import or obvious loop found): time parts of it in separate calls to see which one is expensive"
+                .to_owned(),
+        );
+    }
+    causes.truncate(8);
+    causes
+}
 
+/// First imports: the measured heavy ones with their share of this run, then third-party
+/// ones nobody measured.
+fn import_causes(facts: &CodeFacts<'_>, consumed: u64, imports: &ImportFuelTable) -> Vec<String> {
+    let mut causes = Vec::new();
     let mut measured = facts.measured_imports(imports);
     measured.sort_by_key(|m| std::cmp::Reverse(m.2.fuel));
     for (_, name, cost) in measured
@@ -161,6 +186,12 @@ pub(crate) fn likely_causes(
             import.module
         ));
     }
+    causes
+}
+
+/// Loops: one that never ends, the deepest nesting, then the biggest top-level loops.
+fn loop_causes(facts: &CodeFacts<'_>) -> Vec<String> {
+    let mut causes = Vec::new();
     let mut loops: Vec<_> = facts.loops.iter().collect();
     loops.sort_by(|a, b| {
         (b.unknown_levels, b.total_known as u64).cmp(&(a.unknown_levels, a.total_known as u64))
@@ -192,24 +223,6 @@ pub(crate) fn likely_causes(
             l.line
         ));
     }
-    for (name, line) in facts.recursion.iter().take(2) {
-        causes.push(format!(
-            "recursive {name}() (line {line}): repeated subcalls grow exponentially without memoization"
-        ));
-    }
-    for (what, line, bytes) in facts.large_allocations().into_iter().take(2) {
-        causes.push(format!(
-            "{what} at line {line} (~{}): building big data structures costs fuel per element",
-            fmt_bytes(bytes)
-        ));
-    }
-    if causes.is_empty() {
-        causes.push(
-            "the computation itself (no heavy import or obvious loop found): time parts of it in separate calls to see which one is expensive"
-                .to_owned(),
-        );
-    }
-    causes.truncate(8);
     causes
 }
 

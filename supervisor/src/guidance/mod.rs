@@ -8,6 +8,12 @@
 //! every result without locking or I/O, and the tests need no sandbox. The code analysis is
 //! deliberately light text analysis on a small lexer ([`scan`]): it must never panic and must
 //! stay linear on hostile input, because `get_execution_guidance` accepts arbitrary text.
+//!
+//! Each part is split by family: [`advice`] by failure (syntax, names and imports, runtime
+//! exceptions, files, limits, memory, the JavaScript host, packages, the session), [`analyze`]
+//! by finding (imports, loops, paths, host APIs, state, the recommended session) and [`scan`]
+//! by what it reads off the tokens. Session sizes come from the one table in
+//! [`sandbox_protocol::FLAVORS`], which the docs pages are checked against.
 
 pub mod advice;
 pub mod analyze;
@@ -32,6 +38,7 @@ pub struct NextCall {
     /// Tool name, e.g. `create_session`.
     pub tool: String,
     /// The arguments object to pass as is.
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub arguments: serde_json::Value,
     /// Why this call helps.
     pub reason: String,
@@ -51,73 +58,15 @@ impl NextCall {
 /// interactive call should need; above it the advice is to split the work.
 pub const MAX_SUGGESTED_FUEL: u64 = 1_000_000_000_000;
 
-/// The longest `timeout` (seconds) an execution may ask for (`config::MAX_TIMEOUT`).
-pub const MAX_TIMEOUT_SECS: u64 = 300;
+/// The longest `timeout` (seconds) an execution may ask for.
+pub const MAX_TIMEOUT_SECS: u64 = crate::config::MAX_TIMEOUT.as_secs();
 
-/// The largest interpreter memory: a 32-bit WebAssembly memory addresses 4 GiB.
-pub const MAX_MEMORY_BYTES: u64 = 4 << 30;
+/// The largest interpreter memory (a 32-bit WebAssembly memory addresses 4 GiB).
+pub const MAX_MEMORY_BYTES: u64 = *crate::config::MEMORY_RANGE.end();
 
 /// Code up to this size is repeated in a suggested `execute_code` call; longer code would bloat
 /// every failed result, so the advice describes the call instead.
 const MAX_ECHOED_CODE: usize = 4 * 1024;
-
-/// A session size: the numbers mirror `config::Flavor::limits` (small 1 CPU / 1 GiB, medium
-/// 2 CPU / 2 GiB, large 4 CPU / 4 GiB). They are repeated here so that guidance stays a pure
-/// module; the docs page quotes the same table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FlavorSpec {
-    pub name: &'static str,
-    pub cpus: u32,
-    pub memory_bytes: u64,
-    pub fuel: u64,
-    pub timeout_secs: u64,
-    /// The disk quota of /app and /tmp together: bytes, and files + directories + links.
-    pub disk_quota_bytes: u64,
-    pub disk_quota_files: u64,
-    /// The largest single file (RLIMIT_FSIZE).
-    pub disk_file_bytes: u64,
-}
-
-/// Small, medium, large, in increasing size.
-pub const FLAVORS: [FlavorSpec; 3] = [
-    FlavorSpec {
-        name: "small",
-        cpus: 1,
-        memory_bytes: 1 << 30,
-        fuel: 10_000_000_000,
-        timeout_secs: 30,
-        disk_quota_bytes: 1 << 30,
-        disk_quota_files: 20_000,
-        disk_file_bytes: 256 << 20,
-    },
-    FlavorSpec {
-        name: "medium",
-        cpus: 2,
-        memory_bytes: 2 << 30,
-        fuel: 50_000_000_000,
-        timeout_secs: 60,
-        disk_quota_bytes: 4 << 30,
-        disk_quota_files: 50_000,
-        disk_file_bytes: 1 << 30,
-    },
-    FlavorSpec {
-        name: "large",
-        cpus: 4,
-        memory_bytes: 4 << 30,
-        fuel: 200_000_000_000,
-        timeout_secs: 120,
-        disk_quota_bytes: 16 << 30,
-        disk_quota_files: 100_000,
-        disk_file_bytes: 4 << 30,
-    },
-];
-
-/// The smallest flavor whose fuel and memory both cover the need, if any does.
-fn flavor_for(fuel: u64, memory: u64) -> Option<&'static FlavorSpec> {
-    FLAVORS
-        .iter()
-        .find(|f| f.fuel >= fuel && f.memory_bytes >= memory)
-}
 
 /// `n` rounded up to 1, 2, 2.5 or 5 times a power of ten, so suggested budgets read well
 /// (30000000000 rather than 29873456120).
@@ -272,11 +221,21 @@ mod tests {
     }
 
     #[test]
-    fn flavors_cover_needs_in_order() {
-        assert_eq!(flavor_for(1, 1).unwrap().name, "small");
-        assert_eq!(flavor_for(20_000_000_000, 1).unwrap().name, "medium");
-        assert_eq!(flavor_for(1, 3 << 30).unwrap().name, "large");
+    fn limits_sit_above_the_flavors_they_suggest() {
+        use sandbox_protocol::FlavorSpec;
+        use sandbox_protocol::flavor::flavor_for;
+
+        assert_eq!(flavor_for(1, 1).map(FlavorSpec::name), Some("small"));
+        assert_eq!(
+            flavor_for(20_000_000_000, 1).map(FlavorSpec::name),
+            Some("medium")
+        );
+        assert_eq!(flavor_for(1, 3 << 30).map(FlavorSpec::name), Some("large"));
+        // Beyond every flavor, guidance proposes explicit budgets, capped by these limits.
         assert!(flavor_for(MAX_SUGGESTED_FUEL, 1).is_none());
+        let largest = sandbox_protocol::FLAVORS[2];
+        assert!(largest.memory_bytes <= MAX_MEMORY_BYTES);
+        assert!(largest.timeout_secs <= MAX_TIMEOUT_SECS);
     }
 
     #[test]

@@ -410,6 +410,20 @@ pub(crate) fn native_package(module: &str) -> Option<(&'static str, &'static str
         .map(|(_, dist, alt)| (*dist, *alt))
 }
 
+/// What to use instead of a native package named by its import name (`sklearn`) or its
+/// distribution name as installers write it (`scikit-learn`, `Scikit_Learn`).
+pub(crate) fn native_alternative(name: &str) -> Option<&'static str> {
+    let normal = |s: &str| s.to_ascii_lowercase().replace('_', "-");
+    let wanted = normal(name);
+    native_package(name).map(|(_, alt)| alt).or_else(|| {
+        NATIVE_PACKAGES
+            .iter()
+            .find(|(_, dist, _)| normal(dist) == wanted)
+            .map(|(_, _, alt)| *alt)
+    })
+}
+
+/// True for client libraries whose only job is the network, which the sandbox does not have.
 pub(crate) fn network_package(module: &str) -> bool {
     NETWORK_PACKAGES.contains(&top_level(module))
 }
@@ -476,5 +490,15 @@ mod tests {
         assert!(network_package("requests"));
         assert!(node_builtin("node:fs").is_some());
         assert!(node_builtin("lodash").is_none());
+        for (name, found) in [
+            ("numpy", true),
+            ("sklearn", true),
+            ("scikit-learn", true),
+            ("Scikit_Learn", true),
+            ("PIL.Image", true),
+            ("tabulate", false),
+        ] {
+            assert_eq!(native_alternative(name).is_some(), found, "{name}");
+        }
     }
 }

@@ -235,3 +235,90 @@ async fn a_hard_deadline_rolls_the_context_back() -> anyhow::Result<()> {
     assert_unsorted(&server, "deadline", &numbers).await;
     server.stop().await
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cells_can_be_re_run_with_repl_semantics() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let js = |code: &'static str| server.exec("javascript", code, json!({}));
+    let first = js("let n = 1; const k = 2; class A {}; function getN() { return n }").await?;
+    assert!(!first.is_error, "{first:?}");
+    // The model re-sends a fixed cell: a later top-level declaration replaces the earlier one,
+    // as in the Chrome DevTools console and Deno's REPL; closures see the new binding.
+    let again =
+        js("let n = 2; const k = 3; class A { x() { return 1 } }\n[n, k, getN(), new A().x()]")
+            .await?;
+    assert!(!again.is_error, "{again:?}");
+    assert_eq!(again.str("result"), "[ 2, 3, 2, 1 ]");
+    // Within one cell a redeclaration is still a syntax error, and const stays read-only.
+    let twice = js("let z = 1; let z = 2").await?;
+    assert!(twice.is_error);
+    assert_eq!(twice.str("error_type"), "syntax_error");
+    let assign = js("k = 5").await?;
+    assert!(assign.is_error);
+    assert!(
+        assign.str("error_message").contains("read-only"),
+        "{assign:?}"
+    );
+    // A binding left uninitialised by a failed cell can be declared again.
+    let failed = js("let q = (() => { throw new Error('boom') })()").await?;
+    assert!(failed.is_error);
+    let fixed = js("let q = 7; q").await?;
+    assert!(!fixed.is_error, "{fixed:?}");
+    assert_eq!(fixed.str("result"), "7");
+    // var and let of one name still clash, as in every console.
+    let clash = js("var n = 1").await?;
+    assert!(clash.is_error);
+    assert!(
+        clash.str("error_message").contains("redeclaration of 'n'"),
+        "{clash:?}"
+    );
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn workspace_info_lists_let_const_and_classes() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let at = json!({ "session_id": "lexicals" });
+    let defined = server
+        .exec(
+            "javascript",
+            "let count = 3; const config = { debug: true }; class Point {}; var legacy = 'v'; function helper() {}\nlet pending = (() => { throw new Error('never initialised') })",
+            at.clone(),
+        )
+        .await?;
+    assert!(!defined.is_error, "{defined:?}");
+    // A cell that fails while initialising leaves its binding in the temporal dead zone.
+    let failed = server
+        .exec(
+            "javascript",
+            "let broken = (() => { throw new Error('x') })()",
+            at.clone(),
+        )
+        .await?;
+    assert!(failed.is_error);
+    let info = server.call("get_workspace_info", at).await?;
+    assert!(!info.is_error, "{info:?}");
+    let listed: Vec<(String, String, String)> = info.value["variables"]
+        .as_array()
+        .expect("variables")
+        .iter()
+        .map(|v| {
+            let field = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
+            (field("name"), field("type"), field("repr"))
+        })
+        .collect();
+    let expected = [
+        ("Point", "class", "[class Point]"),
+        ("config", "object", "{\"debug\":true}"),
+        ("count", "number", "3"),
+        ("helper", "function", "[function helper]"),
+        ("legacy", "string", "\"v\""),
+        ("pending", "function", "[function pending]"),
+    ];
+    let expected: Vec<(String, String, String)> = expected
+        .iter()
+        .map(|(n, t, r)| ((*n).to_owned(), (*t).to_owned(), (*r).to_owned()))
+        .collect();
+    assert_eq!(listed, expected, "the uninitialised `broken` is not listed");
+    server.stop().await
+}

@@ -100,6 +100,13 @@ async fn javascript_timeouts_interrupt_and_keep_state() -> anyhow::Result<()> {
         "answered in {:?}",
         spin.elapsed
     );
+    // A sleep past the deadline is cut short there; the few steps after it must not turn the
+    // cut-short run into a success.
+    let slept = server
+        .exec("javascript", "os.sleep(60000); 'finished'", session.clone())
+        .await?;
+    assert_eq!(slept.str("error_type"), "timeout", "{slept:?}");
+    assert!(slept.is_null("result"), "{slept:?}");
     let after = server.exec("javascript", "kept", session).await?;
     assert_eq!(after.str("result"), "\"yes\"");
     server.stop().await

@@ -2,6 +2,7 @@
 //! interpreters, driven over stdio (and Streamable HTTP) by rmcp's MCP client. One test binary
 //! (link time on 2 cores).
 
+mod advice_corpus;
 mod arguments;
 mod chaos;
 mod crash;

@@ -188,3 +188,85 @@ async fn hostile_output_is_captured_safely() -> anyhow::Result<()> {
     assert_eq!(after.str("stdout"), "stream intact\n");
     server.stop().await
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn top_level_await_runs_like_a_notebook_cell() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    // A cell that ends in an awaited coroutine returns its value, as in IPython/Jupyter.
+    let first = server
+        .exec(
+            "python",
+            "import asyncio\nasync def slow_double(v):\n    await asyncio.sleep(0.01)\n    return v * 2\nx = await slow_double(20)\nawait slow_double(x + 1)",
+            json!({}),
+        )
+        .await?;
+    assert!(!first.is_error, "{first:?}");
+    assert_eq!(first.str("result"), "82");
+    // Variables bound by an awaiting cell persist; gather and tasks work on the session's loop.
+    let second = server
+        .exec(
+            "python",
+            "values = await asyncio.gather(*(slow_double(i) for i in range(3)))\nprint(x, values)",
+            json!({}),
+        )
+        .await?;
+    assert!(!second.is_error, "{second:?}");
+    assert_eq!(second.str("stdout"), "40 [0, 2, 4]\n");
+    // A coroutine that is not awaited is a value, not run.
+    let lazy = server.exec("python", "slow_double(1)", json!({})).await?;
+    assert!(!lazy.is_error, "{lazy:?}");
+    assert!(
+        lazy.str("result").starts_with("<coroutine object"),
+        "{lazy:?}"
+    );
+    // asyncio.run() works too (the stock loop needs a socketpair, which WASI lacks).
+    let run = server
+        .exec("python", "asyncio.run(slow_double(5))", json!({}))
+        .await?;
+    assert!(!run.is_error, "{run:?}");
+    assert_eq!(run.str("result"), "10");
+    // An exception inside the awaited code is the user's error, with the user's line.
+    let failed = server
+        .exec(
+            "python",
+            "async def boom():\n    await asyncio.sleep(0)\n    raise ValueError('bad')\nawait boom()",
+            json!({}),
+        )
+        .await?;
+    assert!(failed.is_error);
+    assert_eq!(failed.str("error_type"), "runtime_error");
+    assert_eq!(failed.str("error_name"), "ValueError");
+    assert!(failed.str("stderr").contains("line 3"), "{failed:?}");
+    // Waiting on something that can never complete fails fast instead of hanging.
+    let stuck = server
+        .exec(
+            "python",
+            "await asyncio.get_running_loop().create_future()",
+            json!({}),
+        )
+        .await?;
+    assert!(stuck.is_error);
+    assert!(
+        stuck.str("error_message").contains("wait forever"),
+        "{stuck:?}"
+    );
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timeout_interrupts_an_awaiting_cell_and_keeps_the_session() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let slept = server
+        .exec(
+            "python",
+            "import asyncio\nkept = 7\nawait asyncio.sleep(30)",
+            json!({"timeout": 1}),
+        )
+        .await?;
+    assert!(slept.is_error);
+    assert_eq!(slept.str("error_type"), "timeout");
+    let after = server.exec("python", "kept", json!({})).await?;
+    assert!(!after.is_error, "{after:?}");
+    assert_eq!(after.str("result"), "7");
+    server.stop().await
+}

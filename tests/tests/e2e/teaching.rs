@@ -4,6 +4,20 @@
 use sandbox_tests::{Reply, Server};
 use serde_json::{Value, json};
 
+/// Kills the worker of an idle session and waits until the kernel has ended it (a zombie until
+/// the supervisor reaps): the session's next call finds it dead.
+async fn kill_idle_worker(server: &Server, session: &str) {
+    let pid = sandbox_tests::procfs::worker_of_session(server.pid, session).expect("worker");
+    assert!(sandbox_tests::procfs::signal(pid, "KILL"));
+    assert!(
+        sandbox_tests::eventually(std::time::Duration::from_secs(2), || {
+            !sandbox_tests::procfs::alive(pid)
+        })
+        .await,
+        "the killed worker {pid} is gone"
+    );
+}
+
 /// Every failure carries at least two fixes and a summary.
 fn assert_teaches(reply: &Reply) {
     assert!(reply.is_error, "{reply:?}");
@@ -223,16 +237,7 @@ async fn auto_persist_globals_restores_after_a_forced_restart() -> anyhow::Resul
             json!({ "session_id": "jkeep" }),
         )
         .await?;
-    let pid = sandbox_tests::procfs::worker_of_session(server.pid, "jkeep").expect("worker");
-    assert!(sandbox_tests::procfs::signal(pid, "KILL"));
-    // Died while idle: wait until the kernel has ended it (a zombie until the supervisor reaps).
-    assert!(
-        sandbox_tests::eventually(std::time::Duration::from_secs(2), || {
-            !sandbox_tests::procfs::alive(pid)
-        })
-        .await,
-        "the killed worker {pid} is gone"
-    );
+    kill_idle_worker(&server, "jkeep").await;
     let js = server
         .exec(
             "javascript",
@@ -246,6 +251,51 @@ async fn auto_persist_globals_restores_after_a_forced_restart() -> anyhow::Resul
         js.value["state_restored"]["restored"],
         json!(["_state", "names"])
     );
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn javascript_state_object_exists_from_the_first_call_and_survives() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let session =
+        json!({ "language": "javascript", "session_id": "js-state", "auto_persist_globals": true });
+    server.call("create_session", session.clone()).await?;
+    let at = json!({ "session_id": "js-state" });
+    // The seed's promise: `_state` is there, empty, in the very first call.
+    let first = server
+        .exec(
+            "javascript",
+            "_state.n = 7; JSON.stringify(_state)",
+            at.clone(),
+        )
+        .await?;
+    assert!(!first.is_error, "{first:?}");
+    assert_eq!(first.str("result"), "\"{\\\"n\\\":7}\"");
+    assert!(
+        first.value["state_restored"].is_null(),
+        "nothing was saved yet: {first:?}"
+    );
+    // A worker killed while idle comes back with it.
+    kill_idle_worker(&server, "js-state").await;
+    let back = server
+        .exec("javascript", "_state.n += 1; _state.n", at.clone())
+        .await?;
+    assert!(!back.is_error, "{back:?}");
+    assert_eq!(back.str("result"), "8");
+    assert!(back.bool("session_restarted"));
+    assert_eq!(back.value["state_restored"]["restored"], json!(["_state"]));
+    // reset_workspace clears it with the files: the next call starts from `{}` again.
+    server.call("reset_workspace", at.clone()).await?;
+    let fresh = server
+        .exec("javascript", "Object.keys(_state).length", at.clone())
+        .await?;
+    assert!(!fresh.is_error, "{fresh:?}");
+    assert_eq!(fresh.str("result"), "0");
+    // Without auto_persist_globals there is no `_state`.
+    let plain = server
+        .exec("javascript", "typeof _state", json!({}))
+        .await?;
+    assert_eq!(plain.str("result"), "\"undefined\"");
     server.stop().await
 }
 

@@ -271,6 +271,25 @@ async fn packages_install_from_a_wheelhouse_and_natives_are_refused() -> anyhow:
         "Successfully installed demo-pkg 1.0.0\n",
         "{pip:?}"
     );
+    // A refused `pip install` line is advised like install_package's refusal.
+    let native = server
+        .call(
+            "execute_command",
+            json!({ "command": "pip install numpy", "session_id": "pkgs" }),
+        )
+        .await?;
+    assert!(native.is_error);
+    assert_eq!(native.str("error_type"), "native_package");
+    assert!(
+        native.str("guidance_summary").contains("pure-Python"),
+        "{native:?}"
+    );
+    assert!(
+        native.value["actionable_guidance"]
+            .as_array()
+            .is_some_and(|fixes| fixes.len() >= 2),
+        "{native:?}"
+    );
 
     let listed = server
         .call("list_available_packages", json!({ "session_id": "pkgs" }))

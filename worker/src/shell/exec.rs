@@ -10,10 +10,8 @@
 //! The deadline and cancel flag are checked before every command ([`Shell::check`]) and by
 //! built-ins inside their loops; they end the whole script with [`Abort`].
 
-use std::cell::Cell;
 use std::fmt::Display;
-use std::io::{self, BufRead, BufWriter, Read, Write};
-use std::rc::Rc;
+use std::io::Read;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -21,20 +19,14 @@ use super::builtins;
 use super::expand::{self, MAX_EXPANSION, Scope, TooLong};
 use super::lexer::Word;
 use super::parser::{self, AndOr, Command, Connector, Pipeline, Redirect, RedirectKind, Script};
-use super::path::{Access, Fs, FsError, Resolved, describe};
+use super::path::{Access, Fs, FsError, Resolved};
+use super::streams::{Io, PIPE_CAP};
+// The built-ins reach the streams through here, with the shell they belong to.
+pub(crate) use super::streams::{Input, Target, WRITE_BUDGET};
 use super::{Interpreters, ShellLimits, ShellState};
-use crate::quota::QuotaFile;
-
-/// The most a pipe (or a `<` redirection) holds: bounds memory, and stops endless producers.
-pub(crate) const PIPE_CAP: usize = 32 << 20;
 
 /// The most a command reads whole into memory (`sort`, `tail`, `sed -i`, a script file).
 pub(crate) const MAX_READ: u64 = 64 << 20;
-
-/// Bytes all commands of one `execute` may write into files together. RLIMIT_FSIZE bounds each
-/// file; this bounds their sum so `seq 1 1e12 > a; ... > b` cannot fill the disk before the
-/// deadline.
-pub(crate) const WRITE_BUDGET: u64 = 1 << 30;
 
 /// How deep `sh FILE`, `sh -c`, `source` and `./script` may nest (a script running itself).
 pub(crate) const MAX_DEPTH: usize = 8;
@@ -67,226 +59,6 @@ pub(crate) struct Options {
     pub xtrace: bool,
     /// `-u`: accepted; unset variables still expand to nothing.
     pub nounset: bool,
-}
-
-/// Where a file descriptor writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Target {
-    Stdout,
-    Stderr,
-    /// A pipe buffer, by index into [`Io`]'s stack of pipes.
-    Pipe(usize),
-    /// A redirection file, by index into [`Io`]'s open files.
-    File(usize),
-    Null,
-}
-
-/// A capped buffer: keeps the first `cap` bytes and remembers it dropped the rest.
-#[derive(Debug)]
-pub(crate) struct Sink {
-    pub buf: Vec<u8>,
-    cap: usize,
-    pub truncated: bool,
-}
-
-impl Sink {
-    pub(crate) fn new(cap: usize) -> Self {
-        Self {
-            buf: Vec::new(),
-            cap,
-            truncated: false,
-        }
-    }
-
-    /// Appends what fits; `false` once anything was dropped (the reader will not get more).
-    fn push(&mut self, data: &[u8]) -> bool {
-        let room = self.cap.saturating_sub(self.buf.len());
-        if data.len() > room {
-            self.buf.extend_from_slice(&data[..room]);
-            self.truncated = true;
-            return false;
-        }
-        self.buf.extend_from_slice(data);
-        !self.truncated
-    }
-}
-
-struct OutFile {
-    /// Charged to the disk quota as it grows (see `path::Fs::open_write`).
-    w: BufWriter<QuotaFile>,
-    guest: String,
-    failed: bool,
-}
-
-/// Every output of a script: the outcome's streams, pipe buffers and redirection files.
-pub(crate) struct Io {
-    pub stdout: Sink,
-    pub stderr: Sink,
-    pipes: Vec<Sink>,
-    files: Vec<Option<OutFile>>,
-    /// Bytes written into files so far (see [`WRITE_BUDGET`]).
-    pub written: u64,
-}
-
-impl Io {
-    pub(crate) fn new(stdout_cap: usize, stderr_cap: usize) -> Self {
-        Self {
-            stdout: Sink::new(stdout_cap),
-            stderr: Sink::new(stderr_cap),
-            pipes: Vec::new(),
-            files: Vec::new(),
-            written: 0,
-        }
-    }
-
-    /// Writes to a target; `false` when the reader will not see (all of) it, so producers stop.
-    pub(crate) fn write(&mut self, t: Target, data: &[u8]) -> bool {
-        match t {
-            Target::Stdout => self.stdout.push(data),
-            Target::Stderr => self.stderr.push(data),
-            Target::Pipe(i) => self.pipes.get_mut(i).is_some_and(|p| p.push(data)),
-            Target::Null => true,
-            Target::File(i) => {
-                let Self {
-                    files,
-                    stderr,
-                    written,
-                    ..
-                } = self;
-                let Some(Some(f)) = files.get_mut(i) else {
-                    return false;
-                };
-                if f.failed {
-                    return false;
-                }
-                *written += data.len() as u64;
-                let result = if *written > WRITE_BUDGET {
-                    Err(format!(
-                        "File too large (the shell writes at most {} MiB per call)",
-                        WRITE_BUDGET >> 20
-                    ))
-                } else {
-                    f.w.write_all(data).map_err(|e| describe(&e))
-                };
-                match result {
-                    Ok(()) => true,
-                    Err(msg) => {
-                        f.failed = true;
-                        stderr.push(format!("sh: {}: write error: {msg}\n", f.guest).as_bytes());
-                        false
-                    }
-                }
-            }
-        }
-    }
-
-    /// Opens a file for writing through `fs` (see [`Fs::open_write`]) and returns its target.
-    ///
-    /// # Errors
-    /// When the file cannot be opened.
-    pub(crate) fn open_file(
-        &mut self,
-        fs: &Fs,
-        r: &Resolved,
-        append: bool,
-    ) -> Result<Target, FsError> {
-        let file = fs.open_write(r, append)?;
-        self.files.push(Some(OutFile {
-            w: BufWriter::new(file),
-            guest: r.guest.clone(),
-            failed: false,
-        }));
-        Ok(Target::File(self.files.len() - 1))
-    }
-
-    /// Flushes and closes the files opened since `mark`.
-    pub(crate) fn close_files(&mut self, mark: usize) {
-        while self.files.len() > mark {
-            if let Some(Some(mut f)) = self.files.pop()
-                && !f.failed
-                && let Err(e) = f.w.flush()
-            {
-                self.stderr
-                    .push(format!("sh: {}: write error: {}\n", f.guest, describe(&e)).as_bytes());
-            }
-        }
-    }
-
-    pub(crate) fn file_count(&self) -> usize {
-        self.files.len()
-    }
-}
-
-/// A command's stdin: bytes already in memory (a pipe, a file, a here-document).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Input {
-    data: Rc<Vec<u8>>,
-    /// The producer was cut at the pipe cap.
-    pub truncated: bool,
-    /// Someone read it to the end (so a cut matters).
-    consumed: Rc<Cell<bool>>,
-}
-
-impl Input {
-    pub(crate) fn new(data: Vec<u8>, truncated: bool) -> Self {
-        Self {
-            data: Rc::new(data),
-            truncated,
-            consumed: Rc::default(),
-        }
-    }
-
-    /// All of it (marks it consumed).
-    pub(crate) fn all(&self) -> &[u8] {
-        self.consumed.set(true);
-        &self.data
-    }
-
-    pub(crate) fn reader(&self) -> StdinReader {
-        StdinReader {
-            data: Rc::clone(&self.data),
-            pos: 0,
-            consumed: Rc::clone(&self.consumed),
-        }
-    }
-
-    fn was_consumed(&self) -> bool {
-        self.consumed.get()
-    }
-}
-
-/// Reads an [`Input`]; reaching its end marks it consumed.
-pub(crate) struct StdinReader {
-    data: Rc<Vec<u8>>,
-    pos: usize,
-    consumed: Rc<Cell<bool>>,
-}
-
-impl Read for StdinReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = {
-            let avail = self.fill_buf()?;
-            let n = avail.len().min(buf.len());
-            buf[..n].copy_from_slice(&avail[..n]);
-            n
-        };
-        self.consume(n);
-        Ok(n)
-    }
-}
-
-impl BufRead for StdinReader {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        let rest = &self.data[self.pos.min(self.data.len())..];
-        if rest.is_empty() {
-            self.consumed.set(true);
-        }
-        Ok(rest)
-    }
-
-    fn consume(&mut self, amt: usize) {
-        self.pos += amt;
-    }
 }
 
 /// The interpreter of one `execute` call.
@@ -410,23 +182,22 @@ impl<'a> Shell<'a> {
         let mut input = self.base_in.clone();
         let mut status = 0;
         for (i, cmd) in commands.iter().enumerate() {
-            let out = if i + 1 == commands.len() {
+            let last = i + 1 == commands.len();
+            let out = if last {
                 self.base_out
             } else {
-                self.io.pipes.push(Sink::new(PIPE_CAP));
-                Target::Pipe(self.io.pipes.len() - 1)
+                self.io.open_pipe()
             };
             // Each stage is a subshell: `exit` ends only that stage.
             let result = match self.run_command(cmd, input, out) {
                 Err(Abort::Exit(code)) => Ok(code),
                 other => other,
             };
-            input = Input::default();
-            if let Target::Pipe(_) = out
-                && let Some(sink) = self.io.pipes.pop()
-            {
-                input = Input::new(sink.buf, sink.truncated);
-            }
+            input = if last {
+                Input::default()
+            } else {
+                self.io.close_pipe()
+            };
             let code = result?;
             // `set -o pipefail`: the last stage that failed decides.
             if !self.options.pipefail || code != 0 {
@@ -589,92 +360,67 @@ impl<'a> Shell<'a> {
 
     /// Applies redirections left to right; `false` (after a message) when one fails.
     fn apply_redirects(&mut self, redirects: &[Redirect], fds: &mut Fds) -> bool {
-        for r in redirects {
-            match &r.kind {
-                RedirectKind::Read(w) => {
-                    let Some(path) = self.redirect_path(w) else {
-                        return false;
-                    };
-                    match self.read_redirect(&path, fds) {
-                        Ok(input) => {
-                            if r.fd == 0 {
-                                fds.stdin = input;
-                            }
-                        }
-                        Err(e) => {
-                            self.redirect_error(&path, &e);
-                            return false;
-                        }
-                    }
-                }
-                RedirectKind::Write(w)
-                | RedirectKind::Append(w)
-                | RedirectKind::WriteBoth(w)
-                | RedirectKind::AppendBoth(w) => {
-                    let Some(path) = self.redirect_path(w) else {
-                        return false;
-                    };
-                    let append = matches!(
-                        r.kind,
-                        RedirectKind::Append(_) | RedirectKind::AppendBoth(_)
-                    );
-                    let target = match path.as_str() {
-                        "/dev/null" => Target::Null,
-                        "/dev/stdout" => fds.out,
-                        "/dev/stderr" => fds.err,
-                        _ => {
-                            let opened = self
-                                .fs
-                                .resolve(&self.state.cwd, &path, Access::Write, true)
-                                .and_then(|res| self.io.open_file(&self.fs, &res, append));
-                            match opened {
-                                Ok(t) => t,
-                                Err(e) => {
-                                    self.redirect_error(&path, &e);
-                                    return false;
-                                }
-                            }
-                        }
-                    };
-                    if matches!(
-                        r.kind,
-                        RedirectKind::WriteBoth(_) | RedirectKind::AppendBoth(_)
-                    ) {
-                        fds.out = target;
-                        fds.err = target;
-                    } else {
-                        fds.set(r.fd, target);
-                    }
-                }
-                RedirectKind::Dup(m) => match *m {
-                    1 => fds.set(r.fd, fds.out),
-                    2 => fds.set(r.fd, fds.err),
-                    _ => {}
-                },
-                RedirectKind::Close => {
-                    if r.fd == 0 {
-                        fds.stdin = Input::default();
-                    } else {
-                        fds.set(r.fd, Target::Null);
-                    }
-                }
-                RedirectKind::HereDoc(w) | RedirectKind::HereString(w) => {
-                    let mut body = match expand::text(w, &self.scope()) {
-                        Ok(b) => b,
-                        Err(e) => {
-                            self.io
-                                .write(self.base_err, format!("sh: {e}\n").as_bytes());
-                            return false;
-                        }
-                    };
-                    if matches!(r.kind, RedirectKind::HereString(_)) {
-                        body.push('\n');
-                    }
-                    fds.stdin = Input::new(body.into_bytes(), false);
+        redirects
+            .iter()
+            .all(|r| self.apply_redirect(r, fds).is_some())
+    }
+
+    /// One redirection; `None` (after a message) when it fails.
+    fn apply_redirect(&mut self, r: &Redirect, fds: &mut Fds) -> Option<()> {
+        match &r.kind {
+            RedirectKind::Read(w) => {
+                let path = self.redirect_path(w)?;
+                let read = self.read_redirect(&path, fds);
+                let input = read.map_err(|e| self.redirect_error(&path, &e)).ok()?;
+                if r.fd == 0 {
+                    fds.stdin = input;
                 }
             }
+            RedirectKind::Write {
+                target,
+                append,
+                both,
+            } => {
+                let path = self.redirect_path(target)?;
+                let to = match path.as_str() {
+                    "/dev/null" => Target::Null,
+                    "/dev/stdout" => fds.out,
+                    "/dev/stderr" => fds.err,
+                    _ => {
+                        let opened = self
+                            .fs
+                            .resolve(&self.state.cwd, &path, Access::Write, true)
+                            .and_then(|res| self.io.open_file(&self.fs, &res, *append));
+                        opened.map_err(|e| self.redirect_error(&path, &e)).ok()?
+                    }
+                };
+                if *both {
+                    fds.out = to;
+                    fds.err = to;
+                } else {
+                    fds.set(r.fd, to);
+                }
+            }
+            RedirectKind::Dup(1) => fds.set(r.fd, fds.out),
+            RedirectKind::Dup(2) => fds.set(r.fd, fds.err),
+            RedirectKind::Dup(_) => {}
+            RedirectKind::Close if r.fd == 0 => fds.stdin = Input::default(),
+            RedirectKind::Close => fds.set(r.fd, Target::Null),
+            RedirectKind::Here { body, newline } => {
+                let expanded = expand::text(body, &self.scope());
+                let mut text = expanded
+                    .map_err(|e| {
+                        self.io
+                            .write(self.base_err, format!("sh: {e}\n").as_bytes())
+                    })
+                    .ok()?;
+                if *newline {
+                    text.push('\n');
+                }
+                fds.stdin = Input::new(text.into_bytes(), false);
+            }
         }
-        true
+        Some(())
     }
 
     fn read_redirect(&mut self, path: &str, fds: &Fds) -> Result<Input, FsError> {
@@ -862,36 +608,5 @@ impl Ctx<'_, '_> {
         follow: bool,
     ) -> Result<Resolved, FsError> {
         self.sh.fs.resolve(&self.sh.state.cwd, arg, access, follow)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sinks_keep_the_first_bytes_and_say_when_full() {
-        let mut s = Sink::new(5);
-        assert!(s.push(b"abc"));
-        assert!(!s.push(b"defg"));
-        assert!(!s.push(b"h"));
-        assert_eq!(s.buf, b"abcde");
-        assert!(s.truncated);
-        let mut exact = Sink::new(3);
-        assert!(exact.push(b"abc"));
-        assert!(!exact.truncated);
-    }
-
-    #[test]
-    fn stdin_reader_marks_consumption_only_at_the_end() {
-        let input = Input::new(b"a\nb\n".to_vec(), true);
-        let mut r = input.reader();
-        let mut line = Vec::new();
-        r.read_until(b'\n', &mut line).unwrap();
-        assert!(!input.was_consumed());
-        r.read_until(b'\n', &mut line).unwrap();
-        r.read_until(b'\n', &mut line).unwrap();
-        assert!(input.was_consumed());
-        assert_eq!(line, b"a\nb\n");
     }
 }

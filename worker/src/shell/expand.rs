@@ -1,5 +1,5 @@
 //! Word expansion: parameters, tilde, field splitting of unquoted expansions, and pathname
-//! globbing against the confined filesystem; plus the glob [`Pattern`] that `find -name` shares.
+//! globbing (patterns from [`super::glob`]) against the confined filesystem.
 //!
 //! Globs only ever list directories through [`Fs`], so a pattern cannot reveal anything outside
 //! the mounts: an inaccessible directory simply matches nothing and the word stays literal, as in
@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::lexer::{Part, Word};
+use super::glob::Glob;
+use super::lexer::{Fallback, Part, Word};
 use super::path::{Access, Fs, join};
 
 /// Most paths one glob expands to: bounds memory and time for `/*/*/*/*`-style patterns.
@@ -75,11 +76,11 @@ impl Scope<'_> {
         self.cancel.load(Ordering::Relaxed) || Instant::now() >= self.deadline
     }
 
-    fn value(&self, name: &str, default: Option<&super::lexer::Default>) -> Option<String> {
+    fn value(&self, name: &str, fallback: Option<&Fallback>) -> Option<String> {
         let v = self.param(name);
-        match default {
-            Some(d) if v.is_none() || (d.when_empty && v.as_deref() == Some("")) => {
-                Some(d.text.clone())
+        match fallback {
+            Some(f) if v.is_none() || (f.when_empty && v.as_deref() == Some("")) => {
+                Some(f.text.clone())
             }
             _ => v,
         }
@@ -154,7 +155,7 @@ fn expand_parts(word: &Word, scope: &Scope) -> Result<Vec<Vec<Ch>>, TooLong> {
             Part::Param {
                 name,
                 quoted: true,
-                default: None,
+                fallback: None,
             } if name == "@" => {
                 // "$@": one field per positional parameter.
                 for (n, arg) in scope.positional.iter().skip(1).enumerate() {
@@ -167,9 +168,9 @@ fn expand_parts(word: &Word, scope: &Scope) -> Result<Vec<Vec<Ch>>, TooLong> {
             Part::Param {
                 name,
                 quoted,
-                default,
+                fallback,
             } => {
-                let value = scope.value(name, default.as_ref()).unwrap_or_default();
+                let value = scope.value(name, fallback.as_ref()).unwrap_or_default();
                 if *quoted {
                     f.push(&value, true);
                 } else {
@@ -192,17 +193,14 @@ fn expand_parts(word: &Word, scope: &Scope) -> Result<Vec<Vec<Ch>>, TooLong> {
 pub(crate) fn fields(word: &Word, scope: &Scope) -> Result<Vec<String>, TooLong> {
     let mut out = Vec::new();
     for field in expand_parts(word, scope)? {
-        if field
-            .iter()
-            .any(|ch| !ch.quoted && matches!(ch.c, '*' | '?' | '['))
-        {
+        if has_glob(&field) {
             let matches = glob(&field, scope);
             if !matches.is_empty() {
                 out.extend(matches);
                 continue;
             }
         }
-        out.push(field.iter().map(|ch| ch.c).collect());
+        out.push(text_of(&field));
     }
     Ok(out)
 }
@@ -216,8 +214,8 @@ pub(crate) fn text(word: &Word, scope: &Scope) -> Result<String, TooLong> {
     for part in &word.parts {
         match part {
             Part::Lit { text, .. } => out.push_str(text),
-            Part::Param { name, default, .. } => {
-                out.push_str(&scope.value(name, default.as_ref()).unwrap_or_default());
+            Part::Param { name, fallback, .. } => {
+                out.push_str(&scope.value(name, fallback.as_ref()).unwrap_or_default());
             }
         }
         if out.len() > MAX_EXPANSION {
@@ -227,272 +225,104 @@ pub(crate) fn text(word: &Word, scope: &Scope) -> Result<String, TooLong> {
     Ok(out)
 }
 
-/// Pathname expansion of one field; empty when nothing matches.
+/// Whether unquoted `*`, `?` or `[` make these characters a pattern.
+fn has_glob(chs: &[Ch]) -> bool {
+    chs.iter()
+        .any(|ch| !ch.quoted && matches!(ch.c, '*' | '?' | '['))
+}
+
+fn text_of(chs: &[Ch]) -> String {
+    chs.iter().map(|ch| ch.c).collect()
+}
+
+/// Pathname expansion of one field, sorted; empty when nothing matches.
 fn glob(field: &[Ch], scope: &Scope) -> Vec<String> {
-    let absolute = field.first().is_some_and(|ch| ch.c == '/');
-    let trailing_slash = field.last().is_some_and(|ch| ch.c == '/');
     let comps: Vec<&[Ch]> = field
         .split(|ch| ch.c == '/')
         .filter(|c| !c.is_empty())
         .collect();
-    let is_glob = |comp: &[Ch]| {
-        comp.iter()
-            .any(|ch| !ch.quoted && matches!(ch.c, '*' | '?' | '['))
-    };
-    let Some(last_glob) = comps.iter().rposition(|c| is_glob(c)) else {
+    let Some(last_glob) = comps.iter().rposition(|c| has_glob(c)) else {
         return Vec::new();
     };
-    let mut cands = vec![if absolute {
-        "/".to_string()
-    } else {
-        String::new()
-    }];
-    for (i, comp) in comps.iter().enumerate() {
-        let mut next = Vec::new();
-        if is_glob(comp) {
-            let pattern = Pattern::from_chars(comp);
-            let dotted = comp.first().is_some_and(|ch| ch.c == '.');
-            for cand in &cands {
-                if scope.stopped() {
-                    return Vec::new();
-                }
-                let dir = if cand.is_empty() { "." } else { cand };
-                let Ok(node) = scope.fs.resolve(scope.cwd, dir, Access::Read, true) else {
-                    continue;
-                };
-                let Ok(entries) = scope.fs.list(&node) else {
-                    continue;
-                };
-                for e in entries {
-                    if (dotted || !e.name.starts_with('.')) && pattern.matches(&e.name) {
-                        next.push(join(cand, &e.name));
-                    }
-                }
-                if next.len() > MAX_GLOB_MATCHES {
-                    break;
-                }
+    let absolute = field.first().is_some_and(|ch| ch.c == '/');
+    let mut paths = vec![String::from(if absolute { "/" } else { "" })];
+    for comp in &comps[..=last_glob] {
+        paths = if has_glob(comp) {
+            match matching_entries(&paths, comp, scope) {
+                Some(found) => found,
+                None => return Vec::new(),
             }
         } else {
-            let lit: String = comp.iter().map(|ch| ch.c).collect();
-            next = cands.iter().map(|c| join(c, &lit)).collect();
+            let name = text_of(comp);
+            paths.iter().map(|p| join(p, &name)).collect()
+        };
+        if paths.is_empty() {
+            return paths;
         }
-        next.truncate(MAX_GLOB_MATCHES);
-        cands = next;
-        if i >= last_glob && cands.is_empty() {
+    }
+    // What follows the last pattern, and a trailing slash, keep only the paths that exist (as
+    // directories, for the slash).
+    let rest: Vec<String> = comps[last_glob + 1..].iter().map(|c| text_of(c)).collect();
+    let rest = rest.join("/");
+    let dir_only = field.last().is_some_and(|ch| ch.c == '/');
+    if !rest.is_empty() || dir_only {
+        paths = paths
+            .into_iter()
+            .map(|p| if rest.is_empty() { p } else { join(&p, &rest) })
+            .filter(|p| {
+                let found = scope.fs.resolve(scope.cwd, p, Access::Read, !dir_only);
+                let meta = found.and_then(|r| {
+                    if dir_only {
+                        scope.fs.stat(&r)
+                    } else {
+                        scope.fs.lstat(&r)
+                    }
+                });
+                meta.is_ok_and(|m| !dir_only || m.is_dir())
+            })
+            .map(|p| if dir_only { p + "/" } else { p })
+            .collect();
+    }
+    paths.sort();
+    paths
+}
+
+/// The entries of the directories `dirs` whose names `comp` matches (hidden ones only when it
+/// starts with a dot), at most [`MAX_GLOB_MATCHES`]; `None` once the call is stopped.
+fn matching_entries(dirs: &[String], comp: &[Ch], scope: &Scope) -> Option<Vec<String>> {
+    // Quoted characters are literal in the pattern, and so is a backslash an expansion put there.
+    let mut text = String::new();
+    for ch in comp {
+        if ch.quoted || ch.c == '\\' {
+            text.push('\\');
+        }
+        text.push(ch.c);
+    }
+    // A pattern that cannot match anything (`[z-a]`) matches nothing.
+    let pattern = Glob::new(&text, false).ok();
+    let dotted = comp.first().is_some_and(|ch| ch.c == '.');
+    let mut found = Vec::new();
+    for dir in dirs {
+        if scope.stopped() {
+            return None;
+        }
+        let at = if dir.is_empty() { "." } else { dir };
+        let listed = scope
+            .fs
+            .resolve(scope.cwd, at, Access::Read, true)
+            .and_then(|node| scope.fs.list(&node));
+        for e in listed.into_iter().flatten() {
+            let hidden = e.name.starts_with('.') && !dotted;
+            if !hidden && pattern.as_ref().is_some_and(|p| p.matches(&e.name)) {
+                found.push(join(dir, &e.name));
+            }
+        }
+        if found.len() >= MAX_GLOB_MATCHES {
+            found.truncate(MAX_GLOB_MATCHES);
             break;
         }
     }
-    let exists = |p: &str, dir: bool| {
-        scope
-            .fs
-            .resolve(scope.cwd, p, Access::Read, !dir)
-            .ok()
-            .and_then(|r| {
-                if dir {
-                    scope.fs.stat(&r).ok()
-                } else {
-                    scope.fs.lstat(&r).ok()
-                }
-            })
-            .is_some_and(|m| !dir || m.is_dir())
-    };
-    let mut out: Vec<String> = if last_glob + 1 < comps.len() || trailing_slash {
-        cands
-            .into_iter()
-            .filter(|p| exists(p, trailing_slash))
-            .map(|p| if trailing_slash { format!("{p}/") } else { p })
-            .collect()
-    } else {
-        cands
-    };
-    out.sort();
-    out
-}
-
-/// One element of a compiled glob.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Item {
-    Char(char),
-    /// `?`
-    Any,
-    /// `*`
-    Star,
-    /// `[...]`
-    Class {
-        negated: bool,
-        ranges: Vec<(char, char)>,
-        named: Vec<String>,
-    },
-}
-
-/// A shell glob (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`, `[[:digit:]]`) matching one path component.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Pattern {
-    items: Vec<Item>,
-}
-
-fn named_class(name: &str, c: char) -> bool {
-    match name {
-        "alpha" => c.is_alphabetic(),
-        "digit" => c.is_ascii_digit(),
-        "alnum" => c.is_alphanumeric(),
-        "upper" => c.is_uppercase(),
-        "lower" => c.is_lowercase(),
-        "space" => c.is_whitespace(),
-        "blank" => c == ' ' || c == '\t',
-        "punct" => c.is_ascii_punctuation(),
-        "xdigit" => c.is_ascii_hexdigit(),
-        "cntrl" => c.is_control(),
-        "print" => !c.is_control(),
-        "graph" => !c.is_control() && !c.is_whitespace(),
-        _ => false,
-    }
-}
-
-impl Pattern {
-    /// Compiles a pattern where quoted characters are literal.
-    pub(crate) fn from_chars(chs: &[Ch]) -> Self {
-        let mut items = Vec::new();
-        let mut i = 0;
-        while i < chs.len() {
-            let ch = chs[i];
-            if ch.quoted {
-                items.push(Item::Char(ch.c));
-            } else {
-                match ch.c {
-                    '*' => {
-                        if items.last() != Some(&Item::Star) {
-                            items.push(Item::Star);
-                        }
-                    }
-                    '?' => items.push(Item::Any),
-                    '[' => match Self::class(&chs[i + 1..]) {
-                        Some((item, used)) => {
-                            items.push(item);
-                            i += used;
-                        }
-                        None => items.push(Item::Char('[')),
-                    },
-                    c => items.push(Item::Char(c)),
-                }
-            }
-            i += 1;
-        }
-        Self { items }
-    }
-
-    /// Compiles a pattern written as text, where a backslash makes the next character literal
-    /// (`find -name 'a\*'`).
-    pub(crate) fn parse(s: &str) -> Self {
-        let mut chs = Vec::new();
-        let mut it = s.chars();
-        while let Some(c) = it.next() {
-            if c == '\\' {
-                if let Some(n) = it.next() {
-                    chs.push(Ch { c: n, quoted: true });
-                    continue;
-                }
-            }
-            chs.push(Ch { c, quoted: false });
-        }
-        Self::from_chars(&chs)
-    }
-
-    /// Parses the inside of `[...]`; returns the item and how many chars it used (with `]`).
-    fn class(chs: &[Ch]) -> Option<(Item, usize)> {
-        let mut i = 0;
-        let negated = matches!(
-            chs.first(),
-            Some(Ch {
-                c: '!' | '^',
-                quoted: false
-            })
-        );
-        if negated {
-            i += 1;
-        }
-        let mut ranges = Vec::new();
-        let mut named = Vec::new();
-        let mut first = true;
-        loop {
-            let ch = *chs.get(i)?;
-            if ch.c == ']' && !ch.quoted && !first {
-                return Some((
-                    Item::Class {
-                        negated,
-                        ranges,
-                        named,
-                    },
-                    i + 1,
-                ));
-            }
-            first = false;
-            if ch.c == '[' && !ch.quoted && chs.get(i + 1).map(|c| c.c) == Some(':') {
-                let rest: String = chs[i + 2..].iter().map(|c| c.c).collect();
-                if let Some(end) = rest.find(":]") {
-                    named.push(rest[..end].to_string());
-                    i += 2 + rest[..end].chars().count() + 2;
-                    continue;
-                }
-            }
-            if chs.get(i + 1).is_some_and(|c| c.c == '-')
-                && chs.get(i + 2).is_some_and(|c| c.c != ']')
-            {
-                ranges.push((ch.c, chs[i + 2].c));
-                i += 3;
-            } else {
-                ranges.push((ch.c, ch.c));
-                i += 1;
-            }
-        }
-    }
-
-    fn one(item: &Item, c: char) -> bool {
-        match item {
-            Item::Char(x) => *x == c,
-            Item::Any => true,
-            Item::Star => false,
-            Item::Class {
-                negated,
-                ranges,
-                named,
-            } => {
-                let hit = ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi)
-                    || named.iter().any(|n| named_class(n, c));
-                hit != *negated
-            }
-        }
-    }
-
-    /// Whether the whole of `name` matches.
-    pub(crate) fn matches(&self, name: &str) -> bool {
-        let s: Vec<char> = name.chars().collect();
-        let (mut p, mut i) = (0, 0);
-        let mut star: Option<(usize, usize)> = None;
-        while i < s.len() {
-            if let Some(item) = self.items.get(p) {
-                if *item == Item::Star {
-                    star = Some((p, i));
-                    p += 1;
-                    continue;
-                }
-                if Self::one(item, s[i]) {
-                    p += 1;
-                    i += 1;
-                    continue;
-                }
-            }
-            match star {
-                Some((sp, si)) => {
-                    p = sp + 1;
-                    i = si + 1;
-                    star = Some((sp, si + 1));
-                }
-                None => return false,
-            }
-        }
-        self.items[p..].iter().all(|it| *it == Item::Star)
-    }
+    Some(found)
 }
 
 #[cfg(test)]
@@ -500,7 +330,7 @@ mod tests {
     use super::*;
     use crate::shell::lexer::Tok;
     use crate::shell::lexer::tokenize;
-    use crate::shell::{FsView, MountPoint};
+    use crate::shell::{FsView, Mount};
 
     fn word(src: &str) -> Word {
         match tokenize(src).unwrap().toks.remove(0) {
@@ -532,7 +362,7 @@ mod tests {
             std::fs::write(p, "").unwrap();
         }
         let fs = Fs::new(&FsView {
-            mounts: vec![MountPoint {
+            mounts: vec![Mount {
                 guest: "/app".into(),
                 host: dir.path().into(),
                 writable: true,
@@ -601,6 +431,8 @@ mod tests {
         assert_eq!(expand(&e, "$G"), ["c.py"]);
         assert_eq!(expand(&e, "\"*.txt\""), ["*.txt"]);
         assert_eq!(expand(&e, "\\*.txt"), ["*.txt"]);
+        assert_eq!(expand(&e, "[\"!\"a].txt"), ["a.txt"]);
+        assert_eq!(expand(&e, "[a\"-\"c].*"), ["a.txt", "c.py"]);
         assert_eq!(expand(&e, "*.none"), ["*.none"]);
         assert_eq!(expand(&e, "/etc/*"), ["/etc/*"]);
         assert_eq!(expand(&e, "../../*"), ["../../app"]);
@@ -629,23 +461,5 @@ mod tests {
         assert_eq!(text(&word("$BIG$BIG$BIG$BIG$BIG"), &scope), Err(TooLong));
         cancel.store(true, Ordering::Relaxed);
         assert_eq!(fields(&word("*.txt"), &scope).unwrap(), ["*.txt"]);
-    }
-
-    #[test]
-    fn patterns() {
-        let p = Pattern::parse;
-        assert!(p("*.rs").matches("main.rs"));
-        assert!(!p("*.rs").matches("main.rsx"));
-        assert!(p("a*b*c").matches("aXbYbc"));
-        assert!(p("[a-c]?").matches("bz"));
-        assert!(!p("[a-c]?").matches("dz"));
-        assert!(p("[[:digit:]]x").matches("7x"));
-        assert!(p("[]]").matches("]"));
-        assert!(p("[^a]").matches("b"));
-        assert!(p("a\\*").matches("a*"));
-        assert!(!p("a\\*").matches("ab"));
-        assert!(p("[ab").matches("[ab"));
-        assert!(p("*").matches(""));
-        assert!(p("héllo*").matches("héllo wörld"));
     }
 }

@@ -4,28 +4,36 @@
 //! Quoting is resolved here but expansion is not: a [`Word`] keeps which of its parts were quoted
 //! (quoted text is never split, globbed or tilde-expanded) and where `$NAME` references are, so
 //! [`super::expand`] can do the rest with the values current when the command runs. Everything
-//! the shell does not support (`$(...)`, backquotes, `$((...))`) is refused here with a message
-//! that says what to use instead, before anything has run.
+//! the shell does not support (`$(...)`, backquotes, `$((...))`, brace expansion) is refused here,
+//! at its first character, with a message that says what to use instead. Refusing at the opener
+//! is also what keeps this lexer one linear pass with no recursion, whatever a client sends (see
+//! [`super::parser`] for why no shell-parsing crate does this job).
 
 /// Where to point users for anything this shell deliberately does not do.
 pub(crate) const USE_INTERPRETER: &str = "use python -c or node -e";
+
+/// Operators, longest first so that `&>>` is never read as `&>` and `>`.
+const OPERATORS: [&str; 20] = [
+    "&>>", "<<<", "<<-", "&&", "||", "|&", ";;", ">>", ">&", ">|", "<&", "&>", "<<", "|", "&", ";",
+    "<", ">", "(", ")",
+];
 
 /// One piece of a word.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Part {
     /// Text. `quoted` text (inside quotes or after a backslash) is taken literally by expansion.
     Lit { text: String, quoted: bool },
-    /// `$NAME`, `${NAME}`, `${NAME:-default}`, `${NAME-default}`, `$?`, `$1`, `$@`...
+    /// `$NAME`, `${NAME}`, `${NAME:-fallback}`, `${NAME-fallback}`, `$?`, `$1`, `$@`...
     Param {
         name: String,
         quoted: bool,
-        default: Option<Default>,
+        fallback: Option<Fallback>,
     },
 }
 
 /// The fallback of `${NAME:-word}` (`when_empty`) or `${NAME-word}`, taken literally.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Default {
+pub(crate) struct Fallback {
     pub text: String,
     pub when_empty: bool,
 }
@@ -40,108 +48,21 @@ impl Word {
     /// The word's text when it has no quoting and no parameters (reserved words, `!`, fd numbers).
     pub(crate) fn plain(&self) -> Option<&str> {
         match self.parts.as_slice() {
-            [
-                Part::Lit {
-                    text,
-                    quoted: false,
-                },
-            ] => Some(text),
+            [Part::Lit { text, quoted }] if !quoted => Some(text),
             _ => None,
         }
     }
 
-    /// The text with quotes removed and parameters left as written (here-document delimiters).
-    fn raw(&self) -> String {
-        self.parts
-            .iter()
-            .map(|p| match p {
-                Part::Lit { text, .. } => text.clone(),
-                Part::Param { name, .. } => format!("${name}"),
-            })
-            .collect()
-    }
-
-    fn has_quotes(&self) -> bool {
-        self.parts.iter().any(|p| match p {
-            Part::Lit { quoted, .. } | Part::Param { quoted, .. } => *quoted,
-        })
-    }
-
     fn push_lit(&mut self, text: &str, quoted: bool) {
-        if let Some(Part::Lit {
-            text: last,
-            quoted: q,
-        }) = self.parts.last_mut()
-            && *q == quoted
-        {
-            last.push_str(text);
-            return;
-        }
-        self.parts.push(Part::Lit {
-            text: text.to_string(),
-            quoted,
-        });
-    }
-}
-
-/// Operators, named after POSIX's grammar tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Op {
-    /// `|`
-    Pipe,
-    /// `|&` (stdout and stderr into the pipe)
-    PipeBoth,
-    /// `&&`
-    AndIf,
-    /// `||`
-    OrIf,
-    /// `;`
-    Semi,
-    /// `<`
-    Less,
-    /// `>` or `>|`
-    Great,
-    /// `>>`
-    DGreat,
-    /// `>&`
-    GreatAnd,
-    /// `<&`
-    LessAnd,
-    /// `&>`
-    AndGreat,
-    /// `&>>`
-    AndDGreat,
-    /// `<<<`
-    TLess,
-    /// `&` (background: refused by the parser)
-    Amp,
-    /// `;;` (only meaningful in `case`: refused)
-    DSemi,
-    /// `(` and `)` (subshells: refused)
-    LParen,
-    RParen,
-}
-
-impl Op {
-    pub(crate) fn text(self) -> &'static str {
-        match self {
-            Op::Pipe => "|",
-            Op::PipeBoth => "|&",
-            Op::AndIf => "&&",
-            Op::OrIf => "||",
-            Op::Semi => ";",
-            Op::Less => "<",
-            Op::Great => ">",
-            Op::DGreat => ">>",
-            Op::GreatAnd => ">&",
-            Op::LessAnd => "<&",
-            Op::AndGreat => "&>",
-            Op::AndDGreat => "&>>",
-            Op::TLess => "<<<",
-            Op::Amp => "&",
-            Op::DSemi => ";;",
-            Op::LParen => "(",
-            Op::RParen => ")",
+        match self.parts.last_mut() {
+            Some(Part::Lit {
+                text: last,
+                quoted: q,
+            }) if *q == quoted => last.push_str(text),
+            _ => self.parts.push(Part::Lit {
+                text: text.to_string(),
+                quoted,
+            }),
         }
     }
 }
@@ -149,9 +70,10 @@ impl Op {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Tok {
     Word(Word),
-    /// The digit right before a redirection operator (`2>`).
+    /// The digits right before a redirection operator (`2>`).
     IoNumber(u32),
-    Op(Op),
+    /// One of [`OPERATORS`] other than the here-document openers.
+    Op(&'static str),
     Newline,
     /// `<<WORD` or `<<-WORD`; the body, read at the end of the line, is `bodies[index]`.
     HereDoc(usize),
@@ -185,20 +107,11 @@ struct Lexer {
 ///
 /// # Errors
 /// A message for unterminated quotes and for unsupported syntax (command substitution,
-/// arithmetic, unusual parameter expansions).
+/// arithmetic, brace expansion, unusual parameter expansions).
 pub(crate) fn tokenize(src: &str) -> Result<Tokens, String> {
-    let mut lx = Lexer {
-        chars: src.chars().collect(),
-        pos: 0,
-        out: Tokens::default(),
-        pending: Vec::new(),
-    };
+    let mut lx = Lexer::new(src.chars().collect());
     lx.run()?;
     Ok(lx.out)
-}
-
-fn is_name_start(c: char) -> bool {
-    c.is_ascii_alphabetic() || c == '_'
 }
 
 fn is_name_char(c: char) -> bool {
@@ -207,59 +120,87 @@ fn is_name_char(c: char) -> bool {
 
 /// Whether `name` is a valid shell variable name.
 pub(crate) fn is_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(is_name_start) && chars.all(is_name_char)
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(is_name_char)
+}
+
+fn unsupported(what: &str) -> String {
+    format!("{what} is not supported; {USE_INTERPRETER}")
 }
 
 impl Lexer {
+    fn new(chars: Vec<char>) -> Self {
+        Self {
+            chars,
+            pos: 0,
+            out: Tokens::default(),
+            pending: Vec::new(),
+        }
+    }
+
     fn peek(&self) -> Option<char> {
         self.chars.get(self.pos).copied()
     }
 
-    fn peek_at(&self, offset: usize) -> Option<char> {
-        self.chars.get(self.pos + offset).copied()
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek();
+        self.pos += usize::from(c.is_some());
+        c
     }
 
-    fn starts_with(&self, s: &str) -> bool {
-        s.chars()
-            .enumerate()
-            .all(|(i, c)| self.peek_at(i) == Some(c))
+    /// Consumes `s` if the input continues with it.
+    fn eat(&mut self, s: &str) -> bool {
+        let n = s.chars().count();
+        let found = self
+            .chars
+            .get(self.pos..self.pos + n)
+            .is_some_and(|ahead| ahead.iter().copied().eq(s.chars()));
+        if found {
+            self.pos += n;
+        }
+        found
     }
 
-    fn push(&mut self, tok: Tok) {
-        self.out.toks.push(tok);
+    /// Consumes characters while `keep` holds and returns them.
+    fn take_while(&mut self, keep: impl Fn(char) -> bool) -> String {
+        let start = self.pos;
+        while self.peek().is_some_and(&keep) {
+            self.pos += 1;
+        }
+        self.chars[start..self.pos].iter().collect()
     }
 
     fn run(&mut self) -> Result<(), String> {
         while let Some(c) = self.peek() {
-            match c {
-                ' ' | '\t' | '\r' => self.pos += 1,
-                '\n' => {
-                    self.pos += 1;
-                    self.read_heredoc_bodies();
-                    self.push(Tok::Newline);
+            if matches!(c, ' ' | '\t' | '\r') {
+                self.pos += 1;
+            } else if self.eat("\\\n") {
+                // A line continuation between words joins the lines.
+            } else if c == '\n' {
+                self.pos += 1;
+                self.read_heredoc_bodies();
+                self.out.toks.push(Tok::Newline);
+            } else if c == '#' {
+                self.take_while(|c| c != '\n');
+            } else if let Some(op) = OPERATORS.into_iter().find(|op| self.eat(op)) {
+                if op == "<<" || op == "<<-" {
+                    self.heredoc(op == "<<-")?;
+                } else {
+                    self.out.toks.push(Tok::Op(op));
                 }
-                '#' => {
-                    while self.peek().is_some_and(|c| c != '\n') {
-                        self.pos += 1;
+            } else {
+                let word = self.word()?;
+                let tok = match word.plain() {
+                    Some(digits)
+                        if matches!(self.peek(), Some('<' | '>'))
+                            && digits.len() <= 2
+                            && digits.chars().all(|c| c.is_ascii_digit()) =>
+                    {
+                        Tok::IoNumber(digits.parse().unwrap_or(u32::MAX))
                     }
-                }
-                '\\' if self.peek_at(1) == Some('\n') => self.pos += 2,
-                '|' | '&' | ';' | '<' | '>' | '(' | ')' => self.operator()?,
-                _ => {
-                    let word = self.word()?;
-                    let next = self.peek();
-                    match word.plain() {
-                        Some(digits)
-                            if matches!(next, Some('<' | '>'))
-                                && digits.len() <= 2
-                                && digits.chars().all(|c| c.is_ascii_digit()) =>
-                        {
-                            self.push(Tok::IoNumber(digits.parse().unwrap_or(u32::MAX)));
-                        }
-                        _ => self.push(Tok::Word(word)),
-                    }
-                }
+                    _ => Tok::Word(word),
+                };
+                self.out.toks.push(tok);
             }
         }
         // A here-document started on the last line has no body to read.
@@ -267,71 +208,34 @@ impl Lexer {
         Ok(())
     }
 
-    fn operator(&mut self) -> Result<(), String> {
-        const OPS: [(&str, Op); 17] = [
-            ("&>>", Op::AndDGreat),
-            ("<<<", Op::TLess),
-            ("&&", Op::AndIf),
-            ("||", Op::OrIf),
-            ("|&", Op::PipeBoth),
-            (";;", Op::DSemi),
-            (">>", Op::DGreat),
-            (">&", Op::GreatAnd),
-            (">|", Op::Great),
-            ("<&", Op::LessAnd),
-            ("&>", Op::AndGreat),
-            ("|", Op::Pipe),
-            ("&", Op::Amp),
-            (";", Op::Semi),
-            ("<", Op::Less),
-            (">", Op::Great),
-            ("(", Op::LParen),
-        ];
-        if self.starts_with("<<") && !self.starts_with("<<<") {
-            return self.heredoc();
+    fn heredoc(&mut self, strip_tabs: bool) -> Result<(), String> {
+        self.take_while(|c| c == ' ' || c == '\t');
+        if self.peek().is_none_or(|c| "\n;&|<>()".contains(c)) {
+            return Err("here-document needs a delimiter word after `<<`".into());
         }
-        if self.peek() == Some(')') {
-            self.pos += 1;
-            self.push(Tok::Op(Op::RParen));
-            return Ok(());
-        }
-        for (text, op) in OPS {
-            if self.starts_with(text) {
-                self.pos += text.chars().count();
-                self.push(Tok::Op(op));
-                return Ok(());
-            }
-        }
-        Err(format!(
-            "unexpected character `{}`",
-            self.peek().unwrap_or(' ')
-        ))
-    }
-
-    fn heredoc(&mut self) -> Result<(), String> {
-        self.pos += 2;
-        let strip_tabs = self.peek() == Some('-');
-        if strip_tabs {
-            self.pos += 1;
-        }
-        while matches!(self.peek(), Some(' ' | '\t')) {
-            self.pos += 1;
-        }
-        let delim = match self.peek() {
-            Some(c) if !matches!(c, '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')') => {
-                self.word()?
-            }
-            _ => return Err("here-document needs a delimiter word after `<<`".into()),
-        };
+        let delimiter = self.word()?;
         let index = self.out.bodies.len();
         self.out.bodies.push(Word::default());
         self.pending.push(Pending {
             index,
-            delimiter: delim.raw(),
-            literal: delim.has_quotes(),
+            // Quotes are removed and parameters left as written (`<<"$X"` ends at `$X`).
+            delimiter: delimiter
+                .parts
+                .iter()
+                .map(|p| match p {
+                    Part::Lit { text, .. } => text.clone(),
+                    Part::Param { name, .. } => format!("${name}"),
+                })
+                .collect(),
+            literal: delimiter.parts.iter().any(|p| {
+                matches!(
+                    p,
+                    Part::Lit { quoted: true, .. } | Part::Param { quoted: true, .. }
+                )
+            }),
             strip_tabs,
         });
-        self.push(Tok::HereDoc(index));
+        self.out.toks.push(Tok::HereDoc(index));
         Ok(())
     }
 
@@ -339,19 +243,13 @@ impl Lexer {
     fn read_heredoc_bodies(&mut self) {
         for p in std::mem::take(&mut self.pending) {
             let mut body = String::new();
-            while self.pos < self.chars.len() {
-                let start = self.pos;
-                while self.peek().is_some_and(|c| c != '\n') {
-                    self.pos += 1;
-                }
-                let mut line: String = self.chars[start..self.pos].iter().collect();
-                if self.peek() == Some('\n') {
-                    self.pos += 1;
-                }
+            while self.peek().is_some() {
+                let mut line = self.take_while(|c| c != '\n');
+                self.bump();
                 if p.strip_tabs {
                     line = line.trim_start_matches('\t').to_string();
                 }
-                if line == p.delimiter || line.trim_end_matches('\r') == p.delimiter {
+                if line.trim_end_matches('\r') == p.delimiter {
                     break;
                 }
                 body.push_str(&line);
@@ -379,26 +277,18 @@ impl Lexer {
                 ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')' => break,
                 '\\' => {
                     self.pos += 1;
-                    match self.peek() {
+                    match self.bump() {
                         None => w.push_lit("\\", true),
-                        Some('\n') => self.pos += 1,
-                        Some(c) => {
-                            self.pos += 1;
-                            w.push_lit(&c.to_string(), true);
-                        }
+                        Some('\n') => {}
+                        Some(c) => w.push_lit(c.encode_utf8(&mut [0; 4]), true),
                     }
                 }
                 '\'' => {
                     self.pos += 1;
-                    let start = self.pos;
-                    while self.peek().is_some_and(|c| c != '\'') {
-                        self.pos += 1;
-                    }
-                    if self.peek().is_none() {
+                    let text = self.take_while(|c| c != '\'');
+                    if self.bump().is_none() {
                         return Err("unexpected end of file: unterminated single quote".into());
                     }
-                    let text: String = self.chars[start..self.pos].iter().collect();
-                    self.pos += 1;
                     w.parts.push(Part::Lit { text, quoted: true });
                 }
                 '"' => {
@@ -406,19 +296,13 @@ impl Lexer {
                     self.double_quoted(&mut w)?;
                 }
                 '$' => self.dollar(&mut w, false)?,
-                '`' => {
-                    return Err(format!(
-                        "command substitution (`...`) is not supported; {USE_INTERPRETER}"
-                    ));
-                }
+                '`' => return Err(unsupported("command substitution (`...`)")),
                 '{' if w.parts.is_empty() && self.brace_expansion_ahead() => {
-                    return Err(format!(
-                        "brace expansion ({{a,b}}) is not supported; {USE_INTERPRETER}"
-                    ));
+                    return Err(unsupported("brace expansion ({a,b})"));
                 }
                 _ => {
                     self.pos += 1;
-                    w.push_lit(&c.to_string(), false);
+                    w.push_lit(c.encode_utf8(&mut [0; 4]), false);
                 }
             }
         }
@@ -428,23 +312,21 @@ impl Lexer {
     /// `{a,b}` or `{1..3}` at the start of a word: bash would expand it, we refuse rather than
     /// pass it on literally and surprise.
     fn brace_expansion_ahead(&self) -> bool {
-        let mut i = self.pos + 1;
-        let mut depth = 1;
-        let mut inner = String::new();
-        while let Some(&c) = self.chars.get(i) {
+        let mut depth = 0;
+        for (i, &c) in self.chars[self.pos..].iter().enumerate() {
             match c {
                 '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return inner.contains(',') || inner.contains("..");
-                    }
+                '}' if depth == 1 => {
+                    let inner: String = self.chars[self.pos + 1..self.pos + i].iter().collect();
+                    return inner.contains(',') || inner.contains("..");
                 }
-                ' ' | '\t' | '\n' | ';' | '|' | '&' | '\'' | '"' => return false,
+                '}' => depth -= 1,
+                // The end of the word (or a quote): scanning no further keeps the lexer linear.
+                ' ' | '\t' | '\r' | '\n' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '\'' | '"' => {
+                    return false;
+                }
                 _ => {}
             }
-            inner.push(c);
-            i += 1;
         }
         false
     }
@@ -464,21 +346,17 @@ impl Lexer {
                     match self.peek() {
                         Some(c @ ('$' | '`' | '"' | '\\')) => {
                             self.pos += 1;
-                            w.push_lit(&c.to_string(), true);
+                            w.push_lit(c.encode_utf8(&mut [0; 4]), true);
                         }
                         Some('\n') => self.pos += 1,
                         _ => w.push_lit("\\", true),
                     }
                 }
                 Some('$') => self.dollar(w, true)?,
-                Some('`') => {
-                    return Err(format!(
-                        "command substitution (`...`) is not supported; {USE_INTERPRETER}"
-                    ));
-                }
+                Some('`') => return Err(unsupported("command substitution (`...`)")),
                 Some(c) => {
                     self.pos += 1;
-                    w.push_lit(&c.to_string(), true);
+                    w.push_lit(c.encode_utf8(&mut [0; 4]), true);
                 }
             }
         }
@@ -495,137 +373,115 @@ impl Lexer {
     /// `$...` at the current position.
     fn dollar(&mut self, w: &mut Word, quoted: bool) -> Result<(), String> {
         self.pos += 1;
-        match self.peek() {
-            Some('(') => {
-                let what = if self.peek_at(1) == Some('(') {
-                    "arithmetic expansion $((...))"
-                } else {
-                    "command substitution $(...)"
-                };
-                Err(format!("{what} is not supported; {USE_INTERPRETER}"))
+        let name = match self.peek() {
+            Some('(') if self.chars.get(self.pos + 1) == Some(&'(') => {
+                return Err(unsupported("arithmetic expansion $((...))"));
             }
+            Some('(') => return Err(unsupported("command substitution $(...)")),
             Some('{') => {
                 self.pos += 1;
-                let start = self.pos;
-                while self.peek().is_some_and(|c| c != '}') {
-                    self.pos += 1;
-                }
-                if self.peek().is_none() {
+                let inner = self.take_while(|c| c != '}');
+                if self.bump().is_none() {
                     return Err("unexpected end of file: unterminated ${".into());
                 }
-                let inner: String = self.chars[start..self.pos].iter().collect();
-                self.pos += 1;
                 w.parts.push(param_in_braces(&inner, quoted)?);
-                Ok(())
+                return Ok(());
             }
-            Some(c) if is_name_start(c) => {
-                let start = self.pos;
-                while self.peek().is_some_and(is_name_char) {
-                    self.pos += 1;
-                }
-                let name = self.chars[start..self.pos].iter().collect();
-                w.parts.push(Part::Param {
-                    name,
-                    quoted,
-                    default: None,
-                });
-                Ok(())
-            }
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => self.take_while(is_name_char),
             Some(c @ ('?' | '$' | '#' | '@' | '*' | '!' | '-' | '0'..='9')) => {
                 self.pos += 1;
-                w.parts.push(Part::Param {
-                    name: c.to_string(),
-                    quoted,
-                    default: None,
-                });
-                Ok(())
+                c.to_string()
             }
             _ => {
                 w.push_lit("$", quoted);
-                Ok(())
+                return Ok(());
             }
-        }
+        };
+        w.parts.push(Part::Param {
+            name,
+            quoted,
+            fallback: None,
+        });
+        Ok(())
     }
 }
 
 /// `${...}`: a name with an optional `:-` or `-` fallback.
 fn param_in_braces(inner: &str, quoted: bool) -> Result<Part, String> {
     let bad = || {
-        Err(format!(
+        format!(
             "bad substitution: ${{{inner}}} (only ${{NAME}}, ${{NAME:-default}} and ${{NAME-default}} are supported)"
-        ))
+        )
     };
-    let (name, default) = match inner.find(['-', ':']) {
+    let (name, fallback) = match inner.find(['-', ':']) {
         None => (inner, None),
         Some(i) => {
-            let rest = &inner[i..];
-            if let Some(text) = rest.strip_prefix(":-") {
-                (
-                    &inner[..i],
-                    Some(Default {
-                        text: text.into(),
-                        when_empty: true,
-                    }),
-                )
-            } else if let Some(text) = rest.strip_prefix('-')
-                && i > 0
-            {
-                (
-                    &inner[..i],
-                    Some(Default {
-                        text: text.into(),
-                        when_empty: false,
-                    }),
-                )
+            let (name, rest) = inner.split_at(i);
+            let fallback = if let Some(text) = rest.strip_prefix(":-") {
+                Fallback {
+                    text: text.into(),
+                    when_empty: true,
+                }
+            } else if i > 0 && rest.starts_with('-') {
+                Fallback {
+                    text: rest[1..].into(),
+                    when_empty: false,
+                }
             } else {
-                return bad();
-            }
+                return Err(bad());
+            };
+            (name, Some(fallback))
         }
     };
-    let special = name.len() == 1 && "?$#@*!0123456789".contains(name);
-    if !(is_name(name) || special || (!name.is_empty() && name.chars().all(|c| c.is_ascii_digit())))
-    {
-        return bad();
+    let special = name.len() == 1 && "?$#@*!".contains(name);
+    let positional = !name.is_empty() && name.chars().all(|c| c.is_ascii_digit());
+    if !(is_name(name) || special || positional) {
+        return Err(bad());
     }
     Ok(Part::Param {
         name: name.into(),
         quoted,
-        default,
+        fallback,
     })
 }
 
 /// The body of an unquoted here-document: `$` expansions and `\$`, `` \` ``, `\\` and
-/// backslash-newline escapes apply; nothing is split or globbed.
+/// backslash-newline escapes apply; nothing is split or globbed, and a `$` that starts nothing
+/// this shell expands stays text as written.
 fn heredoc_word(body: &str) -> Word {
+    let mut lx = Lexer::new(body.chars().collect());
+    // A `${` after the last `}` can never close: it is text, without looking ahead each time.
+    let last_close = lx.chars.iter().rposition(|&c| c == '}');
     let mut w = Word::default();
-    let chars: Vec<char> = body.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\\' && i + 1 < chars.len() && matches!(chars[i + 1], '$' | '`' | '\\' | '\n') {
-            if chars[i + 1] != '\n' {
-                w.push_lit(&chars[i + 1].to_string(), true);
+    while let Some(c) = lx.peek() {
+        let next = lx.chars.get(lx.pos + 1).copied();
+        match (c, next) {
+            ('\\', Some(escaped @ ('$' | '`' | '\\' | '\n'))) => {
+                lx.pos += 2;
+                if escaped != '\n' {
+                    w.push_lit(escaped.encode_utf8(&mut [0; 4]), true);
+                }
             }
-            i += 2;
-        } else if c == '$' {
-            let mut sub = Lexer {
-                chars: chars[i..].to_vec(),
-                pos: 0,
-                out: Tokens::default(),
-                pending: Vec::new(),
-            };
-            let before = w.parts.len();
-            // A failed expansion in a here-document stays literal text.
-            if sub.dollar(&mut w, true).is_ok() {
-                i += sub.pos;
-            } else {
-                w.parts.truncate(before);
+            ('$', Some('{')) if last_close.is_none_or(|end| end < lx.pos) => {
+                lx.pos += 1;
                 w.push_lit("$", true);
-                i += 1;
             }
-        } else {
-            w.push_lit(&c.to_string(), true);
-            i += 1;
+            ('$', _) => {
+                let (start, before) = (lx.pos, w.parts.len());
+                if lx.dollar(&mut w, true).is_err() {
+                    // `$(` leaves its `$`, a bad `${...}` all of it, as text; what is left
+                    // behind is never read twice, which keeps this linear.
+                    w.parts.truncate(before);
+                    let end = if next == Some('{') { lx.pos } else { start + 1 };
+                    let text: String = lx.chars[start..end].iter().collect();
+                    w.push_lit(&text, true);
+                    lx.pos = end;
+                }
+            }
+            _ => {
+                lx.pos += 1;
+                w.push_lit(c.encode_utf8(&mut [0; 4]), true);
+            }
         }
     }
     if w.parts.is_empty() {
@@ -649,7 +505,7 @@ mod tests {
         Part::Param {
             name: name.into(),
             quoted,
-            default: None,
+            fallback: None,
         }
     }
 
@@ -669,11 +525,15 @@ mod tests {
     fn splits_words_and_operators() {
         let t = tokenize("ls -l|wc -l&&echo a;b||c\n").unwrap().toks;
         assert_eq!(t.len(), 13);
-        assert_eq!(t[2], Tok::Op(Op::Pipe));
-        assert_eq!(t[5], Tok::Op(Op::AndIf));
-        assert_eq!(t[8], Tok::Op(Op::Semi));
-        assert_eq!(t[10], Tok::Op(Op::OrIf));
+        assert_eq!(t[2], Tok::Op("|"));
+        assert_eq!(t[5], Tok::Op("&&"));
+        assert_eq!(t[8], Tok::Op(";"));
+        assert_eq!(t[10], Tok::Op("||"));
         assert_eq!(t[12], Tok::Newline);
+        let t = tokenize("a&>>b<<<c>|d").unwrap().toks;
+        assert_eq!(t[1], Tok::Op("&>>"));
+        assert_eq!(t[3], Tok::Op("<<<"));
+        assert_eq!(t[5], Tok::Op(">|"));
     }
 
     #[test]
@@ -722,15 +582,22 @@ mod tests {
         );
         match &words("${X:-d e}")[0][0] {
             Part::Param {
-                default: Some(d), ..
+                fallback: Some(d), ..
             } => assert!(d.when_empty && d.text == "d e"),
             other => panic!("{other:?}"),
         }
-        assert!(
-            tokenize("${X/a/b}")
-                .unwrap_err()
-                .contains("bad substitution")
-        );
+        match &words("${X-}")[0][0] {
+            Part::Param {
+                fallback: Some(d), ..
+            } => assert!(!d.when_empty && d.text.is_empty()),
+            other => panic!("{other:?}"),
+        }
+        for bad in ["${X/a/b}", "${X:=a}", "${-a}", "${:-a}", "${}"] {
+            assert!(
+                tokenize(bad).unwrap_err().contains("bad substitution"),
+                "{bad}"
+            );
+        }
         assert!(tokenize("echo $(ls)").unwrap_err().contains("python -c"));
         assert!(
             tokenize("echo $((1+1))")
@@ -778,6 +645,13 @@ mod tests {
         assert_eq!(t.bodies[0].parts, vec![lit("x\n", true)]);
         let t = tokenize("cat <<E").unwrap();
         assert_eq!(t.bodies[0].parts, vec![lit("", true)]);
+        let t = tokenize("cat <<E\n$(ls) ${X/y} $\nE").unwrap();
+        assert_eq!(t.bodies[0].parts, vec![lit("$(ls) ${X/y} $\n", true)]);
+        let t = tokenize("cat <<E\n${A/$B} ${ $C\nE").unwrap();
+        assert_eq!(
+            t.bodies[0].parts,
+            vec![lit("${A/$B} ${ ", true), param("C", true), lit("\n", true)]
+        );
         assert!(tokenize("cat <<\n").is_err());
     }
 }

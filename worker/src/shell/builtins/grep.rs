@@ -1,213 +1,31 @@
-//! `grep`, and the translation of POSIX regular expressions (basic and extended, GNU flavour)
-//! into the `regex` crate's syntax that `sed` shares.
+//! `grep`: basic, extended and fixed patterns ([`posix`](super::posix)), the common output
+//! modes (`-n -c -l -L -o -q`, context lines) and recursive search.
 //!
-//! Matching is on bytes (`regex::bytes`), so files that are not UTF-8 still work; a file with a
-//! NUL byte in its first block is binary and only reported as matching, like GNU grep. Recursive
-//! search never follows symlinks below its operands and checks the deadline per line.
+//! A file with a NUL byte in its first block is binary and only reported as matching, like GNU
+//! grep. Recursive search goes through [`walk`]: symlinks below its operands are skipped, and the
+//! deadline is checked per line.
 
 use std::collections::VecDeque;
+use std::io::BufRead;
 
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::Regex;
 
-use super::{next_line, open_input, opts, parse_count};
+use super::args::{Opts, count_option, opts};
+use super::io::{self, Source, Unit, each_unit, file_source, lines, read_input};
+use super::posix::{Syntax, build};
+use super::walk::{Event, Node, Order, Step, walk};
 use crate::shell::exec::{Abort, Ctx};
-use crate::shell::expand::Pattern;
-use crate::shell::path::{Access, FsError, Kind, Resolved, join};
+use crate::shell::glob::Glob;
+use crate::shell::path::{Access, FsError, Kind, Resolved};
 
-/// Translates a POSIX regex (`basic`: BRE, else ERE) into `regex` syntax.
-///
-/// # Errors
-/// For back-references (which the `regex` crate cannot match) and unterminated brackets.
-pub(crate) fn translate(p: &str, basic: bool) -> Result<String, String> {
-    let c: Vec<char> = p.chars().collect();
-    let mut out = String::new();
-    let mut i = 0;
-    // Where `*` is literal and `^` is an anchor: at the start, after `(` and `|`.
-    let mut at_start = true;
-    while i < c.len() {
-        let ch = c[i];
-        let was_start = at_start;
-        at_start = false;
-        match ch {
-            '\\' if i + 1 < c.len() => {
-                let n = c[i + 1];
-                i += 2;
-                match n {
-                    '(' | ')' | '|' | '{' | '}' | '+' | '?' if basic => {
-                        out.push(n);
-                        at_start = n == '(' || n == '|';
-                    }
-                    '1'..='9' => {
-                        return Err(
-                            "back-references (\\1...) are not supported; use python -c".into()
-                        );
-                    }
-                    '`' => out.push_str("\\A"),
-                    '\'' => out.push_str("\\z"),
-                    '<' | '>' | 'b' | 'B' | 'w' | 'W' | 's' | 'S' | 'd' | 'D' | 'n' | 't' => {
-                        out.push('\\');
-                        out.push(n);
-                    }
-                    other if other.is_ascii_alphanumeric() => out.push(other),
-                    other => {
-                        out.push('\\');
-                        out.push(other);
-                    }
-                }
-                continue;
-            }
-            '\\' => out.push_str("\\\\"),
-            '[' => {
-                let (class, used) = bracket(&c[i..])?;
-                out.push_str(&class);
-                i += used;
-                continue;
-            }
-            '*' if was_start => out.push_str("\\*"),
-            '^' if !was_start => out.push_str("\\^"),
-            '^' => {
-                out.push('^');
-                at_start = true;
-            }
-            '$' => {
-                let end = i + 1 == c.len()
-                    || (basic
-                        && c.get(i + 1) == Some(&'\\')
-                        && matches!(c.get(i + 2), Some(')' | '|')))
-                    || (!basic && matches!(c.get(i + 1), Some(')' | '|')));
-                out.push_str(if end { "$" } else { "\\$" });
-            }
-            '(' | ')' | '|' | '+' | '?' | '{' | '}' if basic => {
-                out.push('\\');
-                out.push(ch);
-            }
-            '(' | '|' => {
-                out.push(ch);
-                at_start = true;
-            }
-            '{' => {
-                // An ERE `{` that does not start a valid interval is literal.
-                let rest: String = c[i + 1..].iter().take_while(|&&x| x != '}').collect();
-                let valid = c[i + 1..].contains(&'}')
-                    && !rest.is_empty()
-                    && rest.chars().all(|x| x.is_ascii_digit() || x == ',')
-                    && rest.chars().next().is_some_and(|x| x.is_ascii_digit());
-                out.push_str(if valid && !was_start { "{" } else { "\\{" });
-            }
-            '}' => {
-                // Closing an interval opened above; a stray `}` is literal.
-                let open = out
-                    .rfind('{')
-                    .is_some_and(|o| !out[o..].contains('}') && !out[..o].ends_with('\\'));
-                out.push_str(if open { "}" } else { "\\}" });
-            }
-            other => out.push(other),
-        }
-        i += 1;
-    }
-    Ok(out)
-}
+/// Long options, mapped to the letters of [`SHORT`] (some letters exist only for a long name).
+const LONGS: &str = "ignore-case=i invert-match=v line-number=n count=c recursive=r \
+    dereference-recursive=R files-with-matches=l files-without-match=L extended-regexp=E \
+    fixed-strings=F basic-regexp=G word-regexp=w line-regexp=x only-matching=o quiet=q silent=q \
+    no-messages=s with-filename=H no-filename=h max-count=m after-context=A before-context=B \
+    context=C regexp=e include=N exclude=X exclude-dir=Z text=a binary-files=U color=K colour=K";
 
-/// A POSIX bracket expression starting at `c[0] == '['`, rewritten for `regex`: backslashes and
-/// nested `[` are literal, `]` first is literal, `[:class:]` is kept.
-fn bracket(c: &[char]) -> Result<(String, usize), String> {
-    let mut out = String::from("[");
-    let mut i = 1;
-    if c.get(i) == Some(&'^') {
-        out.push('^');
-        i += 1;
-    }
-    let mut first = true;
-    loop {
-        let Some(&ch) = c.get(i) else {
-            return Err("unmatched [, [^, [:, [., or [=".into());
-        };
-        match ch {
-            ']' if !first => {
-                out.push(']');
-                return Ok((out, i + 1));
-            }
-            '[' if matches!(c.get(i + 1), Some(':' | '.' | '=')) => {
-                let kind = c[i + 1];
-                let rest: String = c[i + 2..].iter().collect();
-                let close = format!("{kind}]");
-                let Some(end) = rest.find(&close) else {
-                    return Err("unmatched [, [^, [:, [., or [=".into());
-                };
-                let name = &rest[..end];
-                if kind == ':' {
-                    out.push_str(&format!("[:{name}:]"));
-                } else {
-                    for x in name.chars() {
-                        out.push('\\');
-                        out.push(x);
-                    }
-                }
-                i += 2 + name.chars().count() + 2;
-            }
-            '\\' | '[' | ']' | '&' | '~' | '^' => {
-                out.push('\\');
-                out.push(ch);
-                i += 1;
-            }
-            '-' if c.get(i + 1) == Some(&'-') => {
-                out.push_str("\\-");
-                i += 1;
-            }
-            other => {
-                out.push(other);
-                i += 1;
-            }
-        }
-        first = false;
-    }
-}
-
-/// Builds a regex for a list of patterns.
-///
-/// # Errors
-/// The translation's or the regex crate's message.
-pub(crate) fn build(
-    patterns: &[String],
-    mode: Syntax,
-    ignore_case: bool,
-    whole_line: bool,
-) -> Result<Regex, String> {
-    let mut alternatives = Vec::new();
-    for p in patterns {
-        let translated = match mode {
-            Syntax::Fixed => regex::escape(p),
-            Syntax::Basic => translate(p, true)?,
-            Syntax::Extended => translate(p, false)?,
-        };
-        alternatives.push(format!("(?:{translated})"));
-    }
-    let mut re = alternatives.join("|");
-    if whole_line {
-        re = format!("^(?:{re})$");
-    }
-    RegexBuilder::new(&re)
-        .case_insensitive(ignore_case)
-        .size_limit(16 << 20)
-        .build()
-        .map_err(|e| match e {
-            regex::Error::Syntax(s) => s
-                .lines()
-                .last()
-                .unwrap_or("invalid regular expression")
-                .trim()
-                .to_string(),
-            other => other.to_string(),
-        })
-}
-
-/// How patterns are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Syntax {
-    Basic,
-    Extended,
-    Fixed,
-}
+const SHORT: &str = "ivnclLrREFGwxoqsHhaIPm:A:B:C:e:f:N:X:Z:U:K:";
 
 struct Matcher {
     re: Regex,
@@ -238,7 +56,9 @@ impl Matcher {
     }
 }
 
+/// What the command line asked for.
 struct GrepOpts {
+    matcher: Matcher,
     invert: bool,
     line_numbers: bool,
     count: bool,
@@ -247,12 +67,36 @@ struct GrepOpts {
     quiet: bool,
     only: bool,
     suppress: bool,
+    recursive: bool,
+    /// Lines are prefixed with the file's name.
     names: bool,
     max: Option<u64>,
     before: usize,
     after: usize,
     /// -A, -B or -C was given (even 0): groups are separated by `--`.
     context: bool,
+    /// `--include`, `--exclude`, `--exclude-dir` of a recursive search.
+    include: Vec<Glob>,
+    exclude: Vec<Glob>,
+    exclude_dir: Vec<Glob>,
+}
+
+impl GrepOpts {
+    /// Whether a recursive search looks into a file of this name.
+    fn wanted(&self, name: &str) -> bool {
+        (self.include.is_empty() || self.include.iter().any(|p| p.matches(name)))
+            && !self.exclude.iter().any(|p| p.matches(name))
+    }
+
+    /// A file or directory that cannot be searched: reported unless `-s`.
+    fn failed(&self, ctx: &mut Ctx<'_, '_>, run: &mut Run, name: &str, e: &FsError) {
+        if self.suppress {
+            ctx.sh.record(e);
+        } else {
+            ctx.fail(name, e);
+        }
+        run.errors = true;
+    }
 }
 
 /// Per-run state: whether anything printed (for `--` separators) or matched.
@@ -267,63 +111,13 @@ struct Run {
     stop: bool,
 }
 
-pub(super) fn grep(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
-    let longs = [
-        ("ignore-case", 'i'),
-        ("invert-match", 'v'),
-        ("line-number", 'n'),
-        ("count", 'c'),
-        ("recursive", 'r'),
-        ("dereference-recursive", 'R'),
-        ("files-with-matches", 'l'),
-        ("files-without-match", 'L'),
-        ("extended-regexp", 'E'),
-        ("fixed-strings", 'F'),
-        ("basic-regexp", 'G'),
-        ("word-regexp", 'w'),
-        ("line-regexp", 'x'),
-        ("only-matching", 'o'),
-        ("quiet", 'q'),
-        ("silent", 'q'),
-        ("no-messages", 's'),
-        ("with-filename", 'H'),
-        ("no-filename", 'h'),
-        ("max-count", 'm'),
-        ("after-context", 'A'),
-        ("before-context", 'B'),
-        ("context", 'C'),
-        ("regexp", 'e'),
-        ("include", 'N'),
-        ("exclude", 'X'),
-        ("exclude-dir", 'Z'),
-        ("text", 'a'),
-        ("binary-files", 'U'),
-        ("color", 'K'),
-        ("colour", 'K'),
-    ];
-    let Some(o) = opts(
-        ctx,
-        args,
-        "ivnclLrREFGwxoqsHhaIPm:A:B:C:e:f:N:X:Z:U:K:",
-        &longs,
-    ) else {
-        return Ok(2);
-    };
-    if o.has('P') {
-        ctx.warn(
-            "-P (Perl regex) is not supported; -E covers most of it (\\d, \\w, \\s, non-greedy *?)",
-        );
-        return Ok(2);
-    }
-    let mut operands = o.operands.clone();
+/// The patterns: `-e` and `-f` ones, or else the first operand (one per line of it).
+fn patterns(ctx: &mut Ctx<'_, '_>, o: &Opts, operands: &mut Vec<String>) -> Option<Vec<String>> {
     let mut patterns: Vec<String> = o.values('e').iter().map(|s| s.to_string()).collect();
     if let Some(f) = o.value('f') {
-        let f = f.to_string();
-        let Some(data) = super::read_input(ctx, &f) else {
-            return Ok(2);
-        };
+        let data = read_input(ctx, f)?;
         patterns.extend(
-            super::lines(&data)
+            lines(&data)
                 .iter()
                 .map(|l| String::from_utf8_lossy(l).into_owned()),
         );
@@ -331,56 +125,55 @@ pub(super) fn grep(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
     if patterns.is_empty() {
         if operands.is_empty() {
             ctx.warn("usage: grep [OPTION]... PATTERNS [FILE]...");
-            return Ok(2);
+            return None;
         }
-        // A pattern with newlines is several patterns.
         patterns = operands.remove(0).split('\n').map(String::from).collect();
     }
-    let syntax = if o.has('F') {
-        Syntax::Fixed
-    } else if o.has('E') && !o.later('G', 'E') {
-        Syntax::Extended
-    } else {
-        Syntax::Basic
-    };
-    let re = match build(&patterns, syntax, o.has('i'), o.has('x')) {
-        Ok(re) => re,
-        Err(e) => {
-            ctx.warn(e);
-            return Ok(2);
-        }
-    };
-    let matcher = Matcher {
-        re,
-        word: o.has('w'),
-    };
-    let recursive = o.has('r') || o.has('R');
-    let context = |c: char, ctx: &mut Ctx<'_, '_>| -> Option<usize> {
-        match o.value(c).or(o.value('C')) {
-            Some(v) => parse_count(ctx, "context length argument", v).map(|n| n as usize),
-            None => Some(0),
-        }
-    };
-    let (Some(after), Some(before)) = (context('A', ctx), context('B', ctx)) else {
-        return Ok(2);
-    };
-    let max = match o.value('m') {
-        Some(v) => match parse_count(ctx, "max count", v) {
-            Some(n) => Some(n),
-            None => return Ok(2),
-        },
-        None => None,
-    };
-    let implicit_dot = operands.is_empty() && recursive;
-    if operands.is_empty() {
-        operands.push(if recursive { ".".into() } else { "-".into() });
+    Some(patterns)
+}
+
+/// Parses the command line: the options, and the operands to search.
+fn options(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Option<(GrepOpts, Vec<String>)> {
+    let o = opts(ctx, args, SHORT, LONGS)?;
+    if o.has('P') {
+        ctx.warn(
+            "-P (Perl regex) is not supported; -E covers most of it (\\d, \\w, \\s, non-greedy *?)",
+        );
+        return None;
     }
-    let names = if o.has('h') {
-        false
-    } else {
-        o.has('H') || operands.len() > 1 || recursive
+    let mut operands = o.operands.clone();
+    let patterns = patterns(ctx, &o, &mut operands)?;
+    let syntax = match (o.has('F'), o.has('E') && !o.later('G', 'E')) {
+        (true, _) => Syntax::Fixed,
+        (false, true) => Syntax::Extended,
+        (false, false) => Syntax::Basic,
     };
+    let re = build(&patterns, syntax, o.has('i'), o.has('x'))
+        .map_err(|e| ctx.warn(e))
+        .ok()?;
+    let context = |c: char, ctx: &mut Ctx<'_, '_>| {
+        let c = if o.value(c).is_some() { c } else { 'C' };
+        count_option(ctx, &o, c, "context length argument").map(|n| n.unwrap_or(0) as usize)
+    };
+    let (after, before) = (context('A', ctx).ok()?, context('B', ctx).ok()?);
+    let max = count_option(ctx, &o, 'm', "max count").ok()?;
+    let recursive = o.has('r') || o.has('R');
+    let mut globs = |c: char| -> Option<Vec<Glob>> {
+        let compiled = o
+            .values(c)
+            .into_iter()
+            .map(|p| Glob::new(p, false).map_err(|e| (p, e)));
+        compiled
+            .collect::<Result<_, _>>()
+            .map_err(|(p, e)| ctx.warn(format_args!("invalid pattern '{p}': {e}")))
+            .ok()
+    };
+    let (include, exclude, exclude_dir) = (globs('N')?, globs('X')?, globs('Z')?);
     let g = GrepOpts {
+        matcher: Matcher {
+            re,
+            word: o.has('w'),
+        },
         invert: o.has('v'),
         line_numbers: o.has('n'),
         count: o.has('c'),
@@ -389,18 +182,28 @@ pub(super) fn grep(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
         quiet: o.has('q'),
         only: o.has('o'),
         suppress: o.has('s'),
-        names,
+        recursive,
+        names: !o.has('h') && (o.has('H') || operands.len() > 1 || recursive),
         max,
         before,
         after,
-        context: o.value('A').or(o.value('B')).or(o.value('C')).is_some(),
+        context: ['A', 'B', 'C'].iter().any(|&c| o.value(c).is_some()),
+        include,
+        exclude,
+        exclude_dir,
     };
-    let include: Vec<Pattern> = o.values('N').iter().map(|p| Pattern::parse(p)).collect();
-    let exclude: Vec<Pattern> = o.values('X').iter().map(|p| Pattern::parse(p)).collect();
-    let exclude_dir: Vec<Pattern> = o.values('Z').iter().map(|p| Pattern::parse(p)).collect();
-    let wanted = |name: &str| {
-        (include.is_empty() || include.iter().any(|p| p.matches(name)))
-            && !exclude.iter().any(|p| p.matches(name))
+    Some((g, operands))
+}
+
+pub(super) fn grep(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let Some((g, operands)) = options(ctx, args) else {
+        return Ok(2);
+    };
+    // Without operands: stdin, or the working directory (its files shown without `./`).
+    let (operands, top) = match operands.is_empty() {
+        true if g.recursive => (vec![".".to_string()], Some(String::new())),
+        true => (vec!["-".to_string()], None),
+        false => (operands, None),
     };
     let mut run = Run::default();
     for arg in &operands {
@@ -408,84 +211,29 @@ pub(super) fn grep(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
             break;
         }
         if arg == "-" {
-            let Some(mut src) = open_input(ctx, "-") else {
-                continue;
-            };
-            grep_source(ctx, &mut src, "(standard input)", &matcher, &g, &mut run)?;
+            let mut src: Source = Box::new(ctx.stdin.reader());
+            search(ctx, &mut src, "(standard input)", &g, &mut run)?;
             continue;
         }
-        let node = match ctx.resolve(arg, Access::Read, true).and_then(|r| {
-            let m = ctx.fs().stat(&r)?;
-            Ok((r, m))
-        }) {
-            Ok(x) => x,
-            Err(e) => {
-                if !g.suppress {
-                    ctx.fail(arg, &e);
-                } else {
-                    ctx.sh.record(&e);
-                }
-                run.errors = true;
-                continue;
-            }
-        };
-        if node.1.is_dir() {
-            if !recursive {
+        let found = ctx
+            .resolve(arg, Access::Read, true)
+            .and_then(|r| Ok((ctx.fs().stat(&r)?, r)));
+        match found {
+            Err(e) => g.failed(ctx, &mut run, arg, &e),
+            Ok((m, _)) if m.is_dir() && !g.recursive => {
                 if !g.suppress {
                     ctx.warn(format_args!("{arg}: Is a directory"));
                 }
                 run.errors = true;
-                continue;
             }
-            // Depth-first over sorted entries; symlinks below the operand are skipped.
-            let mut stack: Vec<(Resolved, String)> = vec![(
-                node.0,
-                if implicit_dot {
-                    String::new()
-                } else {
-                    arg.clone()
-                },
-            )];
-            while let Some((dir, label)) = stack.pop() {
-                if run.stop {
-                    break;
+            Ok((m, r)) if m.is_dir() => {
+                let shown = top.as_deref().unwrap_or(arg);
+                match Node::at(ctx, r, shown) {
+                    Ok(start) => search_tree(ctx, start, &g, &mut run)?,
+                    Err(e) => g.failed(ctx, &mut run, arg, &e),
                 }
-                ctx.check()?;
-                let entries = match ctx.fs().list(&dir) {
-                    Ok(e) => e,
-                    Err(e) => {
-                        if !g.suppress {
-                            ctx.fail(if label.is_empty() { "." } else { &label }, &e);
-                        }
-                        run.errors = true;
-                        continue;
-                    }
-                };
-                let mut subdirs = Vec::new();
-                for e in entries {
-                    if run.stop {
-                        break;
-                    }
-                    let shown = join(&label, &e.name);
-                    let Ok(meta) = ctx.fs().lstat(&e.node) else {
-                        continue;
-                    };
-                    match meta.kind {
-                        Kind::Dir => {
-                            if !exclude_dir.iter().any(|p| p.matches(&e.name)) {
-                                subdirs.push((e.node, shown));
-                            }
-                        }
-                        Kind::File if wanted(&e.name) => {
-                            grep_file(ctx, &e.node, &shown, &matcher, &g, &mut run)?;
-                        }
-                        _ => {}
-                    }
-                }
-                stack.extend(subdirs.into_iter().rev());
             }
-        } else {
-            grep_file(ctx, &node.0, arg, &matcher, &g, &mut run)?;
+            Ok((_, r)) => search_file(ctx, &r, arg, &g, &mut run)?,
         }
     }
     // -L succeeds when it lists something (grep >= 3.5).
@@ -494,177 +242,219 @@ pub(super) fn grep(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
     } else {
         run.matched
     };
-    Ok(if run.errors && !(g.quiet && run.matched) {
-        2
-    } else if success {
-        0
-    } else {
-        1
+    Ok(match (run.errors && !(g.quiet && run.matched), success) {
+        (true, _) => 2,
+        (false, true) => 0,
+        (false, false) => 1,
     })
 }
 
-fn grep_file(
+/// Searches the files below a directory, skipping symlinks and what `--include`,
+/// `--exclude` and `--exclude-dir` leave out.
+fn search_tree(
+    ctx: &mut Ctx<'_, '_>,
+    start: Node,
+    g: &GrepOpts,
+    run: &mut Run,
+) -> Result<(), Abort> {
+    walk(ctx, start, Order::FilesFirst, |ctx, event| {
+        let n = match event {
+            Event::Enter(n) => n,
+            Event::Leave(_) => return Ok(Step::Into),
+            Event::Unlistable(n, e) => {
+                g.failed(
+                    ctx,
+                    run,
+                    if n.shown.is_empty() { "." } else { &n.shown },
+                    &e,
+                );
+                return Ok(Step::Into);
+            }
+        };
+        let name = super::files::base_name(&n.shown);
+        match n.meta.kind {
+            Kind::Dir if n.depth > 0 && g.exclude_dir.iter().any(|p| p.matches(name)) => {
+                Ok(Step::Over)
+            }
+            Kind::Dir => Ok(Step::Into),
+            Kind::File if g.wanted(name) => {
+                search_file(ctx, &n.node, &n.shown, g, run)?;
+                Ok(if run.stop { Step::Stop } else { Step::Over })
+            }
+            _ => Ok(Step::Over),
+        }
+    })?;
+    Ok(())
+}
+
+fn search_file(
     ctx: &mut Ctx<'_, '_>,
     node: &Resolved,
     shown: &str,
-    m: &Matcher,
     g: &GrepOpts,
     run: &mut Run,
 ) -> Result<(), Abort> {
     match ctx.fs().open_read(node) {
-        Ok(f) => {
-            let mut src = super::Source::File(std::io::BufReader::with_capacity(64 << 10, f));
-            grep_source(ctx, &mut src, shown, m, g, run)
-        }
+        Ok(f) => search(ctx, &mut file_source(f), shown, g, run),
         Err(e) => {
-            if !g.suppress {
-                ctx.fail(shown, &e);
-            }
-            run.errors = true;
+            g.failed(ctx, run, shown, &e);
             Ok(())
         }
     }
 }
 
-fn grep_source(
+/// Searches one input, printing as the options ask.
+fn search(
     ctx: &mut Ctx<'_, '_>,
-    src: &mut super::Source,
+    src: &mut Source,
     name: &str,
-    m: &Matcher,
     g: &GrepOpts,
     run: &mut Run,
 ) -> Result<(), Abort> {
-    use std::io::BufRead;
     let binary = src
         .fill_buf()
         .is_ok_and(|b| b[..b.len().min(32 << 10)].contains(&0));
-    let prefix = |lineno: u64, sep: char| -> String {
+    let mut s = Search {
+        g,
+        name,
+        binary,
+        count: 0,
+        lineno: 0,
+        before: VecDeque::new(),
+        after_left: 0,
+        last_printed: 0,
+    };
+    if g.max != Some(0) {
+        let ended = each_unit(ctx, src, name, Unit::Line, |ctx, line| {
+            s.line(ctx, run, line)
+        })?;
+        run.errors |= ended == io::Ended::Failed;
+    }
+    if !run.stop {
+        s.finish(ctx, run);
+    }
+    Ok(())
+}
+
+/// The state of searching one input.
+struct Search<'g> {
+    g: &'g GrepOpts,
+    name: &'g str,
+    /// Only "binary file matches" is said of it.
+    binary: bool,
+    count: u64,
+    lineno: u64,
+    /// Lines kept for `-B`.
+    before: VecDeque<(u64, Vec<u8>)>,
+    /// Lines still to print for `-A`.
+    after_left: usize,
+    last_printed: u64,
+}
+
+impl Search<'_> {
+    /// Only names, counts or the status are printed, not lines.
+    fn listing(&self) -> bool {
+        let g = self.g;
+        g.quiet || g.files_with || g.files_without || g.count || self.binary
+    }
+
+    fn prefix(&self, lineno: u64, sep: char) -> String {
         let mut p = String::new();
-        if g.names {
-            p.push_str(name);
+        if self.g.names {
+            p.push_str(self.name);
             p.push(sep);
         }
-        if g.line_numbers {
-            p.push_str(&lineno.to_string());
-            p.push(sep);
+        if self.g.line_numbers {
+            p.push_str(&format!("{lineno}{sep}"));
         }
         p
-    };
-    let mut count = 0u64;
-    let mut lineno = 0u64;
-    let mut line = Vec::new();
-    let mut before: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
-    let mut after_left = 0usize;
-    let mut last_printed = 0u64;
-    let listing = g.quiet || g.files_with || g.files_without || g.count || binary;
-    loop {
-        if g.max == Some(0) {
-            break;
-        }
-        ctx.check()?;
-        match next_line(src, &mut line) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                if !g.suppress {
-                    ctx.fail(name, &FsError::Io(e));
-                }
-                run.errors = true;
-                break;
+    }
+
+    /// Takes one line; `false` to stop reading this input (and `run.stop` for all of them).
+    fn line(&mut self, ctx: &mut Ctx<'_, '_>, run: &mut Run, line: &[u8]) -> bool {
+        let g = self.g;
+        self.lineno += 1;
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        let lineno = self.lineno;
+        if (g.matcher.find(body, 0).is_some()) == g.invert {
+            if self.after_left > 0 && !self.listing() {
+                self.after_left -= 1;
+                self.last_printed = lineno;
+                run.stop = !ctx.out(&[self.prefix(lineno, '-').as_bytes(), body, b"\n"].concat());
+                return !run.stop;
             }
-        }
-        lineno += 1;
-        let body = line.strip_suffix(b"\n").unwrap_or(&line);
-        let hit = m.find(body, 0).is_some() != g.invert;
-        if !hit {
-            if after_left > 0 && !listing {
-                after_left -= 1;
-                let text = [prefix(lineno, '-').as_bytes(), body, b"\n"].concat();
-                last_printed = lineno;
-                if !ctx.out(&text) {
-                    run.stop = true;
-                    return Ok(());
-                }
-            } else if g.before > 0 {
-                before.push_back((lineno, body.to_vec()));
-                if before.len() > g.before {
-                    before.pop_front();
+            if g.before > 0 {
+                self.before.push_back((lineno, body.to_vec()));
+                if self.before.len() > g.before {
+                    self.before.pop_front();
                 }
             }
-            continue;
+            return true;
         }
-        count += 1;
+        self.count += 1;
         run.matched = true;
         if g.quiet {
             run.stop = true;
-            return Ok(());
+            return false;
         }
-        if listing {
-            if g.files_with || g.files_without || binary {
-                break;
-            }
-            if g.max.is_some_and(|mx| count >= mx) {
-                break;
-            }
-            continue;
+        let enough = g.max.is_some_and(|max| self.count >= max);
+        if self.listing() {
+            return !(g.files_with || g.files_without || self.binary || enough);
         }
         let mut text = Vec::new();
-        let first_shown = before.front().map_or(lineno, |(n, _)| *n);
-        if g.context && run.printed_any && first_shown > last_printed + 1 {
+        let first_shown = self.before.front().map_or(lineno, |(n, _)| *n);
+        if g.context && run.printed_any && first_shown > self.last_printed + 1 {
             text.extend_from_slice(b"--\n");
         }
-        for (n, l) in before.drain(..) {
-            text.extend_from_slice(prefix(n, '-').as_bytes());
-            text.extend_from_slice(&l);
-            text.push(b'\n');
+        for (n, l) in std::mem::take(&mut self.before) {
+            text.extend_from_slice(&[self.prefix(n, '-').as_bytes(), &l, b"\n"].concat());
         }
         if g.only {
+            // Each non-empty match on a line of its own.
             let mut from = 0;
-            while let Some((s, e)) = m.find(body, from) {
-                if e == s {
-                    from = e + 1;
-                    if from > body.len() {
-                        break;
-                    }
-                    continue;
+            while let Some((s, e)) = g.matcher.find(body, from) {
+                if e > s {
+                    text.extend_from_slice(
+                        &[self.prefix(lineno, ':').as_bytes(), &body[s..e], b"\n"].concat(),
+                    );
                 }
-                text.extend_from_slice(prefix(lineno, ':').as_bytes());
-                text.extend_from_slice(&body[s..e]);
-                text.push(b'\n');
-                from = e;
+                from = if e == s { e + 1 } else { e };
+                if from > body.len() {
+                    break;
+                }
             }
         } else {
-            text.extend_from_slice(prefix(lineno, ':').as_bytes());
-            text.extend_from_slice(body);
-            text.push(b'\n');
+            text.extend_from_slice(&[self.prefix(lineno, ':').as_bytes(), body, b"\n"].concat());
         }
         run.printed_any = true;
-        last_printed = lineno;
-        after_left = g.after;
-        if !ctx.out(&text) {
-            run.stop = true;
-            return Ok(());
-        }
-        if g.max.is_some_and(|mx| count >= mx) {
-            break;
-        }
+        self.last_printed = lineno;
+        self.after_left = g.after;
+        run.stop = !ctx.out(&text);
+        !run.stop && !enough
     }
-    if g.count {
-        let text = if g.names {
-            format!("{name}:{count}\n")
+
+    /// After the input: the count, the name for `-l`/`-L`, or "binary file matches".
+    fn finish(&self, ctx: &mut Ctx<'_, '_>, run: &mut Run) {
+        let (g, name, count) = (self.g, self.name, self.count);
+        let text = if g.count {
+            if g.names {
+                format!("{name}:{count}\n")
+            } else {
+                format!("{count}\n")
+            }
+        } else if g.files_with && count > 0 {
+            format!("{name}\n")
+        } else if g.files_without && count == 0 {
+            run.listed = true;
+            format!("{name}\n")
         } else {
-            format!("{count}\n")
+            if self.binary && count > 0 && !g.quiet && !g.files_with && !g.files_without {
+                ctx.err(format!("grep: {name}: binary file matches\n").as_bytes());
+            }
+            return;
         };
         run.stop |= !ctx.outs(&text);
-    } else if g.files_with && count > 0 {
-        run.stop |= !ctx.outs(&format!("{name}\n"));
-    } else if g.files_without && count == 0 {
-        run.listed = true;
-        run.stop |= !ctx.outs(&format!("{name}\n"));
-    } else if binary && count > 0 && !g.quiet && !g.files_with && !g.files_without {
-        ctx.err(format!("grep: {name}: binary file matches\n").as_bytes());
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -737,54 +527,6 @@ mod tests {
         assert_eq!(s.sh("grep").2, 2);
         assert_eq!(s.ok("grep -E '^[a-z]+ [a-z]{3}$' f"), "apple pie\n");
         assert_eq!(s.ok("grep -c '' f"), "4\n");
-    }
-
-    fn bre(p: &str) -> String {
-        translate(p, true).unwrap()
-    }
-
-    fn ere(p: &str) -> String {
-        translate(p, false).unwrap()
-    }
-
-    fn is_match(p: &str, basic: bool, s: &str) -> bool {
-        let mode = if basic {
-            Syntax::Basic
-        } else {
-            Syntax::Extended
-        };
-        build(&[p.to_string()], mode, false, false)
-            .unwrap()
-            .is_match(s.as_bytes())
-    }
-
-    #[test]
-    fn basic_regex_translation() {
-        assert_eq!(bre("a\\(b\\)*c"), "a(b)*c");
-        assert_eq!(bre("a+b?(c)|d{2}"), "a\\+b\\?\\(c\\)\\|d\\{2\\}");
-        assert_eq!(bre("x\\{2,3\\}"), "x{2,3}");
-        assert_eq!(bre("*a"), "\\*a");
-        assert_eq!(bre("a^b$c$"), "a\\^b\\$c$");
-        assert_eq!(bre("[]a\\[]"), "[\\]a\\\\\\[]");
-        assert_eq!(bre("[[:digit:]]"), "[[:digit:]]");
-        assert!(translate("\\(a\\)\\1", true).is_err());
-        assert!(translate("[abc", true).is_err());
-        assert!(is_match("^foo.*bar$", true, "foo x bar"));
-        assert!(is_match("a\\|b", true, "b"));
-        assert!(is_match("a+", true, "a+"));
-        assert!(!is_match("a+", true, "aa"));
-        assert!(is_match("\\<word\\>", true, "a word here"));
-    }
-
-    #[test]
-    fn extended_regex_translation() {
-        assert_eq!(ere("(a|b)+{2}"), "(a|b)+{2}");
-        assert_eq!(ere("a{"), "a\\{");
-        assert_eq!(ere("a{x}"), "a\\{x\\}");
-        assert!(is_match("^(ab)+$", false, "abab"));
-        assert!(is_match("[0-9]{3}-[0-9]{4}", false, "555-1234"));
-        assert!(is_match("\\d+\\.\\d+", false, "v1.25"));
-        assert!(is_match("a{", false, "a{"));
     }
 
     #[test]

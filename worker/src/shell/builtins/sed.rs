@@ -6,12 +6,17 @@
 
 use regex::bytes::Regex;
 
-use super::grep::{Syntax, build};
-use super::{lines, opts, read_input};
+use super::args::opts;
+use super::io::{lines, read_input, write_file};
+use super::posix::{Syntax, build};
 use crate::shell::exec::{Abort, Ctx};
-use crate::shell::lexer::USE_INTERPRETER;
-use crate::shell::path::{Access, FsError};
+use crate::shell::path::Access;
 
+/// Most bytes sed produces for one call (and one pattern space): `s/x/&&&&&&&&/g` over a big
+/// input must not exhaust memory.
+const MAX_OUTPUT: usize = 64 << 20;
+
+/// Where a command applies.
 #[derive(Debug, Clone)]
 enum Addr {
     Line(u64),
@@ -23,7 +28,8 @@ enum Addr {
 enum Cmd {
     Subst {
         re: Regex,
-        repl: Vec<Piece>,
+        /// In the syntax of `regex`'s `Captures::expand` (`${1}`, `$$`).
+        repl: Vec<u8>,
         global: bool,
         nth: usize,
         print: bool,
@@ -38,14 +44,7 @@ enum Cmd {
     Change(String),
 }
 
-/// A piece of a replacement.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Piece {
-    Text(Vec<u8>),
-    /// `&` (0) or `\1`..`\9`.
-    Group(usize),
-}
-
+/// A command with its addresses.
 #[derive(Debug, Clone)]
 struct Command {
     from: Option<Addr>,
@@ -56,226 +55,190 @@ struct Command {
     active: bool,
 }
 
+/// Reads a script: a cursor over its text, and the last regex (an empty `//` reuses it).
 struct Parser<'s> {
-    c: Vec<char>,
-    i: usize,
-    syntax: Syntax,
+    /// The whole script, for messages.
     src: &'s str,
+    rest: &'s str,
+    syntax: Syntax,
+    last_re: Option<Regex>,
 }
 
 impl Parser<'_> {
     fn peek(&self) -> Option<char> {
-        self.c.get(self.i).copied()
+        self.rest.chars().next()
+    }
+
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.rest = &self.rest[c.len_utf8()..];
+        Some(c)
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        self.peek() == Some(c) && self.bump().is_some()
+    }
+
+    /// The run of characters at the cursor for which `keep` holds.
+    fn take_while(&mut self, keep: impl Fn(char) -> bool) -> &str {
+        let n = self.rest.find(|c| !keep(c)).unwrap_or(self.rest.len());
+        let (taken, rest) = self.rest.split_at(n);
+        self.rest = rest;
+        taken
     }
 
     fn skip_blanks(&mut self) {
-        while matches!(self.peek(), Some(' ' | '\t')) {
-            self.i += 1;
-        }
+        self.take_while(|c| c == ' ' || c == '\t');
     }
 
     /// Text up to an unescaped `delim`; `\delim` becomes `delim`, other escapes are kept.
     fn delimited(&mut self, delim: char) -> Result<String, String> {
         let mut out = String::new();
         loop {
-            match self.peek() {
+            match self.bump() {
                 None => return Err(format!("unterminated `s' command in '{}'", self.src)),
-                Some('\\') => {
-                    self.i += 1;
-                    match self.peek() {
-                        Some(c) if c == delim => out.push(c),
-                        Some('n') if delim != 'n' => out.push_str("\\n"),
-                        Some(c) => {
-                            out.push('\\');
-                            out.push(c);
-                        }
-                        None => return Err("trailing backslash".into()),
-                    }
-                    self.i += 1;
-                }
-                Some(c) if c == delim => {
-                    self.i += 1;
-                    return Ok(out);
-                }
-                Some(c) => {
-                    out.push(c);
-                    self.i += 1;
-                }
+                Some(c) if c == delim => return Ok(out),
+                Some('\\') => match self.bump() {
+                    Some(c) if c == delim => out.push(c),
+                    Some(c) => out.extend(['\\', c]),
+                    None => return Err("trailing backslash".into()),
+                },
+                Some(c) => out.push(c),
             }
         }
     }
 
-    fn regex(
-        &mut self,
-        pattern: &str,
-        ignore_case: bool,
-        last: &mut Option<Regex>,
-    ) -> Result<Regex, String> {
+    fn regex(&mut self, pattern: &str, ignore_case: bool) -> Result<Regex, String> {
         if pattern.is_empty() {
-            return last
+            return self
+                .last_re
                 .clone()
-                .ok_or_else(|| "no previous regular expression".to_string());
+                .ok_or_else(|| "no previous regular expression".into());
         }
         let re = build(&[pattern.to_string()], self.syntax, ignore_case, false)?;
-        *last = Some(re.clone());
+        self.last_re = Some(re.clone());
         Ok(re)
     }
 
-    fn address(&mut self, last: &mut Option<Regex>) -> Result<Option<Addr>, String> {
-        match self.peek() {
+    fn address(&mut self) -> Result<Option<Addr>, String> {
+        let delim = match self.peek() {
             Some(c) if c.is_ascii_digit() => {
-                let start = self.i;
-                while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-                    self.i += 1;
-                }
-                let n: String = self.c[start..self.i].iter().collect();
-                Ok(Some(Addr::Line(
+                let n = self.take_while(|c| c.is_ascii_digit());
+                return Ok(Some(Addr::Line(
                     n.parse().map_err(|_| "invalid line number")?,
-                )))
+                )));
             }
             Some('$') => {
-                self.i += 1;
-                Ok(Some(Addr::Last))
+                self.bump();
+                return Ok(Some(Addr::Last));
             }
-            Some(d @ ('/' | '\\')) => {
-                self.i += 1;
-                let delim = if d == '\\' {
-                    let d = self.peek().ok_or("unexpected end of address")?;
-                    self.i += 1;
-                    d
-                } else {
-                    '/'
-                };
-                let p = self.delimited(delim)?;
-                let ci = self.peek() == Some('I');
-                if ci {
-                    self.i += 1;
-                }
-                Ok(Some(Addr::Re(self.regex(&p, ci, last)?)))
+            Some('/') => '/',
+            Some('\\') => {
+                self.bump();
+                self.peek().ok_or("unexpected end of address")?
             }
-            _ => Ok(None),
-        }
+            _ => return Ok(None),
+        };
+        self.bump();
+        let pattern = self.delimited(delim)?;
+        let ignore_case = self.eat('I');
+        Ok(Some(Addr::Re(self.regex(&pattern, ignore_case)?)))
     }
 
     /// The rest of an `a`/`i`/`c` command: `a text`, `a\` newline text (GNU one-liner forms).
     fn text_arg(&mut self) -> String {
-        if self.peek() == Some('\\') {
-            self.i += 1;
-            if self.peek() == Some('\n') {
-                self.i += 1;
-            }
+        if self.eat('\\') {
+            self.eat('\n');
         }
         self.skip_blanks();
-        let start = self.i;
-        while self.peek().is_some_and(|c| c != '\n') {
-            self.i += 1;
+        self.take_while(|c| c != '\n').to_string()
+    }
+
+    /// `s/RE/REPL/FLAGS`, after the `s`.
+    fn substitution(&mut self) -> Result<Cmd, String> {
+        let delim = self
+            .bump()
+            .filter(|&d| d != '\n' && d != '\\')
+            .ok_or("unterminated `s' command")?;
+        let pattern = self.delimited(delim)?;
+        let repl = replacement(&self.delimited(delim)?);
+        let (mut global, mut print, mut ignore_case, mut nth) = (false, false, false, 1);
+        loop {
+            match self.peek() {
+                Some('g') => global = true,
+                Some('p') => print = true,
+                Some('i' | 'I') => ignore_case = true,
+                Some('0'..='9') => {
+                    let n = self.take_while(|c| c.is_ascii_digit());
+                    let n = n.parse().ok().filter(|&n| n > 0);
+                    nth = n.ok_or("number option to `s' command may not be zero")?;
+                    continue;
+                }
+                Some(f @ ('w' | 'e' | 'm' | 'M')) => {
+                    return Err(format!("the `{f}' flag of `s' is not supported"));
+                }
+                _ => break,
+            }
+            self.bump();
         }
-        self.c[start..self.i].iter().collect()
+        let re = self.regex(&pattern, ignore_case)?;
+        Ok(Cmd::Subst {
+            re,
+            repl,
+            global,
+            nth,
+            print,
+        })
+    }
+
+    /// The command after the addresses, from its letter on.
+    fn command(&mut self) -> Result<Cmd, String> {
+        Ok(match self.bump().ok_or("missing command")? {
+            's' => self.substitution()?,
+            'y' => {
+                let delim = self.bump().ok_or("unterminated `y' command")?;
+                let from: Vec<char> = self.delimited(delim)?.chars().collect();
+                let to: Vec<char> = self.delimited(delim)?.chars().collect();
+                if from.len() != to.len() {
+                    return Err("strings for `y' command are different lengths".into());
+                }
+                Cmd::Translate(from.into_iter().zip(to).collect())
+            }
+            'p' => Cmd::Print,
+            'd' => Cmd::Delete,
+            '=' => Cmd::LineNumber,
+            'q' => {
+                self.skip_blanks();
+                Cmd::Quit(self.take_while(|c| c.is_ascii_digit()).parse().unwrap_or(0))
+            }
+            'a' => Cmd::Append(self.text_arg()),
+            'i' => Cmd::Insert(self.text_arg()),
+            'c' => Cmd::Change(self.text_arg()),
+            c if "{}hHgGxnNDPbtT:".contains(c) => {
+                return Err(format!(
+                    "the `{c}' command is not supported here; use python -c or node -e"
+                ));
+            }
+            other => return Err(format!("unknown command: `{other}'")),
+        })
     }
 
     fn parse(&mut self) -> Result<Vec<Command>, String> {
         let mut cmds = Vec::new();
-        let mut last_re = None;
         loop {
-            while matches!(self.peek(), Some(' ' | '\t' | '\n' | ';')) {
-                self.i += 1;
-            }
+            self.take_while(|c| matches!(c, ' ' | '\t' | '\n' | ';'));
             if self.peek().is_none() {
                 return Ok(cmds);
             }
-            let from = self.address(&mut last_re)?;
-            let to = if from.is_some() && self.peek() == Some(',') {
-                self.i += 1;
-                Some(self.address(&mut last_re)?.ok_or("unexpected `,'")?)
-            } else {
-                None
+            let from = self.address()?;
+            let to = match from.is_some() && self.eat(',') {
+                true => Some(self.address()?.ok_or("unexpected `,'")?),
+                false => None,
             };
             self.skip_blanks();
-            let negate = self.peek() == Some('!');
-            if negate {
-                self.i += 1;
-                self.skip_blanks();
-            }
-            let Some(letter) = self.peek() else {
-                return Err("missing command".into());
-            };
-            self.i += 1;
-            let cmd = match letter {
-                's' => {
-                    let delim = self.peek().ok_or("unterminated `s' command")?;
-                    if delim == '\n' || delim == '\\' {
-                        return Err("unterminated `s' command".into());
-                    }
-                    self.i += 1;
-                    let pattern = self.delimited(delim)?;
-                    let repl = self.delimited(delim)?;
-                    let (mut global, mut print, mut ci, mut nth) = (false, false, false, 1usize);
-                    while let Some(f) = self.peek() {
-                        match f {
-                            'g' => global = true,
-                            'p' => print = true,
-                            'i' | 'I' => ci = true,
-                            '0'..='9' => {
-                                let start = self.i;
-                                while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-                                    self.i += 1;
-                                }
-                                let n: String = self.c[start..self.i].iter().collect();
-                                nth = n
-                                    .parse()
-                                    .ok()
-                                    .filter(|&n| n > 0)
-                                    .ok_or("number option to `s' command may not be zero")?;
-                                continue;
-                            }
-                            'w' | 'e' | 'm' | 'M' => {
-                                return Err(format!("the `{f}' flag of `s' is not supported"));
-                            }
-                            _ => break,
-                        }
-                        self.i += 1;
-                    }
-                    Cmd::Subst {
-                        re: self.regex(&pattern, ci, &mut last_re)?,
-                        repl: replacement(&repl),
-                        global,
-                        nth,
-                        print,
-                    }
-                }
-                'y' => {
-                    let delim = self.peek().ok_or("unterminated `y' command")?;
-                    self.i += 1;
-                    let a: Vec<char> = self.delimited(delim)?.chars().collect();
-                    let b: Vec<char> = self.delimited(delim)?.chars().collect();
-                    if a.len() != b.len() {
-                        return Err("strings for `y' command are different lengths".into());
-                    }
-                    Cmd::Translate(a.into_iter().zip(b).collect())
-                }
-                'p' => Cmd::Print,
-                'd' => Cmd::Delete,
-                '=' => Cmd::LineNumber,
-                'q' => {
-                    self.skip_blanks();
-                    let start = self.i;
-                    while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-                        self.i += 1;
-                    }
-                    let code: String = self.c[start..self.i].iter().collect();
-                    Cmd::Quit(code.parse().unwrap_or(0))
-                }
-                'a' => Cmd::Append(self.text_arg()),
-                'i' => Cmd::Insert(self.text_arg()),
-                'c' => Cmd::Change(self.text_arg()),
-                '{' | '}' | 'h' | 'H' | 'g' | 'G' | 'x' | 'n' | 'N' | 'D' | 'P' | 'b' | 't'
-                | 'T' | ':' => {
-                    return Err(format!(
-                        "the `{letter}' command is not supported here; {USE_INTERPRETER}"
-                    ));
-                }
-                other => return Err(format!("unknown command: `{other}'")),
-            };
+            let negate = self.eat('!');
+            self.skip_blanks();
+            let cmd = self.command()?;
             cmds.push(Command {
                 from,
                 to,
@@ -292,43 +255,27 @@ impl Parser<'_> {
     }
 }
 
-/// Parses a replacement: `&`, `\1`-`\9`, `\n`, `\t`, `\&`, `\\`.
-fn replacement(s: &str) -> Vec<Piece> {
-    let mut out = Vec::new();
-    let mut text = Vec::new();
+/// A sed replacement (`&`, `\1`-`\9`, `\n`, `\t`, `\&`, `\\`) in the syntax of `regex`'s
+/// `Captures::expand`.
+fn replacement(s: &str) -> Vec<u8> {
+    let mut out = String::new();
     let mut chars = s.chars();
-    let flush = |text: &mut Vec<u8>, out: &mut Vec<Piece>| {
-        if !text.is_empty() {
-            out.push(Piece::Text(std::mem::take(text)));
-        }
-    };
     while let Some(c) = chars.next() {
         match c {
-            '&' => {
-                flush(&mut text, &mut out);
-                out.push(Piece::Group(0));
-            }
+            '&' => out.push_str("${0}"),
+            '$' => out.push_str("$$"),
             '\\' => match chars.next() {
-                Some(d @ '0'..='9') => {
-                    flush(&mut text, &mut out);
-                    out.push(Piece::Group(d as usize - '0' as usize));
-                }
-                Some('n') => text.push(b'\n'),
-                Some('t') => text.push(b'\t'),
-                Some(o) => {
-                    let mut buf = [0u8; 4];
-                    text.extend_from_slice(o.encode_utf8(&mut buf).as_bytes());
-                }
-                None => text.push(b'\\'),
+                Some(d @ '0'..='9') => out.extend(['$', '{', d, '}']),
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('$') => out.push_str("$$"),
+                Some(other) => out.push(other),
+                None => out.push('\\'),
             },
-            other => {
-                let mut buf = [0u8; 4];
-                text.extend_from_slice(other.encode_utf8(&mut buf).as_bytes());
-            }
+            c => out.push(c),
         }
     }
-    flush(&mut text, &mut out);
-    out
+    out.into_bytes()
 }
 
 /// Parses a whole sed script (several `-e` parts are joined with newlines).
@@ -337,10 +284,10 @@ fn replacement(s: &str) -> Vec<Piece> {
 /// A message saying what is wrong or unsupported.
 fn parse_script(src: &str, syntax: Syntax) -> Result<Vec<Command>, String> {
     Parser {
-        c: src.chars().collect(),
-        i: 0,
-        syntax,
         src,
+        rest: src,
+        syntax,
+        last_re: None,
     }
     .parse()
 }
@@ -354,77 +301,116 @@ fn addr_matches(a: &Addr, lineno: u64, last: bool, line: &[u8]) -> bool {
 }
 
 impl Command {
+    /// Whether the command applies to this line (moving in and out of its range).
     fn selects(&mut self, lineno: u64, last: bool, line: &[u8]) -> bool {
         let hit = match (&self.from, &self.to) {
             (None, _) => true,
             (Some(a), None) => addr_matches(a, lineno, last, line),
-            (Some(a), Some(b)) => {
-                if self.active {
-                    let end = match b {
-                        Addr::Line(n) => lineno >= *n,
-                        other => addr_matches(other, lineno, last, line),
-                    };
-                    if end {
-                        self.active = false;
-                    }
-                    true
-                } else if addr_matches(a, lineno, last, line) {
-                    // A line-number end at or before the start ends the range at once.
-                    self.active = !matches!(b, Addr::Line(n) if *n <= lineno)
-                        && !(matches!(b, Addr::Last) && last);
-                    true
-                } else {
-                    false
-                }
+            (Some(_), Some(b)) if self.active => {
+                let end = match b {
+                    Addr::Line(n) => lineno >= *n,
+                    other => addr_matches(other, lineno, last, line),
+                };
+                self.active = !end;
+                true
             }
+            (Some(a), Some(b)) if addr_matches(a, lineno, last, line) => {
+                // A line-number end at or before the start ends the range at once.
+                self.active = !matches!(b, Addr::Line(n) if *n <= lineno)
+                    && !(matches!(b, Addr::Last) && last);
+                true
+            }
+            _ => false,
         };
         hit != self.negate
     }
 }
 
-/// Most bytes sed produces for one call (and one pattern space): `s/x/&&&&&&&&/g` over a big
-/// input must not exhaust memory.
-const MAX_OUTPUT: usize = 64 << 20;
-
-fn substitute(
-    re: &Regex,
-    repl: &[Piece],
-    global: bool,
-    nth: usize,
-    line: &[u8],
-) -> Option<Vec<u8>> {
+/// `s///` over one line: the new line, or `None` when nothing matched.
+fn substitute(re: &Regex, repl: &[u8], global: bool, nth: usize, line: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    let mut last = 0;
-    let mut seen = 0;
-    let mut changed = false;
-    for caps in re.captures_iter(line) {
+    let mut last = None;
+    for caps in re.captures_iter(line).skip(nth - 1) {
         let Some(m) = caps.get(0) else { continue };
-        seen += 1;
-        if seen < nth {
-            continue;
-        }
-        out.extend_from_slice(&line[last..m.start()]);
-        for p in repl {
-            match p {
-                Piece::Text(t) => out.extend_from_slice(t),
-                Piece::Group(g) => {
-                    if let Some(g) = caps.get(*g) {
-                        out.extend_from_slice(g.as_bytes());
-                    }
-                }
-            }
-        }
-        last = m.end();
-        changed = true;
+        out.extend_from_slice(&line[last.unwrap_or(0)..m.start()]);
+        caps.expand(repl, &mut out);
+        last = Some(m.end());
         if !global || out.len() > MAX_OUTPUT {
             break;
         }
     }
-    if !changed {
-        return None;
-    }
-    out.extend_from_slice(&line[last..]);
+    out.extend_from_slice(&line[last?..]);
     Some(out)
+}
+
+/// What the commands did with one line besides changing it.
+#[derive(Debug, Default)]
+struct LineEnd {
+    /// Not printed (`d`, `c`).
+    deleted: bool,
+    quit: Option<i32>,
+    /// Text printed after the line (`a`).
+    appended: Vec<u8>,
+}
+
+/// Runs the commands over one line (the pattern `space`), printing into `out`.
+fn run_line(
+    cmds: &mut [Command],
+    lineno: u64,
+    last: bool,
+    space: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) -> LineEnd {
+    let print = |out: &mut Vec<u8>, text: &[u8]| {
+        out.extend_from_slice(text);
+        out.push(b'\n');
+    };
+    let mut end = LineEnd::default();
+    for c in cmds.iter_mut() {
+        if !c.selects(lineno, last, space) {
+            continue;
+        }
+        match &c.cmd {
+            Cmd::Subst {
+                re,
+                repl,
+                global,
+                nth,
+                print: p,
+            } => {
+                if let Some(new) = substitute(re, repl, *global, *nth, space) {
+                    *space = new;
+                    if *p {
+                        print(out, space);
+                    }
+                }
+            }
+            Cmd::Print => print(out, space),
+            Cmd::LineNumber => print(out, lineno.to_string().as_bytes()),
+            Cmd::Translate(map) => {
+                let text = String::from_utf8_lossy(space);
+                let mapped = |ch| map.iter().find(|(a, _)| *a == ch).map_or(ch, |(_, b)| *b);
+                *space = text.chars().map(mapped).collect::<String>().into_bytes();
+            }
+            Cmd::Append(t) => print(&mut end.appended, t.as_bytes()),
+            Cmd::Insert(t) => print(out, t.as_bytes()),
+            Cmd::Delete | Cmd::Change(_) => {
+                // A range's change text comes once, at its end.
+                if let Cmd::Change(t) = &c.cmd
+                    && !c.active
+                {
+                    print(out, t.as_bytes());
+                }
+                end.deleted = true;
+                break;
+            }
+            Cmd::Quit(code) => {
+                end.quit = Some(*code);
+                break;
+            }
+        }
+    }
+    end
 }
 
 /// What running the script over some input produced.
@@ -443,99 +429,28 @@ fn run_script(
     quiet: bool,
 ) -> Result<Output, Abort> {
     let all = lines(data);
-    let ends_with_newline = data.ends_with(b"\n");
     let mut out = Vec::new();
     for (idx, line) in all.iter().enumerate() {
         if idx % 1024 == 0 {
             ctx.check()?;
         }
-        let lineno = idx as u64 + 1;
         let last = idx + 1 == all.len();
-        let newline: &[u8] = if last && !ends_with_newline {
-            b""
-        } else {
-            b"\n"
-        };
         let mut space = line.to_vec();
-        let mut deleted = false;
-        let mut appended: Vec<u8> = Vec::new();
-        let mut quit = None;
-        for c in cmds.iter_mut() {
-            if !c.selects(lineno, last, &space) {
-                continue;
-            }
-            match &c.cmd {
-                Cmd::Subst {
-                    re,
-                    repl,
-                    global,
-                    nth,
-                    print,
-                } => {
-                    if let Some(new) = substitute(re, repl, *global, *nth, &space) {
-                        space = new;
-                        if *print {
-                            out.extend_from_slice(&space);
-                            out.push(b'\n');
-                        }
-                    }
-                }
-                Cmd::Print => {
-                    out.extend_from_slice(&space);
-                    out.push(b'\n');
-                }
-                Cmd::Delete => {
-                    deleted = true;
-                    break;
-                }
-                Cmd::Quit(code) => {
-                    quit = Some(*code);
-                    break;
-                }
-                Cmd::LineNumber => out.extend_from_slice(format!("{lineno}\n").as_bytes()),
-                Cmd::Translate(map) => {
-                    let text = String::from_utf8_lossy(&space);
-                    space = text
-                        .chars()
-                        .map(|ch| map.iter().find(|(a, _)| *a == ch).map_or(ch, |(_, b)| *b))
-                        .collect::<String>()
-                        .into_bytes();
-                }
-                Cmd::Append(t) => {
-                    appended.extend_from_slice(t.as_bytes());
-                    appended.push(b'\n');
-                }
-                Cmd::Insert(t) => {
-                    out.extend_from_slice(t.as_bytes());
-                    out.push(b'\n');
-                }
-                Cmd::Change(t) => {
-                    if !c.active {
-                        out.extend_from_slice(t.as_bytes());
-                        out.push(b'\n');
-                    }
-                    deleted = true;
-                    break;
-                }
-            }
-        }
-        if !deleted && !quiet {
+        let end = run_line(cmds, idx as u64 + 1, last, &mut space, &mut out);
+        if !end.deleted && !quiet {
             out.extend_from_slice(&space);
-            out.extend_from_slice(newline);
+            // A last line without its newline stays without.
+            if !last || data.ends_with(b"\n") {
+                out.push(b'\n');
+            }
         }
-        out.extend_from_slice(&appended);
-        if let Some(code) = quit {
+        out.extend_from_slice(&end.appended);
+        let too_large = out.len() > MAX_OUTPUT;
+        if end.quit.is_some() || too_large {
             return Ok(Output {
                 text: out,
-                quit: Some(code),
-                too_large: false,
-            });
-        }
-        if out.len() > MAX_OUTPUT {
-            return Ok(Output {
-                text: out,
-                quit: None,
-                too_large: true,
+                quit: end.quit,
+                too_large: too_large && end.quit.is_none(),
             });
         }
     }
@@ -547,14 +462,7 @@ fn run_script(
 }
 
 pub(super) fn sed(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
-    let longs = [
-        ("quiet", 'n'),
-        ("silent", 'n'),
-        ("regexp-extended", 'E'),
-        ("expression", 'e'),
-        ("in-place", 'i'),
-        ("file", 'f'),
-    ];
+    let longs = "quiet=n silent=n regexp-extended=E expression=e in-place=i file=f";
     // `-i.bak` would take `.bak` as a value: accept and ignore a suffix (no backups are made).
     let args: Vec<String> = args
         .iter()
@@ -566,7 +474,7 @@ pub(super) fn sed(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> 
             }
         })
         .collect();
-    let Some(o) = opts(ctx, &args, "nErie:f:s", &longs) else {
+    let Some(o) = opts(ctx, &args, "nErie:f:s", longs) else {
         return Ok(1);
     };
     let mut operands = o.operands.clone();
@@ -597,73 +505,28 @@ pub(super) fn sed(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> 
             return Ok(1);
         }
     };
-    let quiet = o.has('n');
     if o.has('i') {
-        if operands.is_empty() {
-            ctx.warn("no input files");
-            return Ok(1);
-        }
-        let mut status = 0;
-        for f in &operands {
-            ctx.check()?;
-            // Check writability first, so a read-only file is refused before anything happens.
-            let target = match ctx.resolve(f, Access::Write, true) {
-                Ok(t) => t,
-                Err(e) => {
-                    ctx.fail(format_args!("couldn't edit {f}"), &e);
-                    status = 4;
-                    continue;
-                }
-            };
-            let Some(data) = read_input(ctx, f) else {
-                status = 2;
-                continue;
-            };
-            for c in cmds.iter_mut() {
-                c.active = false;
-            }
-            let result = run_script(ctx, &mut cmds, &data, quiet)?;
-            if result.too_large {
-                ctx.warn(format_args!(
-                    "couldn't edit {f}: output over {} MiB",
-                    MAX_OUTPUT >> 20
-                ));
-                status = 4;
-                continue;
-            }
-            ctx.sh.io.written += result.text.len() as u64;
-            let written = ctx.fs().open_write(&target, false).and_then(|mut file| {
-                std::io::Write::write_all(&mut file, &result.text).map_err(FsError::Io)
-            });
-            if let Err(e) = written {
-                ctx.fail(format_args!("couldn't edit {f}"), &e);
-                status = 4;
-            }
-            if let Some(code) = result.quit {
-                return Ok(code);
-            }
-        }
-        return Ok(status);
+        return in_place(ctx, &mut cmds, &operands, o.has('n'));
     }
-    let mut data = Vec::new();
     let inputs = if operands.is_empty() {
         vec!["-".to_string()]
     } else {
         operands
     };
+    let mut data = Vec::new();
     let mut status = 0;
-    for f in &inputs {
-        match read_input(ctx, f) {
-            Some(d) => {
-                data.extend_from_slice(&d);
-                if !data.is_empty() && !data.ends_with(b"\n") && f != inputs.last().unwrap_or(f) {
-                    data.push(b'\n');
-                }
-            }
-            None => status = 2,
+    for (i, f) in inputs.iter().enumerate() {
+        let Some(d) = read_input(ctx, f) else {
+            status = 2;
+            continue;
+        };
+        data.extend_from_slice(&d);
+        // Inputs are one stream of lines: a last line without `\n` ends where the next begins.
+        if !data.is_empty() && !data.ends_with(b"\n") && i + 1 < inputs.len() {
+            data.push(b'\n');
         }
     }
-    let result = run_script(ctx, &mut cmds, &data, quiet)?;
+    let result = run_script(ctx, &mut cmds, &data, o.has('n'))?;
     ctx.out(&result.text);
     if result.too_large {
         ctx.warn(format_args!(
@@ -673,6 +536,53 @@ pub(super) fn sed(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> 
         return Ok(4);
     }
     Ok(result.quit.unwrap_or(status))
+}
+
+/// `sed -i`: runs the script over each file on its own and writes the result back.
+fn in_place(
+    ctx: &mut Ctx<'_, '_>,
+    cmds: &mut [Command],
+    files: &[String],
+    quiet: bool,
+) -> Result<i32, Abort> {
+    if files.is_empty() {
+        ctx.warn("no input files");
+        return Ok(1);
+    }
+    let mut status = 0;
+    for f in files {
+        ctx.check()?;
+        // Check writability first, so a read-only file is refused before anything happens.
+        if let Err(e) = ctx.resolve(f, Access::Write, true) {
+            ctx.fail(format_args!("couldn't edit {f}"), &e);
+            status = 4;
+            continue;
+        }
+        let Some(data) = read_input(ctx, f) else {
+            status = 2;
+            continue;
+        };
+        for c in cmds.iter_mut() {
+            c.active = false;
+        }
+        let result = run_script(ctx, cmds, &data, quiet)?;
+        if result.too_large {
+            ctx.warn(format_args!(
+                "couldn't edit {f}: output over {} MiB",
+                MAX_OUTPUT >> 20
+            ));
+            status = 4;
+            continue;
+        }
+        if let Err(e) = write_file(ctx, f, &result.text) {
+            ctx.fail(format_args!("couldn't edit {f}"), &e);
+            status = 4;
+        }
+        if let Some(code) = result.quit {
+            return Ok(code);
+        }
+    }
+    Ok(status)
 }
 
 #[cfg(test)]
@@ -726,38 +636,16 @@ mod tests {
         let mut cmds = parse_script(script, Syntax::Basic).unwrap();
         let mut out = Vec::new();
         let all = lines(input.as_bytes());
-        // The same loop as run_script, without a Ctx (no deadline needed here).
         for (idx, line) in all.iter().enumerate() {
             let mut space = line.to_vec();
-            let mut deleted = false;
-            for c in cmds.iter_mut() {
-                if !c.selects(idx as u64 + 1, idx + 1 == all.len(), &space) {
-                    continue;
-                }
-                match &c.cmd {
-                    Cmd::Subst {
-                        re,
-                        repl,
-                        global,
-                        nth,
-                        ..
-                    } => {
-                        if let Some(n) = substitute(re, repl, *global, *nth, &space) {
-                            space = n;
-                        }
-                    }
-                    Cmd::Print => {
-                        out.extend_from_slice(&space);
-                        out.push(b'\n');
-                    }
-                    Cmd::Delete => {
-                        deleted = true;
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            if !deleted && !quiet {
+            let end = run_line(
+                &mut cmds,
+                idx as u64 + 1,
+                idx + 1 == all.len(),
+                &mut space,
+                &mut out,
+            );
+            if !end.deleted && !quiet {
                 out.extend_from_slice(&space);
                 out.push(b'\n');
             }
@@ -778,6 +666,7 @@ mod tests {
         assert_eq!(run("s/a\\/b/x/", "a/b\n", false), "x\n");
         assert_eq!(run("s/x/a\\nb/", "x\n", false), "a\nb\n");
         assert_eq!(run("s/.*/\\&/", "x\n", false), "&\n");
+        assert_eq!(run("s/x/$1 \\$/", "x\n", false), "$1 $\n");
     }
 
     #[test]
@@ -811,14 +700,6 @@ mod tests {
                 .contains("unknown command")
         );
         assert!(parse_script("y/ab/c/", Syntax::Basic).is_err());
-        assert_eq!(
-            replacement("a&\\1\\n"),
-            vec![
-                Piece::Text(b"a".to_vec()),
-                Piece::Group(0),
-                Piece::Group(1),
-                Piece::Text(b"\n".to_vec())
-            ]
-        );
+        assert_eq!(replacement(r"a&\1\n$\&"), b"a${0}${1}\n$$&");
     }
 }

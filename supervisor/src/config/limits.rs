@@ -1,0 +1,154 @@
+//! The limits of one session, built from a [`FlavorSpec`] of the protocol's flavor table, and the
+//! bounds every limit an operator or a client may set must stay within.
+
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+use sandbox_protocol::{Flavor, FlavorSpec};
+
+/// Bounds for a session's memory cap: below 32 MiB CPython cannot start; 4 GiB is all a 32-bit
+/// WebAssembly memory can address.
+pub const MEMORY_RANGE: RangeInclusive<u64> = (32 << 20)..=(4 << 30);
+
+/// The longest timeout an execution may ask for. MCP clients give up on a request after a few
+/// minutes; an execution must finish (or be stopped) well before that.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Bounds for a default execution timeout in seconds: at least one, at most [`MAX_TIMEOUT`].
+pub const TIMEOUT_SECS_RANGE: RangeInclusive<u64> = 1..=MAX_TIMEOUT.as_secs();
+
+/// Bounds for a fuel budget: below 10^6 not even an empty cell runs; above 5×10^12 (about
+/// 500 s of CPU) the budget could never be spent within [`MAX_TIMEOUT`].
+pub const FUEL_RANGE: RangeInclusive<u64> = 1_000_000..=5_000_000_000_000;
+
+/// Bounds for a session's idle time to live in seconds: at most 30 days. The expiry is a date:
+/// an unbounded TTL overflowed the date arithmetic and hung the request.
+pub const TTL_RANGE: RangeInclusive<u64> = 1..=30 * 24 * 3600;
+
+/// Bounds for a disk quota in bytes: below 1 MiB a session could not even install a small
+/// package; 16 TiB is beyond any disk a sandbox host should lend one session.
+pub const DISK_QUOTA_BYTES_RANGE: RangeInclusive<u64> = (1 << 20)..=(16 << 40);
+
+/// Bounds for a disk quota in entries: a handful of files at least; ten million entries would
+/// take a count of the tree (at the limit) far longer than a call should.
+pub const DISK_QUOTA_FILES_RANGE: RangeInclusive<u64> = 10..=10_000_000;
+
+/// The default largest `code` (execute_code, get_execution_guidance) and `command`
+/// (execute_command): bigger is almost certainly data that belongs in a file under /app.
+pub const DEFAULT_MAX_CODE_BYTES: usize = 1 << 20;
+
+/// Bounds for the largest `code` / `command`: a few lines at least; at most 16 MiB, well inside
+/// the worker protocol's 64 MiB frame.
+pub const MAX_CODE_BYTES_RANGE: RangeInclusive<u64> = 256..=(16 << 20);
+
+/// Limits of one session. Every execution of the session runs under them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// The flavor these limits started from.
+    pub flavor: Flavor,
+    /// CPU share (see [`FlavorSpec::cpus`]): the worker's `cpu.max` quota with delegated
+    /// cgroups, and the scale of its RLIMIT_CPU backstop.
+    pub cpus: u32,
+    /// Memory cap of the interpreter (WebAssembly linear memory, at most 4 GiB).
+    pub memory_bytes: u64,
+    /// Fuel per execution (about 10^10 per second of CPU).
+    pub fuel: u64,
+    /// Default wall-clock timeout of an execution.
+    pub timeout: Duration,
+    /// Most bytes of stdout one execution keeps.
+    pub stdout_cap: usize,
+    /// Most bytes of stderr one execution keeps.
+    pub stderr_cap: usize,
+    /// Largest file the session may write (RLIMIT_FSIZE of its worker).
+    pub disk_bytes: u64,
+    /// Most bytes the session's files in /app and /tmp may hold together (its disk quota,
+    /// enforced by the worker).
+    pub disk_quota_bytes: u64,
+    /// Most files, directories and links /app and /tmp may hold together.
+    pub disk_quota_files: u64,
+    /// Save the session's variables after each success and restore them after a restart.
+    pub auto_persist_globals: bool,
+}
+
+impl From<&FlavorSpec> for SessionLimits {
+    /// Every limit as the flavor table states it.
+    fn from(spec: &FlavorSpec) -> Self {
+        SessionLimits {
+            flavor: spec.flavor,
+            cpus: spec.cpus,
+            memory_bytes: spec.memory_bytes,
+            fuel: spec.fuel,
+            timeout: Duration::from_secs(spec.timeout_secs),
+            stdout_cap: spec.output_bytes,
+            stderr_cap: spec.output_bytes,
+            disk_bytes: spec.disk_file_bytes,
+            disk_quota_bytes: spec.disk_quota_bytes,
+            disk_quota_files: spec.disk_quota_files,
+            auto_persist_globals: false,
+        }
+    }
+}
+
+impl From<Flavor> for SessionLimits {
+    /// The limits of a session of this flavor.
+    fn from(flavor: Flavor) -> Self {
+        SessionLimits::from(flavor.spec())
+    }
+}
+
+impl Default for SessionLimits {
+    /// The default flavor's limits.
+    fn default() -> Self {
+        SessionLimits::from(Flavor::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sandbox_protocol::FLAVORS;
+
+    use super::*;
+
+    #[test]
+    fn limits_are_the_flavor_tables_numbers() {
+        for spec in &FLAVORS {
+            let limits = SessionLimits::from(spec.flavor);
+            assert_eq!(limits.flavor, spec.flavor);
+            assert_eq!(limits.cpus, spec.cpus);
+            assert_eq!(limits.memory_bytes, spec.memory_bytes);
+            assert_eq!(limits.fuel, spec.fuel);
+            assert_eq!(limits.timeout.as_secs(), spec.timeout_secs);
+            assert_eq!(
+                (limits.stdout_cap, limits.stderr_cap),
+                (spec.output_bytes, spec.output_bytes)
+            );
+            assert_eq!(limits.disk_bytes, spec.disk_file_bytes);
+            assert_eq!(limits.disk_quota_bytes, spec.disk_quota_bytes);
+            assert_eq!(limits.disk_quota_files, spec.disk_quota_files);
+            assert!(!limits.auto_persist_globals);
+        }
+        let small = SessionLimits::default();
+        assert_eq!(
+            (small.flavor, small.cpus, small.memory_bytes),
+            (Flavor::Small, 1, 1 << 30)
+        );
+    }
+
+    #[test]
+    fn every_flavor_lies_within_the_bounds_clients_and_operators_get() {
+        for spec in &FLAVORS {
+            assert!(MEMORY_RANGE.contains(&spec.memory_bytes), "{spec:?}");
+            assert!(FUEL_RANGE.contains(&spec.fuel), "{spec:?}");
+            assert!(TIMEOUT_SECS_RANGE.contains(&spec.timeout_secs), "{spec:?}");
+            assert!(
+                DISK_QUOTA_BYTES_RANGE.contains(&spec.disk_quota_bytes),
+                "{spec:?}"
+            );
+            assert!(
+                DISK_QUOTA_FILES_RANGE.contains(&spec.disk_quota_files),
+                "{spec:?}"
+            );
+        }
+        assert!(MAX_CODE_BYTES_RANGE.contains(&(DEFAULT_MAX_CODE_BYTES as u64)));
+    }
+}

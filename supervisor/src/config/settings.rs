@@ -1,0 +1,541 @@
+//! Everything an operator can set, in one place: each command-line flag and its `SANDBOX_*`
+//! environment variable, grouped as `sandbox-mcp --help` shows them, with defaults and bounds.
+//! These are the settings as given; [`super::SupervisorConfig`] is what they resolve to once
+//! the binaries, interpreters and host features have been found.
+
+use std::convert::Infallible;
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser};
+use sandbox_protocol::{Flavor, LayerSet};
+
+use super::limits::{
+    DEFAULT_MAX_CODE_BYTES, DISK_QUOTA_BYTES_RANGE, DISK_QUOTA_FILES_RANGE, FUEL_RANGE,
+    MAX_CODE_BYTES_RANGE, MEMORY_RANGE, TIMEOUT_SECS_RANGE, TTL_RANGE,
+};
+use crate::jail_layers::WorkerEntry;
+
+/// Default idle time of a session made on demand by `execute_code`: an hour.
+pub const DEFAULT_SESSION_TTL_SECS: u64 = 3600;
+/// Default idle time of a session made with `create_session` (the seed suggests 24 h).
+pub const DEFAULT_EXPLICIT_SESSION_TTL_SECS: u64 = 24 * 3600;
+/// Default most sessions at once across all clients.
+pub const DEFAULT_MAX_SESSIONS: u64 = 64;
+/// Default caps per HTTP client: sessions, and executions running or queued.
+pub const DEFAULT_PRINCIPAL_MAX: u64 = 16;
+
+/// What `sandbox-mcp` is told by its command line and environment.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "sandbox-mcp",
+    version,
+    about = "An MCP server that runs untrusted Python and JavaScript, one WebAssembly sandbox \
+             process per session.",
+    long_about = "An MCP server that runs untrusted Python and JavaScript, one WebAssembly \
+                  sandbox process per session.\n\nServes MCP on stdin/stdout (give it to an MCP \
+                  client as a command), or over Streamable HTTP with --http.",
+    after_help = "Every option can also be set with its SANDBOX_* environment variable (an empty \
+                  variable counts as unset); a flag on the command line wins. Logs go to stderr; \
+                  stdout is the MCP channel.",
+    next_line_help = true
+)]
+pub struct Settings {
+    #[command(flatten)]
+    pub transport: TransportSettings,
+    #[command(flatten)]
+    pub admission: AdmissionSettings,
+    #[command(flatten)]
+    pub session: SessionSettings,
+    #[command(flatten)]
+    pub paths: PathSettings,
+    #[command(flatten)]
+    pub packages: PackageSources,
+    #[command(flatten)]
+    pub jail: JailSettings,
+    #[command(flatten)]
+    pub testing: TestSettings,
+}
+
+/// How clients reach the server.
+#[derive(Clone, Args)]
+#[command(next_help_heading = "Transport")]
+pub struct TransportSettings {
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8765) instead of on
+    /// stdin/stdout [default: stdio]
+    #[arg(long, value_name = "ADDR", env = "SANDBOX_HTTP_ADDR")]
+    pub http: Option<SocketAddr>,
+    /// Bearer token every HTTP request must carry; each MCP session is then a client of its
+    /// own. Required to listen beyond loopback [default: none]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "SANDBOX_HTTP_TOKEN",
+        hide_env_values = true
+    )]
+    pub http_token: Option<String>,
+    /// File of `principal:token` lines (tokens of 16+ characters, `#` comments): the MCP
+    /// sessions of one principal share its sandboxes [default: none]
+    #[arg(long, value_name = "FILE", env = "SANDBOX_HTTP_TOKENS_FILE")]
+    pub http_tokens_file: Option<PathBuf>,
+    /// Log filter (tracing's EnvFilter syntax), also handed to every worker [default: info]
+    #[arg(long, value_name = "FILTER", env = "RUST_LOG")]
+    pub log: Option<String>,
+}
+
+impl std::fmt::Debug for TransportSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token itself: settings end up in logs.
+        f.debug_struct("TransportSettings")
+            .field("http", &self.http)
+            .field("http_token", &self.http_token.is_some())
+            .field("http_tokens_file", &self.http_tokens_file)
+            .field("log", &self.log)
+            .finish()
+    }
+}
+
+/// How much the server takes on at once.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Admission")]
+pub struct AdmissionSettings {
+    /// Most sessions at once, across all clients (at least 1)
+    #[arg(long, value_name = "N", env = "SANDBOX_MAX_SESSIONS",
+          default_value_t = DEFAULT_MAX_SESSIONS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_sessions: u64,
+    /// Most memory all sessions' caps may add up to (at least 32 MiB) [default: three quarters
+    /// of RAM]
+    #[arg(long, value_name = "BYTES", env = "SANDBOX_MEMORY_BUDGET_BYTES",
+          value_parser = clap::value_parser!(u64).range(*MEMORY_RANGE.start()..))]
+    pub memory_budget_bytes: Option<u64>,
+    /// Most sessions one HTTP client (a principal, or an MCP session without one) holds at once
+    /// (at least 1)
+    #[arg(long, value_name = "N", env = "SANDBOX_PRINCIPAL_MAX_SESSIONS",
+          default_value_t = DEFAULT_PRINCIPAL_MAX, value_parser = clap::value_parser!(u64).range(1..))]
+    pub principal_max_sessions: u64,
+    /// Most executions one HTTP client has running or queued at once (at least 1)
+    #[arg(long, value_name = "N", env = "SANDBOX_PRINCIPAL_MAX_EXECUTIONS",
+          default_value_t = DEFAULT_PRINCIPAL_MAX, value_parser = clap::value_parser!(u64).range(1..))]
+    pub principal_max_executions: u64,
+}
+
+/// The limits of a session that names no flavor (the small flavor's unless changed), and how
+/// long idle sessions live.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Session defaults")]
+pub struct SessionSettings {
+    /// Interpreter memory cap of a default session (32 MiB–4 GiB)
+    #[arg(long, value_name = "BYTES", env = "SANDBOX_DEFAULT_MEMORY_BYTES",
+          default_value_t = Flavor::Small.spec().memory_bytes,
+          value_parser = clap::value_parser!(u64).range(MEMORY_RANGE))]
+    pub default_memory_bytes: u64,
+    /// Fuel (CPU budget, about 10^10 per second) per execution of a default session
+    /// (10^6–5×10^12)
+    #[arg(long, value_name = "FUEL", env = "SANDBOX_DEFAULT_FUEL",
+          default_value_t = Flavor::Small.spec().fuel,
+          value_parser = clap::value_parser!(u64).range(FUEL_RANGE))]
+    pub default_fuel: u64,
+    /// Wall-clock timeout of an execution that sets none, in seconds (1–300)
+    #[arg(long, value_name = "SECS", env = "SANDBOX_DEFAULT_TIMEOUT_SECS",
+          default_value_t = Flavor::Small.spec().timeout_secs,
+          value_parser = clap::value_parser!(u64).range(TIMEOUT_SECS_RANGE))]
+    pub default_timeout_secs: u64,
+    /// Disk quota of a default session's /app and /tmp together, in bytes (1 MiB–16 TiB)
+    #[arg(long, value_name = "BYTES", env = "SANDBOX_DEFAULT_DISK_QUOTA_BYTES",
+          default_value_t = Flavor::Small.spec().disk_quota_bytes,
+          value_parser = clap::value_parser!(u64).range(DISK_QUOTA_BYTES_RANGE))]
+    pub default_disk_quota_bytes: u64,
+    /// Files, directories and links a default session's /app and /tmp may hold together
+    /// (10–10,000,000)
+    #[arg(long, value_name = "N", env = "SANDBOX_DEFAULT_DISK_QUOTA_FILES",
+          default_value_t = Flavor::Small.spec().disk_quota_files,
+          value_parser = clap::value_parser!(u64).range(DISK_QUOTA_FILES_RANGE))]
+    pub default_disk_quota_files: u64,
+    /// Largest `code` or `command` argument accepted, in bytes (256–16 MiB)
+    #[arg(long, value_name = "BYTES", env = "SANDBOX_MAX_CODE_BYTES",
+          default_value_t = DEFAULT_MAX_CODE_BYTES as u64,
+          value_parser = clap::value_parser!(u64).range(MAX_CODE_BYTES_RANGE))]
+    pub max_code_bytes: u64,
+    /// Idle seconds before a session made on demand (by execute_code) is stopped and deleted
+    /// (1–2592000, 30 days)
+    #[arg(long, value_name = "SECS", env = "SANDBOX_SESSION_TTL_SECS",
+          default_value_t = DEFAULT_SESSION_TTL_SECS,
+          value_parser = clap::value_parser!(u64).range(TTL_RANGE))]
+    pub session_ttl_secs: u64,
+    /// Idle seconds before a session made with create_session is stopped and deleted
+    /// (1–2592000)
+    #[arg(long, value_name = "SECS", env = "SANDBOX_EXPLICIT_SESSION_TTL_SECS",
+          default_value_t = DEFAULT_EXPLICIT_SESSION_TTL_SECS,
+          value_parser = clap::value_parser!(u64).range(TTL_RANGE))]
+    pub explicit_session_ttl_secs: u64,
+}
+
+/// Where the server finds its parts and keeps its state.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Files and directories")]
+pub struct PathSettings {
+    /// The sandbox-worker binary [default: sandbox-worker next to sandbox-mcp]
+    #[arg(long, value_name = "FILE", env = "SANDBOX_WORKER_BIN")]
+    pub worker_bin: Option<PathBuf>,
+    /// Directory holding the interpreters (the CPython and QuickJS .wasm files) [default:
+    /// runtimes or ../runtimes next to sandbox-mcp]
+    #[arg(long, value_name = "DIR", env = "SANDBOX_RUNTIME_DIR")]
+    pub runtime_dir: Option<PathBuf>,
+    /// Where the compiled interpreters (.cwasm) are cached [default: RUNTIME_DIR/cache]
+    #[arg(long, value_name = "DIR", env = "SANDBOX_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Private (0700) directory of session workspaces, worker sockets and downloads; one per
+    /// server [default: $TMPDIR/sandbox-mcp-<pid>]
+    #[arg(long, value_name = "DIR", env = "SANDBOX_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Keep the state directory at exit (the variable: set to anything but false, even empty)
+    /// [default: off]
+    #[arg(long, env = "SANDBOX_KEEP_STATE", action = ArgAction::SetTrue,
+          value_parser = set_means_on)]
+    pub keep_state: bool,
+    /// Read-only /data in every sandbox (vendored packages) [default: RUNTIME_DIR/data, if it
+    /// exists]
+    #[arg(long, value_name = "DIR", env = "SANDBOX_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// A host directory every sandbox sees at /shared, read-only unless --shared-writable
+    /// [default: none]
+    #[arg(long, value_name = "DIR", env = "SANDBOX_SHARED_DIR")]
+    pub shared_dir: Option<PathBuf>,
+    /// Let sandboxes write to /shared (the variable takes 1 or true) [default: off]
+    #[arg(long, env = "SANDBOX_SHARED_WRITABLE", action = ArgAction::SetTrue,
+          value_parser = one_or_true)]
+    pub shared_writable: bool,
+}
+
+/// Where `install_package` may get packages from.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Packages")]
+pub struct PackageSources {
+    /// Directory of pure-Python wheels install_package may use, offline [default: none]
+    #[arg(long, value_name = "DIR", env = "SANDBOX_WHEELHOUSE")]
+    pub wheelhouse: Option<PathBuf>,
+    /// Let install_package download pure-Python wheels from PyPI, through the server (the
+    /// variable takes 1 or true) [default: off]
+    #[arg(long = "allow-pypi", env = "SANDBOX_ALLOW_PYPI", action = ArgAction::SetTrue,
+          value_parser = one_or_true)]
+    pub index: bool,
+    /// Directory of pure-JavaScript packages install_package may copy into a session
+    /// [default: none]
+    #[arg(long, value_name = "DIR", env = "SANDBOX_JS_PACKAGES")]
+    pub js_packages: Option<PathBuf>,
+}
+
+/// The worker's own jail layers: seccomp, landlock, netns, nproc, fds.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Worker jail")]
+pub struct JailSettings {
+    /// Jail layers every worker must have, comma-separated (seccomp, landlock, netns, nproc,
+    /// fds): without one, no worker starts [default: none, best effort]
+    #[arg(long, value_name = "LAYERS", env = "SANDBOX_REQUIRE", value_parser = LayerSet::parse)]
+    pub require: Option<LayerSet>,
+    /// Jail layers to turn off, comma-separated (e.g. on a kernel where one misbehaves)
+    /// [default: none]
+    #[arg(long, value_name = "LAYERS", env = "SANDBOX_JAIL_DISABLE",
+          value_parser = LayerSet::parse)]
+    pub jail_disable: Option<LayerSet>,
+}
+
+/// Settings only the end-to-end tests use; `-h` leaves them out, `--help` shows them.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Testing only")]
+pub struct TestSettings {
+    /// What every worker runs
+    #[arg(long, value_name = "ENTRY", env = "SANDBOX_WORKER_ENTRY", value_enum,
+          default_value_t = WorkerEntry::Serve, hide_short_help = true)]
+    pub worker_entry: WorkerEntry,
+    /// What a jail-probe worker attacks (JSON); given to probes only [default: none]
+    #[arg(
+        long,
+        value_name = "JSON",
+        env = "SANDBOX_PROBE_TARGETS",
+        hide_short_help = true
+    )]
+    pub probe_targets: Option<OsString>,
+}
+
+impl Settings {
+    /// Parses `args` (the program name first) and the `SANDBOX_*` environment.
+    ///
+    /// # Errors
+    /// A malformed or out-of-bounds value, an unknown flag, or a request for `--help` or
+    /// `--version` (whose text the error carries; `clap::Error::exit` prints it).
+    pub fn try_parse_args<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let mut command = empty_variables_unset(Settings::command());
+        let matches = command
+            .try_get_matches_from_mut(args.iter().cloned())
+            .map_err(|e| name_the_variable(e, &command, &args))?;
+        Settings::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+    }
+
+    /// The settings of the environment alone (no command-line flags).
+    ///
+    /// # Errors
+    /// As [`Settings::try_parse_args`].
+    pub fn from_env() -> Result<Self, clap::Error> {
+        Settings::try_parse_args(["sandbox-mcp"])
+    }
+}
+
+/// An empty variable has always meant "unset" (`SANDBOX_STATE_DIR=` picks the default); clap
+/// would parse it as an empty value. Switches are exempt: for them presence is the value.
+fn empty_variables_unset(command: clap::Command) -> clap::Command {
+    command.mut_args(|arg| {
+        let empty = arg
+            .get_env()
+            .is_some_and(|name| std::env::var_os(name).is_some_and(|v| v.is_empty()));
+        if empty && arg.get_action().takes_values() {
+            arg.env(None)
+        } else {
+            arg
+        }
+    })
+}
+
+/// clap names the flag a bad value was given for. When the flag is not on the command line, the
+/// value came from its variable, which is what the operator set: say so.
+fn name_the_variable(
+    mut error: clap::Error,
+    command: &clap::Command,
+    args: &[OsString],
+) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::String(invalid)) = error.get(ContextKind::InvalidArg) else {
+        return error;
+    };
+    let flag = invalid
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let given = args.iter().filter_map(|a| a.to_str()).any(|a| {
+        a == flag
+            || a.strip_prefix(flag.as_str())
+                .is_some_and(|rest| rest.starts_with('='))
+    });
+    let variable = command
+        .get_arguments()
+        .find(|arg| {
+            arg.get_long()
+                .is_some_and(|long| flag == format!("--{long}"))
+        })
+        .and_then(|arg| arg.get_env())
+        .map(|name| name.to_string_lossy().into_owned());
+    if let (false, Some(variable)) = (given, variable) {
+        let tip = format!("the value comes from the environment variable {variable}");
+        error.insert(
+            ContextKind::Suggested,
+            ContextValue::StyledStrs(vec![tip.into()]),
+        );
+    }
+    error
+}
+
+/// A switch variable that is on when set, even to nothing. Only `false`, which clap itself
+/// passes for an absent switch, is off.
+fn set_means_on(value: &str) -> Result<bool, Infallible> {
+    Ok(value != "false")
+}
+
+/// A switch variable that is on only for `1` or `true` (anything else is off).
+fn one_or_true(value: &str) -> Result<bool, Infallible> {
+    Ok(value == "1" || value == "true")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Settings, clap::Error> {
+        Settings::try_parse_args(std::iter::once("sandbox-mcp").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_definition_is_consistent() {
+        Settings::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults_are_the_small_flavor_and_the_documented_numbers() {
+        let s = parse(&[]).unwrap();
+        assert_eq!(s.transport.http, None);
+        assert_eq!(s.session.default_memory_bytes, 1 << 30);
+        assert_eq!(s.session.default_fuel, 10_000_000_000);
+        assert_eq!(s.session.default_timeout_secs, 30);
+        assert_eq!(s.session.default_disk_quota_bytes, 1 << 30);
+        assert_eq!(s.session.default_disk_quota_files, 20_000);
+        assert_eq!(s.session.max_code_bytes, 1 << 20);
+        assert_eq!(
+            (
+                s.session.session_ttl_secs,
+                s.session.explicit_session_ttl_secs
+            ),
+            (3600, 86400)
+        );
+        assert_eq!(s.admission.max_sessions, 64);
+        assert_eq!(s.admission.memory_budget_bytes, None);
+        assert_eq!(
+            (
+                s.admission.principal_max_sessions,
+                s.admission.principal_max_executions
+            ),
+            (16, 16)
+        );
+        assert!(!s.paths.keep_state && !s.paths.shared_writable && !s.packages.index);
+        assert_eq!((s.jail.require, s.jail.jail_disable), (None, None));
+        assert_eq!(s.testing.worker_entry, WorkerEntry::Serve);
+    }
+
+    #[test]
+    fn flags_set_what_the_variables_set() {
+        let s = parse(&[
+            "--http",
+            "127.0.0.1:8765",
+            "--max-code-bytes",
+            "1000",
+            "--require",
+            "seccomp,landlock",
+            "--allow-pypi",
+            "--shared-writable",
+            "--worker-entry",
+            "jail-probe",
+        ])
+        .unwrap();
+        assert_eq!(s.transport.http, Some("127.0.0.1:8765".parse().unwrap()));
+        assert_eq!(s.session.max_code_bytes, 1000);
+        assert_eq!(
+            s.jail.require,
+            Some(LayerSet::parse("landlock,seccomp").unwrap())
+        );
+        assert!(s.packages.index && s.paths.shared_writable);
+        assert_eq!(s.testing.worker_entry, WorkerEntry::JailProbe);
+    }
+
+    #[test]
+    fn out_of_bounds_values_are_refused_with_the_flag_and_the_bounds() {
+        for (flag, value) in [
+            ("--max-code-bytes", "10"),
+            ("--default-disk-quota-bytes", "1000"),
+            ("--default-disk-quota-files", "5"),
+            ("--session-ttl-secs", "0"),
+            ("--explicit-session-ttl-secs", "99999999999"),
+            ("--default-memory-bytes", "1024"),
+            ("--default-fuel", "1"),
+            ("--default-timeout-secs", "301"),
+            ("--max-sessions", "0"),
+        ] {
+            let error = parse(&[flag, value]).unwrap_err().to_string();
+            assert!(
+                error.contains(flag) && error.contains(value),
+                "{flag}: {error}"
+            );
+            assert!(error.contains("not in"), "{flag}: {error}");
+        }
+        let error = parse(&["--max-sessions", "many"]).unwrap_err().to_string();
+        assert!(error.contains("invalid digit"), "{error}");
+        let error = parse(&["--require", "seccomp,teleport"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("--require") && error.contains("teleport"),
+            "{error}"
+        );
+        let error = parse(&["--http", "localhost"]).unwrap_err().to_string();
+        assert!(error.contains("--http"), "{error}");
+    }
+
+    #[test]
+    fn a_bad_value_from_a_variable_names_the_variable() {
+        let error = parse(&["--max-code-bytes", "10"]).unwrap_err();
+        assert!(!error.to_string().contains("environment"), "{error}");
+        // The same error, had the value come from the environment (no flag on the line).
+        let from_env = name_the_variable(error, &Settings::command(), &["sandbox-mcp".into()]);
+        let text = from_env.to_string();
+        assert!(
+            text.contains("--max-code-bytes") && text.contains("10 is not in"),
+            "{text}"
+        );
+        assert!(
+            text.contains("environment variable SANDBOX_MAX_CODE_BYTES"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn help_names_every_variable_and_hides_the_token() {
+        let help = Settings::command().render_long_help().to_string();
+        for variable in [
+            "SANDBOX_HTTP_ADDR",
+            "SANDBOX_HTTP_TOKEN",
+            "SANDBOX_HTTP_TOKENS_FILE",
+            "SANDBOX_MAX_SESSIONS",
+            "SANDBOX_MEMORY_BUDGET_BYTES",
+            "SANDBOX_PRINCIPAL_MAX_SESSIONS",
+            "SANDBOX_PRINCIPAL_MAX_EXECUTIONS",
+            "SANDBOX_DEFAULT_MEMORY_BYTES",
+            "SANDBOX_DEFAULT_FUEL",
+            "SANDBOX_DEFAULT_TIMEOUT_SECS",
+            "SANDBOX_DEFAULT_DISK_QUOTA_BYTES",
+            "SANDBOX_DEFAULT_DISK_QUOTA_FILES",
+            "SANDBOX_MAX_CODE_BYTES",
+            "SANDBOX_SESSION_TTL_SECS",
+            "SANDBOX_EXPLICIT_SESSION_TTL_SECS",
+            "SANDBOX_WORKER_BIN",
+            "SANDBOX_RUNTIME_DIR",
+            "SANDBOX_CACHE_DIR",
+            "SANDBOX_STATE_DIR",
+            "SANDBOX_KEEP_STATE",
+            "SANDBOX_DATA_DIR",
+            "SANDBOX_SHARED_DIR",
+            "SANDBOX_SHARED_WRITABLE",
+            "SANDBOX_WHEELHOUSE",
+            "SANDBOX_ALLOW_PYPI",
+            "SANDBOX_JS_PACKAGES",
+            "SANDBOX_REQUIRE",
+            "SANDBOX_JAIL_DISABLE",
+            "SANDBOX_WORKER_ENTRY",
+            "SANDBOX_PROBE_TARGETS",
+            "RUST_LOG",
+        ] {
+            assert!(
+                help.contains(&format!("[env: {variable}")),
+                "{variable} missing:\n{help}"
+            );
+        }
+        for heading in [
+            "Transport:",
+            "Admission:",
+            "Session defaults:",
+            "Worker jail:",
+        ] {
+            assert!(help.contains(heading), "{heading}");
+        }
+        let short = Settings::command().render_help().to_string();
+        assert!(
+            !short.contains("SANDBOX_PROBE_TARGETS"),
+            "tests-only settings stay out of -h"
+        );
+    }
+
+    #[test]
+    fn switch_variables_keep_their_meaning() {
+        assert_eq!(one_or_true("1"), Ok(true));
+        assert_eq!(one_or_true("true"), Ok(true));
+        for off in ["", "0", "false", "yes"] {
+            assert_eq!(one_or_true(off), Ok(false), "{off:?}");
+        }
+        assert_eq!(set_means_on(""), Ok(true));
+        assert_eq!(set_means_on("1"), Ok(true));
+        assert_eq!(set_means_on("false"), Ok(false));
+    }
+}

@@ -1,0 +1,235 @@
+//! [`Draft`]: advice under construction, shared by every family. It owns the facts, what the
+//! code analysis found in the failed code, and the building blocks of advice: deduplicated
+//! fixes, ordered documentation pages, quoting the exception and its place in the code, and
+//! ready tool calls with valid arguments.
+
+use sandbox_protocol::{ErrorType, Language};
+use serde_json::{Value, json};
+
+use super::super::analyze::CodeFacts;
+use super::super::docs::ERRORS;
+use super::super::imports::ImportFuelTable;
+use super::super::{MAX_ECHOED_CODE, NextCall, clip};
+use super::evidence::{Location, locate, tail, valid_session_id};
+use super::{Advice, ErrorFacts};
+
+/// Advice under construction.
+pub(super) struct Draft<'f, 'a> {
+    pub(super) f: &'f ErrorFacts<'a>,
+    /// Import costs, for "the first import is expensive" and "did you mean".
+    pub(super) table: &'f ImportFuelTable,
+    /// What the analysis finds in the failed code.
+    pub(super) code: CodeFacts<'a>,
+    pub(super) summary: String,
+    fixes: Vec<String>,
+    docs: Vec<&'static str>,
+    pub(super) next: Option<NextCall>,
+    /// The restart was already explained; do not repeat it.
+    pub(super) restart_explained: bool,
+}
+
+impl<'f, 'a> Draft<'f, 'a> {
+    pub(super) fn new(f: &'f ErrorFacts<'a>, table: &'f ImportFuelTable) -> Self {
+        Self {
+            f,
+            table,
+            code: CodeFacts::new(f.code, f.language),
+            summary: String::new(),
+            fixes: Vec::new(),
+            docs: Vec::new(),
+            next: None,
+            restart_explained: false,
+        }
+    }
+
+    /// Adds a fix unless the same text is already there.
+    pub(super) fn fix(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        if !self.fixes.contains(&text) {
+            self.fixes.push(text);
+        }
+    }
+
+    /// How many fixes the advice has so far.
+    pub(super) fn fix_count(&self) -> usize {
+        self.fixes.len()
+    }
+
+    /// Adds a documentation page unless it is already there.
+    pub(super) fn doc(&mut self, uri: &'static str) {
+        if !self.docs.contains(&uri) {
+            self.docs.push(uri);
+        }
+    }
+
+    /// The most relevant page goes first, even when a more general one was added before.
+    pub(super) fn doc_first(&mut self, uri: &'static str) {
+        self.docs.retain(|d| *d != uri);
+        self.docs.insert(0, uri);
+    }
+
+    pub(super) fn python(&self) -> bool {
+        self.f.language == Language::Python
+    }
+
+    /// The language's name in tool arguments.
+    pub(super) fn lang(&self) -> &'static str {
+        self.f.language.as_str()
+    }
+
+    /// The message without a leading `Name: ` (Python's messages repeat the class).
+    pub(super) fn message(&self) -> &'a str {
+        let m = self.f.error_message.unwrap_or("").trim();
+        match self.f.error_name {
+            Some(name) => m
+                .strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix(':'))
+                .map_or(m, str::trim),
+            None => m,
+        }
+    }
+
+    /// `Name: message`, for quoting.
+    pub(super) fn exception(&self) -> String {
+        let m = clip(self.message(), 300);
+        match self.f.error_name {
+            Some(name) if !m.is_empty() => format!("{name}: {m}"),
+            Some(name) => name.to_owned(),
+            None => m,
+        }
+    }
+
+    /// Everything the evidence says, for substring checks.
+    pub(super) fn evidence(&self) -> String {
+        format!(
+            "{} {} {}",
+            self.f.error_name.unwrap_or(""),
+            self.f.error_message.unwrap_or(""),
+            tail(self.f.stderr, 4000)
+        )
+    }
+
+    /// `args` with this session's id, when it is a valid one.
+    pub(super) fn session_args(&self, mut args: Value) -> Value {
+        if valid_session_id(self.f.session_id) {
+            args["session_id"] = json!(self.f.session_id);
+        }
+        args
+    }
+
+    /// `execute_code` with this call's code (only when it is short enough to repeat).
+    pub(super) fn rerun(&self, timeout: Option<u64>, reason: &str) -> Option<NextCall> {
+        if self.f.code.trim().is_empty() || self.f.code.len() > MAX_ECHOED_CODE {
+            return None;
+        }
+        let mut args = self.session_args(json!({"code": self.f.code, "language": self.lang()}));
+        if let Some(t) = timeout {
+            args["timeout"] = json!(t);
+        }
+        Some(NextCall::new("execute_code", args, reason))
+    }
+
+    /// The session's id, or its language when there is no valid id (the tools that take an
+    /// optional session then pick the default session of that language).
+    fn session_or_language(&self) -> Value {
+        if valid_session_id(self.f.session_id) {
+            json!({"session_id": self.f.session_id})
+        } else {
+            json!({"language": self.lang()})
+        }
+    }
+
+    /// `get_workspace_info`: variables, files in /app with sizes, limits; runs no code.
+    pub(super) fn workspace_info_call(&self, reason: &str) -> NextCall {
+        NextCall::new("get_workspace_info", self.session_or_language(), reason)
+    }
+
+    /// `execute_code` listing /app, in the session's language.
+    pub(super) fn list_files_call(&self, reason: &str) -> NextCall {
+        let code = if self.python() {
+            "import os\nprint(sorted(os.listdir('/app')))"
+        } else {
+            "const [names, err] = os.readdir('/app');\nconsole.log(err ? 'readdir error ' + err : JSON.stringify(names.filter(n => n !== '.' && n !== '..').sort()))"
+        };
+        NextCall::new(
+            "execute_code",
+            self.session_args(json!({"code": code, "language": self.lang()})),
+            reason,
+        )
+    }
+
+    /// Where the failure happened, read off the traceback or stack.
+    fn location(&self) -> Option<Location> {
+        locate(
+            self.f.stderr,
+            self.f.error_message.unwrap_or(""),
+            self.f.language,
+        )
+    }
+
+    /// The source line the failure points at, when it is in this call's code.
+    pub(super) fn error_line(&self) -> Option<&'a str> {
+        let loc = self.location().filter(|l| l.current)?;
+        self.f.code.lines().nth(loc.line.checked_sub(1)? as usize)
+    }
+
+    /// "line 3: `d['k']`" for the current cell, or where in an earlier cell.
+    pub(super) fn where_text(&self) -> Option<String> {
+        let loc = self.location()?;
+        if !loc.current {
+            return Some(format!(
+                "in code from an earlier call (<cell {}>, line {})",
+                loc.cell, loc.line
+            ));
+        }
+        let source = self
+            .f
+            .code
+            .lines()
+            .nth(loc.line.checked_sub(1)? as usize)?
+            .trim();
+        let col = loc.col.map(|c| format!(", column {c}")).unwrap_or_default();
+        Some(if source.is_empty() {
+            format!("line {}{col}", loc.line)
+        } else {
+            format!("line {}{col}: `{}`", loc.line, clip(source, 120))
+        })
+    }
+
+    /// After a restart, say so once.
+    pub(super) fn state_note(&mut self) {
+        if self.f.state_lost && !self.restart_explained {
+            self.restart_explained = true;
+            self.fix("The interpreter was restarted during this call: variables, functions and imports from earlier calls are gone (files in /app remain); re-run your setup code.");
+        }
+    }
+
+    /// The advice: at least two fixes, a summary, the errors page last.
+    pub(super) fn finish(mut self) -> Advice {
+        if self.f.stdout_truncated && self.f.error_type != ErrorType::OutputLimit {
+            self.fix("stdout was cut at the output cap: write large output to a file in /app and read it in parts.");
+        }
+        // Every advice has at least two concrete steps.
+        let fallbacks = [
+            "Check the code before the next run with get_execution_guidance {code, language}: it reports imports and their fuel, loops, paths and unavailable APIs.",
+            "Read sandbox://docs/errors for what each error type means and how to recover.",
+        ];
+        for fallback in fallbacks {
+            if self.fixes.len() >= 2 {
+                break;
+            }
+            self.fix(fallback);
+        }
+        if self.summary.is_empty() {
+            self.summary = format!("The execution failed ({}).", self.f.error_type);
+        }
+        self.fixes.truncate(8);
+        self.doc(ERRORS);
+        Advice {
+            summary: self.summary,
+            actionable_guidance: self.fixes,
+            related_docs: self.docs.into_iter().map(str::to_owned).collect(),
+            next_call: self.next,
+        }
+    }
+}

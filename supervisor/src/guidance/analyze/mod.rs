@@ -1,0 +1,218 @@
+//! `get_execution_guidance`: what a snippet will need before it runs. It detects the patterns
+//! that decide success in this sandbox (imports and their measured cost, loops and their
+//! bounds, file paths, network, processes, threads, names from earlier calls, Node.js-isms in
+//! QuickJS), estimates the fuel with a range, and recommends session settings.
+//!
+//! Each pass owns one family of findings and writes into one `findings::Analysis`; the same
+//! facts (`CodeFacts`) feed the fuel analysis and the failure advice, so all three tell the
+//! same story about a piece of code.
+
+mod apis;
+mod dependencies;
+mod facts;
+mod findings;
+mod language;
+mod loops;
+mod paths;
+mod session;
+#[cfg(test)]
+mod testing;
+
+use std::collections::HashSet;
+
+use sandbox_protocol::Language;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::NextCall;
+use super::imports::ImportFuelTable;
+use findings::Analysis;
+
+pub(crate) use facts::{CodeFacts, HEAVY_IMPORT_FUEL};
+pub(crate) use language::looks_like_other_language;
+pub(crate) use paths::{PathClass, app_file_name, classify_path, is_file_call};
+
+/// The analysis of one snippet, without running it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ExecutionGuidance {
+    pub language: String,
+    /// Pattern names found, e.g. `file_io`, `heavy_imports`, `nested_loops`, `state_reliance`.
+    pub detected_patterns: Vec<String>,
+    /// Each finding with its line and what it means here.
+    pub findings: Vec<Finding>,
+    /// Every import with its measured first-import fuel or why it will not work.
+    pub imports: Vec<ImportInfo>,
+    pub estimated_fuel: FuelEstimate,
+    pub recommended_session: SessionRecommendation,
+    /// Things that will fail or surprise in this sandbox.
+    pub warnings: Vec<String>,
+    /// Concrete changes or steps.
+    pub suggestions: Vec<String>,
+    /// The call to make next (create_session with the recommended settings, or execute_code).
+    pub next_call: Option<NextCall>,
+}
+
+/// One detected pattern.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Finding {
+    pub pattern: String,
+    /// 1-based line in the code, when the pattern is at one place.
+    pub line: Option<u32>,
+    pub detail: String,
+}
+
+/// An import and what it will cost or why it fails.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ImportInfo {
+    pub module: String,
+    pub line: u32,
+    /// `measured` (fuel known), `unmeasured`, `unavailable` (not in this build),
+    /// `no_effect` (imports but cannot work: network, processes, threads), `native` (C
+    /// extension, cannot load in WASM), `node_builtin` / `es_module` (JavaScript, not
+    /// available), `vendored` (JavaScript requireVendor).
+    pub status: String,
+    /// Distribution name, when known.
+    pub package: Option<String>,
+    /// Measured fuel of the first import in a session.
+    pub fuel: Option<u64>,
+    pub note: Option<String>,
+}
+
+/// A fuel estimate with its uncertainty.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FuelEstimate {
+    pub low: u64,
+    pub expected: u64,
+    pub high: u64,
+    /// One line, e.g. "~1.2B fuel (300M–6B): import pandas 900M, loop at line 4 ~250M".
+    pub summary: String,
+    /// Where the expected fuel goes, largest first.
+    pub breakdown: Vec<FuelItem>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FuelItem {
+    pub source: String,
+    pub fuel: u64,
+}
+
+/// Session settings that fit the code.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SessionRecommendation {
+    /// `default` (execute_code without session_id is fine), `new_session` (create_session
+    /// with the settings below) or `same_session` (the code needs state from earlier calls).
+    pub session_type: String,
+    /// `small`, `medium` or `large`.
+    pub flavor: String,
+    pub fuel_budget: u64,
+    pub timeout_seconds: u64,
+    pub memory_bytes: u64,
+    /// Whether to persist globals across restarts (multi-turn workflows).
+    pub auto_persist_globals: bool,
+    pub reason: String,
+}
+
+/// Analyses `code` for `get_execution_guidance`.
+pub fn analyze(
+    code: &str,
+    language: Language,
+    context: Option<&str>,
+    imports: &ImportFuelTable,
+    default_fuel_budget: u64,
+) -> ExecutionGuidance {
+    let facts = CodeFacts::new(code, language);
+    let mut out = Analysis::default();
+    let default_fuel_budget = default_fuel_budget.max(1);
+
+    dependencies::import_findings(&facts, imports, &mut out);
+    loops::loop_findings(&facts, &mut out, default_fuel_budget);
+    paths::path_findings(&facts, &mut out);
+    apis::api_findings(&facts, &mut out);
+    language::state_findings(&facts, &mut out);
+    language::language_mismatch(&facts, &mut out);
+
+    let context = context.unwrap_or("").to_lowercase();
+    let estimate = out.estimate(language, default_fuel_budget);
+    let session = session::recommend_session(&estimate, &context, default_fuel_budget, &mut out);
+    let next_call = if out.blocking {
+        None
+    } else {
+        session::session_next_call(code, language, &session, &context)
+    };
+
+    let mut patterns: Vec<String> = out.order.clone();
+    patterns.dedup();
+    ExecutionGuidance {
+        language: language.to_string(),
+        detected_patterns: patterns,
+        findings: out.findings,
+        imports: out.imports,
+        estimated_fuel: estimate,
+        recommended_session: session,
+        warnings: dedup(out.warnings),
+        suggestions: dedup(out.suggestions),
+        next_call,
+    }
+}
+
+/// `items` without repeats, in their first order.
+fn dedup(items: Vec<String>) -> Vec<String> {
+    let mut seen = HashSet::new();
+    items
+        .into_iter()
+        .filter(|s| seen.insert(s.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::table;
+    use super::*;
+
+    #[test]
+    fn never_panics_on_random_or_huge_input() {
+        // A small deterministic generator: no extra dependency, reproducible failures.
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let alphabet = b"()[]{}'\"`\\/#*.=:;,\n\t forwhileimportdefconst0123456789_x$+-<>!?";
+        let started = std::time::Instant::now();
+        for round in 0..300 {
+            let len = (next() % 400) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    let r = next();
+                    if round % 3 == 0 {
+                        r as u8
+                    } else {
+                        alphabet[(r as usize) % alphabet.len()]
+                    }
+                })
+                .collect();
+            let code = String::from_utf8_lossy(&bytes);
+            for language in [Language::Python, Language::JavaScript] {
+                let g = analyze(&code, language, Some(&code), &table(), 10_000_000_000);
+                assert!(g.estimated_fuel.low <= g.estimated_fuel.high);
+                let _ = serde_json::to_string(&g).unwrap();
+            }
+        }
+        // Huge inputs stay linear.
+        let huge = "for i in range(10):\n    x = (1 + 2) * '/etc/passwd'[0]\n".repeat(40_000);
+        let deep = "(".repeat(200_000) + &"[".repeat(200_000);
+        let strings = "'".repeat(300_000);
+        for code in [huge.as_str(), deep.as_str(), strings.as_str()] {
+            for language in [Language::Python, Language::JavaScript] {
+                let _ = analyze(code, language, None, &table(), 10_000_000_000);
+            }
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "took {:?}",
+            started.elapsed()
+        );
+    }
+}

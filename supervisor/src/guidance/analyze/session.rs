@@ -1,0 +1,371 @@
+//! The session a snippet should run in: the default session when its limits fit, a new session
+//! with a flavor and budget that fit the estimate (or a multi-turn use case), or the same
+//! session when the code needs names from earlier calls; and the tool call that gets there.
+
+use sandbox_protocol::flavor::flavor_for;
+use sandbox_protocol::{FLAVORS, Language};
+use serde_json::json;
+
+use super::super::{
+    MAX_ECHOED_CODE, MAX_MEMORY_BYTES, MAX_SUGGESTED_FUEL, MAX_TIMEOUT_SECS, NextCall, fmt_bytes,
+    fmt_fuel, nice_round_up,
+};
+use super::findings::Analysis;
+use super::{FuelEstimate, SessionRecommendation};
+
+/// Fuel per second used to turn fuel into a timeout: below the 8×10^9/s measured on an idle
+/// machine, because the machine is shared.
+const FUEL_PER_SECOND: f64 = 4e9;
+
+/// Words in the use-case text that mean state must last over several calls.
+const MULTI_TURN_WORDS: [&str; 10] = [
+    "multi-turn",
+    "multi turn",
+    "agent",
+    "workflow",
+    "conversation",
+    "incremental",
+    "over several",
+    "across calls",
+    "persist",
+    "notebook",
+];
+
+/// Words in the use-case text that mean the data is big.
+const BIG_DATA_WORDS: [&str; 6] = ["large", "big", " gb", "gigabyte", "million", "huge"];
+
+/// What the code needs, from the estimate, the findings and the use-case text.
+struct Needs {
+    multi_turn: bool,
+    big_data: bool,
+    /// A budget with headroom (twice the expected fuel, rounded).
+    fuel: u64,
+    /// Memory with headroom (twice the large data found).
+    memory: u64,
+    /// Expected wall time: the fuel's CPU time plus the sleeps.
+    seconds: f64,
+    more_fuel: bool,
+    more_memory: bool,
+    /// The code uses names from earlier calls.
+    state: bool,
+    new_session: bool,
+}
+
+impl Needs {
+    /// The needs of code with this estimate and findings, for this use case.
+    fn of(estimate: &FuelEstimate, context: &str, default_fuel: u64, out: &Analysis) -> Self {
+        let multi_turn = MULTI_TURN_WORDS.iter().any(|w| context.contains(w));
+        let big_data = BIG_DATA_WORDS.iter().any(|w| context.contains(w));
+        let fuel = nice_round_up(estimate.expected.saturating_mul(2)).min(MAX_SUGGESTED_FUEL);
+        let memory = out.memory_need.saturating_mul(2).max(if big_data {
+            FLAVORS[1].memory_bytes
+        } else {
+            0
+        });
+        let state = out.patterns.contains("state_reliance");
+        let more_fuel = fuel > default_fuel;
+        let more_memory = memory > FLAVORS[0].memory_bytes;
+        Self {
+            multi_turn,
+            big_data,
+            fuel,
+            memory,
+            seconds: estimate.expected as f64 / FUEL_PER_SECOND + out.sleep_seconds,
+            more_fuel,
+            more_memory,
+            state,
+            new_session: !state && (more_fuel || more_memory || multi_turn),
+        }
+    }
+}
+
+/// The session settings that fit the analysed code; warns when no setting can fit.
+pub(super) fn recommend_session(
+    estimate: &FuelEstimate,
+    context: &str,
+    default_fuel: u64,
+    out: &mut Analysis,
+) -> SessionRecommendation {
+    let needs = Needs::of(estimate, context, default_fuel, out);
+    let flavor = flavor_for(
+        if needs.more_fuel { needs.fuel } else { 0 },
+        needs.memory.min(MAX_MEMORY_BYTES),
+    )
+    .unwrap_or(&FLAVORS[2]);
+    // What the code needs, whichever session it ends up in.
+    let bigger = needs.more_fuel || needs.more_memory;
+    let fuel_budget = if bigger || needs.new_session {
+        needs.fuel.max(flavor.fuel)
+    } else {
+        default_fuel
+    };
+    let floor = if bigger || needs.new_session {
+        flavor.timeout_secs
+    } else {
+        30
+    };
+    let timeout = ((needs.seconds * 2.0).ceil() as u64).clamp(floor, MAX_TIMEOUT_SECS);
+    session_warnings(&needs, estimate, default_fuel, fuel_budget, out);
+    let (session_type, reason) = session_reason(&needs, estimate, default_fuel);
+    SessionRecommendation {
+        session_type: session_type.to_owned(),
+        flavor: flavor.name().to_owned(),
+        fuel_budget,
+        timeout_seconds: timeout,
+        memory_bytes: needs.memory.clamp(flavor.memory_bytes, MAX_MEMORY_BYTES),
+        auto_persist_globals: needs.multi_turn,
+        reason,
+    }
+}
+
+/// Warnings when the work outgrows what any session allows, or the default budget.
+fn session_warnings(
+    needs: &Needs,
+    estimate: &FuelEstimate,
+    default_fuel: u64,
+    fuel_budget: u64,
+    out: &mut Analysis,
+) {
+    if estimate.expected > MAX_SUGGESTED_FUEL {
+        out.warn(format!(
+            "estimated {} fuel is beyond the largest budget guidance proposes ({}): split the work across calls or shrink the input",
+            fmt_fuel(estimate.expected),
+            fmt_fuel(MAX_SUGGESTED_FUEL)
+        ));
+    } else if needs.more_fuel {
+        let how = if needs.state {
+            "a session keeps the budget it was created with, so split the work across calls or rebuild the state in a session created with a larger fuel_budget"
+        } else {
+            "create the session with the recommended fuel_budget first"
+        };
+        out.warn(format!(
+            "estimated ~{} fuel leaves too little headroom in the default budget of {} (recommended: {}): {how}",
+            fmt_fuel(estimate.expected),
+            fmt_fuel(default_fuel),
+            fmt_fuel(fuel_budget)
+        ));
+    }
+    if needs.seconds * 1.5 > MAX_TIMEOUT_SECS as f64 {
+        out.warn(format!(
+            "estimated ~{:.0} s of work is close to or over the {MAX_TIMEOUT_SECS} s timeout limit: process the data in chunks across several calls",
+            needs.seconds
+        ));
+    }
+    if needs.memory > MAX_MEMORY_BYTES {
+        out.warn(format!(
+            "the data needs about {} but a session has at most {}: stream it (process line by line or in chunks) instead of holding it in memory",
+            fmt_bytes(needs.memory / 2),
+            fmt_bytes(MAX_MEMORY_BYTES)
+        ));
+    }
+    if needs.big_data {
+        out.suggest("For large inputs, read and process files in chunks (line by line, or fixed-size blocks) and keep only aggregates in memory.");
+    }
+}
+
+/// The session type (`same_session`, `new_session` or `default`) and why.
+fn session_reason(
+    needs: &Needs,
+    estimate: &FuelEstimate,
+    default_fuel: u64,
+) -> (&'static str, String) {
+    if needs.state {
+        return (
+            "same_session",
+            format!(
+                "the code uses names defined by earlier calls: run it in the session that has them (~{} fuel expected)",
+                fmt_fuel(estimate.expected)
+            ),
+        );
+    }
+    if !needs.new_session {
+        return (
+            "default",
+            format!(
+                "~{} fuel expected, well within the default budget of {}",
+                fmt_fuel(estimate.expected),
+                fmt_fuel(default_fuel)
+            ),
+        );
+    }
+    let mut why = Vec::new();
+    if needs.more_fuel {
+        why.push(format!(
+            "~{} fuel expected (default budget {})",
+            fmt_fuel(estimate.expected),
+            fmt_fuel(default_fuel)
+        ));
+    }
+    if needs.more_memory {
+        why.push(format!(
+            "~{} of data in memory",
+            fmt_bytes(needs.memory / 2)
+        ));
+    }
+    if needs.multi_turn {
+        why.push("a multi-turn workflow keeps its state in a named session".into());
+    }
+    ("new_session", why.join("; "))
+}
+
+/// The call that gets the code running: `create_session` with the recommended settings, or
+/// `execute_code` in the default session when the code is short enough to repeat.
+pub(super) fn session_next_call(
+    code: &str,
+    language: Language,
+    session: &SessionRecommendation,
+    context: &str,
+) -> Option<NextCall> {
+    match session.session_type.as_str() {
+        "new_session" => {
+            let mut args = json!({
+                "language": language.as_str(),
+                "session_id": session_slug(context, language),
+                "flavor": session.flavor,
+            });
+            let flavor_fuel = FLAVORS
+                .iter()
+                .find(|f| f.name() == session.flavor)
+                .map_or(0, |f| f.fuel);
+            if session.fuel_budget > flavor_fuel {
+                args["fuel_budget"] = json!(session.fuel_budget);
+            }
+            if session.auto_persist_globals {
+                args["auto_persist_globals"] = json!(true);
+            }
+            Some(NextCall::new(
+                "create_session",
+                args,
+                format!(
+                    "{}; then run the code with execute_code in that session",
+                    session.reason
+                ),
+            ))
+        }
+        "default" if code.len() <= MAX_ECHOED_CODE && !code.trim().is_empty() => {
+            let mut args = json!({"code": code, "language": language.as_str()});
+            if session.timeout_seconds > 30 {
+                args["timeout"] = json!(session.timeout_seconds);
+            }
+            Some(NextCall::new(
+                "execute_code",
+                args,
+                "the default session's limits fit this code",
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// A readable session id from the use-case text: "one-off Excel processing" → "excel-processing".
+fn session_slug(context: &str, language: Language) -> String {
+    const FILLER: &[&str] = &[
+        "a",
+        "an",
+        "the",
+        "for",
+        "with",
+        "and",
+        "of",
+        "to",
+        "in",
+        "one-off",
+        "llm",
+        "multi-turn",
+    ];
+    let words: Vec<String> = context
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty() && !FILLER.contains(w))
+        .take(3)
+        .map(|w| w.chars().take(16).collect())
+        .collect();
+    let slug = words.join("-");
+    let slug = slug.trim_matches('-');
+    if slug.is_empty()
+        || !slug
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+    {
+        format!("{}-work", language.as_str())
+    } else {
+        slug.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::analyze;
+    use super::super::testing::{py, table, warned};
+    use super::*;
+
+    #[test]
+    fn trivial_code_fits_the_default_session() {
+        let g = py("print(sum(range(10)))");
+        assert_eq!(g.recommended_session.session_type, "default");
+        assert_eq!(g.recommended_session.flavor, "small");
+        assert!(g.warnings.is_empty(), "{:?}", g.warnings);
+        let call = g.next_call.unwrap();
+        assert_eq!(call.tool, "execute_code");
+        assert_eq!(call.arguments["language"], "python");
+        assert!(g.estimated_fuel.expected < 100_000_000);
+    }
+    #[test]
+    fn heavy_code_gets_a_new_session_with_a_valid_create_call() {
+        let g = py("for i in range(4 * 10**6):\n    x = i * i\n");
+        assert_eq!(g.recommended_session.session_type, "new_session");
+        assert!(g.recommended_session.fuel_budget > 10_000_000_000);
+        let call = g.next_call.clone().unwrap();
+        assert_eq!(call.tool, "create_session");
+        assert_eq!(call.arguments["language"], "python");
+        assert!(["small", "medium", "large"].contains(&call.arguments["flavor"].as_str().unwrap()));
+        assert!(warned(&g, "too little headroom"));
+    }
+    #[test]
+    fn context_drives_persistence_and_memory() {
+        let g = analyze(
+            "x = 1",
+            Language::Python,
+            Some("LLM agent multi-turn workflow"),
+            &table(),
+            10_000_000_000,
+        );
+        assert!(g.recommended_session.auto_persist_globals);
+        assert_eq!(g.recommended_session.session_type, "new_session");
+        let call = g.next_call.unwrap();
+        assert_eq!(call.arguments["auto_persist_globals"], true);
+        assert_eq!(call.arguments["session_id"], "agent-workflow");
+        let g = analyze(
+            "x = 1",
+            Language::Python,
+            Some("process a large CSV with millions of rows"),
+            &table(),
+            10_000_000_000,
+        );
+        assert_ne!(g.recommended_session.flavor, "small");
+    }
+
+    #[test]
+    fn session_slugs_table() {
+        let cases = [
+            (
+                "one-off excel processing",
+                Language::Python,
+                "excel-processing",
+            ),
+            (
+                "llm agent multi-turn workflow",
+                Language::Python,
+                "agent-workflow",
+            ),
+            ("", Language::JavaScript, "javascript-work"),
+            ("the a an", Language::Python, "python-work"),
+            ("--- report ---", Language::Python, "report"),
+            ("_x of y", Language::Python, "x-y"),
+            ("é!", Language::Python, "python-work"),
+        ];
+        for (context, language, slug) in cases {
+            assert_eq!(session_slug(context, language), slug, "{context}");
+        }
+    }
+}

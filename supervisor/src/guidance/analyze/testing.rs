@@ -1,0 +1,27 @@
+//! Helpers for the analysis tests: run the analysis with the built-in import table and the
+//! default budget, and look for patterns and warnings in the result.
+
+use sandbox_protocol::Language;
+
+use super::super::imports::ImportFuelTable;
+use super::{ExecutionGuidance, analyze};
+
+pub(super) fn table() -> ImportFuelTable {
+    ImportFuelTable::builtin()
+}
+
+pub(super) fn py(code: &str) -> ExecutionGuidance {
+    analyze(code, Language::Python, None, &table(), 10_000_000_000)
+}
+
+pub(super) fn js(code: &str) -> ExecutionGuidance {
+    analyze(code, Language::JavaScript, None, &table(), 10_000_000_000)
+}
+
+pub(super) fn has(g: &ExecutionGuidance, pattern: &str) -> bool {
+    g.detected_patterns.iter().any(|p| p == pattern)
+}
+
+pub(super) fn warned(g: &ExecutionGuidance, needle: &str) -> bool {
+    g.warnings.iter().any(|w| w.contains(needle))
+}

@@ -1,0 +1,465 @@
+//! Loops and what is known of their size: Python `for`/`while` blocks and comprehensions,
+//! JavaScript `for`/`while` statements and iteration methods (`.forEach`, `.map`, ...), with
+//! their nesting, constant bounds and whether they can ever end.
+
+use sandbox_protocol::Language;
+
+use super::consts::const_value;
+use super::lexer::{Kind, NONE, Source};
+
+/// One loop and what is known of its size.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LoopInfo {
+    pub line: u32,
+    /// 1 for a top-level loop, 2 inside another loop, ...
+    pub depth: u32,
+    /// Iterations of this loop per run of its enclosing code, when the bound is a constant.
+    pub bound: Option<f64>,
+    /// Iterations of this loop's body in total (the product of the enclosing known bounds,
+    /// with unknown ones counted as `unknown_as`), for the fuel estimate.
+    pub total_known: f64,
+    /// How many enclosing-or-self bounds are unknown.
+    pub unknown_levels: u32,
+    /// `while True` / `for (;;)` with no `break` anywhere in its body.
+    pub endless: bool,
+    /// Short description: `for i in range(1000000)`, `while True`, `.forEach(...)`.
+    pub header: String,
+}
+
+/// Every loop, with nesting.
+pub(crate) fn loops(src: &Source<'_>) -> Vec<LoopInfo> {
+    match src.language {
+        Language::Python => python_loops(src),
+        Language::JavaScript => js_loops(src),
+    }
+}
+
+/// Python block loops (nested by indentation) and comprehension loops (nested within their
+/// statement).
+fn python_loops(src: &Source<'_>) -> Vec<LoopInfo> {
+    let t = &src.tokens;
+    let mut out = Vec::new();
+    // Block loops: (indent, bound, token index).
+    let mut stack: Vec<(u32, Option<f64>)> = Vec::new();
+    // Comprehension loops of the current statement multiply each other.
+    let mut inline: Vec<Option<f64>> = Vec::new();
+    for i in 0..t.len() {
+        let tok = &t[i];
+        if tok.line_start {
+            while stack
+                .last()
+                .is_some_and(|(indent, _)| *indent >= tok.indent)
+            {
+                stack.pop();
+            }
+            inline.clear();
+        }
+        if tok.kind != Kind::Ident || !matches!(tok.text, "for" | "while") || src.is_member(i) {
+            continue;
+        }
+        let block = tok.line_start || (i > 0 && t[i - 1].line_start && src.is(i - 1, "async"));
+        let (bound, header, endless) = if tok.text == "for" {
+            let (bound, header) = python_for_bound(src, i);
+            (bound, header, false)
+        } else {
+            let always = src.is(i + 1, "True")
+                || (t
+                    .get(i + 1)
+                    .is_some_and(|n| n.kind == Kind::Number && n.text == "1"));
+            let endless = always && block && !python_body_has_break(src, i);
+            let header = if always {
+                "while True".to_owned()
+            } else {
+                "while ...".to_owned()
+            };
+            (None, header, endless)
+        };
+        let enclosing: Vec<Option<f64>> = stack
+            .iter()
+            .map(|(_, b)| *b)
+            .chain(inline.iter().copied())
+            .collect();
+        out.push(loop_info(tok.line, &enclosing, bound, endless, header));
+        if block {
+            stack.push((tok.indent, bound));
+        } else {
+            inline.push(bound);
+        }
+    }
+    out
+}
+
+/// A loop at `line` inside the `enclosing` loops (their bounds, outermost first).
+fn loop_info(
+    line: u32,
+    enclosing: &[Option<f64>],
+    bound: Option<f64>,
+    endless: bool,
+    header: String,
+) -> LoopInfo {
+    let mut total = 1.0f64;
+    let mut unknown = 0;
+    for b in enclosing.iter().chain(std::iter::once(&bound)) {
+        match b {
+            Some(v) => total *= v.max(0.0),
+            None => unknown += 1,
+        }
+    }
+    LoopInfo {
+        line,
+        depth: enclosing.len() as u32 + 1,
+        bound,
+        total_known: total,
+        unknown_levels: unknown,
+        endless,
+        header,
+    }
+}
+
+/// The bound of `for ... in range(...)` or of a literal list, and a short header.
+fn python_for_bound(src: &Source<'_>, i: usize) -> (Option<f64>, String) {
+    let t = &src.tokens;
+    let depth = t[i].depth;
+    let limit = (i + 200).min(t.len());
+    let Some(in_at) = (i + 1..limit).find(|&k| src.is(k, "in") && t[k].depth == depth) else {
+        return (None, "for ...".to_owned());
+    };
+    let target: Vec<&str> = t[i + 1..in_at].iter().map(|t| t.text).collect();
+    let target = target.join(" ").replace(" ,", ",");
+    let j = in_at + 1;
+    if src.ident(j) == Some("range") && src.is(j + 1, "(") && src.partner[j + 1] != NONE {
+        let close = src.partner[j + 1];
+        let args = top_level_args(src, j + 1, close);
+        let value = |(a, b): &(usize, usize)| const_value(src, *a, *b);
+        let bound = (|| match args.as_slice() {
+            [stop] => value(stop),
+            [start, stop] => Some(value(stop)? - value(start)?),
+            [start, stop, step] => {
+                let step = value(step)?;
+                (step != 0.0).then_some(())?;
+                Some(((value(stop)? - value(start)?) / step).ceil())
+            }
+            _ => None,
+        })()
+        .map(|v| v.max(0.0));
+        return (bound, src.text(i, close).to_owned());
+    }
+    if (src.is(j, "[") || src.is(j, "(")) && src.partner[j] != NONE {
+        let close = src.partner[j];
+        let has_for = (j + 1..close).any(|k| src.is(k, "for"));
+        if !has_for && close > j + 1 {
+            let count = top_level_args(src, j, close).len();
+            return (
+                Some(count as f64),
+                format!("for {target} in [{count} items]"),
+            );
+        }
+    }
+    let what = src
+        .dotted(j)
+        .map(|(name, _)| name)
+        .unwrap_or_else(|| "...".into());
+    (None, format!("for {target} in {what}"))
+}
+
+/// Comma-separated argument spans inside the brackets `open`..`close`.
+fn top_level_args(src: &Source<'_>, open: usize, close: usize) -> Vec<(usize, usize)> {
+    let depth = src.tokens[open].depth + 1;
+    let mut spans = Vec::new();
+    let mut start = open + 1;
+    for k in open + 1..close {
+        if src.is(k, ",") && src.tokens[k].depth == depth {
+            spans.push((start, k));
+            start = k + 1;
+        }
+    }
+    if start < close {
+        spans.push((start, close));
+    }
+    spans
+}
+
+/// True when the block of the loop at `header` can leave it (`break`, `return`, `raise`).
+fn python_body_has_break(src: &Source<'_>, header: usize) -> bool {
+    let t = &src.tokens;
+    let indent = t[header].indent;
+    let mut k = header + 1;
+    while k < t.len() {
+        if t[k].line_start && t[k].indent <= indent {
+            return false;
+        }
+        if t[k].kind == Kind::Ident && matches!(t[k].text, "break" | "return" | "raise") {
+            return true;
+        }
+        k += 1;
+    }
+    false
+}
+
+/// A JavaScript `for`/`while` statement as found at its keyword.
+struct JsLoop {
+    bound: Option<f64>,
+    header: String,
+    endless: bool,
+    /// Index of the token that ends the body.
+    body_end: usize,
+}
+
+/// JavaScript loops, nested by the extent of their bodies.
+fn js_loops(src: &Source<'_>) -> Vec<LoopInfo> {
+    let t = &src.tokens;
+    let mut out = Vec::new();
+    // Open loops: (index where the body ends, bound).
+    let mut stack: Vec<(usize, Option<f64>)> = Vec::new();
+    let enclosing = |stack: &[(usize, Option<f64>)]| -> Vec<Option<f64>> {
+        stack.iter().map(|(_, b)| *b).collect()
+    };
+    for i in 0..t.len() {
+        while stack.last().is_some_and(|(end, _)| i > *end) {
+            stack.pop();
+        }
+        if let Some((header, close)) = js_iteration_method(src, i) {
+            out.push(loop_info(
+                t[i].line,
+                &enclosing(&stack),
+                None,
+                false,
+                header,
+            ));
+            if close != NONE {
+                stack.push((close, None));
+            }
+        } else if let Some(found) = js_statement_loop(src, i) {
+            out.push(loop_info(
+                t[i].line,
+                &enclosing(&stack),
+                found.bound,
+                found.endless,
+                found.header,
+            ));
+            stack.push((found.body_end, found.bound));
+        }
+    }
+    out
+}
+
+/// `.forEach(` and friends at `i`: the header and the index of the call's `)`.
+fn js_iteration_method(src: &Source<'_>, i: usize) -> Option<(String, usize)> {
+    let tok = &src.tokens[i];
+    let method = tok.kind == Kind::Ident
+        && src.is_member(i)
+        && matches!(
+            tok.text,
+            "forEach" | "map" | "filter" | "reduce" | "some" | "every" | "find" | "flatMap"
+        )
+        && src.is(i + 1, "(");
+    method.then(|| (format!(".{}(...)", tok.text), src.partner[i + 1]))
+}
+
+/// A `for (...)` or `while (...)` statement at `i` (not the `while` of a `do { } while`).
+fn js_statement_loop(src: &Source<'_>, i: usize) -> Option<JsLoop> {
+    let t = &src.tokens;
+    let tok = &t[i];
+    if tok.kind != Kind::Ident || src.is_member(i) || !matches!(tok.text, "for" | "while") {
+        return None;
+    }
+    let mut open = i + 1;
+    if src.is(open, "await") {
+        open += 1;
+    }
+    if !src.is(open, "(") || src.partner[open] == NONE {
+        return None;
+    }
+    let close = src.partner[open];
+    // `do { } while (x);`: the loop was the `do` block, nothing to push.
+    if tok.text == "while" && i > 0 && src.is(i - 1, "}") {
+        let block_open = src.partner[i - 1];
+        if block_open != NONE && block_open > 0 && src.is(block_open - 1, "do") {
+            return None;
+        }
+    }
+    let (bound, header, always) = if tok.text == "for" {
+        js_for_bound(src, open, close)
+    } else {
+        js_while_head(src, open, close)
+    };
+    let body_end = js_body_end(src, close);
+    let endless = always
+        && !(close + 1..body_end.min(t.len()))
+            .any(|k| t[k].kind == Kind::Ident && matches!(t[k].text, "break" | "return" | "throw"));
+    Some(JsLoop {
+        bound,
+        header,
+        endless,
+        body_end,
+    })
+}
+
+/// `while (true)` / `while (1)` loop forever unless the body leaves; other conditions are
+/// unknown.
+fn js_while_head(src: &Source<'_>, open: usize, close: usize) -> (Option<f64>, String, bool) {
+    let always = close == open + 2
+        && (src.is(open + 1, "true")
+            || src
+                .tokens
+                .get(open + 1)
+                .is_some_and(|n| n.kind == Kind::Number && n.text == "1"));
+    let header = if always {
+        "while (true)"
+    } else {
+        "while (...)"
+    };
+    (None, header.to_owned(), always)
+}
+
+/// The end of the body after the loop head's `)` at `close`: its `}`, or the `;` of a single
+/// statement.
+fn js_body_end(src: &Source<'_>, close: usize) -> usize {
+    let t = &src.tokens;
+    if src.is(close + 1, "{") && src.partner[close + 1] != NONE {
+        src.partner[close + 1]
+    } else {
+        let depth = t.get(close + 1).map_or(0, |t| t.depth);
+        (close + 1..t.len())
+            .find(|&k| src.is(k, ";") && t[k].depth == depth)
+            .unwrap_or(t.len())
+    }
+}
+
+/// `for (let i = A; i < B; i++)` gives B - A; `for (...;;)` is endless; `of`/`in` are unknown.
+fn js_for_bound(src: &Source<'_>, open: usize, close: usize) -> (Option<f64>, String, bool) {
+    let t = &src.tokens;
+    let depth = t[open].depth + 1;
+    let semis: Vec<usize> = (open + 1..close)
+        .filter(|&k| src.is(k, ";") && t[k].depth == depth)
+        .collect();
+    let shown = || {
+        let text = src.text(open, close);
+        let mut end = text.len().min(60);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let ellipsis = if end < text.len() { " ...)" } else { "" };
+        format!("for {}{ellipsis}", &text[..end])
+    };
+    let [first, second] = semis.as_slice() else {
+        return (None, shown(), false);
+    };
+    if *second == first + 1 {
+        return (None, "for (;;)".to_owned(), true);
+    }
+    let cmp = (first + 1..*second).find(|&k| {
+        t[k].kind == Kind::Op && matches!(t[k].text, "<" | "<=" | ">" | ">=") && t[k].depth == depth
+    });
+    let start = (open + 1..*first)
+        .find(|&k| src.is(k, "=") && t[k].depth == depth)
+        .and_then(|eq| const_value(src, eq + 1, *first));
+    let bound = cmp.and_then(|c| {
+        let limit = const_value(src, c + 1, *second)?;
+        let from = start?;
+        let inclusive = matches!(t[c].text, "<=" | ">=");
+        let span = if matches!(t[c].text, "<" | "<=") {
+            limit - from
+        } else {
+            from - limit
+        };
+        Some((span + if inclusive { 1.0 } else { 0.0 }).max(0.0))
+    });
+    (bound, shown(), false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::{js, py};
+    use super::*;
+
+    #[test]
+    fn python_loop_bounds_and_nesting() {
+        let s = py(
+            "for i in range(10**6):\n    x = i\nfor a in range(1, 101):\n    for b in range(0, 50, 2):\n        pass\n\
+             total = sum(x*y for x in range(1_000) for y in range(10))\nwhile True:\n    pass\n",
+        );
+        let l = loops(&s);
+        assert_eq!(l.len(), 6, "{l:?}");
+        assert_eq!(l[0].bound, Some(1e6));
+        assert_eq!(l[0].depth, 1);
+        assert_eq!((l[1].bound, l[1].depth), (Some(100.0), 1));
+        assert_eq!((l[2].bound, l[2].depth), (Some(25.0), 2));
+        assert_eq!(l[2].total_known, 2500.0);
+        assert_eq!(l[4].total_known, 10_000.0);
+        assert!(l[5].endless);
+        assert!(!l[0].endless);
+    }
+
+    #[test]
+    fn python_while_true_with_break_is_not_endless() {
+        let s = py("while True:\n    if done():\n        break\nprint(1)");
+        assert!(!loops(&s)[0].endless);
+    }
+
+    #[test]
+    fn js_loop_bounds_and_nesting() {
+        let s = js(
+            "for (let i = 0; i < 1e6; i++) { for (let j = 0; j <= 9; j++) s += j; }\n\
+             for (const f of files) {}\nwhile (true) { x++ }\nitems.forEach(x => total += x);\n\
+             do { n-- } while (n > 0);\nfor (;;) { if (x) break; }",
+        );
+        let l = loops(&s);
+        let headers: Vec<&str> = l.iter().map(|l| l.header.as_str()).collect();
+        assert_eq!(l.len(), 6, "{headers:?}");
+        assert_eq!(l[0].bound, Some(1e6));
+        assert_eq!((l[1].bound, l[1].depth), (Some(10.0), 2));
+        assert_eq!(l[2].bound, None);
+        assert!(l[3].endless);
+        assert_eq!(l[4].header, ".forEach(...)");
+        assert!(!l[5].endless);
+    }
+
+    #[test]
+    fn loop_headers_and_endlessness_table() {
+        let cases: [(Language, &str, &str, bool); 8] = [
+            (Language::Python, "while 1:\n    x = 2", "while True", true),
+            (Language::Python, "while x:\n    pass", "while ...", false),
+            (
+                Language::Python,
+                "while True:\n    return",
+                "while True",
+                false,
+            ),
+            (
+                Language::Python,
+                "for k in d.items():\n    pass",
+                "for k in d.items",
+                false,
+            ),
+            (
+                Language::Python,
+                "for x in [1, 2, 3]:\n    pass",
+                "for x in [3 items]",
+                false,
+            ),
+            (
+                Language::JavaScript,
+                "while (1) { x++ }",
+                "while (true)",
+                true,
+            ),
+            (
+                Language::JavaScript,
+                "while (true) { throw e }",
+                "while (true)",
+                false,
+            ),
+            (Language::JavaScript, "for (;;) x++;", "for (;;)", true),
+        ];
+        for (language, code, header, endless) in cases {
+            let found = loops(&Source::new(code, language));
+            assert_eq!(found.len(), 1, "{code}: {found:?}");
+            assert_eq!(
+                (found[0].header.as_str(), found[0].endless),
+                (header, endless),
+                "{code}"
+            );
+        }
+    }
+}

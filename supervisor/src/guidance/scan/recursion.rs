@@ -1,0 +1,129 @@
+//! Functions that call themselves (Python `def`, JavaScript `function` and arrow functions
+//! bound to a name): deep recursion overflows the interpreter's fixed WebAssembly stack.
+
+use sandbox_protocol::Language;
+
+use super::lexer::{Kind, NONE, Source};
+
+/// Functions that call themselves: (name, line of the definition).
+pub(crate) fn recursive_functions(src: &Source<'_>) -> Vec<(String, u32)> {
+    let t = &src.tokens;
+    let mut found: Vec<(String, u32)> = Vec::new();
+    match src.language {
+        Language::Python => {
+            // Open defs: (indent, name, line).
+            let mut open: Vec<(u32, &str, u32)> = Vec::new();
+            for i in 0..t.len() {
+                if t[i].line_start {
+                    while open.last().is_some_and(|(ind, _, _)| *ind >= t[i].indent) {
+                        open.pop();
+                    }
+                    let def_at = if src.is(i, "async") { i + 1 } else { i };
+                    if src.is(def_at, "def")
+                        && let Some(name) = src.ident(def_at + 1)
+                    {
+                        open.push((t[i].indent, name, t[i].line));
+                        continue;
+                    }
+                }
+                if t[i].kind == Kind::Ident
+                    && src.is(i + 1, "(")
+                    && !src.is_member(i)
+                    && let Some((_, name, line)) =
+                        open.iter().rev().find(|(_, n, _)| *n == t[i].text)
+                    && !src.is(i.wrapping_sub(1), "def")
+                    && !found.iter().any(|(n, _)| n == name)
+                {
+                    found.push(((*name).to_owned(), *line));
+                }
+            }
+        }
+        Language::JavaScript => {
+            // Open functions: (index of the body's closing brace, name, line).
+            let mut open: Vec<(usize, &str, u32)> = Vec::new();
+            for i in 0..t.len() {
+                while open.last().is_some_and(|(end, _, _)| i > *end) {
+                    open.pop();
+                }
+                if let Some((name, body)) = js_function_at(src, i) {
+                    if src.partner[body] != NONE {
+                        open.push((src.partner[body], name, t[i].line));
+                    }
+                    continue;
+                }
+                if t[i].kind == Kind::Ident
+                    && src.is(i + 1, "(")
+                    && !src.is_member(i)
+                    && let Some((_, name, line)) =
+                        open.iter().rev().find(|(_, n, _)| *n == t[i].text)
+                    && !found.iter().any(|(n, _)| n == name)
+                {
+                    found.push(((*name).to_owned(), *line));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// A named JavaScript function starting at `i`: `function f(...) {`, `const f = (...) => {`,
+/// `const f = function (...) {`. Returns the name and the body's `{`.
+fn js_function_at<'a>(src: &Source<'a>, i: usize) -> Option<(&'a str, usize)> {
+    if src.is(i, "function") {
+        let mut j = i + 1;
+        if src.is(j, "*") {
+            j += 1;
+        }
+        let name = src.ident(j)?;
+        let close = *src.partner.get(j + 1).filter(|_| src.is(j + 1, "("))?;
+        return (close != NONE && src.is(close + 1, "{")).then_some((name, close + 1));
+    }
+    if matches!(src.ident(i), Some("const" | "let" | "var")) && src.is(i + 2, "=") {
+        let name = src.ident(i + 1)?;
+        let mut j = i + 3;
+        if src.is(j, "async") {
+            j += 1;
+        }
+        if src.is(j, "function") {
+            j += 1;
+            if src.ident(j).is_some() {
+                j += 1;
+            }
+        }
+        let close = if src.is(j, "(") {
+            src.partner[j]
+        } else if src.ident(j).is_some() && src.is(j + 1, "=>") {
+            j
+        } else {
+            return None;
+        };
+        if close == NONE {
+            return None;
+        }
+        let mut k = close + 1;
+        if src.is(k, "=>") {
+            k += 1;
+        }
+        return src.is(k, "{").then_some((name, k));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::{js, py};
+    use super::*;
+
+    #[test]
+    fn recursion_is_found() {
+        let s = py("def fib(n):\n    return n if n < 2 else fib(n-1) + fib(n-2)\nprint(fib(10))");
+        assert_eq!(recursive_functions(&s), vec![("fib".to_string(), 1)]);
+        let s = py("def f(x):\n    return g(x)\ndef g(x):\n    return x\nf(1)");
+        assert!(recursive_functions(&s).is_empty());
+        let s = js(
+            "function walk(n) { return n ? walk(n - 1) : 0 }\nconst go = (x) => { return go(x) }",
+        );
+        let names: Vec<String> = recursive_functions(&s).into_iter().map(|r| r.0).collect();
+        assert_eq!(names, ["walk", "go"]);
+    }
+}

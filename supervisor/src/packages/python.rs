@@ -1,0 +1,410 @@
+//! Python installs: a requirement is checked (a PEP 508 name that is not native-only, an exact
+//! version), answered from the vendored set when the server ships it, or else downloaded by
+//! pip as pure-Python wheels into the server's staging directory, unpacked and checked there
+//! ([`wheel`]), and only then moved into the session's `/app/.packages`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use sandbox_protocol::ErrorType;
+use sandbox_protocol::confined::{EntryKind, Follow, Root};
+
+use super::{
+    InstallRefusal, Installation, PYTHON_PACKAGES_DIR, Sources, catalog, entry_names, names,
+    normalize, pip, wheel,
+};
+use crate::workspace::Staging;
+
+/// How long a download may take before it is abandoned.
+const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Bounds of one Python install (the package and its dependencies, unpacked).
+const WHEEL_LIMITS: wheel::Limits = wheel::Limits {
+    max_entries: 20_000,
+    max_bytes: 256 << 20,
+};
+
+/// Where installed packages appear inside the sandbox (on `sys.path` there).
+const GUEST_PACKAGES_PATH: &str = "/app/.packages";
+
+/// Makes a running Python interpreter see newly installed packages, binding no user names.
+pub const PYTHON_REFRESH: &str = "(__import__('sys').path.append('/app/.packages') if '/app/.packages' not in __import__('sys').path else None, __import__('sys').path_importer_cache.pop('/app/.packages', None), __import__('importlib').invalidate_caches()) and None";
+
+/// Distributions that only exist with compiled extensions, with what to use instead.
+const NATIVE_ONLY: [(&str, &str); 22] = [
+    (
+        "numpy",
+        "plain lists, the statistics and math modules, or sympy/mpmath for exact math",
+    ),
+    (
+        "pandas",
+        "the csv module, openpyxl/xlsxwriter for spreadsheets, tabulate for tables",
+    ),
+    ("scipy", "mpmath and sympy (vendored)"),
+    ("scikit-learn", "pure-Python code on lists; statistics"),
+    ("sklearn", "pure-Python code on lists; statistics"),
+    (
+        "matplotlib",
+        "write data as CSV/JSON, or render text charts with rich",
+    ),
+    (
+        "pillow",
+        "no image library works in WebAssembly yet; process image metadata as bytes",
+    ),
+    ("pil", "no image library works in WebAssembly yet"),
+    (
+        "lxml",
+        "xml.etree.ElementTree (stdlib), html5lib or beautifulsoup4 (vendored)",
+    ),
+    ("torch", "no deep-learning framework runs here"),
+    ("tensorflow", "no deep-learning framework runs here"),
+    ("opencv-python", "no computer-vision library runs here"),
+    ("cryptography", "hashlib, hmac and secrets (stdlib)"),
+    (
+        "psycopg2",
+        "there is no network in the sandbox; use sqlite3 (stdlib)",
+    ),
+    (
+        "psycopg2-binary",
+        "there is no network in the sandbox; use sqlite3 (stdlib)",
+    ),
+    ("regex", "the re module (stdlib)"),
+    ("orjson", "the json module (stdlib)"),
+    ("ujson", "the json module (stdlib)"),
+    ("pydantic-core", "pydantic 1.10 (vendored, pure Python)"),
+    ("rpds-py", "jsonschema 4.17 (vendored) does not need it"),
+    ("grpcio", "there is no network in the sandbox"),
+    (
+        "requests",
+        "there is no network in the sandbox: read files from /app instead",
+    ),
+];
+
+/// Checks a Python requirement: a PEP 508 name that is not native-only, and an exact version.
+/// Returns the pip requirement string.
+///
+/// # Errors
+/// [`InstallRefusal`] with `invalid_package` or `native_package`.
+pub fn python_requirement(package: &str, version: Option<&str>) -> Result<String, InstallRefusal> {
+    names::python_name(package).map_err(|m| InstallRefusal::new(ErrorType::InvalidPackage, m))?;
+    let version = version
+        .map(names::python_version)
+        .transpose()
+        .map_err(|m| InstallRefusal::new(ErrorType::InvalidPackage, m))?;
+    let wanted = normalize(package);
+    if let Some((_, instead)) = NATIVE_ONLY.iter().find(|(name, _)| *name == wanted) {
+        return Err(InstallRefusal::new(
+            ErrorType::NativePackage,
+            format!(
+                "{package} cannot run here: it needs compiled (C/Rust) extensions or the network, and this sandbox runs CPython compiled to WebAssembly, which only loads pure-Python code"
+            ),
+        )
+        .with(format!("use instead: {instead}"))
+        .with("call list_available_packages to see what is vendored"));
+    }
+    Ok(match version {
+        Some(v) => format!("{package}=={v}"),
+        None => package.to_owned(),
+    })
+}
+
+/// Makes `package` importable: the vendored copy when the server ships it (nothing is
+/// installed), else a download into `app`'s `.packages` ([`install_python`]).
+///
+/// # Errors
+/// An [`InstallRefusal`], as [`python_requirement`] and [`install_python`] give them.
+pub async fn install(
+    package: &str,
+    version: Option<&str>,
+    app: &Root,
+    staging: &Staging,
+    data_dir: Option<&Path>,
+    sources: &Sources,
+) -> Result<Installation, InstallRefusal> {
+    python_requirement(package, version)?;
+    let vendored = catalog::vendored_python(data_dir);
+    if let Some((import, v)) = catalog::vendored_import(&vendored, package) {
+        return Ok(Installation {
+            installed_version: v.version.clone().unwrap_or_else(|| "vendored".into()),
+            dependencies_installed: Vec::new(),
+            import_names: Some(vec![import.to_owned()]),
+            location: None,
+            message: format!(
+                "{package} is vendored (read-only under /data): `import {import}` works in every session"
+            ),
+            refresh_interpreter: false,
+        });
+    }
+    install_python(package, version, app, staging, sources).await
+}
+
+/// Installs a pure-Python distribution and its pure-Python dependencies into `app`'s
+/// `.packages`, fetching and unpacking them in `staging` first.
+///
+/// # Errors
+/// An [`InstallRefusal`]: bad name, native code, no source configured, download failure, a
+/// hostile archive, or a guest-made `.packages` that is not a directory.
+pub async fn install_python(
+    package: &str,
+    version: Option<&str>,
+    app: &Root,
+    staging: &Staging,
+    sources: &Sources,
+) -> Result<Installation, InstallRefusal> {
+    let requirement = python_requirement(package, version)?;
+    if sources.wheelhouse.is_none() && !sources.index {
+        return Err(InstallRefusal::new(
+            ErrorType::InstallDisabled,
+            format!(
+                "{package} is not vendored, and this server has no package source: the operator can set SANDBOX_WHEELHOUSE (a directory of wheels) or SANDBOX_ALLOW_PYPI=1"
+            ),
+        )
+        .with("call list_available_packages for the vendored packages"));
+    }
+    let download = download(&requirement, staging, sources).await?;
+    let wheels = downloaded_wheels(&download)?;
+    let unpacked = unpack(&download, &wheels, staging)?;
+    let installation = describe(package, &wheels, &unpacked);
+    move_python_packages(app, &unpacked, &wheels)?;
+    Ok(installation)
+}
+
+/// Downloads `requirement` and its dependencies as wheels into `download/` of `staging`.
+async fn download(
+    requirement: &str,
+    staging: &Staging,
+    sources: &Sources,
+) -> Result<Root, InstallRefusal> {
+    let download = staging
+        .root
+        .create_private_dir("download")
+        .map_err(|e| InstallRefusal::system("cannot create a download directory", e))?;
+    let command = pip::download_command(
+        &pip::python3(),
+        requirement,
+        &staging.path,
+        &staging.path.join("download"),
+        sources,
+    );
+    let output = run_pip(command).await?;
+    if output.status.success() {
+        return Ok(download);
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let missing = stderr
+        .lines()
+        .find(|l| l.contains("No matching distribution found for"))
+        .map(|l| l.trim().to_owned());
+    Err(match missing {
+        Some(line) => InstallRefusal::new(
+            ErrorType::PackageNotFound,
+            format!(
+                "no pure-Python wheel found ({line}): the package does not exist, or it (or a dependency) only ships compiled extensions, which cannot run in WebAssembly"
+            ),
+        )
+        .with("check the spelling on pypi.org")
+        .with("call list_available_packages for the vendored packages"),
+        None => InstallRefusal::new(
+            ErrorType::SystemError,
+            format!("pip failed: {}", stderr.lines().last().unwrap_or_default()),
+        ),
+    })
+}
+
+/// Unpacks every downloaded wheel into `unpacked/` of `staging`, within one shared budget.
+fn unpack(download: &Root, wheels: &[String], staging: &Staging) -> Result<Root, InstallRefusal> {
+    let unpacked = staging
+        .root
+        .create_private_dir("unpacked")
+        .map_err(|e| InstallRefusal::system("cannot create an unpack directory", e))?;
+    let mut budget = wheel::Budget::default();
+    for name in wheels {
+        let (file, _) = download
+            .open_regular(Path::new(name), Follow::No)
+            .map_err(|e| InstallRefusal::system("cannot open a downloaded wheel", e))?;
+        wheel::unpack(file.into_std(), name, &unpacked, WHEEL_LIMITS, &mut budget).map_err(
+            |e| match e {
+                wheel::WheelError::Refused { .. } => InstallRefusal::new(
+                    ErrorType::InvalidPackage,
+                    format!("the package was refused: {e}"),
+                )
+                .with("nothing was installed; choose another version or package"),
+                wheel::WheelError::Native { .. } => {
+                    InstallRefusal::new(ErrorType::NativePackage, e.to_string())
+                }
+                wheel::WheelError::Io { .. } => InstallRefusal::system("cannot unpack", e),
+            },
+        )?;
+    }
+    Ok(unpacked)
+}
+
+/// What the unpacked wheels install: the version and import names of `package`, and the
+/// other distributions as dependencies.
+fn describe(package: &str, wheels: &[String], unpacked: &Root) -> Installation {
+    let mut installation = Installation {
+        installed_version: String::new(),
+        dependencies_installed: Vec::new(),
+        import_names: Some(Vec::new()),
+        location: Some(GUEST_PACKAGES_PATH.to_owned()),
+        message: "importable in the next execute_code, no sys.path changes needed".to_owned(),
+        refresh_interpreter: true,
+    };
+    let wanted = normalize(package);
+    for name in wheels {
+        let mut parts = name.splitn(3, '-');
+        let (dist, version) = (
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+        );
+        if normalize(dist) == wanted {
+            installation.installed_version = version.to_owned();
+            if let Some(info) = wheel::dist_info(unpacked, dist) {
+                installation.import_names = Some(wheel::top_level_names(unpacked, &info));
+            }
+        } else {
+            installation
+                .dependencies_installed
+                .push(format!("{dist}=={version}"));
+        }
+    }
+    installation
+}
+
+/// Runs pip with its timeout.
+async fn run_pip(
+    mut command: tokio::process::Command,
+) -> Result<std::process::Output, InstallRefusal> {
+    match tokio::time::timeout(DOWNLOAD_TIMEOUT, command.output()).await {
+        Ok(Ok(output)) => Ok(output),
+        Ok(Err(e)) => Err(InstallRefusal::system("cannot run pip on the server", e)),
+        Err(_) => Err(InstallRefusal::new(
+            ErrorType::SystemError,
+            "the download timed out",
+        )),
+    }
+}
+
+/// The wheels pip downloaded: pure ones only (the tag says so; the unpacker checks the files).
+fn downloaded_wheels(download: &Root) -> Result<Vec<String>, InstallRefusal> {
+    let mut wheels: Vec<String> = entry_names(download)
+        .into_iter()
+        .filter(|(name, kind)| *kind == EntryKind::File && name.ends_with(".whl"))
+        .map(|(name, _)| name)
+        .collect();
+    wheels.sort();
+    if let Some(native) = wheels.iter().find(|w| !w.ends_with("-none-any.whl")) {
+        return Err(InstallRefusal::new(
+            ErrorType::NativePackage,
+            format!("{native} contains compiled code, which cannot run in WebAssembly"),
+        ));
+    }
+    if wheels.is_empty() {
+        return Err(InstallRefusal::new(
+            ErrorType::PackageNotFound,
+            "pip downloaded no wheel",
+        ));
+    }
+    Ok(wheels)
+}
+
+/// Moves every unpacked top-level entry into `/app/.packages`, replacing what had its name
+/// (and older `.dist-info` directories of the same distributions).
+fn move_python_packages(
+    app: &Root,
+    unpacked: &Root,
+    wheels: &[String],
+) -> Result<(), InstallRefusal> {
+    let packages = app
+        .ensure_dir(Path::new(PYTHON_PACKAGES_DIR))
+        .map_err(|e| InstallRefusal::not_a_directory(PYTHON_PACKAGES_DIR, &e))?;
+    let dists: Vec<String> = wheels
+        .iter()
+        .filter_map(|w| w.split('-').next())
+        .map(normalize)
+        .collect();
+    for (name, _) in entry_names(&packages) {
+        let stale = name
+            .strip_suffix(".dist-info")
+            .and_then(|stem| stem.rsplit_once('-'))
+            .is_some_and(|(dist, _)| dists.contains(&normalize(dist)));
+        if stale {
+            packages
+                .remove_tree(Path::new(&name))
+                .map_err(|e| InstallRefusal::system("cannot remove an older version", e))?;
+        }
+    }
+    let entries = wheel::top_level_entries(unpacked)
+        .map_err(|e| InstallRefusal::system("cannot read the unpacked package", e))?;
+    for (name, _) in entries {
+        packages.replace_from(&name, unpacked, &name).map_err(|e| {
+            InstallRefusal::system("cannot move the package into /app/.packages", e)
+        })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requirements_are_checked_before_anything_runs() {
+        assert_eq!(python_requirement("tabulate", None).unwrap(), "tabulate");
+        assert_eq!(
+            python_requirement("tabulate", Some("==0.9.0")).unwrap(),
+            "tabulate==0.9.0"
+        );
+        for (name, version) in [("../etc", None), ("x", Some(">=1")), ("x @ http://y", None)] {
+            let err = python_requirement(name, version).unwrap_err();
+            assert_eq!(err.error_type, ErrorType::InvalidPackage, "{name}");
+        }
+        let err = python_requirement("numpy", None).unwrap_err();
+        assert_eq!(err.error_type, ErrorType::NativePackage);
+        assert!(err.alternatives[0].contains("statistics"));
+        assert_eq!(normalize("Python_Dateutil"), "python-dateutil");
+    }
+
+    #[tokio::test]
+    async fn no_source_means_no_install() {
+        let state = tempfile::tempdir().unwrap();
+        let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
+        let files = dirs.create_session("s").unwrap();
+        let staging = dirs.staging().unwrap();
+        let err = install_python("somepkg", None, &files.app, &staging, &Sources::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.error_type, ErrorType::InstallDisabled);
+    }
+
+    #[tokio::test]
+    async fn a_vendored_package_is_answered_without_installing() {
+        let state = tempfile::tempdir().unwrap();
+        let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
+        let files = dirs.create_session("s").unwrap();
+        let data = tempfile::tempdir().unwrap();
+        std::fs::write(
+            data.path().join("import-fuel.json"),
+            r#"{"python": {"yaml": {"package": "PyYAML", "version": "6.0.1"}}}"#,
+        )
+        .unwrap();
+        let staging = dirs.staging().unwrap();
+        let sources = Sources::default();
+        let (app, staging, data_dir) = (&files.app, &staging, Some(data.path()));
+        let install_named = |name| install(name, None, app, staging, data_dir, &sources);
+        let vendored = install_named("pyyaml").await.unwrap();
+        assert_eq!(vendored.installed_version, "6.0.1");
+        assert_eq!(
+            vendored.import_names.as_deref(),
+            Some(&["yaml".to_owned()][..])
+        );
+        assert!(vendored.location.is_none() && !vendored.refresh_interpreter);
+        assert!(!files.app_path.join(".packages").exists());
+        let err = install_named("numpy").await.unwrap_err();
+        assert_eq!(
+            err.error_type,
+            ErrorType::NativePackage,
+            "checked before the vendored set"
+        );
+    }
+}

@@ -1,0 +1,180 @@
+//! `create_session`: a session made explicitly, with the client's own id, flavor and limits
+//! (execute_code makes sessions on demand; this is for choosing their size up front).
+
+use std::time::Duration;
+
+use rmcp::handler::server::common::schema_for_output;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
+use sandbox_protocol::{ErrorType, Flavor, Language};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::args::{LanguageArg, bounded, check_session_id, invalid_argument, timeout_arg};
+use super::reply;
+use super::session_info::SessionInfo;
+use crate::config::{FUEL_RANGE, MEMORY_RANGE, SessionLimits, TTL_RANGE};
+use crate::server::SandboxServer;
+use crate::session::{CreateError, Usage};
+
+/// What the model reads about `create_session`.
+pub const DESCRIPTION: &str = "Create a session with your own id, flavor or limits (execute_code otherwise creates one on demand). Fails if the id exists.";
+
+/// Arguments of `create_session`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CreateSessionArgs {
+    pub language: LanguageArg,
+    /// 1-64 letters, digits, - or _ (default: generated).
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// small (1 CPU, 1 GiB; default), medium (2, 2 GiB), large (4, 4 GiB); fuel_budget,
+    /// memory_bytes, timeout override its limits.
+    #[serde(default)]
+    pub flavor: Option<Flavor>,
+    /// Per execution (10^10 is about 1 s of CPU), from 10^6 to 5×10^12.
+    #[serde(default)]
+    #[schemars(range(min = 1_000_000, max = 5_000_000_000_000_u64))]
+    pub fuel_budget: Option<u64>,
+    /// Bytes, from 32 MiB to 4 GiB.
+    #[serde(default)]
+    #[schemars(range(min = 33_554_432, max = 4_294_967_296_u64))]
+    pub memory_bytes: Option<u64>,
+    /// Seconds per execution, from 0.1 to 300.
+    #[serde(default)]
+    #[schemars(range(min = 0.1, max = 300))]
+    pub timeout: Option<f64>,
+    /// Idle seconds until it is deleted, from 1 to 2592000 (default 86400).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 2_592_000))]
+    pub ttl_seconds: Option<u64>,
+    /// Save serialisable variables after each successful call, restore them after a restart
+    /// (default false).
+    #[serde(default)]
+    pub auto_persist_globals: Option<bool>,
+}
+
+/// The failed answer when the session cannot be had for lack of capacity.
+#[derive(Debug, Serialize)]
+struct NoCapacity<'a> {
+    success: bool,
+    error_type: ErrorType,
+    error_message: String,
+    /// The server's use and capacity, when the server as a whole is full.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<&'a Usage>,
+    actionable_guidance: &'static [&'static str],
+}
+
+impl NoCapacity<'_> {
+    fn reply(&self) -> Result<CallToolResult, McpError> {
+        let text = format!("ERROR {}: {}", self.error_type, self.error_message);
+        reply::structured(self, true, text)
+    }
+}
+
+#[tool_router(router = create_session_router, vis = "pub(crate)")]
+impl SandboxServer {
+    #[tool(
+        description = DESCRIPTION,
+        output_schema = schema_for_output::<SessionInfo>(),
+        annotations(title = "Create session", read_only_hint = false, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn create_session(
+        &self,
+        Parameters(args): Parameters<CreateSessionArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let owner = self.owner(&ctx);
+        let id = match &args.session_id {
+            Some(id) => check_session_id(id)?.to_owned(),
+            None => format!(
+                "session-{}",
+                &uuid::Uuid::new_v4().simple().to_string()[..12]
+            ),
+        };
+        let (limits, ttl) = self.requested_limits(&args)?;
+        let language = Language::from(args.language);
+        match self.sessions.create(&owner, &id, language, limits, ttl) {
+            Ok(session) => {
+                let info = SessionInfo::of(&session);
+                let text = format!(
+                    "created {} session {} ({} flavor), expires {} if idle",
+                    info.language,
+                    info.session_id,
+                    session.limits.flavor.name(),
+                    info.expires_at
+                );
+                reply::structured(&info, false, text)
+            }
+            Err(CreateError::Exists(id)) => Err(invalid_argument(
+                "session_id",
+                format!(
+                    "session {id:?} already exists; use it with execute_code, or destroy_session it first"
+                ),
+            )),
+            Err(e @ CreateError::ClientLimit { .. }) => NoCapacity {
+                success: false,
+                error_type: ErrorType::ResourcesExhausted,
+                error_message: format!(
+                    "{e} ({}); destroy_session one you no longer need",
+                    self.config.principal_max_sessions
+                ),
+                usage: None,
+                actionable_guidance: &[
+                    "destroy_session a session you no longer need",
+                    "reuse an existing session by passing its session_id to execute_code",
+                ],
+            }
+            .reply(),
+            Err(CreateError::ResourcesExhausted(usage)) => NoCapacity {
+                success: false,
+                error_type: ErrorType::ResourcesExhausted,
+                error_message: usage.to_string(),
+                usage: Some(&usage),
+                actionable_guidance: &[
+                    "wait a minute for idle sessions to expire, then retry",
+                    "destroy_session a session you no longer need",
+                    "ask for a smaller flavor or memory_bytes",
+                ],
+            }
+            .reply(),
+            Err(other) => Err(McpError::internal_error(other.to_string(), None)),
+        }
+    }
+
+    /// The limits and idle TTL `args` ask for: the flavor's (or the defaults), then each limit
+    /// given, checked against its bounds.
+    fn requested_limits(
+        &self,
+        args: &CreateSessionArgs,
+    ) -> Result<(SessionLimits, Duration), McpError> {
+        let mut limits = self.limits_for(args.flavor);
+        if let Some(fuel) = args.fuel_budget {
+            limits.fuel = bounded("fuel_budget", fuel, &FUEL_RANGE, "")?;
+        }
+        if let Some(memory) = args.memory_bytes {
+            limits.memory_bytes = bounded(
+                "memory_bytes",
+                memory,
+                &MEMORY_RANGE,
+                " bytes (32 MiB to 4 GiB)",
+            )?;
+        }
+        if let Some(timeout) = timeout_arg(args.timeout)? {
+            limits.timeout = timeout;
+        }
+        limits.auto_persist_globals = args.auto_persist_globals.unwrap_or(false);
+        let ttl = match args.ttl_seconds {
+            Some(secs) => Duration::from_secs(bounded(
+                "ttl_seconds",
+                secs,
+                &TTL_RANGE,
+                " seconds (30 days)",
+            )?),
+            None => self.config.explicit_session_ttl,
+        };
+        Ok((limits, ttl))
+    }
+}

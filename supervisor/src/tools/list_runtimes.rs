@@ -1,0 +1,225 @@
+//! `list_runtimes`: the runtimes with exact versions, capabilities and limits, the session
+//! flavors, and the server's health. The capability manifest resource
+//! (`sandbox://capabilities`) states the same facts for clients that read resources.
+
+use std::collections::BTreeMap;
+
+use rmcp::model::CallToolResult;
+use rmcp::{ErrorData as McpError, tool, tool_router};
+use sandbox_protocol::Language;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::reply;
+use super::session_info::{Limits, flavor_table};
+use crate::guidance;
+use crate::packages::catalog;
+use crate::runtimes::{RUNTIMES, RuntimeInfo};
+use crate::server::SandboxServer;
+
+/// What the model reads about `list_runtimes`.
+pub const DESCRIPTION: &str =
+    "Runtime versions, capabilities and limits, the session flavors, and server health.";
+
+/// A runtime as the capability manifest describes it.
+#[derive(Debug, Serialize)]
+struct RuntimeSummary {
+    name: &'static str,
+    version: &'static str,
+    engine: &'static str,
+    capabilities: &'static [&'static str],
+    notes: &'static [&'static str],
+}
+
+impl From<&RuntimeInfo> for RuntimeSummary {
+    fn from(r: &RuntimeInfo) -> Self {
+        RuntimeSummary {
+            name: r.language.as_str(),
+            version: r.version,
+            engine: r.engine,
+            capabilities: r.capabilities,
+            notes: r.notes,
+        }
+    }
+}
+
+/// A runtime as `list_runtimes` describes it: the summary, its default limits and what it
+/// ships (vendored Python packages, or the JavaScript library).
+#[derive(Debug, Serialize)]
+struct RuntimeEntry {
+    #[serde(flatten)]
+    summary: RuntimeSummary,
+    language: &'static str,
+    default_limits: Limits,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vendored_packages: Option<VendoredPackages>,
+    /// Modules, helpers and packages with signatures, examples and API notes (the
+    /// `[value, err]` tuple returns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    library: Option<&'static Value>,
+}
+
+#[derive(Debug, Serialize)]
+struct VendoredPackages {
+    count: usize,
+    names: Vec<String>,
+}
+
+/// What `list_runtimes` answers.
+#[derive(Debug, Serialize)]
+struct RuntimeList {
+    runtimes: Vec<RuntimeEntry>,
+    flavors: BTreeMap<&'static str, Limits>,
+    health: Health,
+}
+
+/// The server's capacity and isolation.
+#[derive(Debug, Serialize)]
+struct Health {
+    sessions: usize,
+    max_sessions: usize,
+    memory_reserved_bytes: u64,
+    memory_budget_bytes: u64,
+    running_executions: usize,
+    isolation: String,
+    jail: Value,
+    cgroups: &'static str,
+    per_client_caps: ClientCaps,
+}
+
+/// The caps one HTTP client has.
+#[derive(Debug, Serialize)]
+struct ClientCaps {
+    applies_to: &'static str,
+    max_sessions: usize,
+    max_executions_in_flight: usize,
+}
+
+/// The capability manifest (`sandbox://capabilities`).
+#[derive(Debug, Serialize)]
+struct Manifest {
+    server: ServerName,
+    runtimes: Vec<RuntimeSummary>,
+    flavors: BTreeMap<&'static str, Limits>,
+    default_limits: Limits,
+    filesystem: Filesystem,
+    javascript_library: &'static Value,
+    isolation: &'static str,
+    docs: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+struct ServerName {
+    name: &'static str,
+    version: &'static str,
+}
+
+/// What each directory a sandbox sees is for.
+#[derive(Debug, Serialize)]
+struct Filesystem {
+    #[serde(rename = "/app")]
+    app: &'static str,
+    #[serde(rename = "/tmp")]
+    tmp: &'static str,
+    #[serde(rename = "/data")]
+    data: &'static str,
+    /// Null without a shared volume.
+    #[serde(rename = "/shared")]
+    shared: Option<&'static str>,
+}
+
+#[tool_router(router = list_runtimes_router, vis = "pub(crate)")]
+impl SandboxServer {
+    #[tool(
+        description = DESCRIPTION,
+        annotations(
+            title = "List runtimes",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_runtimes(&self) -> Result<CallToolResult, McpError> {
+        let vendored = catalog::vendored_python(self.config.data_dir.as_deref());
+        let runtimes = RUNTIMES
+            .iter()
+            .map(|r| {
+                let (vendored_packages, library) = match r.language {
+                    Language::Python => {
+                        let names = catalog::vendored_distributions(&vendored);
+                        let count = names.len();
+                        (Some(VendoredPackages { count, names }), None)
+                    }
+                    Language::JavaScript => (None, Some(catalog::js_catalog())),
+                };
+                RuntimeEntry {
+                    summary: RuntimeSummary::from(r),
+                    language: r.language.as_str(),
+                    default_limits: Limits::from(&self.config.defaults),
+                    vendored_packages,
+                    library,
+                }
+            })
+            .collect();
+        reply::data(&RuntimeList {
+            runtimes,
+            flavors: flavor_table(),
+            health: self.health(),
+        })
+    }
+}
+
+impl SandboxServer {
+    fn health(&self) -> Health {
+        let usage = self.sessions.usage();
+        Health {
+            sessions: usage.sessions,
+            max_sessions: usage.max_sessions,
+            memory_reserved_bytes: usage.memory_reserved_bytes,
+            memory_budget_bytes: usage.memory_budget_bytes,
+            running_executions: self.executions.count(),
+            isolation: format!(
+                "one sandbox-worker process per session: WebAssembly (Wasmtime) with fuel, epoch deadlines and a memory cap; rlimits (RLIMIT_DATA, NOFILE, FSIZE, CPU, CORE=0), no_new_privs, own process group, PDEATHSIG; {}",
+                self.config.jail.summary()
+            ),
+            jail: self.config.jail.health(),
+            cgroups: self.config.cgroups.describe_public(),
+            per_client_caps: ClientCaps {
+                applies_to: "HTTP clients (a named principal, or one MCP session)",
+                max_sessions: self.config.principal_max_sessions,
+                max_executions_in_flight: self.config.principal_max_executions,
+            },
+        }
+    }
+
+    /// The capability manifest (`sandbox://capabilities`): runtimes, flavors, default limits,
+    /// the sandbox's directories, the JavaScript library, isolation and the documentation.
+    pub(crate) fn capabilities(&self) -> Value {
+        let shared = self.config.shared_dir.as_ref().map(|(_, writable)| {
+            if *writable {
+                "shared volume, read-write"
+            } else {
+                "shared volume, read-only"
+            }
+        });
+        let manifest = Manifest {
+            server: ServerName {
+                name: "sandbox-mcp",
+                version: env!("CARGO_PKG_VERSION"),
+            },
+            runtimes: RUNTIMES.iter().map(RuntimeSummary::from).collect(),
+            flavors: flavor_table(),
+            default_limits: Limits::from(&self.config.defaults),
+            filesystem: Filesystem {
+                app: "session workspace, read-write, working directory",
+                tmp: "per-session scratch, read-write",
+                data: "vendored packages, read-only",
+                shared,
+            },
+            javascript_library: catalog::js_catalog(),
+            isolation: self.config.cgroups.describe_public(),
+            docs: guidance::DOCS.iter().map(|d| d.uri).collect(),
+        };
+        // A value, so its keys come out sorted like every other answer's.
+        serde_json::to_value(&manifest).unwrap_or_default()
+    }
+}

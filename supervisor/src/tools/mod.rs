@@ -1,0 +1,134 @@
+//! The eleven MCP tools, one file each (mini-redis `cmd/` style). A tool's file holds its
+//! argument struct (whose doc comments are the JSON Schema descriptions the model reads), its
+//! description, its annotations and its handler, in a `#[tool_router]` block of its own that
+//! `server.rs` combines with the others.
+//!
+//! What several tools share: [`args`] (the language and session selector arguments, bounded
+//! argument checks), [`sessions`] (which session a call acts on), [`run`] (running work as a
+//! registered execution and teaching its result), [`reply`] (how results are shaped) and
+//! [`session_info`] (what clients are told about a session and its limits).
+//!
+//! Every tools/list costs a model's context, so the descriptions and input schemas together
+//! stay under 2,000 tokens (bytes/4), each fact said once: the pitfalls every language call
+//! shares are in `execute_code`'s description, an argument's bounds and default in its own.
+//! The README quotes each description verbatim (tests check both).
+
+pub mod args;
+pub mod cancel_execution;
+pub mod create_session;
+pub mod destroy_session;
+pub mod execute_code;
+pub mod execute_command;
+pub mod get_execution_guidance;
+pub mod get_workspace_info;
+pub mod install_package;
+pub mod list_available_packages;
+pub mod list_runtimes;
+pub mod reply;
+pub mod reset_workspace;
+pub mod run;
+pub mod schema;
+pub mod session_info;
+pub mod sessions;
+
+/// Every tool and its description, in the order the README lists them.
+pub const ALL: [(&str, &str); 11] = [
+    ("execute_code", execute_code::DESCRIPTION),
+    ("cancel_execution", cancel_execution::DESCRIPTION),
+    ("create_session", create_session::DESCRIPTION),
+    ("destroy_session", destroy_session::DESCRIPTION),
+    ("execute_command", execute_command::DESCRIPTION),
+    ("get_workspace_info", get_workspace_info::DESCRIPTION),
+    ("reset_workspace", reset_workspace::DESCRIPTION),
+    ("install_package", install_package::DESCRIPTION),
+    (
+        "list_available_packages",
+        list_available_packages::DESCRIPTION,
+    ),
+    (
+        "get_execution_guidance",
+        get_execution_guidance::DESCRIPTION,
+    ),
+    ("list_runtimes", list_runtimes::DESCRIPTION),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::SandboxServer;
+
+    #[test]
+    fn descriptions_stay_lean() {
+        let total: usize = ALL.iter().map(|(_, d)| d.len()).sum();
+        assert!(total < 12_000, "tool descriptions total {total} characters");
+    }
+
+    #[test]
+    fn the_readme_quotes_every_description() {
+        let readme = include_str!("../../../README.md");
+        for (name, description) in ALL {
+            assert!(
+                readme.contains(description),
+                "README is missing the description of {name}"
+            );
+        }
+    }
+
+    /// What tools/list costs the model's context, as a client receives it: each tool's
+    /// description, input schema, name, title and annotations (everything but the output
+    /// schema), in tokens estimated as bytes/4. Run with `--nocapture` to see the table.
+    #[test]
+    fn tool_list_fits_the_context_budget() {
+        const BUDGET_TOKENS: usize = 2_000;
+        let tools = SandboxServer::tool_router().list_all();
+        let (mut listed_total, mut described_total, mut output_total) = (0, 0, 0);
+        println!(
+            "{:<24} {:>11} {:>12} {:>6} {:>7} {:>13}",
+            "tool", "description", "input_schema", "other", "listed", "output_schema"
+        );
+        for tool in &tools {
+            let output = tool
+                .output_schema
+                .as_ref()
+                .map_or(0, |schema| serde_json::to_string(schema).unwrap().len());
+            let mut listed = tool.clone();
+            listed.output_schema = None;
+            let listed = serde_json::to_string(&listed).unwrap().len();
+            let description = tool.description.as_deref().unwrap_or_default().len();
+            let input = serde_json::to_string(&tool.input_schema).unwrap().len();
+            let other = listed - description - input;
+            println!(
+                "{:<24} {description:>11} {input:>12} {other:>6} {listed:>7} {output:>13}",
+                tool.name
+            );
+            listed_total += listed;
+            described_total += description + input;
+            output_total += output;
+        }
+        let tokens = listed_total / 4;
+        println!(
+            "descriptions + input schemas: {described_total} bytes = {} tokens",
+            described_total / 4
+        );
+        println!("tools/list without output schemas: {listed_total} bytes = {tokens} tokens");
+        println!(
+            "output schemas (not counted): {output_total} bytes = {} tokens",
+            output_total / 4
+        );
+        assert!(
+            tokens < BUDGET_TOKENS,
+            "tools/list costs {tokens} tokens, the budget is {BUDGET_TOKENS}"
+        );
+    }
+
+    /// Each tool the server routes is described by the text in its own file.
+    #[test]
+    fn every_routed_tool_has_its_files_description() {
+        let tools = SandboxServer::tool_router().list_all();
+        assert_eq!(tools.len(), ALL.len());
+        for (name, description) in ALL {
+            let tool = tools.iter().find(|t| t.name == name).expect(name);
+            assert_eq!(tool.description.as_deref(), Some(description), "{name}");
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! One `sandbox-worker` process as the supervisor sees it: the typed request/response exchange
+//! over its socket, the hard kill, and how its end is described. How it is started is [`plan`]
+//! (decided and validated first, purely) and [`spawn`] (carried out, jailed, under a guard).
+
+pub mod plan;
+pub mod spawn;
+
+use std::time::Duration;
+
+#[allow(deprecated, reason = "see Worker")]
+use interprocess::local_socket::tokio::{RecvHalf, SendHalf, prelude::*};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+use sandbox_protocol::{
+    CachedModule, ExecutionReport, FrameError, Language, PROTOCOL_VERSION, ReadyInfo, Request,
+    Response, WorkerExit, read_frame, write_frame,
+};
+use tokio_util::sync::CancellationToken;
+
+pub use plan::{PlanError, SpawnPlan, SpawnRequest};
+pub use spawn::SpawnError;
+
+use crate::config::{SessionLimits, SupervisorConfig};
+use crate::workspace::SessionFiles;
+use spawn::WorkerProcess;
+
+/// How long a new worker may take to connect and report a ready interpreter. CPython starts in
+/// about 60 ms; this only guards against a wedged process.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long after an execution's timeout the supervisor waits for the worker's own answer before
+/// killing it. The worker interrupts at the timeout, traps 0.4 s later if the guest ignores the
+/// interrupt, and may need a few tens of milliseconds to start a fresh interpreter.
+pub const KILL_GRACE: Duration = Duration::from_millis(1500);
+
+/// Why an execution got no report from the worker.
+#[derive(Debug)]
+pub enum ExecFailure {
+    /// The worker did not answer by `timeout + KILL_GRACE` and was killed.
+    Killed { cancelled: bool },
+    /// The worker died or broke the protocol; `exit` says how it ended.
+    Crashed { exit: String },
+    /// Cancelled while waiting for the session's previous execution: nothing ran.
+    CancelledWhileQueued,
+}
+
+/// A running worker and its connection. Dropping it kills the worker's process group and
+/// removes its cgroup.
+#[derive(Debug)]
+#[allow(
+    deprecated,
+    reason = "split halves let a cancel be written while a reply is being read"
+)]
+pub struct Worker {
+    process: WorkerProcess,
+    reader: RecvHalf,
+    writer: SendHalf,
+}
+
+impl Worker {
+    /// Starts a worker for one session and waits until its interpreter is ready: plans it
+    /// ([`SpawnPlan::build`], which refuses before anything exists), launches it under a
+    /// guard, then greets it.
+    ///
+    /// # Errors
+    /// See [`SpawnError`].
+    pub async fn spawn(
+        config: &SupervisorConfig,
+        module: &CachedModule,
+        files: &SessionFiles,
+        generation: u64,
+        language: Language,
+        limits: &SessionLimits,
+    ) -> Result<(Self, ReadyInfo), SpawnError> {
+        let request = SpawnRequest::new(files, module, generation, language, limits);
+        let plan = SpawnPlan::build(config, &request)?;
+        let (guard, stream) = spawn::launch(&plan).await?;
+        #[allow(deprecated, reason = "see Worker")]
+        let (reader, writer) = stream.split();
+        let mut worker = Self {
+            process: guard.disarm(),
+            reader,
+            writer,
+        };
+        let ready = tokio::time::timeout(STARTUP_TIMEOUT, worker.handshake()).await;
+        match ready {
+            Ok(Ok(info)) => {
+                config.jail.record(&info.jail);
+                Ok((worker, info))
+            }
+            Ok(Err(e)) => {
+                let exit = worker.kill().await;
+                Err(match e {
+                    SpawnError::Died(_) => SpawnError::Died(exit),
+                    other => other,
+                })
+            }
+            Err(_) => {
+                worker.kill().await;
+                Err(SpawnError::ConnectTimeout)
+            }
+        }
+    }
+
+    async fn handshake(&mut self) -> Result<ReadyInfo, SpawnError> {
+        let died = |e: FrameError| SpawnError::Died(e.to_string());
+        write_frame(
+            &mut self.writer,
+            &Request::Hello {
+                protocol_version: PROTOCOL_VERSION,
+            },
+        )
+        .await
+        .map_err(died)?;
+        match read_frame::<Response>(&mut self.reader)
+            .await
+            .map_err(died)?
+        {
+            Some(Response::Ready(info)) => Ok(info),
+            Some(Response::Failed { message }) => Err(SpawnError::Failed(message)),
+            Some(other) => Err(SpawnError::Failed(format!(
+                "unexpected first message {other:?}"
+            ))),
+            None => Err(SpawnError::Died(String::new())),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.process.pid
+    }
+
+    /// Runs one execution. Cancelling `cancel` asks the worker to interrupt it (state kept); a
+    /// worker that does not answer by `timeout + KILL_GRACE` (or `KILL_GRACE` after a cancel) is
+    /// killed.
+    ///
+    /// # Errors
+    /// [`ExecFailure`] when no report came; the worker is dead afterwards either way.
+    pub async fn execute(
+        &mut self,
+        request: Request,
+        cancel: &CancellationToken,
+    ) -> Result<ExecutionReport, ExecFailure> {
+        let (execution_id, timeout_ms) = match &request {
+            Request::Execute(r) => (r.execution_id.clone(), r.timeout_ms),
+            Request::Command(c) => (c.execution_id.clone(), c.timeout_ms),
+            other => unreachable!("not an execution: {other:?}"),
+        };
+        let timeout = Duration::from_millis(timeout_ms);
+        if write_frame(&mut self.writer, &request).await.is_err() {
+            return Err(ExecFailure::Crashed {
+                exit: self.kill().await,
+            });
+        }
+        let outcome = {
+            let deadline = tokio::time::sleep(timeout + KILL_GRACE);
+            tokio::pin!(deadline);
+            let mut cancelled = false;
+            let (reader, writer) = (&mut self.reader, &mut self.writer);
+            // Pinned once: the frame reader is not cancel safe, so it must survive loop turns.
+            let reply = read_frame::<Response>(reader);
+            tokio::pin!(reply);
+            loop {
+                tokio::select! {
+                    reply = &mut reply => break Ok(reply),
+                    () = &mut deadline => break Err(ExecFailure::Killed { cancelled }),
+                    () = cancel.cancelled(), if !cancelled => {
+                        cancelled = true;
+                        let cancel = Request::Cancel { execution_id: execution_id.clone() };
+                        let _ = write_frame(writer, &cancel).await;
+                        let sooner = tokio::time::Instant::now() + KILL_GRACE;
+                        if sooner < deadline.deadline() {
+                            deadline.as_mut().reset(sooner);
+                        }
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(Ok(Some(Response::Executed(report)))) if report.execution_id == execution_id => {
+                Ok(report)
+            }
+            Ok(Ok(Some(other))) => {
+                tracing::error!(pid = self.process.pid, reply = ?other, "worker broke the protocol");
+                Err(ExecFailure::Crashed {
+                    exit: self.kill().await,
+                })
+            }
+            Ok(Ok(None) | Err(_)) => Err(ExecFailure::Crashed {
+                exit: self.wait_or_kill().await,
+            }),
+            Err(killed) => {
+                self.kill().await;
+                Err(killed)
+            }
+        }
+    }
+
+    /// How the worker ended, if it has (reaping it); `None` while it runs.
+    pub fn exited(&mut self) -> Option<String> {
+        match self.process.child.try_wait() {
+            Ok(Some(status)) => Some(describe_exit(Some(status))),
+            Ok(None) => None,
+            Err(_) => Some("unknown".into()),
+        }
+    }
+
+    /// Kills the whole process group and reaps the worker. Returns how it ended.
+    pub async fn kill(&mut self) -> String {
+        self.process.kill().await
+    }
+
+    /// A worker whose socket closed is usually dead already: give it a moment to be reaped with
+    /// its real exit status (the signal that killed it), then make sure.
+    async fn wait_or_kill(&mut self) -> String {
+        match tokio::time::timeout(Duration::from_millis(500), self.process.child.wait()).await {
+            Ok(status) => describe_exit(status.ok()),
+            Err(_) => self.kill().await,
+        }
+    }
+
+    /// Asks the worker to exit, then kills it regardless.
+    pub async fn shutdown(mut self) {
+        let _ = write_frame(&mut self.writer, &Request::Shutdown).await;
+        if tokio::time::timeout(Duration::from_millis(200), self.process.child.wait())
+            .await
+            .is_err()
+        {
+            self.kill().await;
+        }
+    }
+}
+
+/// SIGKILL to the worker's process group, then to the worker itself in case the group is gone.
+pub fn kill_group(pid: u32) {
+    let Ok(raw) = i32::try_from(pid) else { return };
+    if raw <= 0 {
+        return;
+    }
+    let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
+    let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
+}
+
+/// "exit status 7 (could not apply a required jail layer)" for a status the worker chose (see
+/// [`WorkerExit`]), "exit status 42" for any other, "killed by SIGKILL", or "unknown".
+pub fn describe_exit(status: Option<std::process::ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => match WorkerExit::from_code(code) {
+                Some(exit) => format!("exit status {code} ({})", exit.describe()),
+                None => format!("exit status {code}"),
+            },
+            (None, Some(sig)) => match Signal::try_from(sig) {
+                Ok(signal) => format!("killed by {signal}"),
+                Err(_) => format!("killed by signal {sig}"),
+            },
+            _ => "unknown".into(),
+        },
+        None => "unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+
+    use super::*;
+
+    #[test]
+    fn exits_are_described_for_the_operator_and_the_client() {
+        // A wait status: exit code in the high byte, or the signal in the low bits.
+        assert_eq!(
+            describe_exit(Some(ExitStatus::from_raw(0))),
+            "exit status 0 (finished)"
+        );
+        assert_eq!(
+            describe_exit(Some(ExitStatus::from_raw(5 << 8))),
+            "exit status 5 (interpreter failure)"
+        );
+        assert_eq!(
+            describe_exit(Some(ExitStatus::from_raw(WorkerExit::Jail.code() << 8))),
+            "exit status 7 (could not apply a required jail layer)"
+        );
+        assert_eq!(
+            describe_exit(Some(ExitStatus::from_raw(42 << 8))),
+            "exit status 42",
+            "a status the worker does not choose"
+        );
+        assert_eq!(
+            describe_exit(Some(ExitStatus::from_raw(Signal::SIGKILL as i32))),
+            "killed by SIGKILL"
+        );
+        assert_eq!(
+            describe_exit(Some(ExitStatus::from_raw(Signal::SIGSEGV as i32))),
+            "killed by SIGSEGV"
+        );
+        assert_eq!(
+            describe_exit(Some(ExitStatus::from_raw(100))),
+            "killed by signal 100",
+            "a signal number nix does not know"
+        );
+        assert_eq!(describe_exit(None), "unknown");
+    }
+
+    #[test]
+    fn killing_a_group_never_signals_ourselves_or_everyone() {
+        // 0 would be our own process group, and -1 (u32::MAX) every process we may signal.
+        kill_group(0);
+        kill_group(u32::MAX);
+        kill_group(1 << 31);
+        // Still here.
+        assert!(std::process::id() > 0);
+    }
+
+    #[test]
+    fn a_worker_gets_its_own_hard_deadline_before_it_is_killed() {
+        /// The worker traps an execution that ignores its interrupt this long after the
+        /// timeout (`HARD_GRACE` in the worker's `host.rs`), then reports.
+        const WORKER_HARD_GRACE: Duration = Duration::from_millis(400);
+        assert!(
+            KILL_GRACE >= WORKER_HARD_GRACE * 3,
+            "the supervisor kills only a worker that missed its own deadline by far"
+        );
+    }
+}

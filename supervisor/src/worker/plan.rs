@@ -1,0 +1,540 @@
+//! A worker process planned before it exists, in the Firecracker jailer's order: a
+//! [`SpawnPlan`] (program, argv, environment, rlimits, cgroup placement, mounts, socket) is built
+//! and validated by a pure function that reads only its arguments and creates nothing, so every
+//! rule of how a worker starts is checked, and unit-tested, without spawning anything. The
+//! spawn itself is `spawn`.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use sandbox_protocol::{CachedModule, Language, Layer, Mount};
+use tokio::process::Command;
+
+use crate::cgroup::{CgroupPlan, CgroupSupport};
+use crate::config::{SHARED_GUEST_PATH, SessionLimits, SupervisorConfig};
+use crate::jail::JailLimits;
+use crate::jail_layers::{PROBE_TARGETS_VAR, WorkerEntry};
+use crate::workspace::SessionFiles;
+
+/// The log filter, the one variable of the supervisor's environment a worker gets.
+const LOG_FILTER_VAR: &str = "RUST_LOG";
+
+/// Only these variables reach a serving worker (with the values the supervisor started with);
+/// a jail probe also gets [`PROBE_TARGETS_VAR`].
+const ENV_ALLOW_LIST: [&str; 1] = [LOG_FILTER_VAR];
+
+/// Longest socket path: `sun_path` holds 108 bytes, the terminating NUL included.
+const MAX_SOCKET_PATH: usize = 107;
+
+/// Where the session's own directories appear inside the sandbox.
+const APP_GUEST_PATH: &str = "/app";
+const TMP_GUEST_PATH: &str = "/tmp";
+/// Where the operator's read-only data directory appears.
+const DATA_GUEST_PATH: &str = "/data";
+
+/// A plan that breaks a rule of how workers are started. Messages name no host path: they
+/// may reach clients.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// The operator requires a jail layer this server cannot give (see `jail_layers`).
+    #[error("the jail layer {layer} is required but unavailable: {why}")]
+    JailRequired { layer: Layer, why: String },
+    #[error(
+        "the worker socket path has {0} bytes, more than a socket address holds ({MAX_SOCKET_PATH}); choose a shorter SANDBOX_STATE_DIR"
+    )]
+    SocketPathTooLong(usize),
+    #[error("{0} is not an absolute path")]
+    NotAbsolute(String),
+    #[error("two mounts at {0}")]
+    DuplicateMount(String),
+    #[error("the variable {0} may not reach a worker")]
+    ForeignVariable(String),
+}
+
+/// What one worker is for: the session it serves and the interpreter it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct SpawnRequest<'a> {
+    /// The session's directory name (`<id>.<key>`): tells an operator whose worker it is.
+    pub session: &'a str,
+    /// The session's unique key: names the socket (never the client-chosen id, which two
+    /// clients may share).
+    pub key: &'a str,
+    /// Host paths of the session's `/app` (also the worker's working directory) and `/tmp`.
+    pub app: &'a Path,
+    pub tmp: &'a Path,
+    /// Counts the session's workers: a restarted worker gets a fresh socket and cgroup.
+    pub generation: u64,
+    pub language: Language,
+    pub limits: &'a SessionLimits,
+    pub module: &'a CachedModule,
+}
+
+impl<'a> SpawnRequest<'a> {
+    /// The request for a worker of the session whose files are `files`.
+    pub fn new(
+        files: &'a SessionFiles,
+        module: &'a CachedModule,
+        generation: u64,
+        language: Language,
+        limits: &'a SessionLimits,
+    ) -> Self {
+        Self {
+            session: &files.name,
+            key: &files.key,
+            app: &files.app_path,
+            tmp: &files.tmp_path,
+            generation,
+            language,
+            limits,
+            module,
+        }
+    }
+}
+
+/// Everything about a worker process, decided before anything is created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnPlan {
+    /// The `sandbox-worker` binary.
+    pub program: PathBuf,
+    /// Its arguments: the subcommand first.
+    pub args: Vec<OsString>,
+    /// Its whole environment (nothing else of the supervisor's is inherited).
+    pub env: Vec<(&'static str, OsString)>,
+    /// Its working directory: the session's `/app`.
+    pub cwd: PathBuf,
+    /// The rlimits set between fork and exec.
+    pub rlimits: JailLimits,
+    /// Its own cgroup, when cgroups are delegated to us.
+    pub cgroup: Option<CgroupPlan>,
+    /// The host directories it preopens, `/app` first.
+    pub mounts: Vec<Mount>,
+    /// The socket it connects to: created by the supervisor, gone once the worker connected.
+    pub socket: PathBuf,
+    /// The session's directory name, for logs.
+    pub session: String,
+}
+
+impl SpawnPlan {
+    /// Plans the worker `request` asks for under `config`. Pure: reads nothing but its
+    /// arguments and creates nothing.
+    ///
+    /// # Errors
+    /// [`PlanError::JailRequired`] when a required jail layer cannot be given (fail closed: no
+    /// worker at all rather than one without it; the worker checks again for itself), and the
+    /// rule the plan breaks ([`SpawnPlan::validate`]).
+    pub fn build(config: &SupervisorConfig, request: &SpawnRequest<'_>) -> Result<Self, PlanError> {
+        config
+            .jail
+            .check_required()
+            .map_err(|missing| PlanError::JailRequired {
+                layer: missing.layer,
+                why: missing.why,
+            })?;
+        let socket = config.socket_path(request.key, request.generation);
+        let mounts = mounts(config, request);
+        let rlimits = JailLimits::for_session(request.limits, request.language);
+        let cgroup = match &config.cgroups {
+            CgroupSupport::Delegated { root } => Some(CgroupPlan::for_worker(
+                root,
+                &format!("worker-{}-{}", request.session, request.generation),
+                request.limits,
+                rlimits.data_bytes,
+            )),
+            CgroupSupport::Unavailable { .. } => None,
+        };
+        let plan = Self {
+            program: config.worker_bin.clone(),
+            args: worker_args(config, request, &socket, &mounts),
+            env: worker_env(config),
+            cwd: request.app.to_path_buf(),
+            rlimits,
+            cgroup,
+            mounts,
+            socket,
+            session: request.session.to_owned(),
+        };
+        plan.validate()?;
+        Ok(plan)
+    }
+
+    /// Checks the rules every worker is started by: a socket path that fits a socket address,
+    /// absolute host and guest paths, one mount per guest path, and no variable beyond the
+    /// allow-list (the probe's targets only for a probe).
+    ///
+    /// # Errors
+    /// The first rule broken.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        let socket_len = self.socket.as_os_str().len();
+        if socket_len > MAX_SOCKET_PATH {
+            return Err(PlanError::SocketPathTooLong(socket_len));
+        }
+        if !self.socket.is_absolute() {
+            return Err(PlanError::NotAbsolute("the worker socket".into()));
+        }
+        if !self.cwd.is_absolute() {
+            return Err(PlanError::NotAbsolute("the workspace".into()));
+        }
+        for (i, mount) in self.mounts.iter().enumerate() {
+            if !mount.guest.starts_with('/') || !mount.host.is_absolute() {
+                return Err(PlanError::NotAbsolute(format!("the {} mount", mount.guest)));
+            }
+            if self.mounts[..i].iter().any(|m| m.guest == mount.guest) {
+                return Err(PlanError::DuplicateMount(mount.guest.clone()));
+            }
+        }
+        let probe = self
+            .args
+            .first()
+            .is_some_and(|a| a == WorkerEntry::JailProbe.subcommand());
+        for (name, _) in &self.env {
+            if !ENV_ALLOW_LIST.contains(name) && !(probe && *name == PROBE_TARGETS_VAR) {
+                return Err(PlanError::ForeignVariable((*name).to_owned()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The command that carries the plan out, short of the rlimits and the cgroup join (which
+    /// the spawn installs with `jail.rs`, after creating the cgroup).
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .env_clear()
+            .envs(self.env.iter().map(|(name, value)| (name, value)))
+            .current_dir(&self.cwd)
+            .stdin(Stdio::null())
+            // The supervisor's stdout is the MCP channel: a worker never gets it.
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        command
+    }
+}
+
+/// The session's `/app` and `/tmp`, then the operator's `/data` and shared volume.
+fn mounts(config: &SupervisorConfig, request: &SpawnRequest<'_>) -> Vec<Mount> {
+    let mount = |guest: &str, host: &Path, writable| Mount {
+        guest: guest.to_owned(),
+        host: host.to_path_buf(),
+        writable,
+    };
+    let mut mounts = vec![
+        mount(APP_GUEST_PATH, request.app, true),
+        mount(TMP_GUEST_PATH, request.tmp, true),
+    ];
+    if let Some(data) = &config.data_dir {
+        mounts.push(mount(DATA_GUEST_PATH, data, false));
+    }
+    if let Some((shared, writable)) = &config.shared_dir {
+        mounts.push(mount(SHARED_GUEST_PATH, shared, *writable));
+    }
+    mounts
+}
+
+/// `sandbox-worker serve` (or `jail-probe`) with the session's interpreter, limits, mounts and
+/// jail layers.
+fn worker_args(
+    config: &SupervisorConfig,
+    request: &SpawnRequest<'_>,
+    socket: &Path,
+    mounts: &[Mount],
+) -> Vec<OsString> {
+    let limits = request.limits;
+    let mut args: Vec<OsString> = vec![
+        config.jail.entry.subcommand().into(),
+        "--language".into(),
+        request.language.as_str().into(),
+        "--socket".into(),
+        socket.into(),
+        "--workspace".into(),
+        request.app.into(),
+        "--module".into(),
+        request.module.cwasm.clone().into(),
+        "--wasm-sha256".into(),
+        request.module.wasm_sha256.clone().into(),
+    ];
+    for (flag, value) in [
+        ("--memory-bytes", limits.memory_bytes.to_string()),
+        ("--stdout-cap", limits.stdout_cap.to_string()),
+        ("--stderr-cap", limits.stderr_cap.to_string()),
+        ("--disk-quota-bytes", limits.disk_quota_bytes.to_string()),
+        ("--disk-quota-files", limits.disk_quota_files.to_string()),
+    ] {
+        args.extend([flag.into(), value.into()]);
+    }
+    // `/app` is the workspace above; the others are preopens of their own.
+    for mount in mounts.iter().filter(|m| m.guest != APP_GUEST_PATH) {
+        let flag = if mount.writable {
+            "--mount-rw"
+        } else {
+            "--mount-ro"
+        };
+        args.extend([flag.into(), mount_arg(&mount.guest, &mount.host)]);
+    }
+    args.extend(config.jail.worker_args().map(OsString::from));
+    args
+}
+
+/// The allow-listed variables, plus the probe's targets for a probe (tests only: never given
+/// to a serving worker).
+fn worker_env(config: &SupervisorConfig) -> Vec<(&'static str, OsString)> {
+    let mut env: Vec<(&'static str, OsString)> = Vec::new();
+    if let Some(filter) = &config.log_filter {
+        env.push((LOG_FILTER_VAR, filter.into()));
+    }
+    if config.jail.entry == WorkerEntry::JailProbe {
+        if let Some(targets) = &config.jail.probe_targets {
+            env.push((PROBE_TARGETS_VAR, targets.clone()));
+        }
+    }
+    env
+}
+
+/// `GUEST=HOST` for the worker's `--mount-*` options.
+fn mount_arg(guest: &str, host: &Path) -> OsString {
+    let mut arg = OsString::from(format!("{guest}="));
+    arg.push(host);
+    arg
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::ffi::OsStrExt;
+
+    use sandbox_protocol::{JailReport, LayerSet, LayerState};
+
+    use super::*;
+    use crate::config::Flavor;
+
+    fn module() -> CachedModule {
+        CachedModule {
+            cwasm: "/cache/py-abc.cwasm".into(),
+            wasm_sha256: "abc".into(),
+            compiled: false,
+        }
+    }
+
+    fn config() -> SupervisorConfig {
+        SupervisorConfig::new(
+            "/opt/sandbox/sandbox-worker".into(),
+            "/opt/sandbox/runtimes".into(),
+            "/state".into(),
+        )
+    }
+
+    fn plan(config: &SupervisorConfig, limits: &SessionLimits) -> Result<SpawnPlan, PlanError> {
+        let module = module();
+        let request = SpawnRequest {
+            session: "s1.k1",
+            key: "k1",
+            app: Path::new("/state/sessions/s1.k1/app"),
+            tmp: Path::new("/state/sessions/s1.k1/tmp"),
+            generation: 2,
+            language: Language::Python,
+            limits,
+            module: &module,
+        };
+        SpawnPlan::build(config, &request)
+    }
+
+    fn args(plan: &SpawnPlan) -> Vec<String> {
+        plan.args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_serving_worker_gets_its_session_and_nothing_else() {
+        let mut config = config();
+        config.log_filter = Some("debug".into());
+        config.data_dir = Some("/srv/data".into());
+        config.shared_dir = Some(("/srv/shared".into(), false));
+        let limits = SessionLimits::from(Flavor::Small);
+        let plan = plan(&config, &limits).unwrap();
+        assert_eq!(plan.program, Path::new("/opt/sandbox/sandbox-worker"));
+        assert_eq!(
+            args(&plan),
+            [
+                "serve",
+                "--language",
+                "python",
+                "--socket",
+                "/state/sockets/k1.2.sock",
+                "--workspace",
+                "/state/sessions/s1.k1/app",
+                "--module",
+                "/cache/py-abc.cwasm",
+                "--wasm-sha256",
+                "abc",
+                "--memory-bytes",
+                "1073741824",
+                "--stdout-cap",
+                "1048576",
+                "--stderr-cap",
+                "1048576",
+                "--disk-quota-bytes",
+                "1073741824",
+                "--disk-quota-files",
+                "20000",
+                "--mount-rw",
+                "/tmp=/state/sessions/s1.k1/tmp",
+                "--mount-ro",
+                "/data=/srv/data",
+                "--mount-ro",
+                "/shared=/srv/shared",
+                "--jail",
+                "",
+                "--require",
+                "",
+            ]
+        );
+        assert_eq!(plan.env, [("RUST_LOG", OsString::from("debug"))]);
+        assert_eq!(plan.cwd, Path::new("/state/sessions/s1.k1/app"));
+        assert_eq!(plan.socket, Path::new("/state/sockets/k1.2.sock"));
+        assert_eq!(
+            plan.rlimits,
+            JailLimits::for_session(&limits, Language::Python)
+        );
+        assert_eq!(plan.cgroup, None, "cgroups are not delegated");
+        let guests: Vec<(&str, bool)> = plan
+            .mounts
+            .iter()
+            .map(|m| (m.guest.as_str(), m.writable))
+            .collect();
+        assert_eq!(
+            guests,
+            [
+                ("/app", true),
+                ("/tmp", true),
+                ("/data", false),
+                ("/shared", false)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_command_clears_the_environment_and_keeps_stdout() {
+        let mut config = config();
+        config.log_filter = Some("info".into());
+        let plan = plan(&config, &SessionLimits::default()).unwrap();
+        let command = plan.command();
+        let std = command.as_std();
+        assert_eq!(std.get_program(), "/opt/sandbox/sandbox-worker");
+        assert_eq!(
+            std.get_current_dir(),
+            Some(Path::new("/state/sessions/s1.k1/app"))
+        );
+        let env: Vec<_> = std.get_envs().collect();
+        assert_eq!(env, [("RUST_LOG".as_ref(), Some("info".as_ref()))]);
+        assert_eq!(std.get_args().count(), plan.args.len());
+    }
+
+    #[test]
+    fn a_delegated_host_places_the_worker_in_its_own_cgroup() {
+        let mut config = config();
+        config.cgroups = CgroupSupport::Delegated {
+            root: "/sys/fs/cgroup/svc".into(),
+        };
+        let limits = SessionLimits::from(Flavor::Medium);
+        let plan = plan(&config, &limits).unwrap();
+        let cgroup = plan.cgroup.unwrap();
+        assert_eq!(cgroup.dir, Path::new("/sys/fs/cgroup/svc/worker-s1.k1-2"));
+        assert_eq!(cgroup.memory_max, plan.rlimits.data_bytes);
+        assert_eq!(cgroup.cpu_quota_us, 200_000);
+    }
+
+    #[test]
+    fn only_a_probe_gets_the_probe_targets() {
+        let mut config = config();
+        config.jail.probe_targets = Some("{\"victim\":\"/x\"}".into());
+        let serving = plan(&config, &SessionLimits::default()).unwrap();
+        assert!(serving.env.is_empty(), "{:?}", serving.env);
+        config.jail.entry = WorkerEntry::JailProbe;
+        let probe = plan(&config, &SessionLimits::default()).unwrap();
+        assert_eq!(args(&probe)[0], "jail-probe");
+        assert_eq!(
+            probe.env,
+            [(PROBE_TARGETS_VAR, OsString::from("{\"victim\":\"/x\"}"))]
+        );
+    }
+
+    #[test]
+    fn a_required_layer_the_host_lacks_refuses_before_anything_exists() {
+        let mut config = config();
+        let mut detected = JailReport::default();
+        detected.seccomp = LayerState::Enforced(String::new());
+        config.jail.detected = detected;
+        config.jail.required = LayerSet::parse("seccomp").unwrap();
+        let plan = plan(&config, &SessionLimits::default()).unwrap();
+        assert_eq!(
+            &args(&plan)[args(&plan).len() - 4..],
+            ["--jail", "seccomp", "--require", "seccomp"]
+        );
+        config.jail.required = LayerSet::parse("seccomp,landlock").unwrap();
+        let refused = self::plan(&config, &SessionLimits::default()).unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                PlanError::JailRequired {
+                    layer: Layer::Landlock,
+                    ..
+                }
+            ),
+            "{refused:?}"
+        );
+    }
+
+    #[test]
+    fn plans_that_break_a_rule_are_refused() {
+        let mut config = config();
+        config.state_dir = PathBuf::from(format!("/{}", "s".repeat(100)));
+        let long = plan(&config, &SessionLimits::default()).unwrap_err();
+        assert!(matches!(long, PlanError::SocketPathTooLong(_)), "{long:?}");
+
+        let good = plan(&self::config(), &SessionLimits::default()).unwrap();
+        let mut twice = good.clone();
+        twice.mounts.push(twice.mounts[1].clone());
+        assert_eq!(
+            twice.validate(),
+            Err(PlanError::DuplicateMount("/tmp".into()))
+        );
+        let mut relative = good.clone();
+        relative.mounts[1].host = "state/tmp".into();
+        assert!(matches!(
+            relative.validate(),
+            Err(PlanError::NotAbsolute(_))
+        ));
+        let mut leaky = good.clone();
+        leaky.env.push(("SANDBOX_HTTP_TOKEN", "secret".into()));
+        assert_eq!(
+            leaky.validate(),
+            Err(PlanError::ForeignVariable("SANDBOX_HTTP_TOKEN".into()))
+        );
+        let mut probe_var = good;
+        probe_var.env.push((PROBE_TARGETS_VAR, "{}".into()));
+        assert!(
+            probe_var.validate().is_err(),
+            "a serving worker never gets the targets"
+        );
+    }
+
+    #[test]
+    fn mounts_are_passed_as_guest_equals_host_bytes() {
+        assert_eq!(
+            mount_arg("/tmp", Path::new("/state/sessions/a.1/tmp")),
+            "/tmp=/state/sessions/a.1/tmp"
+        );
+        // Host paths are bytes, not text: nothing is lost or replaced on the way.
+        let odd = Path::new(std::ffi::OsStr::from_bytes(b"/srv/d\xffata"));
+        assert_eq!(mount_arg("/data", odd).as_bytes(), b"/data=/srv/d\xffata");
+    }
+
+    #[test]
+    fn only_the_log_filter_is_passed_on() {
+        assert_eq!(ENV_ALLOW_LIST, ["RUST_LOG"]);
+    }
+}

@@ -1,0 +1,294 @@
+//! The worker's end of its supervisor connection, as the threads that answer on it share it.
+//!
+//! The reader (`serve.rs`) hands executions to the guest thread as [`Job`]s; each says where its
+//! report goes ([`Reply`]): to the supervisor, or back to the shell command line that started
+//! the run. [`Outbox`] is the writing half every thread shares, and the way any of them tells
+//! the main thread that the worker is done ([`Ended`], or an error), so that only `main` exits.
+//! [`Link`] is everything the guest thread holds.
+
+use std::os::unix::net::UnixStream;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use sandbox_protocol::{
+    ExecuteRequest, ExecutionReport, FrameError, JailReport, Language, ReadyInfo, Response,
+    write_frame_blocking,
+};
+
+use crate::host::Control;
+use crate::{ReadyClock, WorkerError};
+
+/// An execution for the guest thread, and where its report goes.
+#[derive(Debug)]
+pub struct Job {
+    pub request: ExecuteRequest,
+    pub reply: Reply,
+}
+
+/// Where a report goes: to the supervisor, or to the shell that asked for the run.
+#[derive(Debug)]
+pub enum Reply {
+    Socket,
+    Shell(Sender<ExecutionReport>),
+}
+
+/// How a worker stopped without an error; the process exits with
+/// [`sandbox_protocol::WorkerExit::Done`] for each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The supervisor said `Shutdown`.
+    Shutdown,
+    /// The supervisor closed the connection, or a frame could not be written to it.
+    SupervisorGone,
+    /// `jail-probe` (tests only) reported its attacks on the jail instead of serving.
+    Probed,
+}
+
+/// Why the worker is done: what the main thread waits for and returns to `main`.
+pub type Ending = Result<Ended, WorkerError>;
+
+/// The writing half of the connection, shared by the guest, reader and shell threads, and the
+/// way each of them ends the worker.
+#[derive(Debug, Clone)]
+pub struct Outbox {
+    writer: Arc<Mutex<UnixStream>>,
+    endings: Sender<Ending>,
+}
+
+impl Outbox {
+    /// The outbox writing to `stream`, and where the main thread hears that the worker is done.
+    pub fn new(stream: UnixStream) -> (Self, Receiver<Ending>) {
+        let (endings, done) = mpsc::channel();
+        let outbox = Self {
+            writer: Arc::new(Mutex::new(stream)),
+            endings,
+        };
+        (outbox, done)
+    }
+
+    /// Sends one response frame.
+    ///
+    /// # Errors
+    /// When the supervisor has gone away.
+    pub fn send(&self, response: &Response) -> Result<(), FrameError> {
+        write_frame_blocking(&mut *self.writer(), response)
+    }
+
+    /// Tells the supervisor why this worker cannot serve (a `Failed` frame), and returns the
+    /// error for `main` to exit with.
+    pub fn fail(&self, error: WorkerError) -> WorkerError {
+        report_failure(&mut self.writer(), &error);
+        error
+    }
+
+    /// Ends the worker: the main thread returns `ending` to `main`. An error is told to the
+    /// supervisor first, as [`Outbox::fail`] does. The writer stays locked until the ending is
+    /// queued, so it comes before the ending of a thread that saw the supervisor react to the
+    /// `Failed` frame (it hangs up, and the reader sees the connection close).
+    pub fn end(&self, ending: Ending) {
+        let mut writer = self.writer();
+        if let Err(error) = &ending {
+            report_failure(&mut writer, error);
+        }
+        // No receiver: the main thread already has the first ending, the one that counts.
+        let _ = self.endings.send(ending);
+    }
+
+    fn writer(&self) -> MutexGuard<'_, UnixStream> {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Logs `error` and sends it as a `Failed` frame; a supervisor that is gone cannot read it.
+fn report_failure(writer: &mut UnixStream, error: &WorkerError) {
+    tracing::error!(error = %error, "worker failed");
+    let failed = Response::Failed {
+        message: error.to_string(),
+    };
+    let _ = write_frame_blocking(writer, &failed);
+}
+
+/// The guest thread's end of the connection.
+pub struct Link {
+    /// The executions to run, from the reader and from shell command lines.
+    pub requests: Receiver<Job>,
+    pub outbox: Outbox,
+    /// Cancel requests for the execution in progress, set by the reader.
+    pub control: Arc<Control>,
+    /// The jail this worker is in, for [`ReadyInfo`].
+    pub jail: JailReport,
+    /// Started with the process, for [`ReadyInfo::startup_us`].
+    pub ready_clock: ReadyClock,
+}
+
+impl Link {
+    /// Delivers an execution's report where its job said.
+    ///
+    /// # Errors
+    /// When the supervisor has gone away.
+    pub fn deliver(&self, reply: Reply, report: ExecutionReport) -> Result<(), FrameError> {
+        match reply {
+            Reply::Socket => self.send(&Response::Executed(report)),
+            Reply::Shell(shell) => {
+                // The shell may have given up (cancel); nobody else wants the report.
+                let _ = shell.send(report);
+                Ok(())
+            }
+        }
+    }
+
+    /// Sends one response frame.
+    ///
+    /// # Errors
+    /// When the supervisor has gone away.
+    pub fn send(&self, response: &Response) -> Result<(), FrameError> {
+        self.outbox.send(response)
+    }
+
+    /// Tells the supervisor that the interpreter is ready for its first execution.
+    ///
+    /// # Errors
+    /// When the supervisor has gone away.
+    pub fn send_ready(
+        &self,
+        language: Language,
+        runtime_version: String,
+    ) -> Result<(), FrameError> {
+        self.send(&Response::Ready(ReadyInfo {
+            language,
+            runtime_version,
+            startup_us: self.ready_clock.elapsed_us(),
+            jail: self.jail.clone(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{self, ErrorKind};
+
+    use sandbox_protocol::read_frame_blocking;
+
+    use super::*;
+
+    fn report(execution_id: &str) -> ExecutionReport {
+        ExecutionReport {
+            execution_id: execution_id.into(),
+            stdout: b"out".to_vec(),
+            stderr: Vec::new(),
+            stdout_truncated: false,
+            stderr_truncated: false,
+            exit_code: 0,
+            result: Some("1".into()),
+            error: None,
+            fuel_consumed: 1,
+            duration_us: 1,
+            memory_bytes: 1,
+            restart: None,
+        }
+    }
+
+    /// A link whose socket's other end is returned, as the supervisor holds it, with the
+    /// receiver of the worker's endings.
+    fn link() -> (Link, UnixStream, Receiver<Ending>) {
+        let (worker, supervisor) = UnixStream::pair().unwrap();
+        let (_jobs, requests) = mpsc::channel();
+        let (outbox, endings) = Outbox::new(worker);
+        let link = Link {
+            requests,
+            outbox,
+            control: Arc::default(),
+            jail: JailReport::default(),
+            ready_clock: ReadyClock::start(),
+        };
+        (link, supervisor, endings)
+    }
+
+    fn nothing_pending(supervisor: &mut UnixStream) -> bool {
+        supervisor.set_nonblocking(true).unwrap();
+        let pending = read_frame_blocking::<Response>(supervisor);
+        supervisor.set_nonblocking(false).unwrap();
+        matches!(pending, Err(FrameError::Io(e)) if e.kind() == ErrorKind::WouldBlock)
+    }
+
+    #[test]
+    fn reports_go_to_the_supervisor_or_back_to_the_shell_that_asked() {
+        let (link, mut supervisor, _) = link();
+        link.deliver(Reply::Socket, report("exec-1")).unwrap();
+        match read_frame_blocking::<Response>(&mut supervisor).unwrap() {
+            Some(Response::Executed(sent)) => assert_eq!(sent, report("exec-1")),
+            other => panic!("{other:?}"),
+        }
+
+        // A run the shell started: its report goes to the shell, never to the socket.
+        let (shell, reports) = mpsc::channel();
+        link.deliver(Reply::Shell(shell), report("exec-2/1"))
+            .unwrap();
+        assert_eq!(reports.recv().unwrap(), report("exec-2/1"));
+        assert!(nothing_pending(&mut supervisor));
+        // A shell that gave up (cancel) is no error.
+        let (shell, reports) = mpsc::channel();
+        drop(reports);
+        link.deliver(Reply::Shell(shell), report("exec-3/1"))
+            .unwrap();
+        assert!(nothing_pending(&mut supervisor));
+
+        link.outbox
+            .send(&Response::Executed(report("exec-4")))
+            .unwrap();
+        assert!(matches!(
+            read_frame_blocking::<Response>(&mut supervisor).unwrap(),
+            Some(Response::Executed(r)) if r.execution_id == "exec-4"
+        ));
+    }
+
+    #[test]
+    fn a_worker_that_cannot_serve_says_why_before_it_exits() {
+        let (link, mut supervisor, endings) = link();
+        let error = link
+            .outbox
+            .fail(WorkerError::Runtime("no interpreter".into()));
+        assert_eq!(error.exit_code(), 5);
+        assert_eq!(
+            read_frame_blocking::<Response>(&mut supervisor).unwrap(),
+            Some(Response::Failed {
+                message: "interpreter failure: no interpreter".into()
+            })
+        );
+        let io = WorkerError::from(io::Error::other("x"));
+        assert!(matches!(io, WorkerError::Io(_)));
+        assert_eq!(io.exit_code(), 3);
+
+        // Ending with an error says why too, and the main thread hears it.
+        link.outbox.end(Err(WorkerError::Runtime("gone".into())));
+        assert!(matches!(
+            read_frame_blocking::<Response>(&mut supervisor).unwrap(),
+            Some(Response::Failed { message }) if message == "interpreter failure: gone"
+        ));
+        assert!(matches!(
+            endings.recv().unwrap(),
+            Err(WorkerError::Runtime(_))
+        ));
+        // An ending without an error sends nothing.
+        link.outbox.end(Ok(Ended::Shutdown));
+        assert_eq!(endings.recv().unwrap().unwrap(), Ended::Shutdown);
+        assert!(nothing_pending(&mut supervisor));
+    }
+
+    #[test]
+    fn a_supervisor_that_went_away_is_an_error_not_a_hang() {
+        let (link, supervisor, endings) = link();
+        drop(supervisor);
+        assert!(link.send(&Response::Executed(report("exec-1"))).is_err());
+        assert!(link.deliver(Reply::Socket, report("exec-1")).is_err());
+        assert!(link.send_ready(Language::Python, "3.12".into()).is_err());
+        // The shell's path does not need the socket.
+        let (shell, reports) = mpsc::channel();
+        link.deliver(Reply::Shell(shell), report("exec-2/1"))
+            .unwrap();
+        assert_eq!(reports.recv().unwrap().execution_id, "exec-2/1");
+        // Ending still reaches the main thread.
+        link.outbox.end(Err(WorkerError::Runtime("gone".into())));
+        assert!(endings.recv().unwrap().is_err());
+    }
+}

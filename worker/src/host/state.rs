@@ -1,0 +1,348 @@
+//! The data of a session's `Store` ([`HostState`]): the WASI context, the captures of stdout and
+//! stderr, the memory limiter, the execution in progress, the cancel control and the disk quota,
+//! and how an execution starts ([`HostState::begin`]) and ends in a report
+//! ([`HostState::finish`]). [`DriverChannel`] is the seam to an interpreter driver that talks to
+//! the host over fd 0 (Python's); the interpreter modules implement it, the host only calls it.
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sandbox_protocol::{ExecuteRequest, ExecutionReport, GuestError, Mount, Restart};
+use wasmtime::{Caller, Memory, Result};
+use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+
+use super::cancel::Control;
+use super::clock::{ActiveExecution, SessionMonotonicClock, SoftInterrupt};
+use super::guest_quota::{self, GuestQuota};
+use super::limits::{MemoryLimiter, fuel_for};
+use crate::capture::Capture;
+use crate::quota::{Quota, QuotaLimits, SharedQuota};
+
+/// Per-session settings fixed when the worker starts.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// Extra preopened directories: `/tmp`, read-only `/data`, the shared volume.
+    pub mounts: Vec<Mount>,
+    /// Linear-memory cap of the interpreter.
+    pub memory_bytes: usize,
+    pub stdout_cap: usize,
+    pub stderr_cap: usize,
+    /// The disk quota of `/app` and `/tmp`, shared by every interpreter instance of the session
+    /// and its shell; `None` for no quota (build steps such as `compile-python`).
+    pub quota: Option<SharedQuota>,
+}
+
+impl SessionConfig {
+    /// The same settings, with what `/app` (at `workspace`) and a writable `/tmp` mount hold
+    /// together bounded by `limits`. `/data` and the shared volume are not the session's own.
+    pub fn with_disk_quota(mut self, limits: QuotaLimits, workspace: &Path) -> Self {
+        let mut roots = vec![("/app".to_owned(), workspace.to_path_buf())];
+        roots.extend(
+            self.mounts
+                .iter()
+                .filter(|m| m.writable && m.guest == "/tmp")
+                .map(|m| (m.guest.clone(), m.host.clone())),
+        );
+        self.quota = Some(Quota::new(limits, roots).into_shared());
+        self
+    }
+}
+
+/// The other end of fd 0 for an interpreter whose driver pulls its requests through it (the
+/// Python REPL driver): the driver writes a status record, then reads its next request.
+///
+/// `Any` lets the interpreter module take its own channel back out of a store that ended.
+pub trait DriverChannel: Any + Send {
+    /// The guest wrote `bytes` to fd 0.
+    fn write(&mut self, bytes: &[u8]);
+
+    /// The guest is about to read fd 0: at a request boundary, report what finished and wait
+    /// for the next request. Called with the channel taken out of the state, so the store is
+    /// the channel's to use.
+    ///
+    /// # Errors
+    /// A trap that ends the interpreter (the supervisor went away).
+    fn before_read(&mut self, caller: &mut Caller<'_, HostState>) -> Result<()>;
+
+    /// Up to `max` bytes of the request being served, consumed; none is end of file.
+    fn read(&mut self, max: usize) -> &[u8];
+}
+
+/// What the interpreter said about one execution.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub result: Option<String>,
+    pub error: Option<GuestError>,
+    pub exit_code: Option<i32>,
+}
+
+/// The data of a session's `Store`.
+pub struct HostState {
+    pub wasi: WasiP1Ctx,
+    pub limiter: MemoryLimiter,
+    pub stdout: Capture,
+    pub stderr: Capture,
+    /// The instance's exported memory, bound right after instantiation.
+    pub memory: Option<Memory>,
+    pub active: Option<ActiveExecution>,
+    pub soft: SoftInterrupt,
+    pub control: Arc<Control>,
+    /// Answer of `sandbox.should_interrupt` (JavaScript).
+    pub js_interrupt: bool,
+    /// The driver's request and status channel on fd 0; `None` for JavaScript.
+    pub driver: Option<Box<dyn DriverChannel>>,
+    /// What a JavaScript execution reads from fd 0 (a shell pipe); empty otherwise.
+    pub piped_stdin: VecDeque<u8>,
+    /// The disk quota and which guest descriptors it charges.
+    pub(super) quota: Option<GuestQuota>,
+    /// Where the guest's monotonic clock starts.
+    pub(super) clock_base: Instant,
+}
+
+impl HostState {
+    /// A fresh state: `/app` preopened read-write and the initial cwd, no environment from the
+    /// host, no network, stdio handled by the shadows.
+    ///
+    /// # Errors
+    /// When the workspace cannot be preopened.
+    pub fn new(
+        workspace: &Path,
+        env: &[(&str, &str)],
+        args: &[&str],
+        config: &SessionConfig,
+        soft: SoftInterrupt,
+        control: Arc<Control>,
+    ) -> Result<Self> {
+        let clock_base = Instant::now();
+        let mut builder = WasiCtxBuilder::new();
+        builder
+            .args(args)
+            .envs(env)
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .monotonic_clock(SessionMonotonicClock(clock_base))
+            .preopened_dir(workspace, "/app", FsPerms::ReadWrite)?;
+        for mount in &config.mounts {
+            let perms = if mount.writable {
+                FsPerms::ReadWrite
+            } else {
+                FsPerms::ReadOnly
+            };
+            builder.preopened_dir(&mount.host, &mount.guest, perms)?;
+        }
+        let mounts: Vec<(&str, bool)> = config
+            .mounts
+            .iter()
+            .map(|m| (m.guest.as_str(), m.writable))
+            .collect();
+        let quota = config.quota.clone().map(|q| GuestQuota::new(q, &mounts));
+        Ok(Self {
+            wasi: builder.build_p1(),
+            limiter: MemoryLimiter::new(config.memory_bytes),
+            stdout: Capture::new(config.stdout_cap),
+            stderr: Capture::new(config.stderr_cap),
+            memory: None,
+            active: None,
+            soft,
+            control,
+            js_interrupt: false,
+            driver: None,
+            piped_stdin: VecDeque::new(),
+            quota,
+            clock_base,
+        })
+    }
+
+    /// Starts the clock and clears the per-execution state for `req`. The caller refuels.
+    pub fn begin(&mut self, req: &ExecuteRequest) {
+        self.stdout.clear();
+        self.stderr.clear();
+        self.limiter.hit_cap = false;
+        self.js_interrupt = false;
+        self.control.set_current(Some(req.execution_id.clone()));
+        let quota_mark = self.quota.as_mut().map_or(0, |q| {
+            // The shell may have changed files since the last execution.
+            q.forget_lengths();
+            q.refusals()
+        });
+        self.active = Some(ActiveExecution::start(req, quota_mark));
+    }
+
+    /// Ends the execution in progress and assembles its report.
+    pub fn finish(
+        &mut self,
+        fuel_remaining: u64,
+        outcome: Outcome,
+        restart: Option<Restart>,
+    ) -> ExecutionReport {
+        let active = self.active.take();
+        self.control.set_current(None);
+        let (stdout, stdout_truncated) = self.stdout.take();
+        let (stderr, stderr_truncated) = self.stderr.take();
+        let memory_bytes = self.memory_size();
+        let (id, duration, fuel_consumed) = match &active {
+            Some(a) => (
+                a.id.clone(),
+                a.started.elapsed(),
+                fuel_for(a.fuel_budget).saturating_sub(fuel_remaining),
+            ),
+            None => (String::new(), Duration::ZERO, 0),
+        };
+        let exit_code = match &outcome.error {
+            None => 0,
+            Some(_) => outcome.exit_code.filter(|c| *c != 0).unwrap_or(1),
+        };
+        let mut outcome = outcome;
+        if let (Some(error), Some(active), Some(guest)) = (&mut outcome.error, &active, &self.quota)
+        {
+            guest_quota::explain_failure(guest, active.quota_mark, error);
+        }
+        ExecutionReport {
+            execution_id: id,
+            stdout,
+            stderr,
+            stdout_truncated,
+            stderr_truncated,
+            exit_code,
+            result: outcome.result,
+            error: outcome.error,
+            fuel_consumed,
+            duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
+            memory_bytes,
+            restart,
+        }
+    }
+
+    /// Linear memory size as last granted by the limiter (it sees the initial allocation too).
+    fn memory_size(&self) -> u64 {
+        self.limiter.granted as u64
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use sandbox_protocol::ErrorKind;
+
+    use super::*;
+
+    /// A state over a fresh workspace, with 8 bytes of stdout and 4 of stderr.
+    pub(in crate::host) fn host_state(soft: SoftInterrupt) -> (tempfile::TempDir, HostState) {
+        let workspace = tempfile::tempdir().unwrap();
+        let config = SessionConfig {
+            mounts: Vec::new(),
+            memory_bytes: 64 << 20,
+            stdout_cap: 8,
+            stderr_cap: 4,
+            quota: None,
+        };
+        let state = HostState::new(
+            workspace.path(),
+            &[],
+            &["test"],
+            &config,
+            soft,
+            Arc::new(Control::default()),
+        )
+        .unwrap();
+        (workspace, state)
+    }
+
+    pub(in crate::host) fn request(id: &str, fuel: u64, timeout_ms: u64) -> ExecuteRequest {
+        ExecuteRequest::user(id.into(), "1".into(), fuel, timeout_ms)
+    }
+
+    #[test]
+    fn an_execution_is_reported_with_its_fuel_output_and_exit_code() {
+        let (_dir, mut state) = host_state(SoftInterrupt::JsFlag);
+        state.limiter.hit_cap = true;
+        state.js_interrupt = true;
+        state.stdout.push(b"stale");
+        state.begin(&request("exec-1", 1_000, 30_000));
+        assert!(
+            !state.limiter.hit_cap && !state.js_interrupt,
+            "reset by begin"
+        );
+        assert_eq!(state.control.current().as_deref(), Some("exec-1"));
+        state.stdout.push(b"0123456789");
+        state.stderr.push(b"err");
+        let report = state.finish(fuel_for(1_000) - 250, Outcome::default(), None);
+        assert_eq!(report.execution_id, "exec-1");
+        assert_eq!(report.fuel_consumed, 250);
+        assert_eq!(
+            (report.stdout.as_slice(), report.stdout_truncated),
+            (&b"01234567"[..], true)
+        );
+        assert_eq!(
+            (report.stderr.as_slice(), report.stderr_truncated),
+            (&b"err"[..], false)
+        );
+        assert_eq!((report.exit_code, report.error.is_none()), (0, true));
+        assert!(state.active.is_none());
+        assert!(state.control.current().is_none());
+
+        let failed = |exit_code| Outcome {
+            error: Some(GuestError {
+                kind: ErrorKind::Runtime,
+                name: None,
+                message: "boom".into(),
+            }),
+            exit_code,
+            ..Outcome::default()
+        };
+        for (exit_code, reported) in [(None, 1), (Some(0), 1), (Some(3), 3)] {
+            state.begin(&request("exec-2", 1_000, 30_000));
+            let report = state.finish(0, failed(exit_code), None);
+            assert_eq!(report.exit_code, reported, "{exit_code:?}");
+            assert_eq!(
+                report.fuel_consumed,
+                fuel_for(1_000),
+                "the reserve counts too"
+            );
+            assert!(
+                !report.stdout_truncated,
+                "a new execution starts with empty captures"
+            );
+        }
+    }
+
+    #[test]
+    fn the_disk_quota_covers_the_workspace_and_a_writable_tmp_only() {
+        let config = SessionConfig {
+            mounts: vec![
+                Mount {
+                    guest: "/tmp".into(),
+                    host: "/srv/tmp".into(),
+                    writable: true,
+                },
+                Mount {
+                    guest: "/data".into(),
+                    host: "/srv/data".into(),
+                    writable: false,
+                },
+                Mount {
+                    guest: "/shared".into(),
+                    host: "/srv/shared".into(),
+                    writable: true,
+                },
+            ],
+            memory_bytes: 1,
+            stdout_cap: 1,
+            stderr_cap: 1,
+            quota: None,
+        };
+        let limits = QuotaLimits {
+            bytes: 10,
+            entries: 2,
+        };
+        let config = config.with_disk_quota(limits, Path::new("/srv/app"));
+        let quota = crate::quota::lock(config.quota.as_ref().unwrap());
+        assert_eq!(quota.limits(), limits);
+        assert!(quota.covers("/app") && quota.covers("/tmp"));
+        assert!(!quota.covers("/data") && !quota.covers("/shared"));
+    }
+}

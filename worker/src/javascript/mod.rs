@@ -1,0 +1,520 @@
+//! A JavaScript session: our QuickJS-NG guest (`runtimes/js-guest`), a WASI reactor whose
+//! `sb_eval` export runs one snippet as global script code in a context that lives as long as
+//! the instance, so `var`, `let`, `const` and functions persist.
+//!
+//! A reactor's wasm stack is empty between calls, so after every execution that returned a copy
+//! of linear memory is a complete snapshot of the session. When an execution traps (fuel, hard
+//! deadline, stack exhaustion), the snapshot is written into a fresh instance and the session
+//! continues from the state before that execution: it is rolled back, not lost.
+//!
+//! How the guest is instantiated and called, and what its answers mean, is in `guest.rs`.
+
+mod guest;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use sandbox_protocol::{
+    ExecuteRequest, ExecutionKind, ExecutionReport, Language, Restart, StateAfterRestart,
+};
+use wasmtime::{Linker, Module, Result};
+
+use self::guest::{EvalResult, Guest, STARTUP_FUEL};
+use crate::WorkerError;
+use crate::connection::Link;
+use crate::host::{Control, HostState, Outcome, SessionConfig, classify_trap, fuel_for};
+
+/// QuickJS-NG version vendored by rquickjs 0.14.0.
+pub const QUICKJS_VERSION: &str = "0.16.2";
+
+/// Lists the global bindings user code created, as JSON: the properties of `globalThis` that
+/// were not there when the session started (`var`, functions, assignments) and the script
+/// scope's `let`/`const`/`class` bindings, which QuickJS keeps off `globalThis` (the guest's
+/// `__sandboxLexicals` names them; a binding still in its temporal dead zone is skipped).
+const INSPECT: &str = r#"(() => {
+  const base = new Set(globalThis.__sandboxBaseline || []);
+  const found = new Map();
+  for (const name of Object.getOwnPropertyNames(globalThis)) {
+    if (base.has(name) || name === "__sandboxBaseline") continue;
+    try { found.set(name, globalThis[name]); } catch (e) { }
+  }
+  const lexicals = typeof __sandboxLexicals === "function" ? __sandboxLexicals() : [];
+  for (const name of lexicals) {
+    try { found.set(name, (0, eval)(name)); } catch (e) { }
+  }
+  const isClass = (f) => {
+    const proto = Object.getOwnPropertyDescriptor(f, "prototype");
+    return proto !== undefined && proto.writable === false;
+  };
+  const variables = [];
+  for (const name of [...found.keys()].sort()) {
+    const value = found.get(name);
+    const type = value === null ? "null"
+      : Array.isArray(value) ? "array"
+      : typeof value !== "function" ? typeof value
+      : isClass(value) ? "class" : "function";
+    let repr;
+    try { repr = typeof value === "function" ? `[${type} ${value.name}]` : JSON.stringify(value) ?? String(value); }
+    catch (e) { repr = String(value); }
+    if (repr.length > 120) repr = repr.slice(0, 117) + "...";
+    variables.push({ name, type, repr });
+  }
+  return JSON.stringify({ variables, modules: [], imported: [] });
+})()"#;
+
+/// Remembers the built-in globals right after start-up, for [`INSPECT`].
+const BASELINE: &str = "Object.defineProperty(globalThis, '__sandboxBaseline', { value: Object.getOwnPropertyNames(globalThis), enumerable: false }); undefined";
+
+/// One JavaScript session.
+pub struct JsSession<'m> {
+    module: &'m Module,
+    linker: &'m Linker<HostState>,
+    workspace: &'m Path,
+    config: SessionConfig,
+    control: Arc<Control>,
+    guest: Guest,
+    /// Linear memory after the last execution that returned.
+    snapshot: Vec<u8>,
+    cell: i32,
+}
+
+impl<'m> JsSession<'m> {
+    /// Instantiates the guest and creates its runtime and context.
+    ///
+    /// # Errors
+    /// When the guest cannot be instantiated or initialised.
+    pub fn start(
+        module: &'m Module,
+        linker: &'m Linker<HostState>,
+        workspace: &'m Path,
+        config: SessionConfig,
+        control: Arc<Control>,
+    ) -> Result<Self> {
+        let mut guest = Guest::instantiate(module, linker, workspace, &config, control.clone())?;
+        guest.store.set_fuel(STARTUP_FUEL)?;
+        guest.init(config.memory_bytes)?;
+        guest.run(BASELINE.as_bytes(), 0)?;
+        let snapshot = guest.memory.data(&guest.store).to_vec();
+        Ok(Self {
+            module,
+            linker,
+            workspace,
+            config,
+            control,
+            guest,
+            snapshot,
+            cell: 0,
+        })
+    }
+
+    /// Runs one execution and reports it; a trap rolls the session back.
+    ///
+    /// # Errors
+    /// When the session can neither be rolled back nor recreated: it cannot go on.
+    pub fn execute(&mut self, request: &ExecuteRequest) -> Result<ExecutionReport, WorkerError> {
+        self.cell += 1;
+        self.guest.store.data_mut().begin(request);
+        let inspect;
+        let request = match request.kind {
+            ExecutionKind::User => request,
+            ExecutionKind::Inspect => {
+                inspect = ExecuteRequest {
+                    code: INSPECT.into(),
+                    ..request.clone()
+                };
+                &inspect
+            }
+        };
+        if !request.argv.is_empty() {
+            // `node FILE ARGS` from the shell: scriptArgs as in qjs.
+            let args = serde_json::to_string(&request.argv).unwrap_or_else(|_| "[]".into());
+            let set = ExecuteRequest {
+                code: format!("globalThis.scriptArgs = {args}; undefined"),
+                ..request.clone()
+            };
+            let _ = self.call_eval(&set);
+        }
+        self.guest.store.data_mut().piped_stdin = request.stdin.iter().copied().collect();
+        let called = self.call_eval(request);
+        self.guest.store.data_mut().piped_stdin.clear();
+        let fuel_left = self.guest.store.get_fuel().unwrap_or(0);
+        match called {
+            Ok(result) => {
+                let mut outcome = result.into_outcome(self.guest.store.data_mut());
+                if request.kind == ExecutionKind::Inspect {
+                    // The guest returns the repr of a JSON string: unquote it.
+                    outcome.result = outcome
+                        .result
+                        .and_then(|r| serde_json::from_str::<String>(&r).ok());
+                }
+                // Even a thrown error leaves a consistent context (what ran before the throw
+                // stays defined, as in Python), so it becomes the new rollback point.
+                self.take_snapshot();
+                Ok(self.guest.store.data_mut().finish(fuel_left, outcome, None))
+            }
+            Err(trap) => self.recover(&trap, fuel_left),
+        }
+    }
+
+    /// Reports an execution that trapped, after rolling the session back to the snapshot (or,
+    /// failing that, starting a fresh context).
+    ///
+    /// # Errors
+    /// When no context can be started any more.
+    fn recover(
+        &mut self,
+        trap: &wasmtime::Error,
+        fuel_left: u64,
+    ) -> Result<ExecutionReport, WorkerError> {
+        let error = classify_trap(trap, self.guest.store.data());
+        let (stdout, stderr) = {
+            let state = self.guest.store.data_mut();
+            (state.stdout.take(), state.stderr.take())
+        };
+        let active = self.guest.store.data_mut().active.take();
+        let restart = match self.rollback() {
+            Ok(()) => Restart {
+                reason: format!(
+                    "{}; the JavaScript context was rolled back to its state before this execution",
+                    error.message
+                ),
+                state: StateAfterRestart::RolledBack,
+            },
+            Err(e) => {
+                tracing::error!(error = %e, "rollback failed, starting a fresh context");
+                self.restart_fresh()?;
+                Restart {
+                    reason: format!(
+                        "{}; the JavaScript context could not be restored and was recreated",
+                        error.message
+                    ),
+                    state: StateAfterRestart::Lost,
+                }
+            }
+        };
+        // Report through the new instance's state, with the old execution's data.
+        let state = self.guest.store.data_mut();
+        state.active = active;
+        state.stdout.push(&stdout.0);
+        state.stderr.push(&stderr.0);
+        let mut report = state.finish(
+            fuel_left,
+            Outcome {
+                error: Some(error),
+                ..Outcome::default()
+            },
+            Some(restart),
+        );
+        report.stdout_truncated |= stdout.1;
+        report.stderr_truncated |= stderr.1;
+        Ok(report)
+    }
+
+    /// Runs `request`'s code with its fuel and reads the guest's answer.
+    fn call_eval(&mut self, request: &ExecuteRequest) -> Result<EvalResult> {
+        self.guest.store.set_fuel(fuel_for(request.fuel))?;
+        let packed = self.guest.run(request.code.as_bytes(), self.cell)?;
+        self.guest.answer(packed)
+    }
+
+    /// Makes the current memory the rollback point.
+    fn take_snapshot(&mut self) {
+        let data = self.guest.memory.data(&self.guest.store);
+        self.snapshot.clear();
+        self.snapshot.extend_from_slice(data);
+    }
+
+    /// Writes the snapshot into a fresh instance; no `sb_init`, the memory already holds the
+    /// initialised runtime.
+    fn rollback(&mut self) -> Result<()> {
+        let mut guest = Guest::instantiate(
+            self.module,
+            self.linker,
+            self.workspace,
+            &self.config,
+            self.control.clone(),
+        )?;
+        let have = guest.memory.data_size(&guest.store);
+        if self.snapshot.len() > have {
+            let pages = (self.snapshot.len() - have).div_ceil(65536) as u64;
+            guest.memory.grow(&mut guest.store, pages)?;
+        }
+        guest.memory.data_mut(&mut guest.store)[..self.snapshot.len()]
+            .copy_from_slice(&self.snapshot);
+        self.guest = guest;
+        Ok(())
+    }
+
+    /// Last resort when the snapshot cannot be restored: a brand-new context.
+    ///
+    /// # Errors
+    /// When even that cannot start.
+    fn restart_fresh(&mut self) -> Result<(), WorkerError> {
+        let fresh = Self::start(
+            self.module,
+            self.linker,
+            self.workspace,
+            self.config.clone(),
+            self.control.clone(),
+        )
+        .map_err(|e| {
+            WorkerError::Runtime(format!("cannot recreate the JavaScript context: {e:#}"))
+        })?;
+        self.guest = fresh.guest;
+        self.snapshot = fresh.snapshot;
+        Ok(())
+    }
+}
+
+/// Runs the JavaScript session until the supervisor goes away.
+///
+/// # Errors
+/// When the guest cannot start, or cannot go on after a trap.
+pub fn serve(
+    module: &Module,
+    linker: &Linker<HostState>,
+    workspace: &Path,
+    config: &SessionConfig,
+    link: Link,
+) -> Result<(), WorkerError> {
+    let mut session = JsSession::start(
+        module,
+        linker,
+        workspace,
+        config.clone(),
+        link.control.clone(),
+    )
+    .map_err(|e| WorkerError::Runtime(format!("QuickJS failed to start: {e:#}")))?;
+    if link
+        .send_ready(Language::JavaScript, QUICKJS_VERSION.into())
+        .is_err()
+    {
+        return Ok(());
+    }
+    while let Ok(job) = link.requests.recv() {
+        let report = session.execute(&job.request)?;
+        if link.deliver(job.reply, report).is_err() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::sync::OnceLock;
+
+    use sandbox_protocol::ErrorKind;
+
+    use super::*;
+    use crate::engine::{compatibility_key, engine, load_module, sha256_hex};
+    use crate::host::build_linker;
+
+    /// The memory cap of the test sessions.
+    const MEMORY: usize = 64 << 20;
+
+    /// The QuickJS guest of `runtimes/prepare.sh`: its precompiled module when the cache has
+    /// one, else compiled here.
+    fn quickjs() -> &'static Module {
+        static MODULE: OnceLock<Module> = OnceLock::new();
+        MODULE.get_or_init(|| {
+            let dir = std::env::var_os("SANDBOX_RUNTIME_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/runtimes")
+                });
+            let wasm = dir.join("quickjs-ng.wasm");
+            let bytes = std::fs::read(&wasm).unwrap_or_else(|e| {
+                panic!("{}: {e} (run runtimes/prepare.sh first)", wasm.display())
+            });
+            let cwasm = dir.join("cache").join(format!(
+                "javascript-{}-{}.cwasm",
+                &sha256_hex(&bytes)[..16],
+                compatibility_key(engine())
+            ));
+            if cwasm.is_file() {
+                load_module(engine(), &cwasm).unwrap()
+            } else {
+                Module::new(engine(), &bytes).unwrap()
+            }
+        })
+    }
+
+    /// Runs `test` with a fresh session on a thread with the guest thread's stack (Wasmtime
+    /// runs wasm on the caller's native stack; the default 2 MiB is less than the wasm stack).
+    fn with_session(test: impl FnOnce(&mut JsSession<'_>, &Path) + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(16 << 20)
+            .spawn(move || {
+                let linker = build_linker(engine()).unwrap();
+                let workspace = tempfile::tempdir().unwrap();
+                let config = SessionConfig {
+                    mounts: Vec::new(),
+                    memory_bytes: MEMORY,
+                    stdout_cap: 1 << 20,
+                    stderr_cap: 1 << 20,
+                    quota: None,
+                };
+                let mut session = JsSession::start(
+                    quickjs(),
+                    &linker,
+                    workspace.path(),
+                    config,
+                    Arc::new(Control::default()),
+                )
+                .unwrap();
+                test(&mut session, workspace.path());
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    fn request(code: &str) -> ExecuteRequest {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ExecuteRequest::user(format!("exec-{n}"), code.into(), 10_000_000_000, 30_000)
+    }
+
+    fn run(session: &mut JsSession<'_>, code: &str) -> ExecutionReport {
+        session
+            .execute(&request(code))
+            .expect("the session goes on")
+    }
+
+    /// The result of code that must succeed.
+    fn value(session: &mut JsSession<'_>, code: &str) -> String {
+        let report = run(session, code);
+        assert!(report.error.is_none(), "{code}: {report:?}");
+        report.result.unwrap_or_default()
+    }
+
+    const DEEP: &str = "var lost = 1; console.log('before'); function down(n) { let a = [n, n + 1, n + 2]; return down(n + 1) + a[0] } down(0)";
+
+    #[test]
+    fn a_trap_restores_the_state_after_the_last_call_that_returned() {
+        with_session(|session, _| {
+            value(session, "var kept = 'still here'");
+            // A thrown error is not a trap: what ran before the throw stays.
+            let thrown = run(session, "var partial = 1; null.x");
+            assert_eq!(thrown.error.unwrap().kind, ErrorKind::Runtime);
+            assert!(thrown.restart.is_none());
+
+            let deep = run(session, DEEP);
+            assert_eq!(deep.error.as_ref().unwrap().kind, ErrorKind::StackOverflow);
+            let restart = deep.restart.expect("a restart");
+            assert_eq!(restart.state, StateAfterRestart::RolledBack);
+            assert!(restart.reason.ends_with(
+                "; the JavaScript context was rolled back to its state before this execution"
+            ));
+            assert_eq!(deep.stdout, b"before\n", "output before the trap is kept");
+            assert_eq!(
+                value(session, "[typeof lost, kept, partial].join()"),
+                r#""undefined,still here,1""#
+            );
+        });
+    }
+
+    #[test]
+    fn a_rollback_that_cannot_be_restored_starts_a_fresh_context() {
+        with_session(|session, _| {
+            value(session, "var kept = 'still here'");
+            // A snapshot larger than the memory cap: the fresh instance cannot grow to hold it.
+            session.snapshot = vec![0; MEMORY + 65536];
+            let deep = run(session, DEEP);
+            assert_eq!(deep.error.as_ref().unwrap().kind, ErrorKind::StackOverflow);
+            let restart = deep.restart.expect("a restart");
+            assert_eq!(restart.state, StateAfterRestart::Lost);
+            assert!(
+                restart
+                    .reason
+                    .ends_with("; the JavaScript context could not be restored and was recreated"),
+                "{}",
+                restart.reason
+            );
+            assert_eq!(deep.stdout, b"before\n");
+            assert_eq!(
+                value(session, "[typeof lost, typeof kept].join()"),
+                r#""undefined,undefined""#,
+                "nothing of before survives"
+            );
+            // The fresh context has a snapshot of its own: the next trap rolls back to it.
+            value(session, "var again = 2");
+            let deep = run(session, DEEP);
+            assert_eq!(deep.restart.unwrap().state, StateAfterRestart::RolledBack);
+            assert_eq!(value(session, "again + (typeof lost)"), r#""2undefined""#);
+        });
+    }
+
+    #[test]
+    fn inspect_lists_what_user_code_defined() {
+        with_session(|session, _| {
+            value(
+                session,
+                "var greeting = 'hi'; function f() {} var list = [1, 2]; let hidden = 1; class Hidden {}",
+            );
+            let report = session
+                .execute(&ExecuteRequest {
+                    kind: ExecutionKind::Inspect,
+                    ..request("ignored")
+                })
+                .unwrap();
+            let state: serde_json::Value =
+                serde_json::from_str(&report.result.expect("a listing")).unwrap();
+            // Top-level `let`/`class` live in the script scope; the guest names them.
+            assert_eq!(
+                state["variables"],
+                serde_json::json!([
+                    { "name": "Hidden", "type": "class", "repr": "[class Hidden]" },
+                    { "name": "f", "type": "function", "repr": "[function f]" },
+                    { "name": "greeting", "type": "string", "repr": "\"hi\"" },
+                    { "name": "hidden", "type": "number", "repr": "1" },
+                    { "name": "list", "type": "array", "repr": "[1,2]" },
+                ])
+            );
+        });
+    }
+
+    #[test]
+    fn node_runs_get_script_args_and_piped_stdin() {
+        with_session(|session, _| {
+            let report = session
+                .execute(&ExecuteRequest {
+                    argv: vec!["-e".into(), "a".into(), "b".into()],
+                    stdin: b"piped".to_vec(),
+                    ..request("scriptArgs.join() + '|' + std.in.readAsString()")
+                })
+                .unwrap();
+            assert_eq!(report.result.as_deref(), Some(r#""-e,a,b|piped""#));
+            // Nothing is left for the next execution.
+            assert_eq!(value(session, "std.in.readAsString()"), r#""""#);
+        });
+    }
+
+    #[test]
+    fn a_cancel_interrupts_and_keeps_the_context() {
+        crate::engine::start_epoch_ticker();
+        with_session(|session, _| {
+            value(session, "var kept = 1");
+            let control = session.control.clone();
+            let request = request("var during = 1; for (;;) {}");
+            let id = request.execution_id.clone();
+            let canceller = std::thread::spawn(move || {
+                while !control.request_cancel(&id) {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            });
+            let report = session.execute(&request).unwrap();
+            canceller.join().unwrap();
+            let error = report.error.expect("cancelled");
+            assert_eq!(error.kind, ErrorKind::Cancelled, "{error:?}");
+            assert_eq!(
+                error.message,
+                "the execution was cancelled (InternalError: interrupted); the session state is intact"
+            );
+            assert!(report.restart.is_none());
+            assert_eq!(value(session, "kept + during"), "2");
+        });
+    }
+}

@@ -1,0 +1,234 @@
+//! Command-line options, one shape for every built-in: a table of short letters and long names
+//! goes in, [`Opts`] (flags, values, operands) comes out, and the usual GNU errors are printed.
+
+use crate::shell::exec::Ctx;
+
+/// Parsed command-line options.
+#[derive(Debug, Default)]
+pub(crate) struct Opts {
+    flags: Vec<char>,
+    values: Vec<(char, String)>,
+    pub operands: Vec<String>,
+}
+
+impl Opts {
+    pub(crate) fn has(&self, c: char) -> bool {
+        self.flags.contains(&c)
+    }
+
+    /// The last value given for an option.
+    pub(crate) fn value(&self, c: char) -> Option<&str> {
+        self.values
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == c)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every value given for an option, in order.
+    pub(crate) fn values(&self, c: char) -> Vec<&str> {
+        self.values
+            .iter()
+            .filter(|(k, _)| *k == c)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    /// Whether `a` was given after `b` (for options that override each other).
+    pub(crate) fn later(&self, a: char, b: char) -> bool {
+        let pos = |c| self.flags.iter().rposition(|&f| f == c);
+        pos(a) > pos(b)
+    }
+
+    /// The operands, or `default` when there are none (`ls` lists `.`, filters read `-`).
+    pub(crate) fn operands_or(&self, default: &str) -> Vec<String> {
+        if self.operands.is_empty() {
+            vec![default.to_string()]
+        } else {
+            self.operands.clone()
+        }
+    }
+}
+
+/// GNU-style option parsing: clustered short flags (`-la`), values attached or separate
+/// (`-n5`, `-n 5`), long options mapped to letters (`--recursive`, `--lines=5`), options after
+/// operands, `--` ends options.
+///
+/// `spec` lists the letters; a letter followed by `:` takes a value. `longs` maps long names to
+/// letters: `"recursive=r lines=n"`. Two prefixes change the rules, as getopt's do: `+` ends
+/// options at the first operand (`xargs`, `sh`: the rest belongs to the command they run), and
+/// `#` makes a negative number an operand (`seq -1 1`). Prints the error and returns `None` on
+/// an unknown option or a missing value.
+pub(crate) fn opts(
+    ctx: &mut Ctx<'_, '_>,
+    args: &[String],
+    spec: &str,
+    longs: &str,
+) -> Option<Opts> {
+    let (first_operand_ends, spec) = strip(spec, '+');
+    let (numbers_are_operands, spec) = strip(spec, '#');
+    let takes_value = |c: char| spec.find(c).is_some_and(|i| spec[i + 1..].starts_with(':'));
+    let mut o = Opts::default();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--" {
+            o.operands.extend(rest.cloned());
+            break;
+        }
+        let number = |r: &str| r.starts_with(|c: char| c.is_ascii_digit() || c == '.');
+        let number = numbers_are_operands && arg.get(1..).is_some_and(number);
+        if arg.len() < 2 || !arg.starts_with('-') || number {
+            o.operands.push(arg.clone());
+            if first_operand_ends {
+                o.operands.extend(rest.cloned());
+                break;
+            }
+            continue;
+        }
+        let options = match arg.strip_prefix("--") {
+            Some(long) => vec![long_option(ctx, long, longs, takes_value, &mut rest)?],
+            None => short_options(ctx, arg, spec, takes_value, &mut rest)?,
+        };
+        for (c, value) in options {
+            match value {
+                Some(v) => o.values.push((c, v)),
+                None => o.flags.push(c),
+            }
+        }
+    }
+    Some(o)
+}
+
+/// `--name` or `--name=value`: its letter, and its value when it takes one; `None` after the
+/// message.
+fn long_option<'a>(
+    ctx: &mut Ctx<'_, '_>,
+    long: &str,
+    longs: &str,
+    takes_value: impl Fn(char) -> bool,
+    rest: &mut impl Iterator<Item = &'a String>,
+) -> Option<(char, Option<String>)> {
+    let (name, inline) = match long.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (long, None),
+    };
+    let letter = |pair: &str| pair.strip_prefix(name)?.strip_prefix('=')?.chars().next();
+    let Some(c) = longs.split_whitespace().find_map(letter) else {
+        ctx.warn(format_args!("unrecognized option '--{name}'"));
+        return None;
+    };
+    if !takes_value(c) {
+        return Some((c, None));
+    }
+    let Some(value) = inline.or_else(|| rest.next().cloned()) else {
+        ctx.warn(format_args!("option '--{name}' requires an argument"));
+        return None;
+    };
+    Some((c, Some(value)))
+}
+
+/// `-abc`, `-n5`, `-n 5`: each letter, with its value when it takes one; `None` after the
+/// message.
+fn short_options<'a>(
+    ctx: &mut Ctx<'_, '_>,
+    arg: &str,
+    spec: &str,
+    takes_value: impl Fn(char) -> bool,
+    rest: &mut impl Iterator<Item = &'a String>,
+) -> Option<Vec<(char, Option<String>)>> {
+    let mut options = Vec::new();
+    for (at, c) in arg.char_indices().skip(1) {
+        if c == ':' || !spec.contains(c) {
+            ctx.warn(format_args!("invalid option -- '{c}'"));
+            return None;
+        }
+        if !takes_value(c) {
+            options.push((c, None));
+            continue;
+        }
+        // The rest of the word is the value, or else the next word.
+        let attached = &arg[at + c.len_utf8()..];
+        let value = match attached {
+            "" => rest.next().cloned(),
+            attached => Some(attached.to_string()),
+        };
+        let Some(value) = value else {
+            ctx.warn(format_args!("option requires an argument -- '{c}'"));
+            return None;
+        };
+        options.push((c, Some(value)));
+        break;
+    }
+    Some(options)
+}
+
+/// Whether `spec` starts with `prefix`, and the rest.
+fn strip(spec: &str, prefix: char) -> (bool, &str) {
+    match spec.strip_prefix(prefix) {
+        Some(rest) => (true, rest),
+        None => (false, spec),
+    }
+}
+
+/// A count like `5`, for `-n` style options; prints the error on bad input.
+pub(crate) fn parse_count(ctx: &mut Ctx<'_, '_>, what: &str, s: &str) -> Option<u64> {
+    let n = s.trim().parse::<u64>().ok();
+    if n.is_none() {
+        ctx.warn(format_args!("invalid {what}: '{s}'"));
+    }
+    n
+}
+
+/// An optional count option (`-m N`, `--max-depth=N`): `Err(())` after the message when it is
+/// not a number.
+pub(crate) fn count_option(
+    ctx: &mut Ctx<'_, '_>,
+    o: &Opts,
+    c: char,
+    what: &str,
+) -> Result<Option<u64>, ()> {
+    match o.value(c) {
+        Some(v) => parse_count(ctx, what, v).map(Some).ok_or(()),
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::tests::Sandbox;
+
+    #[test]
+    fn options_parse_like_gnu() {
+        let mut s = Sandbox::new();
+        s.write("f", "a\nb\nc\n");
+        assert_eq!(
+            s.ok("head -n1 f; head -n 1 f; head --lines=1 f; head --lines 1 f"),
+            "a\n".repeat(4)
+        );
+        assert_eq!(s.ok("head f -n 2"), "a\nb\n");
+        assert_eq!(s.ok("cut -d, -sf1 f; echo x"), "x\n");
+        assert_eq!(
+            s.sh("ls -- -x").1,
+            "ls: cannot access '-x': No such file or directory\n"
+        );
+        // `#`: negative numbers are operands; `+`: options end at the first operand.
+        assert_eq!(s.ok("seq -s, -1 1"), "-1,0,1\n");
+        assert_eq!(s.ok("echo a b | xargs -n 1 echo -n"), "ab");
+        let errors = [
+            ("head --bogus f", "head: unrecognized option '--bogus'\n"),
+            ("head -n", "head: option requires an argument -- 'n'\n"),
+            (
+                "head --lines",
+                "head: option '--lines' requires an argument\n",
+            ),
+            ("head -z f", "head: invalid option -- 'z'\n"),
+        ];
+        for (line, message) in errors {
+            assert_eq!(
+                s.sh(line),
+                (String::new(), message.to_string(), 1),
+                "{line}"
+            );
+        }
+    }
+}

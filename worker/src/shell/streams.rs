@@ -1,0 +1,286 @@
+//! Where commands read and write: the outcome's capped stdout and stderr, pipe buffers between
+//! pipeline stages, redirection files (charged to the disk quota), and stdin as bytes in memory.
+//!
+//! Every output is bounded: a [`Sink`] keeps its first bytes and says when it dropped the rest,
+//! which is how a producer learns that its reader will see no more (the shell's SIGPIPE), and
+//! files together take at most [`WRITE_BUDGET`] bytes per call.
+
+use std::cell::Cell;
+use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::rc::Rc;
+
+use super::path::{Fs, FsError, Resolved, describe};
+use crate::quota::QuotaFile;
+
+/// The most a pipe (or a `<` redirection) holds: bounds memory, and stops endless producers.
+pub(crate) const PIPE_CAP: usize = 32 << 20;
+
+/// Bytes all commands of one `execute` may write into files together. RLIMIT_FSIZE bounds each
+/// file; this bounds their sum so `seq 1 1e12 > a; ... > b` cannot fill the disk before the
+/// deadline.
+pub(crate) const WRITE_BUDGET: u64 = 1 << 30;
+
+/// Where a file descriptor writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    Stdout,
+    Stderr,
+    /// A pipe buffer, by index into [`Io`]'s stack of pipes.
+    Pipe(usize),
+    /// A redirection file, by index into [`Io`]'s open files.
+    File(usize),
+    Null,
+}
+
+/// A capped buffer: keeps the first `cap` bytes and remembers it dropped the rest.
+#[derive(Debug)]
+pub(crate) struct Sink {
+    pub buf: Vec<u8>,
+    cap: usize,
+    pub truncated: bool,
+}
+
+impl Sink {
+    pub(crate) fn new(cap: usize) -> Self {
+        Self {
+            buf: Vec::new(),
+            cap,
+            truncated: false,
+        }
+    }
+
+    /// Appends what fits; `false` once anything was dropped (the reader will not get more).
+    fn push(&mut self, data: &[u8]) -> bool {
+        let room = self.cap.saturating_sub(self.buf.len());
+        if data.len() > room {
+            self.buf.extend_from_slice(&data[..room]);
+            self.truncated = true;
+            return false;
+        }
+        self.buf.extend_from_slice(data);
+        !self.truncated
+    }
+}
+
+struct OutFile {
+    /// Charged to the disk quota as it grows (see `path::Fs::open_write`).
+    w: BufWriter<QuotaFile>,
+    guest: String,
+    failed: bool,
+}
+
+/// Every output of a script: the outcome's streams, pipe buffers and redirection files.
+pub(crate) struct Io {
+    pub stdout: Sink,
+    pub stderr: Sink,
+    pipes: Vec<Sink>,
+    files: Vec<Option<OutFile>>,
+    /// Bytes written into files so far (see [`WRITE_BUDGET`]).
+    pub written: u64,
+}
+
+impl Io {
+    pub(crate) fn new(stdout_cap: usize, stderr_cap: usize) -> Self {
+        Self {
+            stdout: Sink::new(stdout_cap),
+            stderr: Sink::new(stderr_cap),
+            pipes: Vec::new(),
+            files: Vec::new(),
+            written: 0,
+        }
+    }
+
+    /// Writes to a target; `false` when the reader will not see (all of) it, so producers stop.
+    pub(crate) fn write(&mut self, t: Target, data: &[u8]) -> bool {
+        match t {
+            Target::Stdout => self.stdout.push(data),
+            Target::Stderr => self.stderr.push(data),
+            Target::Pipe(i) => self.pipes.get_mut(i).is_some_and(|p| p.push(data)),
+            Target::Null => true,
+            Target::File(i) => {
+                let Self {
+                    files,
+                    stderr,
+                    written,
+                    ..
+                } = self;
+                let Some(Some(f)) = files.get_mut(i) else {
+                    return false;
+                };
+                if f.failed {
+                    return false;
+                }
+                *written += data.len() as u64;
+                let result = if *written > WRITE_BUDGET {
+                    Err(format!(
+                        "File too large (the shell writes at most {} MiB per call)",
+                        WRITE_BUDGET >> 20
+                    ))
+                } else {
+                    f.w.write_all(data).map_err(|e| describe(&e))
+                };
+                match result {
+                    Ok(()) => true,
+                    Err(msg) => {
+                        f.failed = true;
+                        stderr.push(format!("sh: {}: write error: {msg}\n", f.guest).as_bytes());
+                        false
+                    }
+                }
+            }
+        }
+    }
+
+    /// Opens a file for writing through `fs` (see [`Fs::open_write`]) and returns its target.
+    ///
+    /// # Errors
+    /// When the file cannot be opened.
+    pub(crate) fn open_file(
+        &mut self,
+        fs: &Fs,
+        r: &Resolved,
+        append: bool,
+    ) -> Result<Target, FsError> {
+        let file = fs.open_write(r, append)?;
+        self.files.push(Some(OutFile {
+            w: BufWriter::new(file),
+            guest: r.guest.clone(),
+            failed: false,
+        }));
+        Ok(Target::File(self.files.len() - 1))
+    }
+
+    /// Flushes and closes the files opened since `mark`.
+    pub(crate) fn close_files(&mut self, mark: usize) {
+        while self.files.len() > mark {
+            if let Some(Some(mut f)) = self.files.pop()
+                && !f.failed
+                && let Err(e) = f.w.flush()
+            {
+                self.stderr
+                    .push(format!("sh: {}: write error: {}\n", f.guest, describe(&e)).as_bytes());
+            }
+        }
+    }
+
+    pub(crate) fn file_count(&self) -> usize {
+        self.files.len()
+    }
+
+    /// A new pipe buffer for the next pipeline stage to write into.
+    pub(crate) fn open_pipe(&mut self) -> Target {
+        self.pipes.push(Sink::new(PIPE_CAP));
+        Target::Pipe(self.pipes.len() - 1)
+    }
+
+    /// The last pipe opened, as the next stage's stdin.
+    pub(crate) fn close_pipe(&mut self) -> Input {
+        self.pipes
+            .pop()
+            .map(|sink| Input::new(sink.buf, sink.truncated))
+            .unwrap_or_default()
+    }
+}
+
+/// A command's stdin: bytes already in memory (a pipe, a file, a here-document).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Input {
+    data: Rc<Vec<u8>>,
+    /// The producer was cut at the pipe cap.
+    pub truncated: bool,
+    /// Someone read it to the end (so a cut matters).
+    consumed: Rc<Cell<bool>>,
+}
+
+impl Input {
+    pub(crate) fn new(data: Vec<u8>, truncated: bool) -> Self {
+        Self {
+            data: Rc::new(data),
+            truncated,
+            consumed: Rc::default(),
+        }
+    }
+
+    /// All of it (marks it consumed).
+    pub(crate) fn all(&self) -> &[u8] {
+        self.consumed.set(true);
+        &self.data
+    }
+
+    pub(crate) fn reader(&self) -> StdinReader {
+        StdinReader {
+            data: Rc::clone(&self.data),
+            pos: 0,
+            consumed: Rc::clone(&self.consumed),
+        }
+    }
+
+    pub(crate) fn was_consumed(&self) -> bool {
+        self.consumed.get()
+    }
+}
+
+/// Reads an [`Input`]; reaching its end marks it consumed.
+pub(crate) struct StdinReader {
+    data: Rc<Vec<u8>>,
+    pos: usize,
+    consumed: Rc<Cell<bool>>,
+}
+
+impl Read for StdinReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let avail = self.fill_buf()?;
+            let n = avail.len().min(buf.len());
+            buf[..n].copy_from_slice(&avail[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for StdinReader {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        let rest = &self.data[self.pos.min(self.data.len())..];
+        if rest.is_empty() {
+            self.consumed.set(true);
+        }
+        Ok(rest)
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos += amt;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sinks_keep_the_first_bytes_and_say_when_full() {
+        let mut s = Sink::new(5);
+        assert!(s.push(b"abc"));
+        assert!(!s.push(b"defg"));
+        assert!(!s.push(b"h"));
+        assert_eq!(s.buf, b"abcde");
+        assert!(s.truncated);
+        let mut exact = Sink::new(3);
+        assert!(exact.push(b"abc"));
+        assert!(!exact.truncated);
+    }
+
+    #[test]
+    fn stdin_reader_marks_consumption_only_at_the_end() {
+        let input = Input::new(b"a\nb\n".to_vec(), true);
+        let mut r = input.reader();
+        let mut line = Vec::new();
+        r.read_until(b'\n', &mut line).unwrap();
+        assert!(!input.was_consumed());
+        r.read_until(b'\n', &mut line).unwrap();
+        r.read_until(b'\n', &mut line).unwrap();
+        assert!(input.was_consumed());
+        assert_eq!(line, b"a\nb\n");
+    }
+}

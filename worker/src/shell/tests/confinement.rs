@@ -1,0 +1,444 @@
+//! Confinement: paths outside the mounts, links out of them, FIFOs, hard links, read-only mounts,
+//! mount points, and host paths in messages.
+
+use super::*;
+
+#[test]
+fn confinement_refuses_paths_outside_the_mounts() {
+    let mut s = Sandbox::new();
+    s.write("a.txt", "a\n");
+    let host_app = fs::canonicalize(s.app.path())
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let outside = s
+        .outside
+        .path()
+        .join("secret")
+        .to_string_lossy()
+        .into_owned();
+    for (script, path) in [
+        ("cat /etc/passwd", "/etc/passwd"),
+        ("cat /proc/self/environ", "/proc/self/environ"),
+        ("ls /app/../../etc", "/etc"),
+        ("cat ../../../etc/shadow", "/etc/shadow"),
+        ("cd /app/sub/../../../root", "/root"),
+        ("head /dev/zero", "/dev/zero"),
+        ("grep -r root /etc", "/etc"),
+        ("find /proc -name x", "/proc"),
+        ("cp /etc/hosts /app/", "/etc/hosts"),
+        ("echo x > /etc/evil", "/etc/evil"),
+        ("touch /evil", "/evil"),
+        ("mkdir /newtop", "/newtop"),
+        ("wc -l < /etc/passwd", "/etc/passwd"),
+        ("du -s /home", "/home"),
+    ] {
+        let o = s.run(script);
+        // The command's usual failure status: 1, or 2 for ls and grep (as coreutils).
+        let expected = if script.starts_with("ls") || script.starts_with("grep") {
+            2
+        } else {
+            1
+        };
+        assert_eq!(
+            o.exit_code,
+            expected,
+            "{script}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(
+            o.error,
+            Some(ShellError::PathRestriction(path.into())),
+            "{script}"
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("path_restriction"), "{script}: {err}");
+        s.assert_no_host_paths(&o);
+    }
+    // Host paths are not a way in either: they are guest paths like any other (here under
+    // the guest /tmp, where they do not exist).
+    let o = s.run(&format!("cat {host_app}/a.txt; cat {outside}"));
+    assert_eq!(o.exit_code, 1);
+    assert!(o.stdout.is_empty());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains(SECRET));
+    // The error names only the first refusal; the script went on.
+    let o = s.run("cat /etc/a; echo still; cat /etc/b");
+    assert_eq!(o.stdout, b"still\n");
+    assert_eq!(o.error, Some(ShellError::PathRestriction("/etc/a".into())));
+    assert!(!fs::exists("/evil").unwrap_or(false));
+}
+
+#[test]
+fn confinement_refuses_symlinks_out_of_a_mount() {
+    let mut s = Sandbox::new();
+    let a = s.app.path().to_path_buf();
+    symlink(s.outside.path(), a.join("link")).unwrap();
+    symlink(s.outside.path().join("secret"), a.join("secret_link")).unwrap();
+    symlink(s.outside.path().join("new_file"), a.join("dangling")).unwrap();
+    symlink("../../../../../../../../etc", a.join("relative")).unwrap();
+    s.write("inner/ok.txt", "fine\n");
+    symlink("inner", a.join("good")).unwrap();
+    for script in [
+        "cat link/secret",
+        "cat secret_link",
+        "ls link",
+        "ls link/",
+        "cd link",
+        "echo pwned > link/new",
+        "echo pwned > dangling",
+        "echo pwned >> secret_link",
+        "mkdir -p link/x",
+        "touch link/t",
+        "cp secret_link copy",
+        "cp -r link/ copy",
+        "cat relative/passwd",
+        "head link/secret",
+        "grep TOP link/secret",
+        "wc -c secret_link",
+        "sort secret_link",
+        "sed -i s/TOP/x/ secret_link",
+        "tee link/t2 < /dev/null",
+        "python link/secret",
+        "rm link/secret",
+        "mv link/secret /app/stolen",
+        "du -s link/",
+    ] {
+        s.assert_restricted(script);
+    }
+    assert!(!s.outside.path().join("new").exists());
+    assert!(!s.outside.path().join("new_file").exists());
+    assert!(!s.outside.path().join("x").exists());
+    assert!(s.outside.path().join("secret").exists());
+    assert_eq!(
+        fs::read_to_string(s.outside.path().join("secret")).unwrap(),
+        SECRET
+    );
+    // Walks see the links but never go through them.
+    for script in [
+        "grep -r TOP .",
+        "grep -rl TOP /app",
+        "find . -name secret",
+        "ls -R",
+        "du -a .",
+        "cat *",
+    ] {
+        let o = s.run(script);
+        s.assert_no_host_paths(&o);
+    }
+    assert_eq!(
+        s.ok("find . -type l | sort"),
+        "./dangling\n./good\n./link\n./relative\n./secret_link\n"
+    );
+    assert!(s.ok("ls -l").contains("link -> <outside the sandbox>"));
+    assert!(
+        s.ok("ls -l relative")
+            .contains("relative -> ../../../../../../../../etc")
+    );
+    // Links inside the mount work.
+    assert_eq!(
+        s.ok("cat good/ok.txt; cd good; pwd; cd /app"),
+        "fine\n/app/good\n"
+    );
+    assert_eq!(s.ok("realpath good/ok.txt"), "/app/inner/ok.txt\n");
+    // Removing a link removes the link, never its target.
+    s.ok("rm link secret_link dangling; rm -rf relative");
+    assert!(!s.exists("link") && !s.exists("relative"));
+    assert!(s.outside.path().join("secret").exists());
+    // rm -r of a tree holding a link out leaves the outside alone.
+    s.write("tree/f", "x");
+    symlink(s.outside.path(), a.join("tree/out")).unwrap();
+    s.ok("rm -rf tree");
+    assert!(!s.exists("tree"));
+    assert_eq!(
+        fs::read_to_string(s.outside.path().join("secret")).unwrap(),
+        SECRET
+    );
+    // Copying a tree with a link copies the link, not what it points to.
+    s.write("t2/f", "x");
+    symlink(s.outside.path(), a.join("t2/out")).unwrap();
+    s.ok("cp -r t2 t3");
+    assert!(
+        fs::symlink_metadata(a.join("t3/out"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(fs::read_link(a.join("t3/out")).unwrap(), s.outside.path());
+    assert!(s.run("cat t3/out/secret").error.is_some());
+}
+
+/// A symlink in the middle of a path (`sub/out/...` with `out -> ../../<outside>`, and
+/// `sub/up -> ../../../../../../..`) is refused by every command that would go through it,
+/// and walks over the tree never enter it.
+#[test]
+fn confinement_refuses_links_in_the_middle_of_a_path() {
+    let mut s = Sandbox::new();
+    let a = s.app.path().to_path_buf();
+    let secret_mode = s.secret_mode();
+    let outside_name = s
+        .outside
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    s.write("a.txt", "a\n");
+    s.write("d/f", "f\n");
+    fs::create_dir(a.join("sub")).unwrap();
+    symlink(format!("../../{outside_name}"), a.join("sub/out")).unwrap();
+    symlink("../../../../../../..", a.join("sub/up")).unwrap();
+    for script in [
+        "cat sub/out/secret",
+        "head sub/up/etc/passwd",
+        "cat < sub/out/secret",
+        "wc -c < sub/out/secret",
+        "echo pwned > sub/out/new",
+        "echo pwned >> sub/out/secret",
+        "mkdir -p sub/out/x/y",
+        "mkdir sub/out/x",
+        "touch sub/out/t",
+        "cp sub/out/secret copy",
+        "cp a.txt sub/out/",
+        "cp a.txt sub/out/new",
+        "cp -r sub/out/ copy2",
+        "cp -r d sub/out/d",
+        "mv sub/out/secret stolen",
+        "mv a.txt sub/out/new",
+        "rm sub/out/secret",
+        "rm -rf sub/out/secret",
+        "rm -rf sub/up/tmp",
+        "rmdir sub/up/tmp",
+        "ls sub/out/",
+        "ls -R sub/up/tmp",
+        "find sub/up/tmp -name x",
+        "find sub/out/x",
+        "grep -r TOP sub/out/",
+        "grep TOP sub/out/secret",
+        "du -s sub/out/",
+        "chmod 777 sub/out/secret",
+        "sed -i s/TOP/x/ sub/out/secret",
+        "tee sub/out/t2 < /dev/null",
+        "sort -o sub/out/s a.txt",
+        "python sub/out/secret",
+        "cd sub/out",
+        "realpath -e sub/out/secret",
+    ] {
+        s.assert_restricted(script);
+        s.ok("cd /app");
+    }
+    s.assert_outside_untouched(secret_mode);
+    // Walks see the links and never go through them.
+    for script in [
+        "ls -R",
+        "ls -laR sub",
+        "find .",
+        "find . -name secret",
+        "grep -r TOP .",
+        "grep -rl TOP /app",
+        "du -a .",
+        "chmod -R 777 .",
+        "cp -r sub sub2",
+        "rm -rf sub2",
+        "find . -name 'x*' -delete",
+    ] {
+        let o = s.run(script);
+        s.assert_no_host_paths(&o);
+        assert!(
+            !String::from_utf8_lossy(&o.stdout).contains("secret"),
+            "{script}"
+        );
+    }
+    s.assert_outside_untouched(secret_mode);
+    assert_eq!(s.ok("find sub -type l | sort"), "sub/out\nsub/up\n");
+    // The links themselves are removed, never what they point to.
+    s.ok("rm -r sub");
+    assert!(!s.exists("sub"));
+    s.assert_outside_untouched(secret_mode);
+}
+
+/// Reading or writing a FIFO, a socket or a link to one is refused at once instead of
+/// blocking the shell (and the session) until the deadline.
+#[test]
+fn fifos_and_sockets_are_refused_promptly() {
+    let mut s = Sandbox::new();
+    let _listener = special_files(s.app.path());
+    for script in [
+        "cat fifo",
+        "cat to_fifo",
+        "cat sock",
+        "head -n 1 fifo",
+        "tail fifo",
+        "grep x fifo",
+        "wc -l fifo",
+        "wc -l < fifo",
+        "sort fifo",
+        "sed s/a/b/ fifo",
+        "sh fifo",
+        "python fifo",
+        "echo x > fifo",
+        "echo x >> to_fifo",
+        "echo x > sock",
+        "tee fifo < /dev/null",
+        "cp fifo copy",
+        "cp a_file_that_is_missing fifo",
+        "touch fifo",
+    ] {
+        let started = Instant::now();
+        let (back, o) = s.run_promptly(script);
+        s = back;
+        assert_ne!(o.exit_code, 0, "{script}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{script}");
+    }
+    let (back, o) = s.run_promptly("cat fifo; echo x > fifo");
+    s = back;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        err,
+        "cat: fifo: not a regular file\nsh: fifo: not a regular file\n"
+    );
+    // Walks list them without opening them.
+    let (back, o) = s.run_promptly("grep -r x .; ls -l; find . -type f; cp -r /app /tmp/copy");
+    s = back;
+    assert!(String::from_utf8_lossy(&o.stdout).contains("prw-r--r--"));
+    assert!(!s.tmp.path().join("copy/fifo").exists());
+}
+
+/// Hard links inside a mount are the same file: writing through one is allowed, copying one
+/// onto the other is refused like coreutils does, and nothing appears outside.
+#[test]
+fn hard_links_inside_a_mount_stay_inside() {
+    let mut s = Sandbox::new();
+    let a = s.app.path().to_path_buf();
+    let secret_mode = s.secret_mode();
+    s.write("orig", "o\n");
+    fs::hard_link(a.join("orig"), a.join("hard")).unwrap();
+    s.ok("echo more >> hard");
+    assert_eq!(s.read("orig"), "o\nmore\n");
+    assert_eq!(s.ok("cat hard"), "o\nmore\n");
+    assert!(s.ok("ls -l orig").starts_with("-rw-r--r-- 2 "));
+    let (_, err, code) = s.sh("cp orig hard");
+    assert_eq!(
+        (err.as_str(), code),
+        ("cp: 'orig' and 'hard' are the same file\n", 1)
+    );
+    assert_eq!(s.read("orig"), "o\nmore\n");
+    s.ok("cp hard /tmp/copy; mv hard moved; rm moved");
+    assert_eq!(s.read("orig"), "o\nmore\n");
+    assert_eq!(
+        fs::read_to_string(s.tmp.path().join("copy")).unwrap(),
+        "o\nmore\n"
+    );
+    s.assert_outside_untouched(secret_mode);
+}
+
+#[test]
+fn read_only_mounts_refuse_every_write() {
+    let mut s = Sandbox::new();
+    s.write("a.txt", "a\n");
+    assert_eq!(s.ok("cat /data/d.txt; ls /data"), "data line\nd.txt\n");
+    for script in [
+        "touch /data/x",
+        "echo x > /data/x",
+        "echo x >> /data/d.txt",
+        "rm /data/d.txt",
+        "rm -rf /data",
+        "rm -rf /data/",
+        "mkdir /data/n",
+        "cp a.txt /data/",
+        "mv /data/d.txt /app/",
+        "mv a.txt /data/",
+        "sed -i s/data/x/ /data/d.txt",
+        "tee /data/t < a.txt",
+        "chmod 777 /data/d.txt",
+        "rmdir /data",
+        "cd /data; touch here",
+        "sort -o /data/s a.txt",
+        "find /data -delete",
+    ] {
+        let o = s.run(script);
+        assert_ne!(o.exit_code, 0, "{script}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            matches!(o.error, Some(ShellError::PathRestriction(_))),
+            "{script}: {err}"
+        );
+        assert!(
+            err.contains("path_restriction: /data is read-only")
+                || err.contains("Device or resource busy"),
+            "{script}: {err}"
+        );
+        s.ok("cd /app");
+    }
+    assert_eq!(
+        fs::read_to_string(s.data.path().join("d.txt")).unwrap(),
+        "data line\n"
+    );
+    assert_eq!(fs::read_dir(s.data.path()).unwrap().count(), 1);
+    assert_eq!(s.read("a.txt"), "a\n");
+}
+
+#[test]
+fn rm_rf_never_removes_mounts_or_the_root() {
+    let mut s = Sandbox::new();
+    s.write("keep/me.txt", "x");
+    let o = s.run("rm -rf /");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("dangerous to operate recursively on '/'") && o.exit_code == 1,
+        "{err}"
+    );
+    assert!(err.contains("path_restriction: / is read-only"), "{err}");
+    assert_eq!(o.error, Some(ShellError::PathRestriction("/".into())));
+    for script in ["rm -rf /app/..", "rm -rf ..", "rm -rf .", "rm -rf /app/."] {
+        let (_, err, code) = s.sh(script);
+        assert!(
+            code == 1 && (err.contains("refusing") || err.contains("dangerous")),
+            "{script}: {err}"
+        );
+    }
+    assert!(s.exists("keep/me.txt"));
+    let (_, err, code) = s.sh("rm -rf /app");
+    assert_eq!(code, 0);
+    assert!(err.contains("mount point"));
+    assert!(s.app.path().is_dir());
+    assert_eq!(fs::read_dir(s.app.path()).unwrap().count(), 0);
+    s.write("again.txt", "x");
+    fs::write(s.tmp.path().join("t"), "t").unwrap();
+    let o = s.run("rm -rf /*");
+    assert_eq!(o.error, Some(ShellError::PathRestriction("/data".into())));
+    assert!(s.app.path().is_dir() && s.tmp.path().is_dir());
+    assert_eq!(fs::read_dir(s.app.path()).unwrap().count(), 0);
+    assert_eq!(fs::read_dir(s.tmp.path()).unwrap().count(), 0);
+    assert!(s.data.path().join("d.txt").exists());
+    assert!(s.outside.path().join("secret").exists());
+    let (_, err, code) = s.sh("rmdir /app");
+    assert!(
+        err.contains("Device or resource busy") && code == 1,
+        "{err}"
+    );
+    let (_, err, _) = s.sh("mkdir x; mv /app /app/x/y; mv /tmp /app/t");
+    assert!(err.matches("Device or resource busy").count() == 2, "{err}");
+    assert!(s.app.path().is_dir());
+    assert_eq!(s.sh("rm -r /app; ls -A /app; pwd").0, "/app\n");
+}
+
+#[test]
+fn no_host_paths_in_any_output() {
+    let mut s = Sandbox::new();
+    s.write("f.txt", "x\n");
+    for script in [
+        "ls -la; ls -laR /",
+        "cat nope; cat /app; cat /",
+        "cd /app/none",
+        "realpath f.txt /app /; env; export",
+        "mkdir f.txt; rmdir f.txt; rm -r nope; cp nope x; mv nope x",
+        "du -a /; find / | head",
+        "grep -r x /; grep x nope",
+        "echo x > /app; echo x < nope",
+        "python nope.py; node nope.js; sh nope.sh; source nope",
+        "ls -l /data /tmp",
+    ] {
+        let o = s.run(script);
+        s.assert_no_host_paths(&o);
+    }
+}

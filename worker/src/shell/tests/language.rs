@@ -1,0 +1,379 @@
+//! The command language: lists, pipes, redirections, here-documents, quoting, variables,
+//! globbing, `cd`, syntax errors, scripts and the interpreters.
+
+use super::*;
+
+#[test]
+fn lists_and_status() {
+    let mut s = Sandbox::new();
+    assert_eq!(s.ok("echo a; echo b\necho c"), "a\nb\nc\n");
+    assert_eq!(
+        s.ok("true && echo y; false && echo n; false || echo y2; true || echo n2"),
+        "y\ny2\n"
+    );
+    assert_eq!(s.ok("false && echo a || echo b"), "b\n");
+    assert_eq!(s.ok("false; echo $?; true; echo $?"), "1\n0\n");
+    assert_eq!(s.ok("! false && echo negated"), "negated\n");
+    assert_eq!(s.sh("false").2, 1);
+    assert_eq!(s.sh("true; false").2, 1);
+    assert_eq!(s.sh("false; true").2, 0);
+    assert_eq!(
+        s.sh("exit 3; echo never"),
+        (String::new(), String::new(), 3)
+    );
+    assert_eq!(s.ok("sh -c 'exit 4'; echo $?"), "4\n");
+    assert_eq!(s.ok(""), "");
+    assert_eq!(s.ok("# only a comment\n\n"), "");
+    assert_eq!(s.ok("echo a # trailing comment"), "a\n");
+    assert_eq!(s.ok("echo a#b"), "a#b\n");
+}
+
+#[test]
+fn pipes() {
+    let mut s = Sandbox::new();
+    assert_eq!(s.ok("echo hello | tr a-z A-Z"), "HELLO\n");
+    assert_eq!(s.ok("printf 'b\\na\\nc\\n' | sort | head -n 2"), "a\nb\n");
+    assert_eq!(s.sh("false | true").2, 0);
+    assert_eq!(s.sh("true | false").2, 1);
+    // stderr of every stage reaches the outcome; stdout only from the last.
+    let (out, err, code) = s.sh("ls /app/nope | echo last");
+    assert_eq!(out, "last\n");
+    assert!(
+        err.contains("ls: cannot access '/app/nope': No such file or directory"),
+        "{err}"
+    );
+    assert_eq!(code, 0);
+    assert_eq!(s.ok("ls /app/nope 2>&1 | wc -l"), "1\n");
+    assert_eq!(s.ok("echo x |& cat"), "x\n");
+    // A pipeline runs like a subshell: its cd and assignments do not stay.
+    assert_eq!(
+        s.ok("mkdir d; cd d | true; pwd; X=1 | true; echo \"[$X]\""),
+        "/app\n[]\n"
+    );
+}
+
+#[test]
+fn redirections() {
+    let mut s = Sandbox::new();
+    assert_eq!(s.ok("echo hi > f; echo more >> f; cat f"), "hi\nmore\n");
+    assert_eq!(s.read("f"), "hi\nmore\n");
+    assert_eq!(s.ok("echo new > f; cat < f"), "new\n");
+    let (out, err, _) = s.sh("ls nope 2> err; cat err");
+    assert!(out.contains("No such file or directory") && err.is_empty());
+    s.ok("ls nope 2>> err; true");
+    assert_eq!(s.read("err").lines().count(), 2);
+    s.ok("ls nope f > both 2>&1; true");
+    assert!(s.read("both").contains("nope") && s.read("both").contains("f\n"));
+    // Order matters: 2>&1 before > keeps stderr on the old stdout.
+    let (out, _, _) = s.sh("ls nope 2>&1 > only_out");
+    assert!(out.contains("nope"));
+    assert_eq!(s.read("only_out"), "");
+    s.ok("ls nope f &> amp; true");
+    assert!(s.read("amp").contains("nope"));
+    s.ok("echo again &>> amp");
+    assert!(s.read("amp").ends_with("again\n"));
+    let (out, err, _) = s.sh("echo to-err >&2; echo to-err2 1>&2");
+    assert_eq!((out.as_str(), err.as_str()), ("", "to-err\nto-err2\n"));
+    assert_eq!(
+        s.ok("ls nope 2>/dev/null; echo x > /dev/null; cat /dev/null; echo done"),
+        "done\n"
+    );
+    assert_eq!(s.ok("> created"), "");
+    assert!(s.exists("created"));
+    assert_eq!(s.ok("cat < f > g; cat g"), "new\n");
+    let (_, err, code) = s.sh("cat < missing; echo $?");
+    assert!(err.contains("sh: missing: No such file or directory"));
+    assert_eq!(code, 0);
+    let (_, err, code) = s.sh("echo x > sub/none");
+    assert!(
+        err.contains("sh: sub/none: No such file or directory") && code == 1,
+        "{err}"
+    );
+    let (_, err, _) = s.sh("mkdir dir; echo x > dir");
+    assert!(err.contains("Is a directory"));
+    let (_, err, code) = s.sh("X='a b'; echo x > $X");
+    assert!(err.contains("ambiguous redirect") && code == 1);
+}
+
+#[test]
+fn here_documents() {
+    let mut s = Sandbox::new();
+    assert_eq!(
+        s.ok("N=world\ncat <<EOF\nhello $N\n  \\$N\nEOF\necho after"),
+        "hello world\n  $N\nafter\n"
+    );
+    assert_eq!(
+        s.ok("cat <<'EOF' > script.py\nprint(\"$HOME\")\nEOF\ncat script.py"),
+        "print(\"$HOME\")\n"
+    );
+    assert_eq!(s.ok("cat <<-END\n\tindented\n\tEND"), "indented\n");
+    assert_eq!(s.ok("tr a-z A-Z <<< \"up $HOME\""), "UP /APP\n");
+    assert_eq!(s.ok("cat <<A; cat <<B\n1\nA\n2\nB"), "1\n2\n");
+}
+
+#[test]
+fn quoting() {
+    let mut s = Sandbox::new();
+    assert_eq!(s.ok("echo 'a  b' \"c  d\" e\\ \\ f"), "a  b c  d e  f\n");
+    assert_eq!(s.ok("echo \"$HOME\" '$HOME' \\$HOME"), "/app $HOME $HOME\n");
+    assert_eq!(s.ok("echo \"a\\\"b\" 'it'\\''s'"), "a\"b it's\n");
+    assert_eq!(s.ok("printf '[%s]' '' \"\" x; echo"), "[][][x]\n");
+    assert_eq!(s.ok("echo \"multi\nline\""), "multi\nline\n");
+    assert_eq!(s.ok("echo a\\\nb"), "ab\n");
+    assert_eq!(s.ok("echo \"\\n\" '\\n'"), "\\n \\n\n");
+    assert_eq!(s.ok("echo ';' '|' '&&' \"#\""), "; | && #\n");
+    let o = s.run("echo 'unterminated");
+    assert_eq!(o.exit_code, 2);
+    assert!(matches!(o.error, Some(ShellError::Syntax(_))));
+}
+
+#[test]
+fn variables() {
+    let mut s = Sandbox::new();
+    assert_eq!(
+        s.ok("A=1; echo $A ${A}x \"${B:-def}\" ${B-unset} ${A:-no}"),
+        "1 1x def unset 1\n"
+    );
+    assert_eq!(s.ok("echo $A"), "1\n", "variables persist between calls");
+    assert_eq!(s.state.vars.get("A").map(String::as_str), Some("1"));
+    assert_eq!(s.ok("A=2 printenv A; echo $A"), "2\n1\n");
+    assert_eq!(s.ok("export B=3 C; echo $B"), "3\n");
+    assert_eq!(s.ok("unset A; echo \"[$A]\""), "[]\n");
+    assert_eq!(
+        s.ok("X='a  b'; printf '<%s>' $X \"$X\"; echo"),
+        "<a><b><a  b>\n"
+    );
+    assert_eq!(s.ok("E=; printf '<%s>' $E \"$E\"; echo"), "<>\n");
+    assert_eq!(s.ok("echo ~ ~/x '~'"), "/app /app/x ~\n");
+    assert_eq!(s.ok("echo $HOME $LANG $PATH"), "/app C.UTF-8 /bin\n");
+    assert!(s.ok("env").contains("LANG=C.UTF-8\n"));
+    assert!(s.ok("export").contains("declare -x B=\"3\"\n"));
+    assert_eq!(s.ok("V=x; sh -c 'echo $V; V=y'; echo $V"), "x\nx\n");
+    assert_eq!(s.ok("sh -c 'echo $0 $1 $#' n a b"), "n a 2\n");
+    assert!(s.run("echo ${A/x/y}").error.is_some());
+}
+
+#[test]
+fn globbing() {
+    let mut s = Sandbox::new();
+    for f in ["a.txt", "b.txt", "c.py", ".hidden.txt", "sub/x.txt"] {
+        s.write(f, "");
+    }
+    assert_eq!(s.ok("echo *.txt"), "a.txt b.txt\n");
+    assert_eq!(
+        s.ok("echo ?.py [ab].txt [!a].txt"),
+        "c.py a.txt b.txt b.txt\n"
+    );
+    assert_eq!(s.ok("echo *.zz '*.txt' \"*\""), "*.zz *.txt *\n");
+    assert_eq!(
+        s.ok("echo */*.txt /app/s*/x.*"),
+        "sub/x.txt /app/sub/x.txt\n"
+    );
+    assert_eq!(s.ok("echo .*.txt"), ".hidden.txt\n");
+    assert_eq!(s.ok("echo /*"), "/app /data /tmp\n");
+    assert_eq!(s.ok("echo /etc/* /proc/*"), "/etc/* /proc/*\n");
+    assert_eq!(s.ok("cd sub; echo ../*.py"), "../c.py\n");
+    assert_eq!(s.ok("rm /app/*.txt; ls /app"), "c.py\nsub\n");
+}
+
+#[test]
+fn cd_persists() {
+    let mut s = Sandbox::new();
+    s.write("sub/deeper/f", "content\n");
+    assert_eq!(s.ok("cd sub; pwd"), "/app/sub\n");
+    assert_eq!(s.ok("pwd; cat deeper/f"), "/app/sub\ncontent\n");
+    assert_eq!(s.state.cwd, "/app/sub");
+    assert_eq!(
+        s.ok("cd deeper && cat f && cd .. && pwd"),
+        "content\n/app/sub\n"
+    );
+    assert_eq!(
+        s.ok("cd /tmp; echo $PWD $OLDPWD; cd -"),
+        "/tmp /app/sub\n/app/sub\n"
+    );
+    assert_eq!(s.ok("cd; pwd"), "/app\n");
+    assert_eq!(s.ok("cd /; ls; cd /data; pwd"), "app\ndata\ntmp\n/data\n");
+    let (_, err, code) = s.sh("cd nope");
+    assert_eq!(
+        (err.as_str(), code),
+        ("cd: nope: No such file or directory\n", 1)
+    );
+    let (_, err, code) = s.sh("cd /app/sub/deeper/f");
+    assert_eq!(
+        (err.as_str(), code),
+        ("cd: /app/sub/deeper/f: Not a directory\n", 1)
+    );
+    assert_eq!(s.ok("pwd"), "/data\n");
+}
+
+#[test]
+fn syntax_errors_run_nothing() {
+    let mut s = Sandbox::new();
+    for script in [
+        "echo before; if true; then echo x; fi",
+        "echo before; for i in 1 2; do echo $i; done",
+        "echo before\nwhile true; do :; done",
+        "echo before; echo $(ls)",
+        "echo before; echo `ls`",
+        "echo before; (cd /tmp)",
+        "echo before; sleep 1 &",
+        "echo before; f() { ls; }",
+        "echo before |",
+        "echo before; case x in x) ;; esac",
+    ] {
+        let o = s.run(script);
+        assert_eq!(o.exit_code, EXIT_SYNTAX, "{script}");
+        assert!(o.stdout.is_empty(), "{script} ran something");
+        assert!(matches!(o.error, Some(ShellError::Syntax(_))), "{script}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.starts_with("sh: "), "{err}");
+    }
+    let err = String::from_utf8(s.run("if true; then echo; fi").stderr).unwrap();
+    assert!(
+        err.contains("not supported; use python -c or node -e"),
+        "{err}"
+    );
+    assert_eq!(ShellError::Syntax("x".into()).kind(), "syntax_error");
+}
+
+#[test]
+fn unknown_commands_exit_127_with_the_list() {
+    let mut s = Sandbox::new();
+    let (out, err, code) = s.sh("frobnicate --now");
+    assert_eq!(code, 127);
+    assert!(out.is_empty());
+    assert!(err.starts_with("frobnicate: command not found\n"), "{err}");
+    for name in ["cat", "grep", "python", "sed", "xargs"] {
+        assert!(err.contains(name), "{name} missing from {err}");
+    }
+    assert_eq!(s.ok("frobnicate 2>/dev/null; echo $?"), "127\n");
+    assert_eq!(
+        s.ok("/bin/echo via-path; /usr/bin/env printenv HOME"),
+        "via-path\n/app\n"
+    );
+    assert_eq!(s.sh("/opt/bin/echo x").2, 127);
+}
+
+#[test]
+fn scripts_and_nesting() {
+    let mut s = Sandbox::new();
+    s.write("s.sh", "echo script $1 $#\ncd /tmp\nX=in\n");
+    assert_eq!(
+        s.ok("sh s.sh a b; pwd; echo \"[$X]\""),
+        "script a 2\n/app\n[]\n"
+    );
+    assert_eq!(s.ok("bash -c 'echo $0' zero"), "zero\n");
+    assert_eq!(
+        s.ok("source s.sh q; pwd; echo $X; cd /app"),
+        "script q 1\n/tmp\nin\n"
+    );
+    assert_eq!(s.ok(". /app/s.sh; cd /app"), "script 0\n");
+    assert_eq!(s.ok("./s.sh z"), "script z 1\n");
+    assert_eq!(s.ok("echo 'echo from stdin' | sh"), "from stdin\n");
+    assert_eq!(s.ok("echo 'cat' > c.sh; echo piped | sh c.sh"), "");
+    s.write("loop.sh", "sh /app/loop.sh\n");
+    let (_, err, code) = s.sh("sh loop.sh");
+    assert!(err.contains("nested too deeply"), "{err}");
+    assert_eq!(code, 126);
+    let (_, err, code) = s.sh("sh -c 'if'");
+    assert!(err.contains("not supported") && code == 2, "{err}");
+    let (_, err, code) = s.sh("./missing.sh");
+    assert!(err.contains("No such file") && code == 127, "{err}");
+}
+
+#[test]
+fn interpreters_get_code_argv_and_stdin() {
+    let mut s = Sandbox::new();
+    s.write("prog.py", "import sys\nprint(sys.argv)\n");
+    s.write("sub/app.js", "console.log(1)\n");
+    assert_eq!(
+        s.ok("python -c 'print(1)' a b"),
+        "python ran 1 line(s), stdin 0 byte(s)\n"
+    );
+    assert_eq!(
+        s.interp.calls[0],
+        Call {
+            language: Language::Python,
+            code: "print(1)".into(),
+            argv: vec!["-c".into(), "a".into(), "b".into()],
+            stdin: Vec::new(),
+        }
+    );
+    s.ok("cd sub; echo data | python3 ../prog.py x");
+    let c = &s.interp.calls[1];
+    assert_eq!(c.code, "import sys\nprint(sys.argv)\n");
+    assert_eq!(c.argv, ["/app/prog.py", "x"]);
+    assert_eq!(c.stdin, b"data\n");
+    s.ok("node app.js 1; qjs -e 'console.log(2)'; cd /app");
+    assert_eq!(s.interp.calls[2].language, Language::JavaScript);
+    assert_eq!(s.interp.calls[2].argv, ["/app/sub/app.js", "1"]);
+    assert_eq!(s.interp.calls[3].code, "console.log(2)");
+    s.ok("echo 'print(3)' | python");
+    assert_eq!(s.interp.calls[4].code, "print(3)\n");
+    assert!(s.interp.calls[4].stdin.is_empty());
+    s.ok("python -m json.tool x.json >/dev/null");
+    assert!(s.interp.calls[5].code.contains("run_module(\"json.tool\""));
+    assert_eq!(s.interp.calls[5].argv, ["json.tool", "x.json"]);
+    s.write("run", "#!/usr/bin/env python3\nprint(1)\n");
+    s.ok("./run arg");
+    assert_eq!(s.interp.calls[6].argv, ["/app/run", "arg"]);
+    // Failures: exit code and stderr pass through.
+    let (_, err, code) = s.sh("python -c 'fail()'");
+    assert_eq!((err.as_str(), code), ("Traceback: boom\n", 1));
+    let (_, err, code) = s.sh("python missing.py");
+    assert!(
+        err.contains("python: missing.py: No such file or directory") && code == 2,
+        "{err}"
+    );
+    let o = s.run("python /etc/passwd");
+    assert_eq!(
+        o.error,
+        Some(ShellError::PathRestriction("/etc/passwd".into()))
+    );
+    let calls = s.interp.calls.len();
+    assert_eq!(s.sh("python").2, 2);
+    assert_eq!(s.interp.calls.len(), calls);
+}
+
+#[test]
+fn pip_installs_through_the_worker() {
+    let mut s = Sandbox::new();
+    s.write(
+        "requirements.txt",
+        "# deps\nrequests==2.31\n\n-e .\nnumpy  # fast\n",
+    );
+    assert_eq!(
+        s.ok("pip install -q pandas==2.1 tqdm"),
+        "Successfully installed pandas==2.1 tqdm\n"
+    );
+    s.ok("pip3 install -r requirements.txt");
+    s.ok("python -m pip install --upgrade rich");
+    assert_eq!(
+        s.interp.installs,
+        vec![
+            vec!["pandas==2.1".to_string(), "tqdm".into()],
+            vec!["requests==2.31".to_string(), "numpy".into()],
+            vec!["rich".to_string()],
+        ]
+    );
+    assert_eq!(s.sh("pip install").2, 1);
+    assert_eq!(s.sh("pip uninstall x").2, 1);
+    s.ok("pip list");
+    assert!(
+        s.interp
+            .calls
+            .last()
+            .unwrap()
+            .code
+            .contains("importlib.metadata")
+    );
+}
+
+#[test]
+fn default_state() {
+    let st = ShellState::default();
+    assert_eq!(st.cwd, "/app");
+    assert_eq!(st.vars.get("HOME").map(String::as_str), Some("/app"));
+    assert_eq!(st.vars.get("PWD").map(String::as_str), Some("/app"));
+    assert_eq!(st.vars.len(), 4);
+}

@@ -1,0 +1,117 @@
+//! The bounds of one call: output caps, the deadline and cancel flag, and resource abuse.
+
+use super::*;
+
+#[test]
+fn output_caps_truncate_and_stop_producers() {
+    let mut s = Sandbox::new();
+    let mut limits = s.limits();
+    limits.stdout_cap = 100;
+    limits.stderr_cap = 30;
+    let started = Instant::now();
+    let o = s.run_with("seq 1 1e12; ls nope nope2 nope3", &limits);
+    assert_eq!(o.stdout.len(), 100);
+    assert!(o.stdout_truncated && o.stderr_truncated);
+    assert_eq!(o.stderr.len(), 30);
+    assert_eq!(o.exit_code, 2);
+    assert_eq!(o.error, None);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let o = s.run_with("echo 12345", &limits);
+    assert!(!o.stdout_truncated);
+    // A pipe stops its producer like SIGPIPE would.
+    let started = Instant::now();
+    assert_eq!(s.ok("seq 1 1e12 | head -n 2"), "1\n2\n");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // ...and a consumer that needed all of it is told the input was cut.
+    let (out, err, _) = s.sh("seq 1 1e12 | wc -l");
+    assert!(err.contains("was cut at 32 MiB"), "{err}");
+    assert!(out.trim().parse::<u64>().unwrap() > 1_000_000);
+}
+
+#[test]
+fn deadline_and_cancel_stop_everything() {
+    let mut s = Sandbox::new();
+    let mut limits = s.limits();
+    limits.deadline = Instant::now();
+    let o = s.run_with("echo never", &limits);
+    assert_eq!(
+        (o.exit_code, o.error.clone()),
+        (EXIT_TIMEOUT, Some(ShellError::Timeout))
+    );
+    assert!(o.stdout.is_empty());
+    for script in [
+        "sleep 30",
+        "seq 1 1e15 > /app/big",
+        "echo a; sleep 30; echo b",
+        "sh -c 'sleep 30'",
+        "seq 1 1e15 | sort",
+    ] {
+        let mut limits = s.limits();
+        limits.deadline = Instant::now() + Duration::from_millis(300);
+        let started = Instant::now();
+        let o = s.run_with(script, &limits);
+        assert_eq!(o.exit_code, EXIT_TIMEOUT, "{script}");
+        assert_eq!(o.error, Some(ShellError::Timeout), "{script}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("timed out"));
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{script} took {:?}",
+            started.elapsed()
+        );
+    }
+    s.ok("rm -f /app/big");
+    let limits = s.limits();
+    limits.cancel.store(true, Ordering::Relaxed);
+    let o = s.run_with("echo never", &limits);
+    assert_eq!(
+        (o.exit_code, o.error),
+        (EXIT_CANCELLED, Some(ShellError::Cancelled))
+    );
+    let limits = s.limits();
+    let flag = Arc::clone(&limits.cancel);
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        flag.store(true, Ordering::Relaxed);
+    });
+    let started = Instant::now();
+    let o = s.run_with("echo first; sleep 30; echo never", &limits);
+    setter.join().unwrap();
+    assert_eq!(
+        (o.exit_code, o.error),
+        (EXIT_CANCELLED, Some(ShellError::Cancelled))
+    );
+    assert_eq!(o.stdout, b"first\n");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn resource_abuse_is_bounded() {
+    let mut s = Sandbox::new();
+    let started = Instant::now();
+    let doubling = format!("A=0123456789\n{}echo done", "A=$A$A\n".repeat(40));
+    let (out, err, code) = s.sh(&doubling);
+    assert_eq!((out.as_str(), code), ("done\n", 0));
+    assert!(err.contains("expansion too long (over 16 MiB)"), "{err}");
+    assert!(s.state.vars["A"].len() <= expand::MAX_EXPANSION);
+    let many = format!("B=\"$A$A$A$A$A$A$A$A\"; echo {} | wc -c", "$A ".repeat(200));
+    let (_, err, code) = s.sh(&many);
+    assert!(err.contains("too long") && code == 0, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let vars = "C=\"$A\"; D=\"$A\"; E=\"$A\"; F=\"$A\"; G=\"$A\"";
+    let (_, err, code) = s.sh(vars);
+    assert!(err.contains("variables too large") && code == 1, "{err}");
+    let total: usize = s.state.vars.values().map(String::len).sum();
+    assert!(total <= exec::MAX_VARS);
+    assert_eq!(s.ok("printf '%999999999999s' x | wc -c"), "1048576\n");
+    assert_eq!(s.ok("printf '%.99999999f' 1 | wc -c"), "4098\n");
+    assert_eq!(s.ok("printf '%.99999e' 1 | wc -c"), "4102\n");
+    let (out, _, _) = s.sh(&format!("seq 0.{}1 1 1 | wc -c", "0".repeat(70_000)));
+    assert_eq!(out, "8198\n");
+    // An `exit` in a pipeline stage ends only that stage.
+    assert_eq!(s.ok("exit 3 | echo x; echo after"), "x\nafter\n");
+    s.ok("seq 1 300000 > nums");
+    let amplify = format!("sed 's/[0-9]/{}/g' nums > /dev/null", "&".repeat(100));
+    let (_, err, code) = s.sh(&amplify);
+    assert!(err.contains("output over 64 MiB") && code == 4, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
