@@ -26,6 +26,7 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 use std::time::SystemTime;
 
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
@@ -181,6 +182,66 @@ pub struct Walk {
     pub entries: Vec<WalkEntry>,
     /// More entries exist than were listed (the entry or depth bound was hit).
     pub truncated: bool,
+}
+
+impl Walk {
+    /// Lists `dir` (at `prefix`, `depth` levels down) into the walk and returns its
+    /// subdirectories to enter, by raw name and path; `None` once the entry bound is hit.
+    fn list_dir(
+        &mut self,
+        dir: &Root,
+        prefix: &str,
+        depth: usize,
+        limits: WalkLimits,
+        skip: &[&str],
+    ) -> Option<Vec<(OsString, String)>> {
+        let mut subdirs = Vec::new();
+        let Ok(entries) = dir.dir.entries() else {
+            return Some(subdirs);
+        };
+        for entry in entries.flatten() {
+            let raw_name = entry.file_name();
+            let name = raw_name.to_string_lossy();
+            if skip.contains(&name.as_ref()) {
+                continue;
+            }
+            if self.entries.len() >= limits.max_entries {
+                self.truncated = true;
+                return None;
+            }
+            // The entry's own metadata, never its target's.
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            let kind = EntryKind::of(meta.file_type());
+            let path = if prefix.is_empty() {
+                name.into_owned()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if kind == EntryKind::Dir {
+                if depth + 1 > limits.max_depth {
+                    self.truncated = true;
+                } else {
+                    subdirs.push((raw_name.clone(), path.clone()));
+                }
+            }
+            self.entries.push(WalkEntry {
+                path,
+                kind,
+                size: if kind == EntryKind::File {
+                    meta.len()
+                } else {
+                    0
+                },
+                modified: meta
+                    .modified()
+                    .ok()
+                    .map(cap_std::time::SystemTime::into_std),
+            });
+        }
+        Some(subdirs)
+    }
 }
 
 /// Bounds of [`Root::walk`].
@@ -400,59 +461,45 @@ impl Root {
     ///
     /// `skip_top` names top-level entries to leave out (with everything below them).
     pub fn walk(&self, limits: WalkLimits, skip_top: &[&str]) -> Walk {
+        /// A directory still to list: its name in `parent`, which stays open only while such
+        /// entries below it remain.
+        struct Pending {
+            parent: Rc<Root>,
+            name: OsString,
+            path: String,
+            depth: usize,
+        }
         let mut walk = Walk::default();
         let Ok(top) = self.try_clone() else {
             return walk;
         };
-        // Depth-first with one open handle per level (at most `max_depth`).
-        let mut stack: Vec<(Root, String, usize)> = vec![(top, String::new(), 0)];
-        'dirs: while let Some((dir, prefix, depth)) = stack.pop() {
-            let Ok(entries) = dir.dir.entries() else {
-                continue;
-            };
-            let mut subdirs = Vec::new();
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                if depth == 0 && skip_top.contains(&name.as_ref()) {
-                    continue;
-                }
-                if walk.entries.len() >= limits.max_entries {
-                    walk.truncated = true;
-                    break 'dirs;
-                }
-                // The entry's own metadata, never its target's.
-                let Ok(meta) = entry.metadata() else {
-                    continue;
+        // Depth-first; a directory is opened only when its turn comes, so the open descriptors
+        // are bounded by the depth (at most `max_depth`), never by how many subdirectories one
+        // directory holds.
+        let mut stack: Vec<Pending> = Vec::new();
+        let mut current = Some((Rc::new(top), String::new(), 0));
+        loop {
+            if let Some((dir, prefix, depth)) = current.take() {
+                let skip = if depth == 0 { skip_top } else { &[] };
+                let Some(subdirs) = walk.list_dir(&dir, &prefix, depth, limits, skip) else {
+                    break; // the entry bound
                 };
-                let kind = EntryKind::of(meta.file_type());
-                let path = if prefix.is_empty() {
-                    name.clone().into_owned()
-                } else {
-                    format!("{prefix}/{name}")
-                };
-                walk.entries.push(WalkEntry {
-                    path: path.clone(),
-                    kind,
-                    size: if kind == EntryKind::File {
-                        meta.len()
-                    } else {
-                        0
-                    },
-                    modified: meta
-                        .modified()
-                        .ok()
-                        .map(cap_std::time::SystemTime::into_std),
-                });
-                if kind == EntryKind::Dir {
-                    if depth + 1 > limits.max_depth {
-                        walk.truncated = true;
-                    } else if let Ok(sub) = dir.open_dir_nofollow(Path::new(&entry.file_name())) {
-                        subdirs.push((sub, path, depth + 1));
-                    }
+                for (name, path) in subdirs.into_iter().rev() {
+                    let parent = dir.clone();
+                    stack.push(Pending {
+                        parent,
+                        name,
+                        path,
+                        depth: depth + 1,
+                    });
                 }
             }
-            stack.extend(subdirs);
+            let Some(next) = stack.pop() else {
+                break;
+            };
+            if let Ok(dir) = next.parent.open_dir_nofollow(Path::new(&next.name)) {
+                current = Some((Rc::new(dir), next.path, next.depth));
+            }
         }
         walk.entries.sort_by(|a, b| a.path.cmp(&b.path));
         walk
