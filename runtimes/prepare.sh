@@ -16,12 +16,15 @@ OUT="$ROOT/target/runtimes"
 PYTHON_WASM_SHA256=e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763
 log() { echo "prepare: $*" >&2; }
 
-# --- system packages: clang/llvm/wasi-libc build the QuickJS guest -----------------------------
+# --- system packages: clang/llvm/wasi-libc/patch/curl build the QuickJS guest -----------------------------
 missing=()
 command -v clang-19 >/dev/null || missing+=(clang-19)
 command -v llvm-ar-19 >/dev/null || missing+=(llvm-19)
 [[ -f /usr/include/wasm32-wasi/stdio.h ]] || missing+=(wasi-libc)
 command -v unzip >/dev/null || missing+=(unzip)
+# build-js-guest.sh patches QuickJS (patch) in a copy of rquickjs-sys fetched by checksum (curl).
+command -v patch >/dev/null || missing+=(patch)
+command -v curl >/dev/null || missing+=(curl)
 if ((${#missing[@]})); then
   log "installing ${missing[*]}"
   sudo=""
