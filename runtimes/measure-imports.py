@@ -23,12 +23,10 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mcp-sdk-venv"
 
 # The default fuel budget of an execution (SANDBOX_DEFAULT_FUEL); an import above it needs a
 # session created with a larger `fuel_budget`.
@@ -213,17 +211,8 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
-        # Re-run in the MCP SDK venv that ../shared/tools/mcp-call uses (created on demand).
-        py = VENV / "bin/python"
-        if os.environ.get("MEASURE_IMPORTS_REEXEC"):
-            sys.exit(f"the MCP Python SDK is not importable from {py}")
-        has_mcp = py.exists() and subprocess.run([str(py), "-c", "import mcp"]).returncode == 0
-        if not has_mcp:
-            subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-            subprocess.run([str(VENV / "bin/pip"), "install", "-q", "mcp"], check=True)
-        os.environ["MEASURE_IMPORTS_REEXEC"] = "1"
-        os.execv(str(py), [str(py), __file__, *sys.argv[1:]])
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import mcp_sdk
+
+    mcp_sdk.ensure(__file__)
     main()

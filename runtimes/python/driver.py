@@ -13,10 +13,18 @@ def _sandbox_main():
     magic, end = b"\x01SB1\x00", b"\x00\x04"
     user = {"__name__": "__main__", "__builtins__": __builtins__, "__doc__": None}
     sources = {}
-    state = {"reported": True}
+    state = {"reported": True, "figures": False}
     # Modules loaded before any user code: not "imported" by the user.
     baseline = {name.split(".")[0] for name in sys.modules} | {"json", "linecache", "traceback"}
 
+    # The host's soft interrupt sets CPython's SIGINT flags; the scientific snapshot was made
+    # without the Python-level handler armed, and then drops the signal ("Signal 2 ignored due
+    # to race condition"). Arming it again costs nothing (`_signal` is built in).
+    try:
+        import _signal
+        _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+    except Exception:
+        pass
     # input() fails fast with EOFError instead of reading the request channel.
     sys.stdin = io.StringIO()
     sys.dont_write_bytecode = True
@@ -31,7 +39,49 @@ def _sandbox_main():
         text = text.replace("\x00", "\\x00")
         return text if len(text) <= limit else text[:limit] + " ... [truncated]"
 
+    # Pictures: matplotlib figures a cell showed or left open, drawn as PNG (Agg, no display)
+    # and written to fd 0 ahead of the status, like a notebook's inline backend.
+    figure_magic = b"\x01SBF\x00"
+    max_figures, max_figure_bytes = 8, 8 << 20
+    drawn = []
+
+    def draw_open_figures(render=True):
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is None:
+            return
+        try:
+            for number in pyplot.get_fignums():
+                if not render:
+                    break
+                if len(drawn) >= max_figures:
+                    sys.stderr.write("[figure %d not returned: at most %d per call]\n"
+                                     % (number, max_figures))
+                    continue
+                buffer = io.BytesIO()
+                pyplot.figure(number).savefig(buffer, format="png")
+                drawn.append(buffer.getvalue())
+        except Exception as error:
+            sys.stderr.write("[a figure could not be drawn: %s: %s]\n"
+                             % (type(error).__name__, error))
+        finally:
+            pyplot.close("all")
+
+    def send_figures(kind):
+        if not state["figures"]:
+            return
+        draw_open_figures(render=kind != "interrupted")
+        total = 0
+        for png in drawn:
+            total += len(png)
+            if total > max_figure_bytes:
+                sys.stderr.write("[figures past %d MiB not returned; save them to /app instead]\n"
+                                 % (max_figure_bytes >> 20))
+                break
+            write(0, figure_magic + len(png).to_bytes(4, "little") + png)
+        del drawn[:]
+
     def status(kind, name="", message="", result=None):
+        send_figures(kind)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -102,6 +152,10 @@ def _sandbox_main():
             return "interrupted"
         if isinstance(error, MemoryError):
             return "out_of_memory"
+        # numpy on wasm32: a shape whose bytes overflow the 32-bit address space is refused
+        # before any allocation; it is the same failure as running out of memory.
+        if isinstance(error, ValueError) and str(error).startswith("array is too big"):
+            return "out_of_memory"
         if isinstance(error, RecursionError):
             return "stack_overflow"
         return "runtime"
@@ -169,18 +223,35 @@ def _sandbox_main():
             def _write_to_self(self):
                 pass
 
-        class SandboxPolicy(asyncio.events.BaseDefaultEventLoopPolicy):
+        # 3.14 deprecated the policy system and made its base and setter private (no warning).
+        events = asyncio.events
+        base = getattr(events, "BaseDefaultEventLoopPolicy", None) or events._BaseDefaultEventLoopPolicy
+        set_policy = getattr(events, "_set_event_loop_policy", None) or asyncio.set_event_loop_policy
+
+        class SandboxPolicy(base):
             _loop_factory = SandboxEventLoop
 
-        asyncio.set_event_loop_policy(SandboxPolicy())
+        set_policy(SandboxPolicy())
 
-    class AsyncioHook:
-        # A meta path finder that only wraps asyncio's loader: the policy goes in as soon as
-        # the module has run, before the user's next line can call asyncio.run().
+    def inline_pyplot(pyplot):
+        # show() hands the figures to the call's answer at once, as a notebook shows them.
+        def show(*args, **kwargs):
+            draw_open_figures()
+
+        pyplot.show = show
+
+    # Set-up that waits for the user's own first import of a module (both are heavy).
+    after_import = {"asyncio": sandbox_loop_policy, "matplotlib.pyplot": inline_pyplot}
+
+    class AfterImportHook:
+        # A meta path finder that only wraps the loaders of `after_import`'s modules: the
+        # set-up runs as soon as the module has, before the user's next line can use it.
         def find_spec(self, name, path=None, target=None):
-            if name != "asyncio":
+            setup = after_import.pop(name, None)
+            if setup is None:
                 return None
-            sys.meta_path.remove(self)
+            if not after_import:
+                sys.meta_path.remove(self)
             from importlib.machinery import PathFinder
             spec = PathFinder.find_spec(name, path)
             if spec is None or spec.loader is None:
@@ -193,12 +264,12 @@ def _sandbox_main():
 
                 def exec_module(self, module):
                     inner.exec_module(module)
-                    sandbox_loop_policy(module)
+                    setup(module)
 
             spec.loader = Loader()
             return spec
 
-    sys.meta_path.insert(0, AsyncioHook())
+    sys.meta_path.insert(0, AfterImportHook())
     top_level_await = getattr(_ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0x2000)
     co_coroutine = 0x80
     session_loop = {}
@@ -280,6 +351,7 @@ def _sandbox_main():
             stdin = body[argv_len:argv_len + stdin_len]
             src = body[argv_len + stdin_len:].decode("utf-8", "surrogateescape")
             state["reported"] = False
+            state["figures"] = op != b"I"
             if op == b"I":
                 inspect()
             else:

@@ -1,7 +1,8 @@
-//! The result of `execute_code` as a client sees it: the structured JSON (with its schema) and
-//! the short text rendering for clients that only read text.
+//! The result of `execute_code` as a client sees it: the structured JSON (with its schema), the
+//! short text rendering for clients that only read text, and the pictures the code drew (sent
+//! as image content; the JSON lists them without their bytes).
 
-use sandbox_protocol::{ErrorType, ExecutionReport, Language, StateAfterRestart};
+use sandbox_protocol::{ErrorType, ExecutionReport, Figure, Runtime, StateAfterRestart};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -32,6 +33,9 @@ pub struct ExecuteCodeResult {
     /// Identifies this execution (for cancel_execution).
     pub execution_id: String,
     pub language: String,
+    /// The interpreter that ran it: python, python-scientific (CPython 3.15 with numpy, pandas,
+    /// scipy, scikit-learn, matplotlib) or javascript.
+    pub runtime: String,
     /// Repr of the value of the last expression, as a notebook cell shows it; null when the
     /// code does not end in an expression or it evaluated to None/undefined.
     pub result: Option<String>,
@@ -72,6 +76,23 @@ pub struct ExecuteCodeResult {
     pub related_docs: Vec<String>,
     /// A ready tool call (name and arguments) that moves things forward, when there is one.
     pub next_call: Option<NextCall>,
+    /// Pictures the code drew (matplotlib `plt.show()` or a saved figure), in order: each is an
+    /// image content block after the text.
+    pub figures: Vec<FigureInfo>,
+    /// What the server decided for this call on its own, e.g. the runtime it chose.
+    pub notes: Vec<String>,
+    /// The pictures' bytes, sent as image content rather than in the JSON.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub figure_data: Vec<Figure>,
+}
+
+/// One picture of [`ExecuteCodeResult::figures`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct FigureInfo {
+    /// `image/png`.
+    pub mime: String,
+    pub bytes: usize,
 }
 
 /// A date as clients see it: RFC 3339 in UTC, to the second.
@@ -88,7 +109,7 @@ impl ExecuteCodeResult {
     /// also the blank that [`ExecuteCodeResult::new`] fills in.
     pub fn refused(
         session_id: &str,
-        language: Language,
+        runtime: Runtime,
         error_type: ErrorType,
         message: String,
     ) -> Self {
@@ -102,7 +123,8 @@ impl ExecuteCodeResult {
             fuel_budget: 0,
             session_id: session_id.to_owned(),
             execution_id: String::new(),
-            language: language.to_string(),
+            language: runtime.language().to_string(),
+            runtime: runtime.to_string(),
             result: None,
             stdout_truncated: false,
             stderr_truncated: false,
@@ -121,6 +143,9 @@ impl ExecuteCodeResult {
             actionable_guidance: Vec::new(),
             related_docs: Vec::new(),
             next_call: None,
+            figures: Vec::new(),
+            notes: Vec::new(),
+            figure_data: Vec::new(),
         }
     }
 
@@ -136,13 +161,13 @@ impl ExecuteCodeResult {
     pub fn new(session: &Session, execution: Execution) -> Self {
         let mut result = Self::refused(
             &session.id,
-            session.language,
+            session.runtime(),
             ErrorType::SystemError,
             String::new(),
         );
         result.error_type = None;
         result.error_message = None;
-        result.fuel_budget = session.limits.fuel;
+        result.fuel_budget = session.limits().fuel;
         result.execution_id = execution.execution_id;
         result.expires_at = rfc3339(session.expires_at());
         result.state_restored = execution.restored;
@@ -206,13 +231,22 @@ impl ExecuteCodeResult {
             self.state_after_restart = Some(restart.state);
             self.restart_reason = Some(restart.reason);
         }
+        self.figures = report
+            .figures
+            .iter()
+            .map(|f| FigureInfo {
+                mime: f.mime.clone(),
+                bytes: f.data.len(),
+            })
+            .collect();
+        self.figure_data = report.figures;
     }
 
     /// The text block: everything a text-only client needs, compactly.
     pub fn to_text(&self) -> String {
         let mut text = format!(
             "[{} session {} · {} · {:.1} ms · fuel {}]\n",
-            self.language,
+            self.runtime,
             self.session_id,
             match &self.error_type {
                 None => "ok".to_owned(),
@@ -242,6 +276,21 @@ impl ExecuteCodeResult {
         }
         if let Some(message) = &self.error_message {
             text.push_str(&format!("error: {message}\n"));
+        }
+        if !self.figures.is_empty() {
+            let sizes: Vec<String> = self
+                .figures
+                .iter()
+                .map(|f| format!("{} {} bytes", f.mime, f.bytes))
+                .collect();
+            text.push_str(&format!(
+                "figures: {} attached as images ({})\n",
+                self.figures.len(),
+                sizes.join(", ")
+            ));
+        }
+        for note in &self.notes {
+            text.push_str(&format!("note: {note}\n"));
         }
         if let Some(reason) = &self.restart_reason {
             text.push_str(&format!("session restarted: {reason}\n"));
@@ -305,16 +354,13 @@ mod tests {
             duration_us: 1500,
             memory_bytes: 1 << 20,
             restart: None,
+            figures: Vec::new(),
         }
     }
 
     fn filled(report: ExecutionReport) -> ExecuteCodeResult {
-        let mut result = ExecuteCodeResult::refused(
-            "s",
-            Language::Python,
-            ErrorType::SystemError,
-            String::new(),
-        );
+        let mut result =
+            ExecuteCodeResult::refused("s", Runtime::Python, ErrorType::SystemError, String::new());
         result.error_type = None;
         result.error_message = None;
         result.fill_from_report(report);
@@ -336,13 +382,16 @@ mod tests {
     fn a_refusal_is_a_failure_with_nothing_run() {
         let refused = ExecuteCodeResult::refused(
             "s1",
-            Language::JavaScript,
+            Runtime::JavaScript,
             ErrorType::ResourcesExhausted,
             "no capacity".into(),
         );
         assert!(!refused.success);
         assert_eq!(refused.exit_code, 1);
-        assert_eq!(refused.language, "javascript");
+        assert_eq!(
+            (refused.language.as_str(), refused.runtime.as_str()),
+            ("javascript", "javascript")
+        );
         assert_eq!(refused.session_id, "s1");
         assert_eq!(refused.error_type, Some(ErrorType::ResourcesExhausted));
         assert_eq!(refused.error_message.as_deref(), Some("no capacity"));
@@ -390,6 +439,39 @@ mod tests {
         assert_eq!(failed.error_type, Some(ErrorType::RuntimeError));
         assert_eq!(failed.error_name.as_deref(), Some("SystemExit"));
         assert_eq!(failed.error_message.as_deref(), Some("exit 3"));
+    }
+
+    #[test]
+    fn figures_are_listed_without_their_bytes_and_named_in_the_text() {
+        let png = |n: u8| Figure {
+            mime: "image/png".into(),
+            data: vec![0x89, b'P', b'N', b'G', n],
+        };
+        let mut result = filled(ExecutionReport {
+            figures: vec![png(1), png(2)],
+            ..report()
+        });
+        result.runtime = Runtime::PythonScientific.to_string();
+        result.notes.push("started on python-scientific".into());
+        assert_eq!(result.figure_data, [png(1), png(2)]);
+        let json = serde_json::to_value(&result).unwrap();
+        assert_eq!(
+            json["figures"],
+            serde_json::json!([
+                { "mime": "image/png", "bytes": 5 },
+                { "mime": "image/png", "bytes": 5 },
+            ])
+        );
+        assert!(json.get("figure_data").is_none(), "the bytes are not JSON");
+        assert_eq!(json["runtime"], "python-scientific");
+        assert_eq!(json["language"], "python");
+        assert_eq!(
+            result.to_text(),
+            "[python-scientific session s · ok · 1.5 ms · fuel 1234]\nstdout:\nout\nresult: 42\nfigures: 2 attached as images (image/png 5 bytes, image/png 5 bytes)\nnote: started on python-scientific\n"
+        );
+        let schema = serde_json::to_value(schemars::schema_for!(ExecuteCodeResult)).unwrap();
+        assert!(schema["properties"].get("figure_data").is_none());
+        assert!(schema["properties"].get("figures").is_some());
     }
 
     #[test]

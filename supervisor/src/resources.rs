@@ -80,7 +80,9 @@ pub fn parse_file_uri(uri: &str) -> Option<(&str, PathBuf)> {
     if !crate::session::valid_session_id(session) {
         return None;
     }
-    let relative = PathBuf::from(path.trim_start_matches('/'));
+    // Leading slashes are dropped, so a path of slashes alone names nothing (not /app itself).
+    let path = path.trim_start_matches('/');
+    let relative = PathBuf::from(path);
     let clean = relative
         .components()
         .all(|c| matches!(c, Component::Normal(_)));
@@ -219,6 +221,7 @@ mod tests {
             "sandbox://sessions/s1/files/../etc/passwd",
             "sandbox://sessions/s1/files/a/../../x",
             "sandbox://sessions/s1/files/",
+            "sandbox://sessions/s1/files//",
             "sandbox://other/s1/files/a",
         ] {
             assert_eq!(parse_file_uri(bad), None, "{bad}");

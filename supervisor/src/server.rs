@@ -227,6 +227,47 @@ impl ServerHandler for SandboxServer {
 }
 
 #[cfg(test)]
+impl SandboxServer {
+    /// A stdio server over a fresh state directory (kept as long as the returned guard) whose
+    /// interpreters are `installed`: its "worker" is a script that prints their precompile
+    /// manifest, so the runtimes are known without compiling or running anything.
+    pub(crate) fn for_tests(installed: &[sandbox_protocol::Runtime]) -> (tempfile::TempDir, Self) {
+        use std::os::unix::fs::PermissionsExt;
+
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let manifest: serde_json::Map<String, serde_json::Value> = installed
+            .iter()
+            .map(|runtime| {
+                let module = serde_json::json!({ "cwasm": "/c/m.cwasm", "wasm_sha256": "aa" });
+                (runtime.as_str().to_owned(), module)
+            })
+            .collect();
+        let worker = dir.path().join("sandbox-worker");
+        let script = format!(
+            "#!/bin/sh\necho '{}'\n",
+            serde_json::Value::Object(manifest)
+        );
+        std::fs::write(&worker, script).expect("the fake worker");
+        std::fs::set_permissions(&worker, std::fs::Permissions::from_mode(0o755))
+            .expect("an executable fake worker");
+        let config = Arc::new(SupervisorConfig::new(
+            worker,
+            dir.path().join("runtimes"),
+            dir.path().join("state"),
+        ));
+        let sessions = Arc::new(SessionTable::new(config.clone()).expect("a state directory"));
+        let server = Self::new(
+            config,
+            sessions,
+            Arc::default(),
+            Arc::default(),
+            Owner::local(),
+        );
+        (dir, server)
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

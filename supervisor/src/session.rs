@@ -1,104 +1,42 @@
-//! The session table: which sessions exist, who owns them, their workers, workspaces and expiry.
+//! Sessions: who owns each ([`owner`]), the runtime it runs on and its limits ([`setup`]), its
+//! worker, workspace and expiry, and the table of them all with admission ([`table`]).
 //!
-//! A session belongs to the client that created it ([`Owner`]): the table is keyed by owner and
-//! id, so another client never sees it and may use the same id for a session of its own.
-//! A session owns at most one worker at a time, behind an async mutex: executions of one session
-//! queue in arrival order (tokio's mutex is fair), different sessions run in parallel. A worker
-//! that died or was killed is replaced on the session's next call, and that call's result says so.
+//! A session belongs to the client that created it: the table is keyed by owner and id, so
+//! another client never sees it and may use the same id for a session of its own. A session
+//! owns at most one worker at a time, behind an async mutex: executions of one session queue in
+//! arrival order (tokio's mutex is fair), different sessions run in parallel. A worker that died
+//! or was killed is replaced on the session's next call, and that call's result says so.
 
-use std::collections::{HashMap, VecDeque};
+mod owner;
+mod setup;
+mod table;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use sandbox_protocol::{
-    CommandRequest, ExecuteRequest, ExecutionKind, ExecutionReport, Language, Request,
+    CommandRequest, ExecuteRequest, ExecutionKind, ExecutionReport, Language, Request, Runtime,
 };
 use tokio_util::sync::CancellationToken;
+
+pub use owner::{Owner, valid_session_id};
+pub use setup::{SCIENTIFIC_MIN_MEMORY, SessionSpec};
+pub use table::{CreateError, MoveError, SessionTable, Usage};
 
 use crate::config::{SessionLimits, SupervisorConfig};
 use crate::runtimes::Runtimes;
 use crate::worker::{ExecFailure, SpawnError, Worker};
-use crate::workspace::{SessionFiles, StateDirs};
-
-/// How many reaped session ids are remembered, so a late call hears "expired" instead of
-/// silently getting a fresh session.
-const REMEMBERED_EXPIRED: usize = 1024;
-
-/// Session ids: what a model may choose, and safe as a file name.
-pub fn valid_session_id(id: &str) -> bool {
-    let mut chars = id.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
-        && id.len() <= 64
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-/// Who a session belongs to. Only its owner can see it, use it, or cancel its executions.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Owner {
-    id: Arc<str>,
-    kind: OwnerKind,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum OwnerKind {
-    /// The one client on stdio.
-    Local,
-    /// One MCP session over HTTP (no named principal).
-    Connection,
-    /// A principal named by its HTTP token; all its MCP sessions share its sessions.
-    Principal,
-}
-
-impl Owner {
-    /// The stdio client.
-    pub fn local() -> Self {
-        Self {
-            id: "local".into(),
-            kind: OwnerKind::Local,
-        }
-    }
-
-    /// A new HTTP connection (MCP session) of its own.
-    pub fn connection() -> Self {
-        Self {
-            id: uuid::Uuid::new_v4().simple().to_string().into(),
-            kind: OwnerKind::Connection,
-        }
-    }
-
-    /// A named principal.
-    pub fn principal(name: &str) -> Self {
-        Self {
-            id: name.into(),
-            kind: OwnerKind::Principal,
-        }
-    }
-
-    /// Whether the per-client caps apply (HTTP clients; the stdio client has the server alone).
-    pub fn capped(&self) -> bool {
-        self.kind != OwnerKind::Local
-    }
-}
-
-impl std::fmt::Display for Owner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.kind {
-            OwnerKind::Local => f.write_str("stdio"),
-            OwnerKind::Connection => write!(f, "connection {}", &self.id[..8.min(self.id.len())]),
-            OwnerKind::Principal => write!(f, "principal {}", self.id),
-        }
-    }
-}
+use crate::workspace::SessionFiles;
 
 /// One session.
 #[derive(Debug)]
 pub struct Session {
     pub id: String,
     pub owner: Owner,
-    pub language: Language,
-    pub limits: SessionLimits,
+    /// Its runtime and limits: see [`Session::runtime`] and [`Session::limits`].
+    setup: setup::Setup,
     pub created_at: DateTime<Utc>,
     pub ttl: Duration,
     /// Its directories (`/app`, `/tmp`), reached only through capability handles.
@@ -135,6 +73,28 @@ pub enum Work {
     Inspect,
 }
 
+impl Work {
+    /// The worker request that runs it.
+    fn into_request(self, execution_id: String, fuel: u64, timeout: Duration) -> Request {
+        let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        match self {
+            Work::Code(code) => {
+                Request::Execute(ExecuteRequest::user(execution_id, code, fuel, timeout_ms))
+            }
+            Work::Inspect => Request::Execute(ExecuteRequest {
+                kind: ExecutionKind::Inspect,
+                ..ExecuteRequest::user(execution_id, String::new(), fuel, timeout_ms)
+            }),
+            Work::Command(command) => Request::Command(CommandRequest {
+                execution_id,
+                command,
+                fuel,
+                timeout_ms,
+            }),
+        }
+    }
+}
+
 /// What one execution produced.
 #[derive(Debug)]
 pub struct Execution {
@@ -151,6 +111,10 @@ pub struct Execution {
 pub enum SessionError {
     #[error("the interpreters are not available: {0}")]
     Runtimes(String),
+    #[error(
+        "the {0} runtime is not installed on this server (runtimes/prepare.sh left it out); use a session on another runtime"
+    )]
+    NotInstalled(Runtime),
     #[error("starting the session's worker failed: {0}")]
     Spawn(#[from] SpawnError),
 }
@@ -181,7 +145,32 @@ impl Session {
         (Utc::now() - last).to_std().unwrap_or_default()
     }
 
-    /// Runs `code`, starting the worker first if needed.
+    /// The runtime the session runs on (fixed once its first worker started).
+    pub fn runtime(&self) -> Runtime {
+        self.setup.runtime()
+    }
+
+    /// The language of its code: never changes.
+    pub fn language(&self) -> Language {
+        self.setup.spec().runtime.language()
+    }
+
+    /// True when its creator named the runtime: it is never chosen for it.
+    pub fn runtime_explicit(&self) -> bool {
+        self.setup.spec().runtime_explicit
+    }
+
+    /// The limits its executions run under, on its current runtime.
+    pub fn limits(&self) -> SessionLimits {
+        self.setup.limits()
+    }
+
+    /// Whether the session could still move to `runtime` (see [`SessionTable::move_to`]).
+    pub fn may_move_to(&self, runtime: Runtime) -> bool {
+        self.setup.may_move_to(runtime)
+    }
+
+    /// Runs `work`, starting the worker first if needed.
     ///
     /// # Errors
     /// When no worker can be started; an execution that fails is an `Ok` with a failed outcome.
@@ -214,70 +203,27 @@ impl Session {
         // A worker that died while idle (killed, OOM-killed) is noticed here, before the
         // request is sent, so this call restarts the session instead of failing.
         if let Some(exit) = runner.worker.as_mut().and_then(Worker::exited) {
-            runner.worker = None;
-            self.worker_pid.store(0, Ordering::SeqCst);
-            runner.lost = Some(format!("the previous worker died while idle ({exit})"));
-            runner.needs_restore = true;
+            self.lose_worker(
+                &mut runner,
+                format!("the previous worker died while idle ({exit})"),
+            );
         }
         // A fresh interpreter of an auto-persist session starts from the saved state (and, in
         // JavaScript, with `_state` defined), whether it is the first or replaces a lost one.
         let fresh_worker = runner.worker.is_none();
         let replaced_worker = if fresh_worker {
-            let lost = runner.lost.take();
-            let manifest = runtimes
-                .manifest(config)
-                .await
-                .map_err(SessionError::Runtimes)?;
-            let module = manifest.module(self.language).ok_or_else(|| {
-                SessionError::Runtimes(format!("no {} interpreter", self.language))
-            })?;
-            runner.generation += 1;
-            let (worker, ready) = Worker::spawn(
-                config,
-                module,
-                &self.files,
-                runner.generation,
-                self.language,
-                &self.limits,
-            )
-            .await
-            .inspect_err(|_| runner.lost = lost.clone())?;
-            tracing::info!(
-                session = %self.id,
-                pid = worker.pid(),
-                version = %ready.runtime_version,
-                startup_ms = ready.startup_us as f64 / 1000.0,
-                "worker ready"
-            );
-            self.worker_pid.store(worker.pid(), Ordering::SeqCst);
-            self.watch_exit(worker.pid());
-            runner.worker = Some(worker);
-            lost
+            self.start_worker(&mut runner, config, runtimes).await?
         } else {
             None
         };
-        let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-        let fuel = self.limits.fuel;
-        let id = execution_id.clone();
-        let request = match work {
-            Work::Code(code) => Request::Execute(ExecuteRequest::user(id, code, fuel, timeout_ms)),
-            Work::Inspect => Request::Execute(ExecuteRequest {
-                kind: ExecutionKind::Inspect,
-                ..ExecuteRequest::user(id, String::new(), fuel, timeout_ms)
-            }),
-            Work::Command(command) => Request::Command(CommandRequest {
-                execution_id: id,
-                command,
-                fuel,
-                timeout_ms,
-            }),
-        };
-        let persist = self.limits.auto_persist_globals;
+        let limits = self.limits();
+        let request = work.into_request(execution_id.clone(), limits.fuel, timeout);
+        let persist = limits.auto_persist_globals;
         let user_code = matches!(&request, Request::Execute(r) if r.kind == ExecutionKind::User);
         let restore_first = persist && (runner.needs_restore || fresh_worker);
         let worker = runner.worker.as_mut().expect("started above");
         let restored = if restore_first {
-            crate::persist::restore(worker, self.language).await
+            crate::persist::restore(worker, self.language()).await
         } else {
             None
         };
@@ -287,7 +233,70 @@ impl Session {
             self.fuel_used
                 .fetch_add(report.fuel_consumed, Ordering::Relaxed);
         }
-        match &outcome {
+        self.settle(&mut runner, &outcome, persist && user_code, restore_first)
+            .await;
+        self.touch();
+        Ok(Execution {
+            execution_id,
+            outcome,
+            replaced_worker,
+            restored,
+        })
+    }
+
+    /// Starts a worker on the session's runtime, which is fixed from now on. Returns why the
+    /// previous worker is gone, when one was.
+    async fn start_worker(
+        self: &Arc<Self>,
+        runner: &mut Runner,
+        config: &SupervisorConfig,
+        runtimes: &Runtimes,
+    ) -> Result<Option<String>, SessionError> {
+        let lost = runner.lost.take();
+        let manifest = runtimes
+            .manifest(config)
+            .await
+            .map_err(SessionError::Runtimes)?;
+        let (runtime, limits) = self.setup.start();
+        let module = manifest
+            .module(runtime)
+            .ok_or(SessionError::NotInstalled(runtime))?;
+        runner.generation += 1;
+        let (worker, ready) = Worker::spawn(
+            config,
+            module,
+            &self.files,
+            runner.generation,
+            runtime,
+            &limits,
+        )
+        .await
+        .inspect_err(|_| runner.lost = lost.clone())?;
+        tracing::info!(
+            session = %self.id,
+            pid = worker.pid(),
+            %runtime,
+            version = %ready.runtime_version,
+            startup_ms = ready.startup_us as f64 / 1000.0,
+            "worker ready"
+        );
+        self.worker_pid.store(worker.pid(), Ordering::SeqCst);
+        self.watch_exit(worker.pid());
+        runner.worker = Some(worker);
+        Ok(lost)
+    }
+
+    /// After an execution: whether the next one restores saved state first, saving it now
+    /// after a successful user execution of an auto-persist session (`save`), and dropping a
+    /// worker that failed.
+    async fn settle(
+        &self,
+        runner: &mut Runner,
+        outcome: &Result<ExecutionReport, ExecFailure>,
+        save: bool,
+        restored_first: bool,
+    ) {
+        match outcome {
             Ok(report)
                 if report
                     .restart
@@ -296,36 +305,39 @@ impl Session {
             {
                 runner.needs_restore = true;
             }
-            Ok(report) if persist && user_code && report.error.is_none() => {
+            Ok(report) if save && report.error.is_none() => {
                 if let Some(worker) = runner.worker.as_mut() {
-                    crate::persist::save(worker, self.language).await;
+                    crate::persist::save(worker, self.language()).await;
                 }
                 runner.needs_restore = false;
             }
-            Ok(_) => runner.needs_restore &= !restore_first,
-            Err(_) => runner.needs_restore = true,
+            Ok(_) => runner.needs_restore &= !restored_first,
+            Err(failure) => {
+                let why = match failure {
+                    ExecFailure::Killed { cancelled: false } => {
+                        "the previous worker was killed after a timeout it did not answer"
+                            .to_owned()
+                    }
+                    ExecFailure::Killed { cancelled: true } => {
+                        "the previous worker was killed after a cancel it did not answer".to_owned()
+                    }
+                    ExecFailure::Crashed { exit } => {
+                        format!("the previous worker crashed ({exit})")
+                    }
+                    ExecFailure::CancelledWhileQueued => unreachable!("the worker was not asked"),
+                };
+                self.lose_worker(runner, why);
+            }
         }
-        if let Err(failure) = &outcome {
-            runner.worker = None;
-            self.worker_pid.store(0, Ordering::SeqCst);
-            runner.lost = Some(match failure {
-                ExecFailure::Killed { cancelled: false } => {
-                    "the previous worker was killed after a timeout it did not answer".to_owned()
-                }
-                ExecFailure::Killed { cancelled: true } => {
-                    "the previous worker was killed after a cancel it did not answer".to_owned()
-                }
-                ExecFailure::Crashed { exit } => format!("the previous worker crashed ({exit})"),
-                ExecFailure::CancelledWhileQueued => unreachable!("the worker was not asked"),
-            });
-        }
-        self.touch();
-        Ok(Execution {
-            execution_id,
-            outcome,
-            replaced_worker,
-            restored,
-        })
+    }
+
+    /// Forgets a worker that is gone: the next call starts a fresh one, restores saved state
+    /// and is told `why`.
+    fn lose_worker(&self, runner: &mut Runner, why: String) {
+        runner.worker = None;
+        self.worker_pid.store(0, Ordering::SeqCst);
+        runner.lost = Some(why);
+        runner.needs_restore = true;
     }
 
     /// Reaps the worker `pid` as soon as it dies while idle, so no zombie waits for the
@@ -363,10 +375,8 @@ impl Session {
             };
             if let Some(exit) = worker.exited() {
                 tracing::warn!(session = %session.id, pid, %exit, "worker died while idle");
-                runner.worker = None;
-                session.worker_pid.store(0, Ordering::SeqCst);
-                runner.lost = Some(format!("the previous worker died while idle ({exit})"));
-                runner.needs_restore = true;
+                let why = format!("the previous worker died while idle ({exit})");
+                session.lose_worker(&mut runner, why);
             }
         });
     }
@@ -411,272 +421,6 @@ impl Session {
         self.worker_pid.store(0, Ordering::SeqCst);
         if let Some(worker) = runner.worker.take() {
             worker.shutdown().await;
-        }
-    }
-}
-
-/// A session's place in the table: its owner and the id the owner chose.
-type SessionKey = (Owner, String);
-
-/// All sessions of the supervisor.
-#[derive(Debug)]
-pub struct SessionTable {
-    config: Arc<SupervisorConfig>,
-    dirs: Arc<StateDirs>,
-    sessions: Mutex<HashMap<SessionKey, Arc<Session>>>,
-    expired: Mutex<VecDeque<SessionKey>>,
-}
-
-/// Why `create` refused.
-#[derive(Debug, thiserror::Error)]
-pub enum CreateError {
-    #[error("a session with id {0:?} already exists")]
-    Exists(String),
-    #[error("cannot create the session workspace: {0}")]
-    Workspace(String),
-    #[error("{0}")]
-    ResourcesExhausted(Usage),
-    #[error("this client already has {sessions} sessions, the most one client may hold at once")]
-    ClientLimit { sessions: usize },
-}
-
-/// What the sessions use against the admission limits.
-#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
-pub struct Usage {
-    pub sessions: usize,
-    pub max_sessions: usize,
-    /// Sum of the memory caps of all sessions.
-    pub memory_reserved_bytes: u64,
-    pub memory_budget_bytes: u64,
-    /// What the refused session asked for.
-    pub memory_requested_bytes: u64,
-}
-
-impl std::fmt::Display for Usage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "no capacity for a new session: {} of {} sessions in use, {} MiB of {} MiB memory reserved, {} MiB requested",
-            self.sessions,
-            self.max_sessions,
-            self.memory_reserved_bytes >> 20,
-            self.memory_budget_bytes >> 20,
-            self.memory_requested_bytes >> 20
-        )
-    }
-}
-
-impl SessionTable {
-    /// A table over the state directory's sessions (created here).
-    ///
-    /// # Errors
-    /// When the state directory's parts cannot be created.
-    pub fn new(config: Arc<SupervisorConfig>) -> std::io::Result<Self> {
-        let dirs = Arc::new(StateDirs::create(&config.state_dir)?);
-        Ok(Self {
-            config,
-            dirs,
-            sessions: Mutex::default(),
-            expired: Mutex::default(),
-        })
-    }
-
-    /// The state directory's parts (staging for package installs).
-    pub fn dirs(&self) -> &Arc<StateDirs> {
-        &self.dirs
-    }
-
-    /// Current use against the admission limits.
-    pub fn usage(&self) -> Usage {
-        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        Usage {
-            sessions: sessions.len(),
-            max_sessions: self.config.max_sessions,
-            memory_reserved_bytes: sessions.values().map(|s| s.limits.memory_bytes).sum(),
-            memory_budget_bytes: self.config.memory_budget,
-            memory_requested_bytes: 0,
-        }
-    }
-
-    /// `owner`'s session `id`; another owner's session of that id is not there for it.
-    pub fn get(&self, owner: &Owner, id: &str) -> Option<Arc<Session>> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(owner.clone(), id.to_owned()))
-            .cloned()
-    }
-
-    /// True when `owner`'s session `id` was reaped for being idle.
-    pub fn expired(&self, owner: &Owner, id: &str) -> bool {
-        self.expired
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .any(|(o, e)| o == owner && e == id)
-    }
-
-    /// Registers a new session and creates its workspace; the worker starts on first use.
-    ///
-    /// # Errors
-    /// When the id is taken or the workspace cannot be created.
-    pub fn create(
-        &self,
-        owner: &Owner,
-        id: &str,
-        language: Language,
-        limits: SessionLimits,
-        ttl: Duration,
-    ) -> Result<Arc<Session>, CreateError> {
-        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        let key = (owner.clone(), id.to_owned());
-        if sessions.contains_key(&key) {
-            return Err(CreateError::Exists(id.to_owned()));
-        }
-        if owner.capped() {
-            let held = sessions.keys().filter(|(o, _)| o == owner).count();
-            if held >= self.config.principal_max_sessions {
-                return Err(CreateError::ClientLimit { sessions: held });
-            }
-        }
-        let reserved: u64 = sessions.values().map(|s| s.limits.memory_bytes).sum();
-        if sessions.len() >= self.config.max_sessions
-            || reserved + limits.memory_bytes > self.config.memory_budget
-        {
-            return Err(CreateError::ResourcesExhausted(Usage {
-                sessions: sessions.len(),
-                max_sessions: self.config.max_sessions,
-                memory_reserved_bytes: reserved,
-                memory_budget_bytes: self.config.memory_budget,
-                memory_requested_bytes: limits.memory_bytes,
-            }));
-        }
-        let files = self
-            .dirs
-            .create_session(id)
-            .map_err(|e| CreateError::Workspace(e.to_string()))?;
-        let now = Utc::now();
-        let session = Arc::new(Session {
-            id: id.to_owned(),
-            owner: owner.clone(),
-            language,
-            limits,
-            created_at: now,
-            ttl,
-            files,
-            last_used: Mutex::new(now),
-            worker_pid: AtomicU32::new(0),
-            executions: Default::default(),
-            fuel_used: Default::default(),
-            runner: tokio::sync::Mutex::default(),
-        });
-        self.expired
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|e| *e != key);
-        sessions.insert(key, session.clone());
-        Ok(session)
-    }
-
-    /// Removes `owner`'s session `id`: its worker is stopped and its directory deleted.
-    pub async fn destroy(&self, owner: &Owner, id: &str) -> Option<Arc<Session>> {
-        let session = self
-            .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&(owner.clone(), id.to_owned()))?;
-        session.stop().await;
-        self.remove_files(&session).await;
-        Some(session)
-    }
-
-    /// Deletes a stopped session's directory off the async threads (a guest may have left 10^5
-    /// files). A failure is logged: the id is free anyway (a new session gets a new directory),
-    /// and shutdown removes the whole state directory.
-    async fn remove_files(&self, session: &Arc<Session>) {
-        let (dirs, session) = (self.dirs.clone(), session.clone());
-        let id = session.id.clone();
-        let removed =
-            tokio::task::spawn_blocking(move || dirs.remove_session(&session.files)).await;
-        match removed {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                tracing::warn!(session = %id, error = %e, "cannot remove a session directory");
-            }
-            Err(e) => tracing::error!(session = %id, error = %e, "session removal panicked"),
-        }
-    }
-
-    /// Stops and removes every session idle past its TTL. Busy sessions are never idle.
-    pub async fn reap_idle(&self) {
-        let idle: Vec<SessionKey> = self
-            .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .filter(|s| s.idle_for() > s.ttl && s.runner.try_lock().is_ok())
-            .map(|s| (s.owner.clone(), s.id.clone()))
-            .collect();
-        for (owner, id) in idle {
-            tracing::info!(session = %id, %owner, "session expired");
-            self.destroy(&owner, &id).await;
-            let mut expired = self.expired.lock().unwrap_or_else(|e| e.into_inner());
-            expired.push_back((owner, id));
-            if expired.len() > REMEMBERED_EXPIRED {
-                expired.pop_front();
-            }
-        }
-    }
-
-    /// Kills every worker and removes every workspace, concurrently.
-    pub async fn shutdown(&self) {
-        let sessions: Vec<Arc<Session>> = self
-            .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain()
-            .map(|(_, s)| s)
-            .collect();
-        let mut stopping = tokio::task::JoinSet::new();
-        for session in sessions {
-            stopping.spawn(async move { session.stop().await });
-        }
-        while stopping.join_next().await.is_some() {}
-        // The directories go with the whole state directory (see `crate::shutdown`).
-    }
-
-    /// Sessions `owner` holds, for the per-client caps.
-    pub fn held_by(&self, owner: &Owner) -> usize {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .filter(|(o, _)| o == owner)
-            .count()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn session_ids_follow_the_documented_pattern() {
-        for ok in ["a", "A1", "my-session_2", &"x".repeat(64)] {
-            assert!(valid_session_id(ok), "{ok}");
-        }
-        for bad in [
-            "",
-            "-a",
-            "_a",
-            "a b",
-            "a/b",
-            "../x",
-            "é",
-            &"x".repeat(65),
-            "a.b",
-        ] {
-            assert!(!valid_session_id(bad), "{bad}");
         }
     }
 }

@@ -84,6 +84,8 @@ pub struct Reply {
     pub is_error: bool,
     pub value: Value,
     pub text: String,
+    /// Image content blocks: (MIME type, base64 data), in order.
+    pub images: Vec<(String, String)>,
     pub elapsed: Duration,
 }
 
@@ -172,10 +174,16 @@ impl Reply {
             .filter_map(|c| c.as_text().map(|t| t.text.clone()))
             .collect::<Vec<_>>()
             .join("\n");
+        let images = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_image().map(|i| (i.mime_type.clone(), i.data.clone())))
+            .collect();
         Reply {
             is_error: result.is_error.unwrap_or(false),
             value: result.structured_content.unwrap_or(Value::Null),
             text,
+            images,
             elapsed,
         }
     }
@@ -1232,6 +1240,7 @@ mod tests {
             is_error: false,
             value,
             text: String::new(),
+            images: Vec::new(),
             elapsed: std::time::Duration::ZERO,
         }
     }

@@ -105,6 +105,7 @@ fn run(
         fuel_consumed: 0,
         memory_bytes: 0,
         restart: None,
+        figures: Vec::new(),
         cancel,
     };
     let mut shell_state = state.lock().unwrap_or_else(|e| e.into_inner());
@@ -129,6 +130,7 @@ fn run(
         duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
         memory_bytes: interpreters.memory_bytes,
         restart: interpreters.restart,
+        figures: interpreters.figures,
     }
 }
 
@@ -168,6 +170,8 @@ struct WorkerInterpreters {
     fuel_consumed: u64,
     memory_bytes: u64,
     restart: Option<sandbox_protocol::Restart>,
+    /// Pictures the command's Python runs drew (a script that plots returns its figures too).
+    figures: Vec<sandbox_protocol::Figure>,
     /// The command's cancel flag (the shell polls its own clone): a run is not started once it
     /// is set, and a run that starts just before it is set inherits it (`Control`).
     cancel: Arc<AtomicBool>,
@@ -212,6 +216,8 @@ impl WorkerInterpreters {
         if report.restart.is_some() {
             self.restart = report.restart.clone();
         }
+        let room = sandbox_protocol::MAX_FIGURES.saturating_sub(self.figures.len());
+        self.figures.extend(report.figures.into_iter().take(room));
         let mut stderr = report.stderr;
         if let Some(error) = &report.error
             && matches!(
@@ -341,6 +347,7 @@ mod tests {
             duration_us: 10,
             memory_bytes: 7 << 20,
             restart: None,
+            figures: Vec::new(),
         }
     }
 
@@ -564,6 +571,7 @@ mod tests {
             fuel_consumed: 0,
             memory_bytes: 0,
             restart: None,
+            figures: Vec::new(),
             cancel,
         };
         let run = interpreters.run(Language::Python, "while True: pass", &[], &[]);

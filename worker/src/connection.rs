@@ -164,7 +164,7 @@ impl Link {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::io::{self, ErrorKind};
 
     use sandbox_protocol::read_frame_blocking;
@@ -185,12 +185,13 @@ mod tests {
             duration_us: 1,
             memory_bytes: 1,
             restart: None,
+            figures: Vec::new(),
         }
     }
 
     /// A link whose socket's other end is returned, as the supervisor holds it, with the
     /// receiver of the worker's endings.
-    fn link() -> (Link, UnixStream, Receiver<Ending>) {
+    pub(crate) fn link() -> (Link, UnixStream, Receiver<Ending>) {
         let (worker, supervisor) = UnixStream::pair().unwrap();
         let (_jobs, requests) = mpsc::channel();
         let (outbox, endings) = Outbox::new(worker);

@@ -56,6 +56,10 @@ pub fn build_engine() -> Result<Engine, EngineError> {
         .epoch_interruption(true)
         .max_wasm_stack(MAX_WASM_STACK)
         .async_stack_size(MAX_WASM_STACK + (1 << 20))
+        // The scientific CPython (C++ in its packages, setjmp/longjmp in CPython) is compiled
+        // with Wasm exception handling: its throws allocate `exnref`s on the GC heap, which is
+        // why the workspace builds Wasmtime with `gc` and a collector that frees (`gc-drc`).
+        .wasm_exceptions(true)
         .parallel_compilation(true);
     Engine::new(&config).map_err(|e| EngineError::Config(e.to_string()))
 }

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
-use sandbox_protocol::{Language, LayerSet, Mount, WorkerExit};
+use sandbox_protocol::{LayerSet, Mount, Runtime, WorkerExit};
 use sandbox_worker::host::SessionConfig;
 use sandbox_worker::jail::{self, Early, JailArgs};
 use sandbox_worker::quota::QuotaLimits;
@@ -73,9 +73,10 @@ struct CompilePythonOptions {
 #[derive(Debug, Args)]
 #[command(args_override_self = true)]
 struct ServeOptions {
-    /// The session's interpreter
-    #[arg(long, value_parser = language())]
-    language: Language,
+    /// The session's interpreter: python (CPython 3.12), python-scientific (CPython 3.15 with
+    /// numpy, pandas, scipy, scikit-learn, matplotlib) or javascript (QuickJS-NG)
+    #[arg(long, value_parser = runtime())]
+    runtime: Runtime,
     /// The supervisor's Unix socket to connect to
     #[arg(long, value_name = "PATH")]
     socket: PathBuf,
@@ -246,7 +247,7 @@ impl ServeOptions {
             config = config.with_disk_quota(limits, &self.workspace);
         }
         ServeArgs {
-            language: self.language,
+            runtime: self.runtime,
             socket: self.socket,
             workspace: self.workspace,
             module: self.module,
@@ -284,10 +285,10 @@ impl ServeOptions {
     }
 }
 
-/// `--language`: one of [`Language::ALL`] by name.
-fn language() -> impl TypedValueParser<Value = Language> {
-    PossibleValuesParser::new(Language::ALL.map(Language::as_str))
-        .map(|name| Language::from_name(&name).expect("one of the possible values"))
+/// `--runtime`: one of [`Runtime::ALL`] by name.
+fn runtime() -> impl TypedValueParser<Value = Runtime> {
+    PossibleValuesParser::new(Runtime::ALL.map(Runtime::as_str))
+        .map(|name| Runtime::from_name(&name).expect("one of the possible values"))
 }
 
 fn read_only_mount(value: &str) -> Result<Mount, String> {
@@ -345,7 +346,7 @@ mod tests {
 
     /// What the supervisor passes (`supervisor/src/worker.rs`, `jail_layers.rs`), with the
     /// shared volume after `/data`.
-    const SUPERVISOR: &str = "serve --language python --socket /run/w.sock --workspace /s/app \
+    const SUPERVISOR: &str = "serve --runtime python --socket /run/w.sock --workspace /s/app \
         --module /c/python.cwasm --wasm-sha256 ab12 --memory-bytes 1048576 --stdout-cap 100 \
         --stderr-cap 200 --disk-quota-bytes 5000 --disk-quota-files 50 --mount-rw /tmp=/s/tmp \
         --mount-ro /data=/srv/data --mount-rw /shared=/srv/shared --jail fds,seccomp \
@@ -354,7 +355,7 @@ mod tests {
     #[test]
     fn the_supervisors_command_line_parses_as_before() {
         let args = serve_args(SUPERVISOR);
-        assert_eq!(args.language, Language::Python);
+        assert_eq!(args.runtime, Runtime::Python);
         assert_eq!(args.socket, PathBuf::from("/run/w.sock"));
         assert_eq!(args.workspace, PathBuf::from("/s/app"));
         assert_eq!(args.module, PathBuf::from("/c/python.cwasm"));
@@ -391,10 +392,10 @@ mod tests {
     #[test]
     fn serve_has_defaults_and_the_probe_takes_the_same_options() {
         let args = serve_args(
-            "jail-probe --language javascript --socket s --workspace w --module m --jail landlock",
+            "jail-probe --runtime javascript --socket s --workspace w --module m --jail landlock",
         );
         assert!(args.probe);
-        assert_eq!(args.language, Language::JavaScript);
+        assert_eq!(args.runtime, Runtime::JavaScript);
         assert_eq!(args.wasm_sha256, "");
         assert_eq!(
             (
@@ -410,7 +411,7 @@ mod tests {
         // The supervisor passes an empty set as an empty value; a repeated option's last value
         // counts.
         let (command, _) = parsed(
-            "serve --language python --socket s --workspace w --module m --jail  --memory-bytes 1 --memory-bytes 2",
+            "serve --runtime python --socket s --workspace w --module m --jail  --memory-bytes 1 --memory-bytes 2",
         )
         .unwrap();
         let Command::Serve(options) = command else {
@@ -423,14 +424,14 @@ mod tests {
     fn the_jail_layers_come_from_the_command_line() {
         let layers = |line: &str| parsed(line).unwrap().0.jail_layers();
         let set = layers(
-            "serve --language python --socket s --workspace w --module m --jail seccomp,netns",
+            "serve --runtime python --socket s --workspace w --module m --jail seccomp,netns",
         );
         assert!(set.contains(Layer::Seccomp) && set.contains(Layer::Netns));
         assert!(!set.contains(Layer::Landlock));
         assert_eq!(layers("jail-check"), LayerSet::all());
         assert_eq!(
             layers(
-                "jail-probe --language python --socket s --workspace w --module m --jail landlock"
+                "jail-probe --runtime python --socket s --workspace w --module m --jail landlock"
             )
             .to_string(),
             "landlock"
@@ -441,12 +442,12 @@ mod tests {
     #[test]
     fn bad_command_lines_are_usage_errors() {
         for line in [
-            "serve --language ruby --socket s --workspace w --module m",
-            "serve --language python --socket s --workspace w",
-            "serve --language python --socket s --workspace w --module m --jail bogus",
-            "serve --language python --socket s --workspace w --module m --mount-ro data=/d",
-            "serve --language python --socket s --workspace w --module m --memory-bytes lots",
-            "serve --language python --socket s --workspace w --module m --unknown x",
+            "serve --runtime ruby --socket s --workspace w --module m",
+            "serve --runtime python --socket s --workspace w",
+            "serve --runtime python --socket s --workspace w --module m --jail bogus",
+            "serve --runtime python --socket s --workspace w --module m --mount-ro data=/d",
+            "serve --runtime python --socket s --workspace w --module m --memory-bytes lots",
+            "serve --runtime python --socket s --workspace w --module m --unknown x",
             "precompile",
             "launch",
         ] {

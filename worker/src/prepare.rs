@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use sandbox_protocol::{Language, ModuleManifest, Mount};
+use sandbox_protocol::{ModuleManifest, Mount, Runtime};
 
 use crate::WorkerError;
 use crate::engine::{self, EngineError};
@@ -30,25 +30,31 @@ const COMPILEALL: [&str; 13] = [
     "/data/site-packages",
 ];
 
-/// Compiles every interpreter in `runtime_dir` (by [`Language::wasm_file_name`]) into
-/// `cache_dir`, or finds it there already, and returns the manifest the supervisor reads.
+/// Compiles every interpreter in `runtime_dir` (by [`Runtime::wasm_file_name`]) into
+/// `cache_dir`, or finds it there already, and returns the manifest the supervisor reads. The
+/// scientific runtime is optional (`runtimes/prepare.sh --no-scientific` leaves it out): when its
+/// wasm is absent it is simply not in the manifest.
 ///
 /// # Errors
-/// A missing or broken interpreter, or a cache that cannot be written.
+/// A missing default interpreter, a broken one, or a cache that cannot be written.
 pub fn precompile_all(runtime_dir: &Path, cache_dir: &Path) -> Result<ModuleManifest, EngineError> {
     let engine = engine::engine();
     let mut manifest = ModuleManifest::new();
-    for language in Language::ALL {
+    for runtime in Runtime::ALL {
+        let wasm = runtime_dir.join(runtime.wasm_file_name());
+        if runtime == Runtime::PythonScientific && !wasm.is_file() {
+            tracing::info!(runtime = runtime.as_str(), "not installed");
+            continue;
+        }
         let started = Instant::now();
-        let wasm = runtime_dir.join(language.wasm_file_name());
-        let cached = engine::precompile(engine, language.as_str(), &wasm, cache_dir)?;
+        let cached = engine::precompile(engine, runtime.as_str(), &wasm, cache_dir)?;
         tracing::info!(
-            runtime = language.as_str(),
+            runtime = runtime.as_str(),
             compiled = cached.compiled,
             ms = started.elapsed().as_millis() as u64,
             "module ready"
         );
-        manifest.insert(language, cached);
+        manifest.insert(runtime, cached);
     }
     Ok(manifest)
 }
@@ -61,10 +67,10 @@ pub fn precompile_all(runtime_dir: &Path, cache_dir: &Path) -> Result<ModuleMani
 /// When CPython cannot be compiled or run, or `compileall` fails as a whole.
 pub fn compile_python_packages(runtime_dir: &Path, data_dir: &Path) -> Result<(), WorkerError> {
     let engine = engine::engine();
-    let wasm = runtime_dir.join(Language::Python.wasm_file_name());
+    let wasm = runtime_dir.join(Runtime::Python.wasm_file_name());
     let cached = engine::precompile(
         engine,
-        Language::Python.as_str(),
+        Runtime::Python.as_str(),
         &wasm,
         &runtime_dir.join("cache"),
     )?;

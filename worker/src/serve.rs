@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
 
 use sandbox_protocol::{
-    JailReport, Language, PROTOCOL_VERSION, Request, Response, read_frame_blocking,
+    JailReport, Language, PROTOCOL_VERSION, Request, Response, Runtime, read_frame_blocking,
 };
 use wasmtime::{Linker, Module};
 
@@ -36,7 +36,7 @@ const GUEST_THREAD_STACK: usize = 16 << 20;
 /// What `sandbox-worker serve` was started with.
 #[derive(Debug, Clone)]
 pub struct ServeArgs {
-    pub language: Language,
+    pub runtime: Runtime,
     pub socket: PathBuf,
     pub workspace: PathBuf,
     pub module: PathBuf,
@@ -61,7 +61,7 @@ pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<Ended, WorkerErro
     })?;
     let mut reader = stream.try_clone()?;
     let (outbox, endings) = Outbox::new(stream);
-    let shell = ShellRunner::new(args.language, &args.workspace, &args.config);
+    let shell = ShellRunner::new(args.runtime.language(), &args.workspace, &args.config);
     let module =
         load_module(engine(), &args.module).map_err(|e| outbox.fail(WorkerError::Engine(e)))?;
     let linker =
@@ -147,13 +147,13 @@ fn spawn_guest(
         .name("guest".into())
         .stack_size(GUEST_THREAD_STACK)
         .spawn(move || {
-            let served = match args.language {
+            let served = match args.runtime.language() {
                 Language::Python => python::serve(
                     &module,
                     &linker,
                     &args.workspace,
                     &args.config,
-                    &args.wasm_sha256,
+                    python::Build::of(args.runtime, &args.wasm_sha256),
                     link,
                 ),
                 Language::JavaScript => {

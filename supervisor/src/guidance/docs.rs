@@ -126,7 +126,7 @@ restarts; do not use it for large objects.
     Doc {
         uri: PYTHON,
         title: "Python runtime",
-        description: "CPython 3.12 on WASI: stdlib limits, packages, install_package",
+        description: "CPython 3.12 on WASI: stdlib limits, packages, install_package, the scientific runtime",
         markdown: r#"# Python (CPython 3.12.0 on WASI)
 
 - `print()` goes to stdout; the value of a trailing expression comes back as `result`.
@@ -141,9 +141,13 @@ restarts; do not use it for large objects.
 - `install_package {package, version?, session_id?}` adds a **pure-Python** package to the
   session (`/app/.packages`). Use the PyPI name (`pyyaml` for `yaml`, `beautifulsoup4` for
   `bs4`, `python-dateutil` for `dateutil`).
-- **Native packages cannot load** in WebAssembly: numpy, pandas, scipy, scikit-learn, pillow,
-  matplotlib, lxml, cryptography, torch. Use `csv` + `collections` + `statistics`, `sqlite3` (in
-  memory) for grouping and joins, `xml.etree.ElementTree`, `hashlib`, or write SVG/CSV files.
+- **Data science: the `python-scientific` runtime** (CPython 3.15) has numpy, pandas, scipy,
+  scikit-learn, statsmodels, matplotlib (figures come back as PNG), pillow, lxml and ~40 more
+  compiled in. A new session whose first code imports one starts on it; or `create_session
+  {language: "python", runtime: "python-scientific"}`. A session never changes runtime, and
+  sessions share no variables or files. No threads there; numpy's default int is 32-bit.
+- **Other native packages cannot load** (cryptography, torch): use the stdlib (`hashlib`,
+  `csv`, `statistics`, `sqlite3`) or write SVG/CSV files.
 - Recursion deeper than ~1000 raises RecursionError; `sys.setrecursionlimit` does not add stack
   in WebAssembly, so rewrite deep recursion as a loop.
 "#,
@@ -193,7 +197,7 @@ A failed result has `error_type`, `error_name`, `error_message`, and advice:
 |---|---|---|
 | syntax_error | code does not parse | fix the quoted line/column; check the language |
 | runtime_error | uncaught exception | read the exception; KeyError/IndexError: check the data; NameError: define it or re-run setup after a restart |
-| missing_module | import not found | vendored? import directly; pure Python: `install_package`; native (numpy...): use stdlib |
+| missing_module | import not found | vendored? import directly; pure Python: `install_package`; numpy, pandas...: a python-scientific session |
 | out_of_fuel | CPU budget used up | import heavy modules alone first; split work; `create_session` with a larger `fuel_budget` |
 | timeout | wall-clock limit | check for endless loops; pass a larger `timeout` (≤ 300); split work |
 | cancelled | the client cancelled | state is kept unless the result says it was lost |

@@ -228,6 +228,8 @@ fn loop_causes(facts: &CodeFacts<'_>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use sandbox_protocol::Runtime;
+
     use super::*;
 
     const B: u64 = 10_000_000_000;
@@ -303,6 +305,31 @@ mod tests {
             "{:?}",
             a.likely_causes
         );
+    }
+
+    #[test]
+    fn a_scientific_session_prices_its_imports_with_its_own_table() {
+        let code = "import pandas as pd\nfrom sklearn.linear_model import LinearRegression\n";
+        let builtin = ImportFuelTable::builtin();
+        let scientific = super::super::import_table_for(Runtime::PythonScientific, &builtin);
+        let budget = 50_000_000_000;
+        let a = fuel_analysis(48_000_000_000, budget, code, Language::Python, scientific);
+        let sklearn = scientific.get("sklearn.linear_model").unwrap().fuel;
+        assert!(
+            a.likely_causes[0].starts_with("first import of sklearn.linear_model")
+                && a.likely_causes[0].contains(&fmt_fuel(sklearn)),
+            "{:?}",
+            a.likely_causes
+        );
+        assert!(
+            a.likely_causes
+                .iter()
+                .any(|c| c.contains("first import of pandas"))
+        );
+        // The default runtime's table does not know them: only a guess.
+        let default = super::super::import_table_for(Runtime::Python, &builtin);
+        let a = fuel_analysis(48_000_000_000, budget, code, Language::Python, default);
+        assert!(!a.likely_causes.iter().any(|c| c.contains("measured")));
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! One install into one session, and its answer as a client sees it ([`InstallReport`]): what
 //! `install_package` returns and what `pip install` in `execute_command` reports line by line.
 //! The install itself goes to [`python`](super::python) or [`javascript`](super::javascript)
-//! by the session's language, staged in a fresh server-owned directory.
+//! by the session's runtime, staged in a fresh server-owned directory.
 
 use std::path::Path;
 
 use sandbox_protocol::confined::Root;
-use sandbox_protocol::{ErrorType, Language};
+use sandbox_protocol::{ErrorType, Runtime};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -121,14 +121,14 @@ impl InstallReport {
     }
 }
 
-/// Installs `package` (at `version`, Python only) into the session whose language is
-/// `language` and whose `/app` is `app`, staging it in a fresh directory of `dirs`.
+/// Installs `package` (at `version`, Python only) into the session whose runtime is `runtime`
+/// and whose `/app` is `app`, staging it in a fresh directory of `dirs`.
 ///
 /// # Errors
 /// An [`InstallRefusal`] the model can act on: a bad or native-only name, an unknown package,
 /// no package source, a hostile archive, or a guest-made link where packages go.
 pub async fn install(
-    language: Language,
+    runtime: Runtime,
     app: &Root,
     package: &str,
     version: Option<&str>,
@@ -139,10 +139,13 @@ pub async fn install(
     let staging = dirs
         .staging()
         .map_err(|e| InstallRefusal::system("cannot create a staging directory", e))?;
-    match language {
-        Language::JavaScript => javascript::install_js(package, data_dir, app, &staging, sources),
-        Language::Python => {
+    match runtime {
+        Runtime::JavaScript => javascript::install_js(package, data_dir, app, &staging, sources),
+        Runtime::Python => {
             python::install(package, version, app, &staging, data_dir, sources).await
+        }
+        Runtime::PythonScientific => {
+            python::install_scientific(package, version, app, &staging, sources).await
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Packages: what is vendored (read-only under /data, measured first-import fuel) and what a
-//! session installed ([`catalog`]), and installs ([`mod@install`], which answers
+//! session installed ([`catalog`]), what the scientific runtime has compiled in
+//! ([`scientific`]), and installs ([`mod@install`], which answers
 //! `install_package` and `pip install` in `execute_command` ([`requirements`]), through
 //! [`python`] or [`javascript`]).
 //!
@@ -20,6 +21,7 @@ pub mod names;
 pub mod pip;
 pub mod python;
 pub mod requirements;
+pub mod scientific;
 pub mod wheel;
 
 use sandbox_protocol::ErrorType;

@@ -1,5 +1,5 @@
 //! The one pip command the server runs: `pip download` of a checked requirement into a
-//! server-owned staging directory, binary wheels only (nothing is built, so no package code
+//! server-owned staging directory, pure-Python wheels for the session's Python version only (nothing is built, so no package code
 //! runs on the host), with a clean environment (none of the server's variables, such as
 //! `SANDBOX_HTTP_TOKEN`, reach pip), pip's isolated mode (no user or site configuration) and
 //! the staging directory as its working directory and home (no local project paths).
@@ -35,10 +35,13 @@ pub fn python3() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/usr/bin/python3"))
 }
 
-/// The `pip download` command for `requirement` (a checked `name` or `name==version`).
+/// The `pip download` command for `requirement` (a checked `name` or `name==version`), resolved
+/// for the guest's Python `python_version` (`3.12`, `3.15`): pip then picks releases whose
+/// `Requires-Python` admits it, whatever Python runs pip on the host.
 pub fn download_command(
     python: &Path,
     requirement: &str,
+    python_version: &str,
     staging: &Path,
     dest: &Path,
     sources: &Sources,
@@ -68,7 +71,7 @@ pub fn download_command(
             "--platform",
             "any",
             "--python-version",
-            "3.12",
+            python_version,
             "--implementation",
             "py",
             "--abi",
@@ -116,6 +119,7 @@ mod tests {
         let command = download_command(
             Path::new("/usr/bin/python3"),
             "tabulate==0.9.0",
+            "3.15",
             Path::new("/state/staging/x"),
             Path::new("/state/staging/x/dl"),
             &Sources {
@@ -139,6 +143,8 @@ mod tests {
             assert!(args.contains(&flag.to_owned()), "{flag}");
         }
         assert_eq!(args[args.len() - 2..], ["--", "tabulate==0.9.0"]);
+        let target = args.iter().position(|a| a == "--python-version").unwrap();
+        assert_eq!(args[target + 1], "3.15", "resolved for the guest's Python");
         assert_eq!(std.get_current_dir(), Some(Path::new("/state/staging/x")));
     }
 
@@ -160,6 +166,7 @@ mod tests {
         let status = download_command(
             &fake,
             "x",
+            "3.12",
             staging.path(),
             staging.path(),
             &Sources::default(),

@@ -1,17 +1,19 @@
 //! Python installs: a requirement is checked (a PEP 508 name that is not native-only, an exact
-//! version), answered from the vendored set when the server ships it, or else downloaded by
-//! pip as pure-Python wheels into the server's staging directory, unpacked and checked there
-//! ([`wheel`]), and only then moved into the session's `/app/.packages`.
+//! version), answered from what the session's runtime already has (the default runtime's
+//! vendored set, or the packages compiled into the scientific runtime), or else downloaded by
+//! pip as pure-Python wheels for the runtime's Python into the server's staging directory,
+//! unpacked and checked there ([`wheel`]), and only then moved into the session's
+//! `/app/.packages`.
 
 use std::path::Path;
 use std::time::Duration;
 
-use sandbox_protocol::ErrorType;
 use sandbox_protocol::confined::{EntryKind, Follow, Root};
+use sandbox_protocol::{ErrorType, Runtime};
 
 use super::{
     InstallRefusal, Installation, PYTHON_PACKAGES_DIR, Sources, catalog, entry_names, names,
-    normalize, pip, wheel,
+    normalize, pip, scientific, wheel,
 };
 use crate::workspace::Staging;
 
@@ -80,17 +82,33 @@ const NATIVE_ONLY: [(&str, &str); 22] = [
     ),
 ];
 
+/// The Python version wheels must support on `runtime` (what pip resolves for).
+fn guest_python(runtime: Runtime) -> &'static str {
+    match runtime {
+        Runtime::PythonScientific => "3.15",
+        Runtime::Python | Runtime::JavaScript => "3.12",
+    }
+}
+
+/// Checks a name and an optional exact version; returns the bare version.
+fn checked_name<'v>(
+    package: &str,
+    version: Option<&'v str>,
+) -> Result<Option<&'v str>, InstallRefusal> {
+    names::python_name(package).map_err(|m| InstallRefusal::new(ErrorType::InvalidPackage, m))?;
+    version
+        .map(names::python_version)
+        .transpose()
+        .map_err(|m| InstallRefusal::new(ErrorType::InvalidPackage, m))
+}
+
 /// Checks a Python requirement: a PEP 508 name that is not native-only, and an exact version.
 /// Returns the pip requirement string.
 ///
 /// # Errors
 /// [`InstallRefusal`] with `invalid_package` or `native_package`.
 pub fn python_requirement(package: &str, version: Option<&str>) -> Result<String, InstallRefusal> {
-    names::python_name(package).map_err(|m| InstallRefusal::new(ErrorType::InvalidPackage, m))?;
-    let version = version
-        .map(names::python_version)
-        .transpose()
-        .map_err(|m| InstallRefusal::new(ErrorType::InvalidPackage, m))?;
+    let version = checked_name(package, version)?;
     let wanted = normalize(package);
     if let Some((_, instead)) = NATIVE_ONLY.iter().find(|(name, _)| *name == wanted) {
         return Err(InstallRefusal::new(
@@ -135,11 +153,102 @@ pub async fn install(
             refresh_interpreter: false,
         });
     }
-    install_python(package, version, app, staging, sources).await
+    install_python(package, version, app, staging, sources, Runtime::Python).await
 }
 
-/// Installs a pure-Python distribution and its pure-Python dependencies into `app`'s
-/// `.packages`, fetching and unpacking them in `staging` first.
+/// Makes `package` importable in a session on the scientific runtime: a distribution compiled
+/// into it is answered at once (nothing to download), another native one is refused with what
+/// the runtime has, and a pure-Python one is downloaded for Python 3.15 into `.packages`.
+///
+/// # Errors
+/// An [`InstallRefusal`]: bad name, another version of a compiled-in distribution, native
+/// code, or what [`install_python`] refuses.
+pub async fn install_scientific(
+    package: &str,
+    version: Option<&str>,
+    app: &Root,
+    staging: &Staging,
+    sources: &Sources,
+) -> Result<Installation, InstallRefusal> {
+    if let Some(compiled) = compiled_in(package, version)? {
+        return Ok(compiled);
+    }
+    python_requirement(package, version).map_err(|refusal| {
+        match refusal.error_type {
+            // The default runtime's alternatives do not apply: say what this runtime has.
+            ErrorType::NativePackage if !network_only(package) => InstallRefusal::new(
+                ErrorType::NativePackage,
+                format!(
+                    "{package} cannot run here: it needs compiled extensions, and the python-scientific runtime only has the ones built into it"
+                ),
+            )
+            .with(format!(
+                "compiled in and ready to import: {}",
+                scientific::catalogue().versions_of(&scientific::HEADLINE)
+            ))
+            .with("call list_available_packages to see every compiled-in package"),
+            _ => refusal,
+        }
+    })?;
+    install_python(
+        package,
+        version,
+        app,
+        staging,
+        sources,
+        Runtime::PythonScientific,
+    )
+    .await
+}
+
+/// True for a native-only name whose real problem is the missing network (a database driver,
+/// an HTTP client): no runtime helps, so its refusal stays as it is.
+fn network_only(package: &str) -> bool {
+    let wanted = normalize(package);
+    NATIVE_ONLY
+        .iter()
+        .any(|(name, instead)| *name == wanted && instead.contains("network"))
+}
+
+/// The answer for a distribution compiled into the scientific runtime (`None`: it is not).
+fn compiled_in(
+    package: &str,
+    version: Option<&str>,
+) -> Result<Option<Installation>, InstallRefusal> {
+    let version = checked_name(package, version)?;
+    let Some((name, dist)) = scientific::catalogue().distribution(package) else {
+        return Ok(None);
+    };
+    if let Some(wanted) = version.filter(|v| *v != dist.version) {
+        return Err(InstallRefusal::new(
+            ErrorType::InvalidPackage,
+            format!(
+                "{name} {} is compiled into the python-scientific runtime; version {wanted} cannot replace it",
+                dist.version
+            ),
+        )
+        .with(format!(
+            "use {name} {}: `import {}` works as is",
+            dist.version, dist.imports[0]
+        )));
+    }
+    let import = dist.imports.first().map_or(name, String::as_str);
+    Ok(Some(Installation {
+        installed_version: dist.version.clone(),
+        dependencies_installed: Vec::new(),
+        import_names: Some(dist.imports.clone()),
+        location: None,
+        message: format!(
+            "{name} {} is already available: it is compiled into the python-scientific runtime, so `import {import}` works in this session",
+            dist.version
+        ),
+        refresh_interpreter: false,
+    }))
+}
+
+/// Installs a pure-Python distribution and its pure-Python dependencies, resolved for the
+/// Python of `runtime`, into `app`'s `.packages`, fetching and unpacking them in `staging`
+/// first.
 ///
 /// # Errors
 /// An [`InstallRefusal`]: bad name, native code, no source configured, download failure, a
@@ -150,6 +259,7 @@ pub async fn install_python(
     app: &Root,
     staging: &Staging,
     sources: &Sources,
+    runtime: Runtime,
 ) -> Result<Installation, InstallRefusal> {
     let requirement = python_requirement(package, version)?;
     if sources.wheelhouse.is_none() && !sources.index {
@@ -161,7 +271,7 @@ pub async fn install_python(
         )
         .with("call list_available_packages for the vendored packages"));
     }
-    let download = download(&requirement, staging, sources).await?;
+    let download = download(&requirement, guest_python(runtime), staging, sources).await?;
     let wheels = downloaded_wheels(&download)?;
     let unpacked = unpack(&download, &wheels, staging)?;
     let installation = describe(package, &wheels, &unpacked);
@@ -169,9 +279,11 @@ pub async fn install_python(
     Ok(installation)
 }
 
-/// Downloads `requirement` and its dependencies as wheels into `download/` of `staging`.
+/// Downloads `requirement` and its dependencies as wheels for Python `python_version` into
+/// `download/` of `staging`.
 async fn download(
     requirement: &str,
+    python_version: &str,
     staging: &Staging,
     sources: &Sources,
 ) -> Result<Root, InstallRefusal> {
@@ -182,6 +294,7 @@ async fn download(
     let command = pip::download_command(
         &pip::python3(),
         requirement,
+        python_version,
         &staging.path,
         &staging.path.join("download"),
         sources,
@@ -371,10 +484,65 @@ mod tests {
         let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
         let files = dirs.create_session("s").unwrap();
         let staging = dirs.staging().unwrap();
-        let err = install_python("somepkg", None, &files.app, &staging, &Sources::default())
-            .await
-            .unwrap_err();
-        assert_eq!(err.error_type, ErrorType::InstallDisabled);
+        for runtime in [Runtime::Python, Runtime::PythonScientific] {
+            let sources = Sources::default();
+            let err = install_python("somepkg", None, &files.app, &staging, &sources, runtime)
+                .await
+                .unwrap_err();
+            assert_eq!(err.error_type, ErrorType::InstallDisabled);
+        }
+        assert_eq!(guest_python(Runtime::PythonScientific), "3.15");
+        assert_eq!(guest_python(Runtime::Python), "3.12");
+    }
+
+    #[tokio::test]
+    async fn the_scientific_runtime_answers_from_what_is_compiled_in() {
+        let state = tempfile::tempdir().unwrap();
+        let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
+        let files = dirs.create_session("s").unwrap();
+        let staging = dirs.staging().unwrap();
+        let sources = Sources::default();
+        let (app, staging) = (&files.app, &staging);
+        let install = |name, version| install_scientific(name, version, app, staging, &sources);
+        // (asked for, version, the version answered, its import names)
+        let cases = [
+            ("numpy", None, "2.5.2", vec!["numpy"]),
+            ("scikit-learn", None, "1.9.1", vec!["sklearn"]),
+            ("sklearn", None, "1.9.1", vec!["sklearn"]),
+            ("Pillow", Some("13.0.0"), "13.0.0", vec!["PIL"]),
+            ("pyyaml", None, "6.0.3", vec!["yaml"]),
+        ];
+        for (name, version, answered, imports) in cases {
+            let done = install(name, version).await.unwrap();
+            assert_eq!(done.installed_version, answered, "{name}");
+            assert_eq!(done.import_names.unwrap(), imports, "{name}");
+            assert!(done.location.is_none() && !done.refresh_interpreter);
+            assert!(done.message.contains("already available"), "{name}");
+        }
+        assert!(
+            !files.app_path.join(".packages").exists(),
+            "nothing downloaded"
+        );
+
+        let other_version = install("pandas", Some("2.2.0")).await.unwrap_err();
+        assert_eq!(other_version.error_type, ErrorType::InvalidPackage);
+        assert!(other_version.message.contains("pandas 3.0.6 is compiled"));
+
+        let torch = install("torch", None).await.unwrap_err();
+        assert_eq!(torch.error_type, ErrorType::NativePackage);
+        assert!(torch.alternatives[0].contains("numpy 2.5.2, pandas 3.0.6"));
+
+        let network = install("requests", None).await.unwrap_err();
+        assert!(
+            network.alternatives[0].contains("no network"),
+            "{network:?}"
+        );
+
+        let bad = install("../x", None).await.unwrap_err();
+        assert_eq!(bad.error_type, ErrorType::InvalidPackage);
+        // Not compiled in and pure: it goes to pip, which this server does not have.
+        let pure = install("somepkg", None).await.unwrap_err();
+        assert_eq!(pure.error_type, ErrorType::InstallDisabled);
     }
 
     #[tokio::test]

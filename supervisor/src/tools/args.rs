@@ -1,5 +1,5 @@
 //! What several tools' arguments share: the language a model names ([`LanguageArg`], with the
-//! spellings models use), the selector of the session a call acts on ([`SessionSelector`],
+//! spellings models use) and the runtime ([`RuntimeArg`]), the selector of the session a call acts on ([`SessionSelector`],
 //! flattened into each tool's arguments), and the checks of bounded arguments, whose failures
 //! are JSON-RPC "invalid params" errors carrying `data.error_type` and the argument's name.
 
@@ -7,7 +7,7 @@ use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
-use sandbox_protocol::{ErrorType, Language};
+use sandbox_protocol::{ErrorType, Language, Runtime};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -35,6 +35,27 @@ impl From<LanguageArg> for Language {
         match arg {
             LanguageArg::Python => Language::Python,
             LanguageArg::Javascript => Language::JavaScript,
+        }
+    }
+}
+
+/// The runtimes by the names clients use (`create_session`'s `runtime`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuntimeArg {
+    Python,
+    #[serde(alias = "scientific")]
+    PythonScientific,
+    Javascript,
+}
+
+impl From<RuntimeArg> for Runtime {
+    /// The one place a client's runtime name becomes the protocol's runtime.
+    fn from(arg: RuntimeArg) -> Self {
+        match arg {
+            RuntimeArg::Python => Runtime::Python,
+            RuntimeArg::PythonScientific => Runtime::PythonScientific,
+            RuntimeArg::Javascript => Runtime::JavaScript,
         }
     }
 }
@@ -231,6 +252,12 @@ mod tests {
             let arg: LanguageArg = serde_json::from_value(json!(spelling)).unwrap();
             assert_eq!(Language::from(arg), language, "{spelling}");
         }
+        for runtime in Runtime::ALL {
+            let arg: RuntimeArg = serde_json::from_value(json!(runtime.as_str())).unwrap();
+            assert_eq!(Runtime::from(arg), runtime);
+        }
+        let arg: RuntimeArg = serde_json::from_value(json!("scientific")).unwrap();
+        assert_eq!(Runtime::from(arg), Runtime::PythonScientific);
         let selector: SessionSelector = serde_json::from_value(json!({})).unwrap();
         assert!(selector.session_id.is_none() && selector.language().is_none());
     }

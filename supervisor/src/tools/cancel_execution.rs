@@ -51,7 +51,6 @@ impl SandboxServer {
         description = DESCRIPTION,
         annotations(
             title = "Cancel execution",
-            read_only_hint = false,
             destructive_hint = false,
             idempotent_hint = true,
             open_world_hint = false

@@ -1,5 +1,7 @@
-//! `create_session`: a session made explicitly, with the client's own id, flavor and limits
-//! (execute_code makes sessions on demand; this is for choosing their size up front).
+//! `create_session`: a session made explicitly, with the client's own id, flavor, limits and
+//! runtime (execute_code makes sessions on demand; this is for choosing them up front). A
+//! runtime named here is the session's for good; without one, a Python session's runtime is
+//! still chosen from the first code it runs (see `execute_code`).
 
 use std::time::Duration;
 
@@ -8,29 +10,35 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
-use sandbox_protocol::{ErrorType, Flavor, Language};
+use sandbox_protocol::{ErrorType, Flavor, Language, Runtime};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::args::{LanguageArg, bounded, check_session_id, invalid_argument, timeout_arg};
+use super::args::{
+    LanguageArg, RuntimeArg, bounded, check_session_id, invalid_argument, timeout_arg,
+};
 use super::reply;
 use super::session_info::SessionInfo;
 use crate::config::{FUEL_RANGE, MEMORY_RANGE, SessionLimits, TTL_RANGE};
 use crate::server::SandboxServer;
-use crate::session::{CreateError, Usage};
+use crate::session::{CreateError, SessionSpec, Usage};
 
 /// What the model reads about `create_session`.
-pub const DESCRIPTION: &str = "Create a session with your own id, flavor or limits (execute_code otherwise creates one on demand). Fails if the id exists.";
+pub const DESCRIPTION: &str = "Create a session with your own id, flavor, limits or runtime (execute_code otherwise creates one on demand). Fails if the id exists.";
 
 /// Arguments of `create_session`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CreateSessionArgs {
     pub language: LanguageArg,
+    /// python-scientific: the Python with numpy, pandas etc. Default: chosen by the first
+    /// code's imports.
+    #[serde(default)]
+    pub runtime: Option<RuntimeArg>,
     /// 1-64 letters, digits, - or _ (default: generated).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// small (1 CPU, 1 GiB; default), medium (2, 2 GiB), large (4, 4 GiB); fuel_budget,
-    /// memory_bytes, timeout override its limits.
+    /// small (1 CPU, 1 GiB; default), medium (2, 2 GiB), large (4, 4 GiB); the limit
+    /// arguments override it.
     #[serde(default)]
     pub flavor: Option<Flavor>,
     /// Per execution (10^10 is about 1 s of CPU), from 10^6 to 5×10^12.
@@ -45,12 +53,11 @@ pub struct CreateSessionArgs {
     #[serde(default)]
     #[schemars(range(min = 0.1, max = 300))]
     pub timeout: Option<f64>,
-    /// Idle seconds until it is deleted, from 1 to 2592000 (default 86400).
+    /// Idle seconds before deletion, from 1 to 2592000 (default 86400).
     #[serde(default)]
     #[schemars(range(min = 1, max = 2_592_000))]
     pub ttl_seconds: Option<u64>,
-    /// Save serialisable variables after each successful call, restore them after a restart
-    /// (default false).
+    /// Save serialisable variables after each success; restore them after a restart.
     #[serde(default)]
     pub auto_persist_globals: Option<bool>,
 }
@@ -79,7 +86,7 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         output_schema = schema_for_output::<SessionInfo>(),
-        annotations(title = "Create session", read_only_hint = false, destructive_hint = false, open_world_hint = false)
+        annotations(title = "Create session", destructive_hint = false, open_world_hint = false)
     )]
     async fn create_session(
         &self,
@@ -96,14 +103,22 @@ impl SandboxServer {
         };
         let (limits, ttl) = self.requested_limits(&args)?;
         let language = Language::from(args.language);
-        match self.sessions.create(&owner, &id, language, limits, ttl) {
+        let runtime = self.requested_runtime(language, args.runtime).await?;
+        let spec = SessionSpec {
+            runtime: runtime.unwrap_or(Runtime::default_for(language)),
+            runtime_explicit: runtime.is_some(),
+            limits,
+            fuel_explicit: args.fuel_budget.is_some(),
+            ttl,
+        };
+        match self.sessions.create(&owner, &id, spec) {
             Ok(session) => {
                 let info = SessionInfo::of(&session);
                 let text = format!(
                     "created {} session {} ({} flavor), expires {} if idle",
-                    info.language,
+                    info.runtime,
                     info.session_id,
-                    session.limits.flavor.name(),
+                    info.limits.flavor.name(),
                     info.expires_at
                 );
                 reply::structured(&info, false, text)
@@ -144,6 +159,40 @@ impl SandboxServer {
         }
     }
 
+    /// The runtime `create_session` was asked for, if any: one of `language`'s, and installed
+    /// on this server.
+    async fn requested_runtime(
+        &self,
+        language: Language,
+        runtime: Option<RuntimeArg>,
+    ) -> Result<Option<Runtime>, McpError> {
+        let Some(runtime) = runtime.map(Runtime::from) else {
+            return Ok(None);
+        };
+        let runs = runtime.language();
+        if runs != language {
+            return Err(invalid_argument(
+                "runtime",
+                format!(
+                    "runtime {runtime} runs {runs}, not {language}; use language {:?} with it, or leave runtime out",
+                    runs.as_str()
+                ),
+            ));
+        }
+        // Precompile failing altogether is answered when the session first runs code.
+        if let Ok(manifest) = self.runtimes.manifest(&self.config).await
+            && manifest.module(runtime).is_none()
+        {
+            return Err(invalid_argument(
+                "runtime",
+                format!(
+                    "the {runtime} runtime is not installed on this server (runtimes/prepare.sh left it out); leave runtime out"
+                ),
+            ));
+        }
+        Ok(Some(runtime))
+    }
+
     /// The limits and idle TTL `args` ask for: the flavor's (or the defaults), then each limit
     /// given, checked against its bounds.
     fn requested_limits(
@@ -176,5 +225,56 @@ impl SandboxServer {
             None => self.config.explicit_session_ttl,
         };
         Ok((limits, ttl))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused_argument(error: &McpError) -> &str {
+        error.data.as_ref().unwrap()["argument"].as_str().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_runtime_must_match_the_language_and_be_installed() {
+        let (_dir, server) = SandboxServer::for_tests(&[Runtime::Python, Runtime::JavaScript]);
+        assert_eq!(
+            server
+                .requested_runtime(Language::Python, None)
+                .await
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            server
+                .requested_runtime(Language::Python, Some(RuntimeArg::Python))
+                .await
+                .unwrap(),
+            Some(Runtime::Python)
+        );
+        let mismatch = server
+            .requested_runtime(Language::JavaScript, Some(RuntimeArg::PythonScientific))
+            .await
+            .unwrap_err();
+        assert_eq!(refused_argument(&mismatch), "runtime");
+        assert_eq!(
+            mismatch.message,
+            "runtime python-scientific runs python, not javascript; use language \"python\" with it, or leave runtime out"
+        );
+        let missing = server
+            .requested_runtime(Language::Python, Some(RuntimeArg::PythonScientific))
+            .await
+            .unwrap_err();
+        assert_eq!(refused_argument(&missing), "runtime");
+        assert!(missing.message.contains("not installed"), "{missing:?}");
+
+        let (_dir, full) = SandboxServer::for_tests(&Runtime::ALL);
+        assert_eq!(
+            full.requested_runtime(Language::Python, Some(RuntimeArg::PythonScientific))
+                .await
+                .unwrap(),
+            Some(Runtime::PythonScientific)
+        );
     }
 }

@@ -36,8 +36,6 @@ impl SandboxServer {
         description = DESCRIPTION,
         annotations(
             title = "Destroy session",
-            read_only_hint = false,
-            destructive_hint = true,
             idempotent_hint = true,
             open_world_hint = false
         )

@@ -1,6 +1,8 @@
 //! `execute_command`: runs a shell command line over a session's files in its worker's
 //! confined shell. A line that is only `pip install ...` is answered by the server's installer
-//! instead (the shell has no pip), in the same result shape.
+//! instead (the shell has no pip), in the same result shape. Figures a `python FILE` draws come
+//! back as images, as from execute_code. A command never chooses the session's runtime: its
+//! text is not Python, so a session whose first call is a command starts on the default.
 
 use std::sync::Arc;
 
@@ -42,7 +44,7 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         output_schema = schema_for_output::<ExecuteCodeResult>(),
-        annotations(title = "Execute command", read_only_hint = false, destructive_hint = true, open_world_hint = false)
+        annotations(title = "Execute command", open_world_hint = false)
     )]
     async fn execute_command(
         &self,
@@ -61,7 +63,7 @@ impl SandboxServer {
         if let Some(requirements) = pip_install_args(&args.command) {
             return reply::execution(&self.pip_install(&session, requirements, &ctx).await);
         }
-        let timeout = timeout.unwrap_or(session.limits.timeout);
+        let timeout = timeout.unwrap_or(session.limits().timeout);
         let result = self
             .run_work(&session, Work::Command(args.command), timeout, &ctx)
             .await;
@@ -105,7 +107,7 @@ impl SandboxServer {
         let failed = error_type.is_some();
         let mut result = ExecuteCodeResult::refused(
             &session.id,
-            session.language,
+            session.runtime(),
             ErrorType::CommandFailed,
             String::new(),
         );
@@ -119,7 +121,7 @@ impl SandboxServer {
         // carry it; nothing ran in the interpreter.
         self.teach(
             &mut result,
-            &Lesson::nothing_ran(session.language, session.limits.timeout),
+            &Lesson::nothing_ran(session.language(), session.limits().timeout),
         );
         result
     }

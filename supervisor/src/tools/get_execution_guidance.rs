@@ -1,11 +1,11 @@
 //! `get_execution_guidance`: analyses code before it runs (patterns, estimated fuel,
-//! recommended settings, warnings), without executing anything.
+//! recommended settings, warnings, the runtime it needs), without executing anything.
 
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::{ErrorData as McpError, tool, tool_router};
-use sandbox_protocol::Language;
+use sandbox_protocol::{Language, Runtime};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -45,12 +45,17 @@ impl SandboxServer {
         if let Some(context) = &args.context {
             bounded_text("context", context, MAX_CONTEXT_BYTES)?;
         }
+        let scientific = self
+            .runtimes
+            .availability(Runtime::PythonScientific, &self.config)
+            .usable();
         let report = guidance::analyze(
             &args.code,
             Language::from(args.language),
             args.context.as_deref(),
             &self.imports,
             self.config.defaults.fuel,
+            scientific,
         );
         let text = format!(
             "patterns: {}; warnings: {}",

@@ -23,7 +23,7 @@ use crate::session::{Session, Work};
 use crate::workspace::FileEntry;
 
 /// What the model reads about `get_workspace_info`.
-pub const DESCRIPTION: &str = "Describe a session without running code: variables, modules, files in /app, limits, disk quota use, running executions, expires_at.";
+pub const DESCRIPTION: &str = "Describe a session without running code: runtime, variables, modules, files in /app, limits, disk quota use, running executions, expires_at.";
 
 /// How long the interpreter may take to describe its state.
 const INSPECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -33,7 +33,7 @@ const INSPECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct WorkspaceInfoArgs {
     #[serde(flatten)]
     pub session: SessionSelector,
-    /// Also list installed packages (default false).
+    /// Also list installed packages.
     #[serde(default)]
     pub include_system_files: Option<bool>,
 }
@@ -43,6 +43,7 @@ pub struct WorkspaceInfoArgs {
 struct WorkspaceInfo<'a> {
     session_id: &'a str,
     language: &'static str,
+    runtime: &'static str,
     created_at: String,
     expires_at: String,
     limits: LimitsInfo,
@@ -124,9 +125,14 @@ impl SandboxServer {
             limits,
             ..
         } = SessionInfo::of(&session);
+        let (bytes_quota, entries_quota) = (
+            limits.limits.disk_quota_bytes,
+            limits.limits.disk_quota_files,
+        );
         let info = WorkspaceInfo {
             session_id: &session.id,
-            language: session.language.as_str(),
+            language: session.language().as_str(),
+            runtime: session.runtime().as_str(),
             created_at,
             expires_at,
             limits,
@@ -140,9 +146,9 @@ impl SandboxServer {
             disk_usage: DiskUsage {
                 covers: "/app and /tmp together",
                 bytes_used: usage.bytes,
-                bytes_quota: session.limits.disk_quota_bytes,
+                bytes_quota,
                 entries_used: usage.entries,
-                entries_quota: session.limits.disk_quota_files,
+                entries_quota,
                 exact: usage.complete,
             },
             executions_run: session.executions.load(Ordering::Relaxed),
@@ -153,15 +159,15 @@ impl SandboxServer {
         let text = format!(
             "session {} ({}): {} variables, {} files ({} bytes), {} running executions; disk quota: {} of {} bytes and {} of {} files, directories and links used (/app and /tmp)",
             session.id,
-            session.language,
+            info.runtime,
             info.variables.as_array().map_or(0, Vec::len),
             listing.files.len(),
             listing.total_bytes,
             info.running_executions.len(),
             usage.bytes,
-            session.limits.disk_quota_bytes,
+            bytes_quota,
             usage.entries,
-            session.limits.disk_quota_files,
+            entries_quota,
         );
         reply::structured(&info, false, text)
     }

@@ -1,21 +1,25 @@
-//! `list_runtimes`: the runtimes with exact versions, capabilities and limits, the session
-//! flavors, and the server's health. The capability manifest resource
+//! `list_runtimes`: the runtimes with exact versions, capabilities and limits (the scientific
+//! one with its memory, disk and fuel costs, how it is chosen and whether this server has it),
+//! the session flavors, and the server's health. The capability manifest resource
 //! (`sandbox://capabilities`) states the same facts for clients that read resources.
 
 use std::collections::BTreeMap;
 
 use rmcp::model::CallToolResult;
 use rmcp::{ErrorData as McpError, tool, tool_router};
-use sandbox_protocol::Language;
+use sandbox_protocol::{Language, Runtime};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::reply;
 use super::session_info::{Limits, flavor_table};
 use crate::guidance;
-use crate::packages::catalog;
-use crate::runtimes::{RUNTIMES, RuntimeInfo};
+use crate::packages::{catalog, scientific};
+use crate::runtimes::{
+    Availability, RUNTIMES, RuntimeInfo, SCIENTIFIC_CHOICE, SCIENTIFIC_INSTALL_HINT,
+};
 use crate::server::SandboxServer;
+use crate::session::SessionSpec;
 
 /// What the model reads about `list_runtimes`.
 pub const DESCRIPTION: &str =
@@ -34,7 +38,7 @@ struct RuntimeSummary {
 impl From<&RuntimeInfo> for RuntimeSummary {
     fn from(r: &RuntimeInfo) -> Self {
         RuntimeSummary {
-            name: r.language.as_str(),
+            name: r.runtime.as_str(),
             version: r.version,
             engine: r.engine,
             capabilities: r.capabilities,
@@ -57,6 +61,44 @@ struct RuntimeEntry {
     /// `[value, err]` tuple returns).
     #[serde(skip_serializing_if = "Option::is_none")]
     library: Option<&'static Value>,
+    /// What the scientific runtime costs and how a session gets it.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    scientific: Option<ScientificFacts>,
+}
+
+/// The scientific runtime's costs, how it is chosen, and whether this server has it.
+#[derive(Debug, Serialize)]
+struct ScientificFacts {
+    /// `installed`, `preparing` (its precompile is running), `not_installed` or `failed`.
+    status: &'static str,
+    /// What the operator can do when it is not usable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    install: Option<String>,
+    chosen: &'static str,
+    /// Each execution's fuel is the flavor's times this (unless fuel_budget is given).
+    fuel_factor: u64,
+    memory: ScientificMemory,
+    disk: scientific::Disk,
+    compiled_in: CompiledIn,
+}
+
+/// Guest memory of a scientific session (MiB), measured.
+#[derive(Debug, Serialize)]
+struct ScientificMemory {
+    fresh_session_mib: f64,
+    with_pandas_mib: Option<f64>,
+    /// Typical imports together, by label.
+    with_imports_mib: BTreeMap<String, f64>,
+    /// The worker process's own memory beyond the guest's, which admission also reserves.
+    worker_overhead_mib: u64,
+}
+
+/// The packages compiled into the scientific runtime.
+#[derive(Debug, Serialize)]
+struct CompiledIn {
+    distributions: usize,
+    headline: String,
+    more: &'static str,
 }
 
 #[derive(Debug, Serialize)]
@@ -140,23 +182,33 @@ impl SandboxServer {
     )]
     async fn list_runtimes(&self) -> Result<CallToolResult, McpError> {
         let vendored = catalog::vendored_python(self.config.data_dir.as_deref());
+        let defaults = SessionSpec::new(
+            Language::Python,
+            self.config.defaults.clone(),
+            self.config.session_ttl,
+        );
         let runtimes = RUNTIMES
             .iter()
             .map(|r| {
-                let (vendored_packages, library) = match r.language {
-                    Language::Python => {
+                let (vendored_packages, library) = match r.runtime {
+                    Runtime::Python => {
                         let names = catalog::vendored_distributions(&vendored);
                         let count = names.len();
                         (Some(VendoredPackages { count, names }), None)
                     }
-                    Language::JavaScript => (None, Some(catalog::js_catalog())),
+                    Runtime::PythonScientific => (None, None),
+                    Runtime::JavaScript => (None, Some(catalog::js_catalog())),
                 };
+                let scientific = (r.runtime == Runtime::PythonScientific).then(|| {
+                    scientific_facts(&self.runtimes.availability(r.runtime, &self.config))
+                });
                 RuntimeEntry {
                     summary: RuntimeSummary::from(r),
-                    language: r.language.as_str(),
-                    default_limits: Limits::from(&self.config.defaults),
+                    language: r.runtime.language().as_str(),
+                    default_limits: Limits::from(&defaults.limits_on(r.runtime)),
                     vendored_packages,
                     library,
+                    scientific,
                 }
             })
             .collect();
@@ -165,6 +217,46 @@ impl SandboxServer {
             flavors: flavor_table(),
             health: self.health(),
         })
+    }
+}
+
+/// The scientific runtime's facts, from its measured catalogue and this server's state.
+fn scientific_facts(availability: &Availability) -> ScientificFacts {
+    let catalogue = scientific::catalogue();
+    let (status, install) = match availability {
+        Availability::Installed => ("installed", None),
+        Availability::Preparing => ("preparing", None),
+        Availability::NotInstalled => ("not_installed", Some(SCIENTIFIC_INSTALL_HINT.to_owned())),
+        Availability::Failed(e) => (
+            "failed",
+            Some(format!(
+                "the interpreters could not be prepared ({e}); {SCIENTIFIC_INSTALL_HINT}"
+            )),
+        ),
+    };
+    let with_imports_mib = catalogue
+        .memory
+        .stacks
+        .iter()
+        .map(|(label, stack)| (label.clone(), stack.memory_mib))
+        .collect();
+    ScientificFacts {
+        status,
+        install,
+        chosen: SCIENTIFIC_CHOICE,
+        fuel_factor: Runtime::PythonScientific.fuel_factor(),
+        memory: ScientificMemory {
+            fresh_session_mib: catalogue.memory.baseline_mib,
+            with_pandas_mib: catalogue.imports.get("pandas").map(|p| p.memory_mib),
+            with_imports_mib,
+            worker_overhead_mib: Runtime::PythonScientific.host_overhead_bytes() >> 20,
+        },
+        disk: catalogue.disk,
+        compiled_in: CompiledIn {
+            distributions: catalogue.distributions.len(),
+            headline: catalogue.versions_of(&scientific::HEADLINE),
+            more: "list_available_packages {language: \"python\"} lists every package with its import cost",
+        },
     }
 }
 

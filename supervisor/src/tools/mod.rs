@@ -11,6 +11,8 @@
 //! Every tools/list costs a model's context, so the descriptions and input schemas together
 //! stay under 2,000 tokens (bytes/4), each fact said once: the pitfalls every language call
 //! shares are in `execute_code`'s description, an argument's bounds and default in its own.
+//! Annotations state only what differs from MCP's defaults (not read-only, destructive, not
+//! idempotent, open world): a hint left out means its default, at no cost.
 //! The README quotes each description verbatim (tests check both).
 
 pub mod args;

@@ -50,8 +50,6 @@ impl SandboxServer {
         description = DESCRIPTION,
         annotations(
             title = "Reset workspace",
-            read_only_hint = false,
-            destructive_hint = true,
             idempotent_hint = true,
             open_world_hint = false
         )

@@ -9,7 +9,7 @@ use rmcp::model::{CallToolResult, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use sandbox_protocol::confined::Usage;
-use sandbox_protocol::{ErrorType, Language, StateAfterRestart};
+use sandbox_protocol::{ErrorType, Language, Runtime, StateAfterRestart};
 
 use super::reply;
 use super::sessions::Refusal;
@@ -77,7 +77,7 @@ impl SandboxServer {
             Ok(execution) => ExecuteCodeResult::new(session, execution),
             Err(e) => ExecuteCodeResult::refused(
                 &session.id,
-                session.language,
+                session.runtime(),
                 ErrorType::SystemError,
                 e.to_string(),
             ),
@@ -91,9 +91,9 @@ impl SandboxServer {
             _ => None,
         };
         let lesson = Lesson {
-            language: session.language,
+            language: session.language(),
             code: &code,
-            memory_cap: session.limits.memory_bytes,
+            memory_cap: session.limits().memory_bytes,
             timeout,
             disk,
         };
@@ -114,25 +114,31 @@ impl SandboxServer {
         }
         let mut result = ExecuteCodeResult::refused(
             &session.id,
-            session.language,
+            session.runtime(),
             ErrorType::ResourcesExhausted,
             format!(
                 "this client already has {cap} executions running or queued, the most one client may have at once; wait for one to finish (or cancel_execution it) and retry"
             ),
         );
-        self.teach(&mut result, &Lesson::nothing_ran(session.language, timeout));
+        self.teach(
+            &mut result,
+            &Lesson::nothing_ran(session.language(), timeout),
+        );
         Some(result)
     }
 
     /// Adds fuel analysis to every result, and advice to failures and truncated output.
     pub(crate) fn teach(&self, result: &mut ExecuteCodeResult, lesson: &Lesson<'_>) {
+        // The scientific runtime prices imports with its own measured table.
+        let runtime = Runtime::from_name(&result.runtime)
+            .unwrap_or_else(|| Runtime::default_for(lesson.language));
         if result.fuel_budget > 0 {
             result.fuel_analysis = Some(guidance::fuel_analysis(
                 result.fuel_consumed,
                 result.fuel_budget,
                 lesson.code,
                 lesson.language,
-                &self.imports,
+                guidance::import_table_for(runtime, &self.imports),
             ));
         }
         let truncated = result.stdout_truncated || result.stderr_truncated;
@@ -154,6 +160,11 @@ impl SandboxServer {
         facts.stdout_truncated = result.stdout_truncated;
         facts.state_lost = result.state_after_restart == Some(StateAfterRestart::Lost);
         facts.disk = lesson.disk;
+        facts.runtime = runtime;
+        facts.scientific_available = self
+            .runtimes
+            .availability(Runtime::PythonScientific, &self.config)
+            .usable();
         let advice = guidance::advise_with(&facts, &self.imports);
         result.with_advice(advice);
     }
@@ -172,8 +183,9 @@ impl SandboxServer {
                 message,
                 session_id,
             } => {
+                let runtime = Runtime::default_for(language);
                 let mut result =
-                    ExecuteCodeResult::refused(&session_id, language, error_type, message);
+                    ExecuteCodeResult::refused(&session_id, runtime, error_type, message);
                 let lesson = Lesson::nothing_ran(language, self.config.defaults.timeout);
                 self.teach(&mut result, &lesson);
                 reply::execution(&result)
@@ -231,7 +243,7 @@ impl Lesson<'_> {
 /// them, off the async threads (the count is bounded: it stops at twice the entry quota).
 pub(crate) async fn disk_usage(session: &Arc<Session>) -> Usage {
     let session = session.clone();
-    let max = session.limits.disk_quota_files.saturating_mul(2);
+    let max = session.limits().disk_quota_files.saturating_mul(2);
     tokio::task::spawn_blocking(move || crate::workspace::usage(&session.files, max))
         .await
         .unwrap_or_default()
@@ -240,11 +252,12 @@ pub(crate) async fn disk_usage(session: &Arc<Session>) -> Usage {
 /// The session's disk quota and what it uses, for advice on a `disk_quota` failure.
 async fn disk_facts(session: &Arc<Session>) -> guidance::DiskFacts {
     let usage = disk_usage(session).await;
+    let limits = session.limits();
     guidance::DiskFacts {
-        quota_bytes: session.limits.disk_quota_bytes,
-        quota_files: session.limits.disk_quota_files,
+        quota_bytes: limits.disk_quota_bytes,
+        quota_files: limits.disk_quota_files,
         used_bytes: usage.bytes,
         used_files: usage.entries,
-        file_cap_bytes: session.limits.disk_bytes,
+        file_cap_bytes: limits.disk_bytes,
     }
 }

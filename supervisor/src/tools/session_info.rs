@@ -17,6 +17,10 @@ use crate::session::Session;
 pub struct SessionInfo {
     pub session_id: String,
     pub language: String,
+    /// The interpreter: python (CPython 3.12), python-scientific (CPython 3.15 with numpy,
+    /// pandas, scipy, scikit-learn, matplotlib) or javascript. A Python session not given one
+    /// gets python-scientific when its first code imports those packages.
+    pub runtime: String,
     /// RFC 3339.
     pub created_at: String,
     /// When the session expires if left idle (RFC 3339); every call extends it.
@@ -27,15 +31,17 @@ pub struct SessionInfo {
 
 impl SessionInfo {
     pub fn of(session: &Session) -> Self {
+        let limits = session.limits();
         SessionInfo {
             session_id: session.id.clone(),
-            language: session.language.to_string(),
+            language: session.language().to_string(),
+            runtime: session.runtime().to_string(),
             created_at: rfc3339(session.created_at),
             expires_at: rfc3339(session.expires_at()),
             ttl_seconds: session.ttl.as_secs(),
             limits: LimitsInfo {
-                flavor: session.limits.flavor,
-                limits: Limits::from(&session.limits),
+                flavor: limits.flavor,
+                limits: Limits::from(&limits),
             },
         }
     }
@@ -95,6 +101,35 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_info_names_the_runtime_and_its_limits() {
+        use sandbox_protocol::{Language, Runtime};
+
+        use crate::session::{Owner, SessionSpec, SessionTable};
+
+        let (_state, sessions) = SessionTable::for_tests(u64::MAX / 2);
+        let spec = SessionSpec::new(
+            Language::Python,
+            SessionLimits::from(Flavor::Small),
+            std::time::Duration::from_secs(60),
+        );
+        let session = sessions.create(&Owner::local(), "s", spec).unwrap();
+        let info = serde_json::to_value(SessionInfo::of(&session)).unwrap();
+        assert_eq!(
+            (&info["language"], &info["runtime"]),
+            (&json!("python"), &json!("python"))
+        );
+        sessions
+            .move_to(&session, Runtime::PythonScientific)
+            .unwrap();
+        let info = serde_json::to_value(SessionInfo::of(&session)).unwrap();
+        assert_eq!(info["runtime"], "python-scientific");
+        assert_eq!(
+            info["limits"]["fuel_budget"],
+            SessionLimits::from(Flavor::Small).fuel * Runtime::PythonScientific.fuel_factor()
+        );
+    }
 
     #[test]
     fn limits_read_the_same_everywhere() {

@@ -14,7 +14,7 @@ use super::args::{
 };
 use crate::config::SessionLimits;
 use crate::server::SandboxServer;
-use crate::session::{CreateError, Owner, Session};
+use crate::session::{CreateError, Owner, Session, SessionSpec};
 
 /// Why a call could not get its session: a protocol error for bad arguments, or a failed
 /// result the model can act on (no capacity, an expired session).
@@ -53,7 +53,7 @@ impl SandboxServer {
         let id = selector.session_id.as_deref();
         let language = id
             .and_then(|id| self.sessions.get(owner, id))
-            .map(|s| s.language)
+            .map(|s| s.language())
             .or(selector.language())
             .unwrap_or(Language::Python);
         (language, self.resolve_session(owner, id, language, None))
@@ -73,13 +73,13 @@ impl SandboxServer {
             None => self.default_sessions.id_for(language),
         };
         if let Some(session) = self.sessions.get(owner, &id) {
-            if session.language != language {
+            let runs = session.language();
+            if runs != language {
                 return Err(invalid_argument(
                     "language",
                     format!(
-                        "session {id:?} runs {}, not {language}; use language {:?} or another session_id",
-                        session.language,
-                        session.language.as_str()
+                        "session {id:?} runs {runs}, not {language}; use language {:?} or another session_id",
+                        runs.as_str()
                     ),
                 )
                 .into());
@@ -103,13 +103,8 @@ impl SandboxServer {
         language: Language,
         flavor: Option<Flavor>,
     ) -> Result<Arc<Session>, Refusal> {
-        let created = self.sessions.create(
-            owner,
-            &id,
-            language,
-            self.limits_for(flavor),
-            self.config.session_ttl,
-        );
+        let spec = SessionSpec::new(language, self.limits_for(flavor), self.config.session_ttl);
+        let created = self.sessions.create(owner, &id, spec);
         match created {
             Ok(session) => Ok(session),
             // Two calls raced to create it: use the winner's.

@@ -12,8 +12,8 @@ use interprocess::local_socket::tokio::{RecvHalf, SendHalf, prelude::*};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use sandbox_protocol::{
-    CachedModule, ExecutionReport, FrameError, Language, PROTOCOL_VERSION, ReadyInfo, Request,
-    Response, WorkerExit, read_frame, write_frame,
+    CachedModule, ExecutionReport, FrameError, PROTOCOL_VERSION, ReadyInfo, Request, Response,
+    Runtime, WorkerExit, read_frame, write_frame,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -69,10 +69,10 @@ impl Worker {
         module: &CachedModule,
         files: &SessionFiles,
         generation: u64,
-        language: Language,
+        runtime: Runtime,
         limits: &SessionLimits,
     ) -> Result<(Self, ReadyInfo), SpawnError> {
-        let request = SpawnRequest::new(files, module, generation, language, limits);
+        let request = SpawnRequest::new(files, module, generation, runtime, limits);
         let plan = SpawnPlan::build(config, &request)?;
         let (guard, stream) = spawn::launch(&plan).await?;
         #[allow(deprecated, reason = "see Worker")]

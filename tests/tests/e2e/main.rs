@@ -20,6 +20,7 @@ mod packages;
 mod python;
 mod quota;
 mod reaping;
+mod scientific;
 mod supervision;
 mod teaching;
 mod tenancy;

@@ -547,6 +547,11 @@ async fn idle_sessions_expire_with_their_files() -> anyhow::Result<()> {
 /// A memory budget no test here comes near (1 TiB), so only the session count can refuse.
 const UNBOUNDED_MEMORY: u64 = 1 << 40;
 
+/// What admission reserves for a session beyond its memory cap, by runtime.
+fn overhead(runtime: sandbox_protocol::Runtime) -> u64 {
+    runtime.host_overhead_bytes()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_session_limit_alone_refuses_a_session_beyond_it() -> anyhow::Result<()> {
     let server = Server::start_with_env(&[
@@ -588,8 +593,12 @@ async fn the_session_limit_alone_refuses_a_session_beyond_it() -> anyhow::Result
     let usage = &full.value["usage"];
     assert_eq!(usage["sessions"], 2, "{full:?}");
     assert_eq!(usage["max_sessions"], 2, "{full:?}");
-    assert_eq!(usage["memory_reserved_bytes"], (1u64 << 30) + (4u64 << 30));
-    assert_eq!(usage["memory_requested_bytes"], 64 << 20);
+    let python = overhead(sandbox_protocol::Runtime::Python);
+    assert_eq!(
+        usage["memory_reserved_bytes"],
+        (1u64 << 30) + (4u64 << 30) + 2 * python
+    );
+    assert_eq!(usage["memory_requested_bytes"], (64 << 20) + python);
     assert_eq!(usage["memory_budget_bytes"], UNBOUNDED_MEMORY);
     assert!(
         full.str("error_message")
@@ -638,8 +647,14 @@ async fn the_memory_budget_alone_refuses_what_exceeds_it() -> anyhow::Result<()>
     let usage = &medium.value["usage"];
     assert_eq!(usage["sessions"], 1, "{medium:?}");
     assert_eq!(usage["max_sessions"], 64, "{medium:?}");
-    assert_eq!(usage["memory_reserved_bytes"], 1u64 << 30);
-    assert_eq!(usage["memory_requested_bytes"], 2u64 << 30);
+    assert_eq!(
+        usage["memory_reserved_bytes"],
+        (1u64 << 30) + overhead(sandbox_protocol::Runtime::Python)
+    );
+    assert_eq!(
+        usage["memory_requested_bytes"],
+        (2u64 << 30) + overhead(sandbox_protocol::Runtime::Python)
+    );
     let created = server
         .call(
             "create_session",

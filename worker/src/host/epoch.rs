@@ -8,8 +8,8 @@ use std::time::Instant;
 use wasmtime::{Engine, Result, Store, StoreContextMut, UpdateDeadline};
 
 use super::clock::{HARD_GRACE, InterruptCause, SoftInterrupt};
-use super::guest_memory::write_words;
 use super::limits::FUEL_RESERVE;
+use super::sigint::raise_sigint;
 use super::state::HostState;
 
 /// A store for `state` that guest code can run in: its memory bounded by the state's limiter,
@@ -54,7 +54,7 @@ pub fn on_epoch(mut ctx: StoreContextMut<'_, HostState>) -> Result<UpdateDeadlin
             active.interrupted = Some(cause);
             active.hard_deadline = now + HARD_GRACE;
             match soft {
-                SoftInterrupt::PythonSignal(addresses) => write_words(&mut ctx, addresses, 1),
+                SoftInterrupt::PythonSignal(words) => raise_sigint(&mut ctx, words),
                 SoftInterrupt::JsFlag => ctx.data_mut().js_interrupt = true,
                 SoftInterrupt::None => return Ok(UpdateDeadline::Interrupt),
             }

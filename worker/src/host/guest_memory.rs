@@ -2,7 +2,7 @@
 //! writes, iovec arrays, the memory and the host state borrowed together, and the errno values
 //! the shadows answer with. Every pointer comes from the guest, so nothing here trusts one.
 
-use wasmtime::{Caller, Result, StoreContextMut, format_err};
+use wasmtime::{Caller, Result, format_err};
 
 use super::state::HostState;
 
@@ -82,17 +82,6 @@ pub(crate) fn memory_and_state<'a>(
         .memory
         .ok_or_else(|| format_err!("guest memory is not bound"))?;
     Ok(memory.data_and_store_mut(caller))
-}
-
-/// Writes `value` as a little-endian `u32` at each address of the guest's memory.
-pub fn write_words(ctx: &mut StoreContextMut<'_, HostState>, addresses: &[u32], value: u32) {
-    let Some(memory) = ctx.data().memory else {
-        return;
-    };
-    let data = memory.data_mut(&mut *ctx);
-    for &addr in addresses {
-        write_u32(data, addr as usize, value);
-    }
 }
 
 #[cfg(test)]

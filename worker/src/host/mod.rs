@@ -15,6 +15,7 @@
 //! - [`guest_quota`]: the disk quota's books for one interpreter instance, which the
 //!   [`disk_quota`] shadows keep.
 //! - [`guest_memory`]: bounds-checked reads and writes of the guest's linear memory.
+//! - [`sigint`]: where a CPython build keeps its SIGINT words, and raising/clearing them.
 //!
 //! The files depend on each other in one direction only: `state` on `cancel`, `limits`, `clock`
 //! and `guest_quota`; `guest_memory`, `epoch`, `traps` and the shadows on `state`; `linker` on
@@ -28,6 +29,7 @@ pub mod guest_memory;
 pub mod guest_quota;
 pub mod limits;
 pub mod linker;
+pub mod sigint;
 pub mod sleep;
 pub mod state;
 pub mod stdio;
@@ -36,8 +38,9 @@ pub mod traps;
 pub use cancel::Control;
 pub use clock::{ActiveExecution, HARD_GRACE, InterruptCause, SoftInterrupt};
 pub use epoch::{new_store, on_epoch};
-pub use guest_memory::{iovecs, read_u32, write_u32, write_words};
+pub use guest_memory::{iovecs, read_u32, write_u32};
 pub use limits::{FUEL_RESERVE, MemoryLimiter, fuel_for};
 pub use linker::build_linker;
+pub use sigint::{EvalBreaker, SigintWords, clear_sigint, raise_sigint};
 pub use state::{DriverChannel, HostState, Outcome, SessionConfig};
 pub use traps::classify_trap;

@@ -78,6 +78,7 @@ pub struct Outcome {
     pub result: Option<String>,
     pub error: Option<GuestError>,
     pub exit_code: Option<i32>,
+    pub figures: Vec<sandbox_protocol::Figure>,
 }
 
 /// The data of a session's `Store`.
@@ -215,6 +216,7 @@ impl HostState {
             duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
             memory_bytes,
             restart,
+            figures: outcome.figures,
         }
     }
 

@@ -3,7 +3,7 @@
 //! fixes, ordered documentation pages, quoting the exception and its place in the code, and
 //! ready tool calls with valid arguments.
 
-use sandbox_protocol::{ErrorType, Language};
+use sandbox_protocol::{ErrorType, Language, Runtime};
 use serde_json::{Value, json};
 
 use super::super::analyze::CodeFacts;
@@ -115,6 +115,39 @@ impl<'f, 'a> Draft<'f, 'a> {
             args["session_id"] = json!(self.f.session_id);
         }
         args
+    }
+
+    /// `create_session` arguments for a session like this one (its language, and its runtime
+    /// when that is not the language's default, so the code finds the same packages) with
+    /// `extra` settings.
+    pub(super) fn new_session_args(&self, extra: Value) -> Value {
+        let mut args = json!({"language": self.lang()});
+        if self.f.runtime != Runtime::default_for(self.f.language) {
+            args["runtime"] = json!(self.f.runtime.as_str());
+        }
+        if let (Some(args), Value::Object(extra)) = (args.as_object_mut(), extra) {
+            args.extend(extra);
+        }
+        args
+    }
+
+    /// How [`Draft::new_session_args`] reads in a fix: `language: "python"` (with the runtime
+    /// when it is not the default), to go inside `create_session {...}`.
+    pub(super) fn new_session_text(&self) -> String {
+        if self.f.runtime == Runtime::default_for(self.f.language) {
+            format!("language: \"{}\"", self.lang())
+        } else {
+            format!(
+                "language: \"{}\", runtime: \"{}\"",
+                self.lang(),
+                self.f.runtime
+            )
+        }
+    }
+
+    /// The fuel per call a session of `flavor` gets on this session's runtime.
+    pub(super) fn flavor_fuel(&self, flavor: &sandbox_protocol::FlavorSpec) -> u64 {
+        flavor.fuel.saturating_mul(self.f.runtime.fuel_factor())
     }
 
     /// `execute_code` with this call's code (only when it is short enough to repeat).

@@ -160,16 +160,16 @@ impl Draft<'_, '_> {
                 fmt_fuel(suggested).to_lowercase().replace('.', "_")
             ),
         );
-        let flavor = FLAVORS.iter().find(|fl| fl.fuel >= suggested);
+        let flavor = FLAVORS.iter().find(|fl| self.flavor_fuel(fl) >= suggested);
         self.fix(format!(
-            "Raise the budget: create_session {{language: \"{}\", session_id: \"{id}\", fuel_budget: {suggested}}} ({}){}, then re-run there. A new session starts empty: re-run setup code and recreate files, since /app is per session.",
-            self.lang(),
+            "Raise the budget: create_session {{{}, session_id: \"{id}\", fuel_budget: {suggested}}} ({}){}, then re-run there. A new session starts empty: re-run setup code and recreate files, since /app is per session.",
+            self.new_session_text(),
             fmt_fuel(suggested),
-            flavor.map(|fl| format!(" or flavor \"{}\" ({} per call)", fl.name(), fmt_fuel(fl.fuel))).unwrap_or_default()
+            flavor.map(|fl| format!(" or flavor \"{}\" ({} per call)", fl.name(), fmt_fuel(self.flavor_fuel(fl)))).unwrap_or_default()
         ));
         self.next = Some(NextCall::new(
             "create_session",
-            json!({"language": self.lang(), "session_id": id, "fuel_budget": suggested}),
+            self.new_session_args(json!({"session_id": id, "fuel_budget": suggested})),
             format!(
                 "a session with {} fuel per call (3x what this call used); then run the code there with execute_code",
                 fmt_fuel(suggested)

@@ -1,7 +1,7 @@
 //! Advice when the interpreter runs out of room: `out_of_memory` (large data built at once,
 //! chunked processing, a bigger flavor) and `stack_overflow` (recursion rewritten as a loop).
 
-use sandbox_protocol::FLAVORS;
+use sandbox_protocol::{FLAVORS, Runtime};
 use serde_json::json;
 
 use super::super::docs::{FUEL, JAVASCRIPT, PYTHON};
@@ -40,6 +40,9 @@ impl Draft<'_, '_> {
                 fmt_bytes(bytes)
             ));
         }
+        if self.f.runtime == Runtime::PythonScientific {
+            self.fix("numpy and pandas allocate each array whole (rows × columns × 8 bytes for float64; one array must stay under 2 GiB on wasm32): use fewer rows, a smaller dtype (`float32`, `int32`, `category`), or read in pieces with `pd.read_csv(path, chunksize=100_000)` and keep only aggregates; check sizes with `df.memory_usage(deep=True).sum()`.");
+        }
         if self.python() {
             self.fix("Process data in chunks: iterate over a file line by line (`for line in open(path)`), or read fixed-size blocks (`f.read(1 << 20)`), instead of `.read()`, `.readlines()` or `json.load` on a huge file; keep only aggregates.");
             self.fix("Free what you no longer need: objects from earlier calls stay alive in the session (`del big_list`), and compact types help (`array('d')` instead of a list of floats, tuples instead of dicts per row).");
@@ -58,15 +61,15 @@ impl Draft<'_, '_> {
             Some(fl) if cap < MAX_MEMORY_BYTES => {
                 let id = derived_session_id(self.f.session_id, &format!("mem-{}", fl.name()));
                 self.fix(format!(
-                    "Use more memory: create_session {{language: \"{}\", session_id: \"{id}\", flavor: \"{}\"}} ({}; or memory_bytes up to {}), then re-run there (a new session starts without this one's variables and files).",
-                    self.lang(),
+                    "Use more memory: create_session {{{}, session_id: \"{id}\", flavor: \"{}\"}} ({}; or memory_bytes up to {}), then re-run there (a new session starts without this one's variables and files).",
+                    self.new_session_text(),
                     fl.name(),
                     fmt_bytes(fl.memory_bytes),
                     fmt_bytes(MAX_MEMORY_BYTES)
                 ));
                 self.next = Some(NextCall::new(
                     "create_session",
-                    json!({"language": self.lang(), "session_id": id, "flavor": fl.name()}),
+                    self.new_session_args(json!({"session_id": id, "flavor": fl.name()})),
                     format!("a {} session has {} of memory", fl.name(), fmt_bytes(fl.memory_bytes)),
                 ));
             }
@@ -114,7 +117,7 @@ impl Draft<'_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use sandbox_protocol::Language;
+    use sandbox_protocol::{Language, Runtime};
 
     use super::super::advise;
     use super::super::testing::{check, facts, py_error, says};
@@ -141,6 +144,21 @@ mod tests {
         check(&a);
         assert!(a.next_call.is_none());
         assert!(says(&a, "maximum"));
+        assert!(!says(&a, "numpy"), "no array advice on CPython 3.12");
+
+        let mut f = facts(
+            Language::Python,
+            "out_of_memory",
+            "import numpy as np\nframe = np.zeros((40000, 40000))",
+        );
+        f.runtime = Runtime::PythonScientific;
+        let a = advise(&f);
+        check(&a);
+        let first = &a.actionable_guidance[0];
+        assert!(
+            first.contains("dtype") && first.contains("chunksize"),
+            "{a:#?}"
+        );
 
         let mut f = facts(
             Language::JavaScript,

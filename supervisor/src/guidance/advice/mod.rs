@@ -11,7 +11,8 @@
 //! not compile until it has advice. Each family of failures lives in its own module and adds
 //! its part to one `draft::Draft`: `syntax`, `names` (names and imports), `runtime`
 //! (exceptions), `python2` (Python 2 habits), `files`, `limits` and `memory`, `js_host`,
-//! `packages`, `session` (the service around the code) and `command` (shell commands).
+//! `packages`, `session` (the service around the code), `command` (shell commands) and
+//! `scientific` (packages that only the scientific runtime has).
 
 mod command;
 mod draft;
@@ -24,12 +25,13 @@ mod names;
 mod packages;
 mod python2;
 mod runtime;
+mod scientific;
 mod session;
 mod syntax;
 #[cfg(test)]
 mod testing;
 
-use sandbox_protocol::{ErrorType, Language};
+use sandbox_protocol::{ErrorType, Language, Runtime};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -41,6 +43,12 @@ use draft::Draft;
 #[derive(Debug, Clone, Copy)]
 pub struct ErrorFacts<'a> {
     pub language: Language,
+    /// The runtime the session runs on (its language's default unless set).
+    pub runtime: Runtime,
+    /// Whether this server can start sessions on the scientific runtime. True unless the
+    /// caller knows better: a wrong "not installed" would make a model give up on a package it
+    /// could have, while a wrong create_session answers with its own error.
+    pub scientific_available: bool,
     pub error_type: ErrorType,
     /// Exception class or JS error name.
     pub error_name: Option<&'a str>,
@@ -87,6 +95,8 @@ impl<'a> ErrorFacts<'a> {
     ) -> Self {
         Self {
             language,
+            runtime: Runtime::default_for(language),
+            scientific_available: true,
             error_type,
             error_name: None,
             error_message: None,
@@ -123,8 +133,10 @@ pub fn advise(facts: &ErrorFacts) -> Advice {
     advise_with(facts, ImportFuelTable::builtin_shared())
 }
 
-/// Advice for a failure, with import costs from `table` (built-in plus vendored packages).
+/// Advice for a failure, with import costs from `table` (built-in plus vendored packages), or
+/// from the scientific runtime's own table when the session runs on it.
 pub fn advise_with(facts: &ErrorFacts, table: &ImportFuelTable) -> Advice {
+    let table = super::import_table_for(facts.runtime, table);
     let mut d = Draft::new(facts, table);
     // No catch-all: a new error type does not compile until it has advice here.
     match facts.error_type {

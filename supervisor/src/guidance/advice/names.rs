@@ -52,7 +52,7 @@ impl Draft<'_, '_> {
             ));
             return;
         }
-        if self.python2_module(&module) {
+        if self.python2_module(&module) || self.scientific_module(&module) {
             return;
         }
         if !self.unavailable_module(&module) {
@@ -125,6 +125,7 @@ impl Draft<'_, '_> {
         self.fix(format!(
             "Check list_available_packages {{language: \"python\"}}: vendored packages in /data/site-packages are already on sys.path. If `{top}` is your own module, write {top}.py into /app first (/app is on sys.path)."
         ));
+        self.scientific_mention(&top);
         self.next = Some(NextCall::new(
             "install_package",
             self.session_args(json!({"package": dist})),
@@ -164,6 +165,17 @@ mod tests {
     use super::super::testing::{check, facts, py_error, says};
     use super::*;
 
+    /// `missing_module` advice on a server that has no scientific runtime.
+    fn without_scientific(code: &str, message: &str) -> crate::guidance::Advice {
+        let mut f = facts(Language::Python, "missing_module", code);
+        f.error_name = Some("ModuleNotFoundError");
+        f.error_message = Some(message);
+        f.scientific_available = false;
+        let a = advise(&f);
+        check(&a);
+        a
+    }
+
     #[test]
     fn python_missing_modules() {
         let a = py_error(
@@ -188,16 +200,19 @@ mod tests {
         );
         assert_eq!(a.next_call.unwrap().arguments["package"], "beautifulsoup4");
 
+        // On a server without the scientific runtime, native packages have no home: the
+        // advice is what to use instead (with the runtime, see `scientific`).
         for (module, alternative) in [
             ("PIL", "SVG"),
             ("numpy", "statistics"),
             ("pandas", "csv.DictReader"),
             ("sklearn", "pure-Python"),
             ("scipy", "statistics"),
+            ("torch", "deep-learning"),
         ] {
             let code = format!("import {module}");
             let message = format!("No module named '{module}'");
-            let a = py_error("missing_module", &code, "ModuleNotFoundError", &message, "");
+            let a = without_scientific(&code, &message);
             assert!(a.summary.contains("native"), "{module}: {a:#?}");
             assert!(says(&a, alternative), "{module}: {a:#?}");
             assert_eq!(a.next_call.unwrap().tool, "list_available_packages");
@@ -280,7 +295,7 @@ mod tests {
         for (module, summary, fix) in cases {
             let message = format!("No module named '{module}'");
             let code = format!("import {module}");
-            let a = py_error("missing_module", &code, "ModuleNotFoundError", &message, "");
+            let a = without_scientific(&code, &message);
             assert!(a.summary.contains(summary), "{module}: {a:#?}");
             assert!(says(&a, fix), "{module}: {a:#?}");
             assert_eq!(a.next_call.unwrap().tool, "list_available_packages");

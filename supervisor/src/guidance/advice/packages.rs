@@ -53,10 +53,11 @@ impl Draft<'_, '_> {
     pub(super) fn native_package(&mut self) {
         self.summary = "The package needs compiled (C/Rust) code, which cannot load in the sandbox's WebAssembly interpreter: only pure-Python packages install.".to_owned();
         self.package_docs();
-        if let Some(name) = self.requested_package()
-            && let Some(alternative) = modules::native_alternative(&name)
-        {
-            self.fix(format!("Instead of {name}: {alternative}."));
+        if let Some(name) = self.requested_package() {
+            self.scientific_install(&name);
+            if let Some(alternative) = modules::native_alternative(&name) {
+                self.fix(format!("Instead of {name}: {alternative}."));
+            }
         }
         self.fix("Another version will not help unless it is pure Python (a wheel tagged `none-any`); a pure-Python package from PyPI or the standard library can often do the job.");
         self.list_packages_fix();

@@ -27,6 +27,7 @@ pub(super) fn check_arguments(call: &NextCall) {
                 "timeout",
                 "ttl_seconds",
                 "auto_persist_globals",
+                "runtime",
             ],
         ),
         "destroy_session" => (&["session_id"], &[]),
@@ -51,6 +52,13 @@ pub(super) fn check_arguments(call: &NextCall) {
                 "{call:?}"
             ),
             "session_id" => assert!(valid_session_id(value.as_str().unwrap()), "{call:?}"),
+            "runtime" => assert!(
+                matches!(
+                    value.as_str(),
+                    Some("python" | "python-scientific" | "javascript")
+                ),
+                "{call:?}"
+            ),
             "flavor" => assert!(
                 matches!(value.as_str(), Some("small" | "medium" | "large")),
                 "{call:?}"

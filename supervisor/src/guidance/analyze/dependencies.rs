@@ -1,5 +1,6 @@
 //! What each import of a snippet will cost or why it fails: measured first-import fuel,
-//! modules missing from the sandbox's CPython, native packages, network clients, Node.js
+//! modules missing from the sandbox's CPython, native packages (or, when the code goes to the
+//! python-scientific runtime, the packages compiled into it), network clients, Node.js
 //! `require`, ES `import` statements, and vendored JavaScript packages.
 
 use sandbox_protocol::Language;
@@ -11,6 +12,7 @@ use super::super::scan::{ImportKind, ImportRef};
 use super::ImportInfo;
 use super::facts::CodeFacts;
 use super::findings::Analysis;
+use crate::packages::scientific;
 
 /// Assumed cost of importing a third-party module nobody measured: (low, expected, high).
 /// Third-party packages are mostly heavier than stdlib modules (openpyxl takes billions).
@@ -35,6 +37,18 @@ pub(super) fn import_findings(facts: &CodeFacts<'_>, table: &ImportFuelTable, ou
             ImportKind::EsImport => es_module_import(import, out),
         };
         out.imports.push(info);
+    }
+    if let Some(module) = out.scientific.clone() {
+        out.find(
+            "scientific_runtime",
+            None,
+            format!(
+                "imports {module}: runs on the python-scientific runtime (CPython 3.15 with numpy, pandas, scipy, scikit-learn, matplotlib and more compiled in)"
+            ),
+        );
+        out.suggest(format!(
+            "Run it in a new session: one whose first code imports {module} starts on python-scientific, or create_session {{\"language\": \"python\", \"runtime\": \"python-scientific\"}}. A session that already ran code on the default runtime cannot switch, and sessions share no variables or files."
+        ));
     }
     if facts.language() == Language::Python {
         let heavy: Vec<&(String, u64)> = out
@@ -76,6 +90,18 @@ fn python_import(import: &ImportRef, measured: &Measured<'_>, out: &mut Analysis
             format!("{module}: not in this CPython build"),
         );
         out.block(format!("`import {module}` (line {line}) fails: the module is not in the sandbox's CPython; {why}"));
+    } else if out.scientific.is_some()
+        && let top = module.split('.').next().unwrap_or(module)
+        && scientific::scientific_only(top)
+        && let Some((dist, d)) = scientific::catalogue().distribution(top)
+    {
+        info.status = "scientific_runtime".into();
+        info.package = Some(dist.into());
+        info.note = Some(format!(
+            "{dist} {} is compiled into the python-scientific runtime",
+            d.version
+        ));
+        python_import_cost(import, measured, &mut info, out);
     } else if let Some((dist, alternative)) = modules::native_package(module) {
         info.status = "native".into();
         info.package = Some(dist.into());
@@ -248,7 +274,7 @@ fn es_module_import(import: &ImportRef, out: &mut Analysis) -> ImportInfo {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{has, py, table, warned};
+    use super::super::testing::{has, py, py_default_only, table, warned};
     use super::*;
 
     #[test]
@@ -271,7 +297,8 @@ mod tests {
 
     #[test]
     fn unavailable_native_and_network_modules_are_warned() {
-        let g = py(
+        // Without the scientific runtime, numpy is a native package like any other.
+        let g = py_default_only(
             "import lzma\nimport numpy as np\nimport requests\nimport subprocess\nsubprocess.run(['ls'])\nimport threading\nthreading.Thread(target=f).start()\nimport yaml",
         );
         for pattern in [
@@ -330,12 +357,63 @@ mod tests {
             (Language::JavaScript, "import x from 'm'", "m", "es_module"),
         ];
         for (language, code, module, status) in cases {
-            let g = super::super::analyze(code, language, None, &table(), 10_000_000_000);
+            let g = super::super::analyze(code, language, None, &table(), 10_000_000_000, false);
             let info = g.imports.iter().find(|i| i.module == module).unwrap();
             assert_eq!(info.status, status, "{code}");
         }
+        let on_scientific = py("import pandas as pd\nimport torch\nimport json");
+        let status = |module: &str| {
+            let info = on_scientific.imports.iter().find(|i| i.module == module);
+            info.unwrap().status.clone()
+        };
+        assert_eq!(status("pandas"), "scientific_runtime");
+        assert_eq!(status("torch"), "native", "no runtime has torch");
+        assert_eq!(status("json"), "measured");
         assert_eq!(limited_pattern("concurrent.futures"), "threads");
         assert_eq!(limited_pattern("asyncio"), "subprocess");
         assert_eq!(limited_pattern("socket"), "network");
+    }
+
+    #[test]
+    fn scientific_code_is_priced_for_its_runtime() {
+        let g = py("import pandas as pd\nfrom sklearn.linear_model import LinearRegression\n");
+        assert!(has(&g, "scientific_runtime"), "{:?}", g.detected_patterns);
+        assert!(!has(&g, "native_packages"));
+        assert!(g.warnings.is_empty(), "{:?}", g.warnings);
+        let costs = scientific::import_costs();
+        let pandas = g.imports.iter().find(|i| i.module == "pandas").unwrap();
+        assert_eq!(pandas.fuel, costs.get("pandas").map(|c| c.fuel));
+        assert_eq!(pandas.package.as_deref(), Some("pandas"));
+        let sklearn = g
+            .imports
+            .iter()
+            .find(|i| i.module == "sklearn.linear_model")
+            .unwrap();
+        assert_eq!(sklearn.status, "scientific_runtime");
+        assert!(sklearn.fuel.unwrap() > 10_000_000_000, "{sklearn:?}");
+        // Its budget is the default times the runtime's factor.
+        let budget = 10_000_000_000 * sandbox_protocol::Runtime::PythonScientific.fuel_factor();
+        let share = format!("of a {} budget", super::super::super::fmt_fuel(budget));
+        assert!(
+            g.estimated_fuel.summary.contains(&share),
+            "{}",
+            g.estimated_fuel.summary
+        );
+        assert!(
+            g.suggestions
+                .iter()
+                .any(|s| s.contains("starts on python-scientific"))
+        );
+        let session = &g.recommended_session;
+        assert_eq!(session.session_type, "new_session");
+        assert!(
+            session.reason.contains("python-scientific"),
+            "{}",
+            session.reason
+        );
+        let call = g.next_call.unwrap();
+        assert_eq!(call.tool, "create_session");
+        assert_eq!(call.arguments["runtime"], "python-scientific");
+        assert_eq!(call.arguments["language"], "python");
     }
 }

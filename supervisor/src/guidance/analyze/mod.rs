@@ -1,7 +1,8 @@
 //! `get_execution_guidance`: what a snippet will need before it runs. It detects the patterns
 //! that decide success in this sandbox (imports and their measured cost, loops and their
 //! bounds, file paths, network, processes, threads, names from earlier calls, Node.js-isms in
-//! QuickJS), estimates the fuel with a range, and recommends session settings.
+//! QuickJS), estimates the fuel with a range, and recommends session settings. Code that
+//! imports a package only the scientific runtime has is priced and sized for that runtime.
 //!
 //! Each pass owns one family of findings and writes into one `findings::Analysis`; the same
 //! facts (`CodeFacts`) feed the fuel analysis and the failure advice, so all three tell the
@@ -20,7 +21,7 @@ mod testing;
 
 use std::collections::HashSet;
 
-use sandbox_protocol::Language;
+use sandbox_protocol::{Language, Runtime};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -68,8 +69,9 @@ pub struct ImportInfo {
     pub line: u32,
     /// `measured` (fuel known), `unmeasured`, `unavailable` (not in this build),
     /// `no_effect` (imports but cannot work: network, processes, threads), `native` (C
-    /// extension, cannot load in WASM), `node_builtin` / `es_module` (JavaScript, not
-    /// available), `vendored` (JavaScript requireVendor).
+    /// extension, cannot load in WASM), `scientific_runtime` (compiled into the
+    /// python-scientific runtime, which the code will run on), `node_builtin` / `es_module`
+    /// (JavaScript, not available), `vendored` (JavaScript requireVendor).
     pub status: String,
     /// Distribution name, when known.
     pub package: Option<String>,
@@ -112,17 +114,31 @@ pub struct SessionRecommendation {
     pub reason: String,
 }
 
-/// Analyses `code` for `get_execution_guidance`.
+/// Analyses `code` for `get_execution_guidance`. `scientific_available` says whether this
+/// server can start sessions on the scientific runtime: code that imports a package only that
+/// runtime has is then priced with its measured import costs and its larger fuel budget
+/// (`default_fuel_budget` times its fuel factor), and recommended a session on it.
 pub fn analyze(
     code: &str,
     language: Language,
     context: Option<&str>,
     imports: &ImportFuelTable,
     default_fuel_budget: u64,
+    scientific_available: bool,
 ) -> ExecutionGuidance {
     let facts = CodeFacts::new(code, language);
     let mut out = Analysis::default();
-    let default_fuel_budget = default_fuel_budget.max(1);
+    if language == Language::Python && scientific_available {
+        out.scientific = crate::packages::scientific::first_scientific_import(code);
+    }
+    let runtime = match out.scientific {
+        Some(_) => Runtime::PythonScientific,
+        None => Runtime::default_for(language),
+    };
+    let imports = super::import_table_for(runtime, imports);
+    let default_fuel_budget = default_fuel_budget
+        .saturating_mul(runtime.fuel_factor())
+        .max(1);
 
     dependencies::import_findings(&facts, imports, &mut out);
     loops::loop_findings(&facts, &mut out, default_fuel_budget);
@@ -137,7 +153,7 @@ pub fn analyze(
     let next_call = if out.blocking {
         None
     } else {
-        session::session_next_call(code, language, &session, &context)
+        session::session_next_call(code, runtime, &session, &context)
     };
 
     let mut patterns: Vec<String> = out.order.clone();
@@ -195,7 +211,7 @@ mod tests {
                 .collect();
             let code = String::from_utf8_lossy(&bytes);
             for language in [Language::Python, Language::JavaScript] {
-                let g = analyze(&code, language, Some(&code), &table(), 10_000_000_000);
+                let g = analyze(&code, language, Some(&code), &table(), 10_000_000_000, true);
                 assert!(g.estimated_fuel.low <= g.estimated_fuel.high);
                 let _ = serde_json::to_string(&g).unwrap();
             }
@@ -206,7 +222,7 @@ mod tests {
         let strings = "'".repeat(300_000);
         for code in [huge.as_str(), deep.as_str(), strings.as_str()] {
             for language in [Language::Python, Language::JavaScript] {
-                let _ = analyze(code, language, None, &table(), 10_000_000_000);
+                let _ = analyze(code, language, None, &table(), 10_000_000_000, true);
             }
         }
         assert!(

@@ -1,9 +1,10 @@
 //! The session a snippet should run in: the default session when its limits fit, a new session
-//! with a flavor and budget that fit the estimate (or a multi-turn use case), or the same
-//! session when the code needs names from earlier calls; and the tool call that gets there.
+//! with a flavor and budget that fit the estimate (or a multi-turn use case, or code for the
+//! python-scientific runtime), or the same session when the code needs names from earlier
+//! calls; and the tool call that gets there.
 
 use sandbox_protocol::flavor::flavor_for;
-use sandbox_protocol::{FLAVORS, Language};
+use sandbox_protocol::{FLAVORS, Language, Runtime};
 use serde_json::json;
 
 use super::super::{
@@ -48,6 +49,8 @@ struct Needs {
     more_memory: bool,
     /// The code uses names from earlier calls.
     state: bool,
+    /// The module that puts the code on the python-scientific runtime.
+    scientific: Option<String>,
     new_session: bool,
 }
 
@@ -65,6 +68,7 @@ impl Needs {
         let state = out.patterns.contains("state_reliance");
         let more_fuel = fuel > default_fuel;
         let more_memory = memory > FLAVORS[0].memory_bytes;
+        let scientific = out.scientific.clone();
         Self {
             multi_turn,
             big_data,
@@ -74,7 +78,8 @@ impl Needs {
             more_fuel,
             more_memory,
             state,
-            new_session: !state && (more_fuel || more_memory || multi_turn),
+            new_session: !state && (more_fuel || more_memory || multi_turn || scientific.is_some()),
+            scientific,
         }
     }
 }
@@ -87,15 +92,21 @@ pub(super) fn recommend_session(
     out: &mut Analysis,
 ) -> SessionRecommendation {
     let needs = Needs::of(estimate, context, default_fuel, out);
+    // A scientific session's flavor gives it its fuel times the runtime's factor.
+    let factor = fuel_factor(needs.scientific.is_some());
     let flavor = flavor_for(
-        if needs.more_fuel { needs.fuel } else { 0 },
+        if needs.more_fuel {
+            needs.fuel / factor
+        } else {
+            0
+        },
         needs.memory.min(MAX_MEMORY_BYTES),
     )
     .unwrap_or(&FLAVORS[2]);
     // What the code needs, whichever session it ends up in.
     let bigger = needs.more_fuel || needs.more_memory;
     let fuel_budget = if bigger || needs.new_session {
-        needs.fuel.max(flavor.fuel)
+        needs.fuel.max(flavor.fuel.saturating_mul(factor))
     } else {
         default_fuel
     };
@@ -115,6 +126,15 @@ pub(super) fn recommend_session(
         memory_bytes: needs.memory.clamp(flavor.memory_bytes, MAX_MEMORY_BYTES),
         auto_persist_globals: needs.multi_turn,
         reason,
+    }
+}
+
+/// How many times its flavor's fuel a session gets (the scientific runtime's factor, or 1).
+fn fuel_factor(scientific: bool) -> u64 {
+    if scientific {
+        Runtime::PythonScientific.fuel_factor()
+    } else {
+        1
     }
 }
 
@@ -189,6 +209,11 @@ fn session_reason(
         );
     }
     let mut why = Vec::new();
+    if let Some(module) = &needs.scientific {
+        why.push(format!(
+            "the code imports {module}, which runs on the python-scientific runtime"
+        ));
+    }
     if needs.more_fuel {
         why.push(format!(
             "~{} fuel expected (default budget {})",
@@ -212,10 +237,11 @@ fn session_reason(
 /// `execute_code` in the default session when the code is short enough to repeat.
 pub(super) fn session_next_call(
     code: &str,
-    language: Language,
+    runtime: Runtime,
     session: &SessionRecommendation,
     context: &str,
 ) -> Option<NextCall> {
+    let language = runtime.language();
     match session.session_type.as_str() {
         "new_session" => {
             let mut args = json!({
@@ -223,10 +249,13 @@ pub(super) fn session_next_call(
                 "session_id": session_slug(context, language),
                 "flavor": session.flavor,
             });
+            if runtime != Runtime::default_for(language) {
+                args["runtime"] = json!(runtime.as_str());
+            }
             let flavor_fuel = FLAVORS
                 .iter()
                 .find(|f| f.name() == session.flavor)
-                .map_or(0, |f| f.fuel);
+                .map_or(0, |f| f.fuel.saturating_mul(runtime.fuel_factor()));
             if session.fuel_budget > flavor_fuel {
                 args["fuel_budget"] = json!(session.fuel_budget);
             }
@@ -329,6 +358,7 @@ mod tests {
             Some("LLM agent multi-turn workflow"),
             &table(),
             10_000_000_000,
+            true,
         );
         assert!(g.recommended_session.auto_persist_globals);
         assert_eq!(g.recommended_session.session_type, "new_session");
@@ -341,6 +371,7 @@ mod tests {
             Some("process a large CSV with millions of rows"),
             &table(),
             10_000_000_000,
+            true,
         );
         assert_ne!(g.recommended_session.flavor, "small");
     }

@@ -11,11 +11,30 @@ pub(super) fn table() -> ImportFuelTable {
 }
 
 pub(super) fn py(code: &str) -> ExecutionGuidance {
-    analyze(code, Language::Python, None, &table(), 10_000_000_000)
+    analyze(code, Language::Python, None, &table(), 10_000_000_000, true)
+}
+
+/// Python analysed on a server without the scientific runtime.
+pub(super) fn py_default_only(code: &str) -> ExecutionGuidance {
+    analyze(
+        code,
+        Language::Python,
+        None,
+        &table(),
+        10_000_000_000,
+        false,
+    )
 }
 
 pub(super) fn js(code: &str) -> ExecutionGuidance {
-    analyze(code, Language::JavaScript, None, &table(), 10_000_000_000)
+    analyze(
+        code,
+        Language::JavaScript,
+        None,
+        &table(),
+        10_000_000_000,
+        true,
+    )
 }
 
 pub(super) fn has(g: &ExecutionGuidance, pattern: &str) -> bool {

