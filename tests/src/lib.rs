@@ -523,6 +523,21 @@ impl Server {
         Self::start_with_env(&[]).await
     }
 
+    /// SIGKILLs the worker of `session_id` (idle, between calls) and waits until it is gone,
+    /// as a chaos test or an OOM killer would.
+    ///
+    /// # Errors
+    /// When the session has no worker or it does not die within 5 s.
+    pub async fn kill_worker_of(&self, session_id: &str) -> Result<()> {
+        let pid = procfs::worker_of_session(self.pid, session_id).context("the worker")?;
+        anyhow::ensure!(procfs::signal(pid, "KILL"), "SIGKILL to {pid}");
+        anyhow::ensure!(
+            eventually(Duration::from_secs(5), || !procfs::alive(pid)).await,
+            "the killed worker {pid} is gone"
+        );
+        Ok(())
+    }
+
     /// The client side of the connection, for requests the helpers do not cover.
     pub fn client(&self) -> &RunningService<RoleClient, Recorder> {
         &self.client.service

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use sandbox_tests::host::Snapshot;
-use sandbox_tests::{Server, eventually, procfs, statuses};
+use sandbox_tests::{Server, eventually, statuses};
 use serde_json::{Value, json};
 
 /// Writes pure wheels with python3's zipfile: `{file, entries: [[name, content]]}`.
@@ -163,16 +163,6 @@ impl Fixture {
     }
 
     /// Kills the session's worker and waits until it is gone: the next call restarts it.
-    async fn kill_worker(&self, session: &str) -> Result<()> {
-        let pid = procfs::worker_of_session(self.server.pid, session).context("the worker")?;
-        ensure!(procfs::signal(pid, "KILL"));
-        ensure!(
-            eventually(Duration::from_secs(5), || !procfs::alive(pid)).await,
-            "the killed worker {pid} is gone"
-        );
-        Ok(())
-    }
-
     async fn stop(self) -> Result<()> {
         // The sources are read, never written.
         ensure!(Snapshot::of(self.wheelhouse.path()).paths().len() == 5);
@@ -242,7 +232,7 @@ async fn installed_packages_survive_a_restart_and_go_with_a_reset() -> Result<()
     assert!(!fx.install("keep", "demo-pkg").await?.is_error);
     server.python("keep", "import demo_pkg").await?;
 
-    fx.kill_worker("keep").await?;
+    fx.server.kill_worker_of("keep").await?;
     let restarted = server
         .exec(
             "python",
@@ -330,7 +320,7 @@ async fn javascript_packages_install_from_the_operators_directory() -> Result<()
     assert_eq!(vendored.str("installed_version"), "vendored");
 
     // The packages are files in /app: they outlive the interpreter, and go with a reset.
-    fx.kill_worker("js").await?;
+    fx.server.kill_worker_of("js").await?;
     let restarted = server
         .exec(
             "javascript",

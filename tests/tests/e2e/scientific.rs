@@ -254,6 +254,14 @@ async fn the_runtime_is_chosen_explicitly_or_offered_by_the_guidance() -> anyhow
     };
     assert!(refused, "a runtime of another language is refused");
 
+    // A worker killed between calls comes back on the session's runtime (state lost, said so).
+    ok(&server, "sci", "x = 41").await?;
+    server.kill_worker_of("sci").await?;
+    let back = ok(&server, "sci", "import sys\nsys.version_info[:2]").await?;
+    assert_eq!(back.str("result"), "(3, 15)", "{back:?}");
+    assert_eq!(back.str("runtime"), "python-scientific");
+    assert!(back.bool("session_restarted"), "{back:?}");
+
     let runtimes = server.call("list_runtimes", json!({})).await?;
     let listed = runtimes.value.to_string();
     assert!(

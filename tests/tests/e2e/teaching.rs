@@ -6,18 +6,6 @@ use serde_json::{Value, json};
 
 /// Kills the worker of an idle session and waits until the kernel has ended it (a zombie until
 /// the supervisor reaps): the session's next call finds it dead.
-async fn kill_idle_worker(server: &Server, session: &str) {
-    let pid = sandbox_tests::procfs::worker_of_session(server.pid, session).expect("worker");
-    assert!(sandbox_tests::procfs::signal(pid, "KILL"));
-    assert!(
-        sandbox_tests::eventually(std::time::Duration::from_secs(2), || {
-            !sandbox_tests::procfs::alive(pid)
-        })
-        .await,
-        "the killed worker {pid} is gone"
-    );
-}
-
 /// Every failure carries at least two fixes and a summary.
 fn assert_teaches(reply: &Reply) {
     assert!(reply.is_error, "{reply:?}");
@@ -238,7 +226,7 @@ async fn auto_persist_globals_restores_after_a_forced_restart() -> anyhow::Resul
             json!({ "session_id": "jkeep" }),
         )
         .await?;
-    kill_idle_worker(&server, "jkeep").await;
+    server.kill_worker_of("jkeep").await?;
     let js = server
         .exec(
             "javascript",
@@ -277,7 +265,7 @@ async fn javascript_state_object_exists_from_the_first_call_and_survives() -> an
         "nothing was saved yet: {first:?}"
     );
     // A worker killed while idle comes back with it.
-    kill_idle_worker(&server, "js-state").await;
+    server.kill_worker_of("js-state").await?;
     let back = server
         .exec("javascript", "_state.n += 1; _state.n", at.clone())
         .await?;
