@@ -183,10 +183,15 @@ struct Status {
     result: Option<String>,
 }
 
-fn parse_status(bytes: &[u8]) -> Option<Status> {
-    let start = bytes
+/// Where the channel's last status record starts.
+fn status_start(bytes: &[u8]) -> Option<usize> {
+    bytes
         .windows(STATUS_MAGIC.len())
-        .rposition(|w| w == STATUS_MAGIC)?;
+        .rposition(|w| w == STATUS_MAGIC)
+}
+
+fn parse_status(bytes: &[u8]) -> Option<Status> {
+    let start = status_start(bytes)?;
     let record = bytes[start + STATUS_MAGIC.len()..].strip_suffix(STATUS_END)?;
     let text = String::from_utf8_lossy(record);
     let mut fields = text.splitn(5, '\0');
@@ -204,11 +209,7 @@ fn parse_status(bytes: &[u8]) -> Option<Status> {
 /// [`MAX_FIGURES`] and [`MAX_FIGURE_BYTES`]. Anything that is not a whole PNG record (guest code
 /// writing to fd 0, a record cut by [`CHANNEL_CAP`]) is skipped.
 fn parse_figures(channel: &[u8]) -> Vec<Figure> {
-    let end = channel
-        .windows(STATUS_MAGIC.len())
-        .rposition(|w| w == STATUS_MAGIC)
-        .unwrap_or(channel.len());
-    let channel = &channel[..end];
+    let channel = &channel[..status_start(channel).unwrap_or(channel.len())];
     let mut figures = Vec::new();
     let mut total = 0;
     let mut at = 0;

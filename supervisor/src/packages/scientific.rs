@@ -165,6 +165,11 @@ impl Catalogue {
     }
 }
 
+/// The scientific runtime in a few words, for every answer that names it (the note that says it
+/// was chosen, the advice and the findings that lead to it).
+pub const STACK: &str =
+    "CPython 3.15 with numpy, pandas, scipy, scikit-learn, matplotlib and more compiled in";
+
 /// The packages a model reaches for first, in the order advice names them.
 pub const HEADLINE: [&str; 8] = [
     "numpy",

@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use super::args::{LanguageArg, invalid_argument, non_blank, timeout_arg};
 use super::reply;
-use crate::packages::scientific::first_scientific_import;
+use crate::packages::scientific::{STACK, first_scientific_import};
 use crate::report::ExecuteCodeResult;
 use crate::server::SandboxServer;
 use crate::session::{MoveError, Session, SessionTable, Work};
@@ -117,10 +117,6 @@ impl SandboxServer {
     }
 }
 
-/// The scientific runtime in a few words, for the note that says it was chosen.
-const SCIENTIFIC_SUMMARY: &str =
-    "CPython 3.15 with numpy, pandas, scipy, scikit-learn, statsmodels, matplotlib and more";
-
 /// Moves `session` to python-scientific because its first code imports `module`, when the
 /// runtime is `installed` and the budget allows; the note for the result, if there is one to
 /// tell. Without the runtime (`prepare.sh --no-scientific`) the session stays, silently: the
@@ -139,7 +135,7 @@ fn move_for_import(
         Ok(()) => {
             tracing::info!(session = %session.id, module, "python-scientific chosen by the first code's import");
             Some(format!(
-                "started on python-scientific ({SCIENTIFIC_SUMMARY}) because the code imports {module}"
+                "started on python-scientific ({STACK}) because the code imports {module}"
             ))
         }
         Err(MoveError::Fixed) => None,

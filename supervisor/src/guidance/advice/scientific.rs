@@ -11,12 +11,8 @@ use serde_json::json;
 use super::super::docs::PYTHON;
 use super::super::{NextCall, derived_session_id, modules};
 use super::draft::Draft;
-use crate::packages::scientific;
+use crate::packages::scientific::{self, STACK};
 use crate::runtimes::SCIENTIFIC_INSTALL_HINT;
-
-/// What a session on the scientific runtime has, in a few words.
-const STACK: &str =
-    "CPython 3.15 with numpy, pandas, scipy, scikit-learn, matplotlib and more compiled in";
 
 impl Draft<'_, '_> {
     /// The catalogue's (name, version) of `module`'s package when only the scientific runtime

@@ -43,7 +43,8 @@ pub(super) fn import_findings(facts: &CodeFacts<'_>, table: &ImportFuelTable, ou
             "scientific_runtime",
             None,
             format!(
-                "imports {module}: runs on the python-scientific runtime (CPython 3.15 with numpy, pandas, scipy, scikit-learn, matplotlib and more compiled in)"
+                "imports {module}: runs on the python-scientific runtime ({})",
+                scientific::STACK
             ),
         );
         out.suggest(format!(
