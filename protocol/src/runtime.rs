@@ -110,18 +110,17 @@ impl Runtime {
         }
     }
 
-    /// What a session of this runtime costs the host beyond its linear-memory cap: the worker
-    /// process's own resident memory (Wasmtime, the interpreter's code pages it touches, the
-    /// guest's stacks). Admission reserves the cap plus this. Measured (`VmRSS` of live workers
-    /// minus their guest memory): 3.12 at rest 21 MiB in all;
-    /// QuickJS 16 MiB; the scientific runtime 31 MiB at rest and 165 MiB with pandas, scipy,
-    /// scikit-learn and matplotlib imported, of which 122 MiB is guest memory (the rest is the
-    /// 348 MB `.cwasm`'s code pages those imports touched).
-    pub fn host_overhead_bytes(self) -> u64 {
+    /// What a session of this runtime is expected to use in all (its worker process with its
+    /// guest memory) before its worker has been measured: what admission counts it for then,
+    /// and the least it counts for after (see the supervisor's `session::memory`). Measured
+    /// idle workers: 3.12 21 MiB RSS (6 MiB PSS), QuickJS 16 MiB (7 MiB PSS), the scientific
+    /// runtime 85 MiB with numpy and pandas preloaded and 165 MiB with scipy, scikit-learn and
+    /// matplotlib imported too; these figures leave room for a session's first data.
+    pub fn expected_use_bytes(self) -> u64 {
         match self {
-            Runtime::Python => 24 << 20,
-            Runtime::PythonScientific => 64 << 20,
-            Runtime::JavaScript => 16 << 20,
+            Runtime::Python => 32 << 20,
+            Runtime::PythonScientific => 128 << 20,
+            Runtime::JavaScript => 24 << 20,
         }
     }
 

@@ -20,12 +20,14 @@ pub mod jail;
 pub mod jail_layers;
 pub mod packages;
 pub mod persist;
+pub mod pool;
 pub mod redact;
 pub mod report;
 pub mod resources;
 pub mod runtimes;
 pub mod server;
 pub mod session;
+pub mod stdio;
 pub mod tools;
 pub mod worker;
 pub mod workspace;
@@ -84,7 +86,7 @@ pub async fn run_stdio(config: SupervisorConfig) -> anyhow::Result<()> {
 /// # Errors
 /// When the transport cannot start or signals cannot be installed.
 pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Result<()> {
-    tracing::info!(cgroups = %config.cgroups.describe(), max_sessions = config.max_sessions, memory_budget = config.memory_budget, "supervisor starting");
+    tracing::info!(cgroups = %config.cgroups.describe(), max_sessions = config.max_sessions, memory_budget = config.memory_budget, worker_pool = %config.worker_pool, "supervisor starting");
     tracing::info!(
         jail = %config.jail.requested(),
         required = %config.jail.required,
@@ -127,6 +129,20 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
             }
         })
     };
+    // Admission counts what workers use: measured in the background, never on a call's path.
+    let sampler = {
+        let sessions = sessions.clone();
+        tokio::spawn(async move {
+            loop {
+                sessions.sample_memory().await;
+                tokio::time::sleep(session::memory::SAMPLE_PERIOD).await;
+            }
+        })
+    };
+    let pool_filler = {
+        let (sessions, runtimes) = (sessions.clone(), runtimes.clone());
+        tokio::spawn(async move { sessions.keep_pool_filled(&runtimes).await })
+    };
 
     let executions = Arc::new(executions::Executions::default());
     // One server per MCP session (one on stdio). Over HTTP each is a client of its own unless
@@ -152,9 +168,7 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
     let serve = async {
         match transport {
             Transport::Stdio => {
-                let running = make_server(Owner::local())
-                    .serve(rmcp::transport::stdio())
-                    .await?;
+                let running = make_server(Owner::local()).serve(stdio::channel()).await?;
                 let quit = running.waiting().await;
                 tracing::info!(reason = ?quit, "client disconnected");
                 anyhow::Ok(())
@@ -174,6 +188,10 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
     };
     stop.cancel();
     reaper.abort();
+    sampler.abort();
+    // Aborted before the table shuts down, so no worker is pooled after the pool was emptied.
+    pool_filler.abort();
+    let _ = pool_filler.await;
     shutdown(&config, &sessions).await;
     served
 }

@@ -165,7 +165,7 @@ impl ServerHandler for SandboxServer {
             if let Some(session) = self.sessions.get(&owner, &id) {
                 list.extend(resources::session_files(
                     &id,
-                    &session.files.app,
+                    &session.files().app,
                     MAX_LISTED_FILES,
                 ));
             }
@@ -200,7 +200,7 @@ impl ServerHandler for SandboxServer {
                 .sessions
                 .get(&self.owner(&context), id)
                 .ok_or_else(|| McpError::resource_not_found(format!("no session {id:?}"), None))?;
-            resources::read_file(&session.files.app, &relative, uri)
+            resources::read_file(&session.files().app, &relative, uri)
                 .map_err(|message| McpError::resource_not_found(message, None))?
         } else {
             return Err(McpError::resource_not_found(

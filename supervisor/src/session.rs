@@ -6,7 +6,12 @@
 //! owns at most one worker at a time, behind an async mutex: executions of one session queue in
 //! arrival order (tokio's mutex is fair), different sessions run in parallel. A worker that died
 //! or was killed is replaced on the session's next call, and that call's result says so.
+//!
+//! A session whose worker is about to start, with nothing yet in its directories, adopts a
+//! pre-started worker of its shape from the pool ([`crate::pool`]) together with that worker's
+//! directories, so its call does not wait for an interpreter to start.
 
+pub mod memory;
 mod owner;
 mod setup;
 mod table;
@@ -26,9 +31,10 @@ pub use setup::{SCIENTIFIC_MIN_MEMORY, SessionSpec};
 pub use table::{CreateError, MoveError, SessionTable, Usage};
 
 use crate::config::{SessionLimits, SupervisorConfig};
+use crate::pool::{WorkerPool, worker_shape};
 use crate::runtimes::Runtimes;
 use crate::worker::{ExecFailure, SpawnError, Worker};
-use crate::workspace::SessionFiles;
+use crate::workspace::{SessionFiles, StateDirs};
 
 /// One session.
 #[derive(Debug)]
@@ -39,8 +45,15 @@ pub struct Session {
     setup: setup::Setup,
     pub created_at: DateTime<Utc>,
     pub ttl: Duration,
-    /// Its directories (`/app`, `/tmp`), reached only through capability handles.
-    pub files: SessionFiles,
+    /// The key of its executions: the nonce of the directory it was created with, kept when
+    /// it adopts a pooled worker's directory.
+    key: String,
+    /// Its directories (`/app`, `/tmp`), reached only through capability handles: replaced only
+    /// while untouched and held by nobody else (see [`Session::adopt_pooled`]).
+    files: Mutex<Arc<SessionFiles>>,
+    /// Where it takes a pre-started worker from, and the state directory its files live in.
+    pool: Arc<WorkerPool>,
+    dirs: Arc<StateDirs>,
     last_used: Mutex<DateTime<Utc>>,
     /// Pid of the current worker (0: none), readable without waiting for the runner's queue.
     worker_pid: AtomicU32,
@@ -130,10 +143,16 @@ impl Session {
             .unwrap_or(DateTime::<Utc>::MAX_UTC)
     }
 
-    /// The key of this session's executions and worker (its directory nonce): unique, unlike
-    /// the id, which two owners may share.
+    /// The key of this session's executions: unique, unlike the id, which two owners may
+    /// share.
     pub fn key(&self) -> &str {
-        &self.files.key
+        &self.key
+    }
+
+    /// Its directories now. Holding them keeps the session on them (see
+    /// [`Session::adopt_pooled`]): hold them while working in them, not longer.
+    pub fn files(&self) -> Arc<SessionFiles> {
+        self.files.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     fn touch(&self) {
@@ -262,16 +281,18 @@ impl Session {
             .module(runtime)
             .ok_or(SessionError::NotInstalled(runtime))?;
         runner.generation += 1;
-        let (worker, ready) = Worker::spawn(
-            config,
-            module,
-            &self.files,
-            runner.generation,
-            runtime,
-            &limits,
-        )
-        .await
-        .inspect_err(|_| runner.lost = lost.clone())?;
+        if let Some((worker, version)) = self.adopt_pooled(runtime, &limits) {
+            tracing::info!(session = %self.id, pid = worker.pid(), %runtime, %version, "pooled worker adopted");
+            self.worker_pid.store(worker.pid(), Ordering::SeqCst);
+            self.watch_exit(worker.pid());
+            runner.worker = Some(worker);
+            return Ok(lost);
+        }
+        let files = self.files();
+        let (worker, ready) =
+            Worker::spawn(config, module, &files, runner.generation, runtime, &limits)
+                .await
+                .inspect_err(|_| runner.lost = lost.clone())?;
         tracing::info!(
             session = %self.id,
             pid = worker.pid(),
@@ -284,6 +305,26 @@ impl Session {
         self.watch_exit(worker.pid());
         runner.worker = Some(worker);
         Ok(lost)
+    }
+
+    /// Takes a pooled worker of `runtime` started with these `limits`' shape, and moves the
+    /// session onto its directories, when the session's own are untouched and nobody holds
+    /// them (a tool writing into /app keeps the session where it is). The session's empty
+    /// directories are removed.
+    fn adopt_pooled(&self, runtime: Runtime, limits: &SessionLimits) -> Option<(Worker, String)> {
+        let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        if Arc::strong_count(&files) != 1 || !files.is_untouched() {
+            return None;
+        }
+        let pooled = self.pool.take(runtime, &worker_shape(limits))?;
+        let adopted = Arc::new(self.dirs.adopted(&self.id, pooled.files));
+        let own = std::mem::replace(&mut *files, adopted);
+        drop(files);
+        // Empty directories: removing them takes a few system calls.
+        if let Err(e) = self.dirs.remove_session(&own) {
+            tracing::warn!(session = %self.id, error = %e, "cannot remove a session's unused directory");
+        }
+        Some((pooled.worker, pooled.version))
     }
 
     /// After an execution: whether the next one restores saved state first, saving it now
@@ -367,6 +408,9 @@ impl Session {
             let Some(session) = session.upgrade() else {
                 return;
             };
+            if session.worker_pid.load(Ordering::SeqCst) != pid {
+                return; // stopped on purpose (destroy, reset, shutdown) or already replaced
+            }
             let Ok(mut runner) = session.runner.try_lock() else {
                 return; // an execution holds the worker: it sees the death itself
             };
@@ -401,10 +445,10 @@ impl Session {
         runner.lost = None;
         runner.needs_restore = false;
         self.touch();
-        let session = self.clone();
+        let files = self.files();
         let emptied = tokio::task::spawn_blocking(move || {
-            let tmp = crate::workspace::empty(&session.files.tmp);
-            let app = crate::workspace::empty(&session.files.app);
+            let tmp = crate::workspace::empty(&files.tmp);
+            let app = crate::workspace::empty(&files.app);
             tmp.and(app)
         })
         .await
@@ -416,9 +460,9 @@ impl Session {
     /// Stops the worker, if any. A running execution is not waited for: its worker is killed
     /// first, which ends the execution (with a `worker_crashed` answer to its caller).
     async fn stop(&self) {
-        crate::worker::kill_group(self.worker_pid.load(Ordering::SeqCst));
+        // Cleared first: the exit watch then knows this death was asked for.
+        crate::worker::kill_group(self.worker_pid.swap(0, Ordering::SeqCst));
         let mut runner = self.runner.lock().await;
-        self.worker_pid.store(0, Ordering::SeqCst);
         if let Some(worker) = runner.worker.take() {
             worker.shutdown().await;
         }

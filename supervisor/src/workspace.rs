@@ -5,7 +5,9 @@
 //! resolved beneath a directory handle, a guest-made link is listed but never followed, and
 //! deletion survives whatever a guest built. Each session gets a fresh directory named
 //! `<id>.<nonce>`, so a recreated session id never finds an earlier session's files, and two
-//! clients may use the same id without sharing anything.
+//! clients may use the same id without sharing anything. A pre-started worker's directory is
+//! `_pooled.<nonce>` (no session id starts with `_`); the session that adopts it gets the link
+//! `<id>.<nonce>` to it, for operators (the server itself never goes through a link).
 //!
 //! Nothing is left behind: a live server holds an exclusive lock on its state directory's
 //! `.lock` file; at start-up a server clears what a dead predecessor left in its own directory,
@@ -120,7 +122,25 @@ pub struct SessionFiles {
     /// directories; the guest cannot rename a preopen's root).
     pub app_path: PathBuf,
     pub tmp_path: PathBuf,
+    /// The link `<id>.<nonce>` naming a pooled directory after the session that adopted it.
+    pub alias: Option<String>,
 }
+
+impl SessionFiles {
+    /// True when `/app` and `/tmp` hold nothing: no tool and no guest has written here, so the
+    /// session may move to other directories without losing anything.
+    pub fn is_untouched(&self) -> bool {
+        let empty = |root: &Root| {
+            root.dir()
+                .entries()
+                .is_ok_and(|mut entries| entries.next().is_none())
+        };
+        empty(&self.app) && empty(&self.tmp)
+    }
+}
+
+/// The name prefix of pooled workers' directories (see the module documentation).
+const POOLED_PREFIX: &str = "_pooled";
 
 /// A private scratch directory under `staging/`, deleted when dropped.
 #[derive(Debug)]
@@ -170,8 +190,20 @@ impl StateDirs {
     /// # Errors
     /// When the directories cannot be created.
     pub fn create_session(&self, id: &str) -> Result<SessionFiles, ConfinedError> {
+        self.create_files(id)
+    }
+
+    /// Makes a fresh directory with `/app` and `/tmp` for a pre-started worker.
+    ///
+    /// # Errors
+    /// When the directories cannot be created.
+    pub fn create_pooled(&self) -> Result<SessionFiles, ConfinedError> {
+        self.create_files(POOLED_PREFIX)
+    }
+
+    fn create_files(&self, prefix: &str) -> Result<SessionFiles, ConfinedError> {
         let key = uuid::Uuid::new_v4().simple().to_string()[..8].to_owned();
-        let name = format!("{id}.{key}");
+        let name = format!("{prefix}.{key}");
         let dir = self.sessions.create_private_dir(&name)?;
         let made = (|| {
             let app = dir.create_private_dir("app")?;
@@ -193,7 +225,19 @@ impl StateDirs {
             key,
             app,
             tmp,
+            alias: None,
         })
+    }
+
+    /// Names a pooled directory after session `id`, which adopted it: links `<id>.<nonce>` to
+    /// it. A failure only costs operators the name, so it is logged, not returned.
+    pub fn adopted(&self, id: &str, mut files: SessionFiles) -> SessionFiles {
+        let alias = format!("{id}.{}", files.key);
+        match self.sessions.dir().symlink(&files.name, &alias) {
+            Ok(()) => files.alias = Some(alias),
+            Err(e) => tracing::warn!(session = id, error = %e, "cannot name an adopted directory"),
+        }
+        files
     }
 
     /// Deletes a session's directory with everything in it.
@@ -201,6 +245,10 @@ impl StateDirs {
     /// # Errors
     /// When something could not be deleted.
     pub fn remove_session(&self, files: &SessionFiles) -> Result<(), ConfinedError> {
+        if let Some(alias) = &files.alias {
+            // A link: removed, never followed.
+            self.sessions.remove_tree(Path::new(alias))?;
+        }
         self.sessions.remove_tree(Path::new(&files.name))
     }
 

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ErrorData, NumberOrString, ProgressNotificationParam,
     ProgressToken, ReadResourceRequestParams, ReadResourceResult, RequestParamsMeta, Resource,
@@ -467,6 +467,11 @@ impl std::ops::Deref for Server {
     }
 }
 
+/// The worker pool of servers under test (a test may set `SANDBOX_WORKER_POOL` itself): one
+/// pre-started worker of each small runtime, so the tests go through pooled workers, without a
+/// scientific one, whose preloaded imports cost a second of CPU in every test's server.
+pub const TEST_WORKER_POOL: &str = "python=1,javascript=1";
+
 impl Server {
     /// Starts `sandbox-mcp` with extra environment variables.
     ///
@@ -502,6 +507,7 @@ impl Server {
             std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
         );
         command.env("SANDBOX_STATE_DIR", &state_dir);
+        command.env("SANDBOX_WORKER_POOL", TEST_WORKER_POOL);
         for (k, v) in env {
             command.env(k, v);
         }
@@ -521,6 +527,30 @@ impl Server {
 
     pub async fn start() -> Result<Self> {
         Self::start_with_env(&[]).await
+    }
+
+    /// Waits until the pool holds `count` ready idle workers (as `list_runtimes` counts them;
+    /// at most 60 s: the interpreters may still be compiling) and returns their pids.
+    ///
+    /// # Errors
+    /// When the pool does not fill in time.
+    pub async fn wait_for_pool(&self, count: usize) -> Result<Vec<u32>> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let health = self.call("list_runtimes", serde_json::json!({})).await?;
+            let ready = health.field("health")["pooled_workers"]
+                .as_u64()
+                .unwrap_or(0);
+            let pids = procfs::pooled_workers(self.pid);
+            if ready >= count as u64 && pids.len() >= count {
+                return Ok(pids);
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "the pool never held {count} ready workers (ready: {ready}, processes: {pids:?})"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// SIGKILLs the worker of `session_id` (idle, between calls) and waits until it is gone,
@@ -613,6 +643,7 @@ impl HttpServer {
                 std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
             )
             .env("SANDBOX_STATE_DIR", &state_dir)
+            .env("SANDBOX_WORKER_POOL", TEST_WORKER_POOL)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null());
         for (k, v) in env {
@@ -778,13 +809,68 @@ pub mod procfs {
             .unwrap_or_default()
     }
 
-    /// The worker serving `session_id` (its socket path carries the id).
+    /// The worker serving `session_id`: its workspace path carries the id, or, when the session
+    /// adopted a pre-started worker, the pooled directory its `<id>.<key>` link names.
     pub fn worker_of_session(server: u32, session_id: &str) -> Option<u32> {
-        let marker = format!("/{session_id}.");
+        let mut markers = vec![format!("/{session_id}.")];
+        if let Some(state_dir) = state_dir_of(server) {
+            for dir in super::host::session_dirs(&state_dir, session_id) {
+                if let Ok(target) = std::fs::read_link(&dir) {
+                    markers.push(format!("/{}/", target.display()));
+                }
+            }
+        }
         workers_of(server)
             .into_iter()
-            .find(|(pid, state)| *state != 'Z' && cmdline(*pid).contains(&marker))
+            .find(|(pid, state)| {
+                let cmdline = cmdline(*pid);
+                *state != 'Z' && markers.iter().any(|m| cmdline.contains(m))
+            })
             .map(|(pid, _)| pid)
+    }
+
+    /// The idle pre-started workers of `server`: on a `_pooled.<key>` directory no session's
+    /// link names yet.
+    pub fn pooled_workers(server: u32) -> Vec<u32> {
+        let adopted: Vec<String> = state_dir_of(server)
+            .and_then(|state| std::fs::read_dir(state.join("sessions")).ok())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| std::fs::read_link(entry.path()).ok())
+            .map(|target| format!("/{}/", target.display()))
+            .collect();
+        workers_of(server)
+            .into_iter()
+            .filter(|(pid, state)| {
+                let cmdline = cmdline(*pid);
+                *state != 'Z'
+                    && cmdline.contains("/_pooled.")
+                    && !adopted.iter().any(|a| cmdline.contains(a))
+            })
+            .map(|(pid, _)| pid)
+            .collect()
+    }
+
+    /// The live workers of `server` that serve sessions (not the idle pre-started ones).
+    pub fn session_workers(server: u32) -> Vec<u32> {
+        let pooled = pooled_workers(server);
+        workers_of(server)
+            .into_iter()
+            .filter(|(pid, state)| *state != 'Z' && !pooled.contains(pid))
+            .map(|(pid, _)| pid)
+            .collect()
+    }
+
+    /// The state directory of `server`, from its environment (`SANDBOX_STATE_DIR`).
+    pub fn state_dir_of(server: u32) -> Option<std::path::PathBuf> {
+        let environ = std::fs::read(format!("/proc/{server}/environ")).ok()?;
+        environ.split(|b| *b == 0).find_map(|entry| {
+            let value = entry.strip_prefix(b"SANDBOX_STATE_DIR=")?;
+            Some(std::path::PathBuf::from(
+                String::from_utf8_lossy(value).into_owned(),
+            ))
+        })
     }
 
     /// Sends a signal with kill(1).
@@ -1341,3 +1427,5 @@ mod tests {
         assert_eq!(paths.leak_in("/app/x.txt and /tmp/x"), None);
     }
 }
+
+pub mod bench_support;

@@ -50,6 +50,12 @@ pub enum EngineError {
 /// # Errors
 /// [`EngineError::Config`] if Wasmtime rejects the configuration.
 pub fn build_engine() -> Result<Engine, EngineError> {
+    Engine::new(&engine_config()).map_err(|e| EngineError::Config(e.to_string()))
+}
+
+/// The production engine settings, for [`build_engine`] and for measurements that must differ
+/// from production in one setting only (`sandbox-worker fuel-overhead`).
+pub fn engine_config() -> Config {
     let mut config = Config::new();
     config
         .consume_fuel(true)
@@ -61,7 +67,7 @@ pub fn build_engine() -> Result<Engine, EngineError> {
         // why the workspace builds Wasmtime with `gc` and a collector that frees (`gc-drc`).
         .wasm_exceptions(true)
         .parallel_compilation(true);
-    Engine::new(&config).map_err(|e| EngineError::Config(e.to_string()))
+    config
 }
 
 /// The engine of this process, built on first use.
@@ -124,11 +130,7 @@ pub fn precompile(
         source,
     })?;
     let wasm_sha256 = sha256_hex(&bytes);
-    let cwasm = cache_dir.join(format!(
-        "{name}-{}-{}.cwasm",
-        &wasm_sha256[..16],
-        compatibility_key(engine)
-    ));
+    let cwasm = cwasm_path(engine, name, &wasm_sha256, cache_dir);
     if cwasm.is_file() {
         return Ok(CachedModule {
             cwasm,
@@ -160,6 +162,16 @@ pub fn precompile(
     })
 }
 
+/// Where [`precompile`] keeps `name`'s module for a wasm of digest `wasm_sha256` (hex) and
+/// `engine`'s settings, so a reader can find it without compiling.
+pub fn cwasm_path(engine: &Engine, name: &str, wasm_sha256: &str, cache_dir: &Path) -> PathBuf {
+    let digest = wasm_sha256.get(..16).unwrap_or(wasm_sha256);
+    cache_dir.join(format!(
+        "{name}-{digest}-{}.cwasm",
+        compatibility_key(engine)
+    ))
+}
+
 /// Maps a `.cwasm` written by [`precompile`].
 ///
 /// # Errors
@@ -176,13 +188,13 @@ pub fn load_module(engine: &Engine, cwasm: &Path) -> Result<Module, EngineError>
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use wasmtime::{Instance, Store, Trap};
 
     use super::*;
 
     /// `(module (func (export "spin") (loop (br 0))))`, assembled by hand (no `wat` here).
-    const SPIN: &[u8] = &[
+    pub(crate) const SPIN: &[u8] = &[
         0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
         0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // types: () -> ()
         0x03, 0x02, 0x01, 0x00, // functions: one of type 0

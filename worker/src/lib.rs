@@ -7,7 +7,8 @@
 //! ([`command`], [`shell`]) run in that same session. Everything the session writes into `/app`
 //! and `/tmp` is charged to its disk [`quota`]. Before any guest code runs, the worker jails
 //! itself ([`jail`]); [`probe`] is the test-only entry that attacks that jail from inside.
-//! [`prepare`] holds the one-off steps that compile the interpreters for a host.
+//! [`prepare`] holds the one-off steps that compile the interpreters for a host, and
+//! [`fuel_overhead`] measures what fuel metering costs (for `sandbox-bench`).
 //!
 //! The library never ends the process: every path returns a value (an [`connection::Ended`] or
 //! a [`WorkerError`]) up to `main`, which exits with its [`WorkerExit`] status.
@@ -16,6 +17,7 @@ pub mod capture;
 pub mod command;
 pub mod connection;
 pub mod engine;
+pub mod fuel_overhead;
 pub mod host;
 pub mod jail;
 pub mod javascript;

@@ -15,7 +15,7 @@ use sandbox_worker::host::SessionConfig;
 use sandbox_worker::jail::{self, Early, JailArgs};
 use sandbox_worker::quota::QuotaLimits;
 use sandbox_worker::serve::ServeArgs;
-use sandbox_worker::{ReadyClock, WorkerError, prepare};
+use sandbox_worker::{ReadyClock, WorkerError, fuel_overhead, prepare};
 
 /// One sandbox session in its own process, and the steps that prepare its interpreters.
 ///
@@ -45,6 +45,20 @@ enum Command {
     /// Tests only: start like `serve`, then attack the jail from inside and report every
     /// attempt instead of serving
     JailProbe(ServeOptions),
+    /// Measure what fuel metering costs (fib(25) in Python, fib(27) in JavaScript, with and
+    /// without fuel) and print the figures as JSON on stdout
+    FuelOverhead(FuelOverheadOptions),
+}
+
+#[derive(Debug, Args)]
+struct FuelOverheadOptions {
+    /// The directory holding the interpreters; the unmetered ones are cached in its `cache`
+    #[arg(long, value_name = "DIR")]
+    runtime_dir: PathBuf,
+    /// Timed runs on each side after the warm-up; the best counts
+    #[arg(long, value_name = "N", default_value_t = fuel_overhead::DEFAULT_RUNS,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    runs: u32,
 }
 
 #[derive(Debug, Args)]
@@ -207,6 +221,13 @@ fn run(
             let ended = sandbox_worker::serve::run(args, ready_clock)?;
             tracing::debug!(?ended, "probe done");
         }
+        Command::FuelOverhead(options) => {
+            let runs = options.runs as usize;
+            let report =
+                fuel_overhead::measure(&options.runtime_dir, runs, &mut std::io::stderr())?;
+            let json = serde_json::to_string(&report).map_err(std::io::Error::from)?;
+            println!("{json}");
+        }
         Command::JailCheck => {
             let report = jail::check(&early);
             let json = serde_json::to_string(&report).unwrap_or_else(|_| "{}".into());
@@ -223,7 +244,9 @@ impl Command {
         match self {
             Command::JailCheck => LayerSet::all(),
             Command::Serve(options) | Command::JailProbe(options) => options.jail,
-            Command::Precompile(_) | Command::CompilePython(_) => LayerSet::EMPTY,
+            Command::Precompile(_) | Command::CompilePython(_) | Command::FuelOverhead(_) => {
+                LayerSet::EMPTY
+            }
         }
     }
 }
@@ -449,6 +472,7 @@ mod tests {
             "serve --runtime python --socket s --workspace w --module m --memory-bytes lots",
             "serve --runtime python --socket s --workspace w --module m --unknown x",
             "precompile",
+            "fuel-overhead --runtime-dir r --runs 0",
             "launch",
         ] {
             let error = parsed(line).expect_err(line);
@@ -472,6 +496,13 @@ mod tests {
             command,
             Command::CompilePython(CompilePythonOptions { data_dir: None, .. })
         ));
+        let (command, _) = parsed("fuel-overhead --runtime-dir /r").unwrap();
+        assert!(matches!(
+            command,
+            Command::FuelOverhead(FuelOverheadOptions { runs: 5, ref runtime_dir })
+                if runtime_dir.as_path() == Path::new("/r")
+        ));
+        assert_eq!(command.jail_layers(), LayerSet::EMPTY);
         Cli::command().debug_assert();
     }
 }

@@ -38,6 +38,9 @@ use build::{DRIVER, ENV, Entry};
 
 /// Fuel for interpreter start-up (about 0.2 × 10^9 measured), before the first execution.
 const STARTUP_FUEL: u64 = 5_000_000_000;
+/// Fuel for a first start-up that preloads packages ([`Build::preload`]: numpy and pandas take
+/// about 5 × 10^9).
+const PRELOAD_FUEL: u64 = 40_000_000_000;
 
 /// Status records the driver writes to fd 0 start with this and end with [`STATUS_END`].
 const STATUS_MAGIC: &[u8] = b"\x01SB1\x00";
@@ -352,18 +355,31 @@ pub fn run_to_completion(
         Arc::default(),
     )?;
     let mut store = new_store(module.engine(), state, fuel)?;
-    let instance = linker.instantiate(&mut store, module)?;
-    store.data_mut().memory = instance.get_memory(&mut store, "memory");
-    let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
-    let status = match start.call(&mut store, ()) {
-        Ok(()) => 0,
-        Err(e) => match e.downcast_ref::<wasmtime_wasi::I32Exit>() {
-            Some(exit) => exit.0,
-            None => return Err(e),
-        },
-    };
+    let status = run_command(&mut store, module, linker)?;
     let state = store.data_mut();
     Ok((status, state.stdout.take().0, state.stderr.take().0))
+}
+
+/// Instantiates a WASI command in `store` and runs its `_start` to the end: its exit status
+/// (`proc_exit`'s, or 0 when `_start` returned).
+///
+/// # Errors
+/// When it cannot be instantiated or traps.
+pub fn run_command(
+    store: &mut Store<HostState>,
+    module: &Module,
+    linker: &Linker<HostState>,
+) -> Result<i32> {
+    let instance = linker.instantiate(&mut *store, module)?;
+    store.data_mut().memory = instance.get_memory(&mut *store, "memory");
+    let start = instance.get_typed_func::<(), ()>(&mut *store, "_start")?;
+    match start.call(&mut *store, ()) {
+        Ok(()) => Ok(0),
+        Err(e) => match e.downcast_ref::<wasmtime_wasi::I32Exit>() {
+            Some(exit) => Ok(exit.0),
+            None => Err(e),
+        },
+    }
 }
 
 /// Runs the Python session until the supervisor goes away.
@@ -379,6 +395,7 @@ pub fn serve(
     link: Link,
 ) -> Result<(), WorkerError> {
     let mut feed = StdinFeed::new(link, None);
+    let mut preload = build.preload;
     loop {
         let control = feed.link.control.clone();
         let mut state = HostState::new(
@@ -386,10 +403,16 @@ pub fn serve(
         )
         .map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
         state.driver = Some(Box::new(feed));
-        let mut store = new_store(module.engine(), state, STARTUP_FUEL)
+        let startup_fuel = if preload.is_empty() {
+            STARTUP_FUEL
+        } else {
+            PRELOAD_FUEL
+        };
+        let mut store = new_store(module.engine(), state, startup_fuel)
             .map_err(|e| WorkerError::Runtime(e.to_string()))?;
         // The driver only returns when the interpreter died, exited, or we are shutting down.
-        let ended = run_driver(&mut store, module, linker, build.entry);
+        let ended = run_driver(&mut store, module, linker, build.entry, preload);
+        preload = "";
         match restart_after(&mut store, ended)? {
             Some(restarted) => feed = restarted,
             None => return Ok(()),
@@ -397,12 +420,14 @@ pub fn serve(
     }
 }
 
-/// Instantiates CPython in `store` and runs the driver in it, the way `entry` says.
+/// Instantiates CPython in `store` and runs the driver in it, the way `entry` says (a `turn`
+/// runs `preload` first).
 fn run_driver(
     store: &mut Store<HostState>,
     module: &Module,
     linker: &Linker<HostState>,
     entry: Entry,
+    preload: &str,
 ) -> Result<()> {
     let instance = linker.instantiate(&mut *store, module)?;
     let memory = instance.get_memory(&mut *store, "memory");
@@ -419,13 +444,14 @@ fn run_driver(
             }
             let alloc = instance.get_typed_func::<i32, i32>(&mut *store, "host_alloc")?;
             let turn = instance.get_typed_func::<(i32, i32), i32>(&mut *store, "turn")?;
-            let len = i32::try_from(DRIVER.len())?;
+            let source = format!("{preload}{DRIVER}");
+            let len = i32::try_from(source.len())?;
             let at = alloc.call(&mut *store, len)?;
             let memory = memory.ok_or_else(|| format_err!("CPython exports no memory"))?;
             if at <= 0 {
                 return Err(format_err!("CPython had no memory for its driver"));
             }
-            memory.write(&mut *store, at as usize, DRIVER.as_bytes())?;
+            memory.write(&mut *store, at as usize, source.as_bytes())?;
             // Its status (the driver's exit) says nothing more than that it ended.
             turn.call(&mut *store, (at, len)).map(drop)
         }

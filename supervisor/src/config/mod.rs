@@ -63,8 +63,10 @@ pub struct SupervisorConfig {
     pub explicit_session_ttl: Duration,
     /// Admission: most sessions at once.
     pub max_sessions: usize,
-    /// Admission: the sum of the memory caps of all sessions may not exceed this.
+    /// Admission: what sessions and pooled workers use, as measured, may not exceed this.
     pub memory_budget: u64,
+    /// Idle pre-started workers per runtime.
+    pub worker_pool: crate::pool::PoolSizes,
     /// Whether workers get their own cgroup.
     pub cgroups: CgroupSupport,
     /// Caps per HTTP client (a named principal, or one MCP session): sessions at once.
@@ -179,6 +181,7 @@ impl SupervisorConfig {
             explicit_session_ttl: Duration::from_secs(DEFAULT_EXPLICIT_SESSION_TTL_SECS),
             max_sessions: count(DEFAULT_MAX_SESSIONS),
             memory_budget: default_memory_budget(),
+            worker_pool: crate::pool::PoolSizes::none(),
             cgroups: CgroupSupport::Unavailable {
                 reason: "not detected".into(),
             },
@@ -210,6 +213,7 @@ impl SupervisorConfig {
         if let Some(budget) = admission.memory_budget_bytes {
             self.memory_budget = budget;
         }
+        self.worker_pool = admission.worker_pool.clone();
         self.principal_max_sessions = count(admission.principal_max_sessions);
         self.principal_max_executions = count(admission.principal_max_executions);
         if let Some(cache) = &paths.cache_dir {

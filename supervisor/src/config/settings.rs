@@ -21,8 +21,11 @@ use crate::jail_layers::WorkerEntry;
 pub const DEFAULT_SESSION_TTL_SECS: u64 = 3600;
 /// Default idle time of a session made with `create_session` (the seed suggests 24 h).
 pub const DEFAULT_EXPLICIT_SESSION_TTL_SECS: u64 = 24 * 3600;
-/// Default most sessions at once across all clients.
-pub const DEFAULT_MAX_SESSIONS: u64 = 64;
+/// Default most sessions at once across all clients. Memory is admitted by measured use, so
+/// this only bounds processes and descriptors (about six per session).
+pub const DEFAULT_MAX_SESSIONS: u64 = 256;
+/// Default idle pre-started workers per runtime.
+pub const DEFAULT_WORKER_POOL: &str = "python=2,python-scientific=1,javascript=2";
 /// Default caps per HTTP client: sessions, and executions running or queued.
 pub const DEFAULT_PRINCIPAL_MAX: u64 = 16;
 
@@ -104,11 +107,18 @@ pub struct AdmissionSettings {
     #[arg(long, value_name = "N", env = "SANDBOX_MAX_SESSIONS",
           default_value_t = DEFAULT_MAX_SESSIONS, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_sessions: u64,
-    /// Most memory all sessions' caps may add up to (at least 32 MiB) [default: three quarters
-    /// of RAM]
+    /// Most memory sessions and pre-started workers may use together, as measured (PSS plus a
+    /// quarter, at least each runtime's expected use; a session's memory cap is a limit, not a
+    /// reservation). New sessions are also refused while the host's available memory is short
+    /// (at least 32 MiB) [default: three quarters of RAM]
     #[arg(long, value_name = "BYTES", env = "SANDBOX_MEMORY_BUDGET_BYTES",
           value_parser = clap::value_parser!(u64).range(*MEMORY_RANGE.start()..))]
     pub memory_budget_bytes: Option<u64>,
+    /// Idle workers started ahead of sessions, per runtime (RUNTIME=COUNT,…; 0 for none): a new
+    /// session's first call then skips interpreter start-up
+    #[arg(long, value_name = "SIZES", env = "SANDBOX_WORKER_POOL",
+          default_value = DEFAULT_WORKER_POOL)]
+    pub worker_pool: crate::pool::PoolSizes,
     /// Most sessions one HTTP client (a principal, or an MCP session without one) holds at once
     /// (at least 1)
     #[arg(long, value_name = "N", env = "SANDBOX_PRINCIPAL_MAX_SESSIONS",
@@ -382,8 +392,9 @@ mod tests {
             ),
             (3600, 86400)
         );
-        assert_eq!(s.admission.max_sessions, 64);
+        assert_eq!(s.admission.max_sessions, 256);
         assert_eq!(s.admission.memory_budget_bytes, None);
+        assert_eq!(s.admission.worker_pool, crate::pool::PoolSizes::default());
         assert_eq!(
             (
                 s.admission.principal_max_sessions,
@@ -452,6 +463,15 @@ mod tests {
         );
         let error = parse(&["--http", "localhost"]).unwrap_err().to_string();
         assert!(error.contains("--http"), "{error}");
+        let error = parse(&["--worker-pool", "python=2,ruby=1"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("--worker-pool") && error.contains("unknown runtime \"ruby\""),
+            "{error}"
+        );
+        let pool = parse(&["--worker-pool", "javascript=4"]).unwrap();
+        assert_eq!(pool.admission.worker_pool.to_string(), "javascript=4");
     }
 
     #[test]
@@ -480,6 +500,7 @@ mod tests {
             "SANDBOX_HTTP_TOKENS_FILE",
             "SANDBOX_MAX_SESSIONS",
             "SANDBOX_MEMORY_BUDGET_BYTES",
+            "SANDBOX_WORKER_POOL",
             "SANDBOX_PRINCIPAL_MAX_SESSIONS",
             "SANDBOX_PRINCIPAL_MAX_EXECUTIONS",
             "SANDBOX_DEFAULT_MEMORY_BYTES",

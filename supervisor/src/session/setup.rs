@@ -8,8 +8,8 @@
 //!
 //! The scientific runtime costs more, and its limits say so: each execution gets the flavor's
 //! fuel times [`Runtime::fuel_factor`] (unless the client set the fuel itself), and its memory
-//! cap is at least [`SCIENTIFIC_MIN_MEMORY`]. Admission reserves, for every session, its memory
-//! cap plus its worker's own memory ([`Runtime::host_overhead_bytes`]).
+//! cap is at least [`SCIENTIFIC_MIN_MEMORY`]. A memory cap is a limit, not a reservation:
+//! admission counts what workers really use (see `memory`).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -63,12 +63,6 @@ impl SessionSpec {
         limits.memory_bytes = limits.memory_bytes.max(min_memory(runtime));
         limits
     }
-
-    /// What admission reserves for this session on `runtime`: its memory cap plus its worker's
-    /// own memory.
-    pub fn reservation_on(&self, runtime: Runtime) -> u64 {
-        self.limits_on(runtime).memory_bytes + runtime.host_overhead_bytes()
-    }
 }
 
 /// The least memory cap a session on `runtime` gets.
@@ -119,10 +113,6 @@ impl Setup {
 
     pub(super) fn limits(&self) -> SessionLimits {
         self.spec.limits_on(self.runtime())
-    }
-
-    pub(super) fn reservation(&self) -> u64 {
-        self.spec.reservation_on(self.runtime())
     }
 
     /// Whether a session now on `current` may go to `runtime`: its creator did not name one, no
@@ -187,14 +177,6 @@ mod tests {
             spec.limits.fuel * Runtime::PythonScientific.fuel_factor()
         );
         assert_eq!(scientific.memory_bytes, SCIENTIFIC_MIN_MEMORY);
-        assert_eq!(
-            spec.reservation_on(Runtime::PythonScientific),
-            SCIENTIFIC_MIN_MEMORY + Runtime::PythonScientific.host_overhead_bytes()
-        );
-        assert_eq!(
-            spec.reservation_on(Runtime::Python),
-            (64 << 20) + Runtime::Python.host_overhead_bytes()
-        );
 
         spec.fuel_explicit = true;
         spec.limits.memory_bytes = 2 << 30;

@@ -1,23 +1,33 @@
-//! The session table: every session of the supervisor by owner and id, and admission. A session
-//! is admitted when the session count allows one more and the memory budget has room for what it
-//! reserves (its memory cap plus its runtime's worker overhead); the same budget is checked again
-//! when a session moves to a costlier runtime before its first worker. Idle sessions are reaped
-//! here, and their ids remembered a while so a late call hears "expired".
+//! The session table: every session of the supervisor by owner and id, the pool of pre-started
+//! workers, and admission. A session is admitted when the session count allows one more and
+//! its runtime's expected use fits next to what sessions and pooled workers really use (see
+//! [`memory`]): within the memory budget, and leaving the host's reserve free. The same check
+//! runs when a session moves to a costlier runtime before its first worker, and before the pool
+//! starts a worker. Idle sessions are reaped here, and their ids remembered a while so a late
+//! call hears "expired".
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use chrono::Utc;
 use sandbox_protocol::Runtime;
 
+use super::memory::{self, Footprint, HostMemory, ProcFs};
 use super::{Owner, Session, SessionSpec, setup};
 use crate::config::SupervisorConfig;
+use crate::pool::{Pooled, WorkerPool, worker_shape};
+use crate::runtimes::Runtimes;
+use crate::worker::Worker;
 use crate::workspace::StateDirs;
 
 /// How many reaped session ids are remembered, so a late call hears "expired" instead of
 /// silently getting a fresh session.
 const REMEMBERED_EXPIRED: usize = 1024;
+
+/// How long the pool waits after a worker failed to start before trying again.
+const POOL_RETRY: Duration = Duration::from_secs(5);
 
 /// A session's place in the table: its owner and the id the owner chose.
 type SessionKey = (Owner, String);
@@ -29,6 +39,10 @@ pub struct SessionTable {
     dirs: Arc<StateDirs>,
     sessions: Mutex<HashMap<SessionKey, Arc<Session>>>,
     expired: Mutex<VecDeque<SessionKey>>,
+    pool: Arc<WorkerPool>,
+    /// The workers' memory as last measured, by pid.
+    measured: Mutex<HashMap<u32, Footprint>>,
+    proc_fs: ProcFs,
 }
 
 /// Why `create` refused.
@@ -50,69 +64,132 @@ pub enum MoveError {
     /// Its creator named its runtime, or a worker already started on it.
     #[error("the session's runtime is fixed")]
     Fixed,
-    /// The memory budget has no room for what it would reserve there.
+    /// There is no memory for what it would use there.
     #[error("{0}")]
     ResourcesExhausted(Usage),
 }
 
-/// What the sessions use against the admission limits. Every session reserves its memory cap
-/// plus its worker's own memory, which depends on its runtime
-/// ([`Runtime::host_overhead_bytes`]).
+/// Which admission limit a refused request hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Shortage {
+    /// The most sessions at once.
+    Sessions,
+    /// The memory budget, against what sessions and pooled workers use.
+    MemoryBudget,
+    /// The host's available memory, less what it keeps free.
+    HostMemory,
+}
+
+/// What sessions and pooled workers use against the admission limits. Memory figures count
+/// measured use (PSS plus a quarter), never less than each runtime's expected use; a session's
+/// memory cap is a limit on its guest, not a reservation.
 #[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
 pub struct Usage {
     pub sessions: usize,
     pub max_sessions: usize,
-    /// What all sessions reserve: each one's memory cap plus its worker's overhead.
-    pub memory_reserved_bytes: u64,
+    /// Pre-started workers waiting for sessions (counted in `memory_in_use_bytes`).
+    pub pooled_workers: usize,
+    pub memory_in_use_bytes: u64,
     pub memory_budget_bytes: u64,
-    /// What the refused session would reserve: `requested_memory_cap_bytes` +
-    /// `requested_worker_overhead_bytes`.
+    /// The host's `MemAvailable` when checked, and what admission keeps free of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_available_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_reserve_bytes: Option<u64>,
+    /// What the refused request would use (its runtime's expected use).
     pub memory_requested_bytes: u64,
-    pub requested_memory_cap_bytes: u64,
-    /// The memory of its worker process beyond the cap (Wasmtime, the interpreter's code).
-    pub requested_worker_overhead_bytes: u64,
+    /// Which limit it hit, when refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shortage: Option<Shortage>,
 }
 
 impl Usage {
-    /// Whether what was requested fits the memory budget next to what is reserved.
-    fn fits(&self) -> bool {
-        self.memory_reserved_bytes + self.memory_requested_bytes <= self.memory_budget_bytes
+    /// The first limit a request of `memory_requested_bytes` hits, if any (`count_new`: it is
+    /// one more session).
+    fn shortage(&self, count_new: bool) -> Option<Shortage> {
+        if count_new && self.sessions >= self.max_sessions {
+            return Some(Shortage::Sessions);
+        }
+        if self.memory_in_use_bytes + self.memory_requested_bytes > self.memory_budget_bytes {
+            return Some(Shortage::MemoryBudget);
+        }
+        match (self.host_available_bytes, self.host_reserve_bytes) {
+            (Some(available), Some(reserve))
+                if available < self.memory_requested_bytes + reserve =>
+            {
+                Some(Shortage::HostMemory)
+            }
+            _ => None,
+        }
+    }
+
+    /// Checks the request: `Err` with the shortage named when a limit is hit.
+    fn admit(mut self, count_new: bool) -> Result<Self, Self> {
+        match self.shortage(count_new) {
+            None => Ok(self),
+            Some(shortage) => {
+                self.shortage = Some(shortage);
+                Err(self)
+            }
+        }
     }
 }
 
 impl std::fmt::Display for Usage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "no capacity for a new session: {} of {} sessions in use, {} MiB of {} MiB memory reserved, {} MiB requested ({} MiB memory cap + {} MiB worker overhead)",
-            self.sessions,
-            self.max_sessions,
-            self.memory_reserved_bytes >> 20,
-            self.memory_budget_bytes >> 20,
-            self.memory_requested_bytes >> 20,
-            self.requested_memory_cap_bytes >> 20,
-            self.requested_worker_overhead_bytes >> 20,
-        )
+        let mib = |bytes: u64| bytes >> 20;
+        match self.shortage {
+            Some(Shortage::Sessions) => write!(
+                f,
+                "no capacity for a new session: {} of {} sessions in use",
+                self.sessions, self.max_sessions
+            ),
+            Some(Shortage::HostMemory) => write!(
+                f,
+                "the host is short of memory: {} MiB available, {} MiB kept free, {} MiB needed",
+                mib(self.host_available_bytes.unwrap_or(0)),
+                mib(self.host_reserve_bytes.unwrap_or(0)),
+                mib(self.memory_requested_bytes),
+            ),
+            Some(Shortage::MemoryBudget) | None => write!(
+                f,
+                "the memory budget is used up: sessions and pre-started workers use {} MiB of {} MiB, {} MiB more needed",
+                mib(self.memory_in_use_bytes),
+                mib(self.memory_budget_bytes),
+                mib(self.memory_requested_bytes),
+            ),
+        }
     }
 }
 
 impl SessionTable {
-    /// A table over the state directory's sessions (created here).
+    /// A table over the state directory's sessions (created here), with a pool of the sizes
+    /// configured (none when workers are jail probes, which attack instead of serving).
     ///
     /// # Errors
     /// When the state directory's parts cannot be created.
     pub fn new(config: Arc<SupervisorConfig>) -> std::io::Result<Self> {
         let dirs = Arc::new(StateDirs::create(&config.state_dir)?);
+        let sizes = if config.jail.entry == crate::jail_layers::WorkerEntry::Serve {
+            config.worker_pool.clone()
+        } else {
+            crate::pool::PoolSizes::none()
+        };
         Ok(Self {
             config,
             dirs,
             sessions: Mutex::default(),
             expired: Mutex::default(),
+            pool: Arc::new(WorkerPool::new(sizes)),
+            measured: Mutex::default(),
+            proc_fs: ProcFs::default(),
         })
     }
 
     /// A table in a fresh state directory (kept as long as the returned guard) whose memory
-    /// budget is `budget`, for tests.
+    /// budget is `budget`, for tests; it sees no host memory figures unless given a fake
+    /// `/proc` ([`SessionTable::with_proc_fs`]).
     #[cfg(test)]
     pub(crate) fn for_tests(budget: u64) -> (tempfile::TempDir, Self) {
         let state = tempfile::tempdir().expect("a temporary directory");
@@ -122,8 +199,16 @@ impl SessionTable {
             state.path().join("state"),
         );
         config.memory_budget = budget;
-        let table = Self::new(Arc::new(config)).expect("a state directory");
+        let mut table = Self::new(Arc::new(config)).expect("a state directory");
+        table.proc_fs = ProcFs("/nonexistent/proc".into());
         (state, table)
+    }
+
+    /// The same table reading the host's memory and workers' footprints from `proc`.
+    #[cfg(test)]
+    pub(crate) fn with_proc_fs(mut self, proc: ProcFs) -> Self {
+        self.proc_fs = proc;
+        self
     }
 
     /// The state directory's parts (staging for package installs).
@@ -131,32 +216,78 @@ impl SessionTable {
         &self.dirs
     }
 
-    /// Current use against the admission limits.
-    pub fn usage(&self) -> Usage {
-        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        self.usage_of(sessions.values(), 0, 0)
+    /// The pre-started workers.
+    pub fn pool(&self) -> &WorkerPool {
+        &self.pool
     }
 
-    /// The use of `sessions`, with what a refused session asked for (its memory cap and its
-    /// worker's overhead).
+    /// Current use against the admission limits.
+    pub fn usage(&self) -> Usage {
+        self.usage_for(0)
+    }
+
+    /// Current use, with `requested` bytes asked for.
+    fn usage_for(&self, requested: u64) -> Usage {
+        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        self.usage_of(sessions.values(), requested)
+    }
+
+    /// What `session` counts for now: its worker's measured use, or its runtime's expected use.
+    fn demand_of(&self, session: &Session, measured: &HashMap<u32, Footprint>) -> u64 {
+        let pid = session.worker_pid.load(Ordering::SeqCst);
+        memory::demand(session.runtime(), measured.get(&pid).copied())
+    }
+
+    /// The use of `sessions` and the pool, the host's memory, and `requested` bytes asked for.
     fn usage_of<'a>(
         &self,
         sessions: impl Iterator<Item = &'a Arc<Session>>,
-        requested_cap: u64,
-        requested_overhead: u64,
+        requested: u64,
     ) -> Usage {
-        let (count, reserved) = sessions.fold((0, 0), |(count, reserved), session| {
-            (count + 1, reserved + session.setup.reservation())
+        let measured = self.measured.lock().unwrap_or_else(|e| e.into_inner());
+        let (count, sessions_use) = sessions.fold((0, 0), |(count, used), session| {
+            (count + 1, used + self.demand_of(session, &measured))
         });
+        let pooled = self.pool.workers();
+        let pool_use: u64 = pooled
+            .iter()
+            .map(|(pid, runtime)| memory::demand(*runtime, measured.get(pid).copied()))
+            .sum();
+        drop(measured);
+        let host = self.proc_fs.host_memory();
         Usage {
             sessions: count,
             max_sessions: self.config.max_sessions,
-            memory_reserved_bytes: reserved,
+            pooled_workers: pooled.len(),
+            memory_in_use_bytes: sessions_use + pool_use,
             memory_budget_bytes: self.config.memory_budget,
-            memory_requested_bytes: requested_cap + requested_overhead,
-            requested_memory_cap_bytes: requested_cap,
-            requested_worker_overhead_bytes: requested_overhead,
+            host_available_bytes: host.map(|h| h.available),
+            host_reserve_bytes: host.map(memory::host_reserve),
+            memory_requested_bytes: requested,
+            shortage: None,
         }
+    }
+
+    /// Measures every worker's memory (sessions' and pooled), off the async threads.
+    pub async fn sample_memory(&self) {
+        let mut pids: Vec<u32> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(|s| s.worker_pid.load(Ordering::SeqCst))
+            .filter(|pid| *pid != 0)
+            .collect();
+        pids.extend(self.pool.workers().into_iter().map(|(pid, _)| pid));
+        let proc_fs = self.proc_fs.clone();
+        if let Ok(measured) = tokio::task::spawn_blocking(move || proc_fs.footprints(pids)).await {
+            *self.measured.lock().unwrap_or_else(|e| e.into_inner()) = measured;
+        }
+    }
+
+    /// The host's memory, as admission sees it.
+    pub fn host_memory(&self) -> Option<HostMemory> {
+        self.proc_fs.host_memory()
     }
 
     /// `owner`'s session `id`; another owner's session of that id is not there for it.
@@ -200,14 +331,9 @@ impl SessionTable {
                 return Err(CreateError::ClientLimit { sessions: held });
             }
         }
-        let usage = self.usage_of(
-            sessions.values(),
-            spec.limits_on(spec.runtime).memory_bytes,
-            spec.runtime.host_overhead_bytes(),
-        );
-        if usage.sessions >= usage.max_sessions || !usage.fits() {
-            return Err(CreateError::ResourcesExhausted(usage));
-        }
+        self.usage_of(sessions.values(), spec.runtime.expected_use_bytes())
+            .admit(true)
+            .map_err(CreateError::ResourcesExhausted)?;
         let files = self
             .dirs
             .create_session(id)
@@ -219,7 +345,10 @@ impl SessionTable {
             ttl: spec.ttl,
             setup: setup::Setup::new(spec),
             created_at: now,
-            files,
+            key: files.key.clone(),
+            files: Mutex::new(Arc::new(files)),
+            pool: self.pool.clone(),
+            dirs: self.dirs.clone(),
             last_used: Mutex::new(now),
             worker_pid: AtomicU32::new(0),
             executions: Default::default(),
@@ -235,31 +364,26 @@ impl SessionTable {
     }
 
     /// Moves `session` to `runtime` before its first worker starts, when its creator did not
-    /// name one and the memory budget has room for what it then reserves (the other sessions'
-    /// reservations plus its own on `runtime`).
+    /// name one and there is memory for what it is expected to use there (next to what the
+    /// other sessions and the pool use).
     ///
     /// # Errors
     /// [`MoveError::Fixed`] when the runtime may not change; [`MoveError::ResourcesExhausted`]
-    /// when it does not fit, with the use and what it would reserve.
+    /// when it does not fit, with the use and what it would need.
     pub fn move_to(&self, session: &Session, runtime: Runtime) -> Result<(), MoveError> {
         if !session.may_move_to(runtime) {
             return Err(MoveError::Fixed);
         }
         // Held while checking and moving, so no creation or other move sees a stale total.
         let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        let spec = session.setup.spec();
         let others = sessions
             .values()
             .filter(|s| !std::ptr::eq(s.as_ref(), session));
-        let mut usage = self.usage_of(
-            others,
-            spec.limits_on(runtime).memory_bytes,
-            runtime.host_overhead_bytes(),
-        );
-        if !usage.fits() {
-            // Reported with the session's own current reservation among what is reserved.
-            usage.sessions += 1;
-            usage.memory_reserved_bytes += session.setup.reservation();
+        if let Err(mut usage) = self
+            .usage_of(others, runtime.expected_use_bytes())
+            .admit(false)
+        {
+            usage.sessions += 1; // the session itself, which stays where it is
             return Err(MoveError::ResourcesExhausted(usage));
         }
         if !session.setup.move_to(runtime) {
@@ -286,8 +410,8 @@ impl SessionTable {
     async fn remove_files(&self, session: &Arc<Session>) {
         let (dirs, session) = (self.dirs.clone(), session.clone());
         let id = session.id.clone();
-        let removed =
-            tokio::task::spawn_blocking(move || dirs.remove_session(&session.files)).await;
+        let files = session.files();
+        let removed = tokio::task::spawn_blocking(move || dirs.remove_session(&files)).await;
         match removed {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
@@ -318,8 +442,84 @@ impl SessionTable {
         }
     }
 
+    /// Keeps the pool full while the server runs: after the interpreters are compiled, starts
+    /// a worker for each one missing (when admission has room for it; a full server stops
+    /// refilling), drops pooled workers that died, and waits for the next take.
+    pub async fn keep_pool_filled(&self, runtimes: &Runtimes) {
+        let manifest = match runtimes.manifest(&self.config).await {
+            Ok(manifest) => manifest,
+            Err(_) => return, // logged by whoever compiled; sessions say it too
+        };
+        let shape = |runtime: Runtime| {
+            let spec = SessionSpec::new(
+                runtime.language(),
+                self.config.defaults.clone(),
+                self.config.session_ttl,
+            );
+            spec.limits_on(runtime)
+        };
+        loop {
+            for dead in self.pool.prune_dead() {
+                if let Err(e) = self.dirs.remove_session(&dead) {
+                    tracing::warn!(error = %e, "cannot remove a dead pooled worker's directory");
+                }
+            }
+            let mut failed = false;
+            for runtime in self.pool.missing() {
+                let Some(module) = manifest.module(runtime) else {
+                    continue;
+                };
+                if let Err(usage) = self.usage_for(runtime.expected_use_bytes()).admit(false) {
+                    tracing::debug!(%runtime, %usage, "no room to pool a worker");
+                    break;
+                }
+                match self.start_pooled(runtime, module, shape(runtime)).await {
+                    Ok(pooled) => self.pool.put(pooled),
+                    Err(e) => {
+                        tracing::warn!(%runtime, error = %e, "cannot pre-start a worker");
+                        failed = true;
+                        break;
+                    }
+                }
+            }
+            let wait = if failed {
+                POOL_RETRY
+            } else {
+                memory::SAMPLE_PERIOD
+            };
+            self.pool.wait_for_take(wait).await;
+        }
+    }
+
+    /// Starts one pooled worker of `runtime` with `limits`, on directories of its own.
+    async fn start_pooled(
+        &self,
+        runtime: Runtime,
+        module: &sandbox_protocol::CachedModule,
+        limits: crate::config::SessionLimits,
+    ) -> Result<Pooled, String> {
+        let files = self.dirs.create_pooled().map_err(|e| e.to_string())?;
+        match Worker::spawn(&self.config, module, &files, 1, runtime, &limits).await {
+            Ok((worker, ready)) => {
+                tracing::debug!(pid = worker.pid(), %runtime, startup_ms = ready.startup_us as f64 / 1000.0, "worker pooled");
+                Ok(Pooled {
+                    runtime,
+                    shape: worker_shape(&limits),
+                    files,
+                    worker,
+                    version: ready.runtime_version,
+                })
+            }
+            Err(e) => {
+                let _ = self.dirs.remove_session(&files);
+                Err(e.to_string())
+            }
+        }
+    }
+
     /// Kills every worker and removes every workspace, concurrently.
     pub async fn shutdown(&self) {
+        let pooled = self.pool.drain();
         let sessions: Vec<Arc<Session>> = self
             .sessions
             .lock()
@@ -330,6 +530,9 @@ impl SessionTable {
         let mut stopping = tokio::task::JoinSet::new();
         for session in sessions {
             stopping.spawn(async move { session.stop().await });
+        }
+        for pooled in pooled {
+            stopping.spawn(async move { pooled.worker.shutdown().await });
         }
         while stopping.join_next().await.is_some() {}
         // The directories go with the whole state directory (see `crate::shutdown`).
@@ -355,7 +558,7 @@ mod tests {
     use super::*;
     use crate::config::SessionLimits;
 
-    const SMALL_CAP: u64 = 1 << 30;
+    const MIB: u64 = 1 << 20;
 
     fn small(language: Language) -> SessionSpec {
         SessionSpec::new(
@@ -365,81 +568,164 @@ mod tests {
         )
     }
 
+    fn refusal(result: Result<Arc<Session>, CreateError>) -> Usage {
+        match result {
+            Err(CreateError::ResourcesExhausted(usage)) => usage,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
     #[test]
-    fn admission_reserves_the_memory_cap_and_the_workers_overhead() {
-        let python = SMALL_CAP + Runtime::Python.host_overhead_bytes();
-        let javascript = SMALL_CAP + Runtime::JavaScript.host_overhead_bytes();
-        // Room for exactly one Python and one JavaScript session, and not a byte more.
+    fn a_memory_cap_is_a_limit_sessions_count_for_what_they_are_expected_to_use() {
+        let python = Runtime::Python.expected_use_bytes();
+        let javascript = Runtime::JavaScript.expected_use_bytes();
+        // Room for exactly one Python and one JavaScript session, and not a byte more; each
+        // has a 1 GiB cap, which is not reserved.
         let (_state, table) = SessionTable::for_tests(python + javascript);
         let owner = Owner::local();
         table.create(&owner, "py", small(Language::Python)).unwrap();
         table
             .create(&owner, "js", small(Language::JavaScript))
             .unwrap();
-        assert_eq!(table.usage().memory_reserved_bytes, python + javascript);
-        let Err(CreateError::ResourcesExhausted(usage)) =
-            table.create(&owner, "third", small(Language::Python))
-        else {
-            panic!("a third session fits no budget");
-        };
+        assert_eq!(table.usage().memory_in_use_bytes, python + javascript);
+        let usage = refusal(table.create(&owner, "third", small(Language::JavaScript)));
+        assert_eq!(usage.shortage, Some(Shortage::MemoryBudget));
         assert_eq!(usage.sessions, 2);
-        assert_eq!(usage.memory_reserved_bytes, python + javascript);
-        assert_eq!(usage.memory_requested_bytes, python);
-        assert_eq!(usage.requested_memory_cap_bytes, SMALL_CAP);
+        assert_eq!(usage.memory_in_use_bytes, python + javascript);
+        assert_eq!(usage.memory_requested_bytes, javascript);
         assert_eq!(
-            usage.requested_worker_overhead_bytes,
-            Runtime::Python.host_overhead_bytes()
-        );
-        assert!(
-            usage.to_string().ends_with(&format!(
-                "MiB requested (1024 MiB memory cap + {} MiB worker overhead)",
-                Runtime::Python.host_overhead_bytes() >> 20
-            )),
-            "{usage}"
+            usage.to_string(),
+            format!(
+                "the memory budget is used up: sessions and pre-started workers use {} MiB of {} MiB, {} MiB more needed",
+                (python + javascript) / MIB,
+                (python + javascript) / MIB,
+                javascript / MIB
+            )
         );
 
-        // Without the overhead, the third session would have fitted a budget of three caps.
-        let (_state, caps_only) = SessionTable::for_tests(3 * SMALL_CAP);
-        for id in ["a", "b"] {
-            caps_only
-                .create(&owner, id, small(Language::Python))
+        // A hundred small sessions fit in 4 GiB: their caps (100 GiB) are not what counts.
+        let (_state, roomy) = SessionTable::for_tests(4 << 30);
+        for i in 0..100 {
+            let language = if i % 2 == 0 {
+                Language::Python
+            } else {
+                Language::JavaScript
+            };
+            roomy
+                .create(&owner, &format!("s{i}"), small(language))
                 .unwrap();
         }
-        assert!(matches!(
-            caps_only.create(&owner, "c", small(Language::Python)),
-            Err(CreateError::ResourcesExhausted(_))
-        ));
+        assert_eq!(roomy.usage().sessions, 100);
+    }
+
+    #[test]
+    fn measured_use_replaces_the_expectation_once_it_is_larger() {
+        let (_state, table) = SessionTable::for_tests(1 << 30);
+        let owner = Owner::local();
+        let session = table
+            .create(&owner, "big", small(Language::Python))
+            .unwrap();
+        session.worker_pid.store(4242, Ordering::SeqCst);
+        let measure = |pss: u64| {
+            let footprint = Footprint { rss: pss, pss };
+            *table.measured.lock().unwrap() = HashMap::from([(4242, footprint)]);
+        };
+        measure(MIB);
+        assert_eq!(
+            table.usage().memory_in_use_bytes,
+            Runtime::Python.expected_use_bytes(),
+            "an idle worker counts for its runtime's expected use"
+        );
+        measure(800 * MIB);
+        assert_eq!(
+            table.usage().memory_in_use_bytes,
+            1000 * MIB,
+            "measured plus a quarter"
+        );
+        let usage = refusal(table.create(&owner, "next", small(Language::Python)));
+        assert_eq!(usage.shortage, Some(Shortage::MemoryBudget));
+        measure(100 * MIB);
+        table
+            .create(&owner, "next", small(Language::Python))
+            .unwrap();
+    }
+
+    #[test]
+    fn a_host_short_of_memory_refuses_whatever_the_budget_says() {
+        let proc = tempfile::tempdir().unwrap();
+        let meminfo = |available_mib: u64| {
+            let text = format!(
+                "MemTotal: {} kB\nMemAvailable: {} kB\n",
+                1 << 20, // 1 GiB: the reserve is its floor, 256 MiB
+                available_mib * 1024
+            );
+            std::fs::write(proc.path().join("meminfo"), text).unwrap();
+        };
+        let (_state, table) = SessionTable::for_tests(u64::MAX / 2);
+        let table = table.with_proc_fs(ProcFs(proc.path().to_path_buf()));
+        let owner = Owner::local();
+        meminfo(256 + 31);
+        let usage = refusal(table.create(&owner, "a", small(Language::Python)));
+        assert_eq!(usage.shortage, Some(Shortage::HostMemory));
+        assert_eq!(usage.host_reserve_bytes, Some(256 * MIB));
+        assert_eq!(
+            usage.to_string(),
+            "the host is short of memory: 287 MiB available, 256 MiB kept free, 32 MiB needed"
+        );
+        meminfo(256 + 32);
+        table.create(&owner, "a", small(Language::Python)).unwrap();
+    }
+
+    #[test]
+    fn the_session_count_is_a_limit_of_its_own() {
+        let (_state, table) = SessionTable::for_tests(u64::MAX / 2);
+        let mut config = (*table.config).clone();
+        config.max_sessions = 1;
+        let table = SessionTable {
+            config: Arc::new(config),
+            ..table
+        };
+        let owner = Owner::local();
+        table
+            .create(&owner, "one", small(Language::Python))
+            .unwrap();
+        let usage = refusal(table.create(&owner, "two", small(Language::Python)));
+        assert_eq!(usage.shortage, Some(Shortage::Sessions));
+        assert_eq!(
+            usage.to_string(),
+            "no capacity for a new session: 1 of 1 sessions in use"
+        );
     }
 
     #[test]
     fn a_move_to_a_costlier_runtime_is_admitted_like_a_new_session() {
         let scientific = Runtime::PythonScientific;
-        let python = SMALL_CAP + Runtime::Python.host_overhead_bytes();
+        let python = Runtime::Python.expected_use_bytes();
         let (_state, tight) = SessionTable::for_tests(python);
         let owner = Owner::local();
         let session = tight.create(&owner, "s", small(Language::Python)).unwrap();
         let Err(MoveError::ResourcesExhausted(usage)) = tight.move_to(&session, scientific) else {
-            panic!("the scientific worker's overhead does not fit");
+            panic!("the scientific runtime's expected use does not fit");
         };
         assert_eq!(
-            (usage.sessions, usage.memory_reserved_bytes),
-            (1, python),
-            "the session's own reservation is counted as it stands"
+            (usage.sessions, usage.memory_in_use_bytes),
+            (1, 0),
+            "counted without the session itself, which would leave 3.12"
         );
         assert_eq!(
             usage.memory_requested_bytes,
-            SMALL_CAP + scientific.host_overhead_bytes()
+            scientific.expected_use_bytes()
         );
         assert_eq!(session.runtime(), Runtime::Python, "it stays where it is");
 
-        let (_state, roomy) = SessionTable::for_tests(SMALL_CAP + scientific.host_overhead_bytes());
+        let (_state, roomy) = SessionTable::for_tests(scientific.expected_use_bytes());
         let session = roomy.create(&owner, "s", small(Language::Python)).unwrap();
         roomy.move_to(&session, scientific).unwrap();
         assert_eq!(session.runtime(), scientific);
         assert_eq!(session.language(), Language::Python);
         assert_eq!(
-            roomy.usage().memory_reserved_bytes,
-            SMALL_CAP + scientific.host_overhead_bytes()
+            roomy.usage().memory_in_use_bytes,
+            scientific.expected_use_bytes()
         );
         assert_eq!(
             session.limits().fuel,

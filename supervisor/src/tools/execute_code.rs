@@ -94,7 +94,7 @@ impl SandboxServer {
             .filter_map(|c| c.as_image().map(|image| image.data.clone()))
             .collect();
         reply.content.extend(
-            crate::resources::new_images(&session.files.app, started)
+            crate::resources::new_images(&session.files().app, started)
                 .into_iter()
                 .filter(|c| c.as_image().is_none_or(|i| !attached.contains(&i.data))),
         );
@@ -142,10 +142,7 @@ fn move_for_import(
         Err(MoveError::ResourcesExhausted(usage)) => {
             tracing::info!(session = %session.id, module, %usage, "no room for python-scientific");
             Some(format!(
-                "the code imports {module}, which only the python-scientific runtime has, but the server's memory budget has no room for it now ({} MiB of {} MiB reserved, it needs {} MiB); it ran on the default runtime",
-                usage.memory_reserved_bytes >> 20,
-                usage.memory_budget_bytes >> 20,
-                usage.memory_requested_bytes >> 20,
+                "the code imports {module}, which only the python-scientific runtime has, but the server has no memory for it now ({usage}); it ran on the default runtime"
             ))
         }
     }
@@ -240,12 +237,13 @@ mod tests {
         assert_eq!(move_for_import(&sessions, &session, "pandas", false), None);
         assert_eq!(session.runtime(), Runtime::Python);
 
-        let budget = (1 << 30) + Runtime::Python.host_overhead_bytes();
+        // Room for the session on 3.12, not for what it would use on the scientific runtime.
+        let budget = Runtime::PythonScientific.expected_use_bytes() - 1;
         let (_state, tight) = SessionTable::for_tests(budget);
         let session = python(&tight, "s");
         let note = move_for_import(&tight, &session, "sklearn", true).unwrap();
         assert!(
-            note.starts_with("the code imports sklearn, which only the python-scientific runtime has, but the server's memory budget has no room for it now"),
+            note.starts_with("the code imports sklearn, which only the python-scientific runtime has, but the server has no memory for it now (the memory budget is used up"),
             "{note}"
         );
         assert_eq!(session.runtime(), Runtime::Python);

@@ -115,7 +115,7 @@ impl SandboxServer {
             .interpreter_state(&session, running.is_empty(), &ctx)
             .await;
         let listing = crate::workspace::list(
-            &session.files.app,
+            &session.files().app,
             args.include_system_files.unwrap_or(false),
         );
         let usage = disk_usage(&session).await;

@@ -85,7 +85,7 @@ impl SandboxServer {
         let runtime = session.runtime();
         let mut installed = packages::install(
             runtime,
-            &session.files.app,
+            &session.files().app,
             package,
             version,
             self.sessions.dirs(),

@@ -198,8 +198,8 @@ impl SandboxServer {
 /// What a session installed into its workspace.
 fn installed_in(session: &Session) -> Installed {
     match session.language() {
-        Language::Python => Installed::Python(installed_python(&session.files.app)),
-        Language::JavaScript => Installed::JavaScript(installed_js(&session.files.app)),
+        Language::Python => Installed::Python(installed_python(&session.files().app)),
+        Language::JavaScript => Installed::JavaScript(installed_js(&session.files().app)),
     }
 }
 

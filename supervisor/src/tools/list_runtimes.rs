@@ -89,8 +89,9 @@ struct ScientificMemory {
     with_pandas_mib: Option<f64>,
     /// Typical imports together, by label.
     with_imports_mib: BTreeMap<String, f64>,
-    /// The worker process's own memory beyond the guest's, which admission also reserves.
-    worker_overhead_mib: u64,
+    /// What admission counts a session of this runtime for until its worker is measured
+    /// (numpy and pandas preloaded).
+    expected_use_mib: u64,
 }
 
 /// The packages compiled into the scientific runtime.
@@ -120,8 +121,13 @@ struct RuntimeList {
 struct Health {
     sessions: usize,
     max_sessions: usize,
-    memory_reserved_bytes: u64,
+    /// What sessions and pooled workers use, as measured (see `sandbox://capabilities`).
+    memory_in_use_bytes: u64,
     memory_budget_bytes: u64,
+    /// Idle workers started ahead of sessions.
+    pooled_workers: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host_available_bytes: Option<u64>,
     running_executions: usize,
     isolation: String,
     jail: Value,
@@ -249,7 +255,7 @@ fn scientific_facts(availability: &Availability) -> ScientificFacts {
             fresh_session_mib: catalogue.memory.baseline_mib,
             with_pandas_mib: catalogue.imports.get("pandas").map(|p| p.memory_mib),
             with_imports_mib,
-            worker_overhead_mib: Runtime::PythonScientific.host_overhead_bytes() >> 20,
+            expected_use_mib: Runtime::PythonScientific.expected_use_bytes() >> 20,
         },
         disk: catalogue.disk,
         compiled_in: CompiledIn {
@@ -266,8 +272,10 @@ impl SandboxServer {
         Health {
             sessions: usage.sessions,
             max_sessions: usage.max_sessions,
-            memory_reserved_bytes: usage.memory_reserved_bytes,
+            memory_in_use_bytes: usage.memory_in_use_bytes,
             memory_budget_bytes: usage.memory_budget_bytes,
+            pooled_workers: usage.pooled_workers,
+            host_available_bytes: usage.host_available_bytes,
             running_executions: self.executions.count(),
             isolation: format!(
                 "one sandbox-worker process per session: WebAssembly (Wasmtime) with fuel, epoch deadlines and a memory cap; rlimits (RLIMIT_DATA, NOFILE, FSIZE, CPU, CORE=0), no_new_privs, own process group, PDEATHSIG; {}",

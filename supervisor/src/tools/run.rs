@@ -244,7 +244,7 @@ impl Lesson<'_> {
 pub(crate) async fn disk_usage(session: &Arc<Session>) -> Usage {
     let session = session.clone();
     let max = session.limits().disk_quota_files.saturating_mul(2);
-    tokio::task::spawn_blocking(move || crate::workspace::usage(&session.files, max))
+    tokio::task::spawn_blocking(move || crate::workspace::usage(&session.files(), max))
         .await
         .unwrap_or_default()
 }

@@ -241,10 +241,7 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
         .map(|(p, _)| p)
         .collect();
     assert!(zombies.is_empty(), "zombies: {zombies:?}");
-    let workers: Vec<u32> = procfs::workers_of(server.pid)
-        .into_iter()
-        .map(|(p, _)| p)
-        .collect();
+    let workers = procfs::session_workers(server.pid);
     assert_eq!(workers.len(), 8, "one worker per session: {workers:?}");
 
     let (pid, state_dir) = (server.pid, server.state_dir.clone());

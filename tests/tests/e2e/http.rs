@@ -153,11 +153,12 @@ fn streamable_http_serves_sessions_behind_a_token() {
         "each MCP session has its own sandbox"
     );
 
+    assert_eq!(procfs::session_workers(server.id()).len(), 2);
+    // Shutdown ends the pre-started workers too.
     let workers: Vec<u32> = procfs::workers_of(server.id())
         .into_iter()
         .map(|(p, _)| p)
         .collect();
-    assert_eq!(workers.len(), 2);
     assert!(procfs::signal(server.id(), "TERM"));
     let status = server.wait().unwrap();
     assert!(status.success(), "{status:?}");

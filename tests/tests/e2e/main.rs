@@ -17,6 +17,7 @@ mod javascript_batteries;
 mod limits;
 mod output_caps;
 mod packages;
+mod pool;
 mod python;
 mod quota;
 mod reaping;

@@ -472,8 +472,11 @@ async fn one_session_queues_in_order_while_sessions_run_in_parallel() -> anyhow:
                 .exec("python", &code, json!({ "session_id": "q" }))
                 .await
         }));
+        // Listed once it is registered; its status turns "running" once it holds the session.
         let listed = server
-            .wait_for_executions("q", Duration::from_secs(10), |l| l.len() == i + 1)
+            .wait_for_executions("q", Duration::from_secs(10), |l| {
+                l.len() == i + 1 && l[0]["status"] == "running"
+            })
             .await?;
         assert_eq!(statuses(&listed)[0], "running", "{listed:?}");
         assert!(
@@ -547,9 +550,9 @@ async fn idle_sessions_expire_with_their_files() -> anyhow::Result<()> {
 /// A memory budget no test here comes near (1 TiB), so only the session count can refuse.
 const UNBOUNDED_MEMORY: u64 = 1 << 40;
 
-/// What admission reserves for a session beyond its memory cap, by runtime.
-fn overhead(runtime: sandbox_protocol::Runtime) -> u64 {
-    runtime.host_overhead_bytes()
+/// What admission counts an unmeasured session of `runtime` for.
+fn expected(runtime: sandbox_protocol::Runtime) -> u64 {
+    runtime.expected_use_bytes()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -593,12 +596,13 @@ async fn the_session_limit_alone_refuses_a_session_beyond_it() -> anyhow::Result
     let usage = &full.value["usage"];
     assert_eq!(usage["sessions"], 2, "{full:?}");
     assert_eq!(usage["max_sessions"], 2, "{full:?}");
-    let python = overhead(sandbox_protocol::Runtime::Python);
-    assert_eq!(
-        usage["memory_reserved_bytes"],
-        (1u64 << 30) + (4u64 << 30) + 2 * python
+    assert_eq!(usage["shortage"], "sessions", "{full:?}");
+    let python = expected(sandbox_protocol::Runtime::Python);
+    assert!(
+        usage["memory_in_use_bytes"].as_u64().unwrap() >= 2 * python,
+        "two sessions count for at least their expected use: {full:?}"
     );
-    assert_eq!(usage["memory_requested_bytes"], (64 << 20) + python);
+    assert_eq!(usage["memory_requested_bytes"], python);
     assert_eq!(usage["memory_budget_bytes"], UNBOUNDED_MEMORY);
     assert!(
         full.str("error_message")
@@ -621,65 +625,75 @@ async fn the_session_limit_alone_refuses_a_session_beyond_it() -> anyhow::Result
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_memory_budget_alone_refuses_what_exceeds_it() -> anyhow::Result<()> {
-    // 2.5 GiB: two small sessions (1 GiB each) fit, a medium one (2 GiB) next to one does not.
-    // The session limit (64) never binds here.
+async fn a_memory_cap_is_a_limit_and_the_budget_counts_what_sessions_use() -> anyhow::Result<()> {
+    use sandbox_protocol::Runtime;
+    let python = expected(Runtime::Python);
+    let javascript = expected(Runtime::JavaScript);
+    // Room for five idle Python sessions (no pool, so nothing else counts), whatever their
+    // caps: a large flavor's 4 GiB is a limit on its guest, not a reservation.
+    let budget = 5 * python;
     let server = Server::start_with_env(&[
         ("SANDBOX_MAX_SESSIONS", "64"),
-        ("SANDBOX_MEMORY_BUDGET_BYTES", &(5u64 << 29).to_string()),
+        ("SANDBOX_MEMORY_BUDGET_BYTES", &budget.to_string()),
+        ("SANDBOX_WORKER_POOL", "0"),
     ])
     .await?;
     server.forbid_own_host_paths();
     server
         .exec("python", "kept = 1", json!({ "session_id": "one" }))
         .await?;
-    let medium = server
+    let large = server
         .call(
             "create_session",
-            json!({ "language": "python", "session_id": "two", "flavor": "medium" }),
+            json!({ "language": "python", "session_id": "two", "flavor": "large" }),
         )
         .await?;
     assert!(
-        medium.is_error,
-        "1 GiB + 2 GiB exceed the 2.5 GiB budget: {medium:?}"
+        !large.is_error,
+        "4 GiB of cap fit {budget} bytes of budget: {large:?}"
     );
-    assert_eq!(medium.str("error_type"), "resources_exhausted");
-    let usage = &medium.value["usage"];
-    assert_eq!(usage["sessions"], 1, "{medium:?}");
-    assert_eq!(usage["max_sessions"], 64, "{medium:?}");
-    assert_eq!(
-        usage["memory_reserved_bytes"],
-        (1u64 << 30) + overhead(sandbox_protocol::Runtime::Python)
-    );
-    assert_eq!(
-        usage["memory_requested_bytes"],
-        (2u64 << 30) + overhead(sandbox_protocol::Runtime::Python)
-    );
-    let created = server
+    for id in ["three", "four", "five"] {
+        let created = server
+            .call(
+                "create_session",
+                json!({ "language": "python", "session_id": id }),
+            )
+            .await?;
+        assert!(!created.is_error, "{id}: {created:?}");
+    }
+    let refused = server
         .call(
             "create_session",
-            json!({ "language": "python", "session_id": "two" }),
+            json!({ "language": "javascript", "session_id": "six", "memory_bytes": 32 << 20 }),
         )
-        .await?;
-    assert!(!created.is_error, "{created:?}");
-    let refused = server
-        .exec("javascript", "1", json!({ "session_id": "three" }))
         .await?;
     assert_eq!(
         refused.str("error_type"),
         "resources_exhausted",
-        "3 GiB exceed the budget with 2 of 64 sessions: {refused:?}"
+        "{refused:?}"
     );
-    let small = server
-        .call(
-            "create_session",
-            json!({ "language": "javascript", "session_id": "three", "memory_bytes": 256 << 20 }),
-        )
-        .await?;
+    let usage = &refused.value["usage"];
+    assert_eq!(usage["shortage"], "memory_budget", "{refused:?}");
+    assert_eq!(usage["sessions"], 5, "{refused:?}");
+    assert_eq!(usage["memory_budget_bytes"], budget);
+    assert_eq!(usage["memory_requested_bytes"], javascript);
     assert!(
-        !small.is_error,
-        "what fits the remaining 0.5 GiB is admitted: {small:?}"
+        usage["memory_in_use_bytes"].as_u64().unwrap() >= budget,
+        "{refused:?}"
     );
+    assert!(
+        refused
+            .str("error_message")
+            .starts_with("the memory budget is used up: sessions and pre-started workers use"),
+        "{refused:?}"
+    );
+    server
+        .call("destroy_session", json!({ "session_id": "two" }))
+        .await?;
+    let room = server
+        .exec("javascript", "2", json!({ "session_id": "six" }))
+        .await?;
+    assert!(!room.is_error, "room is back after a destroy: {room:?}");
     let kept = server
         .exec("python", "kept", json!({ "session_id": "one" }))
         .await?;
@@ -860,7 +874,8 @@ async fn a_hung_worker_is_killed_and_replaced() -> anyhow::Result<()> {
         .await
 }
 
-/// Starts a server with a few live workers and returns it with their pids.
+/// Starts a server with a few live workers (three sessions' and the two of its full pool) and
+/// returns it with their pids.
 async fn busy_server() -> anyhow::Result<(Server, Vec<u32>)> {
     let server = Server::start().await?;
     for (i, language) in ["python", "javascript", "python"].iter().enumerate() {
@@ -868,11 +883,14 @@ async fn busy_server() -> anyhow::Result<(Server, Vec<u32>)> {
             .exec(language, "1", json!({ "session_id": format!("s{i}") }))
             .await?;
     }
+    let pooled = server.wait_for_pool(2).await?;
+    assert_eq!(procfs::session_workers(server.pid).len(), 3);
     let workers: Vec<u32> = procfs::workers_of(server.pid)
         .into_iter()
         .map(|(pid, _)| pid)
         .collect();
-    assert_eq!(workers.len(), 3);
+    assert_eq!(workers.len(), 5, "{workers:?}");
+    assert!(pooled.iter().all(|pid| workers.contains(pid)));
     Ok((server, workers))
 }
 

@@ -1,0 +1,324 @@
+//! `sandbox-bench`: the figures of issue 14 ("Speed and density"), measured end to end on the
+//! real server over MCP stdio and printed as one table with each figure's target.
+//!
+//!   cargo build --release -p sandbox-tests --bin sandbox-bench
+//!   target/release/sandbox-bench [--check] [--against 'CMD ARGS'] [ITERATIONS]
+//!
+//! - New sessions: `create_session` plus the first `execute_code`, timed together, per runtime
+//!   (target p50 ≤ 10 ms; ≤ 50 ms for python-scientific, also with numpy and pandas imported).
+//!   Samples are paced 300 ms apart (1.5 s for python-scientific, whose workers take about a
+//!   second to start: [`subject::Lang::refill_pause`]) so a pool of pre-started workers
+//!   refilled in the background is measured fairly; a burst row makes 10 sessions back to
+//!   back, which shows what an empty pool costs.
+//! - Warm `execute_code` in one session, ITERATIONS calls (default 300): target p50 ≤ 1.0 ms
+//!   for Python, ≤ 0.5 ms for JavaScript.
+//! - Throughput: 8 sessions on the one stdio connection, each driven by its own task issuing
+//!   trivial calls back to back, counted for 3 s after 1 s of warm-up (≥ 1500 Python and
+//!   ≥ 4000 JavaScript executions/s).
+//! - Memory: RSS and PSS (`/proc/PID/smaps_rollup`) of one idle session's worker per runtime,
+//!   and of a fresh server's process tree; density: 50 Python + 50 JavaScript idle sessions on
+//!   a server with its default configuration (≤ 4 GiB total RSS; a refusal is printed).
+//! - Fuel metering's overhead (≤ 30 %), from `sandbox-worker fuel-overhead`, and the first
+//!   import time and fuel of the heaviest vendored packages.
+//!
+//! `--against 'CMD ARGS'` also starts another MCP stdio server from that command line and
+//! prints its figures in a column beside ours (what it cannot be measured on says `n/a` and
+//! why). Only the latency, throughput and process-tree figures apply to any server.
+//!
+//! With `--check` the run also compares our p50s with the reference numbers recorded in
+//! README.md (the table between the `sandbox-bench reference` markers) and exits with status 1
+//! when one is more than [`reference::SLOWDOWN_LIMIT`] times worse: a developer's early warning
+//! that a change made things slower. Run it on a quiet machine. It never runs under CI (`CI`
+//! set): shared runners' timings say nothing about a change, so there it only says it skipped.
+//! Timings are printed, never asserted by tests.
+
+mod foreign;
+mod fuel;
+mod latency;
+mod memory;
+mod reference;
+mod subject;
+mod suite;
+mod table;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use sandbox_tests::bench_support::CommandServer;
+use sandbox_tests::{host, server_binary};
+
+use crate::foreign::Connected;
+use crate::subject::{JAVASCRIPT, PYTHON, SCIENTIFIC, SharedClient, Subject};
+use crate::suite::Plan;
+use crate::table::{Row, Value};
+
+/// Idle sessions per language in the density figure.
+const DENSITY_PER_LANGUAGE: usize = 50;
+/// Connections made for a first-call figure of a server without sessions (each starts it).
+const FOREIGN_FIRST_CALLS: usize = 3;
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+struct Options {
+    check: bool,
+    /// The other server's command line, split into words.
+    against: Option<Vec<String>>,
+    iterations: usize,
+}
+
+const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [ITERATIONS]";
+
+fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
+    let mut options = Options {
+        check: false,
+        against: None,
+        iterations: 300,
+    };
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "--check" {
+            options.check = true;
+        } else if let Some(command) = arg.strip_prefix("--against=") {
+            options.against = Some(foreign::split_command(command)?);
+        } else if arg == "--against" {
+            let command = args
+                .next()
+                .with_context(|| format!("--against needs a command; {USAGE}"))?;
+            options.against = Some(foreign::split_command(&command)?);
+        } else {
+            options.iterations = match arg.parse() {
+                Ok(n) if n > 0 => n,
+                _ => bail!("{USAGE}, not {arg:?}"),
+            };
+        }
+    }
+    Ok(options)
+}
+
+/// Everything measured on our server, started with its default configuration: one server for
+/// the latencies, throughput, workers and imports; a fresh one for the idle tree and density;
+/// then the fuel overhead.
+async fn measure_ours(plan: &Plan) -> Result<Vec<Row>> {
+    let server = Arc::new(CommandServer::sandbox_mcp().await?);
+    let subject = Arc::new(Subject::new(Arc::clone(&server) as SharedClient, server.pid).await?);
+    let mut rows = suite::common_rows(&subject, &[PYTHON, SCIENTIFIC, JAVASCRIPT], plan).await;
+    let heaviest = host::data_dir()
+        .context("runtimes/data not found next to sandbox-mcp")
+        .and_then(|data| {
+            let text = std::fs::read_to_string(data.join("import-fuel.json"))?;
+            fuel::heaviest_imports(&text, 3)
+        });
+    rows.extend(suite::runtime_rows(&subject, plan, heaviest).await);
+    drop(subject);
+    stop(server).await;
+
+    let server = Arc::new(CommandServer::sandbox_mcp().await?);
+    let subject = Subject::new(Arc::clone(&server) as SharedClient, server.pid).await?;
+    rows.push(suite::idle_tree_row(&subject).await);
+    rows.extend(suite::density_rows(&subject, DENSITY_PER_LANGUAGE).await);
+    drop(subject);
+    stop(server).await;
+
+    let worker = server_binary().with_file_name("sandbox-worker");
+    let runtimes: Option<PathBuf> = host::data_dir().and_then(|d| d.parent().map(Into::into));
+    rows.extend(suite::fuel_rows(&worker, runtimes.as_deref()).await);
+    Ok(rows)
+}
+
+/// Closes our server's connection once nothing else holds it.
+async fn stop(server: Arc<CommandServer>) {
+    if let Ok(server) = Arc::try_unwrap(server) {
+        let _ = server.stop().await;
+    }
+}
+
+/// The figures of another server, by label: its idle tree first, while it is fresh, then the
+/// common figures; a server without sessions has its first call measured after connecting.
+/// What fails on it is a figure that cannot be measured there (`n/a`), not a failure of ours.
+async fn measure_other(command: &[String], plan: &Plan) -> Result<Vec<(String, Value)>> {
+    let connected = Connected::start(command).await?;
+    let subject = Arc::clone(&connected.subject);
+    eprintln!(
+        "sandbox-bench: --against runs code with {:?} (code argument {:?}, languages {:?}, sessions: {})",
+        subject.tool.name,
+        subject.tool.code,
+        subject.tool.languages,
+        subject.has_sessions()
+    );
+    let mut rows = vec![suite::idle_tree_row(&subject).await];
+    rows.extend(suite::common_rows(&subject, &[PYTHON, JAVASCRIPT], plan).await);
+    let first_after_connecting: Vec<_> = [PYTHON, JAVASCRIPT]
+        .into_iter()
+        .filter(|lang| subject.runs(*lang) && !subject.has_sessions())
+        .collect();
+    drop(subject);
+    connected.stop().await;
+    for lang in first_after_connecting {
+        let samples = foreign::first_calls_after_connecting(command, lang, FOREIGN_FIRST_CALLS);
+        let value = match samples.await {
+            Ok(times) => Value::latency(times),
+            Err(error) => Value::missing("failed", &format!("{error:#}")),
+        };
+        let label = suite::label(lang, suite::FIRST_CALL);
+        if let Some(row) = rows.iter_mut().find(|r| r.label == label) {
+            row.ours = value;
+        }
+    }
+    Ok(rows
+        .into_iter()
+        .map(|row| match row.ours {
+            Value::Missing(why) if why.starts_with("failed: ") => {
+                (row.label, Value::Missing(why.replacen("failed", "n/a", 1)))
+            }
+            value => (row.label, value),
+        })
+        .collect())
+}
+
+/// Puts the other server's figures (or why it could not be measured at all) beside ours.
+fn merge_other(rows: &mut [Row], theirs: &Result<Vec<(String, Value)>>) {
+    for row in rows {
+        row.theirs = Some(match theirs {
+            Ok(theirs) => theirs
+                .iter()
+                .find(|(label, _)| *label == row.label)
+                .map_or_else(
+                    || Value::Missing("n/a: measured for sandbox-mcp only".into()),
+                    |(_, value)| value.clone(),
+                ),
+            Err(error) => Value::missing("n/a", &format!("{error:#}")),
+        });
+    }
+}
+
+/// `--check`: exits with status 1 when a checked p50 is more than
+/// [`reference::SLOWDOWN_LIMIT`] times its README reference.
+///
+/// # Errors
+/// When the README and the benchmark do not name the same checked figures.
+fn check(rows: &[Row], reference: &[reference::Figure]) -> Result<()> {
+    let worse = reference::regressions(&reference::checked_figures(rows), reference)?;
+    if !worse.is_empty() {
+        eprintln!("sandbox-bench --check: FAILED, slower than the README's reference numbers:");
+        for line in &worse {
+            eprintln!("  {line}");
+        }
+        eprintln!(
+            "(measured on a quiet machine? then this change made these paths slower; if the machine is just slower, re-measure and update the table in README.md)"
+        );
+        std::process::exit(1);
+    }
+    println!(
+        "sandbox-bench --check: ok, every p50 within {}x of the README's reference numbers",
+        reference::SLOWDOWN_LIMIT
+    );
+    Ok(())
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() -> Result<()> {
+    let options = parse_options(std::env::args().skip(1))?;
+    let reference = if options.check {
+        if reference::under_ci() {
+            println!(
+                "sandbox-bench --check: skipped under CI (CI is set); shared runners' timings are not comparable with the README's reference numbers"
+            );
+            return Ok(());
+        }
+        Some(reference::references(reference::README)?)
+    } else {
+        None
+    };
+    let started = Instant::now();
+    let plan = Plan::new(options.iterations);
+    println!("sandbox-bench: end to end over MCP stdio (rmcp client -> server -> workers)");
+    let mut rows = measure_ours(&plan).await?;
+    if let Some(command) = &options.against {
+        merge_other(&mut rows, &measure_other(command, &plan).await);
+    }
+    let other_name = options.against.as_ref().map(|c| c.join(" "));
+    println!("{}", table::render(&rows, other_name.as_deref()));
+    println!("({:.0} s in all)", started.elapsed().as_secs_f64());
+    if let Some(reference) = reference {
+        check(&rows, &reference)?;
+    }
+    let failed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.ours.failed())
+        .map(|r| r.label.as_str())
+        .collect();
+    if !failed.is_empty() {
+        bail!("these figures could not be measured on sandbox-mcp: {failed:?}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Options> {
+        parse_options(args.iter().map(|a| (*a).to_owned()))
+    }
+
+    #[test]
+    fn the_command_line_is_read() {
+        assert_eq!(
+            parse(&[]).unwrap(),
+            Options {
+                check: false,
+                against: None,
+                iterations: 300
+            }
+        );
+        let all = parse(&[
+            "--check",
+            "--against",
+            "npx -y '@pydantic/mcp-run-python' stdio",
+            "50",
+        ])
+        .unwrap();
+        assert!(all.check);
+        assert_eq!(all.iterations, 50);
+        assert_eq!(
+            all.against.unwrap(),
+            ["npx", "-y", "@pydantic/mcp-run-python", "stdio"]
+        );
+        let joined = parse(&["--against=target/release/sandbox-mcp"]).unwrap();
+        assert_eq!(joined.against.unwrap(), ["target/release/sandbox-mcp"]);
+    }
+
+    #[test]
+    fn the_other_server_s_figures_go_beside_ours_by_label() {
+        let latency = |p50_ms| Value::Latency {
+            p50_ms,
+            p95_ms: p50_ms,
+            count: 1,
+        };
+        let mut rows = [
+            Row::new("a", table::Target::None, latency(1.0)),
+            Row::new("b", table::Target::None, latency(2.0)),
+        ];
+        merge_other(&mut rows, &Ok(vec![("a".to_owned(), latency(9.0))]));
+        assert_eq!(rows[0].theirs, Some(latency(9.0)));
+        assert_eq!(
+            rows[1].theirs,
+            Some(Value::Missing("n/a: measured for sandbox-mcp only".into()))
+        );
+        merge_other(&mut rows, &Err(anyhow::anyhow!("deno: not found")));
+        assert!(
+            rows.iter()
+                .all(|r| r.theirs == Some(Value::Missing("n/a: deno: not found".into())))
+        );
+    }
+
+    #[test]
+    fn a_bad_command_line_is_refused() {
+        assert!(parse(&["--against"]).is_err());
+        assert!(parse(&["--against", "a 'b"]).is_err());
+        assert!(parse(&["0"]).is_err());
+        assert!(parse(&["fast"]).is_err());
+    }
+}
