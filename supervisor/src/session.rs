@@ -57,6 +57,8 @@ pub struct Session {
     last_used: Mutex<DateTime<Utc>>,
     /// Pid of the current worker (0: none), readable without waiting for the runner's queue.
     worker_pid: AtomicU32,
+    /// A worker has started for it: without one now, it uses no memory (see `memory`).
+    started: std::sync::atomic::AtomicBool,
     /// Executions run and fuel they used, over the session's life.
     pub executions: std::sync::atomic::AtomicU64,
     pub fuel_used: std::sync::atomic::AtomicU64,
@@ -281,6 +283,7 @@ impl Session {
             .module(runtime)
             .ok_or(SessionError::NotInstalled(runtime))?;
         runner.generation += 1;
+        self.started.store(true, Ordering::SeqCst);
         if let Some((worker, version)) = self.adopt_pooled(runtime, &limits) {
             tracing::info!(session = %self.id, pid = worker.pid(), %runtime, %version, "pooled worker adopted");
             self.worker_pid.store(worker.pid(), Ordering::SeqCst);
@@ -423,6 +426,28 @@ impl Session {
                 session.lose_worker(&mut runner, why);
             }
         });
+    }
+
+    /// Stops the worker of an idle session that saves its variables (`auto_persist_globals`),
+    /// to free memory: its next call starts a fresh worker, restores them and says why. Returns
+    /// false, doing nothing, when the session is busy or has no worker.
+    fn evict(&self) -> bool {
+        let Ok(mut runner) = self.runner.try_lock() else {
+            return false;
+        };
+        let Some(worker) = runner.worker.take() else {
+            return false;
+        };
+        self.worker_pid.store(0, Ordering::SeqCst);
+        runner.lost = Some(
+            "the worker was stopped while the session was idle, to free memory for new sessions"
+                .into(),
+        );
+        runner.needs_restore = true;
+        tracing::info!(session = %self.id, pid = worker.pid(), "idle worker evicted to free memory");
+        // Dropping it kills its process group; tokio reaps it.
+        drop(worker);
+        true
     }
 
     /// True when an interpreter is running for this session.

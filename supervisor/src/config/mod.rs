@@ -67,6 +67,10 @@ pub struct SupervisorConfig {
     pub memory_budget: u64,
     /// Idle pre-started workers per runtime.
     pub worker_pool: crate::pool::PoolSizes,
+    /// When memory is short for a new session, the workers of `auto_persist_globals` sessions
+    /// idle this long may be stopped (their variables come back on their next call); `None`:
+    /// never.
+    pub evict_idle: Option<Duration>,
     /// Whether workers get their own cgroup.
     pub cgroups: CgroupSupport,
     /// Caps per HTTP client (a named principal, or one MCP session): sessions at once.
@@ -182,6 +186,7 @@ impl SupervisorConfig {
             max_sessions: count(DEFAULT_MAX_SESSIONS),
             memory_budget: default_memory_budget(),
             worker_pool: crate::pool::PoolSizes::none(),
+            evict_idle: None,
             cgroups: CgroupSupport::Unavailable {
                 reason: "not detected".into(),
             },
@@ -214,6 +219,8 @@ impl SupervisorConfig {
             self.memory_budget = budget;
         }
         self.worker_pool = admission.worker_pool.clone();
+        self.evict_idle =
+            (admission.evict_idle_secs > 0).then(|| Duration::from_secs(admission.evict_idle_secs));
         self.principal_max_sessions = count(admission.principal_max_sessions);
         self.principal_max_executions = count(admission.principal_max_executions);
         if let Some(cache) = &paths.cache_dir {

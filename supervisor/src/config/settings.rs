@@ -24,6 +24,8 @@ pub const DEFAULT_EXPLICIT_SESSION_TTL_SECS: u64 = 24 * 3600;
 /// Default most sessions at once across all clients. Memory is admitted by measured use, so
 /// this only bounds processes and descriptors (about six per session).
 pub const DEFAULT_MAX_SESSIONS: u64 = 256;
+/// Default idle time after which a persistent session's worker may be stopped for memory.
+pub const DEFAULT_EVICT_IDLE_SECS: u64 = 300;
 /// Default idle pre-started workers per runtime.
 pub const DEFAULT_WORKER_POOL: &str = "python=2,python-scientific=1,javascript=2";
 /// Default caps per HTTP client: sessions, and executions running or queued.
@@ -119,6 +121,12 @@ pub struct AdmissionSettings {
     #[arg(long, value_name = "SIZES", env = "SANDBOX_WORKER_POOL",
           default_value = DEFAULT_WORKER_POOL)]
     pub worker_pool: crate::pool::PoolSizes,
+    /// When memory is short for a new session, stop the workers of sessions with
+    /// auto_persist_globals idle this many seconds (their variables come back on their next
+    /// call); 0: never
+    #[arg(long, value_name = "SECS", env = "SANDBOX_EVICT_IDLE_SECS",
+          default_value_t = DEFAULT_EVICT_IDLE_SECS)]
+    pub evict_idle_secs: u64,
     /// Most sessions one HTTP client (a principal, or an MCP session without one) holds at once
     /// (at least 1)
     #[arg(long, value_name = "N", env = "SANDBOX_PRINCIPAL_MAX_SESSIONS",
@@ -395,6 +403,7 @@ mod tests {
         assert_eq!(s.admission.max_sessions, 256);
         assert_eq!(s.admission.memory_budget_bytes, None);
         assert_eq!(s.admission.worker_pool, crate::pool::PoolSizes::default());
+        assert_eq!(s.admission.evict_idle_secs, 300);
         assert_eq!(
             (
                 s.admission.principal_max_sessions,
@@ -501,6 +510,7 @@ mod tests {
             "SANDBOX_MAX_SESSIONS",
             "SANDBOX_MEMORY_BUDGET_BYTES",
             "SANDBOX_WORKER_POOL",
+            "SANDBOX_EVICT_IDLE_SECS",
             "SANDBOX_PRINCIPAL_MAX_SESSIONS",
             "SANDBOX_PRINCIPAL_MAX_EXECUTIONS",
             "SANDBOX_DEFAULT_MEMORY_BYTES",

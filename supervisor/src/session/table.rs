@@ -232,10 +232,81 @@ impl SessionTable {
         self.usage_of(sessions.values(), requested)
     }
 
-    /// What `session` counts for now: its worker's measured use, or its runtime's expected use.
+    /// What `session` counts for now: its worker's measured use, its runtime's expected use
+    /// before its first worker, and nothing while it has lost or given up its worker (its next
+    /// call starts one again without asking admission, like any restart).
     fn demand_of(&self, session: &Session, measured: &HashMap<u32, Footprint>) -> u64 {
         let pid = session.worker_pid.load(Ordering::SeqCst);
+        if pid == 0 && session.started.load(Ordering::SeqCst) {
+            return 0;
+        }
         memory::demand(session.runtime(), measured.get(&pid).copied())
+    }
+
+    /// Stops the workers of idle `auto_persist_globals` sessions, longest idle first, until
+    /// `shortfall` bytes are freed (as admission counts them, and as the host will see them).
+    /// Only sessions idle for the configured time qualify; their variables come back on their
+    /// next call. Returns the bytes freed.
+    fn evict_idle(&self, sessions: &HashMap<SessionKey, Arc<Session>>, shortfall: u64) -> u64 {
+        let Some(min_idle) = self.config.evict_idle else {
+            return 0;
+        };
+        let mut candidates: Vec<&Arc<Session>> = sessions
+            .values()
+            .filter(|s| {
+                s.limits().auto_persist_globals && s.has_worker() && s.idle_for() >= min_idle
+            })
+            .collect();
+        candidates.sort_by_key(|s| std::cmp::Reverse(s.idle_for()));
+        let mut freed = 0;
+        for session in candidates {
+            if freed >= shortfall {
+                break;
+            }
+            let demand = {
+                let measured = self.measured.lock().unwrap_or_else(|e| e.into_inner());
+                self.demand_of(session, &measured)
+            };
+            if session.evict() {
+                freed += demand;
+            }
+        }
+        freed
+    }
+
+    /// Admits a new session of `runtime` next to `sessions`, evicting idle persistent workers
+    /// first when memory is what is short.
+    fn admit_new(
+        &self,
+        sessions: &HashMap<SessionKey, Arc<Session>>,
+        runtime: Runtime,
+    ) -> Result<(), Usage> {
+        let requested = runtime.expected_use_bytes();
+        let refused = match self.usage_of(sessions.values(), requested).admit(true) {
+            Ok(_) => return Ok(()),
+            Err(refused) => refused,
+        };
+        let shortfall = match refused.shortage {
+            Some(Shortage::MemoryBudget) => {
+                refused.memory_in_use_bytes + requested - refused.memory_budget_bytes
+            }
+            Some(Shortage::HostMemory) => {
+                let (available, reserve) = (
+                    refused.host_available_bytes.unwrap_or(0),
+                    refused.host_reserve_bytes.unwrap_or(0),
+                );
+                (requested + reserve).saturating_sub(available)
+            }
+            Some(Shortage::Sessions) | None => return Err(refused),
+        };
+        let freed = self.evict_idle(sessions, shortfall);
+        if freed == 0 {
+            return Err(refused);
+        }
+        let mut usage = self.usage_of(sessions.values(), requested);
+        // The killed workers' memory reaches MemAvailable a moment later.
+        usage.host_available_bytes = usage.host_available_bytes.map(|a| a + freed);
+        usage.admit(true).map(drop)
     }
 
     /// The use of `sessions` and the pool, the host's memory, and `requested` bytes asked for.
@@ -331,8 +402,7 @@ impl SessionTable {
                 return Err(CreateError::ClientLimit { sessions: held });
             }
         }
-        self.usage_of(sessions.values(), spec.runtime.expected_use_bytes())
-            .admit(true)
+        self.admit_new(&sessions, spec.runtime)
             .map_err(CreateError::ResourcesExhausted)?;
         let files = self
             .dirs
@@ -351,6 +421,7 @@ impl SessionTable {
             dirs: self.dirs.clone(),
             last_used: Mutex::new(now),
             worker_pid: AtomicU32::new(0),
+            started: Default::default(),
             executions: Default::default(),
             fuel_used: Default::default(),
             runner: tokio::sync::Mutex::default(),
@@ -648,6 +719,33 @@ mod tests {
         table
             .create(&owner, "next", small(Language::Python))
             .unwrap();
+    }
+
+    #[test]
+    fn a_session_that_gave_up_its_worker_counts_for_nothing_until_it_starts_one() {
+        let (_state, table) = SessionTable::for_tests(u64::MAX / 2);
+        let owner = Owner::local();
+        let session = table.create(&owner, "s", small(Language::Python)).unwrap();
+        let expected = Runtime::Python.expected_use_bytes();
+        assert_eq!(
+            table.usage().memory_in_use_bytes,
+            expected,
+            "before its first worker"
+        );
+        session.started.store(true, Ordering::SeqCst);
+        session.worker_pid.store(77, Ordering::SeqCst);
+        assert_eq!(table.usage().memory_in_use_bytes, expected, "with a worker");
+        session.worker_pid.store(0, Ordering::SeqCst);
+        assert_eq!(
+            table.usage().memory_in_use_bytes,
+            0,
+            "evicted, or lost its worker"
+        );
+        assert_eq!(
+            table.evict_idle(&table.sessions.lock().unwrap(), 1),
+            0,
+            "eviction is off unless configured"
+        );
     }
 
     #[test]

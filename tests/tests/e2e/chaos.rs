@@ -241,8 +241,18 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
         .map(|(p, _)| p)
         .collect();
     assert!(zombies.is_empty(), "zombies: {zombies:?}");
+    // Eventually: the pool may be refilling, and a worker just killed may still be exiting
+    // (its command line already gone); a leaked worker stays and fails this.
+    sandbox_tests::eventually(Duration::from_secs(5), || {
+        procfs::session_workers(server.pid).len() == 8
+    })
+    .await;
     let workers = procfs::session_workers(server.pid);
-    assert_eq!(workers.len(), 8, "one worker per session: {workers:?}");
+    let described: Vec<(u32, String)> = workers
+        .iter()
+        .map(|pid| (*pid, procfs::cmdline(*pid)))
+        .collect();
+    assert_eq!(workers.len(), 8, "one worker per session: {described:#?}");
 
     let (pid, state_dir) = (server.pid, server.state_dir.clone());
     Arc::into_inner(server).expect("sole owner").stop().await?;

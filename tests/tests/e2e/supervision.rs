@@ -702,6 +702,101 @@ async fn a_memory_cap_is_a_limit_and_the_budget_counts_what_sessions_use() -> an
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn when_memory_is_short_idle_persistent_sessions_give_up_their_workers() -> anyhow::Result<()>
+{
+    use sandbox_protocol::Runtime;
+    // Room for two Python sessions; sessions idle for a second may be evicted.
+    let server = Server::start_with_env(&[
+        (
+            "SANDBOX_MEMORY_BUDGET_BYTES",
+            &(2 * expected(Runtime::Python)).to_string(),
+        ),
+        ("SANDBOX_WORKER_POOL", "0"),
+        ("SANDBOX_EVICT_IDLE_SECS", "1"),
+    ])
+    .await?;
+    server.forbid_own_host_paths();
+    let created = server
+        .call(
+            "create_session",
+            json!({ "language": "python", "session_id": "saved", "auto_persist_globals": true }),
+        )
+        .await?;
+    assert!(!created.is_error, "{created:?}");
+    let first = server
+        .exec(
+            "python",
+            "rows = [1, 2, 3]",
+            json!({ "session_id": "saved" }),
+        )
+        .await?;
+    assert!(!first.is_error, "{first:?}");
+    let saved_worker = procfs::worker_of_session(server.pid, "saved").expect("its worker");
+    server
+        .exec("python", "plain = 1", json!({ "session_id": "plain" }))
+        .await?;
+    // A session used a moment ago is not evicted: a third session is refused.
+    server
+        .exec("python", "len(rows)", json!({ "session_id": "saved" }))
+        .await?;
+    let refused = server
+        .call(
+            "create_session",
+            json!({ "language": "python", "session_id": "third" }),
+        )
+        .await?;
+    assert_eq!(
+        refused.str("error_type"),
+        "resources_exhausted",
+        "{refused:?}"
+    );
+
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let admitted = server
+        .call(
+            "create_session",
+            json!({ "language": "python", "session_id": "third" }),
+        )
+        .await?;
+    assert!(
+        !admitted.is_error,
+        "the idle persistent session made room: {admitted:?}"
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || !procfs::all_workers()
+            .contains(&saved_worker))
+        .await,
+        "its worker was stopped"
+    );
+    let plain = server
+        .exec("python", "plain", json!({ "session_id": "plain" }))
+        .await?;
+    assert_eq!(
+        plain.str("result"),
+        "1",
+        "the session without persistence kept its worker"
+    );
+    assert!(!plain.bool("session_restarted"));
+
+    let back = server
+        .exec("python", "sum(rows)", json!({ "session_id": "saved" }))
+        .await?;
+    assert_eq!(back.str("result"), "6", "its variables came back: {back:?}");
+    assert!(back.bool("session_restarted"), "{back:?}");
+    assert!(
+        back.str("restart_reason")
+            .contains("to free memory for new sessions"),
+        "{back:?}"
+    );
+    assert_eq!(
+        back.value["state_restored"]["restored"],
+        json!(["rows"]),
+        "{back:?}"
+    );
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_reaper_leaves_a_session_with_a_running_execution_alone() -> anyhow::Result<()> {
     // The reaper looks every second (1 s TTL for on-demand sessions); the sessions here are
     // created with a 2 s TTL.
