@@ -207,16 +207,25 @@ impl Session {
         on_start: impl FnOnce(),
     ) -> Result<Execution, SessionError> {
         // Executions of a session queue here in arrival order; a cancel removes one from the
-        // queue without running it.
-        let mut runner = tokio::select! {
-            runner = self.runner.lock() => runner,
-            () = cancel.cancelled() => {
-                return Ok(Execution {
-                    execution_id,
-                    outcome: Err(ExecFailure::CancelledWhileQueued),
-                    replaced_worker: None,
-                    restored: None,
-                });
+        // queue without running it. A look at the interpreter's state never queues: behind a
+        // long execution it would hold its caller (get_workspace_info) for as long.
+        let not_run = |execution_id| {
+            Ok(Execution {
+                execution_id,
+                outcome: Err(ExecFailure::CancelledWhileQueued),
+                replaced_worker: None,
+                restored: None,
+            })
+        };
+        let mut runner = if matches!(work, Work::Inspect) {
+            match self.runner.try_lock() {
+                Ok(runner) => runner,
+                Err(_) => return not_run(execution_id),
+            }
+        } else {
+            tokio::select! {
+                runner = self.runner.lock() => runner,
+                () = cancel.cancelled() => return not_run(execution_id),
             }
         };
         on_start();

@@ -26,8 +26,16 @@ use crate::workspace::StateDirs;
 /// silently getting a fresh session.
 const REMEMBERED_EXPIRED: usize = 1024;
 
-/// How long the pool waits after a worker failed to start before trying again.
+/// How long the pool waits after a worker failed to start before trying again; each failure
+/// in a row doubles the wait, up to [`POOL_RETRY_MAX`] (a broken host is not retried, and
+/// logged, every few seconds forever).
 const POOL_RETRY: Duration = Duration::from_secs(5);
+const POOL_RETRY_MAX: Duration = Duration::from_secs(300);
+
+/// The wait after one more failure in a row, when the last wait was `previous`.
+fn next_retry(previous: Option<Duration>) -> Duration {
+    previous.map_or(POOL_RETRY, |wait| (wait * 2).min(POOL_RETRY_MAX))
+}
 
 /// A session's place in the table: its owner and the id the owner chose.
 type SessionKey = (Owner, String);
@@ -529,6 +537,7 @@ impl SessionTable {
             );
             spec.limits_on(runtime)
         };
+        let mut retry = None;
         loop {
             for dead in self.pool.prune_dead() {
                 if let Err(e) = self.dirs.remove_session(&dead) {
@@ -553,12 +562,10 @@ impl SessionTable {
                     }
                 }
             }
-            let wait = if failed {
-                POOL_RETRY
-            } else {
-                memory::SAMPLE_PERIOD
-            };
-            self.pool.wait_for_take(wait).await;
+            retry = failed.then(|| next_retry(retry));
+            self.pool
+                .wait_for_take(retry.unwrap_or(memory::SAMPLE_PERIOD))
+                .await;
         }
     }
 
@@ -569,7 +576,10 @@ impl SessionTable {
         module: &sandbox_protocol::CachedModule,
         limits: crate::config::SessionLimits,
     ) -> Result<Pooled, String> {
-        let files = self.dirs.create_pooled().map_err(|e| e.to_string())?;
+        let files = self
+            .dirs
+            .create_pooled()
+            .map_err(|e| format!("cannot create its directory: {e}"))?;
         match Worker::spawn(&self.config, module, &files, 1, runtime, &limits).await {
             Ok((worker, ready)) => {
                 tracing::debug!(pid = worker.pid(), %runtime, startup_ms = ready.startup_us as f64 / 1000.0, "worker pooled");
@@ -719,6 +729,17 @@ mod tests {
         table
             .create(&owner, "next", small(Language::Python))
             .unwrap();
+    }
+
+    #[test]
+    fn the_pool_retries_a_failing_start_less_and_less_often() {
+        let mut waits = Vec::new();
+        let mut retry = None;
+        for _ in 0..8 {
+            retry = Some(next_retry(retry));
+            waits.push(retry.unwrap().as_secs());
+        }
+        assert_eq!(waits, [5, 10, 20, 40, 80, 160, 300, 300]);
     }
 
     #[test]

@@ -195,13 +195,18 @@ impl SandboxServer {
         let inspected = self
             .run_work(session, Work::Inspect, INSPECT_TIMEOUT, ctx)
             .await;
+        let state = inspected
+            .result
+            .as_deref()
+            .and_then(|r| serde_json::from_str::<Value>(r).ok());
+        // An execution that started meanwhile holds the interpreter: the look is not queued.
+        let note = state
+            .is_none()
+            .then_some("an execution is running: variables are shown when the session is idle");
         InterpreterState {
-            state: inspected
-                .result
-                .as_deref()
-                .and_then(|r| serde_json::from_str::<Value>(r).ok()),
+            state,
             memory_bytes: Some(inspected.memory_bytes),
-            note: None,
+            note,
         }
     }
 }
