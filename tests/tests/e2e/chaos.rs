@@ -252,7 +252,23 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
         .iter()
         .map(|pid| (*pid, procfs::cmdline(*pid)))
         .collect();
-    assert!(settled, "one worker per session: {described:#?}");
+    let links: Vec<(String, String)> = procfs::state_dir_of(server.pid)
+        .and_then(|state| std::fs::read_dir(state.join("sessions")).ok())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| {
+            let target = std::fs::read_link(entry.path())
+                .map(|t| t.display().to_string())
+                .unwrap_or_default();
+            (entry.file_name().to_string_lossy().into_owned(), target)
+        })
+        .collect();
+    assert!(
+        settled,
+        "one worker per session: {described:#?}\npooled: {:?}\nsessions/: {links:#?}",
+        procfs::pooled_workers(server.pid)
+    );
 
     let (pid, state_dir) = (server.pid, server.state_dir.clone());
     Arc::into_inner(server).expect("sole owner").stop().await?;
