@@ -147,10 +147,6 @@ impl WorkerPool {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn sizes(&self) -> &PoolSizes {
-        &self.sizes
-    }
-
     /// A live idle worker of `runtime` started with `shape`, if the pool has one. One found dead
     /// on the way is left for [`WorkerPool::prune_dead`], which removes its workspace too.
     pub fn take(&self, runtime: Runtime, shape: &SessionLimits) -> Option<Pooled> {

@@ -29,11 +29,13 @@
 mod guests;
 
 use std::io::Write;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use sandbox_protocol::Runtime;
+use sandbox_protocol::confined::{ConfinedError, Root};
 use serde::Serialize;
 use wasmtime::{Engine, Module, format_err};
 
@@ -121,11 +123,25 @@ pub fn measure(
         metered: engine::build_engine()?,
         unmetered: unmetered_engine()?,
     };
-    let workspace = std::env::temp_dir().join(format!("sandbox-fuel-{}", std::process::id()));
-    std::fs::create_dir_all(&workspace)?;
+    // A fresh private directory as the guests' /app: created, never reused (a name someone
+    // planted, a link included, makes this fail), and removed through the confined layer,
+    // which never follows a link the guest might have left.
+    let scratch = std::env::temp_dir();
+    let name = format!("sandbox-fuel-{}-{}", std::process::id(), unique_suffix());
+    let workspace = scratch.join(&name);
+    std::fs::DirBuilder::new().mode(0o700).create(&workspace)?;
     let measured = [Runtime::Python, Runtime::JavaScript]
         .map(|runtime| compare(runtime, runtime_dir, &engines, &workspace, runs, progress));
-    let _ = std::fs::remove_dir_all(&workspace);
+    if let Err(e) = Root::open_ambient(&scratch)
+        .map_err(ConfinedError::from)
+        .and_then(|root| root.remove_tree(Path::new(&name)))
+    {
+        writeln!(
+            progress,
+            "fuel-overhead: cannot remove {}: {e}",
+            workspace.display()
+        )?;
+    }
     let [python, javascript] = measured;
     Ok(FuelOverhead {
         python: python?,
@@ -187,6 +203,13 @@ fn compare(
 }
 
 /// `duration` in milliseconds.
+/// Nanoseconds of the clock: with the pid, a name no earlier run left behind.
+fn unique_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use chrono::Utc;
 use sandbox_protocol::Runtime;
 
-use super::memory::{self, Footprint, HostMemory, ProcFs};
+use super::memory::{self, Footprint, ProcFs};
 use super::{Owner, Session, SessionSpec, setup};
 use crate::config::SupervisorConfig;
 use crate::pool::{Pooled, WorkerPool, worker_shape};
@@ -224,11 +224,6 @@ impl SessionTable {
         &self.dirs
     }
 
-    /// The pre-started workers.
-    pub fn pool(&self) -> &WorkerPool {
-        &self.pool
-    }
-
     /// Current use against the admission limits.
     pub fn usage(&self) -> Usage {
         self.usage_for(0)
@@ -362,11 +357,6 @@ impl SessionTable {
         if let Ok(measured) = tokio::task::spawn_blocking(move || proc_fs.footprints(pids)).await {
             *self.measured.lock().unwrap_or_else(|e| e.into_inner()) = measured;
         }
-    }
-
-    /// The host's memory, as admission sees it.
-    pub fn host_memory(&self) -> Option<HostMemory> {
-        self.proc_fs.host_memory()
     }
 
     /// `owner`'s session `id`; another owner's session of that id is not there for it.
