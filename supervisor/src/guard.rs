@@ -26,6 +26,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use sandbox_protocol::ErrorType;
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use crate::redact::Redactor;
 use crate::server::SandboxServer;
@@ -88,6 +89,36 @@ impl<S: ServerHandler> Guarded<S> {
         }
     }
 
+    /// A tool call: its arguments checked against the tool's schema, the tool run, its answer
+    /// finished.
+    async fn call_tool_checked(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let empty = JsonObject::new();
+        let arguments = request.arguments.clone().unwrap_or_default();
+        if let Some(tool) = self.inner.get_tool(&request.name) {
+            check_arguments(
+                &tool.input_schema,
+                request.arguments.as_ref().unwrap_or(&empty),
+            )
+            .map_err(|e| self.finish_error(e))?;
+        }
+        let answer = self
+            .run(context.id.clone(), self.inner.call_tool(request, context))
+            .await?;
+        Ok(match answer {
+            CallToolResponse::Complete(result) => {
+                if let Some(error) = undecodable_arguments(&result, &arguments) {
+                    return Err(self.finish_error(error));
+                }
+                CallToolResponse::Complete(self.finish_result(result))
+            }
+            other => other,
+        })
+    }
+
     fn finish_error(&self, mut error: McpError) -> McpError {
         if let Some(clean) = self.redactor.redact(&error.message) {
             error.message = clean.into();
@@ -116,6 +147,31 @@ impl<S: ServerHandler> Guarded<S> {
         }
         result
     }
+}
+
+/// The span of one tool call: the tool, the request, and (recorded when known) the session and
+/// the execution, so that every log line of the call carries them. The session id is taken from
+/// the arguments only when it is a valid one: nothing else a client sends is logged.
+fn tool_call_span(request: &CallToolRequestParams, known: bool, id: &RequestId) -> tracing::Span {
+    let span = tracing::info_span!(
+        "tool_call",
+        tool = tracing::field::Empty,
+        request_id = %id,
+        session_id = tracing::field::Empty,
+        execution_id = tracing::field::Empty,
+    );
+    // An unknown tool's name is the client's text: not logged.
+    span.record("tool", if known { &*request.name } else { "unknown" });
+    let named = request
+        .arguments
+        .as_ref()
+        .and_then(|arguments| arguments.get("session_id"))
+        .and_then(Value::as_str)
+        .filter(|id| crate::session::valid_session_id(id));
+    if let Some(session_id) = named {
+        span.record("session_id", session_id);
+    }
+    span
 }
 
 /// Checks the arguments whose schema is a plain type (numbers, strings, booleans) against it:
@@ -251,27 +307,40 @@ impl<S: ServerHandler> ServerHandler for Guarded<S> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let empty = JsonObject::new();
-        let arguments = request.arguments.clone().unwrap_or_default();
-        if let Some(tool) = self.inner.get_tool(&request.name) {
-            check_arguments(
-                &tool.input_schema,
-                request.arguments.as_ref().unwrap_or(&empty),
-            )
-            .map_err(|e| self.finish_error(e))?;
-        }
+        let known = self.inner.get_tool(&request.name).is_some();
+        let span = tool_call_span(&request, known, &context.id);
+        let started = std::time::Instant::now();
         let answer = self
-            .run(context.id.clone(), self.inner.call_tool(request, context))
-            .await?;
-        Ok(match answer {
-            CallToolResponse::Complete(result) => {
-                if let Some(error) = undecodable_arguments(&result, &arguments) {
-                    return Err(self.finish_error(error));
-                }
-                CallToolResponse::Complete(self.finish_result(result))
-            }
-            other => other,
-        })
+            .call_tool_checked(request, context)
+            .instrument(span.clone())
+            .await;
+        let outcome = match &answer {
+            Ok(CallToolResponse::Complete(result)) => match result.structured_content.as_ref() {
+                Some(Value::Object(fields)) => fields
+                    .get("error_type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("success")
+                    .to_owned(),
+                _ if result.is_error == Some(true) => "tool_error".to_owned(),
+                _ => "success".to_owned(),
+            },
+            Ok(_) => "pending".to_owned(),
+            Err(error) => error
+                .data
+                .as_ref()
+                .and_then(|data| data.get("error_type"))
+                .and_then(Value::as_str)
+                .unwrap_or("protocol_error")
+                .to_owned(),
+        };
+        span.in_scope(|| {
+            tracing::info!(
+                %outcome,
+                ms = started.elapsed().as_secs_f64() * 1000.0,
+                "tool call"
+            );
+        });
+        answer
     }
 
     async fn list_tools(

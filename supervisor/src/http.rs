@@ -9,6 +9,10 @@
 //! sessions of that principal share its sandboxes; with the single `SANDBOX_HTTP_TOKEN` (or none
 //! on loopback), every MCP session is a client of its own. The principal travels to the tool
 //! handlers in the request's extensions ([`principal_of`]).
+//!
+//! Beside `/mcp`, for orchestrators and monitoring and without a token (they carry no client
+//! data): `GET /healthz` (live), `GET /readyz` (ready: 200, or 503 with the reason; see
+//! [`crate::health`]) and `GET /metrics` (Prometheus, see [`crate::metrics`]).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -26,6 +30,10 @@ use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
 use crate::guard::Guarded;
+use crate::health::Health;
+
+/// The body type of every answer.
+type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
 /// How the HTTP endpoint is reached and protected.
 #[derive(Debug, Clone)]
@@ -162,6 +170,7 @@ pub enum HttpError {
 pub async fn serve(
     options: HttpOptions,
     make_server: impl Fn() -> Guarded + Send + Sync + 'static,
+    health: Arc<Health>,
     shutdown: CancellationToken,
 ) -> Result<(), HttpError> {
     if !options.tokens.any() && !options.addr.ip().is_loopback() {
@@ -185,6 +194,7 @@ pub async fn serve(
             source,
         })?;
     tracing::info!(addr = %options.addr, "serving MCP over Streamable HTTP at /mcp");
+    health.mark_serving();
     let tokens = Arc::new(options.tokens);
     loop {
         let (stream, peer) = tokio::select! {
@@ -198,30 +208,32 @@ pub async fn serve(
             () = shutdown.cancelled() => return Ok(()),
         };
         let (service, tokens, shutdown) = (service.clone(), tokens.clone(), shutdown.clone());
+        let health = health.clone();
         tokio::spawn(async move {
-            let handler = hyper::service::service_fn(move |mut request: Request<Incoming>| {
-                let mut service = service.clone();
-                let tokens = tokens.clone();
+            let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let service = service.clone();
+                let (tokens, health) = (tokens.clone(), health.clone());
                 async move {
-                    if request.uri().path() != "/mcp" {
-                        return Ok::<_, Infallible>(plain(
-                            StatusCode::NOT_FOUND,
-                            "MCP lives at /mcp",
-                        ));
-                    }
-                    match authenticate(&request, &tokens) {
-                        Access::Denied => {
-                            return Ok(plain(
-                                StatusCode::UNAUTHORIZED,
-                                "missing or wrong bearer token",
-                            ));
+                    Ok::<_, Infallible>(match request.uri().path() {
+                        "/mcp" => mcp(service, request, &tokens).await,
+                        "/healthz" | "/readyz" | "/metrics"
+                            if request.method() != hyper::Method::GET =>
+                        {
+                            plain(StatusCode::METHOD_NOT_ALLOWED, "GET only")
                         }
-                        Access::Anonymous => {}
-                        Access::Principal(name) => {
-                            request.extensions_mut().insert(Principal(name.into()));
+                        "/healthz" => json(StatusCode::OK, &serde_json::json!({"status": "ok"})),
+                        "/readyz" => {
+                            let readiness = health.readiness();
+                            let status = if readiness.ready {
+                                StatusCode::OK
+                            } else {
+                                StatusCode::SERVICE_UNAVAILABLE
+                            };
+                            json(status, &readiness)
                         }
-                    }
-                    service.call(request).await
+                        "/metrics" => metrics(&health),
+                        _ => plain(StatusCode::NOT_FOUND, "MCP lives at /mcp"),
+                    })
                 }
             });
             let connection = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
@@ -234,6 +246,53 @@ pub async fn serve(
             }
         });
     }
+}
+
+/// An MCP request, once authenticated, to rmcp's service. A session DELETE that rmcp accepts
+/// (202) is answered 204: the request is done, not queued, and clients (the official Python
+/// SDK) take only 200 or 204 as a terminated session.
+async fn mcp<S>(mut service: S, mut request: Request<Incoming>, tokens: &Tokens) -> Response<Body>
+where
+    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>,
+{
+    match authenticate(&request, tokens) {
+        Access::Denied => {
+            return plain(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
+        }
+        Access::Anonymous => {}
+        Access::Principal(name) => {
+            request.extensions_mut().insert(Principal(name.into()));
+        }
+    }
+    let delete = request.method() == hyper::Method::DELETE;
+    let Ok(mut response) = service.call(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        *response.body_mut() = Full::new(Bytes::new()).boxed();
+    }
+    response
+}
+
+/// `GET /metrics`: the server's metrics, with the session table's levels as of now.
+fn metrics(health: &Health) -> Response<Body> {
+    let text = crate::metrics::global().encode(&health.sessions().levels());
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+    );
+    response
+}
+
+fn json(status: StatusCode, value: &impl serde::Serialize) -> Response<Body> {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// Checks the bearer token against every configured one (each comparison in constant time:
@@ -270,10 +329,7 @@ fn authenticate<B>(request: &Request<B>, tokens: &Tokens) -> Access {
     access
 }
 
-fn plain(
-    status: StatusCode,
-    text: &'static str,
-) -> Response<http_body_util::combinators::BoxBody<Bytes, Infallible>> {
+fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
     *response.status_mut() = status;
     response

@@ -15,9 +15,12 @@ pub mod config;
 pub mod executions;
 pub mod guard;
 pub mod guidance;
+pub mod health;
 pub mod http;
 pub mod jail;
 pub mod jail_layers;
+pub mod metrics;
+pub mod notify;
 pub mod packages;
 pub mod persist;
 pub mod pool;
@@ -144,6 +147,30 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
         tokio::spawn(async move { sessions.keep_pool_filled(&runtimes).await })
     };
 
+    let health = Arc::new(health::Health::new(
+        config.clone(),
+        runtimes.clone(),
+        sessions.clone(),
+    ));
+    // Readiness needs a worker to have started: with no pool to start one, a probe does.
+    if health.needs_probe() && matches!(transport, Transport::Http(_)) {
+        let (sessions, runtimes) = (sessions.clone(), runtimes.clone());
+        tokio::spawn(async move { sessions.probe_worker_start(&runtimes).await });
+    }
+
+    // The service manager (Type=notify) hears READY=1 once the server is ready.
+    let notifier = {
+        let health = health.clone();
+        tokio::spawn(async move {
+            notify::status("compiling the interpreters and starting a worker");
+            let readiness = health.until_ready().await;
+            notify::ready(&format!(
+                "serving; sessions {} of at most {}, {} pooled workers",
+                readiness.sessions, readiness.max_sessions, readiness.pooled_workers
+            ));
+        })
+    };
+
     let executions = Arc::new(executions::Executions::default());
     // One server per MCP session (one on stdio). Over HTTP each is a client of its own unless
     // its token names a principal (see `http`).
@@ -168,6 +195,7 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
     let serve = async {
         match transport {
             Transport::Stdio => {
+                health.mark_serving();
                 let running = make_server(Owner::local()).serve(stdio::channel()).await?;
                 let quit = running.waiting().await;
                 tracing::info!(reason = ?quit, "client disconnected");
@@ -176,6 +204,7 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
             Transport::Http(options) => Ok(http::serve(
                 options,
                 move || make_server(Owner::connection()),
+                health.clone(),
                 stop.clone(),
             )
             .await?),
@@ -186,6 +215,8 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
         _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); Ok(()) }
         _ = tokio::signal::ctrl_c() => { tracing::info!("SIGINT: shutting down"); Ok(()) }
     };
+    notify::stopping();
+    notifier.abort();
     stop.cancel();
     reaper.abort();
     sampler.abort();

@@ -1,29 +1,36 @@
-//! `sandbox-mcp`: serves MCP on stdio, or over Streamable HTTP with `--http`. Every setting is
-//! a flag or a `SANDBOX_*` environment variable (`sandbox-mcp --help`, `config::Settings`); logs
-//! go to stderr, never stdout, which is the MCP channel.
+//! `sandbox-mcp`: serves MCP on stdio, or over Streamable HTTP with `--http`; `sandbox-mcp
+//! check-config` checks the configuration instead. Every setting is a flag, a `SANDBOX_*`
+//! environment variable or a key of the `--config` file (`sandbox-mcp --help`,
+//! `config::Settings`); logs go to stderr, as text or JSON lines, never to stdout, which is the
+//! MCP channel.
 
 use std::process::ExitCode;
 
 use sandbox_supervisor::Transport;
-use sandbox_supervisor::config::{Settings, SupervisorConfig};
+use sandbox_supervisor::config::{
+    LogFormat, Report, Settings, SupervisorConfig, Task, TransportSettings,
+};
 
 /// The exit status of a server that cannot start with its configuration (as for a usage error).
 const BAD_CONFIGURATION: u8 = 2;
 
 fn main() -> ExitCode {
-    // --help, --version and malformed settings end here, with clap's message and status.
+    // --help, --version and malformed settings (flags, variables, the file) end here, with
+    // clap's message and status.
     let settings = Settings::try_parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit());
-    let filter = settings
-        .transport
-        .log
-        .as_deref()
-        .and_then(|f| tracing_subscriber::EnvFilter::try_new(f).ok())
-        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(filter)
-        .init();
+    init_logging(&settings.transport);
+    if settings.task == Some(Task::CheckConfig) {
+        let report = Report::check(&settings);
+        print!("{}", report.render(&settings.provenance));
+        return if report.would_start() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(BAD_CONFIGURATION)
+        };
+    }
+    if let Some(file) = &settings.provenance.file {
+        tracing::info!(file = %file.display(), "settings read from the configuration file");
+    }
     let config = match SupervisorConfig::from_settings(&settings) {
         Ok(config) => config,
         Err(e) => {
@@ -58,5 +65,28 @@ fn main() -> ExitCode {
             eprintln!("sandbox-mcp: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Logs to stderr with the `--log` filter (info when unset or malformed), as text or as JSON
+/// lines that carry the current span and the list of spans (a tool call's `tool`,
+/// `session_id`, `execution_id`).
+fn init_logging(transport: &TransportSettings) {
+    let filter = transport
+        .log
+        .as_deref()
+        .and_then(|f| tracing_subscriber::EnvFilter::try_new(f).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(filter);
+    match transport.log_format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs
+            .json()
+            .with_current_span(true)
+            .with_span_list(true)
+            .init(),
     }
 }

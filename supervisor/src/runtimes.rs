@@ -63,6 +63,14 @@ impl Runtimes {
             .map_err(Clone::clone)
     }
 
+    /// The precompile step's outcome, once it has reported (without waiting for or starting
+    /// it).
+    pub fn compiled(&self) -> Option<Result<&Manifest, &str>> {
+        self.manifest
+            .get()
+            .map(|outcome| outcome.as_ref().map_err(String::as_str))
+    }
+
     /// Whether `runtime` is installed, without waiting for (or starting) the precompile step:
     /// until it has reported, the interpreter's file in the runtime directory decides.
     pub fn availability(&self, runtime: Runtime, config: &SupervisorConfig) -> Availability {

@@ -54,6 +54,37 @@ pub struct SandboxServer {
     pub(crate) default_sessions: Arc<DefaultSessions>,
     /// Who this connection acts for, unless a request names an HTTP principal.
     connection_owner: Owner,
+    /// Held by every clone of this server: when the last goes (the MCP session ended), the
+    /// connection's own sessions go too.
+    _lease: Arc<ConnectionLease>,
+}
+
+/// The sessions of an HTTP connection without a principal are unreachable once its MCP
+/// session ends (DELETE, or the transport closing it): they are destroyed then, not left
+/// holding workers until their idle TTL.
+struct ConnectionLease {
+    owner: Owner,
+    sessions: Arc<SessionTable>,
+}
+
+impl Drop for ConnectionLease {
+    fn drop(&mut self) {
+        if !self.owner.ends_with_connection() {
+            return;
+        }
+        // Dropped on the runtime that served the connection; at shutdown the table is being
+        // emptied anyway.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (owner, sessions) = (self.owner.clone(), self.sessions.clone());
+        runtime.spawn(async move {
+            let destroyed = sessions.destroy_all_of(&owner).await;
+            if destroyed > 0 {
+                tracing::info!(%owner, sessions = destroyed, "MCP session ended: its sessions were destroyed");
+            }
+        });
+    }
 }
 
 /// A connection's default sessions: the one per language that calls without `session_id` use,
@@ -104,6 +135,10 @@ impl SandboxServer {
         connection_owner: Owner,
     ) -> Self {
         let imports = Arc::new(guidance::ImportFuelTable::load(config.data_dir.as_deref()));
+        let lease = Arc::new(ConnectionLease {
+            owner: connection_owner.clone(),
+            sessions: sessions.clone(),
+        });
         Self {
             config,
             sessions,
@@ -112,6 +147,7 @@ impl SandboxServer {
             imports,
             default_sessions: Arc::default(),
             connection_owner,
+            _lease: lease,
         }
     }
 

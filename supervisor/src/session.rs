@@ -31,6 +31,7 @@ pub use setup::{SCIENTIFIC_MIN_MEMORY, SessionSpec};
 pub use table::{CreateError, MoveError, SessionTable, Usage};
 
 use crate::config::{SessionLimits, SupervisorConfig};
+use crate::metrics::{Crash, Kill};
 use crate::pool::{WorkerPool, worker_shape};
 use crate::runtimes::Runtimes;
 use crate::worker::{ExecFailure, SpawnError, Worker};
@@ -233,6 +234,7 @@ impl Session {
         // A worker that died while idle (killed, OOM-killed) is noticed here, before the
         // request is sent, so this call restarts the session instead of failing.
         if let Some(exit) = runner.worker.as_mut().and_then(Worker::exited) {
+            crate::metrics::global().worker_crashed(self.runtime(), Crash::Idle);
             self.lose_worker(
                 &mut runner,
                 format!("the previous worker died while idle ({exit})"),
@@ -294,6 +296,7 @@ impl Session {
         runner.generation += 1;
         self.started.store(true, Ordering::SeqCst);
         if let Some((worker, version)) = self.adopt_pooled(runtime, &limits) {
+            crate::metrics::global().worker_started(runtime, "pool");
             tracing::info!(session = %self.id, pid = worker.pid(), %runtime, %version, "pooled worker adopted");
             self.worker_pid.store(worker.pid(), Ordering::SeqCst);
             self.watch_exit(worker.pid());
@@ -304,7 +307,11 @@ impl Session {
         let (worker, ready) =
             Worker::spawn(config, module, &files, runner.generation, runtime, &limits)
                 .await
-                .inspect_err(|_| runner.lost = lost.clone())?;
+                .inspect_err(|e| {
+                    crate::metrics::global().worker_start_failed(runtime, &e.to_string());
+                    runner.lost = lost.clone();
+                })?;
+        crate::metrics::global().worker_started(runtime, "spawn");
         tracing::info!(
             session = %self.id,
             pid = worker.pid(),
@@ -349,6 +356,13 @@ impl Session {
         save: bool,
         restored_first: bool,
     ) {
+        if let Some(restart) = outcome.as_ref().ok().and_then(|r| r.restart.as_ref()) {
+            let kept = match restart.state {
+                sandbox_protocol::StateAfterRestart::Lost => "lost",
+                sandbox_protocol::StateAfterRestart::RolledBack => "rolled_back",
+            };
+            crate::metrics::global().interpreter_restarted(self.runtime(), kept);
+        }
         match outcome {
             Ok(report)
                 if report
@@ -366,6 +380,21 @@ impl Session {
             }
             Ok(_) => runner.needs_restore &= !restored_first,
             Err(failure) => {
+                let metrics = crate::metrics::global();
+                match failure {
+                    ExecFailure::Killed { cancelled } => {
+                        let kill = if *cancelled {
+                            Kill::Cancel
+                        } else {
+                            Kill::Timeout
+                        };
+                        metrics.worker_killed(self.runtime(), kill);
+                    }
+                    ExecFailure::Crashed { .. } => {
+                        metrics.worker_crashed(self.runtime(), Crash::Execution);
+                    }
+                    ExecFailure::CancelledWhileQueued => {}
+                }
                 let why = match failure {
                     ExecFailure::Killed { cancelled: false } => {
                         "the previous worker was killed after a timeout it did not answer"
@@ -431,6 +460,7 @@ impl Session {
             };
             if let Some(exit) = worker.exited() {
                 tracing::warn!(session = %session.id, pid, %exit, "worker died while idle");
+                crate::metrics::global().worker_crashed(session.runtime(), Crash::Idle);
                 let why = format!("the previous worker died while idle ({exit})");
                 session.lose_worker(&mut runner, why);
             }
@@ -454,6 +484,7 @@ impl Session {
         );
         runner.needs_restore = true;
         tracing::info!(session = %self.id, pid = worker.pid(), "idle worker evicted to free memory");
+        crate::metrics::global().worker_killed(self.runtime(), Kill::Evicted);
         // Dropping it kills its process group; tokio reaps it.
         drop(worker);
         true

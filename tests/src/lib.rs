@@ -1429,3 +1429,5 @@ mod tests {
 }
 
 pub mod bench_support;
+pub mod raw_http;
+pub mod sdk;

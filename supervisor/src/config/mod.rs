@@ -1,25 +1,36 @@
-//! What the supervisor runs with. [`Settings`] are the command-line flags and `SANDBOX_*`
-//! variables as an operator gives them (all in [`settings`], which `--help` renders);
+//! What the supervisor runs with. [`Settings`] are the command-line flags, `SANDBOX_*`
+//! variables and configuration-file keys as an operator gives them (all in [`settings`], which
+//! `--help` renders; the file layer in [`file`], where each value came from in [`provenance`]);
 //! [`SupervisorConfig`] is what they resolve to at start-up, once the worker binary and the
 //! interpreters are found, the state directory is made, and the host's cgroup and jail support
-//! are detected. [`SessionLimits`] and the bounds of every limit live in [`limits`]; the session
-//! sizes themselves are the protocol's flavor table ([`Flavor`], [`FlavorSpec`]).
+//! are detected. [`Report`] (`sandbox-mcp check-config`, in [`check`]) checks the same
+//! resolution beforehand, reporting every problem at once. [`SessionLimits`] and the bounds of
+//! every limit live in [`limits`]; the session sizes themselves are the protocol's flavor table
+//! ([`Flavor`], [`FlavorSpec`]).
 
+mod check;
+#[cfg(test)]
+mod documentation;
+mod file;
 mod limits;
+mod provenance;
 mod settings;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use check::{Finding, Report, Severity, Subject};
+pub use file::{ConfigFile, FileError, FileProblem};
 pub use limits::{
     DEFAULT_MAX_CODE_BYTES, DISK_QUOTA_BYTES_RANGE, DISK_QUOTA_FILES_RANGE, FUEL_RANGE,
     MAX_CODE_BYTES_RANGE, MAX_TIMEOUT, MEMORY_RANGE, SessionLimits, TIMEOUT_SECS_RANGE, TTL_RANGE,
 };
+pub use provenance::{Effective, MASK, Provenance, Source};
 pub use sandbox_protocol::{Flavor, FlavorSpec};
 pub use settings::{
     AdmissionSettings, DEFAULT_EXPLICIT_SESSION_TTL_SECS, DEFAULT_MAX_SESSIONS,
-    DEFAULT_PRINCIPAL_MAX, DEFAULT_SESSION_TTL_SECS, JailSettings, PackageSources, PathSettings,
-    SessionSettings, Settings, TestSettings, TransportSettings,
+    DEFAULT_PRINCIPAL_MAX, DEFAULT_SESSION_TTL_SECS, JailSettings, LogFormat, PackageSources,
+    PathSettings, SessionSettings, Settings, Task, TestSettings, TransportSettings,
 };
 
 use sandbox_protocol::{JailReport, Language, LayerSet};
@@ -101,7 +112,7 @@ pub enum ConfigError {
     )]
     WorkerMissing(PathBuf),
     #[error(
-        "no runtime directory with {file} found (looked in {looked}); run ./setup.sh or set SANDBOX_RUNTIME_DIR"
+        "no runtime directory with {file} found (looked in {looked}); run runtimes/prepare.sh or set SANDBOX_RUNTIME_DIR"
     )]
     RuntimesMissing { file: &'static str, looked: String },
     #[error("cannot create the state directory {path}")]

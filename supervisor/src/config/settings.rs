@@ -1,15 +1,20 @@
-//! Everything an operator can set, in one place: each command-line flag and its `SANDBOX_*`
-//! environment variable, grouped as `sandbox-mcp --help` shows them, with defaults and bounds.
-//! These are the settings as given; [`super::SupervisorConfig`] is what they resolve to once
-//! the binaries, interpreters and host features have been found.
+//! Everything an operator can set, in one place: each command-line flag, its `SANDBOX_*`
+//! environment variable and its key in the configuration file, grouped as `sandbox-mcp --help`
+//! shows them, with defaults and bounds. A flag beats its variable, which beats the file
+//! ([`super::file`]), which beats the built-in default. These are the settings as given;
+//! [`super::SupervisorConfig`] is what they resolve to once the binaries, interpreters and host
+//! features have been found.
 
 use std::convert::Infallible;
 use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser};
+use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use sandbox_protocol::{Flavor, LayerSet};
+
+use super::file::ConfigFile;
+use super::provenance::Provenance;
 
 use super::limits::{
     DEFAULT_MAX_CODE_BYTES, DISK_QUOTA_BYTES_RANGE, DISK_QUOTA_FILES_RANGE, FUEL_RANGE,
@@ -42,11 +47,22 @@ pub const DEFAULT_PRINCIPAL_MAX: u64 = 16;
                   sandbox process per session.\n\nServes MCP on stdin/stdout (give it to an MCP \
                   client as a command), or over Streamable HTTP with --http.",
     after_help = "Every option can also be set with its SANDBOX_* environment variable (an empty \
-                  variable counts as unset); a flag on the command line wins. Logs go to stderr; \
-                  stdout is the MCP channel.",
-    next_line_help = true
+                  variable counts as unset) or in a TOML file given with --config (the key is the \
+                  option's name in snake_case: max_sessions = 64); a flag beats its variable, \
+                  which beats the file. Run `sandbox-mcp check-config` (with the same options) \
+                  to see the effective settings and what would stop the server before starting \
+                  it. Logs go to stderr; stdout is the MCP channel.",
+    next_line_help = true,
+    disable_help_subcommand = true
 )]
 pub struct Settings {
+    /// What to do instead of serving, if anything.
+    #[command(subcommand)]
+    pub task: Option<Task>,
+    /// A TOML file of settings (keys: the options' names in snake_case, e.g. max_sessions = 64);
+    /// variables and flags override it [default: none]
+    #[arg(long, value_name = "FILE", env = "SANDBOX_CONFIG")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub transport: TransportSettings,
     #[command(flatten)]
@@ -61,6 +77,32 @@ pub struct Settings {
     pub jail: JailSettings,
     #[command(flatten)]
     pub testing: TestSettings,
+    /// Where each setting came from (flag, variable, file, default); filled by
+    /// [`Settings::try_parse_args`].
+    #[arg(skip)]
+    pub provenance: Provenance,
+}
+
+/// What `sandbox-mcp` does instead of serving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Subcommand)]
+pub enum Task {
+    /// Check the configuration without serving: effective settings and every problem, with fixes
+    ///
+    /// Resolves the settings exactly as start-up does, checks the files, directories, port and
+    /// jail layers they name, prints the effective settings (each with its source) and every
+    /// problem with its fix, and exits: 0 when the server would start (warnings allowed), 2 when
+    /// it would not. Takes every option, before or after it.
+    CheckConfig,
+}
+
+/// How log lines are written to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, with the current span and the span list (tool, session_id,
+    /// execution_id of a tool call).
+    Json,
 }
 
 /// How clients reach the server.
@@ -87,6 +129,10 @@ pub struct TransportSettings {
     /// Log filter (tracing's EnvFilter syntax), also handed to every worker [default: info]
     #[arg(long, value_name = "FILTER", env = "RUST_LOG")]
     pub log: Option<String>,
+    /// Log lines as text, or as JSON objects (one per line, with the spans of a tool call)
+    #[arg(long, value_name = "FORMAT", env = "SANDBOX_LOG_FORMAT", value_enum,
+          default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
 }
 
 impl std::fmt::Debug for TransportSettings {
@@ -97,6 +143,7 @@ impl std::fmt::Debug for TransportSettings {
             .field("http_token", &self.http_token.is_some())
             .field("http_tokens_file", &self.http_tokens_file)
             .field("log", &self.log)
+            .field("log_format", &self.log_format)
             .finish()
     }
 }
@@ -283,17 +330,43 @@ impl Settings {
     /// # Errors
     /// A malformed or out-of-bounds value, an unknown flag, or a request for `--help` or
     /// `--version` (whose text the error carries; `clap::Error::exit` prints it).
+    /// The configuration file (`--config`, `SANDBOX_CONFIG`) is read between two parses: the
+    /// first finds it (and ends `--help` and malformed flags early), the second parses with the
+    /// file's values as the options' defaults, so a flag or variable still wins.
     pub fn try_parse_args<I, T>(args: I) -> Result<Self, clap::Error>
     where
         I: IntoIterator<Item = T>,
         T: Into<OsString> + Clone,
     {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-        let mut command = empty_variables_unset(Settings::command());
-        let matches = command
-            .try_get_matches_from_mut(args.iter().cloned())
-            .map_err(|e| name_the_variable(e, &command, &args))?;
-        Settings::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+        let mut command = Settings::command_line();
+        let matches = parse_matches(&mut command, &args)?;
+        let Some(path) = matches.get_one::<PathBuf>("config") else {
+            return Settings::from_matches(&mut command, &matches, None);
+        };
+        let file = ConfigFile::read(path, &command).map_err(|e| {
+            clap::Error::raw(clap::error::ErrorKind::InvalidValue, e.to_string())
+                .format(&mut command)
+        })?;
+        let mut command = file.apply(Settings::command_line());
+        let matches = parse_matches(&mut command, &args)?;
+        Settings::from_matches(&mut command, &matches, Some(&file))
+    }
+
+    /// The command line as parsed: every option is global, so it works before or after a
+    /// subcommand (`sandbox-mcp check-config --http ...`), and empty variables count as unset.
+    pub fn command_line() -> clap::Command {
+        empty_variables_unset(Settings::command().mut_args(|arg| arg.global(true)))
+    }
+
+    fn from_matches(
+        command: &mut clap::Command,
+        matches: &clap::ArgMatches,
+        file: Option<&ConfigFile>,
+    ) -> Result<Self, clap::Error> {
+        let mut settings = Settings::from_arg_matches(matches).map_err(|e| e.format(command))?;
+        settings.provenance = Provenance::record(command, matches, file);
+        Ok(settings)
     }
 
     /// The settings of the environment alone (no command-line flags).
@@ -303,6 +376,16 @@ impl Settings {
     pub fn from_env() -> Result<Self, clap::Error> {
         Settings::try_parse_args(["sandbox-mcp"])
     }
+}
+
+/// One parse of `args`; a bad value that came from a variable names the variable.
+fn parse_matches(
+    command: &mut clap::Command,
+    args: &[OsString],
+) -> Result<clap::ArgMatches, clap::Error> {
+    command
+        .try_get_matches_from_mut(args.iter().cloned())
+        .map_err(|e| name_the_variable(e, command, args))
 }
 
 /// An empty variable has always meant "unset" (`SANDBOX_STATE_DIR=` picks the default); clap
@@ -502,47 +585,19 @@ mod tests {
 
     #[test]
     fn help_names_every_variable_and_hides_the_token() {
-        let help = Settings::command().render_long_help().to_string();
-        for variable in [
-            "SANDBOX_HTTP_ADDR",
-            "SANDBOX_HTTP_TOKEN",
-            "SANDBOX_HTTP_TOKENS_FILE",
-            "SANDBOX_MAX_SESSIONS",
-            "SANDBOX_MEMORY_BUDGET_BYTES",
-            "SANDBOX_WORKER_POOL",
-            "SANDBOX_EVICT_IDLE_SECS",
-            "SANDBOX_PRINCIPAL_MAX_SESSIONS",
-            "SANDBOX_PRINCIPAL_MAX_EXECUTIONS",
-            "SANDBOX_DEFAULT_MEMORY_BYTES",
-            "SANDBOX_DEFAULT_FUEL",
-            "SANDBOX_DEFAULT_TIMEOUT_SECS",
-            "SANDBOX_DEFAULT_DISK_QUOTA_BYTES",
-            "SANDBOX_DEFAULT_DISK_QUOTA_FILES",
-            "SANDBOX_MAX_CODE_BYTES",
-            "SANDBOX_SESSION_TTL_SECS",
-            "SANDBOX_EXPLICIT_SESSION_TTL_SECS",
-            "SANDBOX_WORKER_BIN",
-            "SANDBOX_RUNTIME_DIR",
-            "SANDBOX_CACHE_DIR",
-            "SANDBOX_STATE_DIR",
-            "SANDBOX_KEEP_STATE",
-            "SANDBOX_DATA_DIR",
-            "SANDBOX_SHARED_DIR",
-            "SANDBOX_SHARED_WRITABLE",
-            "SANDBOX_WHEELHOUSE",
-            "SANDBOX_ALLOW_PYPI",
-            "SANDBOX_JS_PACKAGES",
-            "SANDBOX_REQUIRE",
-            "SANDBOX_JAIL_DISABLE",
-            "SANDBOX_WORKER_ENTRY",
-            "SANDBOX_PROBE_TARGETS",
-            "RUST_LOG",
-        ] {
+        let command = Settings::command();
+        let help = command.clone().render_long_help().to_string();
+        // Every option has its variable; the README's table checks their names.
+        for arg in command.get_arguments() {
+            let variable = arg.get_env().map(|v| v.to_string_lossy().into_owned());
+            let variable = variable.unwrap_or_else(|| panic!("{:?} has no variable", arg.get_id()));
             assert!(
                 help.contains(&format!("[env: {variable}")),
                 "{variable} missing:\n{help}"
             );
         }
+        assert!(help.contains("[env: SANDBOX_HTTP_TOKEN]"), "no value shown");
+        assert!(help.contains("check-config") && help.contains("--config <FILE>"));
         for heading in [
             "Transport:",
             "Admission:",

@@ -126,6 +126,11 @@ pub fn fmt_fuel(n: u64) -> String {
     n.to_string()
 }
 
+/// Seconds as a model reads them: `30 s`, `0.5 s`, `2.25 s`.
+pub fn fmt_secs(seconds: f64) -> String {
+    format!("{} s", short_decimal(seconds))
+}
+
 /// Bytes in binary units: `256 MiB`, `1.5 GiB`.
 pub fn fmt_bytes(n: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];

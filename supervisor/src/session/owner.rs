@@ -54,6 +54,13 @@ impl Owner {
         }
     }
 
+    /// Whether its sessions end with its MCP session: an HTTP connection without a principal
+    /// (nobody can reach them afterwards). A principal's outlive it; the stdio client's end
+    /// with the server.
+    pub fn ends_with_connection(&self) -> bool {
+        self.kind == OwnerKind::Connection
+    }
+
     /// Whether the per-client caps apply (HTTP clients; the stdio client has the server alone).
     pub fn capped(&self) -> bool {
         self.kind != OwnerKind::Local

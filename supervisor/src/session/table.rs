@@ -17,6 +17,7 @@ use sandbox_protocol::Runtime;
 use super::memory::{self, Footprint, ProcFs};
 use super::{Owner, Session, SessionSpec, setup};
 use crate::config::SupervisorConfig;
+use crate::metrics::{Levels, Refusal};
 use crate::pool::{Pooled, WorkerPool, worker_shape};
 use crate::runtimes::Runtimes;
 use crate::worker::Worker;
@@ -75,6 +76,16 @@ pub enum MoveError {
     /// There is no memory for what it would use there.
     #[error("{0}")]
     ResourcesExhausted(Usage),
+}
+
+/// Counts a refusal by the limit it hit.
+fn count_refusal(usage: &Usage) {
+    let limit = match usage.shortage {
+        Some(Shortage::Sessions) => Refusal::Sessions,
+        Some(Shortage::HostMemory) => Refusal::HostMemory,
+        Some(Shortage::MemoryBudget) | None => Refusal::MemoryBudget,
+    };
+    crate::metrics::global().refused(limit);
 }
 
 /// Which admission limit a refused request hit.
@@ -397,10 +408,12 @@ impl SessionTable {
         if owner.capped() {
             let held = sessions.keys().filter(|(o, _)| o == owner).count();
             if held >= self.config.principal_max_sessions {
+                crate::metrics::global().refused(Refusal::ClientSessions);
                 return Err(CreateError::ClientLimit { sessions: held });
             }
         }
         self.admit_new(&sessions, spec.runtime)
+            .inspect_err(count_refusal)
             .map_err(CreateError::ResourcesExhausted)?;
         let files = self
             .dirs
@@ -453,12 +466,30 @@ impl SessionTable {
             .admit(false)
         {
             usage.sessions += 1; // the session itself, which stays where it is
+            count_refusal(&usage);
             return Err(MoveError::ResourcesExhausted(usage));
         }
         if !session.setup.move_to(runtime) {
             return Err(MoveError::Fixed);
         }
         Ok(())
+    }
+
+    /// Removes every session of `owner` (whose MCP session ended), as `destroy` does each.
+    /// Returns how many there were.
+    pub async fn destroy_all_of(&self, owner: &Owner) -> usize {
+        let ids: Vec<String> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .filter(|(o, _)| o == owner)
+            .map(|(_, id)| id.clone())
+            .collect();
+        for id in &ids {
+            self.destroy(owner, id).await;
+        }
+        ids.len()
     }
 
     /// Removes `owner`'s session `id`: its worker is stopped and its directory deleted.
@@ -502,7 +533,9 @@ impl SessionTable {
             .collect();
         for (owner, id) in idle {
             tracing::info!(session = %id, %owner, "session expired");
-            self.destroy(&owner, &id).await;
+            if let Some(session) = self.destroy(&owner, &id).await {
+                crate::metrics::global().session_reaped(session.runtime());
+            }
             let mut expired = self.expired.lock().unwrap_or_else(|e| e.into_inner());
             expired.push_back((owner, id));
             if expired.len() > REMEMBERED_EXPIRED {
@@ -518,14 +551,6 @@ impl SessionTable {
         let manifest = match runtimes.manifest(&self.config).await {
             Ok(manifest) => manifest,
             Err(_) => return, // logged by whoever compiled; sessions say it too
-        };
-        let shape = |runtime: Runtime| {
-            let spec = SessionSpec::new(
-                runtime.language(),
-                self.config.defaults.clone(),
-                self.config.session_ttl,
-            );
-            spec.limits_on(runtime)
         };
         let mut retry = None;
         loop {
@@ -543,9 +568,13 @@ impl SessionTable {
                     tracing::debug!(%runtime, %usage, "no room to pool a worker");
                     break;
                 }
-                match self.start_pooled(runtime, module, shape(runtime)).await {
-                    Ok(pooled) => self.pool.put(pooled),
+                match self.start_pooled(runtime, module).await {
+                    Ok(pooled) => {
+                        crate::metrics::global().worker_started(runtime, "pooled");
+                        self.pool.put(pooled);
+                    }
                     Err(e) => {
+                        crate::metrics::global().worker_start_failed(runtime, &e);
                         tracing::warn!(%runtime, error = %e, "cannot pre-start a worker");
                         failed = true;
                         break;
@@ -559,13 +588,46 @@ impl SessionTable {
         }
     }
 
-    /// Starts one pooled worker of `runtime` with `limits`, on directories of its own.
+    /// Starts one worker and stops it again, to learn whether workers start on this host when
+    /// no pool tells (readiness waits for a worker to have started).
+    pub async fn probe_worker_start(&self, runtimes: &Runtimes) {
+        let Ok(manifest) = runtimes.manifest(&self.config).await else {
+            return; // readiness reports the interpreters' failure
+        };
+        let Some((runtime, module)) = Runtime::ALL
+            .into_iter()
+            .find_map(|runtime| Some((runtime, manifest.module(runtime)?)))
+        else {
+            return;
+        };
+        match self.start_pooled(runtime, module).await {
+            Ok(probe) => {
+                crate::metrics::global().worker_started(runtime, "probe");
+                probe.worker.shutdown().await;
+                if let Err(e) = self.dirs.remove_session(&probe.files) {
+                    tracing::warn!(error = %e, "cannot remove the probe worker's directory");
+                }
+            }
+            Err(e) => {
+                crate::metrics::global().worker_start_failed(runtime, &e);
+                tracing::error!(%runtime, error = %e, "a worker cannot start");
+            }
+        }
+    }
+
+    /// Starts one pooled worker of `runtime` with a default session's limits, on directories
+    /// of its own.
     async fn start_pooled(
         &self,
         runtime: Runtime,
         module: &sandbox_protocol::CachedModule,
-        limits: crate::config::SessionLimits,
     ) -> Result<Pooled, String> {
+        let limits = SessionSpec::new(
+            runtime.language(),
+            self.config.defaults.clone(),
+            self.config.session_ttl,
+        )
+        .limits_on(runtime);
         let files = self
             .dirs
             .create_pooled()
@@ -607,6 +669,44 @@ impl SessionTable {
         }
         while stopping.join_next().await.is_some() {}
         // The directories go with the whole state directory (see `crate::shutdown`).
+    }
+
+    /// What the metrics show at a scrape: every session's runtime and whether it has a worker,
+    /// the pool, and the workers' memory as last sampled.
+    pub fn levels(&self) -> Levels {
+        let usage = self.usage();
+        let measured = self
+            .measured
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut memory = Vec::new();
+        let sessions = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(|s| {
+                let pid = s.worker_pid.load(Ordering::SeqCst);
+                if let Some(footprint) = measured.get(&pid).filter(|_| pid != 0) {
+                    memory.push((s.runtime(), "session", *footprint));
+                }
+                (s.runtime(), pid != 0)
+            })
+            .collect();
+        let pooled = self.pool.workers();
+        for (pid, runtime) in &pooled {
+            if let Some(footprint) = measured.get(pid) {
+                memory.push((*runtime, "pooled", *footprint));
+            }
+        }
+        Levels {
+            sessions,
+            pooled: pooled.into_iter().map(|(_, runtime)| runtime).collect(),
+            pool_target: self.config.worker_pool.iter().collect(),
+            memory,
+            usage,
+        }
     }
 
     /// Sessions `owner` holds, for the per-client caps.

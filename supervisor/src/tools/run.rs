@@ -45,13 +45,20 @@ impl SandboxServer {
         ctx: &RequestContext<RoleServer>,
     ) -> ExecuteCodeResult {
         if let Some(refused) = self.over_execution_cap(session, timeout) {
+            crate::metrics::global().refused(crate::metrics::Refusal::ClientExecutions);
             return refused;
         }
-        let code = match &work {
-            Work::Code(code) | Work::Command(code) => code.clone(),
-            Work::Inspect => String::new(),
+        let called = std::time::Instant::now();
+        let (code, tool) = match &work {
+            Work::Code(code) => (code.clone(), Some("execute_code")),
+            Work::Command(command) => (command.clone(), Some("execute_command")),
+            Work::Inspect => (String::new(), None),
         };
         let execution_id = format!("exec-{}", uuid::Uuid::new_v4().simple());
+        // The tool call's span (see `guard`) names what it ran, for every log line under it.
+        let span = tracing::Span::current();
+        span.record("session_id", session.id.as_str());
+        span.record("execution_id", execution_id.as_str());
         let cancel = self.executions.register(
             &execution_id,
             (&session.owner, session.key(), &session.id),
@@ -86,6 +93,15 @@ impl SandboxServer {
             &execution_id,
             result.error_type.map_or("completed", ErrorType::as_str),
         );
+        if let Some(tool) = tool {
+            crate::metrics::global().execution(&crate::metrics::ExecutionRecord {
+                tool,
+                runtime: Runtime::from_name(&result.runtime).unwrap_or_else(|| session.runtime()),
+                error_type: result.error_type,
+                seconds: called.elapsed().as_secs_f64(),
+                fuel: result.fuel_consumed,
+            });
+        }
         let disk = match result.error_type {
             Some(ErrorType::DiskQuota) => Some(disk_facts(session).await),
             _ => None,

@@ -1,11 +1,10 @@
 //! MCP over Streamable HTTP: a bearer token is required, each MCP session keeps its own
 //! sandboxes across requests, and SIGTERM stops the service and its workers.
 
-use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use sandbox_tests::{procfs, server_binary};
+use sandbox_tests::{procfs, raw_http, server_binary};
 use serde_json::{Value, json};
 
 /// One HTTP/1.1 POST to /mcp (Connection: close); returns status, session id and the JSON-RPC
@@ -16,44 +15,17 @@ fn post(
     session: Option<&str>,
     body: &Value,
 ) -> (u16, Option<String>, Vec<Value>) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    let body = body.to_string();
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
     );
     if let Some(id) = session {
-        request.push_str(&format!(
+        head.push_str(&format!(
             "Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-06-18\r\n"
         ));
     }
-    request.push_str("\r\n");
-    request.push_str(&body);
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    let _ = stream.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let header = |name: &str| {
-        head.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
-        })
-    };
-    let body = if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
-        dechunk(body)
-    } else {
-        body.to_owned()
-    };
-    let messages = body
+    let response = raw_http::exchange(port, &head, &body.to_string());
+    let messages = response
+        .body
         .lines()
         .filter_map(|l| {
             l.strip_prefix("data:")
@@ -62,22 +34,7 @@ fn post(
         })
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    (status, header("mcp-session-id"), messages)
-}
-
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if size == 0 || rest.len() < size {
-            break;
-        }
-        out.push_str(&rest[..size]);
-        body = rest[size..].trim_start_matches("\r\n");
-    }
-    out
+    (response.status, response.header("mcp-session-id"), messages)
 }
 
 /// A new MCP session: initialize + initialized. Returns its id.

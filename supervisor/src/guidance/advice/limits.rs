@@ -10,7 +10,7 @@ use super::super::analyze::HEAVY_IMPORT_FUEL;
 use super::super::docs::{FUEL, SESSIONS, WORKSPACE};
 use super::super::{
     MAX_SUGGESTED_FUEL, MAX_TIMEOUT_SECS, NextCall, clip, derived_session_id, fmt_bytes, fmt_fuel,
-    nice_round_up,
+    fmt_secs, nice_round_up,
 };
 use super::draft::Draft;
 
@@ -182,11 +182,13 @@ impl Draft<'_, '_> {
         let t = f.timeout_secs;
         self.summary = if f.state_lost {
             format!(
-                "The execution hit its {t:.0} s timeout and ignored the interrupt, so it was stopped by force: variables, functions and imports from earlier calls are gone; files in /app remain."
+                "The execution hit its {} timeout and ignored the interrupt, so it was stopped by force: variables, functions and imports from earlier calls are gone; files in /app remain.",
+                fmt_secs(t)
             )
         } else {
             format!(
-                "The execution hit its {t:.0} s timeout and was interrupted; the session kept its state (variables assigned before the interrupt hold partial results)."
+                "The execution hit its {} timeout and was interrupted; the session kept its state (variables assigned before the interrupt hold partial results).",
+                fmt_secs(t)
             )
         };
         self.restart_explained = true;
