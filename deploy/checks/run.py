@@ -128,10 +128,12 @@ def rehearsal_serves_mcp() -> str:
         status = rehearsal.stop()
     if status != 0:
         raise CheckFailed(f"exit status {status} after SIGTERM:\n{rehearsal.log_tail()}")
-    seeded = sorted(p.name for p in (volume / "cache").glob("*.cwasm"))
-    if not seeded:
-        raise CheckFailed("the module cache on the volume is empty")
-    return f"listening after {listening:.1f} s; {notes}; probes 200; {len(seeded)} .cwasm seeded"
+    # On the host that built them, the image's modules fit: they are used in place, read-only,
+    # and nothing is compiled or copied onto the volume.
+    compiled = sorted(p.name for p in (volume / "cache").glob("*.cwasm"))
+    if compiled:
+        raise CheckFailed(f"modules compiled onto the volume instead of used in place: {compiled}")
+    return f"listening after {listening:.1f} s; {notes}; probes 200; image modules used in place"
 
 
 def drive_mcp(client: image.McpClient) -> str:

@@ -125,11 +125,39 @@ pub fn precompile(
     wasm: &Path,
     cache_dir: &Path,
 ) -> Result<CachedModule, EngineError> {
+    precompile_beside(engine, name, wasm, cache_dir, None)
+}
+
+/// As [`precompile`], but a module for this wasm and engine already in `shipped` (a read-only
+/// cache that came with the interpreters, such as a container image's) is used where it is:
+/// nothing is copied or compiled, and every process on the host maps the same file, so its
+/// pages are shared. Only a module `shipped` lacks (another CPU, another build) is compiled
+/// into `cache_dir`.
+///
+/// # Errors
+/// As [`precompile`].
+pub fn precompile_beside(
+    engine: &Engine,
+    name: &str,
+    wasm: &Path,
+    cache_dir: &Path,
+    shipped: Option<&Path>,
+) -> Result<CachedModule, EngineError> {
     let bytes = std::fs::read(wasm).map_err(|source| EngineError::Read {
         path: wasm.into(),
         source,
     })?;
     let wasm_sha256 = sha256_hex(&bytes);
+    let found = shipped
+        .map(|dir| cwasm_path(engine, name, &wasm_sha256, dir))
+        .filter(|cwasm| cwasm.is_file());
+    if let Some(cwasm) = found {
+        return Ok(CachedModule {
+            cwasm,
+            wasm_sha256,
+            compiled: false,
+        });
+    }
     let cwasm = cwasm_path(engine, name, &wasm_sha256, cache_dir);
     if cwasm.is_file() {
         return Ok(CachedModule {
@@ -298,6 +326,27 @@ pub(crate) mod tests {
         let changed = precompile(engine(), "spin", &wasm, &cache).unwrap();
         assert!(changed.compiled);
         assert_ne!(changed.cwasm, first.cwasm);
+    }
+
+    #[test]
+    fn a_shipped_module_is_used_where_it_is_and_only_a_missing_one_is_compiled() {
+        let dir = tempfile::tempdir().unwrap();
+        let wasm = dir.path().join("spin.wasm");
+        std::fs::write(&wasm, SPIN).unwrap();
+        let (shipped, cache) = (dir.path().join("shipped"), dir.path().join("cache"));
+        let built = precompile(engine(), "spin", &wasm, &shipped).unwrap();
+        let found = precompile_beside(engine(), "spin", &wasm, &cache, Some(&shipped)).unwrap();
+        assert!(!found.compiled);
+        assert_eq!(found.cwasm, built.cwasm, "the shipped file itself");
+        assert!(!cache.exists(), "nothing copied into the writable cache");
+        // A module the shipped cache lacks (here: another interpreter) is compiled into the
+        // writable cache.
+        let mut other = SPIN.to_vec();
+        other.extend_from_slice(&[0x00, 0x03, 0x02, b'h', b'i']);
+        std::fs::write(&wasm, &other).unwrap();
+        let compiled = precompile_beside(engine(), "spin", &wasm, &cache, Some(&shipped)).unwrap();
+        assert!(compiled.compiled);
+        assert!(compiled.cwasm.starts_with(&cache), "{:?}", compiled.cwasm);
     }
 
     #[test]

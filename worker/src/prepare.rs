@@ -31,14 +31,18 @@ const COMPILEALL: [&str; 13] = [
 ];
 
 /// Compiles every interpreter in `runtime_dir` (by [`Runtime::wasm_file_name`]) into
-/// `cache_dir`, or finds it there already, and returns the manifest the supervisor reads. The
-/// scientific runtime is optional (`runtimes/prepare.sh --no-scientific` leaves it out): when its
-/// wasm is absent it is simply not in the manifest.
+/// `cache_dir`, or finds it there already, and returns the manifest the supervisor reads. A
+/// module already in `runtime_dir/cache` (compiled by `runtimes/prepare.sh`, or shipped in a
+/// read-only image) is used in place when `cache_dir` is elsewhere. The scientific runtime is
+/// optional (`runtimes/prepare.sh --no-scientific` leaves it out): when its wasm is absent it is
+/// simply not in the manifest.
 ///
 /// # Errors
 /// A missing default interpreter, a broken one, or a cache that cannot be written.
 pub fn precompile_all(runtime_dir: &Path, cache_dir: &Path) -> Result<ModuleManifest, EngineError> {
     let engine = engine::engine();
+    let shipped = runtime_dir.join("cache");
+    let shipped = (shipped != cache_dir).then_some(shipped.as_path());
     let mut manifest = ModuleManifest::new();
     for runtime in Runtime::ALL {
         let wasm = runtime_dir.join(runtime.wasm_file_name());
@@ -47,7 +51,8 @@ pub fn precompile_all(runtime_dir: &Path, cache_dir: &Path) -> Result<ModuleMani
             continue;
         }
         let started = Instant::now();
-        let cached = engine::precompile(engine, runtime.as_str(), &wasm, cache_dir)?;
+        let cached =
+            engine::precompile_beside(engine, runtime.as_str(), &wasm, cache_dir, shipped)?;
         tracing::info!(
             runtime = runtime.as_str(),
             compiled = cached.compiled,
