@@ -49,6 +49,8 @@ if [[ "$(cat "$PATCHED/.sandbox-patches" 2>/dev/null)" != "$stamp" ]]; then
   command -v patch >/dev/null || die "patch not found: apt-get install -y patch"
   crate_file=$(ls "$CARGO_HOME_DIR"/registry/cache/*/"$QJS_SYS.crate" 2>/dev/null | head -n1 || true)
   if [[ -z "$crate_file" ]]; then
+    # On a fresh machine neither the cargo cache nor target/ exists yet.
+    mkdir -p -- "$CRATE/target"
     crate_file="$CRATE/target/$QJS_SYS.crate"
     curl -fsSL --retry 3 -o "$crate_file" \
       "https://static.crates.io/crates/rquickjs-sys/0.14.0/download" ||
