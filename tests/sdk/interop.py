@@ -99,7 +99,8 @@ def outcome(result: Any) -> Facts:
     """The parts of an execute_code result the checks judge (the SDK has already validated a
     successful result against the tool's output schema)."""
     content = result.structured_content or {}
-    keys = ("success", "result", "error_type", "execution_id", "session_id", "session_restarted")
+    keys = ("success", "result", "error_type", "execution_id", "session_id", "session_restarted",
+            "error_message", "restart_reason", "worker_killed")
     return {"is_error": result.is_error, **{k: content.get(k) for k in keys}}
 
 

@@ -11,8 +11,8 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use sandbox_protocol::{
-    ExecuteRequest, ExecutionReport, FrameError, JailReport, Language, ReadyInfo, Response,
-    write_frame_blocking,
+    ErrorKind, ExecuteRequest, ExecutionReport, FrameError, GuestError, JailReport, Language,
+    ReadyInfo, Response, write_frame_blocking,
 };
 
 use crate::host::Control;
@@ -99,6 +99,29 @@ impl Outbox {
     }
 }
 
+/// The report of an execution cancelled before it began.
+fn not_run(execution_id: String) -> ExecutionReport {
+    ExecutionReport {
+        execution_id,
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        stdout_truncated: false,
+        stderr_truncated: false,
+        exit_code: 1,
+        result: None,
+        error: Some(GuestError {
+            kind: ErrorKind::Cancelled,
+            name: None,
+            message: "the execution was cancelled before it began: none of it ran, and the session state is intact".into(),
+        }),
+        fuel_consumed: 0,
+        duration_us: 0,
+        memory_bytes: 0,
+        restart: None,
+        figures: Vec::new(),
+    }
+}
+
 /// Logs `error` and sends it as a `Failed` frame; a supervisor that is gone cannot read it.
 fn report_failure(writer: &mut UnixStream, error: &WorkerError) {
     tracing::error!(error = %error, "worker failed");
@@ -122,6 +145,27 @@ pub struct Link {
 }
 
 impl Link {
+    /// The next execution to run, waiting for it; `None` once the reader is gone. A job whose
+    /// cancel overtook it (the reader read the `Cancel` before this thread took the job) is
+    /// answered at once as cancelled, without running, and the wait goes on: the interpreter
+    /// never saw it, so the session is exactly as it was.
+    pub fn next_job(&self) -> Option<Job> {
+        loop {
+            let job = self.requests.recv().ok()?;
+            if !self
+                .control
+                .cancelled_before_start(&job.request.execution_id)
+            {
+                return Some(job);
+            }
+            tracing::debug!(execution_id = %job.request.execution_id, "cancelled before it began");
+            let report = not_run(job.request.execution_id);
+            if self.deliver(job.reply, report).is_err() {
+                return None;
+            }
+        }
+    }
+
     /// Delivers an execution's report where its job said.
     ///
     /// # Errors
@@ -241,6 +285,46 @@ pub(crate) mod tests {
             read_frame_blocking::<Response>(&mut supervisor).unwrap(),
             Some(Response::Executed(r)) if r.execution_id == "exec-4"
         ));
+    }
+
+    /// A job whose cancel came before the guest thread took it is answered cancelled without
+    /// reaching the interpreter; the next job is handed over as usual.
+    #[test]
+    fn a_job_cancelled_before_it_began_is_answered_without_running() {
+        let (worker, mut supervisor) = UnixStream::pair().unwrap();
+        let (jobs, requests) = mpsc::channel();
+        let (outbox, _endings) = Outbox::new(worker);
+        let link = Link {
+            requests,
+            outbox,
+            control: Arc::default(),
+            jail: JailReport::default(),
+            ready_clock: ReadyClock::start(),
+        };
+        let job = |id: &str| Job {
+            request: ExecuteRequest::user(id.into(), "1".into(), 1, 1),
+            reply: Reply::Socket,
+        };
+        jobs.send(job("exec-1")).unwrap();
+        jobs.send(job("exec-2")).unwrap();
+        assert!(
+            !link.control.request_cancel("exec-1"),
+            "exec-1 has not begun"
+        );
+        let next = link.next_job().expect("the job after it");
+        assert_eq!(next.request.execution_id, "exec-2");
+        match read_frame_blocking::<Response>(&mut supervisor).unwrap() {
+            Some(Response::Executed(report)) => {
+                assert_eq!(report.execution_id, "exec-1");
+                let error = report.error.expect("an error");
+                assert_eq!(error.kind, sandbox_protocol::ErrorKind::Cancelled);
+                assert!(error.message.contains("none of it ran"), "{error:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(nothing_pending(&mut supervisor));
+        drop(jobs);
+        assert!(link.next_job().is_none(), "the reader is gone");
     }
 
     #[test]

@@ -132,7 +132,7 @@ impl StdinFeed {
             }
         };
         let next = match sent {
-            Ok(()) => self.link.requests.recv().ok(),
+            Ok(()) => self.link.next_job(),
             Err(_) => None,
         };
         let Some(Job { request, reply }) = next else {
@@ -175,6 +175,10 @@ impl DriverChannel for StdinFeed {
         let start = self.served;
         self.served += (self.pending.len() - start).min(max);
         &self.pending[start..self.served]
+    }
+
+    fn handing_over(&self) -> bool {
+        self.served < self.pending.len()
     }
 }
 

@@ -28,10 +28,14 @@ use spawn::WorkerProcess;
 /// about 60 ms; this only guards against a wedged process.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// How long after an execution's timeout the supervisor waits for the worker's own answer before
-/// killing it. The worker interrupts at the timeout, traps 0.4 s later if the guest ignores the
-/// interrupt, and may need a few tens of milliseconds to start a fresh interpreter.
-pub const KILL_GRACE: Duration = Duration::from_millis(1500);
+/// How long after an execution's timeout (or a cancel) the supervisor waits for the worker's own
+/// answer before killing it. The worker interrupts at once, traps 0.4 s later if the guest
+/// ignores the interrupt, and then needs a few tens of milliseconds to roll back (JavaScript)
+/// or start a fresh interpreter (Python): an idle host answers within 0.5 s. The kill is a
+/// backstop for a worker that is wedged, and it loses the session's variables, so the grace
+/// leaves a loaded host (a 2-core CI machine running the whole suite) several times the
+/// worker's need: at 1.5 s, killed workers were seen there that would have answered.
+pub const KILL_GRACE: Duration = Duration::from_secs(3);
 
 /// Why an execution got no report from the worker.
 #[derive(Debug)]
@@ -161,6 +165,9 @@ impl Worker {
             tokio::pin!(reply);
             loop {
                 tokio::select! {
+                    // A reply that is in wins over a deadline that passed while this task
+                    // waited for a thread (a loaded host wakes both at once).
+                    biased;
                     reply = &mut reply => break Ok(reply),
                     () = &mut deadline => break Err(ExecFailure::Killed { cancelled }),
                     () = cancel.cancelled(), if !cancelled => {

@@ -35,6 +35,11 @@ pub fn on_epoch(mut ctx: StoreContextMut<'_, HostState>) -> Result<UpdateDeadlin
     let now = Instant::now();
     let fuel_left = ctx.get_fuel().unwrap_or(u64::MAX);
     let state = ctx.data_mut();
+    // The Python driver reads its request in a few calls, microseconds apart: an interrupt in
+    // between would leave half of it unread. Wait for the next tick.
+    if state.driver.as_ref().is_some_and(|d| d.handing_over()) {
+        return Ok(UpdateDeadline::Continue(1));
+    }
     let cancel = state.control.cancel_requested();
     let soft = state.soft;
     let Some(active) = state.active.as_mut() else {
@@ -131,5 +136,39 @@ mod tests {
         store.set_fuel(u64::MAX).unwrap();
         store.data_mut().begin(&request("exec-4", 1_000_000, 0));
         assert!(is_interrupt(&tick(&mut store)));
+    }
+
+    /// A driver channel in the middle of handing a request over, or done with it.
+    struct HandingOver(bool);
+
+    impl crate::host::DriverChannel for HandingOver {
+        fn write(&mut self, _bytes: &[u8]) {}
+        fn before_read(&mut self, _caller: &mut wasmtime::Caller<'_, HostState>) -> Result<()> {
+            Ok(())
+        }
+        fn read(&mut self, _max: usize) -> &[u8] {
+            &[]
+        }
+        fn handing_over(&self) -> bool {
+            self.0
+        }
+    }
+
+    /// No interrupt, soft or hard, lands while the driver reads its request: it would cut the
+    /// request in two. It comes at the first tick after.
+    #[test]
+    fn no_interrupt_lands_while_the_driver_reads_its_request() {
+        let (_dir, state) = host_state(SoftInterrupt::None);
+        let mut store = Store::new(crate::engine::engine(), state);
+        store.set_fuel(u64::MAX).unwrap();
+        store.data_mut().driver = Some(Box::new(HandingOver(true)));
+        store.data_mut().begin(&request("exec-1", 1_000_000, 0));
+        assert!(store.data().control.request_cancel("exec-1"));
+        for _ in 0..3 {
+            assert!(!is_interrupt(&tick(&mut store)), "the driver is reading");
+        }
+        assert_eq!(store.data().active.as_ref().unwrap().interrupted, None);
+        store.data_mut().driver = Some(Box::new(HandingOver(false)));
+        assert!(is_interrupt(&tick(&mut store)), "then the deadline traps");
     }
 }

@@ -70,6 +70,12 @@ pub trait DriverChannel: Any + Send {
 
     /// Up to `max` bytes of the request being served, consumed; none is end of file.
     fn read(&mut self, max: usize) -> &[u8];
+
+    /// Whether a request is being handed over (part of it is still unread): an interrupt now
+    /// would land in the driver's read and cut the request in two.
+    fn handing_over(&self) -> bool {
+        false
+    }
 }
 
 /// What the interpreter said about one execution.

@@ -299,7 +299,7 @@ pub fn serve(
     {
         return Ok(());
     }
-    while let Ok(job) = link.requests.recv() {
+    while let Some(job) = link.next_job() {
         let report = session.execute(&job.request)?;
         if link.deliver(job.reply, report).is_err() {
             break;
@@ -510,10 +510,11 @@ mod tests {
             let control = session.control.clone();
             let request = request("var during = 1; for (;;) {}");
             let id = request.execution_id.clone();
+            // One cancel, whether it lands before the run begins or while it loops: either
+            // way it stops this run.
             let canceller = std::thread::spawn(move || {
-                while !control.request_cancel(&id) {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
-                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                control.request_cancel(&id);
             });
             let report = session.execute(&request).unwrap();
             canceller.join().unwrap();
