@@ -7,6 +7,10 @@
 //! descriptors or processes exhausted) stops being ready until one succeeds again. A full server
 //! stays ready: admission answers its clients with `resources_exhausted`, and routing new
 //! clients elsewhere is the balancer's choice, not a reason to cut off its present sessions.
+//!
+//! `/readyz` answers anyone who reaches the port, without a token: its reasons (a failed
+//! compile, a failing worker start) pass through the same [`Redactor`] as tool answers, so no
+//! host path leaves the server there either.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::SupervisorConfig;
 use crate::metrics::LastStart;
+use crate::redact::Redactor;
 use crate::runtimes::Runtimes;
 use crate::session::SessionTable;
 
@@ -23,6 +28,8 @@ pub struct Health {
     config: Arc<SupervisorConfig>,
     runtimes: Arc<Runtimes>,
     sessions: Arc<SessionTable>,
+    /// Takes host paths out of the reasons readiness gives.
+    redactor: Arc<Redactor>,
     started: Instant,
     /// The transport is up: listening (HTTP) or talking to its client (stdio).
     serving: AtomicBool,
@@ -49,11 +56,13 @@ impl Health {
         config: Arc<SupervisorConfig>,
         runtimes: Arc<Runtimes>,
         sessions: Arc<SessionTable>,
+        redactor: Arc<Redactor>,
     ) -> Self {
         Self {
             config,
             runtimes,
             sessions,
+            redactor,
             started: Instant::now(),
             serving: AtomicBool::new(false),
         }
@@ -78,11 +87,18 @@ impl Health {
         };
         let usage = self.sessions.usage();
         let serving = self.serving.load(Ordering::SeqCst);
+        let ready = serving && interpreters.is_ok() && worker_start.is_ok();
+        let (mut interpreters, mut worker_start) = (
+            interpreters.unwrap_or_else(|e| e),
+            worker_start.unwrap_or_else(|e| e),
+        );
+        self.redactor.redact_in_place(&mut interpreters);
+        self.redactor.redact_in_place(&mut worker_start);
         Readiness {
-            ready: serving && interpreters.is_ok() && worker_start.is_ok(),
+            ready,
             serving,
-            interpreters: interpreters.unwrap_or_else(|e| e),
-            worker_start: worker_start.unwrap_or_else(|e| e),
+            interpreters,
+            worker_start,
             sessions: usage.sessions,
             max_sessions: usage.max_sessions,
             pooled_workers: usage.pooled_workers,

@@ -41,6 +41,9 @@ pub struct HttpOptions {
     pub addr: SocketAddr,
     /// Bearer tokens accepted; none configured means no authentication (loopback only).
     pub tokens: Tokens,
+    /// The largest request body read ([`crate::config::max_message_bytes`]); a larger one is
+    /// answered 413 before it is buffered.
+    pub max_body_bytes: usize,
 }
 
 /// The bearer tokens the endpoint accepts.
@@ -176,7 +179,8 @@ pub async fn serve(
     if !options.tokens.any() && !options.addr.ip().is_loopback() {
         return Err(HttpError::Unprotected(options.addr));
     }
-    let mut config = StreamableHttpServerConfig::default();
+    let mut config =
+        StreamableHttpServerConfig::default().with_max_request_body_bytes(options.max_body_bytes);
     config.cancellation_token = shutdown.child_token();
     if !options.addr.ip().is_loopback() {
         // Behind a token, any Host may reach us (DNS-rebinding protection is for loopback).

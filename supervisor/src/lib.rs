@@ -70,7 +70,11 @@ impl Transport {
             transport.http_token.clone(),
             transport.http_tokens_file.as_deref(),
         )?;
-        Ok(Transport::Http(http::HttpOptions { addr, tokens }))
+        Ok(Transport::Http(http::HttpOptions {
+            addr,
+            tokens,
+            max_body_bytes: config::max_message_bytes(settings.session.max_code_bytes as usize),
+        }))
     }
 }
 
@@ -151,6 +155,7 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
         config.clone(),
         runtimes.clone(),
         sessions.clone(),
+        redactor.clone(),
     ));
     // Readiness needs a worker to have started: with no pool to start one, a probe does.
     if health.needs_probe() && matches!(transport, Transport::Http(_)) {
@@ -196,7 +201,13 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
         match transport {
             Transport::Stdio => {
                 health.mark_serving();
-                let running = make_server(Owner::local()).serve(stdio::channel()).await?;
+                let (input, output) = stdio::channel();
+                // rmcp reads lines up to 16 MiB by default; a larger code limit needs more.
+                let line = config::max_message_bytes(config.max_code_bytes).max(16 << 20);
+                let transport =
+                    rmcp::transport::async_rw::AsyncRwTransport::new_server(input, output)
+                        .with_max_line_length(line);
+                let running = make_server(Owner::local()).serve(transport).await?;
                 let quit = running.waiting().await;
                 tracing::info!(reason = ?quit, "client disconnected");
                 anyhow::Ok(())

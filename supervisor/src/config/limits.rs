@@ -41,6 +41,15 @@ pub const DEFAULT_MAX_CODE_BYTES: usize = 1 << 20;
 /// the worker protocol's 64 MiB frame.
 pub const MAX_CODE_BYTES_RANGE: RangeInclusive<u64> = 256..=(16 << 20);
 
+/// The largest JSON-RPC message read from a client (an HTTP request body, a stdio line) when
+/// `code` may hold `max_code_bytes`: JSON may spell one byte of code in six (a control
+/// character is `\u0001`), and 1 MiB more carries the other arguments and the envelope. Code a
+/// little over its limit must still be read whole, so that it is answered `invalid_argument`
+/// naming the limit rather than refused with a bare HTTP 413 or, on stdio, dropped unanswered.
+pub const fn max_message_bytes(max_code_bytes: usize) -> usize {
+    max_code_bytes.saturating_mul(6).saturating_add(1 << 20)
+}
+
 /// Limits of one session. Every execution of the session runs under them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionLimits {
@@ -150,5 +159,18 @@ mod tests {
             );
         }
         assert!(MAX_CODE_BYTES_RANGE.contains(&(DEFAULT_MAX_CODE_BYTES as u64)));
+    }
+
+    #[test]
+    fn the_largest_code_fits_a_message_in_its_worst_json_spelling() {
+        let code = "\u{1}".repeat(DEFAULT_MAX_CODE_BYTES);
+        let message = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "execute_code", "arguments": {"language": "python", "code": code}}});
+        let spelled = serde_json::to_string(&message).unwrap().len();
+        assert!(spelled > 6 * DEFAULT_MAX_CODE_BYTES, "{spelled}");
+        assert!(
+            spelled < max_message_bytes(DEFAULT_MAX_CODE_BYTES),
+            "{spelled}"
+        );
     }
 }

@@ -24,6 +24,7 @@ pub use file::{ConfigFile, FileError, FileProblem};
 pub use limits::{
     DEFAULT_MAX_CODE_BYTES, DISK_QUOTA_BYTES_RANGE, DISK_QUOTA_FILES_RANGE, FUEL_RANGE,
     MAX_CODE_BYTES_RANGE, MAX_TIMEOUT, MEMORY_RANGE, SessionLimits, TIMEOUT_SECS_RANGE, TTL_RANGE,
+    max_message_bytes,
 };
 pub use provenance::{Effective, MASK, Provenance, Source};
 pub use sandbox_protocol::{Flavor, FlavorSpec};

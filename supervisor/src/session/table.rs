@@ -517,6 +517,11 @@ impl SessionTable {
             Ok(Err(e)) => {
                 tracing::warn!(session = %id, error = %e, "cannot remove a session directory");
             }
+            // A blocking task not yet begun when the runtime shuts down is cancelled, not
+            // failed: shutdown removes the whole state directory after it.
+            Err(e) if e.is_cancelled() => {
+                tracing::debug!(session = %id, "session removal left to shutdown");
+            }
             Err(e) => tracing::error!(session = %id, error = %e, "session removal panicked"),
         }
     }

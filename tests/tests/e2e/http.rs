@@ -1,6 +1,7 @@
 //! MCP over Streamable HTTP: a bearer token is required, each MCP session keeps its own
 //! sandboxes across requests, and SIGTERM stops the service and its workers.
 
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -121,4 +122,67 @@ fn streamable_http_serves_sessions_behind_a_token() {
     assert!(status.success(), "{status:?}");
     assert!(workers.iter().all(|w| !procfs::all_workers().contains(w)));
     assert!(!state.path().join("state").exists());
+}
+
+/// A request body is read as far as the largest code needs in its longest JSON spelling, and no
+/// further. Code one byte over the default 1 MiB limit, every byte a control character, is a
+/// 6 MiB body: rmcp's own 4 MiB cap refused it with a bare 413 instead of the `invalid_argument`
+/// that names the limit. A body past the cap is refused as soon as it crosses it.
+#[tokio::test(flavor = "multi_thread")]
+async fn request_bodies_are_read_as_far_as_the_code_limit_needs() {
+    const TOKEN: &str = "body-limit-0123456789abcdef";
+    const LIMIT: usize = 1 << 20;
+    let server = sandbox_tests::HttpServer::start(&[("SANDBOX_HTTP_TOKEN", TOKEN)])
+        .await
+        .unwrap();
+    let client = server.connect(Some(TOKEN)).await.unwrap();
+    let over = json!({ "language": "python", "code": "\u{1}".repeat(LIMIT + 1) });
+    let error = client
+        .call_refused("execute_code", over)
+        .await
+        .expect("answered over HTTP");
+    assert_eq!(
+        sandbox_tests::rpc_error_type(&error),
+        Some("invalid_argument"),
+        "{error:?}"
+    );
+    assert!(
+        error.message.contains(&format!("the limit is {LIMIT}")),
+        "{error:?}"
+    );
+
+    // Past the cap (6 × 1 MiB + 1 MiB), without waiting for the rest of what Content-Length
+    // announces: 413 once the cap is crossed. The client sends no byte beyond it, so it reads
+    // the answer whatever the timing.
+    let cap = 7 << 20;
+    let port: u16 = server
+        .url
+        .trim_end_matches("/mcp")
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        2 * cap
+    )
+    .unwrap();
+    stream.write_all(&vec![b' '; cap + 1]).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 413"),
+        "a body past {cap} bytes is refused: {}",
+        answer.lines().next().unwrap_or_default()
+    );
+
+    let fresh = server.connect(Some(TOKEN)).await.unwrap();
+    let ok = fresh.exec("python", "6 * 7", json!({})).await.unwrap();
+    assert_eq!(ok.str("result"), "42", "{ok:?}");
 }

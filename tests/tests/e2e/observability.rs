@@ -291,6 +291,33 @@ async fn a_server_whose_workers_cannot_start_is_live_but_not_ready() {
     assert_eq!(request(&server, "GET", "/healthz").0, 200);
 }
 
+/// `/readyz` answers anyone who reaches the port: its reasons name no host path. A worker
+/// binary that cannot be run (here: not executable) fails the compile with a message that
+/// names the binary's path, which the server redacts.
+#[tokio::test]
+async fn readiness_reasons_carry_no_host_path() {
+    let bin_dir = tempfile::tempdir().unwrap();
+    let worker = bin_dir.path().join("sandbox-worker");
+    std::fs::write(&worker, "not a program").unwrap();
+    let server = HttpServer::start(&[
+        ("SANDBOX_HTTP_TOKEN", TOKEN),
+        ("SANDBOX_WORKER_BIN", worker.to_str().unwrap()),
+    ])
+    .await
+    .unwrap();
+    let paths = server.host_paths().with(bin_dir.path());
+    let mut body = String::new();
+    let failed = eventually(Duration::from_secs(20), || {
+        let (status, _, text) = request(&server, "GET", "/readyz");
+        body = text;
+        status == 503 && body.contains("cannot run")
+    })
+    .await;
+    assert!(failed, "{body}");
+    paths.check("/readyz", &body);
+    assert!(body.contains("<server>/sandbox-worker"), "{body}");
+}
+
 /// `--log-format json` on stdio: every line on stderr is one JSON object, and a tool call's
 /// closing line carries its span's tool, session and execution ids (stdout stays MCP only).
 #[test]

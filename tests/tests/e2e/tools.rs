@@ -198,3 +198,29 @@ async fn bad_arguments_are_clear_errors() -> anyhow::Result<()> {
     assert_eq!(ok.str("result"), "'still serving'");
     server.stop().await
 }
+
+/// Code a little over its limit is answered `invalid_argument` even in its longest JSON
+/// spelling (every byte a control character, `\u0001`: six bytes each). With a 4 MiB limit
+/// such a line is 24 MiB, past the 16 MiB lines rmcp reads by default, which dropped it: the
+/// request was never answered.
+#[tokio::test(flavor = "multi_thread")]
+async fn code_over_its_limit_is_answered_in_its_longest_spelling() -> anyhow::Result<()> {
+    const LIMIT: usize = 4 << 20;
+    /// A dropped request is never answered: wait this long for each, then fail.
+    const ANSWER_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+    let limit = LIMIT.to_string();
+    let server = Server::start_with_env(&[("SANDBOX_MAX_CODE_BYTES", &limit)]).await?;
+    let literal = LIMIT - "s = ''\nlen(s)".len();
+    let fits = format!("s = '{}'\nlen(s)", "\u{1}".repeat(literal));
+    assert_eq!(fits.len(), LIMIT);
+    let ok = tokio::time::timeout(ANSWER_LIMIT, server.exec("python", &fits, json!({})))
+        .await
+        .expect("code at the limit (a 24 MiB line) is answered")?;
+    assert_eq!(ok.str("result"), literal.to_string(), "{ok:?}");
+    let over = json!({ "language": "python", "code": "\u{1}".repeat(LIMIT + 1) });
+    let error = tokio::time::timeout(ANSWER_LIMIT, server.call_refused("execute_code", over))
+        .await
+        .expect("code over the limit (a 24 MiB line) is answered")?;
+    assert_invalid_argument(&error, "code", &format!("the limit is {LIMIT}"), "over");
+    server.stop().await
+}
