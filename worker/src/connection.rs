@@ -236,8 +236,14 @@ pub(crate) mod tests {
     /// A link whose socket's other end is returned, as the supervisor holds it, with the
     /// receiver of the worker's endings.
     pub(crate) fn link() -> (Link, UnixStream, Receiver<Ending>) {
+        let (link, _jobs, supervisor, endings) = link_with_jobs();
+        (link, supervisor, endings)
+    }
+
+    /// [`link`], with the sending end of its jobs.
+    fn link_with_jobs() -> (Link, Sender<Job>, UnixStream, Receiver<Ending>) {
         let (worker, supervisor) = UnixStream::pair().unwrap();
-        let (_jobs, requests) = mpsc::channel();
+        let (jobs, requests) = mpsc::channel();
         let (outbox, endings) = Outbox::new(worker);
         let link = Link {
             requests,
@@ -246,7 +252,7 @@ pub(crate) mod tests {
             jail: JailReport::default(),
             ready_clock: ReadyClock::start(),
         };
-        (link, supervisor, endings)
+        (link, jobs, supervisor, endings)
     }
 
     fn nothing_pending(supervisor: &mut UnixStream) -> bool {
@@ -291,16 +297,7 @@ pub(crate) mod tests {
     /// reaching the interpreter; the next job is handed over as usual.
     #[test]
     fn a_job_cancelled_before_it_began_is_answered_without_running() {
-        let (worker, mut supervisor) = UnixStream::pair().unwrap();
-        let (jobs, requests) = mpsc::channel();
-        let (outbox, _endings) = Outbox::new(worker);
-        let link = Link {
-            requests,
-            outbox,
-            control: Arc::default(),
-            jail: JailReport::default(),
-            ready_clock: ReadyClock::start(),
-        };
+        let (link, jobs, mut supervisor, _endings) = link_with_jobs();
         let job = |id: &str| Job {
             request: ExecuteRequest::user(id.into(), "1".into(), 1, 1),
             reply: Reply::Socket,
