@@ -41,9 +41,6 @@ pub struct HttpOptions {
     pub addr: SocketAddr,
     /// Bearer tokens accepted; none configured means no authentication (loopback only).
     pub tokens: Tokens,
-    /// The largest request body read ([`crate::config::max_message_bytes`]); a larger one is
-    /// answered 413 before it is buffered.
-    pub max_body_bytes: usize,
 }
 
 /// The bearer tokens the endpoint accepts.
@@ -166,12 +163,14 @@ pub enum HttpError {
     TokensFile { reason: String },
 }
 
-/// Serves MCP on `options.addr` at `/mcp` until `shutdown` is cancelled.
+/// Serves MCP on `options.addr` at `/mcp` until `shutdown` is cancelled. A request body past
+/// `max_body_bytes` ([`crate::config::max_message_bytes`]) is answered 413 as it crosses it.
 ///
 /// # Errors
 /// See [`HttpError`].
 pub async fn serve(
     options: HttpOptions,
+    max_body_bytes: usize,
     make_server: impl Fn() -> Guarded + Send + Sync + 'static,
     health: Arc<Health>,
     shutdown: CancellationToken,
@@ -180,7 +179,7 @@ pub async fn serve(
         return Err(HttpError::Unprotected(options.addr));
     }
     let mut config =
-        StreamableHttpServerConfig::default().with_max_request_body_bytes(options.max_body_bytes);
+        StreamableHttpServerConfig::default().with_max_request_body_bytes(max_body_bytes);
     config.cancellation_token = shutdown.child_token();
     if !options.addr.ip().is_loopback() {
         // Behind a token, any Host may reach us (DNS-rebinding protection is for loopback).

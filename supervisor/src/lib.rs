@@ -70,11 +70,7 @@ impl Transport {
             transport.http_token.clone(),
             transport.http_tokens_file.as_deref(),
         )?;
-        Ok(Transport::Http(http::HttpOptions {
-            addr,
-            tokens,
-            max_body_bytes: config::max_message_bytes(settings.session.max_code_bytes as usize),
-        }))
+        Ok(Transport::Http(http::HttpOptions { addr, tokens }))
     }
 }
 
@@ -196,17 +192,19 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
     };
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let stop = tokio_util::sync::CancellationToken::new();
+    // The largest message read from a client: what the largest code needs (an HTTP body, a
+    // stdio line).
+    let max_message = config::max_message_bytes(config.max_code_bytes);
     // Signals are watched from the start, including while a stdio client has not initialised.
     let serve = async {
         match transport {
             Transport::Stdio => {
                 health.mark_serving();
+                use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
                 let (input, output) = stdio::channel();
-                // rmcp reads lines up to 16 MiB by default; a larger code limit needs more.
-                let line = config::max_message_bytes(config.max_code_bytes).max(16 << 20);
-                let transport =
-                    rmcp::transport::async_rw::AsyncRwTransport::new_server(input, output)
-                        .with_max_line_length(line);
+                // Never below rmcp's own line limit: a larger code limit needs more.
+                let transport = AsyncRwTransport::new_server(input, output)
+                    .with_max_line_length(max_message.max(DEFAULT_MAX_LINE_LENGTH));
                 let running = make_server(Owner::local()).serve(transport).await?;
                 let quit = running.waiting().await;
                 tracing::info!(reason = ?quit, "client disconnected");
@@ -214,6 +212,7 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
             }
             Transport::Http(options) => Ok(http::serve(
                 options,
+                max_message,
                 move || make_server(Owner::connection()),
                 health.clone(),
                 stop.clone(),

@@ -706,6 +706,16 @@ impl HttpServer {
             .with(&self.state_dir)
             .with(self.scratch.path())
     }
+
+    /// The loopback port it listens on.
+    pub fn port(&self) -> u16 {
+        self.url
+            .trim_end_matches("/mcp")
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("a port in the url")
+    }
 }
 
 impl Drop for HttpServer {

@@ -155,14 +155,7 @@ async fn request_bodies_are_read_as_far_as_the_code_limit_needs() {
     // announces: 413 once the cap is crossed. The client sends no byte beyond it, so it reads
     // the answer whatever the timing.
     let cap = 7 << 20;
-    let port: u16 = server
-        .url
-        .trim_end_matches("/mcp")
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let port = server.port();
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))

@@ -12,14 +12,7 @@ const TOKEN: &str = "observability-token-0123456789";
 
 /// One plain HTTP/1.1 request without a token; returns status, content type and body.
 fn request(server: &HttpServer, method: &str, path: &str) -> (u16, String, String) {
-    let port: u16 = server
-        .url
-        .trim_end_matches("/mcp")
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .expect("a port in the url");
-    let response = raw_http::exchange(port, &format!("{method} {path} HTTP/1.1\r\n"), "");
+    let response = raw_http::exchange(server.port(), &format!("{method} {path} HTTP/1.1\r\n"), "");
     let content_type = response.header("content-type").unwrap_or_default();
     (response.status, content_type, response.body)
 }
