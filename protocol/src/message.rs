@@ -18,6 +18,11 @@ pub enum Request {
     /// Stop the running execution with this id as soon as possible (soft interrupt first, state
     /// kept). Ignored when that execution is not running.
     Cancel { execution_id: String },
+    /// Charge files the supervisor is about to move into the session (an install) to the
+    /// session's disk quota, as if the guest had written them: answered with
+    /// [`Response::DiskCharged`] at once, even while an execution runs. Granted space is
+    /// counted from now on; a refusal changes nothing.
+    ChargeDisk { bytes: u64, entries: u64 },
     /// Finish and exit. Closing the socket means the same.
     Shutdown,
 }
@@ -82,10 +87,29 @@ pub struct CommandRequest {
 pub enum Response {
     /// The interpreter is up and waiting for code.
     Ready(ReadyInfo),
+    /// The worker took the execution with this id: from now on it may run. A worker that dies
+    /// before saying so never ran any of it, so the supervisor may run it on a fresh worker.
+    Started { execution_id: String },
+    /// The answer to [`Request::ChargeDisk`].
+    DiskCharged(DiskCharge),
     /// The report of one [`Request::Execute`].
     Executed(ExecutionReport),
     /// The worker cannot serve: it says why and then exits.
     Failed { message: String },
+}
+
+/// A [`Request::ChargeDisk`] granted or refused, with the numbers a refusal is explained by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiskCharge {
+    pub granted: bool,
+    /// What the session's files held when the charge was decided (counted afresh when the
+    /// charge would have crossed a limit).
+    pub used_bytes: u64,
+    pub used_entries: u64,
+    pub quota_bytes: u64,
+    pub quota_entries: u64,
+    /// False when the count could not see everything: `used_*` are then lower bounds.
+    pub exact: bool,
 }
 
 /// What a worker says once its interpreter is running.

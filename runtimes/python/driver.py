@@ -27,6 +27,35 @@ def _sandbox_main():
         pass
     # input() fails fast with EOFError instead of reading the request channel.
     sys.stdin = io.StringIO()
+
+    # stdout and stderr must outlive any code that closes them: `with sys.stdout as out` (what
+    # `python -m json.tool` does), or a cell's `sys.stdout.close()`, would otherwise close
+    # fds 1 and 2 for the rest of the session. The session's streams never own their fds, and
+    # a closed one is opened again before the next execution. The interpreter's own streams
+    # stay referenced here, so they are never finalised (which would close the fds).
+    interpreter_streams = (sys.stdout, sys.stderr)
+
+    def open_stream(fd, like):
+        stream = io.TextIOWrapper(
+            io.BufferedWriter(io.FileIO(fd, "w", closefd=False)),
+            encoding=getattr(like, "encoding", None) or "utf-8",
+            errors=getattr(like, "errors", None) or "backslashreplace",
+            line_buffering=bool(getattr(like, "line_buffering", False)))
+        return stream
+
+    def reopen_closed_streams():
+        for name, fd in (("stdout", 1), ("stderr", 2)):
+            current = getattr(sys, name)
+            if getattr(current, "closed", False):
+                stream = open_stream(fd, interpreter_streams[fd - 1])
+                setattr(sys, name, stream)
+                if getattr(sys, "__%s__" % name).closed:
+                    setattr(sys, "__%s__" % name, stream)
+
+    for stream in interpreter_streams:
+        stream.flush()
+    sys.stdout = sys.__stdout__ = open_stream(1, interpreter_streams[0])
+    sys.stderr = sys.__stderr__ = open_stream(2, interpreter_streams[1])
     sys.dont_write_bytecode = True
     os.chdir("/app")
     sys.path.insert(0, "/app")
@@ -352,6 +381,7 @@ def _sandbox_main():
             src = body[argv_len + stdin_len:].decode("utf-8", "surrogateescape")
             state["reported"] = False
             state["figures"] = op != b"I"
+            reopen_closed_streams()
             if op == b"I":
                 inspect()
             else:

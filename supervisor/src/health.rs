@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use crate::config::SupervisorConfig;
 use crate::metrics::LastStart;
 use crate::redact::Redactor;
-use crate::runtimes::Runtimes;
+use crate::runtimes::{CompileStatus, Runtimes};
 use crate::session::SessionTable;
 
 /// What the health endpoints look at.
@@ -41,7 +41,7 @@ pub struct Readiness {
     pub ready: bool,
     /// The transport is up (false only for a moment at start-up).
     pub serving: bool,
-    /// `compiled`, `compiling` or `failed: <why>`.
+    /// `compiled`, `compiling` or `failed: <why>; retrying (attempt N in S s)`.
     pub interpreters: String,
     /// `started`, `not yet` or `failing: <why>`.
     pub worker_start: String,
@@ -75,10 +75,18 @@ impl Health {
 
     /// Whether the server can serve a new session now, and why not.
     pub fn readiness(&self) -> Readiness {
-        let interpreters = match self.runtimes.compiled() {
-            None => Err("compiling".to_owned()),
-            Some(Ok(_)) => Ok("compiled".to_owned()),
-            Some(Err(e)) => Err(format!("failed: {e}")),
+        let interpreters = match self.runtimes.status() {
+            CompileStatus::Compiling => Err("compiling".to_owned()),
+            CompileStatus::Compiled => Ok("compiled".to_owned()),
+            CompileStatus::Retrying {
+                error,
+                attempts,
+                retry_in,
+            } => Err(format!(
+                "failed: {error}; retrying (attempt {} in {} s)",
+                attempts + 1,
+                retry_in.as_secs()
+            )),
         };
         let worker_start = match crate::metrics::global().last_start() {
             LastStart::Succeeded(_) => Ok("started".to_owned()),
@@ -107,8 +115,8 @@ impl Health {
     }
 
     /// Waits until the server is ready; returns the report that said so. A server whose
-    /// interpreters failed to compile never is: it waits on (the service manager's start
-    /// timeout decides), and readiness says why.
+    /// interpreters fail to compile is not until a retry succeeds: it waits on (the service
+    /// manager's start timeout decides), and readiness says why.
     pub async fn until_ready(&self) -> Readiness {
         loop {
             let readiness = self.readiness();

@@ -117,9 +117,8 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
     {
         let (config, runtimes) = (config.clone(), runtimes.clone());
         tokio::spawn(async move {
-            if let Err(e) = runtimes.manifest(&config).await {
-                tracing::error!(error = %e, "interpreters unavailable");
-            }
+            // Failures are logged as they happen and tried again with back-off.
+            runtimes.keep_trying(&config).await;
         });
     }
     let reaper = {

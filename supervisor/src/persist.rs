@@ -103,7 +103,7 @@ async fn internal(worker: &mut Worker, code: &str) -> Option<ExecutionReport> {
     );
     worker
         .execute(
-            sandbox_protocol::Request::Execute(request),
+            &sandbox_protocol::Request::Execute(request),
             &CancellationToken::new(),
         )
         .await

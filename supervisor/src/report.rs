@@ -206,6 +206,13 @@ impl ExecuteCodeResult {
                 ));
                 result.state_after_restart = Some(StateAfterRestart::Lost);
             }
+            Err(ExecFailure::NotTaken { exit }) => {
+                result.error_type = Some(ErrorType::WorkerCrashed);
+                result.error_message = Some(format!(
+                    "every fresh sandbox worker died before it could start the execution (the last: {exit}), so none of it ran; the server may be short of memory or processes: call list_runtimes for its health, then retry"
+                ));
+                result.state_after_restart = Some(StateAfterRestart::Lost);
+            }
         }
         result
     }

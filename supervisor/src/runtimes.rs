@@ -1,12 +1,13 @@
 //! The interpreters: compiled once per supervisor start by `sandbox-worker precompile` (a no-op
-//! when the cache already holds them), whether each is installed on this server, and what
-//! `list_runtimes` says about each.
+//! when the cache already holds them; tried again with back-off when it fails), whether each is
+//! installed on this server, and what `list_runtimes` says about each.
 
 use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use sandbox_protocol::{CachedModule, ModuleManifest, Runtime};
 use tokio::io::AsyncBufReadExt;
-use tokio::sync::OnceCell;
 
 use crate::config::SupervisorConfig;
 
@@ -44,46 +45,168 @@ impl Availability {
     }
 }
 
-/// Runs the precompile step at most once and shares its outcome.
+/// The first wait before the precompile step is tried again after a failure; each failure
+/// doubles it, up to [`MAX_RETRY_DELAY`]. A precompile killed by a signal (the OOM killer, an
+/// operator, a test) is usually gone by then; a lasting cause (the worker binary missing) costs
+/// one short process a minute.
+const FIRST_RETRY_DELAY: Duration = Duration::from_secs(1);
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
+
+/// Runs the precompile step once it succeeds, sharing its outcome; a failure is tried again
+/// with back-off ([`Runtimes::keep_trying`] in the background, or any caller whose wait is
+/// over), so a precompile that was killed does not leave the server without interpreters.
 #[derive(Debug, Default)]
 pub struct Runtimes {
-    manifest: OnceCell<Result<Manifest, String>>,
+    outcome: std::sync::Mutex<Outcome>,
+    /// Held while the step runs: callers that arrive meanwhile wait for its outcome.
+    compiling: tokio::sync::Mutex<()>,
+}
+
+/// Where the precompile step stands.
+#[derive(Debug, Clone, Default)]
+enum Outcome {
+    #[default]
+    NotYet,
+    Compiled(Arc<Manifest>),
+    Failed {
+        error: String,
+        /// Failures so far.
+        attempts: u32,
+        /// When the next attempt may start.
+        retry_at: Instant,
+    },
+}
+
+/// What the precompile step is doing, for readiness.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompileStatus {
+    Compiling,
+    Compiled,
+    /// It failed (`attempts` times); the next attempt starts in `retry_in`.
+    Retrying {
+        error: String,
+        attempts: u32,
+        retry_in: Duration,
+    },
 }
 
 impl Runtimes {
-    /// The manifest, precompiling first if nobody has yet.
+    /// The manifest, precompiling first if nobody has yet, or again when the last attempt
+    /// failed and its back-off is over.
     ///
     /// # Errors
-    /// The precompile step's failure, in words for the operator (the first caller logs it).
-    pub async fn manifest(&self, config: &SupervisorConfig) -> Result<&Manifest, String> {
-        self.manifest
-            .get_or_init(|| precompile(config))
-            .await
-            .as_ref()
-            .map_err(Clone::clone)
+    /// The last failure, in words for the operator, with when the step is tried again.
+    pub async fn manifest(&self, config: &SupervisorConfig) -> Result<Arc<Manifest>, String> {
+        if let Some(known) = self.known() {
+            return known;
+        }
+        let _compiling = self.compiling.lock().await;
+        // Whoever held the lock may have just finished (or failed).
+        if let Some(known) = self.known() {
+            return known;
+        }
+        let attempt = precompile(config).await;
+        let mut outcome = self.outcome();
+        *outcome = match attempt {
+            Ok(manifest) => Outcome::Compiled(Arc::new(manifest)),
+            Err(error) => {
+                let attempts = match &*outcome {
+                    Outcome::Failed { attempts, .. } => attempts + 1,
+                    _ => 1,
+                };
+                let delay = retry_delay(attempts);
+                tracing::error!(%error, attempts, retry_in_s = delay.as_secs(), "interpreters unavailable; precompile is tried again");
+                Outcome::Failed {
+                    error,
+                    attempts,
+                    retry_at: Instant::now() + delay,
+                }
+            }
+        };
+        drop(outcome);
+        self.known().expect("just decided")
     }
 
-    /// The precompile step's outcome, once it has reported (without waiting for or starting
-    /// it).
-    pub fn compiled(&self) -> Option<Result<&Manifest, &str>> {
-        self.manifest
-            .get()
-            .map(|outcome| outcome.as_ref().map_err(String::as_str))
+    /// The manifest once the step has succeeded, trying again after each failure's back-off
+    /// (for the pool, the start probe and start-up, which have nothing to do until then).
+    pub async fn keep_trying(&self, config: &SupervisorConfig) -> Arc<Manifest> {
+        loop {
+            if let Ok(manifest) = self.manifest(config).await {
+                return manifest;
+            }
+            let wait = match &*self.outcome() {
+                Outcome::Failed { retry_at, .. } => {
+                    retry_at.saturating_duration_since(Instant::now())
+                }
+                _ => Duration::ZERO,
+            };
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// The outcome when no attempt needs to start now: the manifest, or the last failure while
+    /// its back-off lasts.
+    fn known(&self) -> Option<Result<Arc<Manifest>, String>> {
+        match &*self.outcome() {
+            Outcome::NotYet => None,
+            Outcome::Compiled(manifest) => Some(Ok(manifest.clone())),
+            Outcome::Failed {
+                error,
+                attempts,
+                retry_at,
+            } => {
+                let wait = retry_at.checked_duration_since(Instant::now())?;
+                Some(Err(format!(
+                    "{error} (failed {attempts} time(s); tried again in {} s)",
+                    wait.as_secs().max(1)
+                )))
+            }
+        }
+    }
+
+    fn outcome(&self) -> std::sync::MutexGuard<'_, Outcome> {
+        self.outcome.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What the precompile step is doing, without waiting for (or starting) it.
+    pub fn status(&self) -> CompileStatus {
+        match &*self.outcome() {
+            Outcome::NotYet => CompileStatus::Compiling,
+            Outcome::Compiled(_) => CompileStatus::Compiled,
+            Outcome::Failed {
+                error,
+                attempts,
+                retry_at,
+            } => CompileStatus::Retrying {
+                error: error.clone(),
+                attempts: *attempts,
+                retry_in: retry_at.saturating_duration_since(Instant::now()),
+            },
+        }
     }
 
     /// Whether `runtime` is installed, without waiting for (or starting) the precompile step:
-    /// until it has reported, the interpreter's file in the runtime directory decides.
+    /// until it has succeeded, the interpreter's file in the runtime directory decides.
     pub fn availability(&self, runtime: Runtime, config: &SupervisorConfig) -> Availability {
-        match self.manifest.get() {
-            Some(Ok(manifest)) if manifest.module(runtime).is_some() => Availability::Installed,
-            Some(Ok(_)) => Availability::NotInstalled,
-            Some(Err(e)) => Availability::Failed(e.clone()),
-            None if config.runtime_dir.join(runtime.wasm_file_name()).is_file() => {
+        match &*self.outcome() {
+            Outcome::Compiled(manifest) if manifest.module(runtime).is_some() => {
+                Availability::Installed
+            }
+            Outcome::Compiled(_) => Availability::NotInstalled,
+            Outcome::Failed { error, .. } => Availability::Failed(error.clone()),
+            Outcome::NotYet if config.runtime_dir.join(runtime.wasm_file_name()).is_file() => {
                 Availability::Preparing
             }
-            None => Availability::NotInstalled,
+            Outcome::NotYet => Availability::NotInstalled,
         }
     }
+}
+
+/// The wait after the `attempts`-th failure in a row.
+fn retry_delay(attempts: u32) -> Duration {
+    FIRST_RETRY_DELAY
+        .saturating_mul(1 << attempts.saturating_sub(1).min(16))
+        .min(MAX_RETRY_DELAY)
 }
 
 async fn precompile(config: &SupervisorConfig) -> Result<Manifest, String> {
@@ -284,7 +407,7 @@ mod tests {
             modules: parse_manifest(br#"{"python":{"cwasm":"/c/py.cwasm","wasm_sha256":"aa"}}"#)
                 .unwrap(),
         };
-        ready.manifest.set(Ok(manifest)).unwrap();
+        *ready.outcome() = Outcome::Compiled(Arc::new(manifest));
         assert_eq!(
             ready.availability(Runtime::Python, &config),
             Availability::Installed
@@ -295,7 +418,59 @@ mod tests {
             "the manifest decides once it is there, whatever the files say"
         );
         let failed = Runtimes::default();
-        failed.manifest.set(Err("no worker".into())).unwrap();
+        *failed.outcome() = Outcome::Failed {
+            error: "no worker".into(),
+            attempts: 1,
+            retry_at: Instant::now() + Duration::from_secs(5),
+        };
         assert!(!failed.availability(scientific, &config).usable());
+    }
+
+    /// A failed precompile is tried again after a back-off that doubles up to a minute;
+    /// meanwhile every caller gets the failure with when it is retried, and the status says
+    /// so. Once the cause is gone, the next attempt succeeds.
+    #[tokio::test]
+    async fn a_failed_precompile_is_tried_again_with_back_off() {
+        assert_eq!(retry_delay(1), Duration::from_secs(1));
+        assert_eq!(retry_delay(2), Duration::from_secs(2));
+        assert_eq!(retry_delay(4), Duration::from_secs(8));
+        assert_eq!(retry_delay(7), Duration::from_secs(60));
+        assert_eq!(retry_delay(u32::MAX), Duration::from_secs(60));
+
+        let dir = tempfile::tempdir().unwrap();
+        // A stand-in for the worker binary: fails until a flag file exists, then prints an
+        // empty manifest, as `sandbox-worker precompile` with no interpreters does.
+        let flag = dir.path().join("fixed");
+        let worker = dir.path().join("sandbox-worker");
+        std::fs::write(
+            &worker,
+            format!(
+                "#!/bin/sh\n[ -e {} ] || exit 9\necho '{{}}'\n",
+                flag.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&worker, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let config = SupervisorConfig::new(worker, dir.path().into(), dir.path().join("state"));
+        let runtimes = Runtimes::default();
+        assert_eq!(runtimes.status(), CompileStatus::Compiling);
+        let first = runtimes.manifest(&config).await.unwrap_err();
+        assert!(first.contains("precompile failed"), "{first}");
+        assert!(first.contains("tried again in 1 s"), "{first}");
+        match runtimes.status() {
+            CompileStatus::Retrying { attempts: 1, .. } => {}
+            other => panic!("{other:?}"),
+        }
+        // Within the back-off, no new attempt: the same failure.
+        std::fs::write(&flag, "").unwrap();
+        assert!(runtimes.manifest(&config).await.is_err());
+        // After it, the step runs again and succeeds; so does the background wait.
+        let manifest = tokio::time::timeout(Duration::from_secs(10), runtimes.keep_trying(&config))
+            .await
+            .expect("retried within its back-off");
+        assert!(manifest.module(Runtime::Python).is_none());
+        assert_eq!(runtimes.status(), CompileStatus::Compiled);
+        assert!(runtimes.manifest(&config).await.is_ok());
     }
 }

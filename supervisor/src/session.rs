@@ -22,7 +22,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use sandbox_protocol::{
-    CommandRequest, ExecuteRequest, ExecutionKind, ExecutionReport, Language, Request, Runtime,
+    CommandRequest, DiskCharge, ExecuteRequest, ExecutionKind, ExecutionReport, Language, Request,
+    Runtime,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -34,7 +35,7 @@ use crate::config::{SessionLimits, SupervisorConfig};
 use crate::metrics::{Crash, Kill};
 use crate::pool::{WorkerPool, worker_shape};
 use crate::runtimes::Runtimes;
-use crate::worker::{ExecFailure, SpawnError, Worker};
+use crate::worker::{ExecFailure, SpawnError, Worker, WorkerLine};
 use crate::workspace::{SessionFiles, StateDirs};
 
 /// One session.
@@ -64,6 +65,35 @@ pub struct Session {
     pub executions: std::sync::atomic::AtomicU64,
     pub fuel_used: std::sync::atomic::AtomicU64,
     runner: tokio::sync::Mutex<Runner>,
+    /// The current worker's connection, for a disk charge asked while an execution holds the
+    /// runner (see [`Session::reserve_disk`]).
+    line: Mutex<Option<Arc<WorkerLine>>>,
+    /// Installs into the session, one at a time (a worker answers one disk charge at a time).
+    installs: tokio::sync::Mutex<()>,
+}
+
+/// Disk space reserved for files the server is about to move into a session (an install),
+/// from [`Session::reserve_disk`]. When no worker counts the session's files, it holds the
+/// session's queue, so that no worker starts (and counts) before the files are in: keep it
+/// until they are.
+#[must_use = "the reservation holds only while it is kept"]
+pub struct DiskGrant<'a> {
+    _runner: Option<tokio::sync::MutexGuard<'a, Runner>>,
+    _install: tokio::sync::MutexGuard<'a, ()>,
+}
+
+/// How many times one call starts a fresh worker for an execution that its worker died before
+/// taking (see [`ExecFailure::NotTaken`]).
+const NOT_TAKEN_RETRIES: usize = 3;
+
+/// One try at running an execution on the session's worker.
+struct Attempt {
+    outcome: Result<ExecutionReport, ExecFailure>,
+    /// Why the previous worker is gone, when this try had to start a new one.
+    replaced_worker: Option<String>,
+    restored: Option<crate::persist::Restored>,
+    /// Saved state was restored (or tried) before the execution.
+    restored_first: bool,
 }
 
 /// The worker side of a session, behind the session's queue.
@@ -90,20 +120,24 @@ pub enum Work {
 }
 
 impl Work {
-    /// The worker request that runs it.
-    fn into_request(self, execution_id: String, fuel: u64, timeout: Duration) -> Request {
+    /// The worker request that runs it (built for each try: a retry may be on another
+    /// runtime's limits, and the code is small next to its trip through JSON).
+    fn to_request(&self, execution_id: String, fuel: u64, timeout: Duration) -> Request {
         let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
         match self {
-            Work::Code(code) => {
-                Request::Execute(ExecuteRequest::user(execution_id, code, fuel, timeout_ms))
-            }
+            Work::Code(code) => Request::Execute(ExecuteRequest::user(
+                execution_id,
+                code.clone(),
+                fuel,
+                timeout_ms,
+            )),
             Work::Inspect => Request::Execute(ExecuteRequest {
                 kind: ExecutionKind::Inspect,
                 ..ExecuteRequest::user(execution_id, String::new(), fuel, timeout_ms)
             }),
             Work::Command(command) => Request::Command(CommandRequest {
                 execution_id,
-                command,
+                command: command.clone(),
                 fuel,
                 timeout_ms,
             }),
@@ -231,41 +265,44 @@ impl Session {
         };
         on_start();
         self.touch();
-        // A worker that died while idle (killed, OOM-killed) is noticed here, before the
-        // request is sent, so this call restarts the session instead of failing.
-        if let Some(exit) = runner.worker.as_mut().and_then(Worker::exited) {
-            crate::metrics::global().worker_crashed(self.runtime(), Crash::Idle);
-            self.lose_worker(
-                &mut runner,
-                format!("the previous worker died while idle ({exit})"),
-            );
-        }
-        // A fresh interpreter of an auto-persist session starts from the saved state (and, in
-        // JavaScript, with `_state` defined), whether it is the first or replaces a lost one.
-        let fresh_worker = runner.worker.is_none();
-        let replaced_worker = if fresh_worker {
-            self.start_worker(&mut runner, config, runtimes).await?
-        } else {
-            None
+        let user_code = matches!(work, Work::Code(_));
+        let mut attempts = 0;
+        let attempt = loop {
+            attempts += 1;
+            let attempt = self
+                .attempt(
+                    &mut runner,
+                    config,
+                    runtimes,
+                    (&work, &execution_id, timeout),
+                    cancel,
+                )
+                .await?;
+            match attempt.outcome {
+                // The worker died before it took the job (the exit watch had not seen the death
+                // yet): none of it ran, so it runs on a fresh worker, as after an idle death.
+                Err(ExecFailure::NotTaken { exit }) if attempts < NOT_TAKEN_RETRIES => {
+                    tracing::warn!(session = %self.id, %exit, "the worker died before it took the execution; running it on a fresh worker");
+                    crate::metrics::global().worker_crashed(self.runtime(), Crash::Idle);
+                    let why = format!("the previous worker died while idle ({exit})");
+                    self.lose_worker(&mut runner, why);
+                }
+                _ => break attempt,
+            }
         };
-        let limits = self.limits();
-        let request = work.into_request(execution_id.clone(), limits.fuel, timeout);
-        let persist = limits.auto_persist_globals;
-        let user_code = matches!(&request, Request::Execute(r) if r.kind == ExecutionKind::User);
-        let restore_first = persist && (runner.needs_restore || fresh_worker);
-        let worker = runner.worker.as_mut().expect("started above");
-        let restored = if restore_first {
-            crate::persist::restore(worker, self.language()).await
-        } else {
-            None
-        };
-        let outcome = worker.execute(request, cancel).await;
+        let Attempt {
+            outcome,
+            replaced_worker,
+            restored,
+            restored_first,
+        } = attempt;
         if let Ok(report) = &outcome {
             self.executions.fetch_add(1, Ordering::Relaxed);
             self.fuel_used
                 .fetch_add(report.fuel_consumed, Ordering::Relaxed);
         }
-        self.settle(&mut runner, &outcome, persist && user_code, restore_first)
+        let save = self.limits().auto_persist_globals && user_code;
+        self.settle(&mut runner, &outcome, save, restored_first)
             .await;
         self.touch();
         Ok(Execution {
@@ -273,6 +310,53 @@ impl Session {
             outcome,
             replaced_worker,
             restored,
+        })
+    }
+
+    /// Sends `request` to the session's worker, starting one first when there is none (or it
+    /// died while idle), and restoring saved state into a fresh interpreter of an
+    /// auto-persist session (and, in JavaScript, defining `_state`).
+    ///
+    /// # Errors
+    /// When no worker can be started.
+    async fn attempt(
+        self: &Arc<Self>,
+        runner: &mut Runner,
+        config: &SupervisorConfig,
+        runtimes: &Runtimes,
+        (work, execution_id, timeout): (&Work, &str, Duration),
+        cancel: &CancellationToken,
+    ) -> Result<Attempt, SessionError> {
+        // A worker that died while idle (killed, OOM-killed) is noticed here, before the
+        // request is sent, so this call restarts the session instead of failing.
+        if let Some(exit) = runner.worker.as_mut().and_then(Worker::exited) {
+            crate::metrics::global().worker_crashed(self.runtime(), Crash::Idle);
+            self.lose_worker(
+                runner,
+                format!("the previous worker died while idle ({exit})"),
+            );
+        }
+        let fresh_worker = runner.worker.is_none();
+        let replaced_worker = if fresh_worker {
+            self.start_worker(runner, config, runtimes).await?
+        } else {
+            None
+        };
+        // The limits of the runtime the worker started on (fixed from now on).
+        let limits = self.limits();
+        let request = work.to_request(execution_id.to_owned(), limits.fuel, timeout);
+        let restored_first = limits.auto_persist_globals && (runner.needs_restore || fresh_worker);
+        let worker = runner.worker.as_mut().expect("started above");
+        let restored = if restored_first {
+            crate::persist::restore(worker, self.language()).await
+        } else {
+            None
+        };
+        Ok(Attempt {
+            outcome: worker.execute(&request, cancel).await,
+            replaced_worker,
+            restored,
+            restored_first,
         })
     }
 
@@ -298,9 +382,7 @@ impl Session {
         if let Some((worker, version)) = self.adopt_pooled(runtime, &limits) {
             crate::metrics::global().worker_started(runtime, "pool");
             tracing::info!(session = %self.id, pid = worker.pid(), %runtime, %version, "pooled worker adopted");
-            self.worker_pid.store(worker.pid(), Ordering::SeqCst);
-            self.watch_exit(worker.pid());
-            runner.worker = Some(worker);
+            self.install_worker(runner, worker);
             return Ok(lost);
         }
         let files = self.files();
@@ -320,10 +402,17 @@ impl Session {
             startup_ms = ready.startup_us as f64 / 1000.0,
             "worker ready"
         );
+        self.install_worker(runner, worker);
+        Ok(lost)
+    }
+
+    /// Makes `worker` the session's: its pid and connection are known without the runner, and
+    /// its death while idle is watched.
+    fn install_worker(self: &Arc<Self>, runner: &mut Runner, worker: Worker) {
         self.worker_pid.store(worker.pid(), Ordering::SeqCst);
+        *self.line.lock().unwrap_or_else(|e| e.into_inner()) = Some(worker.line());
         self.watch_exit(worker.pid());
         runner.worker = Some(worker);
-        Ok(lost)
     }
 
     /// Takes a pooled worker of `runtime` started with these `limits`' shape, and moves the
@@ -393,6 +482,9 @@ impl Session {
                     ExecFailure::Crashed { .. } => {
                         metrics.worker_crashed(self.runtime(), Crash::Execution);
                     }
+                    ExecFailure::NotTaken { .. } => {
+                        metrics.worker_crashed(self.runtime(), Crash::Idle);
+                    }
                     ExecFailure::CancelledWhileQueued => {}
                 }
                 let why = match failure {
@@ -406,6 +498,9 @@ impl Session {
                     ExecFailure::Crashed { exit } => {
                         format!("the previous worker crashed ({exit})")
                     }
+                    ExecFailure::NotTaken { exit } => {
+                        format!("the previous worker died while idle ({exit})")
+                    }
                     ExecFailure::CancelledWhileQueued => unreachable!("the worker was not asked"),
                 };
                 self.lose_worker(runner, why);
@@ -417,7 +512,7 @@ impl Session {
     /// and is told `why`.
     fn lose_worker(&self, runner: &mut Runner, why: String) {
         runner.worker = None;
-        self.worker_pid.store(0, Ordering::SeqCst);
+        self.forget_worker();
         runner.lost = Some(why);
         runner.needs_restore = true;
     }
@@ -477,7 +572,7 @@ impl Session {
         let Some(worker) = runner.worker.take() else {
             return false;
         };
-        self.worker_pid.store(0, Ordering::SeqCst);
+        self.forget_worker();
         runner.lost = Some(
             "the worker was stopped while the session was idle, to free memory for new sessions"
                 .into(),
@@ -488,6 +583,138 @@ impl Session {
         // Dropping it kills its process group; tokio reaps it.
         drop(worker);
         true
+    }
+
+    /// Clears what is known of the current worker without the runner.
+    fn forget_worker(&self) {
+        self.worker_pid.store(0, Ordering::SeqCst);
+        self.line.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    /// Reserves disk space for `growth` that the server is about to move into the session's
+    /// `/app` (an install), against the session's disk quota, before anything is moved. The
+    /// worker's quota is the one authority: it charges the growth at once, exactly as it
+    /// charges the guest's writes (counting the files afresh when the charge would cross a
+    /// limit), even while an execution runs. A session without a live worker has its files
+    /// counted here, and keeps its queue held until the grant is dropped.
+    ///
+    /// # Errors
+    /// The refusal, with what the files hold and the quota: nothing was charged.
+    pub async fn reserve_disk(
+        &self,
+        growth: sandbox_protocol::confined::Usage,
+    ) -> Result<DiskGrant<'_>, DiskCharge> {
+        let install = self.installs.lock().await;
+        let (bytes, entries) = (growth.bytes, growth.entries);
+        let line = self.line.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let busy = self.runner.try_lock().is_err();
+        let (charge, runner) = match line {
+            // An execution holds the worker: its read loop hands the answer over, or, if it
+            // ends first, the answer is read here once the runner is free.
+            Some(line) if busy => {
+                let mut answered = match line.ask_charge(bytes, entries).await {
+                    Ok(answered) => answered,
+                    Err(e) => {
+                        let runner = self.runner.lock().await;
+                        return self.granted(
+                            self.charged_or_counted(Err(e.to_string()), runner, growth)
+                                .await,
+                            install,
+                        );
+                    }
+                };
+                let first = tokio::select! {
+                    biased;
+                    charge = &mut answered => Ok(charge),
+                    runner = self.runner.lock() => Err(runner),
+                };
+                match first {
+                    Ok(Ok(charge)) => (charge, None),
+                    // The worker is gone with the answer (its connection was dropped).
+                    Ok(Err(_)) => {
+                        let runner = self.runner.lock().await;
+                        let gone = Err("the worker was stopped".to_owned());
+                        self.charged_or_counted(gone, runner, growth).await
+                    }
+                    Err(mut runner) => {
+                        let charged = match runner.worker.as_mut() {
+                            Some(worker) if Arc::ptr_eq(&worker.line(), &line) => {
+                                worker.read_charge(answered).await
+                            }
+                            _ => Err("the worker was replaced".to_owned()),
+                        };
+                        self.charged_or_counted(charged, runner, growth).await
+                    }
+                }
+            }
+            _ => {
+                let mut runner = self.runner.lock().await;
+                let charged = match runner.worker.as_mut() {
+                    Some(worker) => match worker.exited() {
+                        None => worker.charge_disk(bytes, entries).await,
+                        Some(exit) => Err(exit),
+                    },
+                    None => Err("no live worker".to_owned()),
+                };
+                self.charged_or_counted(charged, runner, growth).await
+            }
+        };
+        self.granted((charge, runner), install)
+    }
+
+    fn granted<'a>(
+        &'a self,
+        (charge, runner): (DiskCharge, Option<tokio::sync::MutexGuard<'a, Runner>>),
+        install: tokio::sync::MutexGuard<'a, ()>,
+    ) -> Result<DiskGrant<'a>, DiskCharge> {
+        if charge.granted {
+            Ok(DiskGrant {
+                _runner: runner,
+                _install: install,
+            })
+        } else {
+            Err(charge)
+        }
+    }
+
+    /// A charge the worker answered (the runner is released: the worker counts from now on),
+    /// or, when it could not, the session's files counted here (the runner stays held).
+    async fn charged_or_counted<'a>(
+        &'a self,
+        charged: Result<DiskCharge, String>,
+        mut runner: tokio::sync::MutexGuard<'a, Runner>,
+        growth: sandbox_protocol::confined::Usage,
+    ) -> (DiskCharge, Option<tokio::sync::MutexGuard<'a, Runner>>) {
+        match charged {
+            Ok(charge) => return (charge, None),
+            Err(why) if runner.worker.is_some() => {
+                tracing::warn!(session = %self.id, %why, "the worker could not charge an install; counting the files");
+                crate::metrics::global().worker_crashed(self.runtime(), Crash::Idle);
+                self.lose_worker(
+                    &mut runner,
+                    format!("the previous worker died while idle ({why})"),
+                );
+            }
+            Err(_) => {}
+        }
+        let limits = self.limits();
+        let files = self.files();
+        let used = tokio::task::spawn_blocking(move || {
+            sandbox_protocol::confined::usage_of(&[&files.app, &files.tmp], u64::MAX)
+        })
+        .await
+        .unwrap_or_default();
+        let fits = used.bytes.saturating_add(growth.bytes) <= limits.disk_quota_bytes
+            && used.entries.saturating_add(growth.entries) <= limits.disk_quota_files;
+        let charge = DiskCharge {
+            granted: fits,
+            used_bytes: used.bytes,
+            used_entries: used.entries,
+            quota_bytes: limits.disk_quota_bytes,
+            quota_entries: limits.disk_quota_files,
+            exact: used.complete,
+        };
+        (charge, Some(runner))
     }
 
     /// True when an interpreter is running for this session.
@@ -527,6 +754,7 @@ impl Session {
     async fn stop(&self) {
         // Cleared first: the exit watch then knows this death was asked for.
         crate::worker::kill_group(self.worker_pid.swap(0, Ordering::SeqCst));
+        self.forget_worker();
         let mut runner = self.runner.lock().await;
         if let Some(worker) = runner.worker.take() {
             worker.shutdown().await;

@@ -10,13 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sandbox_protocol::{
-    CommandRequest, ErrorKind, ExecuteRequest, ExecutionKind, ExecutionReport, GuestError,
-    Language, Response,
+    CommandRequest, DiskCharge, ErrorKind, ExecuteRequest, ExecutionKind, ExecutionReport,
+    GuestError, Language, Response,
 };
 
 use crate::connection::{Ended, Job, Outbox, Reply};
 use crate::host::{Control, SessionConfig};
-use crate::quota::SharedQuota;
+use crate::quota::{Amount, SharedQuota};
 use crate::shell::{
     self, FsView, InterpreterRun, Interpreters, Mount, ShellError, ShellLimits, ShellState,
 };
@@ -48,6 +48,36 @@ impl ShellRunner {
             stdout_cap: config.stdout_cap,
             stderr_cap: config.stderr_cap,
             quota: config.quota.clone(),
+        }
+    }
+
+    /// Charges files the supervisor is about to move into the session to its disk quota
+    /// ([`Request::ChargeDisk`](sandbox_protocol::Request::ChargeDisk)). A session without a
+    /// quota grants everything.
+    pub fn charge_install(&self, bytes: u64, entries: u64) -> DiskCharge {
+        let Some(quota) = &self.quota else {
+            return DiskCharge {
+                granted: true,
+                used_bytes: 0,
+                used_entries: 0,
+                quota_bytes: u64::MAX,
+                quota_entries: u64::MAX,
+                exact: false,
+            };
+        };
+        let mut quota = crate::quota::lock(quota);
+        let limits = quota.limits();
+        let (granted, used, exact) = match quota.charge_install(Amount { bytes, entries }) {
+            Ok(used) => (true, used, true),
+            Err(refusal) => (false, refusal.used, refusal.exact),
+        };
+        DiskCharge {
+            granted,
+            used_bytes: used.bytes,
+            used_entries: used.entries,
+            quota_bytes: limits.bytes,
+            quota_entries: limits.entries,
+            exact,
         }
     }
 

@@ -145,10 +145,13 @@ pub struct Link {
 }
 
 impl Link {
-    /// The next execution to run, waiting for it; `None` once the reader is gone. A job whose
-    /// cancel overtook it (the reader read the `Cancel` before this thread took the job) is
-    /// answered at once as cancelled, without running, and the wait goes on: the interpreter
-    /// never saw it, so the session is exactly as it was.
+    /// The next execution to run, waiting for it; `None` once the reader is gone (or, for a
+    /// supervisor's job, once the supervisor is). A job whose cancel overtook it (the reader
+    /// read the `Cancel` before this thread took the job) is answered at once as cancelled,
+    /// without running, and the wait goes on: the interpreter never saw it, so the session is
+    /// exactly as it was. A supervisor's job is acknowledged (`Started`) before it is handed
+    /// over: a worker that dies before that ran none of it, and the supervisor runs it again
+    /// on a fresh worker.
     pub fn next_job(&self) -> Option<Job> {
         loop {
             let job = self.requests.recv().ok()?;
@@ -156,6 +159,12 @@ impl Link {
                 .control
                 .cancelled_before_start(&job.request.execution_id)
             {
+                if matches!(job.reply, Reply::Socket) {
+                    let started = Response::Started {
+                        execution_id: job.request.execution_id.clone(),
+                    };
+                    self.send(&started).ok()?;
+                }
                 return Some(job);
             }
             tracing::debug!(execution_id = %job.request.execution_id, "cancelled before it began");
@@ -319,6 +328,13 @@ pub(crate) mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // The job handed over was acknowledged first; the cancelled one never was.
+        assert_eq!(
+            read_frame_blocking::<Response>(&mut supervisor).unwrap(),
+            Some(Response::Started {
+                execution_id: "exec-2".into()
+            })
+        );
         assert!(nothing_pending(&mut supervisor));
         drop(jobs);
         assert!(link.next_job().is_none(), "the reader is gone");

@@ -18,8 +18,9 @@
 //! execution that failed because of one is classified `disk_quota` even when the interpreter only
 //! saw an errno (JavaScript) and a command line reports it whichever built-in hit it.
 //!
-//! What the supervisor itself writes into a session (`install_package`) is not charged as it
-//! happens; the next recount sees it.
+//! What the supervisor itself moves into a session (`install_package`) is charged before it is
+//! moved, through the same total ([`Quota::charge_install`], asked by the supervisor's
+//! `ChargeDisk`): an install that does not fit is refused and nothing is moved.
 
 mod file;
 
@@ -219,6 +220,31 @@ impl Quota {
         growth: Amount,
         hidden: impl FnOnce() -> Option<u64>,
     ) -> Result<(), Refusal> {
+        self.admit(growth, hidden).inspect_err(|refusal| {
+            self.refusals += 1;
+            self.last_refusal = Some(refusal.clone());
+        })
+    }
+
+    /// Charges files the supervisor is about to move in (an install), exactly as [`charge`]
+    /// does a guest's write, but a refusal is not the guest's: it is not remembered, so an
+    /// execution running meanwhile is not classified by it. Returns what the files now hold
+    /// (the running total, an upper bound).
+    ///
+    /// # Errors
+    /// The refusal, with the numbers counted afresh.
+    ///
+    /// [`charge`]: Quota::charge
+    pub fn charge_install(&mut self, growth: Amount) -> Result<Amount, Refusal> {
+        self.admit(growth, || None)?;
+        Ok(self.used.unwrap_or(growth))
+    }
+
+    fn admit(
+        &mut self,
+        growth: Amount,
+        hidden: impl FnOnce() -> Option<u64>,
+    ) -> Result<(), Refusal> {
         if growth == Amount::ZERO {
             return Ok(());
         }
@@ -245,15 +271,12 @@ impl Quota {
             self.used = Some(used.plus(growth));
             return Ok(());
         }
-        let refusal = Refusal {
+        Err(Refusal {
             limits: self.limits,
             used,
             wanted: growth,
             exact,
-        };
-        self.refusals += 1;
-        self.last_refusal = Some(refusal.clone());
-        Err(refusal)
+        })
     }
 
     /// Adds growth that already happened (a write that went further than charged).

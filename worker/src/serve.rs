@@ -205,6 +205,13 @@ impl Reader {
                     self.jobs.send(job).ok()?;
                 }
                 Ok(Some(Request::Command(command))) => {
+                    // Taken at once: the shell thread starts now (see `Response::Started`).
+                    let started = Response::Started {
+                        execution_id: command.execution_id.clone(),
+                    };
+                    if self.outbox.send(&started).is_err() {
+                        return Some(Ok(Ended::SupervisorGone));
+                    }
                     self.shell.start(
                         command,
                         self.jobs.clone(),
@@ -215,6 +222,13 @@ impl Reader {
                 Ok(Some(Request::Cancel { execution_id })) => {
                     let found = self.control.request_cancel(&execution_id);
                     tracing::debug!(%execution_id, found, "cancel requested");
+                }
+                Ok(Some(Request::ChargeDisk { bytes, entries })) => {
+                    let charge = self.shell.charge_install(bytes, entries);
+                    tracing::debug!(bytes, entries, granted = charge.granted, "install charged");
+                    if self.outbox.send(&Response::DiskCharged(charge)).is_err() {
+                        return Some(Ok(Ended::SupervisorGone));
+                    }
                 }
                 Ok(Some(Request::Shutdown)) => return Some(Ok(Ended::Shutdown)),
                 Ok(None) => return Some(Ok(Ended::SupervisorGone)),

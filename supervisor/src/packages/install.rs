@@ -3,15 +3,15 @@
 //! The install itself goes to [`python`](super::python) or [`javascript`](super::javascript)
 //! by the session's runtime, staged in a fresh server-owned directory.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use sandbox_protocol::confined::Root;
+use sandbox_protocol::confined::{ConfinedError, Root, Usage};
 use sandbox_protocol::{ErrorType, Runtime};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{InstallRefusal, Sources, javascript, python};
-use crate::workspace::StateDirs;
+use super::{InstallRefusal, Sources, entry_names, javascript, normalize, python};
+use crate::workspace::{Staging, StateDirs};
 
 /// A package made importable in a session.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -121,33 +121,221 @@ impl InstallReport {
     }
 }
 
-/// Installs `package` (at `version`, Python only) into the session whose runtime is `runtime`
-/// and whose `/app` is `app`, staging it in a fresh directory of `dirs`.
+/// Prepares an install of `package` (at `version`, Python only) into the session whose runtime
+/// is `runtime` and whose `/app` is `app`: checked, fetched and unpacked in a fresh directory of
+/// `dirs`, with nothing in the session yet. [`Staged::growth`] says what it would add to the
+/// session's files, and [`Staged::move_in`] moves it in.
 ///
 /// # Errors
 /// An [`InstallRefusal`] the model can act on: a bad or native-only name, an unknown package,
-/// no package source, a hostile archive, or a guest-made link where packages go.
-pub async fn install(
+/// no package source, or a hostile archive.
+pub async fn stage(
     runtime: Runtime,
-    app: &Root,
     package: &str,
     version: Option<&str>,
     dirs: &StateDirs,
     data_dir: Option<&Path>,
     sources: &Sources,
-) -> Result<Installation, InstallRefusal> {
+) -> Result<Staged, InstallRefusal> {
     let staging = dirs
         .staging()
         .map_err(|e| InstallRefusal::system("cannot create a staging directory", e))?;
     match runtime {
-        Runtime::JavaScript => javascript::install_js(package, data_dir, app, &staging, sources),
-        Runtime::Python => {
-            python::install(package, version, app, &staging, data_dir, sources).await
-        }
+        Runtime::JavaScript => javascript::stage_js(package, data_dir, staging, sources),
+        Runtime::Python => python::stage(package, version, staging, data_dir, sources).await,
         Runtime::PythonScientific => {
-            python::install_scientific(package, version, app, &staging, sources).await
+            python::stage_scientific(package, version, staging, sources).await
         }
     }
+}
+
+/// An install checked and unpacked in the server's staging directory, not yet in the session.
+#[derive(Debug)]
+pub struct Staged {
+    installation: Installation,
+    /// `None` when nothing needs to move (a vendored or compiled-in package).
+    files: Option<StagedFiles>,
+}
+
+/// What moves into the session, and where.
+#[derive(Debug)]
+pub(super) struct StagedFiles {
+    /// Holds the staged tree: dropping it removes the staging directory.
+    pub staging: Staging,
+    /// The directory of staging whose entries move.
+    pub from: Root,
+    /// The directories of `/app` they go into, one component each (`.packages`, or
+    /// `node_modules` and a scope), created when missing.
+    pub into: Vec<String>,
+    /// `(name in from, name in into)` of each entry that moves, replacing what has its name.
+    pub entries: Vec<(PathBuf, PathBuf)>,
+    /// Normalised distribution names whose older `.dist-info` directories in `into` are
+    /// removed (Python).
+    pub replaces_dists: Vec<String>,
+}
+
+impl Staged {
+    /// An install that moves nothing into the session.
+    pub(super) fn nothing_to_move(installation: Installation) -> Self {
+        Self {
+            installation,
+            files: None,
+        }
+    }
+
+    /// An install whose `files` move into the session.
+    pub(super) fn files(installation: Installation, files: StagedFiles) -> Self {
+        Self {
+            installation,
+            files: Some(files),
+        }
+    }
+
+    /// What the session's files would hold more after [`Staged::move_in`] into `app`: the
+    /// staged entries and the directories to create, less what they replace (a reinstall or
+    /// an upgrade frees what it overwrites). Counted without following links.
+    ///
+    /// # Errors
+    /// `path_restriction` when the guest put something other than a directory where the
+    /// packages go.
+    pub fn growth(&self, app: &Root) -> Result<Usage, InstallRefusal> {
+        let Some(files) = &self.files else {
+            return Ok(Usage::default());
+        };
+        let nothing = Usage {
+            complete: true,
+            ..Usage::default()
+        };
+        let (mut added, mut replaced) = (nothing, nothing);
+        // The directories on the way, as far as they exist.
+        let mut into = Some(
+            app.try_clone()
+                .map_err(|e| InstallRefusal::system("cannot open the session's workspace", e))?,
+        );
+        for (depth, name) in files.into.iter().enumerate() {
+            let Some(parent) = into.take() else {
+                added.entries += 1;
+                continue;
+            };
+            match parent.open_dir_nofollow(Path::new(name)) {
+                Ok(dir) => into = Some(dir),
+                Err(ConfinedError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                    added.entries += 1;
+                }
+                Err(e) => {
+                    return Err(InstallRefusal::not_a_directory(
+                        &files.into[..=depth].join("/"),
+                        &e,
+                    ));
+                }
+            }
+        }
+        for (from_name, to_name) in &files.entries {
+            add(&mut added, entry_usage(&files.from, from_name));
+            if let Some(into) = &into {
+                add(&mut replaced, entry_usage(into, to_name));
+            }
+        }
+        if let Some(into) = &into {
+            for name in stale_dist_infos(into, &files.replaces_dists) {
+                add(&mut replaced, entry_usage(into, Path::new(&name)));
+            }
+        }
+        Ok(Usage {
+            bytes: added.bytes.saturating_sub(replaced.bytes),
+            entries: added.entries.saturating_sub(replaced.entries),
+            complete: added.complete && replaced.complete,
+        })
+    }
+
+    /// Moves the staged files into `app` (each entry replaces what has its name, by rename, so
+    /// a guest's link there is replaced, never written through) and says what was installed.
+    ///
+    /// # Errors
+    /// `path_restriction` when a directory on the way is not a real directory, and system
+    /// errors when a move fails.
+    pub fn move_in(self, app: &Root) -> Result<Installation, InstallRefusal> {
+        let Some(files) = self.files else {
+            return Ok(self.installation);
+        };
+        let mut into = app
+            .try_clone()
+            .map_err(|e| InstallRefusal::system("cannot open the session's workspace", e))?;
+        for (depth, name) in files.into.iter().enumerate() {
+            into = into.ensure_dir(Path::new(name)).map_err(|e| {
+                InstallRefusal::not_a_directory(&files.into[..=depth].join("/"), &e)
+            })?;
+        }
+        let where_to = format!("/app/{}", files.into.join("/"));
+        for name in stale_dist_infos(&into, &files.replaces_dists) {
+            into.remove_tree(Path::new(&name))
+                .map_err(|e| InstallRefusal::system("cannot remove an older version", e))?;
+        }
+        for (from_name, to_name) in &files.entries {
+            into.replace_from(to_name, &files.from, from_name)
+                .map_err(|e| {
+                    InstallRefusal::system(&format!("cannot move the package into {where_to}"), e)
+                })?;
+        }
+        drop(files.staging);
+        Ok(self.installation)
+    }
+}
+
+/// The `.dist-info` directories in `dir` of the distributions `dists` (normalised names): an
+/// install of a new version replaces them.
+fn stale_dist_infos(dir: &Root, dists: &[String]) -> Vec<String> {
+    if dists.is_empty() {
+        return Vec::new();
+    }
+    entry_names(dir)
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| {
+            name.strip_suffix(".dist-info")
+                .and_then(|stem| stem.rsplit_once('-'))
+                .is_some_and(|(dist, _)| dists.contains(&normalize(dist)))
+        })
+        .collect()
+}
+
+/// What the entry `name` of `dir` holds, itself included, without following a link; nothing
+/// when it does not exist.
+fn entry_usage(dir: &Root, name: &Path) -> Usage {
+    let Ok(meta) = dir.dir().symlink_metadata(name) else {
+        return Usage {
+            complete: true,
+            ..Usage::default()
+        };
+    };
+    let own = Usage {
+        bytes: if meta.is_dir() { 0 } else { meta.len() },
+        entries: 1,
+        complete: true,
+    };
+    if !meta.is_dir() {
+        return own;
+    }
+    match dir.open_dir_nofollow(name) {
+        Ok(sub) => {
+            let below = sub.usage(u64::MAX);
+            Usage {
+                bytes: below.bytes,
+                entries: below.entries + 1,
+                complete: below.complete,
+            }
+        }
+        Err(_) => Usage {
+            complete: false,
+            ..own
+        },
+    }
+}
+
+fn add(total: &mut Usage, more: Usage) {
+    total.bytes = total.bytes.saturating_add(more.bytes);
+    total.entries = total.entries.saturating_add(more.entries);
+    total.complete &= more.complete;
 }
 
 #[cfg(test)]

@@ -3,12 +3,13 @@
 //! (`SANDBOX_JS_PACKAGES`, directories and regular files only) through the server's staging
 //! directory into the session's `/app/node_modules`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use sandbox_protocol::ErrorType;
 use sandbox_protocol::confined::{ConfinedError, CopyLimits, Follow, Root};
 use serde_json::Value;
 
+use super::install::{Staged, StagedFiles};
 use super::{InstallRefusal, Installation, JS_PACKAGES_DIR, Sources, names};
 use crate::workspace::Staging;
 
@@ -22,20 +23,19 @@ const JS_COPY_LIMITS: CopyLimits = CopyLimits {
 /// Where the package is copied inside the staging directory before it moves into /app.
 const STAGED: &str = "package";
 
-/// Installs a JavaScript package: the vendored set needs nothing; otherwise a package directory
-/// of the operator's `SANDBOX_JS_PACKAGES` is copied (directories and regular files only) into
-/// `staging`, then moved into the session's `/app/node_modules`.
+/// Prepares a JavaScript package: the vendored set needs nothing; otherwise a package
+/// directory of the operator's `SANDBOX_JS_PACKAGES` is copied (directories and regular files
+/// only) into `staging`, to move into the session's `/app/node_modules` (a scope is a
+/// directory level).
 ///
 /// # Errors
-/// An [`InstallRefusal`] when the name is not an npm name, the package is unknown, or the
-/// guest put something other than a directory at `/app/node_modules`.
-pub fn install_js(
+/// An [`InstallRefusal`] when the name is not an npm name or the package is unknown.
+pub fn stage_js(
     package: &str,
     data_dir: Option<&Path>,
-    app: &Root,
-    staging: &Staging,
+    staging: Staging,
     sources: &Sources,
-) -> Result<Installation, InstallRefusal> {
+) -> Result<Staged, InstallRefusal> {
     names::js_name(package).map_err(|m| InstallRefusal::new(ErrorType::InvalidPackage, m))?;
     let installation = |installed_version: String, message: String| Installation {
         installed_version,
@@ -46,16 +46,36 @@ pub fn install_js(
         refresh_interpreter: false,
     };
     if data_dir.is_some_and(|d| d.join("js").join(package).is_dir()) {
-        return Ok(installation(
+        return Ok(Staged::nothing_to_move(installation(
             "vendored".into(),
             format!("{package} is vendored: use requireVendor('{package}') directly"),
-        ));
+        )));
     }
-    let version = stage_from_operator(package, staging, sources)?;
-    move_into_workspace(package, app, staging)?;
-    Ok(installation(
-        version,
-        format!("installed into /app/node_modules/{package}: use requireVendor('{package}')"),
+    let version = stage_from_operator(package, &staging, sources)?;
+    let mut into = vec![JS_PACKAGES_DIR.to_owned()];
+    let name = match package.split_once('/') {
+        Some((scope, name)) => {
+            into.push(scope.to_owned());
+            name
+        }
+        None => package,
+    };
+    let from = staging
+        .root
+        .try_clone()
+        .map_err(|e| InstallRefusal::system("cannot open the staging directory", e))?;
+    Ok(Staged::files(
+        installation(
+            version,
+            format!("installed into /app/node_modules/{package}: use requireVendor('{package}')"),
+        ),
+        StagedFiles {
+            staging,
+            from,
+            into,
+            entries: vec![(PathBuf::from(STAGED), PathBuf::from(name))],
+            replaces_dists: Vec::new(),
+        },
     ))
 }
 
@@ -107,26 +127,6 @@ fn stage_from_operator(
         .unwrap_or_else(|| "unknown".into()))
 }
 
-/// Moves the staged package to `/app/node_modules/<package>` (a scope is a directory level),
-/// replacing what had its name.
-fn move_into_workspace(package: &str, app: &Root, staging: &Staging) -> Result<(), InstallRefusal> {
-    let modules = app
-        .ensure_dir(Path::new(JS_PACKAGES_DIR))
-        .map_err(|e| InstallRefusal::not_a_directory(JS_PACKAGES_DIR, &e))?;
-    let (parent, name) = match package.split_once('/') {
-        Some((scope, name)) => (
-            modules.ensure_dir(Path::new(scope)).map_err(|e| {
-                InstallRefusal::not_a_directory(&format!("{JS_PACKAGES_DIR}/{scope}"), &e)
-            })?,
-            name,
-        ),
-        None => (modules, package),
-    };
-    parent
-        .replace_from(Path::new(name), &staging.root, Path::new(STAGED))
-        .map_err(|e| InstallRefusal::system("cannot move the package into /app/node_modules", e))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,17 +149,13 @@ mod tests {
             js_packages: Some(operator.path().to_path_buf()),
             ..Sources::default()
         };
-        let install_leftpad = || {
-            install_js(
-                "leftpad",
-                None,
-                &files.app,
-                &dirs.staging().unwrap(),
-                &sources,
-            )
-        };
+        let stage_leftpad = || stage_js("leftpad", None, dirs.staging().unwrap(), &sources);
+        let install_leftpad = || stage_leftpad()?.move_in(&files.app);
         let victim = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(victim.path(), files.app_path.join("node_modules")).unwrap();
+        // Refused when its growth is measured (before the quota is asked), and when moved.
+        let err = stage_leftpad().unwrap().growth(&files.app).unwrap_err();
+        assert_eq!(err.error_type, ErrorType::PathRestriction);
         let err = install_leftpad().unwrap_err();
         assert_eq!(err.error_type, ErrorType::PathRestriction);
         assert_eq!(std::fs::read_dir(victim.path()).unwrap().count(), 0);
@@ -178,8 +174,46 @@ mod tests {
                 .is_file()
         );
         assert_eq!(installed_js(&files.app), ["leftpad"]);
-        let err =
-            install_js("../x", None, &files.app, &dirs.staging().unwrap(), &sources).unwrap_err();
+        let err = stage_js("../x", None, dirs.staging().unwrap(), &sources).unwrap_err();
         assert_eq!(err.error_type, ErrorType::InvalidPackage);
+    }
+
+    /// What an install adds to the session's files, as the disk quota is asked for it: the
+    /// package and the directories made for it, less what it replaces.
+    #[test]
+    fn an_install_measures_what_it_adds_less_what_it_replaces() {
+        let state = tempfile::tempdir().unwrap();
+        let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
+        let files = dirs.create_session("s").unwrap();
+        let operator = tempfile::tempdir().unwrap();
+        let package = operator.path().join("@acme/big");
+        std::fs::create_dir_all(package.join("lib")).unwrap();
+        std::fs::write(package.join("package.json"), r#"{"version": "2.0.0"}"#).unwrap();
+        std::fs::write(package.join("lib/data.bin"), vec![7u8; 10_000]).unwrap();
+        let sources = Sources {
+            js_packages: Some(operator.path().to_path_buf()),
+            ..Sources::default()
+        };
+        let stage = || stage_js("@acme/big", None, dirs.staging().unwrap(), &sources).unwrap();
+        // node_modules, @acme, big, package.json, lib, lib/data.bin.
+        let first = stage().growth(&files.app).unwrap();
+        assert_eq!((first.bytes, first.entries), (10_020, 6), "{first:?}");
+        stage().move_in(&files.app).unwrap();
+        let used = files.app.usage(u64::MAX);
+        assert_eq!((used.bytes, used.entries), (first.bytes, first.entries));
+        // A reinstall replaces what it adds: nothing more.
+        let again = stage().growth(&files.app).unwrap();
+        assert_eq!((again.bytes, again.entries), (0, 0), "{again:?}");
+        // A vendored package moves nothing.
+        let data = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(data.path().join("js/lodash")).unwrap();
+        let vendored = stage_js(
+            "lodash",
+            Some(data.path()),
+            dirs.staging().unwrap(),
+            &sources,
+        );
+        let vendored = vendored.unwrap().growth(&files.app).unwrap();
+        assert_eq!((vendored.bytes, vendored.entries), (0, 0));
     }
 }

@@ -25,11 +25,11 @@ pub mod scientific;
 pub mod wheel;
 
 use sandbox_protocol::ErrorType;
-use sandbox_protocol::confined::{ConfinedError, EntryKind, Root};
+use sandbox_protocol::confined::{ConfinedError, EntryKind, Root, Usage};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-pub use install::{InstallOutcome, InstallReport, Installation, install};
+pub use install::{InstallOutcome, InstallReport, Installation, Staged, stage};
 
 /// Where installed Python packages live inside the workspace (on `sys.path` in the sandbox).
 pub const PYTHON_PACKAGES_DIR: &str = ".packages";
@@ -84,6 +84,30 @@ impl InstallRefusal {
 
     fn system(what: &str, e: impl std::fmt::Display) -> Self {
         Self::new(ErrorType::SystemError, format!("{what}: {e}"))
+    }
+
+    /// The install does not fit in the session's disk quota: what it needs and what is free,
+    /// from the worker's count (`charge`) and the install's measured `growth`. Nothing moved.
+    pub fn disk_quota(package: &str, growth: Usage, charge: &sandbox_protocol::DiskCharge) -> Self {
+        let at_least = if charge.exact { "" } else { "at least " };
+        let free_bytes = charge.quota_bytes.saturating_sub(charge.used_bytes);
+        let free_entries = charge.quota_entries.saturating_sub(charge.used_entries);
+        Self::new(
+            ErrorType::DiskQuota,
+            format!(
+                "disk_quota: installing {package} needs {} bytes and {} files, directories and links, but the session's disk quota (/app and /tmp together: {} bytes, {} entries) has only {} bytes and {} entries free ({at_least}{} bytes and {} entries in use); nothing was installed and the session is unchanged",
+                growth.bytes,
+                growth.entries,
+                charge.quota_bytes,
+                charge.quota_entries,
+                free_bytes,
+                free_entries,
+                charge.used_bytes,
+                charge.used_entries,
+            ),
+        )
+        .with("delete files you no longer need (execute_command `du -s /app/* /tmp` shows what uses the space, then `rm -r PATH`), or call reset_workspace, then install again")
+        .with("create_session with a larger flavor (a larger disk quota) and install there")
     }
 
     /// `dir` in `/app` is not a real directory: the guest put something else there.

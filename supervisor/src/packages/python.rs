@@ -9,6 +9,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use sandbox_protocol::confined::{EntryKind, Follow, Root};
+
+use super::install::{Staged, StagedFiles};
 use sandbox_protocol::{ErrorType, Runtime};
 
 use super::{
@@ -126,23 +128,22 @@ pub fn python_requirement(package: &str, version: Option<&str>) -> Result<String
     })
 }
 
-/// Makes `package` importable: the vendored copy when the server ships it (nothing is
-/// installed), else a download into `app`'s `.packages` ([`install_python`]).
+/// Prepares `package`: the vendored copy when the server ships it (nothing to move), else a
+/// download for `.packages` ([`stage_python`]).
 ///
 /// # Errors
-/// An [`InstallRefusal`], as [`python_requirement`] and [`install_python`] give them.
-pub async fn install(
+/// An [`InstallRefusal`], as [`python_requirement`] and [`stage_python`] give them.
+pub async fn stage(
     package: &str,
     version: Option<&str>,
-    app: &Root,
-    staging: &Staging,
+    staging: Staging,
     data_dir: Option<&Path>,
     sources: &Sources,
-) -> Result<Installation, InstallRefusal> {
+) -> Result<Staged, InstallRefusal> {
     python_requirement(package, version)?;
     let vendored = catalog::vendored_python(data_dir);
     if let Some((import, v)) = catalog::vendored_import(&vendored, package) {
-        return Ok(Installation {
+        return Ok(Staged::nothing_to_move(Installation {
             installed_version: v.version.clone().unwrap_or_else(|| "vendored".into()),
             dependencies_installed: Vec::new(),
             import_names: Some(vec![import.to_owned()]),
@@ -151,27 +152,26 @@ pub async fn install(
                 "{package} is vendored (read-only under /data): `import {import}` works in every session"
             ),
             refresh_interpreter: false,
-        });
+        }));
     }
-    install_python(package, version, app, staging, sources, Runtime::Python).await
+    stage_python(package, version, staging, sources, Runtime::Python).await
 }
 
-/// Makes `package` importable in a session on the scientific runtime: a distribution compiled
-/// into it is answered at once (nothing to download), another native one is refused with what
-/// the runtime has, and a pure-Python one is downloaded for Python 3.15 into `.packages`.
+/// Prepares `package` for a session on the scientific runtime: a distribution compiled into
+/// it is answered at once (nothing to download), another native one is refused with what the
+/// runtime has, and a pure-Python one is downloaded for Python 3.15.
 ///
 /// # Errors
 /// An [`InstallRefusal`]: bad name, another version of a compiled-in distribution, native
-/// code, or what [`install_python`] refuses.
-pub async fn install_scientific(
+/// code, or what [`stage_python`] refuses.
+pub async fn stage_scientific(
     package: &str,
     version: Option<&str>,
-    app: &Root,
-    staging: &Staging,
+    staging: Staging,
     sources: &Sources,
-) -> Result<Installation, InstallRefusal> {
+) -> Result<Staged, InstallRefusal> {
     if let Some(compiled) = compiled_in(package, version)? {
-        return Ok(compiled);
+        return Ok(Staged::nothing_to_move(compiled));
     }
     python_requirement(package, version).map_err(|refusal| {
         match refusal.error_type {
@@ -190,10 +190,9 @@ pub async fn install_scientific(
             _ => refusal,
         }
     })?;
-    install_python(
+    stage_python(
         package,
         version,
-        app,
         staging,
         sources,
         Runtime::PythonScientific,
@@ -246,21 +245,19 @@ fn compiled_in(
     }))
 }
 
-/// Installs a pure-Python distribution and its pure-Python dependencies, resolved for the
-/// Python of `runtime`, into `app`'s `.packages`, fetching and unpacking them in `staging`
-/// first.
+/// Prepares a pure-Python distribution and its pure-Python dependencies, resolved for the
+/// Python of `runtime`, for `/app/.packages`: fetched and unpacked in `staging`.
 ///
 /// # Errors
-/// An [`InstallRefusal`]: bad name, native code, no source configured, download failure, a
-/// hostile archive, or a guest-made `.packages` that is not a directory.
-pub async fn install_python(
+/// An [`InstallRefusal`]: bad name, native code, no source configured, download failure, or a
+/// hostile archive.
+pub async fn stage_python(
     package: &str,
     version: Option<&str>,
-    app: &Root,
-    staging: &Staging,
+    staging: Staging,
     sources: &Sources,
     runtime: Runtime,
-) -> Result<Installation, InstallRefusal> {
+) -> Result<Staged, InstallRefusal> {
     let requirement = python_requirement(package, version)?;
     if sources.wheelhouse.is_none() && !sources.index {
         return Err(InstallRefusal::new(
@@ -271,12 +268,30 @@ pub async fn install_python(
         )
         .with("call list_available_packages for the vendored packages"));
     }
-    let download = download(&requirement, guest_python(runtime), staging, sources).await?;
+    let download = download(&requirement, guest_python(runtime), &staging, sources).await?;
     let wheels = downloaded_wheels(&download)?;
-    let unpacked = unpack(&download, &wheels, staging)?;
+    let unpacked = unpack(&download, &wheels, &staging)?;
     let installation = describe(package, &wheels, &unpacked);
-    move_python_packages(app, &unpacked, &wheels)?;
-    Ok(installation)
+    let entries = wheel::top_level_entries(&unpacked)
+        .map_err(|e| InstallRefusal::system("cannot read the unpacked package", e))?
+        .into_iter()
+        .map(|(name, _)| (name.clone(), name))
+        .collect();
+    let replaces_dists = wheels
+        .iter()
+        .filter_map(|w| w.split('-').next())
+        .map(normalize)
+        .collect();
+    Ok(Staged::files(
+        installation,
+        StagedFiles {
+            staging,
+            from: unpacked,
+            into: vec![PYTHON_PACKAGES_DIR.to_owned()],
+            entries,
+            replaces_dists,
+        },
+    ))
 }
 
 /// Downloads `requirement` and its dependencies as wheels for Python `python_version` into
@@ -421,42 +436,6 @@ fn downloaded_wheels(download: &Root) -> Result<Vec<String>, InstallRefusal> {
     Ok(wheels)
 }
 
-/// Moves every unpacked top-level entry into `/app/.packages`, replacing what had its name
-/// (and older `.dist-info` directories of the same distributions).
-fn move_python_packages(
-    app: &Root,
-    unpacked: &Root,
-    wheels: &[String],
-) -> Result<(), InstallRefusal> {
-    let packages = app
-        .ensure_dir(Path::new(PYTHON_PACKAGES_DIR))
-        .map_err(|e| InstallRefusal::not_a_directory(PYTHON_PACKAGES_DIR, &e))?;
-    let dists: Vec<String> = wheels
-        .iter()
-        .filter_map(|w| w.split('-').next())
-        .map(normalize)
-        .collect();
-    for (name, _) in entry_names(&packages) {
-        let stale = name
-            .strip_suffix(".dist-info")
-            .and_then(|stem| stem.rsplit_once('-'))
-            .is_some_and(|(dist, _)| dists.contains(&normalize(dist)));
-        if stale {
-            packages
-                .remove_tree(Path::new(&name))
-                .map_err(|e| InstallRefusal::system("cannot remove an older version", e))?;
-        }
-    }
-    let entries = wheel::top_level_entries(unpacked)
-        .map_err(|e| InstallRefusal::system("cannot read the unpacked package", e))?;
-    for (name, _) in entries {
-        packages.replace_from(&name, unpacked, &name).map_err(|e| {
-            InstallRefusal::system("cannot move the package into /app/.packages", e)
-        })?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -482,11 +461,10 @@ mod tests {
     async fn no_source_means_no_install() {
         let state = tempfile::tempdir().unwrap();
         let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
-        let files = dirs.create_session("s").unwrap();
-        let staging = dirs.staging().unwrap();
         for runtime in [Runtime::Python, Runtime::PythonScientific] {
             let sources = Sources::default();
-            let err = install_python("somepkg", None, &files.app, &staging, &sources, runtime)
+            let staging = dirs.staging().unwrap();
+            let err = stage_python("somepkg", None, staging, &sources, runtime)
                 .await
                 .unwrap_err();
             assert_eq!(err.error_type, ErrorType::InstallDisabled);
@@ -500,10 +478,12 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
         let files = dirs.create_session("s").unwrap();
-        let staging = dirs.staging().unwrap();
-        let sources = Sources::default();
-        let (app, staging) = (&files.app, &staging);
-        let install = |name, version| install_scientific(name, version, app, staging, &sources);
+        let sources = &Sources::default();
+        let (app, dirs) = (&files.app, &dirs);
+        let install = |name, version| async move {
+            let staged = stage_scientific(name, version, dirs.staging().unwrap(), sources).await?;
+            staged.move_in(app)
+        };
         // (asked for, version, the version answered, its import names)
         let cases = [
             ("numpy", None, "2.5.2", vec!["numpy"]),
@@ -556,10 +536,12 @@ mod tests {
             r#"{"python": {"yaml": {"package": "PyYAML", "version": "6.0.1"}}}"#,
         )
         .unwrap();
-        let staging = dirs.staging().unwrap();
-        let sources = Sources::default();
-        let (app, staging, data_dir) = (&files.app, &staging, Some(data.path()));
-        let install_named = |name| install(name, None, app, staging, data_dir, &sources);
+        let sources = &Sources::default();
+        let (app, dirs, data_dir) = (&files.app, &dirs, Some(data.path()));
+        let install_named = |name| async move {
+            let staged = stage(name, None, dirs.staging().unwrap(), data_dir, sources).await?;
+            staged.move_in(app)
+        };
         let vendored = install_named("pyyaml").await.unwrap();
         assert_eq!(vendored.installed_version, "6.0.1");
         assert_eq!(

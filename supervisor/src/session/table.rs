@@ -436,6 +436,8 @@ impl SessionTable {
             executions: Default::default(),
             fuel_used: Default::default(),
             runner: tokio::sync::Mutex::default(),
+            line: Mutex::new(None),
+            installs: tokio::sync::Mutex::new(()),
         });
         self.expired
             .lock()
@@ -553,10 +555,8 @@ impl SessionTable {
     /// a worker for each one missing (when admission has room for it; a full server stops
     /// refilling), drops pooled workers that died, and waits for the next take.
     pub async fn keep_pool_filled(&self, runtimes: &Runtimes) {
-        let manifest = match runtimes.manifest(&self.config).await {
-            Ok(manifest) => manifest,
-            Err(_) => return, // logged by whoever compiled; sessions say it too
-        };
+        // Failures are logged by the step and tried again; sessions say it too.
+        let manifest = runtimes.keep_trying(&self.config).await;
         let mut retry = None;
         loop {
             for dead in self.pool.prune_dead() {
@@ -596,9 +596,8 @@ impl SessionTable {
     /// Starts one worker and stops it again, to learn whether workers start on this host when
     /// no pool tells (readiness waits for a worker to have started).
     pub async fn probe_worker_start(&self, runtimes: &Runtimes) {
-        let Ok(manifest) = runtimes.manifest(&self.config).await else {
-            return; // readiness reports the interpreters' failure
-        };
+        // Readiness reports the interpreters' failure until a retry succeeds.
+        let manifest = runtimes.keep_trying(&self.config).await;
         let Some((runtime, module)) = Runtime::ALL
             .into_iter()
             .find_map(|runtime| Some((runtime, manifest.module(runtime)?)))

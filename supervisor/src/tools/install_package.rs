@@ -83,9 +83,8 @@ impl SandboxServer {
         ctx: &RequestContext<RoleServer>,
     ) -> InstallReport {
         let runtime = session.runtime();
-        let mut installed = packages::install(
+        let staged = packages::stage(
             runtime,
-            &session.files().app,
             package,
             version,
             self.sessions.dirs(),
@@ -93,6 +92,10 @@ impl SandboxServer {
             &self.config.packages,
         )
         .await;
+        let mut installed = match staged {
+            Ok(staged) => move_in(session, package, staged).await,
+            Err(refusal) => Err(refusal),
+        };
         if runtime == Runtime::Python
             && let Err(refusal) = &mut installed
         {
@@ -112,6 +115,25 @@ impl SandboxServer {
         }
         InstallReport::new(package, &session.id, installed)
     }
+}
+
+/// Moves a staged install into the session, within its disk quota: what it adds is measured,
+/// the session's worker charges it (or the files are counted without one), and only a granted
+/// install moves; a refused one leaves the session as it was.
+async fn move_in(
+    session: &Session,
+    package: &str,
+    staged: packages::Staged,
+) -> Result<packages::Installation, InstallRefusal> {
+    let files = session.files();
+    let growth = staged.growth(&files.app)?;
+    let grant = session
+        .reserve_disk(growth)
+        .await
+        .map_err(|charge| InstallRefusal::disk_quota(package, growth, &charge))?;
+    let moved = staged.move_in(&files.app);
+    drop(grant);
+    moved
 }
 
 /// A native package the default runtime refused, that the scientific runtime has compiled in:

@@ -5,6 +5,7 @@
 pub mod plan;
 pub mod spawn;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 #[allow(deprecated, reason = "see Worker")]
@@ -12,9 +13,10 @@ use interprocess::local_socket::tokio::{RecvHalf, SendHalf, prelude::*};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use sandbox_protocol::{
-    CachedModule, ExecutionReport, FrameError, PROTOCOL_VERSION, ReadyInfo, Request, Response,
-    Runtime, WorkerExit, read_frame, write_frame,
+    CachedModule, DiskCharge, ExecutionReport, FrameError, PROTOCOL_VERSION, ReadyInfo, Request,
+    Response, Runtime, WorkerExit, read_frame, write_frame,
 };
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 pub use plan::{PlanError, SpawnPlan, SpawnRequest};
@@ -37,13 +39,22 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
 /// worker's need: at 1.5 s, killed workers were seen there that would have answered.
 pub const KILL_GRACE: Duration = Duration::from_secs(3);
 
+/// How long a worker may take to answer a [`Request::ChargeDisk`]: a count of the session's
+/// files (at most its quota of entries, 10^5 at most) takes milliseconds; this only guards
+/// against a wedged worker.
+const CHARGE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Why an execution got no report from the worker.
 #[derive(Debug)]
 pub enum ExecFailure {
     /// The worker did not answer by `timeout + KILL_GRACE` and was killed.
     Killed { cancelled: bool },
-    /// The worker died or broke the protocol; `exit` says how it ended.
+    /// The worker died or broke the protocol after it took the execution (`Started`); `exit`
+    /// says how it ended.
     Crashed { exit: String },
+    /// The worker died before it took the execution: none of it ran, so it may run again on a
+    /// fresh worker (the session does, see `Session::execute`).
+    NotTaken { exit: String },
     /// Cancelled while waiting for the session's previous execution: nothing ran.
     CancelledWhileQueued,
 }
@@ -57,8 +68,59 @@ pub enum ExecFailure {
 )]
 pub struct Worker {
     process: WorkerProcess,
+    /// Read only by whoever holds the worker (`&mut`): the session's runner.
     reader: RecvHalf,
-    writer: SendHalf,
+    /// Shared with [`WorkerLine`]s, so that a disk charge can be asked while an execution
+    /// runs.
+    line: Arc<WorkerLine>,
+}
+
+/// The worker's connection as another task may use it while the worker's holder waits for an
+/// execution: it writes whole frames, and takes the answer to a disk charge that the holder's
+/// read loop hands over ([`Worker::execute`] reads every frame while it runs).
+#[derive(Debug)]
+#[allow(deprecated, reason = "see Worker")]
+pub struct WorkerLine {
+    writer: tokio::sync::Mutex<SendHalf>,
+    /// Where the answer to the charge in flight goes (one at a time: the session serialises
+    /// its installs).
+    charge: std::sync::Mutex<Option<oneshot::Sender<DiskCharge>>>,
+}
+
+impl WorkerLine {
+    async fn send(&self, request: &Request) -> Result<(), FrameError> {
+        write_frame(&mut *self.writer.lock().await, request).await
+    }
+
+    /// Hands a charge's answer to whoever asked for it; an answer nobody waits for any more
+    /// (it gave up) is dropped.
+    fn deliver_charge(&self, charge: DiskCharge) {
+        let waiting = self.charge.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match waiting {
+            Some(waiting) => {
+                let _ = waiting.send(charge);
+            }
+            None => tracing::debug!(?charge, "a disk charge answered after its caller gave up"),
+        }
+    }
+
+    /// Asks the worker to charge `bytes` and `entries` to the session's disk quota while
+    /// another task holds the worker and reads its frames. The answer arrives through
+    /// `answer`, which the holder's read loop fills; if the holder stops reading first, the
+    /// caller reads it itself ([`Worker::read_charge`]).
+    ///
+    /// # Errors
+    /// When the worker's socket is closed.
+    pub async fn ask_charge(
+        &self,
+        bytes: u64,
+        entries: u64,
+    ) -> Result<oneshot::Receiver<DiskCharge>, FrameError> {
+        let (answer, answered) = oneshot::channel();
+        *self.charge.lock().unwrap_or_else(|e| e.into_inner()) = Some(answer);
+        self.send(&Request::ChargeDisk { bytes, entries }).await?;
+        Ok(answered)
+    }
 }
 
 impl Worker {
@@ -84,7 +146,10 @@ impl Worker {
         let mut worker = Self {
             process: guard.disarm(),
             reader,
-            writer,
+            line: Arc::new(WorkerLine {
+                writer: tokio::sync::Mutex::new(writer),
+                charge: std::sync::Mutex::new(None),
+            }),
         };
         let ready = tokio::time::timeout(STARTUP_TIMEOUT, worker.handshake()).await;
         match ready {
@@ -108,14 +173,12 @@ impl Worker {
 
     async fn handshake(&mut self) -> Result<ReadyInfo, SpawnError> {
         let died = |e: FrameError| SpawnError::Died(e.to_string());
-        write_frame(
-            &mut self.writer,
-            &Request::Hello {
+        self.line
+            .send(&Request::Hello {
                 protocol_version: PROTOCOL_VERSION,
-            },
-        )
-        .await
-        .map_err(died)?;
+            })
+            .await
+            .map_err(died)?;
         match read_frame::<Response>(&mut self.reader)
             .await
             .map_err(died)?
@@ -133,6 +196,66 @@ impl Worker {
         self.process.pid
     }
 
+    /// The connection as another task may use it while this worker's holder waits.
+    pub fn line(&self) -> Arc<WorkerLine> {
+        self.line.clone()
+    }
+
+    /// Charges `bytes` and `entries` that the supervisor is about to move into the session to
+    /// its disk quota, while nobody else reads this worker's frames.
+    ///
+    /// # Errors
+    /// When the worker is gone, wedged or broke the protocol: it has been killed, and the
+    /// session's files must be counted without it.
+    pub async fn charge_disk(&mut self, bytes: u64, entries: u64) -> Result<DiskCharge, String> {
+        let answered = match self.line.ask_charge(bytes, entries).await {
+            Ok(answered) => answered,
+            Err(e) => return Err(format!("{e}; {}", self.kill().await)),
+        };
+        self.read_charge(answered).await
+    }
+
+    /// Reads this worker's frames until the answer to the charge in flight, whether it comes
+    /// through `answered` (handed over by an execution's read loop that ended since) or on the
+    /// socket.
+    ///
+    /// # Errors
+    /// As [`Worker::charge_disk`].
+    pub async fn read_charge(
+        &mut self,
+        mut answered: oneshot::Receiver<DiskCharge>,
+    ) -> Result<DiskCharge, String> {
+        if let Ok(charge) = answered.try_recv() {
+            return Ok(charge);
+        }
+        let read = async {
+            loop {
+                match read_frame::<Response>(&mut self.reader).await {
+                    Ok(Some(Response::DiskCharged(charge))) => return Ok(charge),
+                    Ok(Some(Response::Started { .. })) => {}
+                    Ok(Some(other)) => return Err(format!("unexpected {other:?}")),
+                    Ok(None) => return Err("the worker closed its connection".to_owned()),
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        };
+        let outcome = tokio::time::timeout(CHARGE_TIMEOUT, read).await;
+        self.line
+            .charge
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        match outcome {
+            Ok(Ok(charge)) => Ok(charge),
+            Ok(Err(why)) => Err(format!("{why}; {}", self.kill().await)),
+            Err(_) => Err(format!(
+                "no answer to a disk charge within {} s; {}",
+                CHARGE_TIMEOUT.as_secs(),
+                self.kill().await
+            )),
+        }
+    }
+
     /// Runs one execution. Cancelling `cancel` asks the worker to interrupt it (state kept); a
     /// worker that does not answer by `timeout + KILL_GRACE` (or `KILL_GRACE` after a cancel) is
     /// killed.
@@ -141,44 +264,58 @@ impl Worker {
     /// [`ExecFailure`] when no report came; the worker is dead afterwards either way.
     pub async fn execute(
         &mut self,
-        request: Request,
+        request: &Request,
         cancel: &CancellationToken,
     ) -> Result<ExecutionReport, ExecFailure> {
-        let (execution_id, timeout_ms) = match &request {
+        let (execution_id, timeout_ms) = match request {
             Request::Execute(r) => (r.execution_id.clone(), r.timeout_ms),
             Request::Command(c) => (c.execution_id.clone(), c.timeout_ms),
             other => unreachable!("not an execution: {other:?}"),
         };
         let timeout = Duration::from_millis(timeout_ms);
-        if write_frame(&mut self.writer, &request).await.is_err() {
-            return Err(ExecFailure::Crashed {
-                exit: self.kill().await,
+        if self.line.send(request).await.is_err() {
+            // Nothing was delivered: the worker is gone and ran none of it.
+            return Err(ExecFailure::NotTaken {
+                exit: self.wait_or_kill().await,
             });
         }
+        // Set by the worker's `Started`: from then on a death may have cut the execution short.
+        let mut taken = false;
         let outcome = {
             let deadline = tokio::time::sleep(timeout + KILL_GRACE);
             tokio::pin!(deadline);
             let mut cancelled = false;
-            let (reader, writer) = (&mut self.reader, &mut self.writer);
-            // Pinned once: the frame reader is not cancel safe, so it must survive loop turns.
-            let reply = read_frame::<Response>(reader);
-            tokio::pin!(reply);
+            let (reader, line) = (&mut self.reader, &self.line);
             loop {
-                tokio::select! {
-                    // A reply that is in wins over a deadline that passed while this task
-                    // waited for a thread (a loaded host wakes both at once).
-                    biased;
-                    reply = &mut reply => break Ok(reply),
-                    () = &mut deadline => break Err(ExecFailure::Killed { cancelled }),
-                    () = cancel.cancelled(), if !cancelled => {
-                        cancelled = true;
-                        let cancel = Request::Cancel { execution_id: execution_id.clone() };
-                        let _ = write_frame(writer, &cancel).await;
-                        let sooner = tokio::time::Instant::now() + KILL_GRACE;
-                        if sooner < deadline.deadline() {
-                            deadline.as_mut().reset(sooner);
+                // A fresh read per frame: a read completes (or fails) before the next begins,
+                // and the select below never drops one half-way except at the deadline,
+                // after which the worker is killed and its socket never read again.
+                let reply = read_frame::<Response>(&mut *reader);
+                tokio::pin!(reply);
+                let frame = loop {
+                    tokio::select! {
+                        // A reply that is in wins over a deadline that passed while this task
+                        // waited for a thread (a loaded host wakes both at once).
+                        biased;
+                        reply = &mut reply => break Ok(reply),
+                        () = &mut deadline => break Err(ExecFailure::Killed { cancelled }),
+                        () = cancel.cancelled(), if !cancelled => {
+                            cancelled = true;
+                            let cancel = Request::Cancel { execution_id: execution_id.clone() };
+                            let _ = line.send(&cancel).await;
+                            let sooner = tokio::time::Instant::now() + KILL_GRACE;
+                            if sooner < deadline.deadline() {
+                                deadline.as_mut().reset(sooner);
+                            }
                         }
                     }
+                };
+                match frame {
+                    Ok(Ok(Some(Response::Started { execution_id: id }))) if id == execution_id => {
+                        taken = true;
+                    }
+                    Ok(Ok(Some(Response::DiskCharged(charge)))) => line.deliver_charge(charge),
+                    other => break other,
                 }
             }
         };
@@ -192,9 +329,14 @@ impl Worker {
                     exit: self.kill().await,
                 })
             }
-            Ok(Ok(None) | Err(_)) => Err(ExecFailure::Crashed {
-                exit: self.wait_or_kill().await,
-            }),
+            Ok(Ok(None) | Err(_)) => {
+                let exit = self.wait_or_kill().await;
+                Err(if taken {
+                    ExecFailure::Crashed { exit }
+                } else {
+                    ExecFailure::NotTaken { exit }
+                })
+            }
             Err(killed) => {
                 self.kill().await;
                 Err(killed)
@@ -227,7 +369,7 @@ impl Worker {
 
     /// Asks the worker to exit, then kills it regardless.
     pub async fn shutdown(mut self) {
-        let _ = write_frame(&mut self.writer, &Request::Shutdown).await;
+        let _ = self.line.send(&Request::Shutdown).await;
         if tokio::time::timeout(Duration::from_millis(200), self.process.child.wait())
             .await
             .is_err()

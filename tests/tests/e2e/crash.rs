@@ -89,3 +89,52 @@ async fn killing_a_worker_mid_call_is_a_clean_error() -> anyhow::Result<()> {
         .stop()
         .await
 }
+
+/// A call that lands on a worker killed an instant before (the server has not yet seen the
+/// death) is never lost: the worker never took it, so it runs on a fresh worker and says the
+/// session restarted, with the state of an idle death. Fifty rounds of "kill the idle worker,
+/// call at once", for code and for command lines, in Python and JavaScript; every call runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_right_after_its_idle_worker_died_runs_on_a_fresh_worker() -> anyhow::Result<()> {
+    // No pool: each round's fresh worker is a spawn, the same path whatever the timing.
+    let server = Server::start_with_env(&[("SANDBOX_WORKER_POOL", "0")]).await?;
+    let rounds = [
+        ("python", "execute_code", 20),
+        ("javascript", "execute_code", 15),
+        ("python", "execute_command", 15),
+    ];
+    for (language, tool, count) in rounds {
+        let session = format!("{language}-{tool}");
+        let first = server
+            .exec(language, "1", json!({ "session_id": session }))
+            .await?;
+        assert!(!first.is_error, "{first:?}");
+        for round in 0..count {
+            let pid = procfs::worker_of_session(server.pid, &session)
+                .unwrap_or_else(|| panic!("{session}: a worker before round {round}"));
+            assert!(procfs::signal(pid, "KILL"), "SIGKILL to {pid}");
+            let args = match tool {
+                "execute_code" => json!({
+                    "language": language, "session_id": session, "code": format!("{round} * 2"),
+                }),
+                _ => json!({ "session_id": session, "command": format!("echo round {round}") }),
+            };
+            let reply = server.call(tool, args).await?;
+            assert!(
+                !reply.is_error,
+                "{session} round {round}: the call was lost: {reply:?}"
+            );
+            match tool {
+                "execute_code" => assert_eq!(reply.str("result"), (round * 2).to_string()),
+                _ => assert_eq!(reply.str("stdout"), format!("round {round}\n")),
+            }
+            assert!(reply.bool("session_restarted"), "{reply:?}");
+            assert!(
+                reply.str("restart_reason").contains("died while idle"),
+                "{reply:?}"
+            );
+            assert_eq!(reply.str("state_after_restart"), "lost", "{reply:?}");
+        }
+    }
+    server.stop().await
+}

@@ -12,6 +12,7 @@ mod escape_resources;
 mod escape_shell;
 mod http;
 mod http_sdk;
+mod install_quota;
 mod jail;
 mod javascript;
 mod javascript_batteries;

@@ -284,6 +284,67 @@ async fn a_server_whose_workers_cannot_start_is_live_but_not_ready() {
     assert_eq!(request(&server, "GET", "/healthz").0, 200);
 }
 
+/// A precompile that is killed (a signal, the OOM killer) is not the end: the server tries
+/// again with back-off, `/readyz` says it is retrying meanwhile, and the server becomes ready
+/// and runs code once a retry succeeds. The worker binary here is the real one behind a script
+/// that kills its own first `precompile` with SIGKILL.
+#[tokio::test]
+async fn a_killed_precompile_is_retried_until_the_server_is_ready() {
+    let bin_dir = tempfile::tempdir().unwrap();
+    let real = sandbox_tests::server_binary().with_file_name("sandbox-worker");
+    let flag = bin_dir.path().join("killed-once");
+    let worker = bin_dir.path().join("sandbox-worker");
+    std::fs::write(
+        &worker,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = precompile ] && [ ! -e '{flag}' ]; then : > '{flag}'; kill -9 $$; fi\nexec '{real}' \"$@\"\n",
+            flag = flag.display(),
+            real = real.display(),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&worker, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let server = HttpServer::start(&[
+        ("SANDBOX_HTTP_TOKEN", TOKEN),
+        ("SANDBOX_WORKER_BIN", worker.to_str().unwrap()),
+    ])
+    .await
+    .unwrap();
+    let mut seen = Vec::new();
+    let ready = eventually(Duration::from_secs(60), || {
+        let (status, _, body) = request(&server, "GET", "/readyz");
+        let readiness: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+        let interpreters = readiness["interpreters"].as_str().unwrap_or_default();
+        if seen.last().map(String::as_str) != Some(interpreters) {
+            seen.push(interpreters.to_owned());
+        }
+        status == 200
+    })
+    .await;
+    assert!(ready, "never ready: {seen:?}");
+    assert!(flag.exists(), "the first precompile was killed");
+    assert!(
+        seen.iter()
+            .any(|s| s.starts_with("failed: precompile failed (signal: 9")
+                && s.contains("retrying (attempt 2 in")),
+        "/readyz said it was retrying: {seen:?}"
+    );
+    assert_eq!(
+        seen.last().map(String::as_str),
+        Some("compiled"),
+        "{seen:?}"
+    );
+    let client = server.connect(Some(TOKEN)).await.unwrap();
+    let ran = client
+        .call(
+            "execute_code",
+            json!({"language": "python", "code": "6 * 7"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ran.str("result"), "42", "{ran:?}");
+}
+
 /// `/readyz` answers anyone who reaches the port: its reasons name no host path. A worker
 /// binary that cannot be run (here: not executable) fails the compile with a message that
 /// names the binary's path, which the server redacts.

@@ -13,19 +13,48 @@ use sandbox_tests::host::Snapshot;
 use sandbox_tests::{Server, eventually, statuses};
 use serde_json::{Value, json};
 
-/// Writes pure wheels with python3's zipfile: `{file, entries: [[name, content]]}`.
+/// Writes pure wheels with python3's zipfile, from `[{file, entries: [[name, content]]}]` on
+/// stdin; a content `{"repeat": text, "times": n}` stands for `text * n` (large files do not
+/// pass through JSON), and is deflated.
 const BUILD_WHEELS: &str = r#"
 import json, sys, zipfile
 out = sys.argv[1]
-for wheel in json.loads(sys.argv[2]):
-    with zipfile.ZipFile(out + "/" + wheel["file"], "w") as z:
+for wheel in json.load(sys.stdin):
+    with zipfile.ZipFile(out + "/" + wheel["file"], "w", zipfile.ZIP_DEFLATED) as z:
         for name, content in wheel["entries"]:
+            if isinstance(content, dict):
+                content = content["repeat"] * content["times"]
             z.writestr(name, content)
 "#;
 
+/// Writes `wheels` (built with [`wheel`]) into `dir`.
+pub(crate) fn write_wheels(dir: &Path, wheels: &Value) -> Result<()> {
+    use std::io::Write;
+    let mut python = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(BUILD_WHEELS)
+        .arg(dir)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .context("python3 builds the wheels")?;
+    python
+        .stdin
+        .take()
+        .context("stdin")?
+        .write_all(wheels.to_string().as_bytes())?;
+    ensure!(python.wait()?.success(), "building the wheels failed");
+    Ok(())
+}
+
 /// A pure wheel `{dist}-1.0.0-py3-none-any.whl` whose METADATA declares `requires` (as
 /// `Requires-Dist:` lines, which pip resolves from the same wheelhouse), with `files`.
-fn wheel(dist: &str, requires: &[&str], files: &[(&str, &str)]) -> Value {
+pub(crate) fn wheel(dist: &str, requires: &[&str], files: &[(&str, &str)]) -> Value {
+    let files: Vec<(&str, Value)> = files.iter().map(|(n, c)| (*n, json!(c))).collect();
+    wheel_of(dist, requires, &files)
+}
+
+/// [`wheel`], with contents as [`BUILD_WHEELS`] reads them (text, or a repeated text).
+pub(crate) fn wheel_of(dist: &str, requires: &[&str], files: &[(&str, Value)]) -> Value {
     let info = format!("{dist}-1.0.0.dist-info");
     let mut metadata = format!(
         "Metadata-Version: 2.1\nName: {}\nVersion: 1.0.0\n",
@@ -76,15 +105,7 @@ fn build_wheelhouse(dir: &Path) -> Result<()> {
             &[("orphan/__init__.py", "")],
         ),
     ]);
-    let status = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(BUILD_WHEELS)
-        .arg(dir)
-        .arg(wheels.to_string())
-        .status()
-        .context("python3 builds the wheels")?;
-    ensure!(status.success(), "building the wheelhouse failed");
-    Ok(())
+    write_wheels(dir, &wheels)
 }
 
 /// The JavaScript package directory: `padder` 2.0.1 and the scoped `@acme/greet` 0.3.0.

@@ -270,3 +270,54 @@ async fn a_timeout_interrupts_an_awaiting_cell_and_keeps_the_session() -> anyhow
     assert_eq!(after.str("result"), "7");
     server.stop().await
 }
+
+/// Code that closes the interpreter's stdout or stderr (`python -m json.tool` writes through
+/// `with sys.stdout`, a reader like `head` stops early, a cell calls `sys.stdout.close()`) never
+/// leaves them closed for the rest of the session: the next command, and the next cell, print.
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_stdout_never_breaks_the_session() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let command = |line: &str| {
+        server.call(
+            "execute_command",
+            json!({ "session_id": "pipes", "command": line }),
+        )
+    };
+    let made = server
+        .exec(
+            "python",
+            "import json\njson.dump([{'id': i, 'kind': 'click'} for i in range(5)], open('events.json', 'w'))\nkept = 'yes'",
+            json!({ "session_id": "pipes" }),
+        )
+        .await?;
+    assert!(!made.is_error, "{made:?}");
+    let piped =
+        command("python -m json.tool events.json | head -2; python -c 'print(\"still ok\")'")
+            .await?;
+    assert!(!piped.is_error, "{piped:?}");
+    assert_eq!(piped.str("stdout"), "[\n    {\nstill ok\n", "{piped:?}");
+    let alone =
+        command("python -m json.tool events.json > pretty.json; python -c 'print(\"again\")'")
+            .await?;
+    assert_eq!(alone.str("stdout"), "again\n", "{alone:?}");
+    let cell = server
+        .exec(
+            "python",
+            "import sys\nprint('before')\nsys.stdout.close()\nsys.stderr.close()",
+            json!({ "session_id": "pipes" }),
+        )
+        .await?;
+    assert_eq!(cell.str("stdout"), "before\n", "{cell:?}");
+    let after = server
+        .exec(
+            "python",
+            "import sys\nprint('printed')\nprint('warned', file=sys.stderr)\nkept",
+            json!({ "session_id": "pipes" }),
+        )
+        .await?;
+    assert!(!after.is_error, "{after:?}");
+    assert_eq!(after.str("stdout"), "printed\n");
+    assert_eq!(after.str("stderr"), "warned\n");
+    assert_eq!(after.str("result"), "'yes'", "the session kept its state");
+    server.stop().await
+}
