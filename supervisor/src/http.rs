@@ -298,38 +298,53 @@ fn json(status: StatusCode, value: &impl serde::Serialize) -> Response<Body> {
     response
 }
 
-/// Checks the bearer token against every configured one (each comparison in constant time:
-/// tokens are secrets) and says who the request is.
-fn authenticate<B>(request: &Request<B>, tokens: &Tokens) -> Access {
-    if !tokens.any() {
-        return Access::Anonymous;
-    }
-    let Some(presented) = request
+/// The token of an `Authorization: Bearer` header, if there is one.
+fn bearer<B>(request: &Request<B>) -> Option<&str> {
+    request
         .headers()
         .get(hyper::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-    else {
+}
+
+/// Checks the bearer token against every configured one (each comparison in constant time:
+/// tokens are secrets, see [`same_secret`]) and says who the request is.
+fn authenticate<B>(request: &Request<B>, tokens: &Tokens) -> Access {
+    if !tokens.any() {
+        return Access::Anonymous;
+    }
+    let Some(presented) = bearer(request) else {
         return Access::Denied;
     };
-    let same = |token: &str| {
-        presented.len() == token.len()
-            && presented
-                .bytes()
-                .zip(token.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0
-    };
+    let presented = presented.as_bytes();
+    // Every token is compared, whichever matches: the time tells nothing about which did.
     let mut access = Access::Denied;
     for (principal, token) in &tokens.named {
-        if same(token) {
+        if same_secret(presented, token.as_bytes()) {
             access = Access::Principal(principal.clone());
         }
     }
-    if tokens.shared.as_deref().is_some_and(same) {
+    if (tokens.shared.as_deref()).is_some_and(|token| same_secret(presented, token.as_bytes())) {
         access = Access::Anonymous;
     }
     access
+}
+
+/// Whether `presented` is `secret`, in a time that depends on the secret's length alone: every
+/// byte of the secret is compared, whatever was presented (a byte missing from a shorter token
+/// compares as a difference), and the differences are gathered without a branch. A comparison
+/// that stopped at the first difference (`==`) would tell an attacker, by its time, how many
+/// leading bytes were right.
+fn same_secret(presented: &[u8], secret: &[u8]) -> bool {
+    let mut differences = u8::from(presented.len() != secret.len());
+    for (i, &expected) in secret.iter().enumerate() {
+        let given = presented.get(i).copied().unwrap_or(!expected);
+        differences |= given ^ expected;
+        #[cfg(test)]
+        tests::COMPARED_BYTES.with(|compared| compared.set(compared.get() + 1));
+    }
+    // Kept opaque so the optimiser cannot turn the loop into one that stops early.
+    std::hint::black_box(differences) == 0
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
@@ -340,7 +355,21 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+
     use super::*;
+
+    thread_local! {
+        /// Secret bytes [`same_secret`] compared on this thread.
+        pub(super) static COMPARED_BYTES: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// How many secret bytes `check` made [`same_secret`] compare.
+    fn bytes_compared(check: impl FnOnce()) -> usize {
+        COMPARED_BYTES.with(|compared| compared.set(0));
+        check();
+        COMPARED_BYTES.with(Cell::get)
+    }
 
     fn request(auth: Option<&str>) -> Request<()> {
         let mut builder = Request::builder().uri("/mcp");
@@ -425,5 +454,34 @@ mod tests {
             !format!("{tokens:?}").contains("aaaa"),
             "secrets stay out of logs"
         );
+    }
+
+    #[test]
+    fn tokens_are_compared_in_constant_time() {
+        let tokens = Tokens {
+            shared: Some("shared-token-0123".into()),
+            named: parse_tokens("alice:aaaaaaaaaaaaaaaa1\nbob:bbbbbbbbbbbbbbbb2").unwrap(),
+        };
+        let every_byte = 17 + 17 + 17;
+        // Whatever is presented, every byte of every token is compared: wrong at the first
+        // byte, wrong at the last, right (alice's, which matches first), too short, too long.
+        // A comparison that stops early (`==`, a loop that breaks) compares fewer, or none.
+        for presented in [
+            "Xaaaaaaaaaaaaaaa1",
+            "aaaaaaaaaaaaaaaaX",
+            "aaaaaaaaaaaaaaaa1",
+            "a",
+            "aaaaaaaaaaaaaaaa1aaaaaaaaaaaaaaaaaaaaaa",
+        ] {
+            let request = request(Some(&format!("Bearer {presented}")));
+            let compared = bytes_compared(|| {
+                authenticate(&request, &tokens);
+            });
+            assert_eq!(compared, every_byte, "{presented}");
+        }
+        assert!(same_secret(b"abc", b"abc"));
+        for wrong in [&b"abd"[..], b"ab", b"abcd", b"", b"xbc"] {
+            assert!(!same_secret(wrong, b"abc"), "{wrong:?}");
+        }
     }
 }
