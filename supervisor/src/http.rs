@@ -10,9 +10,11 @@
 //! on loopback), every MCP session is a client of its own. The principal travels to the tool
 //! handlers in the request's extensions ([`principal_of`]).
 //!
-//! Beside `/mcp`, for orchestrators and monitoring and without a token (they carry no client
-//! data): `GET /healthz` (live), `GET /readyz` (ready: 200, or 503 with the reason; see
-//! [`crate::health`]) and `GET /metrics` (Prometheus, see [`crate::metrics`]).
+//! Beside `/mcp`, for orchestrators and monitoring: `GET /healthz` (live) and `GET /readyz`
+//! (ready: 200, or 503 with the reason; see [`crate::health`]) without a token (kubelet probes
+//! carry none, and they tell nothing about clients), and `GET /metrics` (Prometheus, see
+//! [`crate::metrics`]), which is open only on a loopback address without
+//! `SANDBOX_METRICS_TOKEN` ([`MetricsAccess`]).
 //!
 //! Before any of that, a connection is a descriptor and a task that anyone can open: the
 //! connections are capped and timed out ([`connections`]), and the accept loop waits out a
@@ -66,6 +68,8 @@ pub struct Tokens {
     pub shared: Option<String>,
     /// `(principal, token)` from `SANDBOX_HTTP_TOKENS_FILE`.
     pub named: Vec<(String, String)>,
+    /// `SANDBOX_METRICS_TOKEN`: opens `GET /metrics` and nothing else.
+    pub metrics: Option<String>,
 }
 
 impl std::fmt::Debug for Tokens {
@@ -77,6 +81,7 @@ impl std::fmt::Debug for Tokens {
                 "principals",
                 &self.named.iter().map(|(p, _)| p).collect::<Vec<_>>(),
             )
+            .field("metrics", &self.metrics.is_some())
             .finish()
     }
 }
@@ -114,12 +119,43 @@ impl Tokens {
         Ok(Self {
             shared: shared.filter(|t| !t.is_empty()),
             named,
+            metrics: None,
         })
     }
 
-    /// Whether any token is configured.
+    /// These tokens, and `metrics` for `GET /metrics`.
+    pub fn with_metrics(mut self, metrics: Option<String>) -> Self {
+        self.metrics = metrics.filter(|t| !t.is_empty());
+        self
+    }
+
+    /// Whether any token for `/mcp` is configured (the metrics token opens nothing there).
     pub fn any(&self) -> bool {
         self.shared.is_some() || !self.named.is_empty()
+    }
+}
+
+/// Who may read `GET /metrics`. The metrics tell no client's data, but they do tell how busy
+/// the server is and what fails in it, which is nobody's business beyond the operator's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricsAccess {
+    /// Anyone who reaches the port: no metrics token, and a loopback address (as before the
+    /// token existed: a local Prometheus or a proxy scrapes it).
+    Open,
+    /// A bearer token: the metrics token, or any HTTP token (whoever holds one may run code
+    /// here, which tells more than the metrics). Beyond loopback without a metrics token, only
+    /// an HTTP token opens it: a scrape from the network must authenticate like a client.
+    Token,
+}
+
+impl MetricsAccess {
+    /// The access for a server on `addr` with `tokens`.
+    pub fn of(addr: SocketAddr, tokens: &Tokens) -> Self {
+        if tokens.metrics.is_none() && addr.ip().is_loopback() {
+            MetricsAccess::Open
+        } else {
+            MetricsAccess::Token
+        }
     }
 }
 
@@ -223,6 +259,7 @@ pub async fn serve(
     );
     health.mark_serving();
     let routes = Arc::new(Routes {
+        metrics: MetricsAccess::of(options.addr, &options.tokens),
         tokens: options.tokens,
         service,
         health,
@@ -444,6 +481,7 @@ impl hyper::body::Body for Tracked {
 /// What answers a request, shared by every connection.
 struct Routes<S> {
     tokens: Tokens,
+    metrics: MetricsAccess,
     service: S,
     health: Arc<Health>,
 }
@@ -455,7 +493,19 @@ where
     async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
         match request.uri().path() {
             "/mcp" => mcp(self.service.clone(), request, &self.tokens).await,
-            "/metrics" if request.method() == hyper::Method::GET => metrics(&self.health),
+            "/metrics" if request.method() == hyper::Method::GET => {
+                if self.metrics == MetricsAccess::Open || metrics_authorized(&request, &self.tokens)
+                {
+                    metrics(&self.health)
+                } else {
+                    let mut refused = plain(StatusCode::UNAUTHORIZED, "missing or wrong token");
+                    refused.headers_mut().insert(
+                        hyper::header::WWW_AUTHENTICATE,
+                        hyper::header::HeaderValue::from_static("Bearer"),
+                    );
+                    refused
+                }
+            }
             _ => self.probe(&request),
         }
     }
@@ -570,6 +620,17 @@ fn authenticate<B>(request: &Request<B>, tokens: &Tokens) -> Access {
         access = Access::Anonymous;
     }
     access
+}
+
+/// Whether a request for `/metrics` carries the metrics token or an HTTP token (see
+/// [`MetricsAccess::Token`]).
+fn metrics_authorized<B>(request: &Request<B>, tokens: &Tokens) -> bool {
+    let metrics_token = bearer(request).is_some_and(|presented| {
+        (tokens.metrics.as_deref())
+            .is_some_and(|token| same_secret(presented.as_bytes(), token.as_bytes()))
+    });
+    let http_token = tokens.any() && authenticate(request, tokens) != Access::Denied;
+    metrics_token | http_token
 }
 
 /// Whether `presented` is `secret`, in a time that depends on the secret's length alone: every
@@ -703,9 +764,10 @@ mod tests {
         let tokens = Tokens {
             shared: Some("shared-token-0123".into()),
             named: parse_tokens("alice:aaaaaaaaaaaaaaaa1\nbob:bbbbbbbbbbbbbbbb2").unwrap(),
+            metrics: Some("metrics-token-456".into()),
         };
         let every_byte = 17 + 17 + 17;
-        // Whatever is presented, every byte of every token is compared: wrong at the first
+        // Whatever is presented, every byte of every HTTP token is compared: wrong at the first
         // byte, wrong at the last, right (alice's, which matches first), too short, too long.
         // A comparison that stops early (`==`, a loop that breaks) compares fewer, or none.
         for presented in [
@@ -721,10 +783,57 @@ mod tests {
             });
             assert_eq!(compared, every_byte, "{presented}");
         }
+        // /metrics compares the metrics token as well, and still every HTTP token.
+        let request = request(Some("Bearer metrics-token-45X"));
+        let compared = bytes_compared(|| {
+            assert!(!metrics_authorized(&request, &tokens));
+        });
+        assert_eq!(compared, every_byte + 17);
         assert!(same_secret(b"abc", b"abc"));
         for wrong in [&b"abd"[..], b"ab", b"abcd", b"", b"xbc"] {
             assert!(!same_secret(wrong, b"abc"), "{wrong:?}");
         }
+    }
+
+    #[test]
+    fn metrics_are_open_on_loopback_without_a_metrics_token_only() {
+        let loopback: SocketAddr = "127.0.0.1:8765".parse().unwrap();
+        let anywhere: SocketAddr = "0.0.0.0:8765".parse().unwrap();
+        let http = Tokens {
+            shared: Some("http-token".into()),
+            ..Tokens::default()
+        };
+        assert_eq!(
+            MetricsAccess::of(loopback, &Tokens::default()),
+            MetricsAccess::Open
+        );
+        assert_eq!(MetricsAccess::of(loopback, &http), MetricsAccess::Open);
+        assert_eq!(MetricsAccess::of(anywhere, &http), MetricsAccess::Token);
+        let metrics = Tokens::default().with_metrics(Some("m".into()));
+        assert_eq!(MetricsAccess::of(loopback, &metrics), MetricsAccess::Token);
+        assert_eq!(
+            Tokens::default().with_metrics(Some(String::new())).metrics,
+            None,
+            "an empty token is none"
+        );
+        // With a token required: the metrics token or an HTTP token; never "no HTTP token
+        // configured" (which lets anyone into /mcp on loopback).
+        let both = http.clone().with_metrics(Some("metrics-token".into()));
+        assert!(metrics_authorized(
+            &request(Some("Bearer metrics-token")),
+            &both
+        ));
+        assert!(metrics_authorized(
+            &request(Some("Bearer http-token")),
+            &both
+        ));
+        assert!(!metrics_authorized(&request(Some("Bearer nope")), &both));
+        assert!(!metrics_authorized(&request(None), &both));
+        assert!(!metrics_authorized(&request(None), &metrics));
+        assert!(
+            !format!("{both:?}").contains("metrics-token"),
+            "secrets stay out of logs"
+        );
     }
 
     #[test]

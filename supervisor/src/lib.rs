@@ -70,7 +70,8 @@ impl Transport {
         let tokens = http::Tokens::load(
             transport.http_token.clone(),
             transport.http_tokens_file.as_deref(),
-        )?;
+        )?
+        .with_metrics(transport.metrics_token.clone());
         let admission = &settings.admission;
         let pooled: usize = admission.worker_pool.iter().map(|(_, n)| n).sum();
         Ok(Transport::Http(http::HttpOptions {

@@ -15,7 +15,7 @@ mod dirs;
 
 use super::{ConfigError, Provenance, Settings, absolute, find_runtime_dir};
 use crate::descriptors::{self, Demand};
-use crate::http::Tokens;
+use crate::http::{MetricsAccess, Tokens};
 use crate::jail_layers::{self, JailPolicy};
 
 /// How bad a finding is.
@@ -263,8 +263,12 @@ impl Report {
     fn http(&mut self, settings: &Settings) {
         let transport = &settings.transport;
         let Some(addr) = transport.http else {
-            if transport.http_token.is_some() || transport.http_tokens_file.is_some() {
-                let message = "http_token and http_tokens_file are ignored on stdio".into();
+            if transport.http_token.is_some()
+                || transport.http_tokens_file.is_some()
+                || transport.metrics_token.is_some()
+            {
+                let message =
+                    "http_token, http_tokens_file and metrics_token are ignored on stdio".into();
                 self.warn(
                     Subject::Http,
                     message,
@@ -279,7 +283,8 @@ impl Report {
         let tokens = Tokens::load(
             transport.http_token.clone(),
             transport.http_tokens_file.as_deref(),
-        );
+        )
+        .map(|tokens| tokens.with_metrics(transport.metrics_token.clone()));
         match tokens {
             Err(e) => {
                 let fix = "one principal:token line each, tokens of 16+ characters, # comments";
@@ -299,12 +304,17 @@ impl Report {
                 } else {
                     "clients on this host, no token"
                 };
+                let metrics = match MetricsAccess::of(addr, &tokens) {
+                    MetricsAccess::Open => "open on loopback",
+                    MetricsAccess::Token if tokens.metrics.is_some() => "with the metrics token",
+                    MetricsAccess::Token => "with an HTTP token (no metrics token)",
+                };
                 let limits = transport.connection_limits();
                 self.ok(
                     Subject::Http,
                     format!(
                         "HTTP at http://{addr}/mcp for {who}; at most {} connections ({} per \
-                         address), header timeout {} s, idle timeout {} s",
+                         address), header timeout {} s, idle timeout {} s; /metrics {metrics}",
                         limits.max,
                         limits.per_peer.min(limits.max),
                         limits.header_timeout.as_secs(),
@@ -720,7 +730,7 @@ mod tests {
     }
 
     #[test]
-    fn the_http_finding_states_the_connection_caps() {
+    fn the_http_finding_states_the_connection_caps_and_who_reads_metrics() {
         let root = layout(&Runtime::ALL);
         let open = check(
             &root,
@@ -732,6 +742,25 @@ mod tests {
                 .message
                 .contains("at most 64 connections (64 per address)"),
             "{finding:?}"
+        );
+        assert!(
+            finding.message.contains("/metrics open on loopback"),
+            "{finding:?}"
+        );
+        let token = ["--http", "127.0.0.1:0", "--metrics-token", "scrape-me"];
+        let finding = check(&root, &token)
+            .about(Subject::Http)
+            .next()
+            .cloned()
+            .unwrap();
+        assert!(
+            finding.message.contains("/metrics with the metrics token"),
+            "{finding:?}"
+        );
+        let stray = check(&root, &["--metrics-token", "scrape-me"]);
+        assert_eq!(
+            severities(&stray, Subject::Http),
+            [Severity::Warning, Severity::Ok]
         );
     }
 }

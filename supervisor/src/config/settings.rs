@@ -144,6 +144,16 @@ pub struct TransportSettings {
     /// sessions of one principal share its sandboxes [default: none]
     #[arg(long, value_name = "FILE", env = "SANDBOX_HTTP_TOKENS_FILE")]
     pub http_tokens_file: Option<PathBuf>,
+    /// Bearer token GET /metrics requires (an HTTP token is accepted too). Without one,
+    /// /metrics is open on a loopback address and needs an HTTP token beyond it
+    /// [default: none]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "SANDBOX_METRICS_TOKEN",
+        hide_env_values = true
+    )]
+    pub metrics_token: Option<String>,
     /// Seconds an HTTP connection has to send a whole request head: its first one from the
     /// connect, a later one from its first byte (1–300)
     #[arg(long, value_name = "SECS", env = "SANDBOX_HTTP_HEADER_TIMEOUT_SECS",
@@ -198,6 +208,7 @@ impl std::fmt::Debug for TransportSettings {
             .field("http", &self.http)
             .field("http_token", &self.http_token.is_some())
             .field("http_tokens_file", &self.http_tokens_file)
+            .field("metrics_token", &self.metrics_token.is_some())
             .field("http_header_timeout_secs", &self.http_header_timeout_secs)
             .field("http_idle_timeout_secs", &self.http_idle_timeout_secs)
             .field("http_max_connections", &self.http_max_connections)

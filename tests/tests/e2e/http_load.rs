@@ -3,11 +3,11 @@
 //! idle timeout while a long execution is not cut, one address cannot take more than its share,
 //! `/healthz` is answered through the slot held back when every connection is busy, a flood of
 //! 1,100 connections at systemd's default of 1,024 open files leaves `/healthz` and an
-//! authenticated MCP client served with the server idle, and the accept loop waits out a
-//! shortage of descriptors instead of spinning.
+//! authenticated MCP client served with the server idle, the accept loop waits out a shortage of
+//! descriptors instead of spinning, and `/metrics` takes its token.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -590,4 +590,37 @@ async fn accept_waits_out_a_shortage_of_descriptors_without_spinning() {
         failures >= 2,
         "the stretch counted its failures: {recovered:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_take_their_token() {
+    let wait = Duration::from_secs(10);
+    // On loopback without a metrics token: open, as before.
+    let open = start(HttpStart::default()).await;
+    assert_eq!(get(open.port(), "/metrics", None, wait).0, 200);
+    drop(open);
+    // With one: 401 without it or with a wrong one, 200 with it.
+    let guarded = start(HttpStart {
+        env: env(&[("SANDBOX_METRICS_TOKEN", "metrics-secret-42")]),
+        ..HttpStart::default()
+    })
+    .await;
+    let port = guarded.port();
+    assert_eq!(get(port, "/metrics", None, wait).0, 401);
+    assert_eq!(get(port, "/metrics", Some("metrics-secret-4"), wait).0, 401);
+    let (status, body) = get(port, "/metrics", Some("metrics-secret-42"), wait);
+    assert_eq!(status, 200);
+    assert!(body.contains("sandbox_max_sessions"), "{body}");
+    assert_eq!(get(port, "/healthz", None, wait).0, 200, "probes need none");
+    drop(guarded);
+    // Beyond loopback without a metrics token: an HTTP token opens it, nothing else does.
+    let exposed = start(HttpStart {
+        env: env(&[("SANDBOX_HTTP_TOKEN", TOKEN)]),
+        listen_ip: Some(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+        ..HttpStart::default()
+    })
+    .await;
+    let port = exposed.port();
+    assert_eq!(get(port, "/metrics", None, wait).0, 401);
+    assert_eq!(get(port, "/metrics", Some(TOKEN), wait).0, 200);
 }
