@@ -163,7 +163,10 @@ def check_environment(container: dict, stage: FinalStage, known: set[str]) -> No
             expect(name in known, f"{name} is not a setting of sandbox-mcp (see --help)")
     token = env.get("SANDBOX_HTTP_TOKEN", {})
     expect("secretKeyRef" in token.get("valueFrom", {}), "SANDBOX_HTTP_TOKEN is not from a Secret")
-    expect("value" not in token, "the manifest carries a token value")
+    for name, variable in env.items():
+        if name.endswith("_TOKEN"):
+            expect("secretKeyRef" in variable.get("valueFrom", {}), f"{name} is not from a Secret")
+            expect("value" not in variable, f"the manifest carries a value of {name}")
 
 
 def check_resources(container: dict) -> None:

@@ -156,6 +156,9 @@ class ManifestTests(unittest.TestCase):
                 0, {"name": "SANDBOX_HTTP_TOKEN", "value": "t"}
             ),
             "probe paths": lambda s: container(s)["readinessProbe"]["httpGet"].update(path="/"),
+            "SANDBOX_METRICS_TOKEN is not from a Secret": lambda s: container(s)["env"].__setitem__(
+                1, {"name": "SANDBOX_METRICS_TOKEN", "value": "m"}
+            ),
         }
         for message, change in mistakes.items():
             with self.subTest(message), self.assertRaisesRegex(CheckFailed, message):

@@ -10,25 +10,37 @@
 //! on loopback), every MCP session is a client of its own. The principal travels to the tool
 //! handlers in the request's extensions ([`principal_of`]).
 //!
-//! Beside `/mcp`, for orchestrators and monitoring and without a token (they carry no client
-//! data): `GET /healthz` (live), `GET /readyz` (ready: 200, or 503 with the reason; see
-//! [`crate::health`]) and `GET /metrics` (Prometheus, see [`crate::metrics`]).
+//! Beside `/mcp`, for orchestrators and monitoring: `GET /healthz` (live) and `GET /readyz`
+//! (ready: 200, or 503 with the reason; see [`crate::health`]) without a token (kubelet probes
+//! carry none, and they tell nothing about clients), and `GET /metrics` (Prometheus, see
+//! [`crate::metrics`]), which is open only on a loopback address without
+//! `SANDBOX_METRICS_TOKEN` ([`MetricsAccess`]).
+//!
+//! Before any of that, a connection is a descriptor and a task that anyone can open: the
+//! connections are capped and timed out ([`connections`]), and the accept loop waits out a
+//! shortage of descriptors rather than spinning ([`accept`]).
+
+mod accept;
+pub mod connections;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
+use self::accept::Acceptor;
+use self::connections::{Admission, ConnectionLimits, Connections, InFlight, Peer, Watched};
 use crate::guard::Guarded;
 use crate::health::Health;
 
@@ -41,6 +53,12 @@ pub struct HttpOptions {
     pub addr: SocketAddr,
     /// Bearer tokens accepted; none configured means no authentication (loopback only).
     pub tokens: Tokens,
+    /// The connection caps and timeouts as configured (lowered at start when the open-file
+    /// limit cannot hold them beside the workers).
+    pub limits: ConnectionLimits,
+    /// Workers the server may run at once (sessions and pooled ones): their descriptors are
+    /// kept out of the connections' reach.
+    pub workers: usize,
 }
 
 /// The bearer tokens the endpoint accepts.
@@ -50,6 +68,8 @@ pub struct Tokens {
     pub shared: Option<String>,
     /// `(principal, token)` from `SANDBOX_HTTP_TOKENS_FILE`.
     pub named: Vec<(String, String)>,
+    /// `SANDBOX_METRICS_TOKEN`: opens `GET /metrics` and nothing else.
+    pub metrics: Option<String>,
 }
 
 impl std::fmt::Debug for Tokens {
@@ -61,6 +81,7 @@ impl std::fmt::Debug for Tokens {
                 "principals",
                 &self.named.iter().map(|(p, _)| p).collect::<Vec<_>>(),
             )
+            .field("metrics", &self.metrics.is_some())
             .finish()
     }
 }
@@ -98,12 +119,43 @@ impl Tokens {
         Ok(Self {
             shared: shared.filter(|t| !t.is_empty()),
             named,
+            metrics: None,
         })
     }
 
-    /// Whether any token is configured.
+    /// These tokens, and `metrics` for `GET /metrics`.
+    pub fn with_metrics(mut self, metrics: Option<String>) -> Self {
+        self.metrics = metrics.filter(|t| !t.is_empty());
+        self
+    }
+
+    /// Whether any token for `/mcp` is configured (the metrics token opens nothing there).
     pub fn any(&self) -> bool {
         self.shared.is_some() || !self.named.is_empty()
+    }
+}
+
+/// Who may read `GET /metrics`. The metrics tell no client's data, but they do tell how busy
+/// the server is and what fails in it, which is nobody's business beyond the operator's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricsAccess {
+    /// Anyone who reaches the port: no metrics token, and a loopback address (as before the
+    /// token existed: a local Prometheus or a proxy scrapes it).
+    Open,
+    /// A bearer token: the metrics token, or any HTTP token (whoever holds one may run code
+    /// here, which tells more than the metrics). Beyond loopback without a metrics token, only
+    /// an HTTP token opens it: a scrape from the network must authenticate like a client.
+    Token,
+}
+
+impl MetricsAccess {
+    /// The access for a server on `addr` with `tokens`.
+    pub fn of(addr: SocketAddr, tokens: &Tokens) -> Self {
+        if tokens.metrics.is_none() && addr.ip().is_loopback() {
+            MetricsAccess::Open
+        } else {
+            MetricsAccess::Token
+        }
     }
 }
 
@@ -196,58 +248,298 @@ pub async fn serve(
             addr: options.addr,
             source,
         })?;
-    tracing::info!(addr = %options.addr, "serving MCP over Streamable HTTP at /mcp");
+    let limits = fit_open_file_limit(options.limits, options.workers);
+    tracing::info!(
+        addr = %options.addr,
+        max_connections = limits.max,
+        per_peer = limits.per_peer,
+        header_timeout_secs = limits.header_timeout.as_secs_f64(),
+        idle_timeout_secs = limits.idle_timeout.as_secs_f64(),
+        "serving MCP over Streamable HTTP at /mcp"
+    );
     health.mark_serving();
-    let tokens = Arc::new(options.tokens);
+    let routes = Arc::new(Routes {
+        metrics: MetricsAccess::of(options.addr, &options.tokens),
+        tokens: options.tokens,
+        service,
+        health,
+    });
+    let connections = Connections::new(limits);
+    let mut acceptor = Acceptor::new(listener);
+    let mut pressure = Pressure::default();
     loop {
         let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    continue;
-                }
-            },
+            accepted = acceptor.accept() => accepted,
             () = shutdown.cancelled() => return Ok(()),
         };
-        let (service, tokens, shutdown) = (service.clone(), tokens.clone(), shutdown.clone());
-        let health = health.clone();
+        let peer = Peer::of(peer.ip());
+        let (slot, probe_only) = match connections.admit(peer) {
+            Admission::Slot { slot, displaced } => {
+                pressure.note(displaced.then_some(Strain::Displaced), &connections);
+                (slot, false)
+            }
+            Admission::Probe(slot) => {
+                pressure.note(Some(Strain::ProbeOnly), &connections);
+                (slot, true)
+            }
+            Admission::Refused => {
+                pressure.note(Some(Strain::Refused), &connections);
+                refuse(stream);
+                continue;
+            }
+        };
+        let (routes, shutdown) = (routes.clone(), shutdown.clone());
         tokio::spawn(async move {
+            let activity = slot.activity.clone();
             let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
-                let service = service.clone();
-                let (tokens, health) = (tokens.clone(), health.clone());
+                // Counted from the moment the head is read (not when the future first runs),
+                // so the watchdog never sees a parsed request as waiting.
+                let in_flight = activity.begin_request();
+                let routes = routes.clone();
                 async move {
-                    Ok::<_, Infallible>(match request.uri().path() {
-                        "/mcp" => mcp(service, request, &tokens).await,
-                        "/healthz" | "/readyz" | "/metrics"
-                            if request.method() != hyper::Method::GET =>
-                        {
-                            plain(StatusCode::METHOD_NOT_ALLOWED, "GET only")
-                        }
-                        "/healthz" => json(StatusCode::OK, &serde_json::json!({"status": "ok"})),
-                        "/readyz" => {
-                            let readiness = health.readiness();
-                            let status = if readiness.ready {
-                                StatusCode::OK
-                            } else {
-                                StatusCode::SERVICE_UNAVAILABLE
-                            };
-                            json(status, &readiness)
-                        }
-                        "/metrics" => metrics(&health),
-                        _ => plain(StatusCode::NOT_FOUND, "MCP lives at /mcp"),
-                    })
+                    let response = if probe_only {
+                        routes.probe(&request)
+                    } else {
+                        routes.answer(request).await
+                    };
+                    Ok::<_, Infallible>(response.map(|body| Tracked {
+                        body,
+                        _in_flight: in_flight,
+                    }))
                 }
             });
-            let connection = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            let serving = connection.serve_connection(TokioIo::new(stream), handler);
+            let io = TokioIo::new(Watched::new(stream, slot.activity.clone()));
+            let serving = hyper::server::conn::http1::Builder::new()
+                // The header timeout is the watchdog's (see `connections`): hyper's would also
+                // run while a keep-alive connection waits.
+                .header_read_timeout(None)
+                // The probe slot serves one request, then makes room.
+                .keep_alive(!probe_only)
+                .serve_connection(io, handler);
             tokio::select! {
                 served = serving => if let Err(e) = served {
                     tracing::debug!(%peer, error = %e, "connection ended");
                 },
+                expiry = slot.activity.expired(&limits) => {
+                    tracing::debug!(%peer, ?expiry, "connection timed out");
+                }
+                () = slot.closed.cancelled() => {
+                    tracing::debug!(%peer, "connection closed for a newer one");
+                }
                 () = shutdown.cancelled() => {}
             }
         });
+    }
+}
+
+/// `limits` with the connection caps lowered, if need be, to what the open-file limit holds
+/// once `workers` workers and the server have their descriptors (a connection that takes the
+/// last descriptor stops workers from starting). Never below [`FEWEST_CONNECTIONS`].
+fn fit_open_file_limit(limits: ConnectionLimits, workers: usize) -> ConnectionLimits {
+    let Some((soft, _)) = crate::descriptors::limit() else {
+        return limits;
+    };
+    let room = crate::descriptors::connections_within(soft, workers);
+    let fitted = fit_connections(limits, room);
+    if fitted.max < limits.max {
+        let demand = crate::descriptors::Demand::new(Some(limits.max), workers, 0);
+        tracing::warn!(
+            open_file_limit = soft,
+            needed = %demand.describe(),
+            max_connections = fitted.max,
+            "the open-file limit cannot hold the configured HTTP connections beside the \
+             workers: connections capped lower (raise LimitNOFILE, or lower \
+             http_max_connections or max_sessions)"
+        );
+    }
+    fitted
+}
+
+/// The fewest connections the server takes, whatever the open-file limit: with fewer, one
+/// client's connections would keep every other out.
+const FEWEST_CONNECTIONS: usize = 16;
+
+/// `limits` with at most `room` connections (but [`FEWEST_CONNECTIONS`]), and a per-peer share
+/// no larger than the whole.
+fn fit_connections(limits: ConnectionLimits, room: u64) -> ConnectionLimits {
+    let room = usize::try_from(room).unwrap_or(usize::MAX);
+    let max = limits.max.min(room.max(FEWEST_CONNECTIONS.min(limits.max)));
+    ConnectionLimits {
+        max,
+        per_peer: limits.per_peer.min(max),
+        ..limits
+    }
+}
+
+/// How the caps strained on one admission.
+#[derive(Debug, Clone, Copy)]
+enum Strain {
+    /// A waiting connection was closed for the new one.
+    Displaced,
+    /// The new one got only the probe slot.
+    ProbeOnly,
+    /// The new one was refused.
+    Refused,
+}
+
+/// A stretch of admissions that strained the caps, logged when it begins and when it ends,
+/// never once per connection: a flood would otherwise flood the logs as well. A stretch ends at
+/// the first admission with room to spare after [`Pressure::QUIET`] without strain (under a
+/// held flood, room comes and goes with every connection that ends).
+#[derive(Debug, Default)]
+struct Pressure {
+    stretch: Option<Stretch>,
+}
+
+#[derive(Debug)]
+struct Stretch {
+    /// Admissions that displaced, got only the probe slot, were refused (by [`Strain`]).
+    counts: [u64; 3],
+    began: tokio::time::Instant,
+    last: tokio::time::Instant,
+}
+
+impl Pressure {
+    const QUIET: Duration = Duration::from_secs(10);
+
+    fn note(&mut self, strain: Option<Strain>, connections: &Connections) {
+        let now = tokio::time::Instant::now();
+        let Some(strain) = strain else {
+            if self
+                .stretch
+                .as_ref()
+                .is_some_and(|s| now - s.last >= Self::QUIET)
+            {
+                if let Some(Stretch { counts, began, .. }) = self.stretch.take() {
+                    let [displaced, probe_only, refused] = counts;
+                    tracing::info!(
+                        displaced,
+                        probe_only,
+                        refused,
+                        seconds = (now - began).as_secs_f64(),
+                        "HTTP connections below their caps again"
+                    );
+                }
+            }
+            return;
+        };
+        let stretch = self.stretch.get_or_insert_with(|| {
+            let limits = connections.limits();
+            tracing::warn!(
+                open = connections.open(),
+                max_connections = limits.max,
+                per_peer = limits.per_peer,
+                "HTTP connection caps reached: new connections displace those waiting \
+                 longest, or are refused"
+            );
+            Stretch {
+                counts: [0; 3],
+                began: now,
+                last: now,
+            }
+        });
+        stretch.counts[strain as usize] += 1;
+        stretch.last = now;
+    }
+}
+
+/// Answers a connection there is no room for, if its socket takes the answer at once, and
+/// closes it: a client learns why, and the server never waits for it.
+fn refuse(stream: tokio::net::TcpStream) {
+    const FULL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\
+        Retry-After: 1\r\nContent-Length: 0\r\n\r\n";
+    let _ = stream.try_write(FULL);
+}
+
+/// A response body that keeps its request in flight until hyper drops it, after its last byte
+/// (or when the connection ends): a streamed answer is a request in flight to the end.
+struct Tracked {
+    body: Body,
+    _in_flight: InFlight,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        std::pin::Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// What answers a request, shared by every connection.
+struct Routes<S> {
+    tokens: Tokens,
+    metrics: MetricsAccess,
+    service: S,
+    health: Arc<Health>,
+}
+
+impl<S> Routes<S>
+where
+    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible> + Clone,
+{
+    async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
+        match request.uri().path() {
+            "/mcp" => mcp(self.service.clone(), request, &self.tokens).await,
+            "/metrics" if request.method() == hyper::Method::GET => {
+                if self.metrics == MetricsAccess::Open || metrics_authorized(&request, &self.tokens)
+                {
+                    metrics(&self.health)
+                } else {
+                    let mut refused = plain(StatusCode::UNAUTHORIZED, "missing or wrong token");
+                    refused.headers_mut().insert(
+                        hyper::header::WWW_AUTHENTICATE,
+                        hyper::header::HeaderValue::from_static("Bearer"),
+                    );
+                    refused
+                }
+            }
+            _ => self.probe(&request),
+        }
+    }
+
+    /// The answers that need no token and no body: the probes, and the refusals of everything
+    /// else. All a connection in the probe slot gets.
+    fn probe<B>(&self, request: &Request<B>) -> Response<Body> {
+        match request.uri().path() {
+            "/healthz" | "/readyz" | "/metrics" if request.method() != hyper::Method::GET => {
+                plain(StatusCode::METHOD_NOT_ALLOWED, "GET only")
+            }
+            "/healthz" => json(StatusCode::OK, &serde_json::json!({"status": "ok"})),
+            "/readyz" => {
+                let readiness = self.health.readiness();
+                let status = if readiness.ready {
+                    StatusCode::OK
+                } else {
+                    StatusCode::SERVICE_UNAVAILABLE
+                };
+                json(status, &readiness)
+            }
+            "/mcp" | "/metrics" => {
+                let mut full = plain(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the server is at its connection limit; retry shortly",
+                );
+                full.headers_mut().insert(
+                    hyper::header::RETRY_AFTER,
+                    hyper::header::HeaderValue::from_static("1"),
+                );
+                full
+            }
+            _ => plain(StatusCode::NOT_FOUND, "MCP lives at /mcp"),
+        }
     }
 }
 
@@ -298,38 +590,64 @@ fn json(status: StatusCode, value: &impl serde::Serialize) -> Response<Body> {
     response
 }
 
-/// Checks the bearer token against every configured one (each comparison in constant time:
-/// tokens are secrets) and says who the request is.
-fn authenticate<B>(request: &Request<B>, tokens: &Tokens) -> Access {
-    if !tokens.any() {
-        return Access::Anonymous;
-    }
-    let Some(presented) = request
+/// The token of an `Authorization: Bearer` header, if there is one.
+fn bearer<B>(request: &Request<B>) -> Option<&str> {
+    request
         .headers()
         .get(hyper::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-    else {
+}
+
+/// Checks the bearer token against every configured one (each comparison in constant time:
+/// tokens are secrets, see [`same_secret`]) and says who the request is.
+fn authenticate<B>(request: &Request<B>, tokens: &Tokens) -> Access {
+    if !tokens.any() {
+        return Access::Anonymous;
+    }
+    let Some(presented) = bearer(request) else {
         return Access::Denied;
     };
-    let same = |token: &str| {
-        presented.len() == token.len()
-            && presented
-                .bytes()
-                .zip(token.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0
-    };
+    let presented = presented.as_bytes();
+    // Every token is compared, whichever matches: the time tells nothing about which did.
     let mut access = Access::Denied;
     for (principal, token) in &tokens.named {
-        if same(token) {
+        if same_secret(presented, token.as_bytes()) {
             access = Access::Principal(principal.clone());
         }
     }
-    if tokens.shared.as_deref().is_some_and(same) {
+    if (tokens.shared.as_deref()).is_some_and(|token| same_secret(presented, token.as_bytes())) {
         access = Access::Anonymous;
     }
     access
+}
+
+/// Whether a request for `/metrics` carries the metrics token or an HTTP token (see
+/// [`MetricsAccess::Token`]).
+fn metrics_authorized<B>(request: &Request<B>, tokens: &Tokens) -> bool {
+    let metrics_token = bearer(request).is_some_and(|presented| {
+        (tokens.metrics.as_deref())
+            .is_some_and(|token| same_secret(presented.as_bytes(), token.as_bytes()))
+    });
+    let http_token = tokens.any() && authenticate(request, tokens) != Access::Denied;
+    metrics_token | http_token
+}
+
+/// Whether `presented` is `secret`, in a time that depends on the secret's length alone: every
+/// byte of the secret is compared, whatever was presented (a byte missing from a shorter token
+/// compares as a difference), and the differences are gathered without a branch. A comparison
+/// that stopped at the first difference (`==`) would tell an attacker, by its time, how many
+/// leading bytes were right.
+fn same_secret(presented: &[u8], secret: &[u8]) -> bool {
+    let mut differences = u8::from(presented.len() != secret.len());
+    for (i, &expected) in secret.iter().enumerate() {
+        let given = presented.get(i).copied().unwrap_or(!expected);
+        differences |= given ^ expected;
+        #[cfg(test)]
+        tests::COMPARED_BYTES.with(|compared| compared.set(compared.get() + 1));
+    }
+    // Kept opaque so the optimiser cannot turn the loop into one that stops early.
+    std::hint::black_box(differences) == 0
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
@@ -340,7 +658,21 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+
     use super::*;
+
+    thread_local! {
+        /// Secret bytes [`same_secret`] compared on this thread.
+        pub(super) static COMPARED_BYTES: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// How many secret bytes `check` made [`same_secret`] compare.
+    fn bytes_compared(check: impl FnOnce()) -> usize {
+        COMPARED_BYTES.with(|compared| compared.set(0));
+        check();
+        COMPARED_BYTES.with(Cell::get)
+    }
 
     fn request(auth: Option<&str>) -> Request<()> {
         let mut builder = Request::builder().uri("/mcp");
@@ -356,7 +688,7 @@ mod tests {
         assert_eq!(authenticate(&request(None), &open), Access::Anonymous);
         let shared = Tokens {
             shared: Some("s3cret".into()),
-            named: vec![],
+            ..Tokens::default()
         };
         assert_eq!(authenticate(&request(None), &shared), Access::Denied);
         assert_eq!(
@@ -396,9 +728,9 @@ mod tests {
     #[test]
     fn named_tokens_name_their_principal() {
         let tokens = Tokens {
-            shared: None,
             named: parse_tokens("# team\nalice: aaaaaaaaaaaaaaaa1\n\nbob:bbbbbbbbbbbbbbbb2\n")
                 .unwrap(),
+            ..Tokens::default()
         };
         assert_eq!(
             authenticate(&request(Some("Bearer aaaaaaaaaaaaaaaa1")), &tokens),
@@ -424,6 +756,107 @@ mod tests {
         assert!(
             !format!("{tokens:?}").contains("aaaa"),
             "secrets stay out of logs"
+        );
+    }
+
+    #[test]
+    fn tokens_are_compared_in_constant_time() {
+        let tokens = Tokens {
+            shared: Some("shared-token-0123".into()),
+            named: parse_tokens("alice:aaaaaaaaaaaaaaaa1\nbob:bbbbbbbbbbbbbbbb2").unwrap(),
+            metrics: Some("metrics-token-456".into()),
+        };
+        let every_byte = 17 + 17 + 17;
+        // Whatever is presented, every byte of every HTTP token is compared: wrong at the first
+        // byte, wrong at the last, right (alice's, which matches first), too short, too long.
+        // A comparison that stops early (`==`, a loop that breaks) compares fewer, or none.
+        for presented in [
+            "Xaaaaaaaaaaaaaaa1",
+            "aaaaaaaaaaaaaaaaX",
+            "aaaaaaaaaaaaaaaa1",
+            "a",
+            "aaaaaaaaaaaaaaaa1aaaaaaaaaaaaaaaaaaaaaa",
+        ] {
+            let request = request(Some(&format!("Bearer {presented}")));
+            let compared = bytes_compared(|| {
+                authenticate(&request, &tokens);
+            });
+            assert_eq!(compared, every_byte, "{presented}");
+        }
+        // /metrics compares the metrics token as well, and still every HTTP token.
+        let request = request(Some("Bearer metrics-token-45X"));
+        let compared = bytes_compared(|| {
+            assert!(!metrics_authorized(&request, &tokens));
+        });
+        assert_eq!(compared, every_byte + 17);
+        assert!(same_secret(b"abc", b"abc"));
+        for wrong in [&b"abd"[..], b"ab", b"abcd", b"", b"xbc"] {
+            assert!(!same_secret(wrong, b"abc"), "{wrong:?}");
+        }
+    }
+
+    #[test]
+    fn metrics_are_open_on_loopback_without_a_metrics_token_only() {
+        let loopback: SocketAddr = "127.0.0.1:8765".parse().unwrap();
+        let anywhere: SocketAddr = "0.0.0.0:8765".parse().unwrap();
+        let http = Tokens {
+            shared: Some("http-token".into()),
+            ..Tokens::default()
+        };
+        assert_eq!(
+            MetricsAccess::of(loopback, &Tokens::default()),
+            MetricsAccess::Open
+        );
+        assert_eq!(MetricsAccess::of(loopback, &http), MetricsAccess::Open);
+        assert_eq!(MetricsAccess::of(anywhere, &http), MetricsAccess::Token);
+        let metrics = Tokens::default().with_metrics(Some("m".into()));
+        assert_eq!(MetricsAccess::of(loopback, &metrics), MetricsAccess::Token);
+        assert_eq!(
+            Tokens::default().with_metrics(Some(String::new())).metrics,
+            None,
+            "an empty token is none"
+        );
+        // With a token required: the metrics token or an HTTP token; never "no HTTP token
+        // configured" (which lets anyone into /mcp on loopback).
+        let both = http.clone().with_metrics(Some("metrics-token".into()));
+        assert!(metrics_authorized(
+            &request(Some("Bearer metrics-token")),
+            &both
+        ));
+        assert!(metrics_authorized(
+            &request(Some("Bearer http-token")),
+            &both
+        ));
+        assert!(!metrics_authorized(&request(Some("Bearer nope")), &both));
+        assert!(!metrics_authorized(&request(None), &both));
+        assert!(!metrics_authorized(&request(None), &metrics));
+        assert!(
+            !format!("{both:?}").contains("metrics-token"),
+            "secrets stay out of logs"
+        );
+    }
+
+    #[test]
+    fn connection_caps_fit_what_the_open_file_limit_leaves() {
+        let limits = ConnectionLimits {
+            max: 1024,
+            per_peer: 256,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(120),
+        };
+        assert_eq!(fit_connections(limits, 5000), limits);
+        let fitted = fit_connections(limits, 200);
+        assert_eq!((fitted.max, fitted.per_peer), (200, 200));
+        let floor = fit_connections(limits, 3);
+        assert_eq!(
+            (floor.max, floor.per_peer),
+            (FEWEST_CONNECTIONS, FEWEST_CONNECTIONS)
+        );
+        let small = ConnectionLimits { max: 4, ..limits };
+        assert_eq!(
+            fit_connections(small, 0).max,
+            4,
+            "never above the configured cap"
         );
     }
 }

@@ -12,6 +12,7 @@
 
 pub mod cgroup;
 pub mod config;
+pub mod descriptors;
 pub mod executions;
 pub mod guard;
 pub mod guidance;
@@ -69,8 +70,18 @@ impl Transport {
         let tokens = http::Tokens::load(
             transport.http_token.clone(),
             transport.http_tokens_file.as_deref(),
-        )?;
-        Ok(Transport::Http(http::HttpOptions { addr, tokens }))
+        )?
+        .with_metrics(transport.metrics_token.clone());
+        let admission = &settings.admission;
+        let pooled: usize = admission.worker_pool.iter().map(|(_, n)| n).sum();
+        Ok(Transport::Http(http::HttpOptions {
+            addr,
+            tokens,
+            limits: transport.connection_limits(),
+            workers: usize::try_from(admission.max_sessions)
+                .unwrap_or(usize::MAX)
+                .saturating_add(pooled),
+        }))
     }
 }
 

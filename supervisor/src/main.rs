@@ -28,6 +28,11 @@ fn main() -> ExitCode {
             ExitCode::from(BAD_CONFIGURATION)
         };
     }
+    // Workers and connections need descriptors, and the soft limit is low by convention
+    // (descriptors::raise_limit says why raising it is ours to do).
+    if let Some(open_files) = sandbox_supervisor::descriptors::raise_limit() {
+        tracing::info!(open_files, "open-file limit");
+    }
     if let Some(file) = &settings.provenance.file {
         tracing::info!(file = %file.display(), "settings read from the configuration file");
     }

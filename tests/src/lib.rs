@@ -615,6 +615,20 @@ pub struct HttpServer {
     scratch: tempfile::TempDir,
 }
 
+/// How [`HttpServer::start_with`] starts the server.
+#[derive(Debug, Clone, Default)]
+pub struct HttpStart {
+    /// Extra environment variables (`SANDBOX_*`).
+    pub env: Vec<(String, String)>,
+    /// The address to listen on (on a free port); 127.0.0.1 unless given. Clients still
+    /// connect through 127.0.0.1.
+    pub listen_ip: Option<std::net::IpAddr>,
+    /// The open-file limit (soft and hard) the server starts under; the test's own otherwise.
+    pub open_files: Option<u64>,
+    /// A file for the server's stderr (its logs); inherited otherwise.
+    pub log: Option<PathBuf>,
+}
+
 /// A TCP port nobody listens on right now.
 fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
@@ -628,6 +642,21 @@ impl HttpServer {
     /// # Errors
     /// When the binary is missing, exits, or does not listen within 20 s.
     pub async fn start(env: &[(&str, &str)]) -> Result<Self> {
+        Self::start_with(HttpStart {
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            ..HttpStart::default()
+        })
+        .await
+    }
+
+    /// Starts `sandbox-mcp --http` as `how` says, and waits until it listens.
+    ///
+    /// # Errors
+    /// When the binary is missing, exits, or does not listen within 20 s.
+    pub async fn start_with(how: HttpStart) -> Result<Self> {
         let bin = server_binary();
         if !bin.is_file() {
             bail!("{} not found", bin.display());
@@ -635,9 +664,15 @@ impl HttpServer {
         let scratch = tempfile::tempdir()?;
         let state_dir = scratch.path().join("state");
         let port = free_port()?;
+        let listen = how
+            .listen_ip
+            .unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
         let mut command = std::process::Command::new(&bin);
         command
-            .args(["--http", &format!("127.0.0.1:{port}")])
+            .args([
+                "--http",
+                &std::net::SocketAddr::new(listen, port).to_string(),
+            ])
             .env(
                 "RUST_LOG",
                 std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
@@ -646,8 +681,27 @@ impl HttpServer {
             .env("SANDBOX_WORKER_POOL", TEST_WORKER_POOL)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null());
-        for (k, v) in env {
+        for (k, v) in &how.env {
             command.env(k, v);
+        }
+        if let Some(log) = &how.log {
+            command.stderr(std::fs::File::create(log)?);
+        }
+        if let Some(open_files) = how.open_files {
+            let limit = libc::rlimit {
+                rlim_cur: open_files,
+                rlim_max: open_files,
+            };
+            // SAFETY: runs in the forked child before exec; setrlimit is async-signal-safe and
+            // `limit` is a plain value copied into the closure.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
         }
         let child = command.spawn().context("spawning sandbox-mcp --http")?;
         let mut server = Self {

@@ -14,6 +14,8 @@ use sandbox_protocol::{Layer, LayerState, Runtime, SCIENTIFIC_DIR};
 mod dirs;
 
 use super::{ConfigError, Provenance, Settings, absolute, find_runtime_dir};
+use crate::descriptors::{self, Demand};
+use crate::http::{MetricsAccess, Tokens};
 use crate::jail_layers::{self, JailPolicy};
 
 /// How bad a finding is.
@@ -38,6 +40,8 @@ pub enum Subject {
     SharedDir,
     Packages,
     Http,
+    /// The open-file limit against what the caps may need.
+    OpenFiles,
     Jail,
     Logging,
 }
@@ -78,6 +82,12 @@ impl Report {
 
     /// Checks `settings` for an executable in `exe_dir` (where the defaults are looked for).
     pub fn check_from(settings: &Settings, exe_dir: &Path) -> Self {
+        Self::check_with(settings, exe_dir, descriptors::limit())
+    }
+
+    /// Checks `settings` for an executable in `exe_dir`, with the open-file limit (soft,
+    /// hard) `open_files` (`None`: unknown).
+    pub fn check_with(settings: &Settings, exe_dir: &Path, open_files: Option<(u64, u64)>) -> Self {
         let mut report = Report::default();
         let worker = report.worker(settings, exe_dir);
         let runtime_dir = report.interpreters(settings, exe_dir);
@@ -87,6 +97,7 @@ impl Report {
         report.shared_dir(settings);
         report.package_sources(settings);
         report.http(settings);
+        report.open_files(settings, open_files);
         report.jail(settings, worker.as_deref());
         report.logging(settings);
         report
@@ -252,8 +263,12 @@ impl Report {
     fn http(&mut self, settings: &Settings) {
         let transport = &settings.transport;
         let Some(addr) = transport.http else {
-            if transport.http_token.is_some() || transport.http_tokens_file.is_some() {
-                let message = "http_token and http_tokens_file are ignored on stdio".into();
+            if transport.http_token.is_some()
+                || transport.http_tokens_file.is_some()
+                || transport.metrics_token.is_some()
+            {
+                let message =
+                    "http_token, http_tokens_file and metrics_token are ignored on stdio".into();
                 self.warn(
                     Subject::Http,
                     message,
@@ -265,10 +280,11 @@ impl Report {
                 "serving on stdin/stdout (no http address)".into(),
             );
         };
-        let tokens = crate::http::Tokens::load(
+        let tokens = Tokens::load(
             transport.http_token.clone(),
             transport.http_tokens_file.as_deref(),
-        );
+        )
+        .map(|tokens| tokens.with_metrics(transport.metrics_token.clone()));
         match tokens {
             Err(e) => {
                 let fix = "one principal:token line each, tokens of 16+ characters, # comments";
@@ -288,9 +304,22 @@ impl Report {
                 } else {
                     "clients on this host, no token"
                 };
+                let metrics = match MetricsAccess::of(addr, &tokens) {
+                    MetricsAccess::Open => "open on loopback",
+                    MetricsAccess::Token if tokens.metrics.is_some() => "with the metrics token",
+                    MetricsAccess::Token => "with an HTTP token (no metrics token)",
+                };
+                let limits = transport.connection_limits();
                 self.ok(
                     Subject::Http,
-                    format!("HTTP at http://{addr}/mcp for {who}"),
+                    format!(
+                        "HTTP at http://{addr}/mcp for {who}; at most {} connections ({} per \
+                         address), header timeout {} s, idle timeout {} s; /metrics {metrics}",
+                        limits.max,
+                        limits.per_peer.min(limits.max),
+                        limits.header_timeout.as_secs(),
+                        limits.idle_timeout.as_secs()
+                    ),
                 );
             }
         }
@@ -303,6 +332,51 @@ impl Report {
             );
             self.error(Subject::Http, message, fix);
         }
+    }
+
+    /// Whether the open-file limit holds what the caps may need at once: every HTTP connection,
+    /// every worker's descriptors in the server, and the server's own (`descriptors`). The
+    /// server raises its soft limit to the hard one at start, so the hard limit is the one that
+    /// counts.
+    fn open_files(&mut self, settings: &Settings, limit: Option<(u64, u64)>) {
+        let admission = &settings.admission;
+        let connections = settings.transport.http.map(|_| {
+            usize::try_from(settings.transport.http_max_connections).unwrap_or(usize::MAX)
+        });
+        let demand = Demand::new(
+            connections,
+            usize::try_from(admission.max_sessions).unwrap_or(usize::MAX),
+            admission.worker_pool.iter().map(|(_, n)| n).sum(),
+        );
+        let Some((soft, hard)) = limit else {
+            let message = "cannot read the open-file limit (RLIMIT_NOFILE)".into();
+            return self.warn(Subject::OpenFiles, message, "check ulimit -n");
+        };
+        let needed = demand.total();
+        if hard < needed {
+            let message = format!(
+                "the open-file limit (RLIMIT_NOFILE) is {hard}, below what the caps may need at \
+                 once, {}: past it, workers cannot start and connections fail",
+                demand.describe()
+            );
+            let fix = format!(
+                "raise the limit to at least {needed} (systemd: LimitNOFILE={needed}; a shell: \
+                 ulimit -n {needed}; a container: --ulimit nofile={needed}), or lower {} or {}",
+                setting("http_max_connections"),
+                setting("max_sessions")
+            );
+            return self.warn(Subject::OpenFiles, message, fix);
+        }
+        let raised = if soft < needed {
+            format!(" (the server raises the soft limit {soft} to it)")
+        } else {
+            String::new()
+        };
+        let message = format!(
+            "open-file limit {hard}{raised} holds what the caps may need, {}",
+            demand.describe()
+        );
+        self.ok(Subject::OpenFiles, message);
     }
 
     /// Runs the worker's `jail-check` as start-up does, and says which required layers no
@@ -429,7 +503,12 @@ mod tests {
         let mut line = vec!["sandbox-mcp", "--state-dir", state.to_str().unwrap()];
         line.extend(args);
         let settings = Settings::try_parse_args(line).unwrap();
-        Report::check_from(&settings, &layout.path().join("release"))
+        // A limit that holds every configuration here (the open-file tests give their own).
+        Report::check_with(
+            &settings,
+            &layout.path().join("release"),
+            Some((1 << 20, 1 << 20)),
+        )
     }
 
     fn severities(report: &Report, subject: Subject) -> Vec<Severity> {
@@ -596,6 +675,92 @@ mod tests {
         assert_eq!(
             setting("allow_pypi"),
             "allow_pypi (--allow-pypi, SANDBOX_ALLOW_PYPI)"
+        );
+    }
+
+    #[test]
+    fn an_open_file_limit_below_what_the_caps_need_is_a_warning_with_the_sum() {
+        let root = layout(&Runtime::ALL);
+        let state = root.path().join("state");
+        let settings = |args: &[&str]| {
+            let mut line = vec!["sandbox-mcp", "--state-dir", state.to_str().unwrap()];
+            line.extend(args);
+            Settings::try_parse_args(line).unwrap()
+        };
+        let exe_dir = root.path().join("release");
+        let http = settings(&["--http", "127.0.0.1:0", "--max-sessions", "100"]);
+        let pooled = 5;
+        let needed = Demand::new(Some(1024), 100, pooled).total();
+        // systemd's default: soft 1024, hard 524288, which the server raises to.
+        let report = Report::check_with(&http, &exe_dir, Some((1024, 524_288)));
+        let finding = report.about(Subject::OpenFiles).next().unwrap();
+        assert_eq!(finding.severity, Severity::Ok, "{finding:?}");
+        assert!(
+            finding.message.contains("raises the soft limit 1024"),
+            "{finding:?}"
+        );
+        // Soft and hard at 1024: 1,024 connections alone would take them all.
+        let report = Report::check_with(&http, &exe_dir, Some((1024, 1024)));
+        let finding = report.about(Subject::OpenFiles).next().unwrap();
+        assert_eq!(finding.severity, Severity::Warning, "{finding:?}");
+        assert!(
+            finding.message.contains(&format!(
+                "is 1024, below what the caps may need at once, {needed} descriptors (1026 HTTP"
+            )),
+            "{finding:?}"
+        );
+        let fix = finding.fix.as_deref().unwrap();
+        assert!(fix.contains(&format!("LimitNOFILE={needed}")), "{fix}");
+        assert!(fix.contains("--http-max-connections") && fix.contains("--max-sessions"));
+        assert!(report.would_start(), "a warning, not an error");
+        // Caps that fit: no warning; on stdio connections do not count.
+        let fitting = settings(&[
+            "--http",
+            "127.0.0.1:0",
+            "--max-sessions",
+            "16",
+            "--http-max-connections",
+            "256",
+        ]);
+        let report = Report::check_with(&fitting, &exe_dir, Some((1024, 1024)));
+        assert_eq!(severities(&report, Subject::OpenFiles), [Severity::Ok]);
+        let stdio = settings(&["--max-sessions", "100"]);
+        let report = Report::check_with(&stdio, &exe_dir, Some((1024, 1024)));
+        assert_eq!(severities(&report, Subject::OpenFiles), [Severity::Ok]);
+    }
+
+    #[test]
+    fn the_http_finding_states_the_connection_caps_and_who_reads_metrics() {
+        let root = layout(&Runtime::ALL);
+        let open = check(
+            &root,
+            &["--http", "127.0.0.1:0", "--http-max-connections", "64"],
+        );
+        let finding = open.about(Subject::Http).next().unwrap();
+        assert!(
+            finding
+                .message
+                .contains("at most 64 connections (64 per address)"),
+            "{finding:?}"
+        );
+        assert!(
+            finding.message.contains("/metrics open on loopback"),
+            "{finding:?}"
+        );
+        let token = ["--http", "127.0.0.1:0", "--metrics-token", "scrape-me"];
+        let finding = check(&root, &token)
+            .about(Subject::Http)
+            .next()
+            .cloned()
+            .unwrap();
+        assert!(
+            finding.message.contains("/metrics with the metrics token"),
+            "{finding:?}"
+        );
+        let stray = check(&root, &["--metrics-token", "scrape-me"]);
+        assert_eq!(
+            severities(&stray, Subject::Http),
+            [Severity::Warning, Severity::Ok]
         );
     }
 }

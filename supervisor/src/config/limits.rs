@@ -33,6 +33,18 @@ pub const DISK_QUOTA_BYTES_RANGE: RangeInclusive<u64> = (1 << 20)..=(16 << 40);
 /// take a count of the tree (at the limit) far longer than a call should.
 pub const DISK_QUOTA_FILES_RANGE: RangeInclusive<u64> = 10..=10_000_000;
 
+/// Bounds for the HTTP header timeout in seconds: a second at least (a head crossing a slow
+/// link); beyond five minutes a trickling client would hold its connection for nothing.
+pub const HTTP_HEADER_TIMEOUT_SECS_RANGE: RangeInclusive<u64> = 1..=300;
+
+/// Bounds for the HTTP idle timeout in seconds: at most an hour (an idle connection holds a
+/// descriptor and a slot).
+pub const HTTP_IDLE_TIMEOUT_SECS_RANGE: RangeInclusive<u64> = 1..=3600;
+
+/// Bounds for the HTTP connection caps (all, and per client address): one at least; a million
+/// is beyond any open-file limit a host would give one process.
+pub const HTTP_CONNECTIONS_RANGE: RangeInclusive<u64> = 1..=1_000_000;
+
 /// The default largest `code` (execute_code, get_execution_guidance) and `command`
 /// (execute_command): bigger is almost certainly data that belongs in a file under /app.
 pub const DEFAULT_MAX_CODE_BYTES: usize = 1 << 20;

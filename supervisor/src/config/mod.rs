@@ -23,15 +23,18 @@ pub use check::{Finding, Report, Severity, Subject};
 pub use file::{ConfigFile, FileError, FileProblem};
 pub use limits::{
     DEFAULT_MAX_CODE_BYTES, DISK_QUOTA_BYTES_RANGE, DISK_QUOTA_FILES_RANGE, FUEL_RANGE,
+    HTTP_CONNECTIONS_RANGE, HTTP_HEADER_TIMEOUT_SECS_RANGE, HTTP_IDLE_TIMEOUT_SECS_RANGE,
     MAX_CODE_BYTES_RANGE, MAX_TIMEOUT, MEMORY_RANGE, SessionLimits, TIMEOUT_SECS_RANGE, TTL_RANGE,
     max_message_bytes,
 };
 pub use provenance::{Effective, MASK, Provenance, Source};
 pub use sandbox_protocol::{Flavor, FlavorSpec};
 pub use settings::{
-    AdmissionSettings, DEFAULT_EXPLICIT_SESSION_TTL_SECS, DEFAULT_MAX_SESSIONS,
-    DEFAULT_PRINCIPAL_MAX, DEFAULT_SESSION_TTL_SECS, JailSettings, LogFormat, PackageSources,
-    PathSettings, SessionSettings, Settings, Task, TestSettings, TransportSettings,
+    AdmissionSettings, DEFAULT_EXPLICIT_SESSION_TTL_SECS, DEFAULT_HTTP_HEADER_TIMEOUT_SECS,
+    DEFAULT_HTTP_IDLE_TIMEOUT_SECS, DEFAULT_HTTP_MAX_CONNECTIONS,
+    DEFAULT_HTTP_MAX_CONNECTIONS_PER_PEER, DEFAULT_MAX_SESSIONS, DEFAULT_PRINCIPAL_MAX,
+    DEFAULT_SESSION_TTL_SECS, JailSettings, LogFormat, PackageSources, PathSettings,
+    SessionSettings, Settings, Task, TestSettings, TransportSettings,
 };
 
 use sandbox_protocol::{JailReport, Language, LayerSet};

@@ -18,6 +18,7 @@ use super::provenance::Provenance;
 
 use super::limits::{
     DEFAULT_MAX_CODE_BYTES, DISK_QUOTA_BYTES_RANGE, DISK_QUOTA_FILES_RANGE, FUEL_RANGE,
+    HTTP_CONNECTIONS_RANGE, HTTP_HEADER_TIMEOUT_SECS_RANGE, HTTP_IDLE_TIMEOUT_SECS_RANGE,
     MAX_CODE_BYTES_RANGE, MEMORY_RANGE, TIMEOUT_SECS_RANGE, TTL_RANGE,
 };
 use crate::jail_layers::WorkerEntry;
@@ -35,6 +36,23 @@ pub const DEFAULT_EVICT_IDLE_SECS: u64 = 300;
 pub const DEFAULT_WORKER_POOL: &str = "python=2,python-scientific=1,javascript=2";
 /// Default caps per HTTP client: sessions, and executions running or queued.
 pub const DEFAULT_PRINCIPAL_MAX: u64 = 16;
+/// Default time a new HTTP connection has to deliver its first request head, and a keep-alive
+/// connection to finish a head it began: a client sends its headers in one go, in
+/// milliseconds; ten seconds leave room for a slow link and none for a client that trickles.
+pub const DEFAULT_HTTP_HEADER_TIMEOUT_SECS: u64 = 10;
+/// Default time a keep-alive HTTP connection may wait with no request in flight: longer than
+/// the usual client pools keep one (reqwest 90 s, httpx 5 s), so a client closes it first and
+/// never sends a request into a connection the server is closing. Under pressure the caps close
+/// waiting connections sooner (see `http::connections`).
+pub const DEFAULT_HTTP_IDLE_TIMEOUT_SECS: u64 = 120;
+/// Default most HTTP connections at once. Each holds a descriptor and a few KiB; 1,024 serve
+/// hundreds of MCP clients (each holds one or two) and, with the default sessions, fit an
+/// open-file limit of 4,096 (`check-config` does the sum).
+pub const DEFAULT_HTTP_MAX_CONNECTIONS: u64 = 1024;
+/// Default most HTTP connections from one address (an IPv6 /64): a quarter of all, so a single
+/// host cannot take them all. Behind a proxy every client shares the proxy's address: raise it
+/// to `http_max_connections` there (the proxy does the per-client limiting).
+pub const DEFAULT_HTTP_MAX_CONNECTIONS_PER_PEER: u64 = 256;
 
 /// What `sandbox-mcp` is told by its command line and environment.
 #[derive(Debug, Clone, Parser)]
@@ -126,6 +144,41 @@ pub struct TransportSettings {
     /// sessions of one principal share its sandboxes [default: none]
     #[arg(long, value_name = "FILE", env = "SANDBOX_HTTP_TOKENS_FILE")]
     pub http_tokens_file: Option<PathBuf>,
+    /// Bearer token GET /metrics requires (an HTTP token is accepted too). Without one,
+    /// /metrics is open on a loopback address and needs an HTTP token beyond it
+    /// [default: none]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "SANDBOX_METRICS_TOKEN",
+        hide_env_values = true
+    )]
+    pub metrics_token: Option<String>,
+    /// Seconds an HTTP connection has to send a whole request head: its first one from the
+    /// connect, a later one from its first byte (1–300)
+    #[arg(long, value_name = "SECS", env = "SANDBOX_HTTP_HEADER_TIMEOUT_SECS",
+          default_value_t = DEFAULT_HTTP_HEADER_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(HTTP_HEADER_TIMEOUT_SECS_RANGE))]
+    pub http_header_timeout_secs: u64,
+    /// Seconds a keep-alive HTTP connection may wait with no request in flight before it is
+    /// closed; a long response (an execution, an SSE stream) is never cut (1–3600)
+    #[arg(long, value_name = "SECS", env = "SANDBOX_HTTP_IDLE_TIMEOUT_SECS",
+          default_value_t = DEFAULT_HTTP_IDLE_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(HTTP_IDLE_TIMEOUT_SECS_RANGE))]
+    pub http_idle_timeout_secs: u64,
+    /// Most HTTP connections at once. Beyond it a new connection takes the place of the one
+    /// that has waited longest with no request in flight, or else is answered 503; one more is
+    /// held back for /healthz and /readyz (1–1000000)
+    #[arg(long, value_name = "N", env = "SANDBOX_HTTP_MAX_CONNECTIONS",
+          default_value_t = DEFAULT_HTTP_MAX_CONNECTIONS,
+          value_parser = clap::value_parser!(u64).range(HTTP_CONNECTIONS_RANGE))]
+    pub http_max_connections: u64,
+    /// Most HTTP connections from one client address (an IPv6 /64) at once; behind a proxy,
+    /// set it to http_max_connections (1–1000000)
+    #[arg(long, value_name = "N", env = "SANDBOX_HTTP_MAX_CONNECTIONS_PER_PEER",
+          default_value_t = DEFAULT_HTTP_MAX_CONNECTIONS_PER_PEER,
+          value_parser = clap::value_parser!(u64).range(HTTP_CONNECTIONS_RANGE))]
+    pub http_max_connections_per_peer: u64,
     /// Log filter (tracing's EnvFilter syntax), also handed to every worker [default: info]
     #[arg(long, value_name = "FILTER", env = "RUST_LOG")]
     pub log: Option<String>,
@@ -135,6 +188,19 @@ pub struct TransportSettings {
     pub log_format: LogFormat,
 }
 
+impl TransportSettings {
+    /// The HTTP connection caps and timeouts these settings give.
+    pub fn connection_limits(&self) -> crate::http::connections::ConnectionLimits {
+        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        crate::http::connections::ConnectionLimits {
+            max: count(self.http_max_connections),
+            per_peer: count(self.http_max_connections_per_peer),
+            header_timeout: std::time::Duration::from_secs(self.http_header_timeout_secs),
+            idle_timeout: std::time::Duration::from_secs(self.http_idle_timeout_secs),
+        }
+    }
+}
+
 impl std::fmt::Debug for TransportSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the token itself: settings end up in logs.
@@ -142,6 +208,14 @@ impl std::fmt::Debug for TransportSettings {
             .field("http", &self.http)
             .field("http_token", &self.http_token.is_some())
             .field("http_tokens_file", &self.http_tokens_file)
+            .field("metrics_token", &self.metrics_token.is_some())
+            .field("http_header_timeout_secs", &self.http_header_timeout_secs)
+            .field("http_idle_timeout_secs", &self.http_idle_timeout_secs)
+            .field("http_max_connections", &self.http_max_connections)
+            .field(
+                "http_max_connections_per_peer",
+                &self.http_max_connections_per_peer,
+            )
             .field("log", &self.log)
             .field("log_format", &self.log_format)
             .finish()

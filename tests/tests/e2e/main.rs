@@ -11,6 +11,7 @@ mod escape_packages;
 mod escape_resources;
 mod escape_shell;
 mod http;
+mod http_load;
 mod http_sdk;
 mod install_quota;
 mod jail;
