@@ -1275,7 +1275,9 @@ mod tests {
     }
 
     /// The permission repairs only matter for a server that is not root: when the tests run as
-    /// root, the same test runs again in a child process as `nobody`.
+    /// root, the same test runs again in a child process as `nobody`. The child runs a copy of
+    /// this test binary in the scratch directory, which anyone may enter: `nobody` may not be
+    /// able to reach the checkout (a 0700 home directory).
     #[test]
     fn remove_tree_survives_hostile_trees_without_root() {
         if let Some(marker) = std::env::var_os("CONFINED_TEST_CHILD") {
@@ -1290,18 +1292,24 @@ mod tests {
         }
         let scratch = tempfile::tempdir().unwrap();
         std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-        let status = std::os::unix::process::CommandExt::uid(
-            std::process::Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--exact",
-                    "confined::tests::remove_tree_survives_hostile_trees_without_root",
-                ])
-                .env("CONFINED_TEST_CHILD", scratch.path().join("ran"))
-                .env("TMPDIR", scratch.path()),
-            65534,
-        )
-        .status()
-        .unwrap();
+        // A hard link where it can be (no file open for writing that a concurrent fork could
+        // inherit, which would make the exec fail with ETXTBSY), else a copy.
+        let exe = scratch.path().join("confined-tests");
+        let current = std::env::current_exe().unwrap();
+        if std::fs::hard_link(&current, &exe).is_err() {
+            std::fs::copy(&current, &exe).unwrap();
+        }
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut child = std::process::Command::new(&exe);
+        child
+            .args([
+                "--exact",
+                "confined::tests::remove_tree_survives_hostile_trees_without_root",
+            ])
+            .env("CONFINED_TEST_CHILD", scratch.path().join("ran"))
+            .env("TMPDIR", scratch.path());
+        std::os::unix::process::CommandExt::uid(&mut child, 65534);
+        let status = child.status().unwrap();
         assert!(status.success(), "the test as nobody failed: {status}");
         assert!(
             scratch.path().join("ran").exists(),

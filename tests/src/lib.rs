@@ -484,10 +484,15 @@ impl Server {
     /// Starts `sandbox-mcp` as another user (`uid`, e.g. 65534 for nobody), with its state
     /// directory in a scratch directory that user may write. Needs root.
     ///
+    /// That user runs a copy of the server, its worker and the runtimes beside them, made in
+    /// the scratch directory (see [`host::public_copy_of_server`]): the checkout may sit where
+    /// only root can enter (a 0700 home directory), and its location must not decide whether
+    /// the test can run.
+    ///
     /// # Errors
-    /// As [`Server::start_with_env`].
+    /// As [`Server::start_with_env`], and when the copy cannot be made.
     pub async fn start_as(uid: Option<u32>, env: &[(&str, &str)]) -> Result<Self> {
-        let bin = server_binary();
+        let mut bin = server_binary();
         if !bin.is_file() {
             bail!(
                 "{} not found: run `cargo build --release --workspace` first",
@@ -496,10 +501,13 @@ impl Server {
         }
         let scratch = tempfile::tempdir()?;
         let state_dir = scratch.path().join("state");
-        let mut command = tokio::process::Command::new(&bin);
-        if let Some(uid) = uid {
+        if uid.is_some() {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o777))?;
+            bin = host::public_copy_of_server(&scratch.path().join("server"))?;
+        }
+        let mut command = tokio::process::Command::new(&bin);
+        if let Some(uid) = uid {
             command.uid(uid).gid(uid);
         }
         command.env(
@@ -1008,6 +1016,37 @@ pub mod host {
             .or_else(|| Some(state_dir.join("tmp").join(session_id)).filter(|d| d.is_dir()))
     }
 
+    /// The `_pooled.<key>` directory a session adopted with its pre-started worker, where its
+    /// files live (its `sessions/<id>.<key>` is then only a link to it); `None` for a session
+    /// with directories of its own.
+    pub fn adopted_dir_of(state_dir: &Path, session_id: &str) -> Option<PathBuf> {
+        session_dirs(state_dir, session_id)
+            .into_iter()
+            .find_map(|dir| {
+                let target = std::fs::read_link(&dir).ok()?;
+                Some(dir.parent()?.join(target))
+            })
+    }
+
+    /// Everything on the host that holds a session's files: its directories and, for a session
+    /// that adopted a pre-started worker, the directory its link names. Taken before a destroy,
+    /// to check after it that none is left (a check of the link alone would pass with the
+    /// files still there).
+    pub fn session_storage(state_dir: &Path, session_id: &str) -> Vec<PathBuf> {
+        let mut found = host_dirs_of(state_dir, session_id);
+        found.extend(adopted_dir_of(state_dir, session_id));
+        found
+    }
+
+    /// The paths of `storage` that still exist (links not followed).
+    pub fn still_there(storage: &[PathBuf]) -> Vec<PathBuf> {
+        storage
+            .iter()
+            .filter(|p| std::fs::symlink_metadata(p).is_ok())
+            .cloned()
+            .collect()
+    }
+
     /// Every host directory that belongs to a session, in either layout.
     pub fn host_dirs_of(state_dir: &Path, session_id: &str) -> Vec<PathBuf> {
         let mut dirs = session_dirs(state_dir, session_id);
@@ -1022,16 +1061,77 @@ pub mod host {
         dirs
     }
 
-    /// The host directory the server mounts at `/data` (as the server finds it: next to its
-    /// binary, `runtimes/data` or `../runtimes/data`).
-    pub fn data_dir() -> Option<PathBuf> {
+    /// The runtime directory the server uses (as the server finds it: next to its binary,
+    /// `runtimes` or `../runtimes`, whichever holds the Python interpreter).
+    pub fn runtime_dir() -> Option<PathBuf> {
         let bin = crate::server_binary();
         let dir = bin.parent()?;
         [dir.join("runtimes"), dir.join("../runtimes")]
             .into_iter()
             .find(|d| d.join("python-3.12.0.wasm").is_file())
-            .map(|d| d.join("data"))
-            .filter(|d| d.is_dir())
+    }
+
+    /// The host directory the server mounts at `/data` (`data` in [`runtime_dir`]).
+    pub fn data_dir() -> Option<PathBuf> {
+        runtime_dir().map(|d| d.join("data")).filter(|d| d.is_dir())
+    }
+
+    /// Makes `dir` hold what a server needs to run, as the server finds it: `bin/sandbox-mcp`,
+    /// `bin/sandbox-worker` and `runtimes/` (interpreters, precompiled modules, `/data`), and
+    /// returns the path of its `sandbox-mcp`. Every directory is 0755, so any user may run it
+    /// wherever the checkout lies. Files are hard links (the runtimes hold hundreds of MB;
+    /// links are instant and share the page cache), or copies on another file system.
+    ///
+    /// # Errors
+    /// When the server, its worker or its runtimes are missing, or a file cannot be linked or
+    /// copied.
+    pub fn public_copy_of_server(dir: &Path) -> Result<PathBuf> {
+        let bin = crate::server_binary();
+        let worker = bin.with_file_name("sandbox-worker");
+        let runtimes = runtime_dir().context("no runtime directory beside sandbox-mcp")?;
+        let bin_dir = dir.join("bin");
+        std::fs::create_dir_all(&bin_dir)?;
+        public(dir)?;
+        public(&bin_dir)?;
+        let copied = bin_dir.join("sandbox-mcp");
+        link_or_copy(&bin, &copied)?;
+        link_or_copy(&worker, &bin_dir.join("sandbox-worker"))?;
+        copy_tree(&runtimes, &dir.join("runtimes"))?;
+        Ok(copied)
+    }
+
+    /// Sets a directory's mode to 0755.
+    fn public(dir: &Path) -> Result<()> {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("chmod 755 {}", dir.display()))
+    }
+
+    fn link_or_copy(from: &Path, to: &Path) -> Result<()> {
+        if std::fs::hard_link(from, to).is_err() {
+            std::fs::copy(from, to)
+                .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Recreates the tree `from` at `to`: directories 0755, files linked or copied, symlinks
+    /// recreated with the same target.
+    fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+        std::fs::create_dir_all(to)?;
+        public(to)?;
+        for entry in std::fs::read_dir(from).with_context(|| format!("{}", from.display()))? {
+            let entry = entry?;
+            let (source, target) = (entry.path(), to.join(entry.file_name()));
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                copy_tree(&source, &target)?;
+            } else if kind.is_symlink() {
+                std::os::unix::fs::symlink(std::fs::read_link(&source)?, &target)?;
+            } else {
+                link_or_copy(&source, &target)?;
+            }
+        }
+        Ok(())
     }
 
     /// What a snapshot records of one entry.
@@ -1274,6 +1374,20 @@ pub mod host {
     /// Whether this process runs as root (device nodes, `chmod 000` semantics).
     pub fn is_root() -> bool {
         std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    }
+
+    /// For a test that needs root for `what` (CI runs the tests as root): an error as any
+    /// other user. A test that cannot do its work fails instead of reporting a pass it did not
+    /// earn; as another user, skip it by name (`cargo test ... -- --skip NAME`).
+    ///
+    /// # Errors
+    /// When this process is not root.
+    pub fn require_root(what: &str) -> Result<()> {
+        ensure!(
+            is_root(),
+            "this test needs root for {what} (CI runs as root); as another user, skip it by name with `-- --skip`"
+        );
+        Ok(())
     }
 
     /// Host paths that must never reach a client: the server's state directory, the test's

@@ -1,7 +1,10 @@
 //! Advice that is never wrong (issue 12): the labelled corpus in `tests/corpus/advice.json`
 //! runs through one real server, and every failing snippet must come back with its expected
-//! `error_type`, a first fix that contains the expected words, and none of the words that
-//! would be advice about something the code did not do. The score is printed as a figure
+//! `error_type`, a first fix (and a summary) that contains the expected words, and none of the
+//! words that would be advice about something the code did not do. The expected words name
+//! what only the right advice says: the file, name or line of this snippet in the advice's own
+//! wording, not a word that the generic advice of its error class says anyway or that is
+//! merely echoed from the error message. The score is printed as a figure
 //! (overall and per kind) before the test fails on any mismatch, listing them all.
 
 use std::collections::BTreeMap;
@@ -30,13 +33,20 @@ struct Case {
     error_type: String,
     /// Words (case-insensitive) that `actionable_guidance[0]` must contain.
     first_fix_contains: Vec<String>,
+    /// Words (case-insensitive) that `guidance_summary` must contain (what went wrong, where
+    /// the first fix says what to do).
+    summary_contains: Vec<String>,
     /// Words (case-insensitive) that neither the summary nor any fix may contain.
     must_not_contain: Vec<String>,
     /// The session to run in; by default one per language (`corpus-py`, `corpus-js`,
     /// `corpus-sh`).
     session: Option<String>,
-    /// Code run first in the same session, whatever its result (a declaration, a failed call).
+    /// Code run first in the same session (a declaration, a failed call). It must succeed, or
+    /// fail with `setup_error_type` when that is given: a setup that does not do what the case
+    /// relies on fails the case instead of leaving it to test something else.
     setup: Option<String>,
+    /// The `error_type` the setup must fail with (for a setup that is a failed call).
+    setup_error_type: Option<String>,
     /// Run in a new session made with the arguments of `session` from the corpus's sessions,
     /// destroyed afterwards: for what earlier calls would change (a first import's cost).
     fresh: bool,
@@ -77,9 +87,15 @@ impl Case {
 
     async fn run_in(&self, server: &Server, session: &str) -> Result<Reply> {
         if let Some(setup) = &self.setup {
-            server
+            let done = server
                 .exec(&self.language, setup, json!({ "session_id": session }))
                 .await?;
+            let got = done.value["error_type"].as_str();
+            anyhow::ensure!(
+                got == self.setup_error_type.as_deref(),
+                "the setup {setup:?} answered error_type {got:?}, expected {:?}: {done:?}",
+                self.setup_error_type
+            );
         }
         let mut args = json!({ "session_id": session });
         if let Some(timeout) = self.timeout {
@@ -114,6 +130,11 @@ impl Case {
             }
         }
         let summary = reply.value["guidance_summary"].as_str().unwrap_or("");
+        for word in &self.summary_contains {
+            if !summary.to_lowercase().contains(&word.to_lowercase()) {
+                wrong.push(format!("summary lacks {word:?}"));
+            }
+        }
         let all = format!("{summary}\n{}", fixes.join("\n")).to_lowercase();
         for word in &self.must_not_contain {
             if all.contains(&word.to_lowercase()) {
@@ -157,9 +178,11 @@ impl Case {
             code: text("code")?,
             error_type: text("error_type")?,
             first_fix_contains: words("first_fix_contains"),
+            summary_contains: words("summary_contains"),
             must_not_contain: words("must_not_contain"),
             session: value["session"].as_str().map(str::to_owned),
             setup: value["setup"].as_str().map(str::to_owned),
+            setup_error_type: value["setup_error_type"].as_str().map(str::to_owned),
             timeout: value["timeout"].as_f64(),
             fresh: value["fresh"].as_bool().unwrap_or(false),
         })
@@ -193,6 +216,11 @@ fn load() -> Result<Corpus> {
             case.name,
             case.language
         );
+        anyhow::ensure!(
+            case.setup.is_some() || case.setup_error_type.is_none(),
+            "{}: setup_error_type without a setup",
+            case.name
+        );
     }
     Ok(Corpus { sessions, cases })
 }
@@ -224,8 +252,10 @@ async fn advice_corpus_is_never_wrong() -> Result<()> {
     let mut by_kind: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
     for case in &corpus.cases {
-        let reply = case.run(&server, &corpus.sessions).await?;
-        let wrong = case.mismatches(&reply);
+        let wrong = match case.run(&server, &corpus.sessions).await {
+            Ok(reply) => case.mismatches(&reply),
+            Err(e) => vec![format!("{e:#}")],
+        };
         let entry = by_kind.entry(&case.kind).or_default();
         entry.1 += 1;
         if wrong.is_empty() {

@@ -1,14 +1,15 @@
 //! Kill-the-worker chaos: under concurrent load on 8 sessions of both languages, SIGKILL random
 //! workers at random moments (at least 200 kills, bounded in time). The supervisor must never
 //! die, every call must get a result or a clean error within its timeout plus a second, sessions
-//! that were never killed keep their state, and nothing leaks: no zombie, no orphan, no socket
-//! or workspace after shutdown.
+//! that were never killed keep their state, and nothing leaks: no zombie, no orphan, no
+//! session's files after its destroy (an adopted session's pooled directory included), no
+//! socket or workspace after shutdown.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use sandbox_tests::{Server, procfs};
+use sandbox_tests::{Server, host, procfs};
 use serde_json::json;
 
 /// Kills to reach, and the wall-clock bound of the whole run.
@@ -120,6 +121,9 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
         | 1;
     eprintln!("chaos seed {seed}");
     let server = Arc::new(Server::start().await?);
+    // The first two sessions (one of each language) adopt the pool's pre-started workers, so
+    // both kinds of session are killed, restarted and destroyed below.
+    server.wait_for_pool(2).await?;
     for i in 0..8 {
         let (id, language) = session(i);
         let set = if language == "python" {
@@ -131,6 +135,12 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
             .exec(language, &set, json!({ "session_id": id }))
             .await?;
         assert!(!reply.is_error, "{reply:?}");
+        if i < 2 {
+            assert!(
+                host::adopted_dir_of(&server.state_dir, &id).is_some(),
+                "{id} adopted a pre-started worker"
+            );
+        }
     }
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -268,6 +278,31 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
         settled,
         "one worker per session: {described:#?}\npooled: {:?}\nsessions/: {links:#?}",
         procfs::pooled_workers(server.pid)
+    );
+
+    // Destroying every session removes all that held its files, the directory an adopted
+    // session only links to included.
+    let mut storage = Vec::new();
+    for i in 0..8 {
+        let (id, _) = session(i);
+        storage.extend(host::session_storage(&server.state_dir, &id));
+        let destroyed = server
+            .call("destroy_session", json!({ "session_id": id }))
+            .await?;
+        assert!(!destroyed.is_error, "{destroyed:?}");
+    }
+    assert!(
+        storage
+            .iter()
+            .any(|p| p.to_string_lossy().contains("/_pooled.")),
+        "{storage:?}"
+    );
+    assert!(
+        sandbox_tests::eventually(Duration::from_secs(5), || host::still_there(&storage)
+            .is_empty())
+        .await,
+        "left after destroy_session: {:?}",
+        host::still_there(&storage)
     );
 
     let (pid, state_dir) = (server.pid, server.state_dir.clone());

@@ -3,7 +3,9 @@
 //! file, FIFOs, device nodes, `chmod 000` directories, 10^5 files and a chain of directories
 //! 10^4 deep; they leave `/app` and `/tmp` empty (reset) or the session's host directory gone
 //! (destroy), never touch anything a link points to, and a session re-created with the same id
-//! starts empty.
+//! starts empty. A session that adopted a pre-started worker keeps its files in that worker's
+//! `_pooled.<key>` directory, which its `<id>.<key>` only links to: its destroy must remove
+//! both, so each test says whether its sessions adopt one (never left to chance).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -96,7 +98,26 @@ async fn plant_hostile_tree(server: &Server, session: &str, victim: &Victim) -> 
     Ok(())
 }
 
-/// Expects the session to be gone from the host and a new session with its id to start empty.
+/// Destroys `session` and expects everything that held its files gone from the host: its
+/// directories, and the directory it adopted with a pre-started worker, which its name only
+/// links to.
+async fn destroy_leaving_nothing(server: &Server, session: &str) -> Result<()> {
+    let storage = host::session_storage(&server.state_dir, session);
+    ensure!(
+        !storage.is_empty(),
+        "{session}: no host directory to destroy"
+    );
+    delete(server, "destroy_session", session).await?;
+    let left = host::still_there(&storage);
+    ensure!(
+        left.is_empty(),
+        "{session}: host directories left: {left:?}"
+    );
+    Ok(())
+}
+
+/// Expects a destroyed session to be gone from the host and a new session with its id to
+/// start empty.
 async fn assert_destroyed_and_reusable(server: &Server, session: &str) -> Result<()> {
     let left = host::host_dirs_of(&server.state_dir, session);
     ensure!(
@@ -122,11 +143,51 @@ async fn assert_destroyed_and_reusable(server: &Server, session: &str) -> Result
     Ok(())
 }
 
+/// Starts a server whose sessions have directories of their own (`adopted: false`, no pool),
+/// or adopt a pre-started worker with its directories (`adopted: true`, a pool of one Python
+/// worker that [`first_call_adopts`] waits for): which of the two a test exercises is never
+/// left to chance.
+async fn server_with(adopted: bool) -> Result<Server> {
+    let pool = if adopted { "python=1" } else { "0" };
+    let server = Server::start_with_env(&[("SANDBOX_WORKER_POOL", pool)]).await?;
+    server.forbid_own_host_paths();
+    Ok(server)
+}
+
+/// Makes the first call of `session` on a server from [`server_with`], after waiting for the
+/// pool when `adopted`, and checks that the session adopted a pooled directory or not.
+async fn first_call_adopts(
+    server: &Server,
+    session: &str,
+    adopted: bool,
+    code: &str,
+) -> Result<()> {
+    if adopted {
+        server.wait_for_pool(1).await?;
+    }
+    server.python(session, code).await?;
+    ensure!(
+        host::adopted_dir_of(&server.state_dir, session).is_some() == adopted,
+        "{session}: adopted a pooled directory: {:?}, expected {adopted}",
+        host::adopted_dir_of(&server.state_dir, session)
+    );
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn reset_and_destroy_remove_links_fifos_and_locked_dirs_without_following() -> Result<()> {
+    for adopted in [false, true] {
+        hostile_tree_reset_and_destroy(adopted)
+            .await
+            .with_context(|| format!("adopted: {adopted}"))?;
+    }
+    Ok(())
+}
+
+async fn hostile_tree_reset_and_destroy(adopted: bool) -> Result<()> {
     let victim = Victim::new()?;
-    let server = Server::start().await?;
-    server.forbid_own_host_paths();
+    let server = server_with(adopted).await?;
+    first_call_adopts(&server, "hostile", adopted, "pass").await?;
 
     plant_hostile_tree(&server, "hostile", &victim).await?;
     delete(&server, "reset_workspace", "hostile").await?;
@@ -153,7 +214,7 @@ async fn reset_and_destroy_remove_links_fifos_and_locked_dirs_without_following(
     );
 
     plant_hostile_tree(&server, "hostile", &victim).await?;
-    delete(&server, "destroy_session", "hostile").await?;
+    destroy_leaving_nothing(&server, "hostile").await?;
     victim.assert_unchanged("destroy");
     assert_destroyed_and_reusable(&server, "hostile").await?;
     victim.assert_unchanged("re-create");
@@ -171,14 +232,17 @@ fn plant_many_files(dir: &Path, count: usize) -> Result<()> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn reset_and_destroy_cope_with_a_hundred_thousand_files() -> Result<()> {
-    let server = Server::start().await?;
-    server.forbid_own_host_paths();
+    let server = server_with(false).await?;
     for (session, tool) in [("many-r", "reset_workspace"), ("many-d", "destroy_session")] {
-        server.python(session, "x = 1").await?;
+        first_call_adopts(&server, session, false, "x = 1").await?;
         let app = server.workspace_of(session).context("workspace")?;
         plant_many_files(&app.join("flat"), 100_000)?;
         let started = Instant::now();
-        delete(&server, tool, session).await?;
+        if tool == "reset_workspace" {
+            delete(&server, tool, session).await?;
+        } else {
+            destroy_leaving_nothing(&server, session).await?;
+        }
         let took = started.elapsed();
         assert!(took < BIG_TREE_LIMIT, "{tool} of 10^5 files took {took:?}");
         if tool == "reset_workspace" {
@@ -212,15 +276,18 @@ fn plant_deep_chain(dir: &Path, depth: usize, victim: &Path) -> Result<()> {
 #[tokio::test(flavor = "multi_thread")]
 async fn reset_and_destroy_cope_with_nesting_ten_thousand_deep() -> Result<()> {
     let victim = Victim::new()?;
-    let server = Server::start().await?;
-    server.forbid_own_host_paths();
+    let server = server_with(false).await?;
     server.python("bystander", "kept = 1").await?;
     for (session, tool) in [("deep-r", "reset_workspace"), ("deep-d", "destroy_session")] {
-        server.python(session, "x = 1").await?;
+        first_call_adopts(&server, session, false, "x = 1").await?;
         let app = server.workspace_of(session).context("workspace")?;
         plant_deep_chain(&app, 10_000, &victim.path())?;
         let started = Instant::now();
-        delete(&server, tool, session).await?;
+        if tool == "reset_workspace" {
+            delete(&server, tool, session).await?;
+        } else {
+            destroy_leaving_nothing(&server, session).await?;
+        }
         let took = started.elapsed();
         assert!(
             took < BIG_TREE_LIMIT,
@@ -248,14 +315,13 @@ async fn reset_and_destroy_cope_with_nesting_ten_thousand_deep() -> Result<()> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_is_not_root_deletes_locked_trees() -> Result<()> {
     const NOBODY: u32 = 65534;
-    if !host::is_root() {
-        eprintln!("skipped: starting a server as another user needs root");
-        return Ok(());
-    }
-    let server = Server::start_as(Some(NOBODY), &[]).await?;
+    host::require_root("starting a server as another user")?;
+    // Both sessions adopt a pre-started worker: its directories were made by the server, as
+    // `nobody`, before the session existed, and its name is only a link to them.
+    let server = Server::start_as(Some(NOBODY), &[("SANDBOX_WORKER_POOL", "python=1")]).await?;
     server.forbid_own_host_paths();
     for session in ["locked-reset", "locked-destroy"] {
-        server.python(session,
+        first_call_adopts(&server, session, true,
             "import os\nos.makedirs('d/e/f')\nopen('d/e/f/x.txt', 'w').write('x')\nos.makedirs('g')\nopen('/tmp/t.txt', 'w').write('t')\nos.makedirs('/tmp/h/i')",
         )
         .await?;
@@ -291,14 +357,10 @@ async fn a_server_that_is_not_root_deletes_locked_trees() -> Result<()> {
         .python("locked-reset", "open('again.txt', 'w').write('usable')")
         .await?;
 
-    let dir = server
-        .workspace_of("locked-destroy")
-        .context("workspace")?
-        .parent()
-        .context("session dir")?
-        .to_path_buf();
+    let storage = host::session_storage(&server.state_dir, "locked-destroy");
     delete(&server, "destroy_session", "locked-destroy").await?;
-    ensure!(!dir.exists(), "destroy left {}", dir.display());
+    let left = host::still_there(&storage);
+    ensure!(left.is_empty(), "destroy left {left:?}");
     let state_dir = server.state_dir.clone();
     server.stop().await?;
     ensure!(

@@ -1,9 +1,10 @@
 //! The worker's shell (`execute_command`) over guest-made links: every built-in that reads,
-//! writes, lists, copies, moves or deletes through a link out of `/app` is refused
-//! (`path_restriction` or a failing status) without reading or changing anything outside and
-//! without naming a host path; `rm -rf link/` removes at most the link; a FIFO planted in the
-//! workspace gets a prompt error instead of a hung command; and a guest hard link to `/data`
-//! is refused with WASI's EPERM, leaving `/data` as it was.
+//! writes, lists, copies, moves or deletes through a link out of `/app` is refused with
+//! `path_restriction`, by the shell itself (the jail's Landlock and seccomp layers are off, and
+//! each command first works on a real directory in `/app`), without reading or changing
+//! anything outside and without naming a host path; `rm -rf link/` removes at most the link;
+//! a FIFO planted in the workspace gets a prompt error instead of a hung command; and a guest
+//! hard link to `/data` is refused with WASI's EPERM, leaving `/data` as it was.
 
 use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
@@ -28,16 +29,96 @@ async fn command(server: &Server, session: &str, command: &str) -> Result<Reply>
     .with_context(|| format!("{command}: no answer in 30 s"))?
 }
 
-/// Whether a command result is a refusal: a tool error that is a path restriction or a
-/// failing exit status.
+/// Whether a command result is a refusal by the shell's confinement: a tool error classified
+/// `path_restriction` with a failing exit status. (Any other failure, such as the jail's
+/// EACCES, is not the shell's defence at work.)
 fn refused(reply: &Reply) -> bool {
-    reply.is_error && (reply.str("error_type") == "path_restriction" || reply.u64("exit_code") != 0)
+    reply.is_error && reply.str("error_type") == "path_restriction" && reply.u64("exit_code") != 0
 }
 
+/// The commands of the link test, over a link (or a directory) `up` that leads to `/`, one
+/// `vic` that leads to the victim directory, and `v`, the victim's absolute path (so
+/// `{up}{v}` is the victim through `up`).
+fn link_commands(up: &str, vic: &str, v: &str) -> Vec<String> {
+    vec![
+        format!("cat {up}/etc/hostname"),
+        format!("cat {up}/etc/passwd"),
+        format!("ls {up}/"),
+        format!("ls {up}/etc"),
+        format!("ls -la {vic}/"),
+        format!("cat {vic}/secret.txt"),
+        format!("cp {up}/etc/hostname x"),
+        format!("cp {vic}/secret.txt y"),
+        format!("cp -r {vic}/ z"),
+        format!("echo x > {up}{v}/secret.txt"),
+        format!("echo x > {up}{v}/new.txt"),
+        format!("echo x >> {vic}/secret.txt"),
+        format!("echo x > {vic}/new.txt"),
+        format!("echo x | tee {vic}/tee.txt"),
+        format!("mkdir -p {up}{v}/made"),
+        format!("mkdir -p {vic}/made"),
+        format!("touch {vic}/touched"),
+        format!("grep -r root {up}/etc"),
+        format!("grep -r VICTIM {vic}/"),
+        format!("head -c 100 {up}/etc/passwd"),
+        format!("tail {up}/etc/passwd"),
+        format!("wc -c {vic}/secret.txt"),
+        format!("sed -n 1p {up}/etc/passwd"),
+        format!("sed -i s/VICTIM/x/ {vic}/secret.txt"),
+        format!("sort {vic}/secret.txt"),
+        format!("du -a {vic}/"),
+        format!("mv {vic}/secret.txt stolen.txt"),
+        format!("rm {vic}/secret.txt"),
+        format!("rm -rf {vic}/sub"),
+        format!("chmod 777 {vic}/secret.txt"),
+        format!("cd {up} && cat etc/passwd"),
+        format!("cd {vic} && cat secret.txt"),
+    ]
+}
+
+/// What the commands write in `/app` when they work (the control's side effects).
+const MADE_BY_COMMANDS: [&str; 4] = ["x", "y", "z", "stolen.txt"];
+
+/// Plants the control beside the links: real directories in `/app` shaped like what the links
+/// reach (`ctl_up` like `/`, with `etc` and the victim's path beneath it; `ctl_vic` like the
+/// victim), holding the word `root` and `VICTIM` as the commands expect, but no secret. Made
+/// afresh before each command (some move, edit or delete what they find), with what earlier
+/// commands made removed.
+fn plant_control(app: &std::path::Path, victim_path: &str) -> Result<()> {
+    for name in ["ctl_up", "ctl_vic"].iter().chain(&MADE_BY_COMMANDS) {
+        let path = app.join(name);
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path)?;
+        } else if path.exists() {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    let etc = app.join("ctl_up/etc");
+    std::fs::create_dir_all(&etc)?;
+    std::fs::write(etc.join("passwd"), "root:control\n")?;
+    std::fs::write(etc.join("hostname"), "control-host\n")?;
+    let victims = [
+        app.join("ctl_vic"),
+        app.join(format!("ctl_up{victim_path}")),
+    ];
+    for dir in victims {
+        std::fs::create_dir_all(dir.join("sub"))?;
+        std::fs::write(dir.join("secret.txt"), "VICTIM-CONTROL\n")?;
+        std::fs::write(dir.join("sub/nested.txt"), "nested\n")?;
+    }
+    Ok(())
+}
+
+/// The shell's own confinement, with the jail's Landlock and seccomp layers off (as
+/// `jail::without_the_layers_the_probe_gets_through` runs the probe): the worker could then
+/// read and write anything its user can, so only the shell keeps its commands in `/app`. Each
+/// command first works on real directories inside `/app` shaped like what the links reach (the
+/// control: the command itself works, and a refusal below is about the link), then is refused
+/// through the links with `path_restriction`, without reading or changing anything outside.
 #[tokio::test(flavor = "multi_thread")]
 async fn shell_commands_do_not_follow_links_out_of_app() -> Result<()> {
     let victim = Victim::new()?;
-    let server = Server::start().await?;
+    let server = Server::start_with_env(&[("SANDBOX_JAIL_DISABLE", "landlock,seccomp")]).await?;
     server.forbid_own_host_paths();
     let made = server
         .exec(
@@ -47,6 +128,12 @@ async fn shell_commands_do_not_follow_links_out_of_app() -> Result<()> {
         )
         .await?;
     ensure!(!made.is_error, "{made:?}");
+    let health = server.call("list_runtimes", json!({})).await?;
+    let disabled = health.field("health")["jail"]["disabled"].to_string();
+    ensure!(
+        disabled.contains("landlock") && disabled.contains("seccomp"),
+        "the worker runs without Landlock and seccomp: {disabled}"
+    );
     let app = server.workspace_of("sh").context("workspace")?;
     // The shell has no `ln` today; whichever made it, the guest owns the link.
     let ln = command(&server, "sh", &format!("ln -s {TO_ROOT} up")).await?;
@@ -70,42 +157,19 @@ async fn shell_commands_do_not_follow_links_out_of_app() -> Result<()> {
     if hostname.trim().len() >= 4 {
         forbidden.push(hostname.trim());
     }
-    let commands = [
-        "cat up/etc/hostname".to_owned(),
-        "cat up/etc/passwd".to_owned(),
-        "ls up/".to_owned(),
-        "ls up/etc".to_owned(),
-        "ls -la vic/".to_owned(),
-        "cat vic/secret.txt".to_owned(),
-        "cp up/etc/hostname x".to_owned(),
-        "cp vic/secret.txt y".to_owned(),
-        "cp -r vic/ z".to_owned(),
-        format!("echo x > up{v}/secret.txt"),
-        format!("echo x > up{v}/new.txt"),
-        "echo x >> vic/secret.txt".to_owned(),
-        "echo x > vic/new.txt".to_owned(),
-        "echo x | tee vic/tee.txt".to_owned(),
-        format!("mkdir -p up{v}/made"),
-        "mkdir -p vic/made".to_owned(),
-        "touch vic/touched".to_owned(),
-        "grep -r root up/etc".to_owned(),
-        "grep -r VICTIM vic/".to_owned(),
-        "head -c 100 up/etc/passwd".to_owned(),
-        "tail up/etc/passwd".to_owned(),
-        "wc -c vic/secret.txt".to_owned(),
-        "sed -n 1p up/etc/passwd".to_owned(),
-        "sed -i s/VICTIM/x/ vic/secret.txt".to_owned(),
-        "sort vic/secret.txt".to_owned(),
-        "du -a vic/".to_owned(),
-        "mv vic/secret.txt stolen.txt".to_owned(),
-        "rm vic/secret.txt".to_owned(),
-        "rm -rf vic/sub".to_owned(),
-        "chmod 777 vic/secret.txt".to_owned(),
-        "cd up && cat etc/passwd".to_owned(),
-        "cd vic && cat secret.txt".to_owned(),
-    ];
     let paths = server.host_paths();
-    for line in &commands {
+    let controls = link_commands("ctl_up", "ctl_vic", &v);
+    for (line, control) in link_commands("up", "vic", &v).iter().zip(&controls) {
+        plant_control(&app, &v)?;
+        let worked = command(&server, "sh", control).await?;
+        ensure!(
+            !worked.is_error && worked.u64("exit_code") == 0,
+            "the control {control}: {worked:?}"
+        );
+        // The working directory persists between calls: back to /app after a control's `cd`.
+        let back = command(&server, "sh", "cd /app").await?;
+        ensure!(!back.is_error, "{back:?}");
+        plant_control(&app, &v)?;
         let reply = command(&server, "sh", line).await?;
         ensure!(refused(&reply), "{line}: not refused: {reply:?}");
         paths.check_reply(line, &reply);
@@ -117,9 +181,9 @@ async fn shell_commands_do_not_follow_links_out_of_app() -> Result<()> {
             );
         }
         victim.assert_unchanged(line);
-    }
-    for made in ["x", "y", "z", "stolen.txt"] {
-        ensure!(!app.join(made).exists(), "{made} was created");
+        for made in MADE_BY_COMMANDS {
+            ensure!(!app.join(made).exists(), "{line}: {made} was created");
+        }
     }
     ensure!(app.join("mine.txt").is_file(), "mine.txt stayed");
 
@@ -130,6 +194,12 @@ async fn shell_commands_do_not_follow_links_out_of_app() -> Result<()> {
         ("find vic/ -name '*.txt'", "vic/"),
         ("find vic/ -type f", "vic/"),
     ] {
+        let control = line.replace("up", "ctl_up").replace("vic", "ctl_vic");
+        let listed = command(&server, "sh", &control).await?;
+        ensure!(
+            !listed.is_error && listed.str("stdout").contains("secret.txt"),
+            "the control {control}: {listed:?}"
+        );
         let find = command(&server, "sh", line).await?;
         paths.check_reply(line, &find);
         let listed: Vec<&str> = find.str("stdout").lines().collect();

@@ -272,10 +272,7 @@ async fn each_layer_alone_holds_its_ground() -> Result<()> {
 /// A server that is not root: the same jail, and RLIMIT_NPROC binds too (uid 0 is exempt).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_non_root_worker_gets_every_layer_and_nproc() -> Result<()> {
-    if !is_root() {
-        eprintln!("skipped: needs root to start the server as nobody");
-        return Ok(());
-    }
+    sandbox_tests::host::require_root("starting the server as nobody")?;
     let report = run_probe_as(
         Some(NOBODY),
         &[("SANDBOX_REQUIRE", "seccomp,landlock,netns,nproc,fds")],
@@ -463,12 +460,33 @@ async fn health_shows_the_layers() -> Result<()> {
 }
 
 /// A real worker, seen in /proc: seccomp filter mode, no_new_privs, a network namespace that
-/// is not the server's, and only the descriptors it needs.
+/// is not the server's, and only the descriptors it needs. Both kinds, each pinned: a worker
+/// the session started (no pool), and a pre-started one it adopted (jailed before any session
+/// existed; the test waits for the pool).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_worker_is_jailed_as_reported() -> Result<()> {
-    let server = Server::start().await?;
+    for adopted in [false, true] {
+        real_worker_is_jailed(adopted)
+            .await
+            .with_context(|| format!("adopted: {adopted}"))?;
+    }
+    Ok(())
+}
+
+async fn real_worker_is_jailed(adopted: bool) -> Result<()> {
+    let pool = if adopted { "python=1" } else { "0" };
+    let server = Server::start_with_env(&[("SANDBOX_WORKER_POOL", pool)]).await?;
+    let pooled = if adopted {
+        server.wait_for_pool(1).await?
+    } else {
+        Vec::new()
+    };
     server.python("real", "x = 1").await?;
     let pid = procfs::worker_of_session(server.pid, "real").context("worker pid")?;
+    ensure!(
+        pooled.contains(&pid) == adopted,
+        "the session adopted the pooled worker {pooled:?}: {pid}"
+    );
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     let field = |name: &str| {
         status
@@ -496,8 +514,9 @@ async fn a_real_worker_is_jailed_as_reported() -> Result<()> {
         "own uid mapped 1:1"
     );
 
+    // Canonical: an adopted session's directory is a link to the pooled one the worker uses.
     let app = server.workspace_of("real").context("workspace")?;
-    let session_dir = app.parent().context("session dir")?.to_path_buf();
+    let session_dir = app.parent().context("session dir")?.canonicalize()?;
     let fds = open_fds(pid)?;
     for (fd, target) in &fds {
         let expected = target == "/dev/null"

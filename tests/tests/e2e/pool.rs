@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use sandbox_tests::{Server, eventually, procfs};
+use sandbox_tests::{Server, eventually, host, procfs};
 use serde_json::json;
 
 /// Waits for `count` ready idle pooled workers of `server` and returns them.
@@ -60,14 +60,20 @@ async fn a_new_session_runs_on_a_pre_started_worker_and_the_pool_refills() -> an
     assert_eq!(again.str("result"), "41");
 
     // Destroying the session removes the adopted directory and its name.
-    server
+    let adopted = host::adopted_dir_of(&server.state_dir, "fresh")
+        .expect("the session's name links the adopted directory");
+    assert!(adopted.join("app/notes.txt").is_file(), "{adopted:?}");
+    let storage = host::session_storage(&server.state_dir, "fresh");
+    let destroyed = server
         .call("destroy_session", json!({ "session_id": "fresh" }))
         .await?;
+    assert!(!destroyed.is_error, "{destroyed:?}");
     assert!(
-        eventually(Duration::from_secs(5), || server
-            .workspace_of("fresh")
-            .is_none())
-        .await
+        eventually(Duration::from_secs(5), || host::still_there(&storage)
+            .is_empty())
+        .await,
+        "the name and the adopted directory are gone: {:?} left",
+        host::still_there(&storage)
     );
     assert!(
         eventually(Duration::from_secs(5), || !procfs::all_workers()

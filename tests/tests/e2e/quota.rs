@@ -59,12 +59,34 @@ fn assert_within_quota(server: &Server, session: &str) -> Result<(u64, u64)> {
     Ok(held)
 }
 
-/// A failed result classified `disk_quota`, whose message carries the quota's numbers.
+/// The quota's numbers as the refusals write them: [`QUOTA_BYTES`] in MiB, and
+/// [`QUOTA_FILES`] entries.
+const QUOTA_BYTES_SHOWN: &str = "4.77 MiB";
+const QUOTA_FILES_SHOWN: &str = "200 files";
+
+/// A failed result classified `disk_quota`, whose message (the error, or the shell's stderr)
+/// and advice carry the quota's numbers: a model can act on them.
 fn assert_disk_quota(reply: &Reply, what: &str) -> Result<()> {
     ensure!(reply.is_error, "{what}: not refused: {reply:?}");
     ensure!(
         reply.opt_str("error_type") == Some("disk_quota"),
         "{what}: {reply:?}"
+    );
+    let message = format!(
+        "{}\n{}",
+        reply.opt_str("error_message").unwrap_or_default(),
+        reply.str("stderr")
+    );
+    ensure!(
+        message.contains(QUOTA_BYTES_SHOWN) && message.contains(QUOTA_FILES_SHOWN),
+        "{what}: the refusal does not name the quota ({QUOTA_BYTES_SHOWN}, {QUOTA_FILES_SHOWN}): {message}"
+    );
+    let summary = reply.opt_str("guidance_summary").unwrap_or_default();
+    ensure!(
+        summary.contains(&format!(
+            "may hold {QUOTA_BYTES_SHOWN} in {QUOTA_FILES} files"
+        )),
+        "{what}: the advice does not name the quota: {summary}"
     );
     Ok(())
 }

@@ -2,13 +2,15 @@
 //! zombie waits for the session's next call, which then reports the restart); a server killed
 //! with SIGKILL leaves its state directory, and the next server started in the same place
 //! removes it (default location in $TMPDIR, or the same SANDBOX_STATE_DIR); a live server's
-//! directory is never touched, and two servers cannot share one.
+//! directory and another user's are never touched, and two servers cannot share one (the
+//! second says why).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use sandbox_tests::{Server, eventually, procfs};
+use sandbox_tests::host::{self, Snapshot};
+use sandbox_tests::{Server, eventually, procfs, server_binary};
 use serde_json::json;
 
 /// The state of `pid` in /proc (`'Z'` for a zombie), if it exists.
@@ -17,11 +19,32 @@ fn state_of(pid: u32) -> Option<char> {
     stat.rsplit_once(") ")?.1.chars().next()
 }
 
+/// For both kinds of worker a session can have, each pinned (never left to chance): one it
+/// started itself (no pool), and a pre-started one it adopted (the test waits for the pool).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_that_dies_while_idle_is_reaped_at_once() -> Result<()> {
-    let server = Server::start().await?;
+    for adopted in [false, true] {
+        idle_death_is_reaped(adopted)
+            .await
+            .with_context(|| format!("adopted: {adopted}"))?;
+    }
+    Ok(())
+}
+
+async fn idle_death_is_reaped(adopted: bool) -> Result<()> {
+    let pool = if adopted { "python=1" } else { "0" };
+    let server = Server::start_with_env(&[("SANDBOX_WORKER_POOL", pool)]).await?;
+    let pooled = if adopted {
+        server.wait_for_pool(1).await?
+    } else {
+        Vec::new()
+    };
     server.python("idle", "kept = 1").await?;
     let pid = procfs::worker_of_session(server.pid, "idle").context("the worker runs")?;
+    ensure!(
+        pooled.contains(&pid) == adopted,
+        "the session adopted the pooled worker {pooled:?}: {pid}"
+    );
     ensure!(procfs::signal(pid, "KILL"));
     // Reaped without any call to the session: the process is gone, not a zombie.
     let reaped = eventually(Duration::from_secs(5), || state_of(pid).is_none()).await;
@@ -56,12 +79,28 @@ async fn a_worker_that_dies_while_idle_is_reaped_at_once() -> Result<()> {
     server.stop().await
 }
 
-/// Starts a server whose state directory is the default one in `tmpdir`; returns it with its
-/// state directory.
+/// Starts a server (without a pool, which these tests do not need) whose state directory is
+/// the default one in `tmpdir`; returns it with its state directory.
 async fn default_location_server(tmpdir: &std::path::Path) -> Result<(Server, PathBuf)> {
+    default_location_server_as(None, tmpdir).await
+}
+
+/// [`default_location_server`] run as `uid` (root only).
+async fn default_location_server_as(
+    uid: Option<u32>,
+    tmpdir: &std::path::Path,
+) -> Result<(Server, PathBuf)> {
     let tmpdir = tmpdir.to_string_lossy().into_owned();
     // An empty SANDBOX_STATE_DIR means unset: the server picks $TMPDIR/sandbox-mcp-<pid>.
-    let server = Server::start_with_env(&[("SANDBOX_STATE_DIR", ""), ("TMPDIR", &tmpdir)]).await?;
+    let server = Server::start_as(
+        uid,
+        &[
+            ("SANDBOX_STATE_DIR", ""),
+            ("TMPDIR", &tmpdir),
+            ("SANDBOX_WORKER_POOL", "0"),
+        ],
+    )
+    .await?;
     let dir = PathBuf::from(&tmpdir).join(format!("sandbox-mcp-{}", server.pid));
     ensure!(
         dir.is_dir(),
@@ -112,14 +151,39 @@ async fn a_state_directory_is_one_servers_and_cleared_for_the_next() -> Result<(
     let scratch = tempfile::tempdir()?;
     let state = scratch.path().join("state");
     let state_text = state.to_string_lossy().into_owned();
-    let first = Server::start_with_env(&[("SANDBOX_STATE_DIR", &state_text)]).await?;
+    let env = [
+        ("SANDBOX_STATE_DIR", state_text.as_str()),
+        ("SANDBOX_WORKER_POOL", "0"),
+    ];
+    let first = Server::start_with_env(&env).await?;
     first
         .python("work", "open('user-data.txt', 'w').write('private')")
         .await?;
     let leftover = sandbox_tests::host::workspace_of(&state, "work").context("workspace")?;
-    // A second server on the same directory refuses to start.
-    let second = Server::start_with_env(&[("SANDBOX_STATE_DIR", &state_text)]).await;
-    ensure!(second.is_err(), "two servers shared one state directory");
+    // A second server on the same directory refuses to start, and says why. (Its stdin is
+    // closed: a server that did start would read EOF and exit without that message.)
+    let second = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::process::Command::new(server_binary())
+            .envs(env)
+            .env("RUST_LOG", "warn")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .output(),
+    )
+    .await
+    .context("the second server did not exit within 30 s")??;
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    ensure!(
+        !second.status.success()
+            && stderr.contains(&format!(
+                "the state directory is in use by another sandbox-mcp (pid {})",
+                first.pid
+            )),
+        "two servers shared one state directory, or the refusal does not say so: {}\n{stderr}",
+        second.status
+    );
     ensure!(leftover.join("user-data.txt").is_file());
     ensure!(procfs::signal(first.pid, "KILL"));
     ensure!(eventually(Duration::from_secs(5), || !procfs::alive(first.pid)).await);
@@ -128,7 +192,7 @@ async fn a_state_directory_is_one_servers_and_cleared_for_the_next() -> Result<(
         "SIGKILL leaves it"
     );
     // The next server on that directory clears what the dead one left.
-    let next = Server::start_with_env(&[("SANDBOX_STATE_DIR", &state_text)]).await?;
+    let next = Server::start_with_env(&env).await?;
     ensure!(!leftover.exists(), "a dead server's sessions are cleared");
     let again = next
         .exec(
@@ -140,5 +204,67 @@ async fn a_state_directory_is_one_servers_and_cleared_for_the_next() -> Result<(
     assert_eq!(again.str("result"), "[]");
     next.stop().await?;
     drop(first);
+    Ok(())
+}
+
+/// The sweep of dead servers' directories touches only this user's: a SIGKILLed server of
+/// another user (`nobody`) leaves a state directory of the same name pattern, private, with a
+/// free lock, that root could delete; the next server sweeps its own user's dead directory
+/// (the control) and leaves that one exactly as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sweep_never_touches_another_users_state_directory() -> Result<()> {
+    const NOBODY: u32 = 65534;
+    host::require_root("starting a server as another user")?;
+    let tmpdir = tempfile::tempdir()?;
+    // Like /tmp: anyone may create directories there, and only remove their own.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tmpdir.path(), std::fs::Permissions::from_mode(0o1777))?;
+    }
+    let (ours, our_dir) = default_location_server(tmpdir.path()).await?;
+    let (theirs, their_dir) = default_location_server_as(Some(NOBODY), tmpdir.path()).await?;
+    theirs
+        .python("work", "open('user-data.txt', 'w').write('theirs')")
+        .await?;
+    for server in [&ours, &theirs] {
+        ensure!(procfs::signal(server.pid, "KILL"));
+        ensure!(eventually(Duration::from_secs(5), || !procfs::alive(server.pid)).await);
+    }
+    // Their workers die with their server (PDEATHSIG); none may still be writing there.
+    let theirs_text = their_dir.to_string_lossy().into_owned();
+    ensure!(
+        eventually(Duration::from_secs(5), || procfs::all_workers()
+            .iter()
+            .all(|w| !procfs::cmdline(*w).contains(&theirs_text)))
+        .await,
+        "the dead server's workers are gone"
+    );
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::symlink_metadata(&their_dir)?;
+        ensure!(
+            meta.uid() == NOBODY && meta.mode() & 0o077 == 0,
+            "a private directory of nobody's: {meta:?}"
+        );
+    }
+    let before = Snapshot::of(&their_dir);
+    ensure!(
+        before
+            .paths()
+            .iter()
+            .any(|p| p.ends_with("app/user-data.txt")),
+        "{before:?}"
+    );
+    let (next, _) = default_location_server(tmpdir.path()).await?;
+    ensure!(
+        eventually(Duration::from_secs(10), || !our_dir.exists()).await,
+        "our own dead server's directory is swept (the control)"
+    );
+    ensure!(
+        Snapshot::of(&their_dir) == before,
+        "another user's directory was touched"
+    );
+    next.stop().await?;
+    drop((ours, theirs));
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! chosen explicitly, offered by the guidance of a default session, and answering like the
 //! default Python: state, results, tracebacks, timeouts that keep state, memory errors, figures.
 
-use sandbox_tests::{Reply, Server};
+use sandbox_tests::{Reply, Server, rpc_error_type};
 use serde_json::json;
 
 /// Runs Python in `session` (created by the call when new) and expects success.
@@ -243,16 +243,27 @@ async fn the_runtime_is_chosen_explicitly_or_offered_by_the_guidance() -> anyhow
     assert!(!followed.is_error, "the next_call works: {followed:?}");
 
     let mismatch = server
-        .call(
+        .call_refused(
             "create_session",
             json!({ "language": "javascript", "runtime": "python-scientific" }),
         )
-        .await;
-    let refused = match mismatch {
-        Ok(reply) => reply.is_error,
-        Err(_) => true,
-    };
-    assert!(refused, "a runtime of another language is refused");
+        .await?;
+    assert_eq!(
+        rpc_error_type(&mismatch),
+        Some("invalid_argument"),
+        "a runtime of another language is refused as a bad argument: {mismatch:?}"
+    );
+    assert_eq!(
+        mismatch.data.as_ref().map(|d| &d["argument"]),
+        Some(&json!("runtime")),
+        "{mismatch:?}"
+    );
+    assert!(
+        mismatch
+            .message
+            .contains("runtime python-scientific runs python, not javascript"),
+        "{mismatch:?}"
+    );
 
     // A worker killed between calls comes back on the session's runtime (state lost, said so).
     ok(&server, "sci", "x = 41").await?;

@@ -99,6 +99,141 @@ pub(super) fn js_undefined_name(message: &str) -> Option<String> {
     (!name.is_empty() && name.len() <= 64).then(|| name.to_owned())
 }
 
+/// The operand that ends at byte `end` of a source line: a name with attributes, calls and
+/// indexes (`word`, `line.split(',')`, `parts[2]`, `user.profile`), read backwards. `None`
+/// when what ends there is something else (a literal, an operator) or longer than 80 bytes.
+pub(super) fn operand_ending_at(line: &str, end: usize) -> Option<&str> {
+    let bytes = line.as_bytes();
+    let mut start = end.min(bytes.len());
+    while start > 0 {
+        match bytes[start - 1] {
+            b')' | b']' => {
+                let (close, open) = if bytes[start - 1] == b')' {
+                    (b')', b'(')
+                } else {
+                    (b']', b'[')
+                };
+                let mut depth = 0usize;
+                let mut at = start;
+                loop {
+                    at = at.checked_sub(1)?;
+                    if bytes[at] == close {
+                        depth += 1;
+                    } else if bytes[at] == open {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                }
+                start = at;
+            }
+            c if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'$' => start -= 1,
+            _ => break,
+        }
+    }
+    let operand = line.get(start..end)?;
+    let first = operand.chars().next()?;
+    ((first.is_ascii_alphabetic() || first == '_' || first == '$') && operand.len() <= 80)
+        .then_some(operand)
+}
+
+/// The operand that starts at byte `start` of a source line (after spaces): a name or number
+/// with attributes, calls and indexes (`len(values)`, `n`, `counts['a']`), read forwards.
+/// `None` when something else starts there or it is longer than 80 bytes.
+pub(super) fn operand_starting_at(line: &str, start: usize) -> Option<&str> {
+    let bytes = line.as_bytes();
+    let mut start = start;
+    while bytes.get(start) == Some(&b' ') {
+        start += 1;
+    }
+    let mut end = start;
+    while let Some(&c) = bytes.get(end) {
+        match c {
+            b'(' | b'[' => {
+                let (open, close) = if c == b'(' {
+                    (b'(', b')')
+                } else {
+                    (b'[', b']')
+                };
+                let mut depth = 0usize;
+                loop {
+                    match bytes.get(end)? {
+                        b if *b == open => depth += 1,
+                        b if *b == close => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    end += 1;
+                }
+                end += 1;
+            }
+            c if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' => end += 1,
+            _ => break,
+        }
+    }
+    let operand = line.get(start..end)?;
+    let first = operand.chars().next()?;
+    ((first.is_ascii_alphanumeric() || first == '_') && operand.len() <= 80).then_some(operand)
+}
+
+/// The divisor of the last division or modulo on a line: `len(values)` in
+/// `avg = sum(values) / len(values)`.
+pub(super) fn divisor(line: &str) -> Option<&str> {
+    // The last `/` or `%` outside string literals.
+    let mut quote = None;
+    let mut escaped = false;
+    let mut at = None;
+    for (i, c) in line.char_indices() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == '/' || c == '%' => at = Some(i),
+            None => {}
+        }
+    }
+    let at = at?;
+    let before = line[..at].trim_end_matches(['/', ' ']);
+    let binary = before
+        .chars()
+        .last()
+        .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ')' || c == ']');
+    binary.then(|| operand_starting_at(line, at + 1)).flatten()
+}
+
+/// The sequence a line indexes first: `word` in `print(word[3])`, `line.split(',')` in
+/// `city = line.split(',')[2]`.
+pub(super) fn indexed_sequence(line: &str) -> Option<&str> {
+    line.match_indices('[')
+        .find_map(|(at, _)| operand_ending_at(line, at))
+}
+
+/// The operand a line reads `.name` of: `parts[2]` for `trim` in `parts[2].trim()`.
+pub(super) fn operand_of_member<'l>(line: &'l str, name: &str) -> Option<&'l str> {
+    let member = format!(".{name}");
+    line.match_indices(&member)
+        .filter(|(at, _)| {
+            // `.name` itself, not the start of `.names`.
+            line[at + member.len()..]
+                .chars()
+                .next()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+        })
+        .find_map(|(at, _)| operand_ending_at(line, at))
+}
+
 /// True for an id the tools accept: `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`.
 pub(super) fn valid_session_id(id: &str) -> bool {
     let mut chars = id.chars();
@@ -122,6 +257,49 @@ pub(super) fn tail(s: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operands_are_read_back_from_indexes_and_members() {
+        assert_eq!(indexed_sequence("print(word[3])"), Some("word"));
+        assert_eq!(
+            indexed_sequence("city = line.split(',')[2]"),
+            Some("line.split(',')")
+        );
+        assert_eq!(indexed_sequence("header = rows[0]"), Some("rows"));
+        assert_eq!(indexed_sequence("x = [1, 2][5]"), None);
+        assert_eq!(indexed_sequence("print('abc'[3])"), None);
+        assert_eq!(indexed_sequence("no index here"), None);
+        assert_eq!(
+            operand_of_member("console.log(parts[2].trim());", "trim"),
+            Some("parts[2]")
+        );
+        assert_eq!(
+            operand_of_member("console.log(user.profile.name);", "name"),
+            Some("user.profile")
+        );
+        assert_eq!(
+            operand_of_member("const header = rows[0].split(',');", "split"),
+            Some("rows[0]")
+        );
+        assert_eq!(operand_of_member("a.names + 1", "name"), None);
+        assert_eq!(
+            divisor("avg = sum(values) / len(values)"),
+            Some("len(values)")
+        );
+        assert_eq!(divisor("r = total // n"), Some("n"));
+        assert_eq!(divisor("r = x % counts['a'] + 1"), Some("counts['a']"));
+        assert_eq!(divisor("open('/app/x.txt')"), None);
+        assert_eq!(divisor("r = 1 / (a - b)"), None);
+        assert_eq!(operand_of_member("stack.pop()", "pop"), Some("stack"));
+        // Hostile lines never panic: unbalanced brackets, multi-byte text.
+        for line in [
+            "]]]]x[", ")(.a", "é[0]", "x)[0]", "[", ".", "ü.pop()", "x / (", "x / é",
+        ] {
+            let _ = indexed_sequence(line);
+            let _ = operand_of_member(line, "pop");
+            let _ = divisor(line);
+        }
+    }
 
     #[test]
     fn locations_table() {

@@ -173,7 +173,7 @@ impl Draft<'_, '_> {
         self.summary =
             format!("'{shown}' does not exist in this session's /app (the working directory).");
         self.doc(WORKSPACE);
-        self.fix("List what is there first; check the name's spelling, case and extension.");
+        self.fix(format!("List what is there first; '{shown}' is not in /app, so check the name's spelling, case and extension."));
         self.fix("Create the file before reading it: every session has its own /app, and a new, reset or expired session starts empty, so files written in another session are not here.");
         if self.f.state_lost {
             self.fix("The interpreter restarted, but files in /app survive restarts: a missing file was never written in this session.");

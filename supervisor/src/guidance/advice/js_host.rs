@@ -10,7 +10,7 @@ use super::super::docs::JAVASCRIPT;
 use super::super::modules;
 use super::super::scan::ImportKind;
 use super::draft::Draft;
-use super::evidence::{js_undefined_name, quoted};
+use super::evidence::{js_undefined_name, operand_of_member, quoted};
 
 /// Fixes for JavaScript exceptions whose advice does not depend on the message.
 pub(super) const JS_EXCEPTION_FIXES: &[(&str, [&str; 2])] = &[(
@@ -200,7 +200,15 @@ impl Draft<'_, '_> {
             || lower.contains("of undefined")
             || lower.contains("of null")
         {
-            self.fix("The value before the `.` is undefined or null: a missing key, an empty result, or a file function that returned null. Check it (`if (!x) ...`) or use optional chaining `x?.y`.");
+            // The operand by name when the failing line shows it: `parts[2]` of `.trim`.
+            let operand = quoted(self.message()).and_then(|property| {
+                let line = self.error_line()?;
+                operand_of_member(line, property).map(|o| (o.to_owned(), property.to_owned()))
+            });
+            self.fix(match operand {
+                Some((o, p)) => format!("`{o}` is undefined or null, so `.{p}` cannot be read: a missing key, an empty result, or a file function that returned null. Check it (`if (!{o}) ...`) or use optional chaining `{o}?.{p}`."),
+                None => "The value before the `.` is undefined or null: a missing key, an empty result, or a file function that returned null. Check it (`if (!x) ...`) or use optional chaining `x?.y`.".to_owned(),
+            });
         } else if lower.contains("not iterable") {
             self.fix("Only arrays, strings, Maps and Sets are iterable: for objects use `Object.entries(obj)`; destructuring `const [a, b] = x` needs an array.");
         }
@@ -398,6 +406,11 @@ mod tests {
             (
                 "RangeError",
                 "RangeError: invalid array length",
+                "array length is negative",
+            ),
+            (
+                "RangeError",
+                "RangeError: invalid precision",
                 "out of range",
             ),
             (

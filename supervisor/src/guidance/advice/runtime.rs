@@ -5,8 +5,10 @@
 //! the usual causes: the message-dependent ones here, the fixed ones from the tables of each
 //! family.
 
+use super::super::analyze::is_file_call;
 use super::super::docs::{JAVASCRIPT, PYTHON};
 use super::draft::Draft;
+use super::evidence::{divisor, indexed_sequence, operand_of_member};
 use super::js_host::JS_EXCEPTION_FIXES;
 use super::names::NAME_EXCEPTION_FIXES;
 
@@ -152,13 +154,20 @@ impl Draft<'_, '_> {
             "KeyError" => self.key_error(&message),
             "IndexError" => {
                 self.off_by_one_fix();
-                self.fixed_exception_fixes(name);
+                self.index_error(lower);
+            }
+            "UnicodeEncodeError" => self.unicode_encode_error(&message),
+            "ZeroDivisionError" => self.zero_division(),
+            "AssertionError" => self.assertion_error(),
+            "RangeError" if !self.python() && lower.contains("invalid array length") => {
+                self.fix("The array length is negative, fractional or too large: `new Array(n)` and `arr.length = n` need a whole n from 0 to 2^32 - 1; check the value passed.");
             }
             "UnicodeDecodeError" if utf16_bom(lower) => {
                 self.fix("The data starts with a UTF-16 byte-order mark (0xff 0xfe or 0xfe 0xff): decode it as UTF-16, `open(path, encoding='utf-16')` or `data.decode('utf-16')`.");
                 // The message shows one byte only: other encodings remain possible.
                 self.fixed_exception_fixes(name);
             }
+            "UnicodeDecodeError" => self.unicode_decode_error(),
             "OverflowError" if lower.contains("index-sized integer") => {
                 self.fix("The size or index is larger than the 32-bit WebAssembly interpreter can address (about 2 GiB at most, less in practice): allocate far less, or process the data in chunks.");
             }
@@ -216,6 +225,103 @@ impl Draft<'_, '_> {
         } else {
             "The loop or index goes one past the end: indices run from 0 to length - 1, so loop with `i < arr.length` (not `<=`), and use `arr[arr.length - 1]` or `arr.at(-1)` for the last item; past the end an array gives undefined."
         });
+    }
+
+    /// An IndexError: the sequence the failing line indexes (or pops from) by name, when the
+    /// line shows it, else the usual causes.
+    fn index_error(&mut self, lower: &str) {
+        let line = self.error_line().unwrap_or("");
+        let named = if lower.contains("pop from empty") {
+            operand_of_member(line, "pop").map(|seq| {
+                format!("`{seq}` is empty when `.pop()` runs: check it first (`if {seq}:`); an empty list usually means an earlier filter, split or parse found nothing.")
+            })
+        } else {
+            indexed_sequence(line).map(|seq| {
+                format!("`{seq}` is shorter than the index: print `len({seq})` before indexing; an empty list usually means an earlier filter, split or parse found nothing.")
+            })
+        };
+        match named {
+            Some(fix) => {
+                self.fix(fix);
+                // The table's second fix (guards and slicing); its first is the unnamed form.
+                self.fixed_fixes_after_the_first("IndexError");
+            }
+            None => self.fixed_exception_fixes("IndexError"),
+        }
+    }
+
+    /// The table's fixes of `name` after its first, which the caller replaced with a named form.
+    fn fixed_fixes_after_the_first(&mut self, name: &str) {
+        if let Some((_, [_, second])) = PYTHON_EXCEPTION_FIXES.iter().find(|(n, _)| *n == name) {
+            self.fix(*second);
+        }
+    }
+
+    /// A UnicodeDecodeError: the file the failing line opens, by name, when it shows one.
+    fn unicode_decode_error(&mut self) {
+        let line = self.error_line().unwrap_or("");
+        let file = self
+            .code
+            .strings
+            .iter()
+            .find(|s| {
+                s.call.as_deref().is_some_and(is_file_call)
+                    && !s.text.is_empty()
+                    && line.contains(s.text)
+            })
+            .map(|s| s.text.to_owned());
+        match file {
+            Some(file) => {
+                self.fix(format!("'{file}' is not UTF-8: open it with `encoding='latin-1'` (never fails) or `errors='replace'`, or read bytes with 'rb'."));
+                self.fixed_fixes_after_the_first("UnicodeDecodeError");
+            }
+            None => self.fixed_exception_fixes("UnicodeDecodeError"),
+        }
+    }
+
+    /// A ZeroDivisionError: the divisor on the failing line, by name, when it shows one.
+    fn zero_division(&mut self) {
+        match self.error_line().and_then(divisor).map(str::to_owned) {
+            Some(n) => {
+                self.fix(format!("`{n}` is zero here: guard the division (`x / n if n else 0`); an average over an empty list is the usual cause."));
+                self.fixed_fixes_after_the_first("ZeroDivisionError");
+            }
+            None => self.fixed_exception_fixes("ZeroDivisionError"),
+        }
+    }
+
+    /// An AssertionError: the condition the failing assert checks, when the line shows it.
+    fn assertion_error(&mut self) {
+        let condition = self
+            .error_line()
+            .and_then(|l| l.trim().strip_prefix("assert "))
+            .map(|rest| rest.split(", ").next().unwrap_or(rest).trim().to_owned())
+            .filter(|c| !c.is_empty() && c.len() <= 120);
+        match condition {
+            Some(c) => {
+                self.fix(format!("Print the values the assert checks (`{c}`) just before it to see which condition failed."));
+                self.fixed_fixes_after_the_first("AssertionError");
+            }
+            None => self.fixed_exception_fixes("AssertionError"),
+        }
+    }
+
+    /// A UnicodeEncodeError: the codec that cannot represent the text, by name.
+    fn unicode_encode_error(&mut self, message: &str) {
+        let codec = message
+            .split(" codec can't encode")
+            .next()
+            .filter(|head| head.len() < message.len())
+            .and_then(|head| head.rsplit(' ').next())
+            .map(|c| c.trim_matches(['\'', '"']))
+            .filter(|c| !c.is_empty() && c.len() <= 32);
+        match codec {
+            Some(codec) => {
+                self.fix(format!("The text has characters the '{codec}' codec cannot represent: write files with `encoding='utf-8'` (or pass `errors='replace'`), and encode with 'utf-8' rather than '{codec}'."));
+                self.fixed_fixes_after_the_first("UnicodeEncodeError");
+            }
+            None => self.fixed_exception_fixes("UnicodeEncodeError"),
+        }
     }
 
     /// The fixes of an exception whose advice does not depend on the message, if it is one.

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::super::analyze::looks_like_other_language;
 use super::super::docs::{JAVASCRIPT, PYTHON};
 use super::super::scan::ImportKind;
-use super::super::{MAX_ECHOED_CODE, NextCall};
+use super::super::{MAX_ECHOED_CODE, NextCall, clip};
 use super::draft::Draft;
 
 /// Text that only TypeScript has.
@@ -93,6 +93,10 @@ impl Draft<'_, '_> {
         self.doc(PYTHON);
         if lower.contains("unexpected indent") && self.f.code.starts_with([' ', '\t']) {
             self.fix("The whole snippet is indented: remove the common leading indentation (top-level code must start at column 0).");
+        } else if lower.contains("expected an indented block")
+            && let Some(line) = self.error_line().map(str::trim).filter(|l| !l.is_empty())
+        {
+            self.fix(format!("Indent `{}` one level (4 spaces) under the header before it: every block after `:` must be indented one level more than its header.", clip(line, 80)));
         } else if lower.contains("indent") || lower.contains("tab") {
             self.fix("Indent consistently with 4 spaces (no tabs); every block after `:` must be indented one level more than its header.");
         }

@@ -125,7 +125,7 @@ impl<'a> CodeFacts<'a> {
     }
 
     /// Calls that allocate their argument's worth: `bytearray(N)`, `new Float64Array(N)`,
-    /// `'x'.repeat(N)`, `list(range(N))`.
+    /// `'x'.repeat(N)`, `list(range(N))`, `np.zeros((R, C))` (a shape counts its product).
     fn call_allocations(&self) -> Vec<(String, u32, u64)> {
         let src = &self.src;
         let t = &src.tokens;
@@ -137,6 +137,24 @@ impl<'a> CodeFacts<'a> {
             let end = (open + 1..close)
                 .find(|&k| src.is(k, ",") && t[k].depth == t[open].depth + 1)
                 .unwrap_or(close);
+            // A shape, `(R, C)` or `[R, C]`: the product of its constant parts.
+            let shape_close = src.partner.get(open + 1).copied().filter(|c| *c + 1 == end);
+            if let Some(shape_close) =
+                shape_close.filter(|_| src.is(open + 1, "(") || src.is(open + 1, "["))
+            {
+                let depth = t[open + 1].depth + 1;
+                let mut product = 1.0;
+                let mut from = open + 2;
+                for k in open + 2..=shape_close {
+                    if k == shape_close || (src.is(k, ",") && t[k].depth == depth) {
+                        if k > from {
+                            product *= scan::const_value(src, from, k)?;
+                        }
+                        from = k + 1;
+                    }
+                }
+                return Some(product);
+            }
             scan::const_value(src, open + 1, end)
         };
         let mut out = Vec::new();
@@ -170,6 +188,10 @@ impl<'a> CodeFacts<'a> {
                 Some((4.0, "items"))
             }
             (Language::JavaScript, "Array") => Some((16.0, "items")),
+            (
+                Language::Python,
+                "np.zeros" | "np.ones" | "np.empty" | "numpy.zeros" | "numpy.ones" | "numpy.empty",
+            ) => Some((8.0, "float64 items")),
             (_, "repeat") => Some((1.0, "characters")),
             (Language::Python, "range") => {
                 // Only a materialised range costs memory.
@@ -268,7 +290,7 @@ mod tests {
 
     #[test]
     fn large_allocations_table() {
-        let cases: [(Language, &str, &[(&str, u32)]); 7] = [
+        let cases: [(Language, &str, &[(&str, u32)]); 8] = [
             (
                 Language::Python,
                 "buf = bytearray(3 * 10**9)",
@@ -299,6 +321,11 @@ mod tests {
                 Language::JavaScript,
                 "'x'.repeat(1e9)",
                 &[("repeat(...) of 1B characters", 1)],
+            ),
+            (
+                Language::Python,
+                "import numpy as np\nsmall = np.zeros((10, 10))\nframe = np.zeros((40000, 40000))",
+                &[("np.zeros(...) of 1.6B float64 items", 3)],
             ),
         ];
         for (language, code, want) in cases {
