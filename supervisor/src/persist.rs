@@ -90,7 +90,7 @@ const JS_RESTORE: &str = r#"(() => {
 pub struct Restored {
     /// Names defined again from the saved state.
     pub restored: Vec<String>,
-    /// Names that existed but could not be saved or restored (functions, classes, open files...).
+    /// Names that could not be saved or restored (functions, classes, open files).
     pub not_restored: Vec<String>,
 }
 

@@ -13,73 +13,78 @@ use crate::worker::ExecFailure;
 /// Longest stdout/stderr excerpt repeated in the text block; the structured result has it all.
 const TEXT_EXCERPT: usize = 8 * 1024;
 
-/// The structured result of `execute_code`.
+/// The structured result of `execute_code` and `execute_command`. Lean for clients that
+/// validate every result against the output schema: a field with nothing to say is left out
+/// (never `null` or `[]`), so a trivial success carries only what is always meaningful.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ExecuteCodeResult {
-    /// True when the code ran to completion without an uncaught error.
     pub success: bool,
-    /// What the code printed (UTF-8; invalid bytes replaced), up to the session's output cap.
     pub stdout: String,
-    /// Error output, including the traceback of an uncaught error.
     pub stderr: String,
-    /// 0 on success; the `sys.exit` status when the code gave one; otherwise 1.
     pub exit_code: i32,
     pub execution_time_ms: f64,
-    /// Fuel (deterministic CPU units, about 10^10 per second) this execution used.
+    /// About 10^10 per CPU second.
     pub fuel_consumed: u64,
-    /// Fuel this execution was allowed.
     pub fuel_budget: u64,
     pub session_id: String,
-    /// Identifies this execution (for cancel_execution).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub execution_id: String,
-    pub language: String,
-    /// The interpreter that ran it: python, python-scientific (CPython 3.15 with numpy, pandas,
-    /// scipy, scikit-learn, matplotlib) or javascript.
+    /// python, python-scientific or javascript.
     pub runtime: String,
-    /// Repr of the value of the last expression, as a notebook cell shows it; null when the
-    /// code does not end in an expression or it evaluated to None/undefined.
+    /// The language of the code, to say which session a refusal was for.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub language: String,
+    /// Repr of the last expression's value.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
+    #[serde(skip_serializing_if = "is_false")]
     pub stdout_truncated: bool,
+    #[serde(skip_serializing_if = "is_false")]
     pub stderr_truncated: bool,
-    /// Null on success; otherwise the class of failure. `output_limit` also appears on a
-    /// successful run whose output was cut (then `success` stays true).
+    /// Class of failure (output_limit may come with success).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_type: Option<ErrorType>,
-    /// Exception class or JS error name (e.g. ZeroDivisionError, TypeError), when known.
+    /// e.g. ZeroDivisionError, TypeError.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_name: Option<String>,
-    /// One-line description of the failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
-    /// True when the supervisor had to kill the worker process (it did not answer in time);
-    /// output produced before the kill is lost with it.
+    /// Killed for not answering: output lost.
+    #[serde(skip_serializing_if = "is_false")]
     pub worker_killed: bool,
-    /// True when the interpreter was replaced during or right before this execution.
+    #[serde(skip_serializing_if = "is_false")]
     pub session_restarted: bool,
-    /// What the restart cost: "rolled_back" (state from before this call restored),
-    /// "lost" (variables, functions and imports are gone; files in /app remain), or null.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub state_after_restart: Option<StateAfterRestart>,
-    /// Why the interpreter was restarted, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub restart_reason: Option<String>,
-    /// Linear memory of the interpreter after the execution.
+    #[serde(skip_serializing_if = "is_zero")]
     pub memory_bytes: u64,
-    /// When the session expires if left idle (RFC 3339).
+    /// RFC 3339; every call extends it.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub expires_at: String,
-    /// With auto_persist_globals: what was restored into the fresh interpreter before this
-    /// execution, and what could not be.
+    /// auto_persist_globals after a restart.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub state_restored: Option<crate::persist::Restored>,
-    /// Fuel used against the budget: utilization %, status (efficient, moderate, warning,
-    /// critical) and, from 75 %, a recommendation with likely causes.
+    /// From half the budget on.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fuel_analysis: Option<FuelAnalysis>,
-    /// What went wrong, in this sandbox's terms (on failure or truncated output).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub guidance_summary: Option<String>,
-    /// Concrete fixes, most likely first (on failure or truncated output).
+    /// Fixes, most likely first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub actionable_guidance: Vec<String>,
-    /// Documentation to read with resources/read (sandbox://docs/...).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub related_docs: Vec<String>,
-    /// A ready tool call (name and arguments) that moves things forward, when there is one.
+    /// The call to make next (tool, arguments).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub next_call: Option<NextCall>,
-    /// Pictures the code drew (matplotlib `plt.show()` or a saved figure), in order: each is an
-    /// image content block after the text.
+    /// Sent as image content.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<FigureInfo>,
-    /// What the server decided for this call on its own, e.g. the runtime it chose.
+    /// Decisions the server made itself.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// The pictures' bytes, sent as image content rather than in the JSON.
     #[serde(skip)]
@@ -87,10 +92,17 @@ pub struct ExecuteCodeResult {
     pub figure_data: Vec<Figure>,
 }
 
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
 /// One picture of [`ExecuteCodeResult::figures`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct FigureInfo {
-    /// `image/png`.
     pub mime: String,
     pub bytes: usize,
 }

@@ -97,11 +97,14 @@ class Warnings(logging.Handler):
 
 def outcome(result: Any) -> Facts:
     """The parts of an execute_code result the checks judge (the SDK has already validated a
-    successful result against the tool's output schema)."""
+    successful result against the tool's output schema). A field with nothing to say is left
+    out of the result: a flag reads as false, anything else as None."""
     content = result.structured_content or {}
-    keys = ("success", "result", "error_type", "execution_id", "session_id", "session_restarted",
-            "error_message", "restart_reason", "worker_killed")
-    return {"is_error": result.is_error, **{k: content.get(k) for k in keys}}
+    keys = ("success", "result", "error_type", "execution_id", "session_id", "error_message",
+            "restart_reason")
+    flags = ("session_restarted", "worker_killed")
+    return {"is_error": result.is_error, **{k: content.get(k) for k in keys},
+            **{k: content.get(k, False) for k in flags}}
 
 
 def data(result: Any) -> Facts:

@@ -5,6 +5,7 @@
 //! nodes, and the check that no host path reaches a client.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
@@ -65,6 +66,9 @@ pub struct Client {
     /// Host paths no tool result or JSON-RPC error may contain, once set with
     /// [`Client::forbid_host_paths`].
     forbidden: std::sync::Mutex<Option<host::HostPaths>>,
+    /// Each tool's output schema, listed at the first call: every result is checked against
+    /// it ([`schema_violations`]).
+    output_schemas: tokio::sync::OnceCell<std::collections::HashMap<String, Arc<Value>>>,
 }
 
 /// A running server and an MCP client connected to it over stdio. Derefs to its [`Client`].
@@ -87,22 +91,55 @@ pub struct Reply {
     /// Image content blocks: (MIME type, base64 data), in order.
     pub images: Vec<(String, String)>,
     pub elapsed: Duration,
+    /// The tool's output schema, when it has one: the result was checked against it, and it
+    /// says which fields may be left out (they have nothing to say).
+    pub schema: Option<Arc<Value>>,
 }
 
+/// What an absent optional field reads as.
+static ABSENT: Value = Value::Null;
+
 impl Reply {
-    /// The field `key` of the structured result.
+    /// The field `key` of the structured result; `null` for an optional field the result left
+    /// out (its output schema declares it, and absent means "none").
     ///
     /// # Panics
-    /// When the result has no such field (a renamed or dropped field fails the test, it never
-    /// reads as "", false or 0), naming the field and showing the whole reply.
+    /// When the result has no such field and its schema does not declare it either (a renamed
+    /// or dropped field fails the test, it never reads as "", false or 0), naming the field and
+    /// showing the whole reply.
     pub fn field(&self, key: &str) -> &Value {
         match self.value.get(key) {
             Some(value) => value,
+            None if self.declares(key) => &ABSENT,
             None => panic!(
                 "the reply has no field {key:?} (is_error: {}): {}\ntext: {}",
                 self.is_error, self.value, self.text
             ),
         }
+    }
+
+    /// Whether the tool's output schema declares `key` (so its absence means "none").
+    fn declares(&self, key: &str) -> bool {
+        self.schema
+            .as_ref()
+            .is_some_and(|schema| schema["properties"].get(key).is_some())
+    }
+
+    /// Whether the result carries `key` at all (an optional field with something to say).
+    pub fn has(&self, key: &str) -> bool {
+        self.value.get(key).is_some()
+    }
+
+    /// An array field; empty when the result left it out.
+    ///
+    /// # Panics
+    /// When the field is neither an array nor a declared absent one.
+    pub fn list(&self, key: &str) -> Vec<Value> {
+        let value = self.field(key);
+        if value.is_null() {
+            return Vec::new();
+        }
+        self.typed(key, "an array", Value::as_array).clone()
     }
 
     /// A string field of the structured result.
@@ -126,11 +163,14 @@ impl Reply {
         }
     }
 
-    /// A boolean field of the structured result.
+    /// A boolean field of the structured result; false when the result left it out.
     ///
     /// # Panics
-    /// When the field is missing or not a boolean.
+    /// When the field is missing (and not declared) or not a boolean.
     pub fn bool(&self, key: &str) -> bool {
+        if self.field(key).is_null() && !self.has(key) {
+            return false;
+        }
         self.typed(key, "a boolean", Value::as_bool)
     }
 
@@ -142,11 +182,11 @@ impl Reply {
         self.typed(key, "an unsigned integer", Value::as_u64)
     }
 
-    /// Whether the field is JSON `null` (an explicit "nothing", e.g. the `result` of a
-    /// statement).
+    /// Whether the field says "nothing": left out of the result (declared by its schema), or
+    /// JSON `null` in a result without one.
     ///
     /// # Panics
-    /// When the field is missing.
+    /// When the field is missing and not declared.
     pub fn is_null(&self, key: &str) -> bool {
         self.field(key).is_null()
     }
@@ -185,8 +225,64 @@ impl Reply {
             text,
             images,
             elapsed,
+            schema: None,
         }
     }
+}
+
+/// Checks a structured result against its tool's output schema as a validating client (the
+/// official SDKs) does, for the plain schemas the server sends: required fields present, no
+/// field the schema does not declare, types and enums respected, and never a `null` (absent
+/// means none). Returns every violation, as JSON paths.
+pub fn schema_violations(value: &Value, schema: &Value) -> Vec<String> {
+    fn check(value: &Value, schema: &Value, path: &str, found: &mut Vec<String>) {
+        if let Some(kind) = schema.get("type").and_then(Value::as_str) {
+            let fits = match kind {
+                "string" => value.is_string(),
+                "integer" => value.is_i64() || value.is_u64(),
+                "number" => value.is_number(),
+                "boolean" => value.is_boolean(),
+                "array" => value.is_array(),
+                "object" => value.is_object(),
+                _ => true,
+            };
+            if !fits {
+                found.push(format!("{path}: {value} is not {kind}"));
+                return;
+            }
+        }
+        if let Some(Value::Array(allowed)) = schema.get("enum")
+            && !allowed.contains(value)
+        {
+            found.push(format!("{path}: {value} is not one of {allowed:?}"));
+        }
+        if let (Value::Object(map), Some(Value::Object(properties))) =
+            (value, schema.get("properties"))
+        {
+            for required in schema["required"].as_array().into_iter().flatten() {
+                let name = required.as_str().unwrap_or_default();
+                if !map.contains_key(name) {
+                    found.push(format!("{path}.{name}: required, missing"));
+                }
+            }
+            for (name, child) in map {
+                match properties.get(name) {
+                    Some(child_schema) => {
+                        check(child, child_schema, &format!("{path}.{name}"), found)
+                    }
+                    None => found.push(format!("{path}.{name}: not in the schema")),
+                }
+            }
+        }
+        if let (Value::Array(items), Some(item_schema)) = (value, schema.get("items")) {
+            for (i, item) in items.iter().enumerate() {
+                check(item, item_schema, &format!("{path}[{i}]"), found);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    check(value, schema, "$", &mut found);
+    found
 }
 
 fn arguments_of(args: Value) -> Result<serde_json::Map<String, Value>> {
@@ -219,9 +315,10 @@ impl Client {
             CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments_of(args)?);
         match self.service.call_tool(params).await {
             Ok(result) => {
-                let reply = Reply::of(result, started.elapsed());
+                let mut reply = Reply::of(result, started.elapsed());
                 self.screen(tool, &reply.text);
                 self.screen(tool, &reply.value.to_string());
+                reply.schema = self.checked_against_schema(tool, &reply).await?;
                 Ok(Ok(reply))
             }
             Err(ServiceError::McpError(e)) => {
@@ -303,6 +400,7 @@ impl Client {
         Client {
             service,
             forbidden: std::sync::Mutex::new(None),
+            output_schemas: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -328,9 +426,53 @@ impl Client {
         )));
         let started = Instant::now();
         let result = self.service.call_tool(params).await?;
-        let reply = Reply::of(result, started.elapsed());
+        let mut reply = Reply::of(result, started.elapsed());
         self.screen("execute_code", &reply.value.to_string());
+        reply.schema = self.checked_against_schema("execute_code", &reply).await?;
         Ok(reply)
+    }
+
+    /// The output schema of `tool` (listed once per connection), after checking that a
+    /// successful `reply` satisfies it: every test's result is validated as the official SDKs
+    /// validate them.
+    ///
+    /// # Panics
+    /// When the result does not satisfy the schema, naming every violation.
+    async fn checked_against_schema(
+        &self,
+        tool: &str,
+        reply: &Reply,
+    ) -> Result<Option<Arc<Value>>> {
+        let schemas = self
+            .output_schemas
+            .get_or_try_init(|| async {
+                let tools = self.service.list_all_tools().await?;
+                anyhow::Ok(
+                    tools
+                        .into_iter()
+                        .filter_map(|t| {
+                            let schema = Value::Object((*t.output_schema?).clone());
+                            Some((t.name.to_string(), Arc::new(schema)))
+                        })
+                        .collect::<std::collections::HashMap<_, _>>(),
+                )
+            })
+            .await?;
+        let Some(schema) = schemas.get(tool) else {
+            return Ok(None);
+        };
+        // As the SDKs do: a failed call's structured content is not checked (a refused
+        // create_session answers with its refusal, not a session).
+        if reply.is_error {
+            return Ok(Some(schema.clone()));
+        }
+        let violations = schema_violations(&reply.value, schema);
+        assert!(
+            violations.is_empty(),
+            "{tool}'s result does not satisfy its outputSchema: {violations:#?}\nresult: {}",
+            reply.value
+        );
+        Ok(Some(schema.clone()))
     }
 
     /// Progress messages received so far, oldest first. (rmcp's client gives every request a
@@ -1521,6 +1663,68 @@ mod tests {
             text: String::new(),
             images: Vec::new(),
             elapsed: std::time::Duration::ZERO,
+            schema: None,
+        }
+    }
+
+    /// A field the output schema declares but the result left out reads as "none" (null,
+    /// false, an empty list); a field it does not declare still fails the test.
+    #[test]
+    fn a_declared_field_left_out_reads_as_none() {
+        let mut r = reply(serde_json::json!({ "success": true }));
+        r.schema = Some(std::sync::Arc::new(serde_json::json!({
+            "properties": {
+                "success": { "type": "boolean" },
+                "result": { "type": "string" },
+                "session_restarted": { "type": "boolean" },
+                "notes": { "type": "array", "items": { "type": "string" } },
+            },
+            "required": ["success"],
+        })));
+        assert!(r.is_null("result") && !r.has("result"));
+        assert_eq!(r.opt_str("result"), None);
+        assert!(!r.bool("session_restarted"));
+        assert!(r.list("notes").is_empty());
+        assert!(r.bool("success"));
+        let undeclared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = r.bool("renamed");
+        }));
+        assert!(undeclared.is_err(), "an undeclared field still fails");
+        let absent_string = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = r.str("result");
+        }));
+        assert!(absent_string.is_err(), "str() wants a value");
+    }
+
+    /// Results are checked against their output schema as a validating SDK checks them.
+    #[test]
+    fn results_are_checked_against_their_output_schema() {
+        let schema = serde_json::json!({
+            "properties": {
+                "success": { "type": "boolean" },
+                "kind": { "type": "string", "enum": ["a", "b"] },
+                "n": { "type": "integer" },
+                "items": { "type": "array", "items": { "properties": { "x": { "type": "string" } }, "type": "object" } },
+            },
+            "required": ["success"],
+            "type": "object",
+        });
+        let ok =
+            serde_json::json!({ "success": true, "kind": "a", "n": 3, "items": [{ "x": "y" }] });
+        assert!(crate::schema_violations(&ok, &schema).is_empty());
+        let bad = serde_json::json!({ "kind": "c", "n": null, "extra": 1, "items": [{ "x": 1 }] });
+        let found = crate::schema_violations(&bad, &schema);
+        for expected in [
+            "$.success: required, missing",
+            "$.kind: \"c\" is not one of",
+            "$.n: null is not integer",
+            "$.extra: not in the schema",
+            "$.items[0].x: 1 is not string",
+        ] {
+            assert!(
+                found.iter().any(|f| f.starts_with(expected)),
+                "{expected}: {found:?}"
+            );
         }
     }
 

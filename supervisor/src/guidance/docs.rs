@@ -79,7 +79,7 @@ Typical costs (first time in a session):
   later imports are free. Vendored packages can take billions (see list_available_packages).
 - A simple Python loop iteration ≈ 5,000 fuel (10^6 iterations ≈ 5×10^9); QuickJS ≈ 900.
 
-Every result has `fuel_analysis`: under 50 % efficient, 50–75 % moderate, 75–90 % warning
+From half the budget on, a result has `fuel_analysis`: 50–75 % moderate, 75–90 % warning
 (raise the budget for similar work), ≥ 90 % critical.
 
 **At a limit**

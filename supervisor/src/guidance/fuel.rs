@@ -1,4 +1,4 @@
-//! The fuel analysis attached to every execution result: how much of the budget the call used,
+//! The fuel analysis of an execution result (attached from half the budget on): how much of the budget the call used,
 //! a status by the hardening PRD's thresholds (< 50 % efficient, 50–75 % moderate, 75–90 %
 //! warning, ≥ 90 % critical), and from 75 % on a recommended budget with the likely causes
 //! read off the code (measured import costs, loops, large data).
@@ -44,7 +44,12 @@ impl FuelStatus {
 /// Fuel use of one execution against its budget.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FuelAnalysis {
+    /// The result's own `fuel_consumed` and `fuel_budget`: not repeated in it.
+    #[serde(skip)]
+    #[schemars(skip)]
     pub consumed: u64,
+    #[serde(skip)]
+    #[schemars(skip)]
     pub budget: u64,
     /// consumed / budget in percent, one decimal.
     pub utilization_pct: f64,

@@ -143,19 +143,22 @@ impl SandboxServer {
         Some(result)
     }
 
-    /// Adds fuel analysis to every result, and advice to failures and truncated output.
+    /// Adds a fuel analysis to a result that used half its budget or more (below that it has
+    /// nothing to say), and advice to failures and truncated output.
     pub(crate) fn teach(&self, result: &mut ExecuteCodeResult, lesson: &Lesson<'_>) {
         // The scientific runtime prices imports with its own measured table.
         let runtime = Runtime::from_name(&result.runtime)
             .unwrap_or_else(|| Runtime::default_for(lesson.language));
         if result.fuel_budget > 0 {
-            result.fuel_analysis = Some(guidance::fuel_analysis(
+            let analysis = guidance::fuel_analysis(
                 result.fuel_consumed,
                 result.fuel_budget,
                 lesson.code,
                 lesson.language,
                 guidance::import_table_for(runtime, &self.imports),
-            ));
+            );
+            result.fuel_analysis =
+                (analysis.status != guidance::FuelStatus::Efficient).then_some(analysis);
         }
         let truncated = result.stdout_truncated || result.stderr_truncated;
         let error_type = match (result.error_type, truncated) {

@@ -1,19 +1,24 @@
-//! Tool schemas every client accepts, at the least cost to a model's context. schemars writes
-//! an `Option<T>` as a type array (`"type": ["integer", "null"]`) or as `anyOf` with a `null`
-//! branch. Clients that map tool schemas onto a single-type dialect (Gemini's function
-//! declarations, the OpenAPI 3.0 subset) reject type arrays, so every schema a client sees is
-//! rewritten once, when the router is built:
-//! - inputs: an optional argument is simply not `required`; its `null` branch goes (the guard
-//!   still takes an explicit `null` for an optional argument as "not given");
-//! - outputs: a nullable field becomes `anyOf` with one single-type branch per type.
+//! Tool schemas every client accepts, at the least cost to a model's context and to a client
+//! that validates every result. schemars writes an `Option<T>` as a type array (`"type":
+//! ["integer", "null"]`) or as `anyOf` with a `null` branch. Clients that map tool schemas onto
+//! a single-type dialect (Gemini's function declarations, the OpenAPI 3.0 subset) reject type
+//! arrays, so every schema a client sees is rewritten once, when the router is built. On both
+//! sides, absent means "none": an optional argument or result field is simply not `required`,
+//! and its `null` branch goes (the guard still takes an explicit `null` for an optional
+//! argument as "not given"; results never carry a `null`, see
+//! `report::ExecuteCodeResult`).
 //!
-//! Input schemas are also read by the model on every turn, so what tells it nothing goes:
-//! `$schema` (2020-12 is MCP's default dialect), `"default": null` (an argument that is not
-//! `required` already has no value), numeric `format` (`uint64`, `double`: `type`, `minimum`
-//! and `maximum` say it), and `$ref`s to `$defs` (each enum is inlined where it is used, with
-//! the argument's own description, not the Rust type's). The guard
-//! ([`crate::guard::check_arguments`]) reads only `type`, `minimum`, `maximum` and `required`,
-//! which stay.
+//! Input schemas are read by the model on every turn, so what tells it nothing goes: `$schema`
+//! (2020-12 is MCP's default dialect), `"default": null` (an argument that is not `required`
+//! already has no value), numeric `format` (`uint64`, `double`: `type`, `minimum` and `maximum`
+//! say it), and `$ref`s to `$defs` (each enum is inlined where it is used, with the argument's
+//! own description, not the Rust type's). The guard ([`crate::guard::check_arguments`]) reads
+//! only `type`, `minimum`, `maximum` and `required`, which stay.
+//!
+//! Output schemas are checked by the official SDKs against every result, so they are flat and
+//! plain ([`compact_output`]): every `$ref` inlined, enums as `enum` lists (not `oneOf` of
+//! documented constants), no bounds or formats, and short descriptions. Validating a result
+//! then costs a client a walk over a few dozen plain properties.
 
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{Map, Value, json};
@@ -21,19 +26,13 @@ use serde_json::{Map, Value, json};
 /// Rewrites a tool's input and output schemas (see the module docs).
 pub fn make_portable(tool: &mut Tool) {
     let mut input = Value::Object((*tool.input_schema).clone());
-    rewrite(&mut input, Side::Input);
+    rewrite(&mut input);
     tool.input_schema = std::sync::Arc::new(compact_input(into_object(input)));
     if let Some(output) = &tool.output_schema {
         let mut output = Value::Object((**output).clone());
-        rewrite(&mut output, Side::Output);
-        tool.output_schema = Some(std::sync::Arc::new(into_object(output)));
+        rewrite(&mut output);
+        tool.output_schema = Some(std::sync::Arc::new(compact_output(into_object(output))));
     }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Side {
-    Input,
-    Output,
 }
 
 fn into_object(value: Value) -> JsonObject {
@@ -43,31 +42,28 @@ fn into_object(value: Value) -> JsonObject {
     }
 }
 
-fn rewrite(value: &mut Value, side: Side) {
+fn rewrite(value: &mut Value) {
     match value {
         Value::Object(map) => {
             for child in map.values_mut() {
-                rewrite(child, side);
+                rewrite(child);
             }
-            split_type_array(map, side);
-            if side == Side::Input {
-                drop_null_branches(map);
-            }
+            split_type_array(map);
+            drop_null_branches(map);
         }
-        Value::Array(items) => items.iter_mut().for_each(|item| rewrite(item, side)),
+        Value::Array(items) => items.iter_mut().for_each(rewrite),
         _ => {}
     }
 }
 
-/// `"type": [A, B, ...]` becomes one `type` (inputs without `null`), or `anyOf` branches.
-fn split_type_array(map: &mut Map<String, Value>, side: Side) {
+/// `"type": [A, B, ...]` becomes one `type` (without `null`: absent means none), or `anyOf`
+/// branches.
+fn split_type_array(map: &mut Map<String, Value>) {
     let Some(Value::Array(types)) = map.get("type") else {
         return;
     };
     let mut types: Vec<Value> = types.clone();
-    if side == Side::Input {
-        types.retain(|t| t != "null");
-    }
+    types.retain(|t| t != "null");
     map.remove("type");
     match types.as_slice() {
         [] => {}
@@ -81,8 +77,8 @@ fn split_type_array(map: &mut Map<String, Value>, side: Side) {
     }
 }
 
-/// An input's `anyOf`/`oneOf` loses its `{"type": "null"}` branches; one branch left is merged
-/// into the property itself.
+/// An `anyOf`/`oneOf` loses its `{"type": "null"}` branches; one branch left is merged into the
+/// property itself.
 fn drop_null_branches(map: &mut Map<String, Value>) {
     for key in ["anyOf", "oneOf"] {
         let Some(Value::Array(branches)) = map.get_mut(key) else {
@@ -116,6 +112,100 @@ fn compact_input(mut schema: JsonObject) -> JsonObject {
     }
     drop_noise(&mut schema);
     into_object(schema)
+}
+
+/// An output schema as a validating client walks it (see the module docs): every definition
+/// inlined, enums as plain lists, no bounds, formats or `$schema`.
+fn compact_output(mut schema: JsonObject) -> JsonObject {
+    schema.remove("$schema");
+    let mut defs = match schema.remove("$defs") {
+        Some(Value::Object(defs)) => defs,
+        _ => Map::new(),
+    };
+    // Definitions that use others are resolved first (the result types are not recursive).
+    for _ in 0..defs.len() {
+        let snapshot = defs.clone();
+        let mut value = Value::Object(std::mem::take(&mut defs));
+        let left = inline_refs(&mut value, &snapshot);
+        defs = into_object(value);
+        if !left {
+            break;
+        }
+    }
+    let mut schema = Value::Object(schema);
+    if inline_refs(&mut schema, &defs) {
+        if let Value::Object(map) = &mut schema {
+            map.insert("$defs".into(), Value::Object(defs));
+        }
+    }
+    drop_noise(&mut schema);
+    plain_output(&mut schema);
+    // A nested object's fields are named plainly enough; the property holding it says what
+    // it is.
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.values_mut().for_each(drop_nested_descriptions);
+    }
+    into_object(schema)
+}
+
+/// Drops the descriptions and `required` lists below a top-level property (its own
+/// description stays): a nested object's fields are named plainly, and a client checking them
+/// one by one gains nothing.
+fn drop_nested_descriptions(property: &mut Value) {
+    /// `schema` is a schema, or (`fields`) a `properties` map whose keys are field names.
+    fn below(schema: &mut Value, fields: bool) {
+        match schema {
+            Value::Object(map) => {
+                if !fields {
+                    map.remove("description");
+                    map.remove("required");
+                }
+                for (key, child) in map.iter_mut() {
+                    below(child, !fields && key == "properties");
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| below(item, false)),
+            _ => {}
+        }
+    }
+    if let Value::Object(map) = property {
+        for (key, child) in map.iter_mut() {
+            match key.as_str() {
+                "description" => {}
+                "properties" => below(child, true),
+                _ => below(child, false),
+            }
+        }
+    }
+}
+
+/// `oneOf` of documented string constants becomes an `enum` list; bounds and
+/// `additionalProperties: true` go (a result is never checked against them usefully).
+fn plain_output(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let constants: Option<Vec<Value>> = match map.get("oneOf") {
+                Some(Value::Array(branches)) => {
+                    branches.iter().map(|b| b.get("const").cloned()).collect()
+                }
+                _ => None,
+            };
+            if let Some(constants) = constants {
+                map.remove("oneOf");
+                map.insert("type".into(), Value::from("string"));
+                map.insert("enum".into(), Value::Array(constants));
+            }
+            for key in ["minimum", "maximum", "format"] {
+                map.remove(key);
+            }
+            if map.get("additionalProperties") == Some(&Value::Bool(true)) {
+                map.remove("additionalProperties");
+            }
+            map.values_mut().for_each(plain_output);
+        }
+        Value::Array(items) => items.iter_mut().for_each(plain_output),
+        _ => {}
+    }
 }
 
 /// The keys of a definition that document it rather than constrain it.
@@ -225,31 +315,31 @@ pub fn type_arrays(schema: &Value, path: &str, found: &mut Vec<String>) {
 mod tests {
     use super::*;
 
-    fn portable(mut schema: Value, side: Side) -> Value {
-        rewrite(&mut schema, side);
+    fn portable(mut schema: Value) -> Value {
+        rewrite(&mut schema);
         schema
     }
 
     #[test]
-    fn inputs_drop_null_and_outputs_split_into_branches() {
+    fn absent_means_none_and_several_types_split_into_branches() {
         let nullable = json!({ "type": ["integer", "null"], "minimum": 1 });
         assert_eq!(
-            portable(nullable.clone(), Side::Input),
+            portable(nullable),
             json!({ "type": "integer", "minimum": 1 })
-        );
-        assert_eq!(
-            portable(nullable, Side::Output),
-            json!({ "anyOf": [{ "type": "integer" }, { "type": "null" }], "minimum": 1 })
         );
         let reference = json!({ "anyOf": [{ "$ref": "#/$defs/Flavor" }, { "type": "null" }], "description": "d" });
         assert_eq!(
-            portable(reference.clone(), Side::Input),
+            portable(reference),
             json!({ "$ref": "#/$defs/Flavor", "description": "d" })
         );
-        assert_eq!(portable(reference.clone(), Side::Output), reference);
+        let either = json!({ "type": ["integer", "string", "null"] });
+        assert_eq!(
+            portable(either),
+            json!({ "anyOf": [{ "type": "integer" }, { "type": "string" }] })
+        );
         let nested = json!({ "properties": { "a": { "items": { "type": ["string", "null"] } } } });
         let mut found = Vec::new();
-        type_arrays(&portable(nested, Side::Output), "$", &mut found);
+        type_arrays(&portable(nested), "$", &mut found);
         assert!(found.is_empty(), "{found:?}");
     }
 
@@ -322,6 +412,105 @@ mod tests {
         let language = &create.input_schema["properties"]["language"];
         assert_eq!(language["type"], "string");
         assert_eq!(language["enum"], json!(["python", "javascript"]));
+    }
+
+    /// Output schemas a validating client walks quickly: flat and plain (no `$ref`, no
+    /// `oneOf`/`anyOf` for nullability, no formats or bounds), and small: execute_code's at most
+    /// 3,000 bytes, all of them together at most 10,000.
+    #[test]
+    fn real_output_schemas_are_lean() {
+        let tools = crate::server::SandboxServer::tool_router().list_all();
+        let mut total = 0;
+        let mut sizes = Vec::new();
+        for tool in &tools {
+            let Some(output) = &tool.output_schema else {
+                continue;
+            };
+            let text = serde_json::to_string(output).unwrap();
+            for noise in [
+                "$ref", "$defs", "$schema", "oneOf", "\"null\"", "format", "minimum",
+            ] {
+                assert!(!text.contains(noise), "{}: {noise} in {text}", tool.name);
+            }
+            total += text.len();
+            sizes.push((tool.name.to_string(), text.len()));
+        }
+        let size_of = |name: &str| sizes.iter().find(|(n, _)| n == name).map(|(_, s)| *s);
+        let execute = size_of("execute_code").expect("execute_code has an output schema");
+        assert!(
+            execute <= 3_000,
+            "execute_code's output schema: {execute} bytes; {sizes:?}"
+        );
+        assert_eq!(
+            size_of("execute_command"),
+            Some(execute),
+            "one shape for both"
+        );
+        assert!(
+            total <= 10_000,
+            "all output schemas: {total} bytes; {sizes:?}"
+        );
+    }
+
+    /// A required field of a result is never `null`: what may have nothing to say is left out
+    /// of the result (and so is optional in its schema), because a client validating against
+    /// the plain schema would reject a `null`.
+    #[test]
+    fn required_result_fields_are_never_nullable() {
+        fn check(schema: &Value, path: &str, found: &mut Vec<String>) {
+            let Some(map) = schema.as_object() else {
+                return;
+            };
+            let required: Vec<&str> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if let Some(Value::Object(properties)) = map.get("properties") {
+                for (name, property) in properties {
+                    if required.contains(&name.as_str()) && admits_null(property) {
+                        found.push(format!("{path}.{name}"));
+                    }
+                    check(property, &format!("{path}.{name}"), found);
+                }
+            }
+            for child in map.values() {
+                if let Value::Object(defs) = child {
+                    for (name, def) in defs {
+                        check(def, &format!("{path}/{name}"), found);
+                    }
+                }
+            }
+        }
+        fn admits_null(property: &Value) -> bool {
+            let text = property.to_string();
+            text.contains("\"null\"")
+        }
+        let raw = [
+            (
+                "execute_code",
+                rmcp::handler::server::common::schema_for_output::<crate::report::ExecuteCodeResult>(
+                ),
+            ),
+            (
+                "create_session",
+                rmcp::handler::server::common::schema_for_output::<
+                    super::super::session_info::SessionInfo,
+                >(),
+            ),
+            (
+                "get_execution_guidance",
+                rmcp::handler::server::common::schema_for_output::<
+                    crate::guidance::ExecutionGuidance,
+                >(),
+            ),
+        ];
+        let mut found = Vec::new();
+        for (name, schema) in raw {
+            let schema = Value::Object((*schema).clone());
+            check(&schema, name, &mut found);
+        }
+        assert!(found.is_empty(), "required but nullable: {found:?}");
     }
 
     /// What the Inspector's `--strict` check and Gemini-style clients reject, on the real tools.

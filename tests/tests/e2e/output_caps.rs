@@ -34,11 +34,7 @@ fn assert_caps(reply: &Reply, stdout: usize, stderr: usize, flags: (bool, bool),
         flags,
         "{context}: (stdout_truncated, stderr_truncated)"
     );
-    let advised = !reply
-        .field("actionable_guidance")
-        .as_array()
-        .unwrap()
-        .is_empty();
+    let advised = !reply.list("actionable_guidance").is_empty();
     assert_eq!(
         advised,
         flags.0 || flags.1,

@@ -62,16 +62,10 @@ async fn failures_are_classified_and_explained() -> anyhow::Result<()> {
             json!({}),
         )
         .await?;
-    assert!(
-        !caught.is_error
-            && caught.value["actionable_guidance"]
-                .as_array()
-                .unwrap()
-                .is_empty()
-    );
-    let analysis = &caught.value["fuel_analysis"];
-    assert_eq!(analysis["status"], "efficient", "{analysis}");
-    assert!(analysis["utilization_pct"].as_f64().unwrap() < 50.0);
+    assert!(!caught.is_error && caught.list("actionable_guidance").is_empty());
+    // Under half the budget, the analysis has nothing to say: left out.
+    assert!(!caught.has("fuel_analysis"), "{caught:?}");
+    assert!(caught.u64("fuel_consumed") * 2 < caught.u64("fuel_budget"));
     server.stop().await
 }
 

@@ -224,3 +224,102 @@ async fn code_over_its_limit_is_answered_in_its_longest_spelling() -> anyhow::Re
     assert_invalid_argument(&error, "code", &format!("the limit is {LIMIT}"), "over");
     server.stop().await
 }
+
+/// What a validating client pays for: a trivial success carries only the fields that always
+/// mean something (at most 400 bytes of JSON, no `null`, no empty list), while a failure still
+/// carries its class, the advice and the next call. Every result of the suite is also checked
+/// against its output schema by the harness, as the official SDKs check them.
+#[tokio::test(flavor = "multi_thread")]
+async fn results_leave_out_what_has_nothing_to_say() -> anyhow::Result<()> {
+    let server = Server::start_with_env(&[("SANDBOX_WORKER_POOL", "0")]).await?;
+    let always = [
+        "success",
+        "stdout",
+        "stderr",
+        "exit_code",
+        "execution_time_ms",
+        "fuel_consumed",
+        "fuel_budget",
+        "session_id",
+        "execution_id",
+        "runtime",
+        "memory_bytes",
+        "expires_at",
+    ];
+    for (language, code, stdout) in [
+        ("python", "print(sum(range(10)))", "45\n"),
+        (
+            "javascript",
+            "console.log([...Array(10).keys()].reduce((a, b) => a + b))",
+            "45\n",
+        ),
+    ] {
+        let session = format!("default-{language}-0123abcd");
+        let warm = server
+            .exec(language, "1", json!({ "session_id": session }))
+            .await?;
+        assert!(!warm.is_error, "{warm:?}");
+        let trivial = server
+            .exec(language, code, json!({ "session_id": session }))
+            .await?;
+        assert_eq!(trivial.str("stdout"), stdout, "{trivial:?}");
+        let json = trivial.value.to_string();
+        assert!(
+            json.len() <= 400,
+            "{language}: {} bytes: {json}",
+            json.len()
+        );
+        let mut keys: Vec<&str> = trivial
+            .value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        let mut expected = always.to_vec();
+        expected.sort_unstable();
+        assert_eq!(keys, expected, "{language}: {json}");
+        // The text block stays as useful as before.
+        assert!(
+            trivial
+                .text
+                .starts_with(&format!("[{language} session {session} · ok · ")),
+            "{}",
+            trivial.text
+        );
+        assert!(
+            trivial.text.contains(&format!("stdout:\n{stdout}")),
+            "{}",
+            trivial.text
+        );
+    }
+
+    let failed = server
+        .exec(
+            "python",
+            "1 / 0",
+            json!({ "session_id": "default-python-0123abcd" }),
+        )
+        .await?;
+    assert!(failed.is_error);
+    assert_eq!(failed.str("error_type"), "runtime_error");
+    assert_eq!(failed.str("error_name"), "ZeroDivisionError");
+    assert!(failed.has("guidance_summary") && !failed.list("actionable_guidance").is_empty());
+    assert!(
+        !failed.has("next_call") && !failed.has("result"),
+        "{failed:?}"
+    );
+    let missing = server
+        .exec(
+            "python",
+            "import numpy",
+            json!({ "session_id": "default-python-0123abcd" }),
+        )
+        .await?;
+    assert_eq!(missing.str("error_type"), "missing_module", "{missing:?}");
+    let next = missing.field("next_call");
+    assert_eq!(next["tool"], "create_session", "{missing:?}");
+    assert!(next["arguments"].is_object() && next["reason"].is_string());
+    server.stop().await
+}

@@ -38,18 +38,25 @@ pub(crate) use paths::{PathClass, app_file_name, classify_path, is_file_call};
 pub struct ExecutionGuidance {
     pub language: String,
     /// Pattern names found, e.g. `file_io`, `heavy_imports`, `nested_loops`, `state_reliance`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub detected_patterns: Vec<String>,
     /// Each finding with its line and what it means here.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
-    /// Every import with its measured first-import fuel or why it will not work.
+    /// Every import with its measured first-import fuel, or its status: unmeasured,
+    /// unavailable, no_effect, native, scientific_runtime, node_builtin, es_module, vendored.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub imports: Vec<ImportInfo>,
     pub estimated_fuel: FuelEstimate,
     pub recommended_session: SessionRecommendation,
     /// Things that will fail or surprise in this sandbox.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// Concrete changes or steps.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<String>,
     /// The call to make next (create_session with the recommended settings, or execute_code).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub next_call: Option<NextCall>,
 }
 
@@ -58,6 +65,7 @@ pub struct ExecutionGuidance {
 pub struct Finding {
     pub pattern: String,
     /// 1-based line in the code, when the pattern is at one place.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
     pub detail: String,
 }
@@ -74,9 +82,12 @@ pub struct ImportInfo {
     /// (JavaScript, not available), `vendored` (JavaScript requireVendor).
     pub status: String,
     /// Distribution name, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
     /// Measured fuel of the first import in a session.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fuel: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
