@@ -2,7 +2,8 @@
 //! real server over MCP stdio and printed as one table with each figure's target.
 //!
 //!   cargo build --release -p sandbox-tests --bin sandbox-bench
-//!   target/release/sandbox-bench [--check] [--against 'CMD ARGS'] [ITERATIONS]
+//!   target/release/sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']...
+//!                                [--sdk-only] [ITERATIONS]
 //!
 //! - New sessions: `create_session` plus the first `execute_code`, timed together, per runtime
 //!   (target p50 ≤ 10 ms; ≤ 50 ms for python-scientific, also with numpy and pandas imported).
@@ -25,6 +26,16 @@
 //! prints its figures in a column beside ours (what it cannot be measured on says `n/a` and
 //! why). Only the latency, throughput and process-tree figures apply to any server.
 //!
+//! - Through the official MCP Python SDK ([`sdk`], issue 24): ping and warm calls with p50 and
+//!   p90, a warm call above ping (target ≤ 1.0 ms for Python, ≤ 0.8 ms for JavaScript), the
+//!   same Python call with the SDK's output validation off, first calls, a CPU-bound cell, and
+//!   the sizes of the trivial result (≤ 400 bytes) and of the output schemas (execute_code's
+//!   ≤ 3,000 bytes, all ≤ 10,000). `n/a` when Python or the SDK cannot be had.
+//!
+//! `--sdk-against 'CMD ARGS'` (repeatable) measures another MCP stdio server through the SDK in
+//! the same run, in a column of its own (`runtimes/sdk-peers.sh` installs peers and prints their
+//! command lines). `--sdk-only` measures only the official-SDK rows (about a minute).
+//!
 //! With `--check` the run also compares our p50s with the reference numbers recorded in
 //! README.md (the table between the `sandbox-bench reference` markers) and exits with status 1
 //! when one is more than [`reference::SLOWDOWN_LIMIT`] times worse: a developer's early warning
@@ -37,6 +48,7 @@ mod fuel;
 mod latency;
 mod memory;
 mod reference;
+mod sdk;
 mod subject;
 mod suite;
 mod table;
@@ -65,21 +77,29 @@ struct Options {
     check: bool,
     /// The other server's command line, split into words.
     against: Option<Vec<String>>,
+    /// Servers measured through the official SDK beside ours, command lines split into words.
+    sdk_against: Vec<Vec<String>>,
+    /// Only the official-SDK rows.
+    sdk_only: bool,
     iterations: usize,
 }
 
-const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [ITERATIONS]";
+const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']... [--sdk-only] [ITERATIONS]";
 
 fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
     let mut options = Options {
         check: false,
         against: None,
+        sdk_against: Vec::new(),
+        sdk_only: false,
         iterations: 300,
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         if arg == "--check" {
             options.check = true;
+        } else if arg == "--sdk-only" {
+            options.sdk_only = true;
         } else if let Some(command) = arg.strip_prefix("--against=") {
             options.against = Some(foreign::split_command(command)?);
         } else if arg == "--against" {
@@ -87,12 +107,22 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
                 .next()
                 .with_context(|| format!("--against needs a command; {USAGE}"))?;
             options.against = Some(foreign::split_command(&command)?);
+        } else if let Some(command) = arg.strip_prefix("--sdk-against=") {
+            options.sdk_against.push(foreign::split_command(command)?);
+        } else if arg == "--sdk-against" {
+            let command = args
+                .next()
+                .with_context(|| format!("--sdk-against needs a command; {USAGE}"))?;
+            options.sdk_against.push(foreign::split_command(&command)?);
         } else {
             options.iterations = match arg.parse() {
                 Ok(n) if n > 0 => n,
                 _ => bail!("{USAGE}, not {arg:?}"),
             };
         }
+    }
+    if options.sdk_only && (options.check || options.against.is_some()) {
+        bail!("--sdk-only measures neither --check's figures nor --against's; {USAGE}");
     }
     Ok(options)
 }
@@ -177,20 +207,77 @@ async fn measure_other(command: &[String], plan: &Plan) -> Result<Vec<(String, V
         .collect())
 }
 
-/// Puts the other server's figures (or why it could not be measured at all) beside ours.
-fn merge_other(rows: &mut [Row], theirs: &Result<Vec<(String, Value)>>) {
-    for row in rows {
-        row.theirs = Some(match theirs {
-            Ok(theirs) => theirs
-                .iter()
-                .find(|(label, _)| *label == row.label)
-                .map_or_else(
-                    || Value::Missing("n/a: measured for sandbox-mcp only".into()),
-                    |(_, value)| value.clone(),
-                ),
-            Err(error) => Value::missing("n/a", &format!("{error:#}")),
-        });
+/// Our server's figures through the official SDK, on a server of its own (its state in a
+/// scratch directory, as [`CommandServer::sandbox_mcp`] does).
+async fn measure_ours_through_the_sdk(plan: &Plan) -> Result<Vec<Row>> {
+    let scratch = tempfile::tempdir()?;
+    let state = scratch.path().join("state");
+    let command = [server_binary().to_string_lossy().into_owned()];
+    let report = sdk::measure(&command, &[("SANDBOX_STATE_DIR", &state)], plan).await;
+    sdk::describe("sandbox-mcp", &report);
+    Ok(sdk::rows(&report))
+}
+
+/// Puts a server's values (by label) in `column` of the rows that have one.
+fn merge_column(rows: &mut [Row], column: usize, values: Vec<(String, Value)>) {
+    for (label, value) in values {
+        if let Some(row) = rows.iter_mut().find(|r| r.label == label) {
+            row.set_other(column, value);
+        }
     }
+}
+
+/// Puts the other server's figures (or why it could not be measured at all) beside ours.
+fn merge_other(rows: &mut [Row], column: usize, theirs: &Result<Vec<(String, Value)>>) {
+    for row in rows {
+        row.set_other(
+            column,
+            match theirs {
+                Ok(theirs) => theirs
+                    .iter()
+                    .find(|(label, _)| *label == row.label)
+                    .map_or_else(
+                        || Value::Missing("n/a: measured for sandbox-mcp only".into()),
+                        |(_, value)| value.clone(),
+                    ),
+                Err(error) => Value::missing("n/a", &format!("{error:#}")),
+            },
+        );
+    }
+}
+
+/// The table's other columns: `--against`'s, then one per `--sdk-against` server.
+fn other_columns(options: &Options) -> Vec<String> {
+    let against = options
+        .against
+        .iter()
+        .map(|c| format!("--against {}", c.join(" ")));
+    let sdk = options
+        .sdk_against
+        .iter()
+        .map(|c| format!("SDK: {}", short_command(c)));
+    against.chain(sdk).collect()
+}
+
+/// A command line for a column header: the program's file name (not its directory) and its
+/// arguments, without `env NAME=VALUE` prefixes.
+fn short_command(command: &[String]) -> String {
+    let mut words = command.iter().map(String::as_str).peekable();
+    if words.peek() == Some(&"env") {
+        words.next();
+        while words.peek().is_some_and(|w| w.contains('=')) {
+            words.next();
+        }
+    }
+    let words: Vec<&str> = words.collect();
+    let Some((program, args)) = words.split_first() else {
+        return command.join(" ");
+    };
+    let name = program.rsplit('/').next().unwrap_or(program);
+    std::iter::once(name)
+        .chain(args.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `--check`: exits with status 1 when a checked p50 is more than
@@ -233,13 +320,30 @@ async fn main() -> Result<()> {
     };
     let started = Instant::now();
     let plan = Plan::new(options.iterations);
-    println!("sandbox-bench: end to end over MCP stdio (rmcp client -> server -> workers)");
-    let mut rows = measure_ours(&plan).await?;
-    if let Some(command) = &options.against {
-        merge_other(&mut rows, &measure_other(command, &plan).await);
+    println!(
+        "sandbox-bench: end to end over MCP stdio (rmcp client -> server -> workers; the \"official SDK\" rows through the MCP Python SDK)"
+    );
+    let mut rows = Vec::new();
+    if !options.sdk_only {
+        rows.extend(measure_ours(&plan).await?);
     }
-    let other_name = options.against.as_ref().map(|c| c.join(" "));
-    println!("{}", table::render(&rows, other_name.as_deref()));
+    if let Some(command) = &options.against {
+        merge_other(&mut rows, 0, &measure_other(command, &plan).await);
+    }
+    let mut sdk_rows = measure_ours_through_the_sdk(&plan).await?;
+    let columns = other_columns(&options);
+    let first_sdk_column = usize::from(options.against.is_some());
+    for (i, command) in options.sdk_against.iter().enumerate() {
+        let report = sdk::measure(command, &[], &plan).await;
+        sdk::describe(&short_command(command), &report);
+        merge_column(
+            &mut sdk_rows,
+            first_sdk_column + i,
+            sdk::peer_values(&report),
+        );
+    }
+    rows.extend(sdk_rows);
+    println!("{}", table::render(&rows, &columns));
     println!("({:.0} s in all)", started.elapsed().as_secs_f64());
     if let Some(reference) = reference {
         check(&rows, &reference)?;
@@ -270,6 +374,8 @@ mod tests {
             Options {
                 check: false,
                 against: None,
+                sdk_against: Vec::new(),
+                sdk_only: false,
                 iterations: 300
             }
         );
@@ -288,6 +394,13 @@ mod tests {
         );
         let joined = parse(&["--against=target/release/sandbox-mcp"]).unwrap();
         assert_eq!(joined.against.unwrap(), ["target/release/sandbox-mcp"]);
+        let peers = parse(&["--sdk-against", "eryx serve", "--sdk-against=x 'a b'"]).unwrap();
+        assert_eq!(peers.sdk_against, [vec!["eryx", "serve"], vec!["x", "a b"]]);
+        assert!(
+            parse(&["--sdk-only", "--sdk-against", "eryx serve"])
+                .unwrap()
+                .sdk_only
+        );
     }
 
     #[test]
@@ -301,16 +414,41 @@ mod tests {
             Row::new("a", table::Target::None, latency(1.0)),
             Row::new("b", table::Target::None, latency(2.0)),
         ];
-        merge_other(&mut rows, &Ok(vec![("a".to_owned(), latency(9.0))]));
-        assert_eq!(rows[0].theirs, Some(latency(9.0)));
+        merge_other(&mut rows, 0, &Ok(vec![("a".to_owned(), latency(9.0))]));
+        assert_eq!(rows[0].other(0), Some(&latency(9.0)));
         assert_eq!(
-            rows[1].theirs,
-            Some(Value::Missing("n/a: measured for sandbox-mcp only".into()))
+            rows[1].other(0),
+            Some(&Value::Missing("n/a: measured for sandbox-mcp only".into()))
         );
-        merge_other(&mut rows, &Err(anyhow::anyhow!("deno: not found")));
+        merge_other(&mut rows, 0, &Err(anyhow::anyhow!("deno: not found")));
         assert!(
             rows.iter()
-                .all(|r| r.theirs == Some(Value::Missing("n/a: deno: not found".into())))
+                .all(|r| r.other(0) == Some(&Value::Missing("n/a: deno: not found".into())))
+        );
+        merge_column(&mut rows, 2, vec![("b".to_owned(), latency(3.0))]);
+        assert_eq!(rows[0].other(2), None, "not measured there");
+        assert_eq!(rows[1].other(2), Some(&latency(3.0)));
+        assert_eq!(rows[1].other(1), None);
+    }
+
+    #[test]
+    fn column_headers_name_the_servers_briefly() {
+        let options = parse(&[
+            "--against",
+            "npx -y x",
+            "--sdk-against",
+            "/w/target/sdk-peers/eryx/bin/eryx serve",
+            "--sdk-against",
+            "env 'PATH=/a:/b' /w/bin/mcp-run-python stdio",
+        ])
+        .unwrap();
+        assert_eq!(
+            other_columns(&options),
+            [
+                "--against npx -y x",
+                "SDK: eryx serve",
+                "SDK: mcp-run-python stdio"
+            ]
         );
     }
 
@@ -320,5 +458,8 @@ mod tests {
         assert!(parse(&["--against", "a 'b"]).is_err());
         assert!(parse(&["0"]).is_err());
         assert!(parse(&["fast"]).is_err());
+        assert!(parse(&["--sdk-against"]).is_err());
+        assert!(parse(&["--sdk-only", "--check"]).is_err());
+        assert!(parse(&["--sdk-only", "--against", "x"]).is_err());
     }
 }

@@ -1,5 +1,5 @@
 //! The benchmark's one table: what each figure measured ([`Value`]), its target ([`Target`]),
-//! whether it meets it, and the printing of rows for our server beside another one.
+//! whether it meets it, and the printing of rows for our server beside other ones.
 
 use std::time::Duration;
 
@@ -34,6 +34,19 @@ pub enum Value {
         metered_ms: f64,
         unmetered_ms: f64,
     },
+    /// Call latencies through the official MCP SDK: p50 and p90 of `count` samples (the
+    /// percentiles issue 24 states its figures in).
+    LatencyP90 {
+        p50_ms: f64,
+        p90_ms: f64,
+        count: usize,
+    },
+    /// A call's latency above the same connection's MCP ping: the difference of the p50s (what
+    /// a target judges) and of the p90s. What the answer itself costs the client and server.
+    AbovePing { p50_ms: f64, p90_ms: f64 },
+    /// The size of a JSON document (a result, a schema) in bytes; `of` names what was measured
+    /// when it is not what the label says (another server's code tool).
+    Size { bytes: u64, of: Option<String> },
     /// Not measured, and why (`n/a: ...`, `not measured: ...` or `failed: ...`).
     Missing(String),
 }
@@ -49,10 +62,22 @@ impl Value {
         }
     }
 
+    /// Latency p50 and p90 of `samples` (at least one).
+    pub fn latency_p90(mut samples: Vec<Duration>) -> Value {
+        samples.sort();
+        Value::LatencyP90 {
+            p50_ms: percentile(&samples, 0.5),
+            p90_ms: percentile(&samples, 0.9),
+            count: samples.len(),
+        }
+    }
+
     /// The p50 in milliseconds, for figures that have one (what `--check` compares).
     pub fn p50_ms(&self) -> Option<f64> {
         match self {
-            Value::Latency { p50_ms, .. } | Value::Import { p50_ms, .. } => Some(*p50_ms),
+            Value::Latency { p50_ms, .. }
+            | Value::Import { p50_ms, .. }
+            | Value::LatencyP90 { p50_ms, .. } => Some(*p50_ms),
             _ => None,
         }
     }
@@ -121,6 +146,18 @@ impl Value {
                 ms(*metered_ms),
                 ms(*unmetered_ms)
             ),
+            Value::LatencyP90 {
+                p50_ms,
+                p90_ms,
+                count,
+            } => format!("p50 {} (p90 {}, n={count})", ms(*p50_ms), ms(*p90_ms)),
+            Value::AbovePing { p50_ms, p90_ms } => {
+                format!("p50 {} (p90 {})", signed_ms(*p50_ms), signed_ms(*p90_ms))
+            }
+            Value::Size { bytes, of } => match of {
+                Some(of) => format!("{bytes} bytes ({of})"),
+                None => format!("{bytes} bytes"),
+            },
             Value::Missing(why) => why.clone(),
         }
     }
@@ -137,6 +174,8 @@ pub enum Target {
     AtMostBytes(u64),
     /// Overhead at most this many percent.
     AtMostPercent(f64),
+    /// A JSON document of at most this many bytes.
+    AtMostSize(u64),
     /// Printed for information.
     None,
 }
@@ -146,7 +185,9 @@ impl Target {
     pub fn meets(self, value: &Value) -> Option<bool> {
         match (self, value) {
             (Target::AtMostMs(limit), Value::Latency { p50_ms, .. })
-            | (Target::AtMostMs(limit), Value::Import { p50_ms, .. }) => Some(*p50_ms <= limit),
+            | (Target::AtMostMs(limit), Value::Import { p50_ms, .. })
+            | (Target::AtMostMs(limit), Value::LatencyP90 { p50_ms, .. })
+            | (Target::AtMostMs(limit), Value::AbovePing { p50_ms, .. }) => Some(*p50_ms <= limit),
             (Target::AtLeastPerSecond(floor), Value::Rate { per_second }) => {
                 Some(*per_second >= floor)
             }
@@ -162,6 +203,7 @@ impl Target {
             (Target::AtMostPercent(limit), Value::Overhead { percent, .. }) => {
                 Some(*percent <= limit)
             }
+            (Target::AtMostSize(limit), Value::Size { bytes, .. }) => Some(*bytes <= limit),
             _ => None,
         }
     }
@@ -172,19 +214,22 @@ impl Target {
             Target::AtLeastPerSecond(floor) => format!(">= {floor:.0}/s"),
             Target::AtMostBytes(limit) => format!("RSS <= {}", bytes(limit)),
             Target::AtMostPercent(limit) => format!("<= {limit:.0} %"),
+            Target::AtMostSize(limit) => format!("<= {limit} bytes"),
             Target::None => "-".into(),
         }
     }
 }
 
 /// One row: a figure's label (stable: `--check` finds README references by it), its target,
-/// our value, and the other server's value when one is compared.
+/// our value, and the values of the other servers compared, by column ([`render`]'s `others`).
 #[derive(Debug, Clone)]
 pub struct Row {
     pub label: String,
     pub target: Target,
     pub ours: Value,
-    pub theirs: Option<Value>,
+    /// Another server's value in each column; `None` (or a missing entry) where that server
+    /// was not measured for this row (the table shows `-`).
+    pub others: Vec<Option<Value>>,
 }
 
 impl Row {
@@ -193,16 +238,29 @@ impl Row {
             label: label.into(),
             target,
             ours,
-            theirs: None,
+            others: Vec::new(),
         }
+    }
+
+    /// Puts another server's value in `column`.
+    pub fn set_other(&mut self, column: usize, value: Value) {
+        if self.others.len() <= column {
+            self.others.resize(column + 1, None);
+        }
+        self.others[column] = Some(value);
+    }
+
+    /// The value in another server's `column`, if it was measured for this row.
+    pub fn other(&self, column: usize) -> Option<&Value> {
+        self.others.get(column).and_then(Option::as_ref)
     }
 }
 
-/// The table as Markdown, padded to line up in a terminal: figure, our value, the other
-/// server's value (when `other` names it), target, and whether ours meets it.
-pub fn render(rows: &[Row], other: Option<&str>) -> String {
+/// The table as Markdown, padded to line up in a terminal: figure, our value, each other
+/// server's value (a column per name in `others`), target, and whether ours meets it.
+pub fn render(rows: &[Row], others: &[String]) -> String {
     let mut header = vec!["figure".to_owned(), "sandbox-mcp".to_owned()];
-    header.extend(other.map(|name| format!("--against {name}")));
+    header.extend(others.iter().cloned());
     header.extend(["target".to_owned(), "meets?".to_owned()]);
     let mut lines = vec![header];
     for row in rows {
@@ -212,12 +270,11 @@ pub fn render(rows: &[Row], other: Option<&str>) -> String {
             None => "-",
         };
         let mut cells = vec![row.label.clone(), row.ours.render()];
-        if other.is_some() {
-            let theirs = row.theirs.as_ref().map_or_else(
-                || "n/a: measured for sandbox-mcp only".to_owned(),
-                Value::render,
+        for column in 0..others.len() {
+            cells.push(
+                row.other(column)
+                    .map_or_else(|| "-".to_owned(), Value::render),
             );
-            cells.push(theirs);
         }
         cells.extend([row.target.render(), verdict.to_owned()]);
         lines.push(cells);
@@ -258,6 +315,12 @@ fn ms(value: f64) -> String {
     } else {
         format!("{value:.0} ms")
     }
+}
+
+/// A difference in milliseconds, with its sign.
+fn signed_ms(value: f64) -> String {
+    let sign = if value < 0.0 { "-" } else { "+" };
+    format!("{sign}{}", ms(value.abs()))
 }
 
 /// Bytes in MiB, or GiB from 1 GiB up.
@@ -384,22 +447,57 @@ mod tests {
     #[test]
     fn the_table_lines_up_and_shows_the_other_server_only_when_compared() {
         let mut row = Row::new("warm", Target::AtMostMs(1.0), latency(0.5));
-        let alone = render(std::slice::from_ref(&row), None);
+        let alone = render(std::slice::from_ref(&row), &[]);
         let lines: Vec<&str> = alone.lines().collect();
         assert_eq!(lines.len(), 3);
         assert!(lines[0].starts_with("| figure | sandbox-mcp"), "{alone}");
         assert!(lines[2].ends_with("| p50 <= 1.00 ms | yes    |"), "{alone}");
         assert!(lines.iter().all(|l| l.len() == lines[0].len()), "{alone}");
-        row.theirs = Some(latency(2.0));
+        row.set_other(1, latency(2.0));
         let compared = render(
             &[row.clone(), Row::new("x", Target::None, latency(1.0))],
-            Some("peer"),
+            &["--against peer".to_owned(), "SDK: other".to_owned()],
         );
-        assert!(compared.contains("--against peer"), "{compared}");
-        assert!(compared.contains("p50 2.00 ms"), "{compared}");
+        let lines: Vec<&str> = compared.lines().collect();
         assert!(
-            compared.contains("n/a: measured for sandbox-mcp only"),
+            lines[0].contains("| --against peer | SDK: other"),
             "{compared}"
         );
+        assert!(
+            lines[2].contains("| -              | p50 2.00 ms"),
+            "{compared}"
+        );
+        assert!(lines[3].contains("| -              | -"), "{compared}");
+        assert!(
+            lines.iter().all(|l| l.len() == lines[0].len()),
+            "{compared}"
+        );
+    }
+
+    #[test]
+    fn sdk_figures_render_and_meet_their_targets() {
+        let samples = (1..=10).map(Duration::from_millis).collect();
+        let p90 = Value::latency_p90(samples);
+        assert_eq!(p90.render(), "p50 6.00 ms (p90 9.00 ms, n=10)");
+        assert_eq!(Target::AtMostMs(6.0).meets(&p90), Some(true));
+        let above = Value::AbovePing {
+            p50_ms: 0.85,
+            p90_ms: -0.1,
+        };
+        assert_eq!(above.render(), "p50 +0.85 ms (p90 -0.10 ms)");
+        assert_eq!(Target::AtMostMs(0.8).meets(&above), Some(false));
+        let size = Value::Size {
+            bytes: 400,
+            of: None,
+        };
+        assert_eq!(size.render(), "400 bytes");
+        assert_eq!(Target::AtMostSize(400).meets(&size), Some(true));
+        assert_eq!(Target::AtMostSize(399).meets(&size), Some(false));
+        assert_eq!(Target::AtMostSize(399).render(), "<= 399 bytes");
+        let theirs = Value::Size {
+            bytes: 125,
+            of: Some("run_python's".into()),
+        };
+        assert_eq!(theirs.render(), "125 bytes (run_python's)");
     }
 }
