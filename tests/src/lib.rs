@@ -34,6 +34,16 @@ pub fn server_binary() -> PathBuf {
     dir.join("sandbox-mcp")
 }
 
+/// The pool setting that pins which kind of worker a test's first session gets: a worker it
+/// starts itself (`adopted: false`: no pool), or one pre-started Python worker it adopts
+/// (`adopted: true`; see [`Server::first_call`]).
+pub fn pinned_pool(adopted: bool) -> (&'static str, &'static str) {
+    (
+        "SANDBOX_WORKER_POOL",
+        if adopted { "python=1" } else { "0" },
+    )
+}
+
 /// The test client's handler: records progress notification messages.
 #[derive(Debug, Default)]
 pub struct Recorder {
@@ -701,6 +711,34 @@ impl Server {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// The first call of `session` on a server started with [`pinned_pool`]`(adopted)`: waits
+    /// for the pool when `adopted`, runs the Python `code`, and checks that the session adopted
+    /// the pre-started worker with its directory (or started a worker of its own), so a test
+    /// never leaves to the pool's timing which path it exercises. Returns the session's worker
+    /// pid.
+    ///
+    /// # Errors
+    /// When the pool does not fill, the call fails, or the session went the other way.
+    pub async fn first_call(&self, session: &str, adopted: bool, code: &str) -> Result<u32> {
+        let pooled = if adopted {
+            self.wait_for_pool(1).await?
+        } else {
+            Vec::new()
+        };
+        self.python(session, code).await?;
+        let pid = procfs::worker_of_session(self.pid, session).context("the session's worker")?;
+        ensure!(
+            pooled.contains(&pid) == adopted,
+            "{session}: adopted one of the pooled workers {pooled:?}: {pid}, expected {adopted}"
+        );
+        let adopted_dir = host::adopted_dir_of(&self.state_dir, session);
+        ensure!(
+            adopted_dir.is_some() == adopted,
+            "{session}: adopted a pooled directory: {adopted_dir:?}, expected {adopted}"
+        );
+        Ok(pid)
     }
 
     /// SIGKILLs the worker of `session_id` (idle, between calls) and waits until it is gone,

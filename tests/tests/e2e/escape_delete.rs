@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use sandbox_tests::host::{self, Snapshot, Victim};
-use sandbox_tests::{Reply, Server, procfs};
+use sandbox_tests::{Reply, Server, pinned_pool, procfs};
 use serde_json::json;
 
 /// Enough `..` to reach `/` from any workspace.
@@ -145,33 +145,12 @@ async fn assert_destroyed_and_reusable(server: &Server, session: &str) -> Result
 
 /// Starts a server whose sessions have directories of their own (`adopted: false`, no pool),
 /// or adopt a pre-started worker with its directories (`adopted: true`, a pool of one Python
-/// worker that [`first_call_adopts`] waits for): which of the two a test exercises is never
+/// worker that [`Server::first_call`] waits for): which of the two a test exercises is never
 /// left to chance.
 async fn server_with(adopted: bool) -> Result<Server> {
-    let pool = if adopted { "python=1" } else { "0" };
-    let server = Server::start_with_env(&[("SANDBOX_WORKER_POOL", pool)]).await?;
+    let server = Server::start_with_env(&[pinned_pool(adopted)]).await?;
     server.forbid_own_host_paths();
     Ok(server)
-}
-
-/// Makes the first call of `session` on a server from [`server_with`], after waiting for the
-/// pool when `adopted`, and checks that the session adopted a pooled directory or not.
-async fn first_call_adopts(
-    server: &Server,
-    session: &str,
-    adopted: bool,
-    code: &str,
-) -> Result<()> {
-    if adopted {
-        server.wait_for_pool(1).await?;
-    }
-    server.python(session, code).await?;
-    ensure!(
-        host::adopted_dir_of(&server.state_dir, session).is_some() == adopted,
-        "{session}: adopted a pooled directory: {:?}, expected {adopted}",
-        host::adopted_dir_of(&server.state_dir, session)
-    );
-    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -187,7 +166,7 @@ async fn reset_and_destroy_remove_links_fifos_and_locked_dirs_without_following(
 async fn hostile_tree_reset_and_destroy(adopted: bool) -> Result<()> {
     let victim = Victim::new()?;
     let server = server_with(adopted).await?;
-    first_call_adopts(&server, "hostile", adopted, "pass").await?;
+    server.first_call("hostile", adopted, "pass").await?;
 
     plant_hostile_tree(&server, "hostile", &victim).await?;
     delete(&server, "reset_workspace", "hostile").await?;
@@ -234,7 +213,7 @@ fn plant_many_files(dir: &Path, count: usize) -> Result<()> {
 async fn reset_and_destroy_cope_with_a_hundred_thousand_files() -> Result<()> {
     let server = server_with(false).await?;
     for (session, tool) in [("many-r", "reset_workspace"), ("many-d", "destroy_session")] {
-        first_call_adopts(&server, session, false, "x = 1").await?;
+        server.first_call(session, false, "x = 1").await?;
         let app = server.workspace_of(session).context("workspace")?;
         plant_many_files(&app.join("flat"), 100_000)?;
         let started = Instant::now();
@@ -279,7 +258,7 @@ async fn reset_and_destroy_cope_with_nesting_ten_thousand_deep() -> Result<()> {
     let server = server_with(false).await?;
     server.python("bystander", "kept = 1").await?;
     for (session, tool) in [("deep-r", "reset_workspace"), ("deep-d", "destroy_session")] {
-        first_call_adopts(&server, session, false, "x = 1").await?;
+        server.first_call(session, false, "x = 1").await?;
         let app = server.workspace_of(session).context("workspace")?;
         plant_deep_chain(&app, 10_000, &victim.path())?;
         let started = Instant::now();
@@ -318,10 +297,10 @@ async fn a_server_that_is_not_root_deletes_locked_trees() -> Result<()> {
     host::require_root("starting a server as another user")?;
     // Both sessions adopt a pre-started worker: its directories were made by the server, as
     // `nobody`, before the session existed, and its name is only a link to them.
-    let server = Server::start_as(Some(NOBODY), &[("SANDBOX_WORKER_POOL", "python=1")]).await?;
+    let server = Server::start_as(Some(NOBODY), &[pinned_pool(true)]).await?;
     server.forbid_own_host_paths();
     for session in ["locked-reset", "locked-destroy"] {
-        first_call_adopts(&server, session, true,
+        server.first_call(session, true,
             "import os\nos.makedirs('d/e/f')\nopen('d/e/f/x.txt', 'w').write('x')\nos.makedirs('g')\nopen('/tmp/t.txt', 'w').write('t')\nos.makedirs('/tmp/h/i')",
         )
         .await?;

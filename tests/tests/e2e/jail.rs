@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
-use sandbox_tests::{Server, eventually, procfs, server_binary};
+use sandbox_tests::{Server, eventually, pinned_pool, procfs, server_binary};
 use serde_json::{Value, json};
 
 /// What one probe run reported: each layer's state, and every attempt.
@@ -474,19 +474,8 @@ async fn a_real_worker_is_jailed_as_reported() -> Result<()> {
 }
 
 async fn real_worker_is_jailed(adopted: bool) -> Result<()> {
-    let pool = if adopted { "python=1" } else { "0" };
-    let server = Server::start_with_env(&[("SANDBOX_WORKER_POOL", pool)]).await?;
-    let pooled = if adopted {
-        server.wait_for_pool(1).await?
-    } else {
-        Vec::new()
-    };
-    server.python("real", "x = 1").await?;
-    let pid = procfs::worker_of_session(server.pid, "real").context("worker pid")?;
-    ensure!(
-        pooled.contains(&pid) == adopted,
-        "the session adopted the pooled worker {pooled:?}: {pid}"
-    );
+    let server = Server::start_with_env(&[pinned_pool(adopted)]).await?;
+    let pid = server.first_call("real", adopted, "x = 1").await?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     let field = |name: &str| {
         status

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use sandbox_tests::host::{self, Snapshot};
-use sandbox_tests::{Server, eventually, procfs, server_binary};
+use sandbox_tests::{Server, eventually, pinned_pool, procfs, server_binary};
 use serde_json::json;
 
 /// The state of `pid` in /proc (`'Z'` for a zombie), if it exists.
@@ -32,19 +32,8 @@ async fn a_worker_that_dies_while_idle_is_reaped_at_once() -> Result<()> {
 }
 
 async fn idle_death_is_reaped(adopted: bool) -> Result<()> {
-    let pool = if adopted { "python=1" } else { "0" };
-    let server = Server::start_with_env(&[("SANDBOX_WORKER_POOL", pool)]).await?;
-    let pooled = if adopted {
-        server.wait_for_pool(1).await?
-    } else {
-        Vec::new()
-    };
-    server.python("idle", "kept = 1").await?;
-    let pid = procfs::worker_of_session(server.pid, "idle").context("the worker runs")?;
-    ensure!(
-        pooled.contains(&pid) == adopted,
-        "the session adopted the pooled worker {pooled:?}: {pid}"
-    );
+    let server = Server::start_with_env(&[pinned_pool(adopted)]).await?;
+    let pid = server.first_call("idle", adopted, "kept = 1").await?;
     ensure!(procfs::signal(pid, "KILL"));
     // Reaped without any call to the session: the process is gone, not a zombie.
     let reaped = eventually(Duration::from_secs(5), || state_of(pid).is_none()).await;
