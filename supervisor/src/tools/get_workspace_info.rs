@@ -55,12 +55,14 @@ struct WorkspaceInfo<'a> {
     files_total_bytes: u64,
     files_truncated: bool,
     /// The interpreter's linear memory, when it was asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
     memory_bytes: Option<u64>,
     disk_usage: DiskUsage,
     executions_run: u64,
     fuel_used_total: u64,
     running_executions: Vec<ExecutionInfo>,
     /// Why variables are not shown, when they are not.
+    #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<&'static str>,
 }
 
