@@ -1,7 +1,11 @@
-# The REPL driver of a Python session (sandbox-mcp). It runs as `python -c` inside CPython for
-# WASI and never returns: it reads one framed request at a time from fd 0, runs it in one
-# persistent namespace, and writes a status record to fd 0. The host (worker/src/python.rs)
-# serves fd 0 itself, refuels and re-arms the deadlines at each read, and parses the status.
+# The REPL driver of a Python session (sandbox-mcp). Each execution reads one framed request
+# from fd 0, runs it in one persistent namespace, and writes a status record to fd 0; the host
+# (worker/src/python.rs) serves fd 0 itself and parses the status. Two ways to be driven:
+# - pushed (CPython 3.15, a reactor): this source is the first `turn`; it sets the session up,
+#   reports ready and returns. Every execution is then one `turn` of `_sandbox_serve()`, so no
+#   guest frame is alive between executions (the interpreter can be imaged or snapshotted).
+# - pulled (CPython 3.12, a WASI command run as `python -c`): it never returns; its read of the
+#   next request is where the host reports, refuels and re-arms the deadlines.
 # Keep it import-light: every module imported here costs start-up time in every session.
 import sys, os
 
@@ -368,8 +372,8 @@ def _sandbox_main():
             tb = tb.tb_next
         return tb
 
-    status("ready", "", sys.version.split()[0])
-    while True:
+    def serve_one():
+        # One execution: its request is on fd 0, its status goes to fd 0.
         try:
             # "<op> <cell> <argv bytes> <stdin bytes>\n" + argv (NUL-separated) + stdin + code
             size = int.from_bytes(read_exact(4), "little")
@@ -394,5 +398,13 @@ def _sandbox_main():
             if not state["reported"]:
                 status(classify(error), type(error).__qualname__, str(error))
 
+    status("ready", "", sys.version.split()[0])
+    return serve_one
 
-_sandbox_main()
+
+_sandbox_serve = _sandbox_main()
+del _sandbox_main
+# The host marks a pushed start by defining `_sandbox_pushed` before this source.
+if not globals().get("_sandbox_pushed"):
+    while True:
+        _sandbox_serve()

@@ -23,7 +23,7 @@ pub struct ExecuteCodeResult {
     pub stderr: String,
     pub exit_code: i32,
     pub execution_time_ms: f64,
-    /// About 10^10 per CPU second.
+    /// Deterministic CPU units (python burns up to 10^10 a second).
     pub fuel_consumed: u64,
     pub fuel_budget: u64,
     pub session_id: String,
@@ -179,7 +179,7 @@ impl ExecuteCodeResult {
         );
         result.error_type = None;
         result.error_message = None;
-        result.fuel_budget = session.limits().fuel;
+        result.fuel_budget = execution.fuel_budget;
         result.execution_id = execution.execution_id;
         result.expires_at = rfc3339(session.expires_at());
         result.state_restored = execution.restored;

@@ -149,6 +149,8 @@ impl Work {
 #[derive(Debug)]
 pub struct Execution {
     pub execution_id: String,
+    /// The fuel it was given (see `setup::SessionSpec::execution_fuel`).
+    pub fuel_budget: u64,
     pub outcome: Result<ExecutionReport, ExecFailure>,
     /// Set when this call had to start a new worker because the previous one was gone.
     pub replaced_worker: Option<String>,
@@ -221,6 +223,11 @@ impl Session {
         self.setup.limits()
     }
 
+    /// The fuel of one execution with `timeout` on the session's runtime.
+    pub fn execution_fuel(&self, timeout: Duration) -> u64 {
+        self.setup.spec().execution_fuel(self.runtime(), timeout)
+    }
+
     /// Whether the session could still move to `runtime` (see [`SessionTable::move_to`]).
     pub fn may_move_to(&self, runtime: Runtime) -> bool {
         self.setup.may_move_to(runtime)
@@ -247,6 +254,7 @@ impl Session {
         let not_run = |execution_id| {
             Ok(Execution {
                 execution_id,
+                fuel_budget: self.execution_fuel(timeout),
                 outcome: Err(ExecFailure::CancelledWhileQueued),
                 replaced_worker: None,
                 restored: None,
@@ -307,6 +315,7 @@ impl Session {
         self.touch();
         Ok(Execution {
             execution_id,
+            fuel_budget: self.execution_fuel(timeout),
             outcome,
             replaced_worker,
             restored,
@@ -344,7 +353,8 @@ impl Session {
         };
         // The limits of the runtime the worker started on (fixed from now on).
         let limits = self.limits();
-        let request = work.to_request(execution_id.to_owned(), limits.fuel, timeout);
+        let fuel = self.execution_fuel(timeout);
+        let request = work.to_request(execution_id.to_owned(), fuel, timeout);
         let restored_first = limits.auto_persist_globals && (runner.needs_restore || fresh_worker);
         let worker = runner.worker.as_mut().expect("started above");
         let restored = if restored_first {

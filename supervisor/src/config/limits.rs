@@ -4,7 +4,7 @@
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use sandbox_protocol::{Flavor, FlavorSpec};
+use sandbox_protocol::{Flavor, FlavorSpec, Runtime};
 
 /// Bounds for a session's memory cap: below 32 MiB CPython cannot start; 4 GiB is all a 32-bit
 /// WebAssembly memory can address.
@@ -17,9 +17,20 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(300);
 /// Bounds for a default execution timeout in seconds: at least one, at most [`MAX_TIMEOUT`].
 pub const TIMEOUT_SECS_RANGE: RangeInclusive<u64> = 1..=MAX_TIMEOUT.as_secs();
 
-/// Bounds for a fuel budget: below 10^6 not even an empty cell runs; above 5×10^12 (about
-/// 500 s of CPU) the budget could never be spent within [`MAX_TIMEOUT`].
+/// Bounds for a fuel budget: below 10^6 not even an empty cell runs; 5×10^12 is 170 s of
+/// numpy's fastest loops and over 800 s of a Python loop on CPython 3.15.
 pub const FUEL_RANGE: RangeInclusive<u64> = 1_000_000..=5_000_000_000_000;
+
+/// The fuel of an execution whose client did not set `fuel_budget`: enough to compute until
+/// `timeout` on `runtime` ([`Runtime::fuel_until`]), so the timeout stops a long computation
+/// softly (state kept) rather than the fuel, and at least the flavor's `flavor_fuel` times the
+/// runtime's [`Runtime::fuel_factor`]; within [`FUEL_RANGE`].
+pub fn default_execution_fuel(flavor_fuel: u64, runtime: Runtime, timeout: Duration) -> u64 {
+    flavor_fuel
+        .saturating_mul(runtime.fuel_factor())
+        .max(runtime.fuel_until(timeout))
+        .clamp(*FUEL_RANGE.start(), *FUEL_RANGE.end())
+}
 
 /// Bounds for a session's idle time to live in seconds: at most 30 days. The expiry is a date:
 /// an unbounded TTL overflowed the date arithmetic and hung the request.

@@ -269,8 +269,8 @@ pub struct SessionSettings {
           default_value_t = Flavor::Small.spec().memory_bytes,
           value_parser = clap::value_parser!(u64).range(MEMORY_RANGE))]
     pub default_memory_bytes: u64,
-    /// Fuel (CPU budget, about 10^10 per second) per execution of a default session
-    /// (10^6–5×10^12)
+    /// The least fuel (CPU budget) per execution of a default session; an execution gets more
+    /// when its timeout needs it (10^6–5×10^12)
     #[arg(long, value_name = "FUEL", env = "SANDBOX_DEFAULT_FUEL",
           default_value_t = Flavor::Small.spec().fuel,
           value_parser = clap::value_parser!(u64).range(FUEL_RANGE))]

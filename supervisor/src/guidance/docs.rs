@@ -61,8 +61,13 @@ Nothing else exists: `/etc`, `/home`, `/Users`, `/mnt/data`, `C:\`, `~` and `..`
         description: "Fuel budgets, memory, timeouts, output caps and what happens at each limit",
         markdown: r#"# Fuel, limits and flavors
 
-**Fuel** counts executed WebAssembly work, deterministically: about 10^10 is one second of CPU.
-Every `execute_code` call gets the session's full budget; unused fuel is not carried over.
+**Fuel** counts executed WebAssembly work, deterministically. Per second of CPU, at most:
+python 10^10, python-scientific 3×10^10 (numpy's loops; a Python loop about 6×10^9),
+javascript 1.5×10^10. Unless the session was created with `fuel_budget`, every call gets
+enough fuel to compute until its timeout (that rate × the timeout × 1.5, at least the flavor's
+fuel below): a long computation is stopped by its **timeout**, softly, with the session's
+state kept. A `fuel_budget` is a fixed, deterministic cap per call instead. Unused fuel is
+not carried over.
 
 | flavor | CPU | memory | fuel per call | timeout | output cap |
 |---|---|---|---|---|---|

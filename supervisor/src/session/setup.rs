@@ -6,17 +6,24 @@
 //! From its first worker on, the runtime is fixed for the session's life: a restart or a reset
 //! keeps it, because the model has already seen that interpreter's answers.
 //!
-//! The scientific runtime costs more, and its limits say so: each execution gets the flavor's
-//! fuel times [`Runtime::fuel_factor`] (unless the client set the fuel itself), and its memory
-//! cap is at least [`SCIENTIFIC_MIN_MEMORY`]. A memory cap is a limit, not a reservation:
-//! admission counts what workers really use (see `memory`).
+//! Fuel stands behind the timeout: unless the client set `fuel_budget` (a deterministic cap,
+//! used as given), an execution gets enough fuel to compute until its timeout on its runtime
+//! ([`Runtime::fuel_until`]), and at least the flavor's fuel times [`Runtime::fuel_factor`].
+//! So a long computation is stopped by its timeout, softly and with the session's state kept,
+//! not by running out of fuel.
+//!
+//! The scientific runtime costs more memory too: its cap is at least [`SCIENTIFIC_MIN_MEMORY`].
+//! A memory cap is a limit, not a reservation: admission counts what workers really use (see
+//! `memory`).
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use sandbox_protocol::{Language, Runtime};
 
-use crate::config::{FUEL_RANGE, SessionLimits};
+#[cfg(test)]
+use crate::config::FUEL_RANGE;
+use crate::config::{SessionLimits, default_execution_fuel};
 
 /// The least memory cap a scientific session gets. Importing pandas takes about 63 MiB of
 /// linear memory and numpy, pandas, scipy and scikit-learn together 115 MiB, before any data:
@@ -51,17 +58,22 @@ impl SessionSpec {
         }
     }
 
-    /// The limits of this session if it runs on `runtime`.
+    /// The limits of this session if it runs on `runtime`; its fuel is an execution's with
+    /// the session's default timeout.
     pub fn limits_on(&self, runtime: Runtime) -> SessionLimits {
         let mut limits = self.limits.clone();
-        if !self.fuel_explicit {
-            limits.fuel = limits
-                .fuel
-                .saturating_mul(runtime.fuel_factor())
-                .min(*FUEL_RANGE.end());
-        }
+        limits.fuel = self.execution_fuel(runtime, limits.timeout);
         limits.memory_bytes = limits.memory_bytes.max(min_memory(runtime));
         limits
+    }
+
+    /// The fuel of one execution on `runtime` with `timeout`: the client's `fuel_budget` as
+    /// given, else enough to outlast the timeout and at least the flavor's scaled fuel.
+    pub fn execution_fuel(&self, runtime: Runtime, timeout: Duration) -> u64 {
+        if self.fuel_explicit {
+            return self.limits.fuel;
+        }
+        default_execution_fuel(self.limits.fuel, runtime, timeout)
     }
 }
 
@@ -166,16 +178,55 @@ mod tests {
     }
 
     #[test]
+    fn fuel_outlasts_the_timeout_unless_the_client_set_it() {
+        let mut spec = spec(Language::Python);
+        let timeout = spec.limits.timeout;
+        for runtime in [
+            Runtime::Python,
+            Runtime::PythonScientific,
+            Runtime::JavaScript,
+        ] {
+            let fuel = spec.limits_on(runtime).fuel;
+            let seconds_of_cpu = fuel as f64 / runtime.fuel_per_second() as f64;
+            assert!(
+                seconds_of_cpu >= 1.5 * timeout.as_secs_f64(),
+                "{runtime}: {fuel} fuel is {seconds_of_cpu} s of CPU for a {timeout:?} timeout"
+            );
+            assert!(fuel >= spec.limits.fuel * runtime.fuel_factor());
+        }
+        let long = Duration::from_secs(300);
+        let python = spec.execution_fuel(Runtime::Python, long);
+        assert!(
+            python > spec.execution_fuel(Runtime::Python, timeout),
+            "a longer timeout buys more"
+        );
+        assert_eq!(python, Runtime::Python.fuel_until(long));
+        assert!(Runtime::PythonScientific.fuel_until(long) > *FUEL_RANGE.end() / 2);
+        assert!(spec.execution_fuel(Runtime::PythonScientific, long) <= *FUEL_RANGE.end());
+
+        spec.fuel_explicit = true;
+        spec.limits.fuel = 2_000_000_000;
+        for runtime in [Runtime::Python, Runtime::PythonScientific] {
+            assert_eq!(
+                spec.execution_fuel(runtime, long),
+                2_000_000_000,
+                "a deterministic cap"
+            );
+            assert_eq!(spec.limits_on(runtime).fuel, 2_000_000_000);
+        }
+    }
+
+    #[test]
     fn the_scientific_runtime_gets_more_fuel_and_memory_unless_the_client_chose() {
         let mut spec = spec(Language::Python);
         spec.limits.memory_bytes = 64 << 20;
         let default = spec.limits_on(Runtime::Python);
-        assert_eq!(default, spec.limits, "the default runtime changes nothing");
-        let scientific = spec.limits_on(Runtime::PythonScientific);
         assert_eq!(
-            scientific.fuel,
-            spec.limits.fuel * Runtime::PythonScientific.fuel_factor()
+            default.memory_bytes, spec.limits.memory_bytes,
+            "the default runtime keeps its cap"
         );
+        let scientific = spec.limits_on(Runtime::PythonScientific);
+        assert!(scientific.fuel > default.fuel);
         assert_eq!(scientific.memory_bytes, SCIENTIFIC_MIN_MEMORY);
 
         spec.fuel_explicit = true;
@@ -190,6 +241,13 @@ mod tests {
             spec.limits_on(Runtime::PythonScientific).fuel,
             *FUEL_RANGE.end(),
             "the factor never leaves the bounds"
+        );
+        spec.limits.fuel = 1;
+        spec.limits.timeout = Duration::from_secs(10_000);
+        assert_eq!(
+            spec.execution_fuel(Runtime::JavaScript, spec.limits.timeout),
+            *FUEL_RANGE.end(),
+            "neither does the timeout"
         );
     }
 

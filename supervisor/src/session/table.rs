@@ -940,9 +940,10 @@ mod tests {
             roomy.usage().memory_in_use_bytes,
             scientific.expected_use_bytes()
         );
+        let flavor = SessionLimits::from(Flavor::Small);
         assert_eq!(
             session.limits().fuel,
-            SessionLimits::from(Flavor::Small).fuel * scientific.fuel_factor()
+            crate::config::default_execution_fuel(flavor.fuel, scientific, flavor.timeout)
         );
         assert!(matches!(
             roomy.move_to(&session, scientific),

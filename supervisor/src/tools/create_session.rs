@@ -41,7 +41,8 @@ pub struct CreateSessionArgs {
     /// arguments override it.
     #[serde(default)]
     pub flavor: Option<Flavor>,
-    /// Per execution (10^10 is about 1 s of CPU), from 10^6 to 5×10^12.
+    /// A fixed cap per execution, from 10^6 to 5×10^12 (python burns up to 10^10 a second).
+    /// Unless set, each execution gets fuel enough to run until its timeout.
     #[serde(default)]
     #[schemars(range(min = 1_000_000, max = 5_000_000_000_000_u64))]
     pub fuel_budget: Option<u64>,

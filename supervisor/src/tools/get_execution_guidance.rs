@@ -54,7 +54,7 @@ impl SandboxServer {
             Language::from(args.language),
             args.context.as_deref(),
             &self.imports,
-            self.config.defaults.fuel,
+            (self.config.defaults.fuel, self.config.defaults.timeout),
             scientific,
         );
         let text = format!(

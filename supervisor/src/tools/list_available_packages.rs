@@ -152,7 +152,11 @@ impl SandboxServer {
             PythonPackages {
                 location: "/data/site-packages (read-only, already on sys.path)",
                 import_pattern: "import name  (e.g. import yaml, from openpyxl import Workbook)",
-                default_fuel_budget: self.config.defaults.fuel,
+                default_fuel_budget: crate::config::default_execution_fuel(
+                    self.config.defaults.fuel,
+                    Runtime::Python,
+                    self.config.defaults.timeout,
+                ),
                 by_category: catalog::vendored_by_category(&vendored),
                 not_available: "packages with compiled extensions: numpy, pandas, scipy, lxml, pillow and the rest of python_scientific run on that runtime, others (torch, cryptography) nowhere; there is no network",
             }
@@ -161,11 +165,11 @@ impl SandboxServer {
             .runtimes
             .availability(Runtime::PythonScientific, &self.config);
         let python_scientific = wants_python.then(|| {
-            let fuel = self
-                .config
-                .defaults
-                .fuel
-                .saturating_mul(Runtime::PythonScientific.fuel_factor());
+            let fuel = crate::config::default_execution_fuel(
+                self.config.defaults.fuel,
+                Runtime::PythonScientific,
+                self.config.defaults.timeout,
+            );
             scientific_packages(scientific::catalogue(), &availability, runtime, fuel)
         });
         let javascript = (language != Some(Language::Python)).then(catalog::js_catalog);

@@ -75,8 +75,9 @@ struct ScientificFacts {
     #[serde(skip_serializing_if = "Option::is_none")]
     install: Option<String>,
     chosen: &'static str,
-    /// Each execution's fuel is the flavor's times this (unless fuel_budget is given).
-    fuel_factor: u64,
+    /// Fuel it burns per second of CPU at most: unless fuel_budget is given, each execution
+    /// gets enough to run until its timeout.
+    fuel_per_second: u64,
     memory: ScientificMemory,
     disk: scientific::Disk,
     compiled_in: CompiledIn,
@@ -250,7 +251,7 @@ fn scientific_facts(availability: &Availability) -> ScientificFacts {
         status,
         install,
         chosen: SCIENTIFIC_CHOICE,
-        fuel_factor: Runtime::PythonScientific.fuel_factor(),
+        fuel_per_second: Runtime::PythonScientific.fuel_per_second(),
         memory: ScientificMemory {
             fresh_session_mib: catalogue.memory.baseline_mib,
             with_pandas_mib: catalogue.imports.get("pandas").map(|p| p.memory_mib),

@@ -125,9 +125,14 @@ mod tests {
             .unwrap();
         let info = serde_json::to_value(SessionInfo::of(&session)).unwrap();
         assert_eq!(info["runtime"], "python-scientific");
+        let small = SessionLimits::from(Flavor::Small);
         assert_eq!(
             info["limits"]["fuel_budget"],
-            SessionLimits::from(Flavor::Small).fuel * Runtime::PythonScientific.fuel_factor()
+            crate::config::default_execution_fuel(
+                small.fuel,
+                Runtime::PythonScientific,
+                small.timeout
+            )
         );
     }
 

@@ -180,11 +180,19 @@ async fn assert_unsorted(server: &Server, session: &str, first: &[u32]) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hard_fuel_trap_rolls_the_context_back() -> anyhow::Result<()> {
     let server = Server::start().await?;
+    // A fixed budget of 10^10 (by default the fuel would outlast the timeout).
+    let created = server
+        .call(
+            "create_session",
+            json!({ "language": "javascript", "session_id": "fuel", "fuel_budget": 10_000_000_000u64 }),
+        )
+        .await?;
+    assert!(!created.is_error, "{created:?}");
     let session = json!({ "session_id": "fuel", "timeout": 120 });
     server.exec("javascript", "1", session.clone()).await?;
     let numbers = load_numbers(&server, "fuel").await?;
-    // The default budget (10^10) runs out inside the sort: the soft interrupt goes unseen, and
-    // the trap comes when the fuel reserve is gone or 0.4 s later, whichever is first.
+    // The budget runs out inside the sort: the soft interrupt goes unseen, and the trap comes
+    // when the fuel reserve is gone or 0.4 s later, whichever is first.
     let sorted = server
         .exec(
             "javascript",

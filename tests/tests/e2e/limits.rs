@@ -113,23 +113,85 @@ async fn javascript_timeouts_interrupt_and_keep_state() -> anyhow::Result<()> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn fuel_budget_stops_cpu_hogs() -> anyhow::Result<()> {
+async fn a_fuel_budget_is_a_deterministic_cap() -> anyhow::Result<()> {
     let server = Server::start().await?;
+    for (language, id) in [("javascript", "js-capped"), ("python", "py-capped")] {
+        let created = server
+            .call(
+                "create_session",
+                json!({ "language": language, "session_id": id, "fuel_budget": 10_000_000_000u64 }),
+            )
+            .await?;
+        assert!(!created.is_error, "{created:?}");
+    }
     let js = server
-        .exec("javascript", "let i = 0; for (;;) { i++ }", json!({}))
+        .exec(
+            "javascript",
+            "let i = 0; for (;;) { i++ }",
+            json!({ "session_id": "js-capped", "timeout": 120 }),
+        )
         .await?;
     assert_eq!(js.str("error_type"), "out_of_fuel", "{js:?}");
     assert!(js.u64("fuel_consumed") >= 10_000_000_000);
+    assert_eq!(
+        js.u64("fuel_budget"),
+        10_000_000_000,
+        "as given, whatever the timeout"
+    );
     let py = server
-        .exec("python", "n = 0\nwhile True:\n    n += 1", json!({}))
+        .exec(
+            "python",
+            "n = 0\nwhile True:\n    n += 1",
+            json!({ "session_id": "py-capped", "timeout": 120 }),
+        )
         .await?;
     assert_eq!(py.str("error_type"), "out_of_fuel", "{py:?}");
-    let after = server.exec("python", "n > 0", json!({})).await?;
+    assert_eq!(py.u64("fuel_budget"), 10_000_000_000);
+    let after = server
+        .exec("python", "n > 0", json!({ "session_id": "py-capped" }))
+        .await?;
     assert_eq!(
         after.str("result"),
         "True",
         "state kept after the fuel interrupt: {after:?}"
     );
+    server.stop().await
+}
+
+/// Issue 25: at default settings the timeout, not the fuel, stops a CPU-bound cell (softly,
+/// state kept), and work that fits in the timeout finishes, on every runtime.
+#[tokio::test(flavor = "multi_thread")]
+async fn fuel_stands_behind_the_timeout_by_default() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    for (language, setup, spin) in [
+        ("python", "kept = 'yes'", "while True: pass"),
+        ("javascript", "var kept = 'yes'", "for (;;) {}"),
+    ] {
+        let session = json!({ "session_id": format!("{language}-spin"), "timeout": 2 });
+        server.exec(language, setup, session.clone()).await?;
+        let stopped = server.exec(language, spin, session.clone()).await?;
+        assert_eq!(
+            stopped.str("error_type"),
+            "timeout",
+            "{language}: {stopped:?}"
+        );
+        assert!(
+            stopped.elapsed >= Duration::from_millis(1900)
+                && stopped.elapsed < Duration::from_millis(4000),
+            "{language}: stopped after {:?}",
+            stopped.elapsed
+        );
+        assert!(!stopped.bool("session_restarted"), "{stopped:?}");
+        let after = server.exec(language, "kept", session).await?;
+        assert!(after.str("result").contains("yes"), "{language}: {after:?}");
+    }
+    // 1.3 × 10^10 fuel on CPython 3.12: more than the small flavor's 10^10, well inside 30 s.
+    let squares = server
+        .exec("python", "sum(i * i for i in range(3_000_000))", json!({}))
+        .await?;
+    assert_eq!(squares.str("result"), "8999995500000500000", "{squares:?}");
+    assert!(squares.u64("fuel_consumed") > 10_000_000_000, "{squares:?}");
+    assert!(squares.u64("fuel_budget") >= 300_000_000_000, "{squares:?}");
     server.stop().await
 }
 

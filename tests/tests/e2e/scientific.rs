@@ -281,3 +281,60 @@ async fn the_runtime_is_chosen_explicitly_or_offered_by_the_guidance() -> anyhow
     );
     server.stop().await
 }
+
+/// CPython 3.15 is pushed one turn per execution: nothing of the driver waits on the stack
+/// between executions (what imaging and snapshots need), and an interpreter killed by force is
+/// replaced by a fresh one that serves the next call.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_execution_is_a_turn_of_its_own_and_a_killed_interpreter_is_replaced()
+-> anyhow::Result<()> {
+    let server = Server::start().await?;
+    server
+        .call(
+            "create_session",
+            json!({ "language": "python", "runtime": "python-scientific", "session_id": "turns" }),
+        )
+        .await?;
+    let stack = "import sys\n\
+                 def frames():\n    f, names = sys._getframe(1), []\n    \
+                 while f is not None:\n        names.append(f.f_code.co_name)\n        f = f.f_back\n    \
+                 return names\n\
+                 kept = 'yes'\nframes()";
+    let first = ok(&server, "turns", stack).await?;
+    let names = first.str("result");
+    // Below the driver's `serve_one` is only this turn's source and the runtime's own turn.
+    assert!(
+        names.contains("'serve_one', '<module>', '_run_turn', 'turn']")
+            && !names.contains("_sandbox_main"),
+        "no driver loop waits below this execution: {names}"
+    );
+    let again = ok(&server, "turns", "frames()").await?;
+    assert_eq!(
+        again.str("result"),
+        names,
+        "every turn starts from the same empty stack"
+    );
+
+    // Code that swallows the soft interrupt is stopped by the hard deadline: the interpreter
+    // is lost, and the next call runs on a new one.
+    let stubborn = server
+        .exec(
+            "python",
+            "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass",
+            json!({ "session_id": "turns", "timeout": 1 }),
+        )
+        .await?;
+    assert!(stubborn.is_error);
+    assert_eq!(stubborn.str("error_type"), "timeout", "{stubborn:?}");
+    assert!(stubborn.bool("session_restarted"), "{stubborn:?}");
+    assert_eq!(stubborn.str("state_after_restart"), "lost", "{stubborn:?}");
+    let fresh = ok(
+        &server,
+        "turns",
+        "import sys\n(globals().get('kept'), sys.version_info[:2])",
+    )
+    .await?;
+    assert_eq!(fresh.str("result"), "(None, (3, 15))", "{fresh:?}");
+    assert_eq!(fresh.str("runtime"), "python-scientific", "{fresh:?}");
+    server.stop().await
+}

@@ -72,7 +72,15 @@ async fn failures_are_classified_and_explained() -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread")]
 async fn following_next_call_fixes_a_heavy_spreadsheet_job() -> anyhow::Result<()> {
     let server = Server::start().await?;
-    // The seed's spreadsheet scenario: openpyxl plus real work overruns the default budget.
+    // The seed's spreadsheet scenario: openpyxl plus real work overruns a session created with
+    // a fixed fuel budget (by default the fuel would last until the timeout).
+    let created = server
+        .call(
+            "create_session",
+            json!({ "language": "python", "session_id": "sheets", "fuel_budget": 10_000_000_000u64 }),
+        )
+        .await?;
+    assert!(!created.is_error, "{created:?}");
     let job = "import openpyxl, sympy\ncheck = sum(i * i for i in range(1_500_000))\nwb = openpyxl.Workbook()\nws = wb.active\nfor i in range(200):\n    ws.append([i, i * i])\nwb.save('squares.xlsx')\nsum(r[1].value for r in ws.iter_rows(min_row=1))";
     let heavy = server
         .exec(
@@ -86,8 +94,9 @@ async fn following_next_call_fixes_a_heavy_spreadsheet_job() -> anyhow::Result<(
     assert_eq!(heavy.value["fuel_analysis"]["status"], "critical");
     let next = &heavy.value["next_call"];
     assert_eq!(next["tool"], "create_session", "{next}");
-    let budget = next["arguments"]["fuel_budget"].as_u64().unwrap();
-    assert!(budget > 10_000_000_000, "{next}");
+    // A flavor whose calls get fuel until their timeout, not another fixed cap.
+    assert_eq!(next["arguments"]["flavor"], "small", "{next}");
+    assert!(next["arguments"].get("fuel_budget").is_none(), "{next}");
     let created = follow(&server, &heavy).await?;
     assert!(!created.is_error, "{created:?}");
     let id = created.str("session_id").to_owned();

@@ -52,8 +52,9 @@ impl SessionConfig {
     }
 }
 
-/// The other end of fd 0 for an interpreter whose driver pulls its requests through it (the
-/// Python REPL driver): the driver writes a status record, then reads its next request.
+/// The other end of fd 0 for an interpreter whose driver talks to the host through it (the
+/// Python REPL driver): it reads its request there and writes its status record. A driver
+/// that pulls (blocks in that read for the next request) needs [`DriverChannel::before_read`].
 ///
 /// `Any` lets the interpreter module take its own channel back out of a store that ended.
 pub trait DriverChannel: Any + Send {
@@ -66,7 +67,10 @@ pub trait DriverChannel: Any + Send {
     ///
     /// # Errors
     /// A trap that ends the interpreter (the supervisor went away).
-    fn before_read(&mut self, caller: &mut Caller<'_, HostState>) -> Result<()>;
+    fn before_read(&mut self, caller: &mut Caller<'_, HostState>) -> Result<()> {
+        let _ = caller;
+        Ok(())
+    }
 
     /// Up to `max` bytes of the request being served, consumed; none is end of file.
     fn read(&mut self, max: usize) -> &[u8];

@@ -96,8 +96,8 @@ const SCIENTIFIC_PRELOAD: &str = "try:\n    import numpy as _np, pandas as _pd\n
 pub(super) enum Entry {
     /// A WASI command: `_start` with [`ARGS`] runs the driver.
     Start,
-    /// A reactor with a persistent session: `turn(source)` runs the driver's source in
-    /// `__main__`, and returns only when the driver ends.
+    /// A reactor with a persistent session: `turn(source)` runs a source in `__main__` and
+    /// returns. The first turn sets the driver up; each execution is one more turn.
     Turn,
 }
 

@@ -145,9 +145,13 @@ impl<'f, 'a> Draft<'f, 'a> {
         }
     }
 
-    /// The fuel per call a session of `flavor` gets on this session's runtime.
+    /// The fuel per call a session of `flavor` gets on this session's runtime by default.
     pub(super) fn flavor_fuel(&self, flavor: &sandbox_protocol::FlavorSpec) -> u64 {
-        flavor.fuel.saturating_mul(self.f.runtime.fuel_factor())
+        crate::config::default_execution_fuel(
+            flavor.fuel,
+            self.f.runtime,
+            std::time::Duration::from_secs(flavor.timeout_secs),
+        )
     }
 
     /// `execute_code` with this call's code (only when it is short enough to repeat).

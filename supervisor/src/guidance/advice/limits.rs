@@ -18,9 +18,10 @@ impl Draft<'_, '_> {
     pub(super) fn out_of_fuel(&mut self) {
         let f = self.f;
         self.summary = format!(
-            "The execution ran out of fuel: its budget is {} per call (about {:.1} s of CPU; {} counted) and it was interrupted{}.",
+            "The execution ran out of fuel: its budget is {} per call (at least {:.1} s of CPU on {}; {} counted) and it was interrupted{}.",
             fmt_fuel(f.fuel_budget),
-            f.fuel_budget as f64 / 1e10,
+            f.fuel_budget as f64 / f.runtime.fuel_per_second() as f64,
+            f.runtime,
             fmt_fuel(f.fuel_consumed),
             if f.state_lost {
                 "; the interpreter was restarted, so variables from earlier calls are gone (files in /app remain)"
@@ -160,12 +161,30 @@ impl Draft<'_, '_> {
                 fmt_fuel(suggested).to_lowercase().replace('.', "_")
             ),
         );
-        let flavor = FLAVORS.iter().find(|fl| self.flavor_fuel(fl) >= suggested);
+        const EMPTY: &str = "A new session starts empty: re-run setup code and recreate files, since /app is per session.";
+        // A flavor's executions get fuel that lasts until their timeout: without a fuel_budget
+        // (a fixed cap) the timeout is what stops the code, softly.
+        if let Some(flavor) = FLAVORS.iter().find(|fl| self.flavor_fuel(fl) >= suggested) {
+            let (name, fuel) = (flavor.name(), fmt_fuel(self.flavor_fuel(flavor)));
+            let timeout = fmt_secs(flavor.timeout_secs as f64);
+            self.fix(format!(
+                "Raise the budget: create_session {{{}, session_id: \"{id}\", flavor: \"{name}\"}} with no fuel_budget: each call then gets {fuel} fuel, enough to run until its {timeout} timeout (a fuel_budget is a fixed cap: fuel_budget: {suggested} gives {} exactly). Re-run there. {EMPTY}",
+                self.new_session_text(),
+                fmt_fuel(suggested),
+            ));
+            self.next = Some(NextCall::new(
+                "create_session",
+                self.new_session_args(json!({"session_id": id, "flavor": name})),
+                format!(
+                    "a {name} session whose calls get {fuel} fuel (over 3x what this call used) and stop at their timeout; then run the code there with execute_code"
+                ),
+            ));
+            return;
+        }
         self.fix(format!(
-            "Raise the budget: create_session {{{}, session_id: \"{id}\", fuel_budget: {suggested}}} ({}){}, then re-run there. A new session starts empty: re-run setup code and recreate files, since /app is per session.",
+            "Raise the budget: create_session {{{}, session_id: \"{id}\", fuel_budget: {suggested}}} ({}), then re-run there. {EMPTY}",
             self.new_session_text(),
             fmt_fuel(suggested),
-            flavor.map(|fl| format!(" or flavor \"{}\" ({} per call)", fl.name(), fmt_fuel(self.flavor_fuel(fl)))).unwrap_or_default()
         ));
         self.next = Some(NextCall::new(
             "create_session",
@@ -306,7 +325,10 @@ mod tests {
         assert!(says(&a, "import asyncio, json"));
         let call = a.next_call.unwrap();
         assert_eq!(call.tool, "create_session");
-        assert_eq!(call.arguments["fuel_budget"], 30_000_000_000u64);
+        // 3x what it used (3 × 10^10) is less than a small session's calls get until their
+        // timeout: that session, with no fixed cap.
+        assert_eq!(call.arguments["flavor"], "small", "{call:?}");
+        assert!(call.arguments.get("fuel_budget").is_none(), "{call:?}");
         assert_eq!(call.arguments["language"], "python");
         assert_ne!(call.arguments["session_id"], "s1");
         assert!(a.related_docs.contains(&FUEL.to_owned()));
@@ -319,10 +341,8 @@ mod tests {
         f.fuel_consumed = 500_000_000_000;
         let a = advise(&f);
         check(&a);
-        assert_eq!(
-            a.next_call.unwrap().arguments["fuel_budget"],
-            MAX_SUGGESTED_FUEL
-        );
+        // 3x is past the largest proposal (10^12): the flavor whose calls get that much.
+        assert_eq!(a.next_call.unwrap().arguments["flavor"], "large");
 
         f.fuel_budget = MAX_SUGGESTED_FUEL;
         let a = advise(&f);
@@ -385,12 +405,14 @@ mod tests {
 
     #[test]
     fn fuel_budget_suggestions_table() {
-        // (budget, consumed) -> the fuel_budget of the suggested session, or None.
-        let cases: [(u64, u64, Option<u64>); 5] = [
-            (10_000_000_000, 10_000_000_000, Some(30_000_000_000)),
-            (10_000_000_000, 12_000_000_000, Some(50_000_000_000)),
-            (1_000_000_000, 1, Some(3_000_000_000)),
-            (500_000_000_000, 500_000_000_000, Some(MAX_SUGGESTED_FUEL)),
+        // (budget, consumed) -> the flavor of the suggested session (its calls get at least
+        // 3x what this one used, until their timeout), or None. JavaScript: 1.5 × 10^10 fuel
+        // a second, so 6.75 × 10^11 per small call and 1.35 × 10^12 per medium one.
+        let cases: [(u64, u64, Option<&str>); 5] = [
+            (10_000_000_000, 10_000_000_000, Some("small")),
+            (10_000_000_000, 12_000_000_000, Some("small")),
+            (1_000_000_000, 1, Some("small")),
+            (500_000_000_000, 500_000_000_000, Some("medium")),
             (MAX_SUGGESTED_FUEL, MAX_SUGGESTED_FUEL, None),
         ];
         for (budget, consumed, want) in cases {
@@ -399,10 +421,11 @@ mod tests {
             f.fuel_consumed = consumed;
             let a = advise(&f);
             check(&a);
-            let got = a
-                .next_call
-                .map(|c| c.arguments["fuel_budget"].as_u64().unwrap());
-            assert_eq!(got, want, "{budget} {consumed}");
+            let got = a.next_call.map(|c| {
+                assert!(c.arguments.get("fuel_budget").is_none(), "{c:?}");
+                c.arguments["flavor"].as_str().unwrap().to_owned()
+            });
+            assert_eq!(got.as_deref(), want, "{budget} {consumed}");
         }
     }
 }

@@ -237,9 +237,19 @@ mod tests {
             says(&a, "runtime: \"python-scientific\", session_id"),
             "{a:#?}"
         );
-        // Its flavors give it their fuel times the runtime's factor.
-        let medium = sandbox_protocol::FLAVORS[1].fuel * Runtime::PythonScientific.fuel_factor();
-        let per_call = format!("flavor \"medium\" ({} per call)", fmt_fuel(medium));
+        // Its flavors give it fuel that outlasts their timeout on this runtime: the smallest
+        // already gives over 3x what the call used, with no fixed cap.
+        let small = crate::config::default_execution_fuel(
+            sandbox_protocol::FLAVORS[0].fuel,
+            Runtime::PythonScientific,
+            std::time::Duration::from_secs(sandbox_protocol::FLAVORS[0].timeout_secs),
+        );
+        assert_eq!(call.arguments["flavor"], "small", "{call:?}");
+        assert!(call.arguments.get("fuel_budget").is_none(), "{call:?}");
+        let per_call = format!(
+            "each call then gets {} fuel, enough to run until its 30 s timeout",
+            fmt_fuel(small)
+        );
         assert!(says(&a, &per_call), "{a:#?}");
 
         let mut f = facts(Language::Python, "out_of_memory", "x = [0] * 10**9");

@@ -358,7 +358,14 @@ mod tests {
             (Language::JavaScript, "import x from 'm'", "m", "es_module"),
         ];
         for (language, code, module, status) in cases {
-            let g = super::super::analyze(code, language, None, &table(), 10_000_000_000, false);
+            let g = super::super::analyze(
+                code,
+                language,
+                None,
+                &table(),
+                super::super::testing::DEFAULTS,
+                false,
+            );
             let info = g.imports.iter().find(|i| i.module == module).unwrap();
             assert_eq!(info.status, status, "{code}");
         }
@@ -392,8 +399,13 @@ mod tests {
             .unwrap();
         assert_eq!(sklearn.status, "scientific_runtime");
         assert!(sklearn.fuel.unwrap() > 10_000_000_000, "{sklearn:?}");
-        // Its budget is the default times the runtime's factor.
-        let budget = 10_000_000_000 * sandbox_protocol::Runtime::PythonScientific.fuel_factor();
+        // Its budget outlasts the default timeout on that runtime.
+        let (fuel, timeout) = super::super::testing::DEFAULTS;
+        let budget = crate::config::default_execution_fuel(
+            fuel,
+            sandbox_protocol::Runtime::PythonScientific,
+            timeout,
+        );
         let share = format!("of a {} budget", super::super::super::fmt_fuel(budget));
         assert!(
             g.estimated_fuel.summary.contains(&share),

@@ -20,6 +20,7 @@ mod session;
 mod testing;
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use sandbox_protocol::{Language, Runtime};
 use schemars::JsonSchema;
@@ -127,14 +128,15 @@ pub struct SessionRecommendation {
 
 /// Analyses `code` for `get_execution_guidance`. `scientific_available` says whether this
 /// server can start sessions on the scientific runtime: code that imports a package only that
-/// runtime has is then priced with its measured import costs and its larger fuel budget
-/// (`default_fuel_budget` times its fuel factor), and recommended a session on it.
+/// runtime has is then priced with its measured import costs and its larger fuel budget, and
+/// recommended a session on it. The default budget is what an execution gets with the default
+/// flavor fuel and timeout (`crate::config::default_execution_fuel`).
 pub fn analyze(
     code: &str,
     language: Language,
     context: Option<&str>,
     imports: &ImportFuelTable,
-    default_fuel_budget: u64,
+    (default_fuel_budget, default_timeout): (u64, Duration),
     scientific_available: bool,
 ) -> ExecutionGuidance {
     let facts = CodeFacts::new(code, language);
@@ -147,9 +149,8 @@ pub fn analyze(
         None => Runtime::default_for(language),
     };
     let imports = super::import_table_for(runtime, imports);
-    let default_fuel_budget = default_fuel_budget
-        .saturating_mul(runtime.fuel_factor())
-        .max(1);
+    let default_fuel_budget =
+        crate::config::default_execution_fuel(default_fuel_budget, runtime, default_timeout);
 
     dependencies::import_findings(&facts, imports, &mut out);
     loops::loop_findings(&facts, &mut out, default_fuel_budget);
@@ -160,7 +161,12 @@ pub fn analyze(
 
     let context = context.unwrap_or("").to_lowercase();
     let estimate = out.estimate(language, default_fuel_budget);
-    let session = session::recommend_session(&estimate, &context, default_fuel_budget, &mut out);
+    let session = session::recommend_session(
+        &estimate,
+        (&context, runtime),
+        default_fuel_budget,
+        &mut out,
+    );
     let next_call = if out.blocking {
         None
     } else {
@@ -222,7 +228,14 @@ mod tests {
                 .collect();
             let code = String::from_utf8_lossy(&bytes);
             for language in [Language::Python, Language::JavaScript] {
-                let g = analyze(&code, language, Some(&code), &table(), 10_000_000_000, true);
+                let g = analyze(
+                    &code,
+                    language,
+                    Some(&code),
+                    &table(),
+                    testing::DEFAULTS,
+                    true,
+                );
                 assert!(g.estimated_fuel.low <= g.estimated_fuel.high);
                 let _ = serde_json::to_string(&g).unwrap();
             }
@@ -233,7 +246,7 @@ mod tests {
         let strings = "'".repeat(300_000);
         for code in [huge.as_str(), deep.as_str(), strings.as_str()] {
             for language in [Language::Python, Language::JavaScript] {
-                let _ = analyze(code, language, None, &table(), 10_000_000_000, true);
+                let _ = analyze(code, language, None, &table(), testing::DEFAULTS, true);
             }
         }
         assert!(

@@ -87,7 +87,7 @@ impl Needs {
 /// The session settings that fit the analysed code; warns when no setting can fit.
 pub(super) fn recommend_session(
     estimate: &FuelEstimate,
-    context: &str,
+    (context, runtime): (&str, Runtime),
     default_fuel: u64,
     out: &mut Analysis,
 ) -> SessionRecommendation {
@@ -106,7 +106,7 @@ pub(super) fn recommend_session(
     // What the code needs, whichever session it ends up in.
     let bigger = needs.more_fuel || needs.more_memory;
     let fuel_budget = if bigger || needs.new_session {
-        needs.fuel.max(flavor.fuel.saturating_mul(factor))
+        needs.fuel.max(flavor_default_fuel(flavor, runtime))
     } else {
         default_fuel
     };
@@ -136,6 +136,16 @@ fn fuel_factor(scientific: bool) -> u64 {
     } else {
         1
     }
+}
+
+/// The fuel an execution in a session of `flavor` on `runtime` gets by default (its fuel
+/// outlasts its timeout).
+fn flavor_default_fuel(flavor: &sandbox_protocol::FlavorSpec, runtime: Runtime) -> u64 {
+    crate::config::default_execution_fuel(
+        flavor.fuel,
+        runtime,
+        std::time::Duration::from_secs(flavor.timeout_secs),
+    )
 }
 
 /// Warnings when the work outgrows what any session allows, or the default budget.
@@ -252,10 +262,12 @@ pub(super) fn session_next_call(
             if runtime != Runtime::default_for(language) {
                 args["runtime"] = json!(runtime.as_str());
             }
+            // Only a budget beyond what the flavor's executions get anyway: a fuel_budget is a
+            // fixed cap, and below the default it would stop code the timeout allows.
             let flavor_fuel = FLAVORS
                 .iter()
                 .find(|f| f.name() == session.flavor)
-                .map_or(0, |f| f.fuel.saturating_mul(runtime.fuel_factor()));
+                .map_or(0, |f| flavor_default_fuel(f, runtime));
             if session.fuel_budget > flavor_fuel {
                 args["fuel_budget"] = json!(session.fuel_budget);
             }
@@ -341,9 +353,12 @@ mod tests {
     }
     #[test]
     fn heavy_code_gets_a_new_session_with_a_valid_create_call() {
-        let g = py("for i in range(4 * 10**6):\n    x = i * i\n");
+        // About 3 × 10^11 fuel: more than a default execution gets in 30 s.
+        let g = py("for i in range(6 * 10**7):\n    x = i * i\n");
         assert_eq!(g.recommended_session.session_type, "new_session");
-        assert!(g.recommended_session.fuel_budget > 10_000_000_000);
+        let (fuel, timeout) = super::super::testing::DEFAULTS;
+        let default = crate::config::default_execution_fuel(fuel, Runtime::Python, timeout);
+        assert!(g.recommended_session.fuel_budget > default, "{g:#?}");
         let call = g.next_call.clone().unwrap();
         assert_eq!(call.tool, "create_session");
         assert_eq!(call.arguments["language"], "python");
@@ -357,7 +372,7 @@ mod tests {
             Language::Python,
             Some("LLM agent multi-turn workflow"),
             &table(),
-            10_000_000_000,
+            super::super::testing::DEFAULTS,
             true,
         );
         assert!(g.recommended_session.auto_persist_globals);
@@ -370,7 +385,7 @@ mod tests {
             Language::Python,
             Some("process a large CSV with millions of rows"),
             &table(),
-            10_000_000_000,
+            super::super::testing::DEFAULTS,
             true,
         );
         assert_ne!(g.recommended_session.flavor, "small");

@@ -10,31 +10,21 @@ pub(super) fn table() -> ImportFuelTable {
     ImportFuelTable::builtin()
 }
 
+/// The default flavor's fuel and timeout, as a server passes them.
+pub(super) const DEFAULTS: (u64, std::time::Duration) =
+    (10_000_000_000, std::time::Duration::from_secs(30));
+
 pub(super) fn py(code: &str) -> ExecutionGuidance {
-    analyze(code, Language::Python, None, &table(), 10_000_000_000, true)
+    analyze(code, Language::Python, None, &table(), DEFAULTS, true)
 }
 
 /// Python analysed on a server without the scientific runtime.
 pub(super) fn py_default_only(code: &str) -> ExecutionGuidance {
-    analyze(
-        code,
-        Language::Python,
-        None,
-        &table(),
-        10_000_000_000,
-        false,
-    )
+    analyze(code, Language::Python, None, &table(), DEFAULTS, false)
 }
 
 pub(super) fn js(code: &str) -> ExecutionGuidance {
-    analyze(
-        code,
-        Language::JavaScript,
-        None,
-        &table(),
-        10_000_000_000,
-        true,
-    )
+    analyze(code, Language::JavaScript, None, &table(), DEFAULTS, true)
 }
 
 pub(super) fn has(g: &ExecutionGuidance, pattern: &str) -> bool {
