@@ -150,6 +150,40 @@ pub async fn first_imports(
     Ok((times, fuel))
 }
 
+/// `code` run `samples` times in one session (after one run to warm it): how long each call
+/// took and the fuel the last one reported. With default settings, so the figure shows what
+/// a model's CPU-bound cell gets (issue 25: the timeout, not the fuel, must stop it).
+///
+/// # Errors
+/// When a session cannot be had or a run fails.
+pub async fn cpu_bound(
+    subject: &Subject,
+    lang: Lang,
+    code: &str,
+    samples: usize,
+) -> Result<(Vec<Duration>, u64)> {
+    let id = subject.create_session(lang).await?;
+    let measured = async {
+        let mut times = Vec::with_capacity(samples);
+        let mut fuel = 0;
+        for i in 0..=samples {
+            let (result, elapsed) = subject.run(lang, code, Some(&id)).await?;
+            fuel = result
+                .structured_content
+                .as_ref()
+                .and_then(|s| s["fuel_consumed"].as_u64())
+                .unwrap_or(0);
+            if i > 0 {
+                times.push(elapsed);
+            }
+        }
+        Ok::<_, anyhow::Error>((times, fuel))
+    }
+    .await;
+    subject.destroy_session(&id).await;
+    measured.with_context(|| code.to_owned())
+}
+
 /// How a throughput run is shaped.
 pub struct Load {
     /// Concurrent tasks, each with its own session when the server has sessions.

@@ -197,6 +197,27 @@ pub async fn runtime_rows(
         }
     };
     imports.extend(["pandas", "sklearn"].map(|m| (SCIENTIFIC, m.to_owned())));
+    // Issue 25's CPU-bound cell, at default settings: its time, and its fuel (fuel per second
+    // is the one over the other; it sets what an execution gets by default).
+    for (lang, code) in [
+        (PYTHON, "sum(i * i for i in range(3_000_000))"),
+        (SCIENTIFIC, "sum(i * i for i in range(3_000_000))"),
+        (
+            JAVASCRIPT,
+            "let s = 0; for (let i = 0; i < 3e6; i++) s += i * i; s",
+        ),
+    ] {
+        let measured = latency::cpu_bound(subject, lang, code, plan.imports).await;
+        let value = settle(measured.map(|(times, fuel)| match Value::latency(times) {
+            Value::Latency { p50_ms, .. } => Value::Import { p50_ms, fuel },
+            other => other,
+        }));
+        rows.push(Row::new(
+            label(lang, "CPU-bound: a 3-million-step loop, warm"),
+            Target::None,
+            value,
+        ));
+    }
     for (lang, module) in imports {
         let measured = latency::first_imports(subject, lang, &module, plan.imports).await;
         let value = settle(measured.map(|(times, fuel)| match Value::latency(times) {
