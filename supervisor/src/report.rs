@@ -23,7 +23,7 @@ pub struct ExecuteCodeResult {
     pub stderr: String,
     pub exit_code: i32,
     pub execution_time_ms: f64,
-    /// Deterministic CPU units (python burns up to 10^10 a second).
+    /// Deterministic CPU units.
     pub fuel_consumed: u64,
     pub fuel_budget: u64,
     pub session_id: String,

@@ -41,8 +41,7 @@ pub struct CreateSessionArgs {
     /// arguments override it.
     #[serde(default)]
     pub flavor: Option<Flavor>,
-    /// A fixed cap per execution, from 10^6 to 5×10^12 (python burns up to 10^10 a second).
-    /// Unless set, each execution gets fuel enough to run until its timeout.
+    /// Fixed cap per execution (10^10 ≈ 1 s of CPU). Unset: fuel lasts until the timeout.
     #[serde(default)]
     #[schemars(range(min = 1_000_000, max = 5_000_000_000_000_u64))]
     pub fuel_budget: Option<u64>,
