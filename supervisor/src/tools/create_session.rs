@@ -41,7 +41,7 @@ pub struct CreateSessionArgs {
     /// arguments override it.
     #[serde(default)]
     pub flavor: Option<Flavor>,
-    /// Fixed cap per execution (10^10 ≈ 1 s of CPU). Unset: fuel lasts until the timeout.
+    /// Fixed cap per call, 10^6 to 5×10^12; unset, fuel lasts until the timeout.
     #[serde(default)]
     #[schemars(range(min = 1_000_000, max = 5_000_000_000_000_u64))]
     pub fuel_budget: Option<u64>,
