@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use sandbox_protocol::{
-    ErrorKind, ExecuteRequest, ExecutionKind, ExecutionReport, Figure, GuestError, Language,
+    ErrorKind, ExecuteRequest, ExecutionKind, ExecutionReport, Figure, GuestError,
     MAX_FIGURE_BYTES, MAX_FIGURES, Restart, StateAfterRestart,
 };
 use wasmtime::{Linker, Module, Result, Store};
