@@ -96,7 +96,8 @@ From half the budget on, a result has `fuel_analysis`: 50–75 % moderate, 75–
 - Output beyond the cap is cut and `stdout_truncated` is set.
 
 Fixes: import heavy modules in a call of their own, split long work over several calls (each
-gets a full budget), or create a session with a bigger budget.
+gets a full budget), give the call a longer `timeout` (its fuel follows), or drop a
+`fuel_budget` that caps it.
 "#,
     },
     Doc {
@@ -112,7 +113,8 @@ calls, like notebook cells.
   Best for one-off work and quick tests.
 - **Named session**: `create_session {language, session_id?, flavor?, fuel_budget?, memory_bytes?,
   timeout?, ttl_seconds?, auto_persist_globals?}`, or just `execute_code` with a new valid id.
-  Use one for multi-turn work, heavy packages (more fuel), big data (more memory) or isolation.
+  Use one for multi-turn work, heavy packages (a longer timeout), big data (more memory) or
+  isolation.
 - Ids: 1–64 of letters, digits, `-`, `_`, starting with a letter or digit.
 - Calls to one session run one at a time, in order; different sessions run in parallel.
 - An idle session expires after its TTL (1 h by default for on-demand sessions) and its files
