@@ -94,6 +94,8 @@ struct Attempt {
     restored: Option<crate::persist::Restored>,
     /// Saved state was restored (or tried) before the execution.
     restored_first: bool,
+    /// The fuel the execution was given.
+    fuel_budget: u64,
 }
 
 /// The worker side of a session, behind the session's queue.
@@ -303,6 +305,7 @@ impl Session {
             replaced_worker,
             restored,
             restored_first,
+            fuel_budget,
         } = attempt;
         if let Ok(report) = &outcome {
             self.executions.fetch_add(1, Ordering::Relaxed);
@@ -315,7 +318,7 @@ impl Session {
         self.touch();
         Ok(Execution {
             execution_id,
-            fuel_budget: self.execution_fuel(timeout),
+            fuel_budget,
             outcome,
             replaced_worker,
             restored,
@@ -364,6 +367,7 @@ impl Session {
         };
         Ok(Attempt {
             outcome: worker.execute(&request, cancel).await,
+            fuel_budget: fuel,
             replaced_worker,
             restored,
             restored_first,

@@ -32,6 +32,16 @@ pub fn default_execution_fuel(flavor_fuel: u64, runtime: Runtime, timeout: Durat
         .clamp(*FUEL_RANGE.start(), *FUEL_RANGE.end())
 }
 
+/// The fuel an execution in a session of `flavor` on `runtime` gets by default: its fuel and
+/// its timeout as the flavor table states them.
+pub fn flavor_execution_fuel(flavor: &FlavorSpec, runtime: Runtime) -> u64 {
+    default_execution_fuel(
+        flavor.fuel,
+        runtime,
+        Duration::from_secs(flavor.timeout_secs),
+    )
+}
+
 /// Bounds for a session's idle time to live in seconds: at most 30 days. The expiry is a date:
 /// an unbounded TTL overflowed the date arithmetic and hung the request.
 pub const TTL_RANGE: RangeInclusive<u64> = 1..=30 * 24 * 3600;

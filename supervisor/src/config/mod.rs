@@ -25,7 +25,7 @@ pub use limits::{
     DEFAULT_MAX_CODE_BYTES, DISK_QUOTA_BYTES_RANGE, DISK_QUOTA_FILES_RANGE, FUEL_RANGE,
     HTTP_CONNECTIONS_RANGE, HTTP_HEADER_TIMEOUT_SECS_RANGE, HTTP_IDLE_TIMEOUT_SECS_RANGE,
     MAX_CODE_BYTES_RANGE, MAX_TIMEOUT, MEMORY_RANGE, SessionLimits, TIMEOUT_SECS_RANGE, TTL_RANGE,
-    default_execution_fuel, max_message_bytes,
+    default_execution_fuel, flavor_execution_fuel, max_message_bytes,
 };
 pub use provenance::{Effective, MASK, Provenance, Source};
 pub use sandbox_protocol::{Flavor, FlavorSpec};

@@ -239,10 +239,9 @@ mod tests {
         );
         // Its flavors give it fuel that outlasts their timeout on this runtime: the smallest
         // already gives over 3x what the call used, with no fixed cap.
-        let small = crate::config::default_execution_fuel(
-            sandbox_protocol::FLAVORS[0].fuel,
+        let small = crate::config::flavor_execution_fuel(
+            &sandbox_protocol::FLAVORS[0],
             Runtime::PythonScientific,
-            std::time::Duration::from_secs(sandbox_protocol::FLAVORS[0].timeout_secs),
         );
         assert_eq!(call.arguments["flavor"], "small", "{call:?}");
         assert!(call.arguments.get("fuel_budget").is_none(), "{call:?}");

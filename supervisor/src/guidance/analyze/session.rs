@@ -106,7 +106,9 @@ pub(super) fn recommend_session(
     // What the code needs, whichever session it ends up in.
     let bigger = needs.more_fuel || needs.more_memory;
     let fuel_budget = if bigger || needs.new_session {
-        needs.fuel.max(flavor_default_fuel(flavor, runtime))
+        needs
+            .fuel
+            .max(crate::config::flavor_execution_fuel(flavor, runtime))
     } else {
         default_fuel
     };
@@ -136,16 +138,6 @@ fn fuel_factor(scientific: bool) -> u64 {
     } else {
         1
     }
-}
-
-/// The fuel an execution in a session of `flavor` on `runtime` gets by default (its fuel
-/// outlasts its timeout).
-fn flavor_default_fuel(flavor: &sandbox_protocol::FlavorSpec, runtime: Runtime) -> u64 {
-    crate::config::default_execution_fuel(
-        flavor.fuel,
-        runtime,
-        std::time::Duration::from_secs(flavor.timeout_secs),
-    )
 }
 
 /// Warnings when the work outgrows what any session allows, or the default budget.
@@ -267,7 +259,7 @@ pub(super) fn session_next_call(
             let flavor_fuel = FLAVORS
                 .iter()
                 .find(|f| f.name() == session.flavor)
-                .map_or(0, |f| flavor_default_fuel(f, runtime));
+                .map_or(0, |f| crate::config::flavor_execution_fuel(f, runtime));
             if session.fuel_budget > flavor_fuel {
                 args["fuel_budget"] = json!(session.fuel_budget);
             }
