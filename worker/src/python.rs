@@ -27,6 +27,7 @@ use crate::WorkerError;
 use crate::connection::Link;
 
 mod build;
+pub mod image;
 mod pulled;
 mod pushed;
 use crate::host::{HostState, Outcome, SessionConfig, SoftInterrupt, new_store};
