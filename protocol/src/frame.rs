@@ -239,6 +239,7 @@ mod tests {
                 language: Language::Python,
                 runtime_version: "3.12.0".into(),
                 startup_us: 1,
+                from_image: true,
                 jail: crate::JailReport::default(),
             }),
         )

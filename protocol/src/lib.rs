@@ -29,7 +29,8 @@ pub use jail::{JailReport, Layer, LayerSet, LayerState};
 pub use message::*;
 pub use outcome::ErrorType;
 pub use runtime::{
-    CachedModule, Language, ModuleManifest, Mount, Runtime, SCIENTIFIC_DIR, WorkerExit,
+    CachedModule, IMAGED_SESSION_MOUNTS, Language, ModuleManifest, Mount, Runtime, SCIENTIFIC_DIR,
+    WorkerExit,
 };
 
 /// Bumped whenever a message changes shape; the worker refuses a supervisor that speaks another.

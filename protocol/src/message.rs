@@ -120,6 +120,9 @@ pub struct ReadyInfo {
     pub runtime_version: String,
     /// Time from process start to a ready interpreter.
     pub startup_us: u64,
+    /// Whether the interpreter started from the runtime's memory image (no start-up of its
+    /// own, packages already imported).
+    pub from_image: bool,
     /// The jail this worker is in, layer by layer.
     pub jail: crate::jail::JailReport,
 }

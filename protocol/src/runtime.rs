@@ -188,6 +188,30 @@ impl Runtime {
     }
 }
 
+/// The directories a worker preopens after `/app`, in this order, when its interpreter starts
+/// from a memory image: the image's C library keeps the table of preopened directories it found
+/// when the image was made, so every instance must get the same ones at the same descriptors.
+/// What a server does not have (`/data`, the shared volume) is then an empty read-only
+/// directory. The runtime's [`Runtime::support_mounts`] follow.
+pub const IMAGED_SESSION_MOUNTS: [&str; 3] = ["/tmp", "/data", "/shared"];
+
+impl Runtime {
+    /// The guest paths an instance started from this runtime's memory image must preopen
+    /// after `/app`, in order; `None` for a runtime that is never imaged (its interpreter is
+    /// no reactor with an empty stack between executions, or starts fast enough).
+    pub fn imaged_layout(self) -> Option<Vec<&'static str>> {
+        match self {
+            Runtime::PythonScientific => Some(
+                IMAGED_SESSION_MOUNTS
+                    .into_iter()
+                    .chain(self.support_mounts().iter().map(|(guest, _)| *guest))
+                    .collect(),
+            ),
+            Runtime::Python | Runtime::JavaScript => None,
+        }
+    }
+}
+
 impl std::fmt::Display for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -204,6 +228,11 @@ pub struct CachedModule {
     /// True when this precompile compiled it (false: it was already cached).
     #[serde(default)]
     pub compiled: bool,
+    /// The same interpreter compiled with a memory image of it after start-up (driver loaded,
+    /// packages preloaded): a worker given it skips the interpreter's start. Only for a
+    /// runtime with [`Runtime::imaged_layout`], and its sessions must preopen exactly that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<PathBuf>,
 }
 
 /// What `precompile` prints: every interpreter it found, by runtime.
@@ -309,6 +338,18 @@ mod tests {
     }
 
     #[test]
+    fn an_imaged_layout_puts_the_session_mounts_before_the_runtime_s_own() {
+        let layout = Runtime::PythonScientific.imaged_layout().unwrap();
+        assert_eq!(layout[..3], IMAGED_SESSION_MOUNTS);
+        assert_eq!(
+            layout.len(),
+            3 + Runtime::PythonScientific.support_mounts().len()
+        );
+        assert_eq!(layout[3], "/usr/local/lib");
+        assert_eq!(Runtime::JavaScript.imaged_layout(), None);
+    }
+
+    #[test]
     fn exit_codes_round_trip_and_are_distinct() {
         for (exit, code) in WorkerExit::CODES {
             assert_eq!(exit.code(), code);
@@ -326,6 +367,7 @@ mod tests {
                 cwasm: "/c/js.cwasm".into(),
                 wasm_sha256: "ab".into(),
                 compiled: true,
+                image: None,
             },
         );
         let json = serde_json::to_string(&manifest).unwrap();

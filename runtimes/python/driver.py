@@ -63,10 +63,6 @@ def _sandbox_main():
     sys.dont_write_bytecode = True
     os.chdir("/app")
     sys.path.insert(0, "/app")
-    # Vendored packages (read-only) and packages installed into the session.
-    for extra in ("/data/site-packages", "/app/.packages"):
-        if os.path.isdir(extra):
-            sys.path.append(extra)
 
     def clean(text, limit):
         text = text.replace("\x00", "\\x00")
@@ -398,11 +394,50 @@ def _sandbox_main():
             if not state["reported"]:
                 status(classify(error), type(error).__qualname__, str(error))
 
-    status("ready", "", sys.version.split()[0])
-    return serve_one
+    def wake():
+        # What depends on the session rather than the interpreter. Run at the end of the first
+        # turn, or, in an interpreter started from a memory image (made once per host, with
+        # other directories behind /app, /data and /tmp), as the first turn after its start.
+        # Vendored packages (read-only) and packages installed into the session.
+        for extra in ("/data/site-packages", "/app/.packages"):
+            if os.path.isdir(extra) and extra not in sys.path:
+                sys.path.append(extra)
+        # A directory the image's imports looked in was another one then: forget what was
+        # found there (a missing one is cached as None and never looked at again). The
+        # zip's importers stay: the standard library does not change.
+        for path, finder in list(sys.path_importer_cache.items()):
+            if finder is None or not hasattr(finder, "archive"):
+                del sys.path_importer_cache[path]
+        # Every instance of an image starts with the image's random state: draw new seeds.
+        for name, reseed in (("random", "seed"), ("numpy.random", "seed")):
+            module = sys.modules.get(name)
+            if module is not None:
+                try:
+                    getattr(module, reseed)()
+                except Exception:
+                    pass
+        status("ready", "", sys.version.split()[0])
+
+    # The host marks the making of a memory image by defining `_sandbox_imaging` (the lowest
+    # descriptor that must not be open) before this source: the image is taken once this turn
+    # has returned, and `_sandbox_wake()` is the first turn of every instance started from it.
+    # A descriptor left open would be missing in those instances: no image then.
+    imaging = globals().get("_sandbox_imaging")
+    if imaging:
+        left_open = []
+        for fd in range(imaging, imaging + 64):
+            try:
+                os.fstat(fd)
+                left_open.append(fd)
+            except OSError:
+                pass
+        status("imaged" if not left_open else "system", "", "descriptors left open: %r" % left_open)
+    else:
+        wake()
+    return serve_one, wake
 
 
-_sandbox_serve = _sandbox_main()
+_sandbox_serve, _sandbox_wake = _sandbox_main()
 del _sandbox_main
 # The host marks a pushed start by defining `_sandbox_pushed` before this source.
 if not globals().get("_sandbox_pushed"):

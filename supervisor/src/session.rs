@@ -414,6 +414,7 @@ impl Session {
             %runtime,
             version = %ready.runtime_version,
             startup_ms = ready.startup_us as f64 / 1000.0,
+            from_image = ready.from_image,
             "worker ready"
         );
         self.install_worker(runner, worker);

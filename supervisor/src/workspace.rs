@@ -21,7 +21,9 @@ use sandbox_protocol::confined::{ConfinedError, EntryKind, Root, Usage, WalkLimi
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::config::{STATE_SESSIONS, STATE_SOCKETS, STATE_STAGING, create_private_dir};
+use crate::config::{
+    STATE_EMPTY, STATE_SESSIONS, STATE_SOCKETS, STATE_STAGING, create_private_dir,
+};
 
 /// The file a live server keeps locked (flock) in its state directory; it holds its pid.
 pub const STATE_LOCK: &str = ".lock";
@@ -170,7 +172,7 @@ impl StateDirs {
         create_private_dir(state_dir).map_err(io::Error::other)?;
         let root = Root::open_ambient(state_dir)?;
         let lock = lock_state_dir(&root)?;
-        for part in [STATE_SESSIONS, STATE_SOCKETS, STATE_STAGING] {
+        for part in [STATE_SESSIONS, STATE_SOCKETS, STATE_STAGING, STATE_EMPTY] {
             // Leftovers of a server killed before it could clean up (we hold the lock now).
             if let Err(e) = root.remove_tree(Path::new(part)) {
                 tracing::warn!(part, error = %e, "cannot clear a predecessor's state");

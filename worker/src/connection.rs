@@ -206,11 +206,13 @@ impl Link {
         &self,
         language: Language,
         runtime_version: String,
+        from_image: bool,
     ) -> Result<(), FrameError> {
         self.send(&Response::Ready(ReadyInfo {
             language,
             runtime_version,
             startup_us: self.ready_clock.elapsed_us(),
+            from_image,
             jail: self.jail.clone(),
         }))
     }
@@ -379,7 +381,10 @@ pub(crate) mod tests {
         drop(supervisor);
         assert!(link.send(&Response::Executed(report("exec-1"))).is_err());
         assert!(link.deliver(Reply::Socket, report("exec-1")).is_err());
-        assert!(link.send_ready(Language::Python, "3.12".into()).is_err());
+        assert!(
+            link.send_ready(Language::Python, "3.12".into(), false)
+                .is_err()
+        );
         // The shell's path does not need the socket.
         let (shell, reports) = mpsc::channel();
         link.deliver(Reply::Shell(shell), report("exec-2/1"))

@@ -148,24 +148,50 @@ pub fn precompile_beside(
         source,
     })?;
     let wasm_sha256 = sha256_hex(&bytes);
+    let cache = CacheDirs { cache_dir, shipped };
+    let (cwasm, compiled) =
+        cached_or_compiled(engine, (name, &wasm_sha256), cache, wasm, || Ok(bytes))?;
+    Ok(CachedModule {
+        cwasm,
+        wasm_sha256,
+        compiled,
+        image: None,
+    })
+}
+
+/// Where compiled modules are looked for: a read-only `shipped` cache first, then `cache_dir`,
+/// where new ones are written.
+#[derive(Debug, Clone, Copy)]
+pub struct CacheDirs<'a> {
+    pub cache_dir: &'a Path,
+    pub shipped: Option<&'a Path>,
+}
+
+/// The `.cwasm` of `name` for a wasm of digest `digest` (hex), found in the cache or compiled
+/// into it from what `wasm` makes (only then is it called; `source` names it in errors): the
+/// file, and whether it was compiled now. Writing goes through a temporary file and a rename,
+/// so concurrent precompiles cannot expose a half-written module.
+///
+/// # Errors
+/// What `wasm` fails with, compiling, or writing the cache.
+pub fn cached_or_compiled(
+    engine: &Engine,
+    (name, digest): (&str, &str),
+    CacheDirs { cache_dir, shipped }: CacheDirs<'_>,
+    source: &Path,
+    wasm: impl FnOnce() -> Result<Vec<u8>, EngineError>,
+) -> Result<(PathBuf, bool), EngineError> {
     let found = shipped
-        .map(|dir| cwasm_path(engine, name, &wasm_sha256, dir))
+        .map(|dir| cwasm_path(engine, name, digest, dir))
         .filter(|cwasm| cwasm.is_file());
     if let Some(cwasm) = found {
-        return Ok(CachedModule {
-            cwasm,
-            wasm_sha256,
-            compiled: false,
-        });
+        return Ok((cwasm, false));
     }
-    let cwasm = cwasm_path(engine, name, &wasm_sha256, cache_dir);
+    let cwasm = cwasm_path(engine, name, digest, cache_dir);
     if cwasm.is_file() {
-        return Ok(CachedModule {
-            cwasm,
-            wasm_sha256,
-            compiled: false,
-        });
+        return Ok((cwasm, false));
     }
+    let bytes = wasm()?;
     std::fs::create_dir_all(cache_dir).map_err(|source| EngineError::Write {
         path: cache_dir.into(),
         source,
@@ -173,7 +199,7 @@ pub fn precompile_beside(
     let compiled = engine
         .precompile_module(&bytes)
         .map_err(|e| EngineError::Compile {
-            path: wasm.into(),
+            path: source.into(),
             message: e.to_string(),
         })?;
     let tmp = cwasm.with_extension(format!("tmp{}", std::process::id()));
@@ -183,11 +209,7 @@ pub fn precompile_beside(
             path: cwasm.clone(),
             source,
         })?;
-    Ok(CachedModule {
-        cwasm,
-        wasm_sha256,
-        compiled: true,
-    })
+    Ok((cwasm, true))
 }
 
 /// Where [`precompile`] keeps `name`'s module for a wasm of digest `wasm_sha256` (hex) and
@@ -213,6 +235,45 @@ pub fn load_module(engine: &Engine, cwasm: &Path) -> Result<Module, EngineError>
         path: cwasm.into(),
         message: e.to_string(),
     })
+}
+
+/// A `.cwasm` mapped when it is first needed, or at once ([`LazyModule::mapped`]).
+#[derive(Debug)]
+pub struct LazyModule {
+    cwasm: PathBuf,
+    module: std::cell::OnceCell<Module>,
+}
+
+impl LazyModule {
+    /// `cwasm`, not mapped yet.
+    pub fn new(cwasm: PathBuf) -> Self {
+        Self {
+            cwasm,
+            module: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// `cwasm`, mapped now.
+    ///
+    /// # Errors
+    /// As [`load_module`].
+    pub fn mapped(cwasm: PathBuf) -> Result<Self, EngineError> {
+        let lazy = Self::new(cwasm);
+        lazy.get()?;
+        Ok(lazy)
+    }
+
+    /// The module, mapped on the first call.
+    ///
+    /// # Errors
+    /// As [`load_module`].
+    pub fn get(&self) -> Result<&Module, EngineError> {
+        if let Some(module) = self.module.get() {
+            return Ok(module);
+        }
+        let module = load_module(engine(), &self.cwasm)?;
+        Ok(self.module.get_or_init(|| module))
+    }
 }
 
 #[cfg(test)]

@@ -100,6 +100,10 @@ struct ServeOptions {
     /// The compiled interpreter, as `precompile` reported it (`cwasm`)
     #[arg(long, value_name = "CWASM")]
     module: PathBuf,
+    /// The interpreter compiled with its memory image, as `precompile` reported it: sessions
+    /// whose directories are the image's start from it
+    #[arg(long, value_name = "CWASM")]
+    image: Option<PathBuf>,
     /// SHA-256 of the interpreter's wasm, as `precompile` reported it; Python stops a timed-out
     /// execution without losing its state only on the build it knows
     #[arg(long, value_name = "HEX", default_value = "")]
@@ -274,6 +278,7 @@ impl ServeOptions {
             socket: self.socket,
             workspace: self.workspace,
             module: self.module,
+            image: self.image,
             wasm_sha256: self.wasm_sha256,
             config,
             jail: JailArgs {

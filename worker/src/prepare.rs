@@ -2,13 +2,13 @@
 //! `sandbox-worker precompile` (run by the supervisor at start-up and by `runtimes/prepare.sh`)
 //! and `sandbox-worker compile-python` (run by `runtimes/prepare.sh`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use sandbox_protocol::{ModuleManifest, Mount, Runtime};
+use sandbox_protocol::{CachedModule, IMAGED_SESSION_MOUNTS, ModuleManifest, Mount, Runtime};
 
 use crate::WorkerError;
-use crate::engine::{self, EngineError};
+use crate::engine::{self, CacheDirs, EngineError};
 use crate::host::{SessionConfig, build_linker};
 use crate::python;
 
@@ -59,9 +59,119 @@ pub fn precompile_all(runtime_dir: &Path, cache_dir: &Path) -> Result<ModuleMani
             ms = started.elapsed().as_millis() as u64,
             "module ready"
         );
+        let mut cached = cached;
+        if runtime.imaged_layout().is_some() {
+            let started = Instant::now();
+            let cache = CacheDirs { cache_dir, shipped };
+            // Without an image, sessions start as they did before: slower, not broken.
+            match prepare_image(runtime, runtime_dir, &cached, cache) {
+                Ok((image, compiled)) => {
+                    tracing::info!(
+                        runtime = runtime.as_str(),
+                        compiled,
+                        ms = started.elapsed().as_millis() as u64,
+                        "memory image ready"
+                    );
+                    cached.image = Some(image);
+                }
+                Err(e) => tracing::warn!(
+                    runtime = runtime.as_str(),
+                    error = %e,
+                    "no memory image: sessions start the interpreter themselves"
+                ),
+            }
+        }
         manifest.insert(runtime, cached);
     }
     Ok(manifest)
+}
+
+/// The `.cwasm` of `runtime`'s memory image ([`python::make_image`]), found in the cache or
+/// made and compiled into it, and whether it was made now. Its name carries a digest of all
+/// the image depends on: the interpreter, the driver and preload, and the directory layout.
+///
+/// # Errors
+/// When the interpreter cannot make the image, or it does not compile.
+fn prepare_image(
+    runtime: Runtime,
+    runtime_dir: &Path,
+    base: &CachedModule,
+    cache: CacheDirs<'_>,
+) -> Result<(PathBuf, bool), EngineError> {
+    let engine = engine::engine();
+    let wasm = runtime_dir.join(runtime.wasm_file_name());
+    let build = python::Build::of(runtime, &base.wasm_sha256);
+    let digest = python::image_digest(&base.wasm_sha256, build);
+    let name = format!("{}-image", runtime.as_str());
+    let failed = |message: String| EngineError::Compile {
+        path: wasm.clone(),
+        message,
+    };
+    engine::cached_or_compiled(engine, (&name, &digest), cache, &wasm, || {
+        let bytes = std::fs::read(&wasm).map_err(|source| EngineError::Read {
+            path: wasm.clone(),
+            source,
+        })?;
+        let module = engine::load_module(engine, &base.cwasm)?;
+        let linker = build_linker(engine).map_err(|e| failed(format!("{e:#}")))?;
+        let scratch = std::env::temp_dir().join(format!("sandbox-image-{}", std::process::id()));
+        let made = image_config(runtime, runtime_dir, &scratch)
+            .map_err(|source| EngineError::Write {
+                path: scratch.clone(),
+                source,
+            })
+            .and_then(|config| {
+                python::make_image(&module, &linker, &scratch.join("app"), &config, build)
+                    .map_err(|e| failed(format!("making the memory image: {e:#}")))
+            });
+        let _ = std::fs::remove_dir_all(&scratch);
+        let memory = made?;
+        python::image::with_memory_image(&bytes, &memory)
+            .map_err(|e| failed(format!("writing the memory image: {e}")))
+    })
+}
+
+/// The directories of [`Runtime::imaged_layout`] for making an image: the runtime's own from
+/// `runtime_dir`, and empty ones in `scratch` for the session's (nothing of a session may be
+/// in an image every session starts from).
+fn image_config(
+    runtime: Runtime,
+    runtime_dir: &Path,
+    scratch: &Path,
+) -> std::io::Result<SessionConfig> {
+    let empty = scratch.join("empty");
+    for dir in ["app", "tmp", "empty"] {
+        std::fs::create_dir_all(scratch.join(dir))?;
+    }
+    let mut mounts: Vec<Mount> = IMAGED_SESSION_MOUNTS
+        .iter()
+        .map(|guest| Mount {
+            guest: (*guest).into(),
+            host: if *guest == "/tmp" {
+                scratch.join("tmp")
+            } else {
+                empty.clone()
+            },
+            writable: *guest == "/tmp",
+        })
+        .collect();
+    mounts.extend(
+        runtime
+            .support_mounts()
+            .iter()
+            .map(|(guest, relative)| Mount {
+                guest: (*guest).into(),
+                host: runtime_dir.join(relative),
+                writable: false,
+            }),
+    );
+    Ok(SessionConfig {
+        mounts,
+        memory_bytes: 1 << 30,
+        stdout_cap: 1 << 20,
+        stderr_cap: 1 << 20,
+        quota: None,
+    })
 }
 
 /// Compiles the vendored Python packages (`DATA/site-packages`) to bytecode under

@@ -25,6 +25,7 @@ use wasmtime::{Linker, Module, Result, Store};
 
 use crate::WorkerError;
 use crate::connection::Link;
+use crate::engine::LazyModule;
 
 mod build;
 pub mod image;
@@ -33,6 +34,7 @@ mod pushed;
 use crate::host::{HostState, Outcome, SessionConfig, SoftInterrupt, new_store};
 pub use build::{Build, PINNED_SHA256, SCIENTIFIC_PINNED_SHA256};
 use build::{DRIVER, ENV, Entry};
+pub use pushed::{image_digest, make_image};
 
 /// Fuel for interpreter start-up (about 0.2 × 10^9 measured), before the first execution.
 const STARTUP_FUEL: u64 = 5_000_000_000;
@@ -304,7 +306,8 @@ pub fn run_command(
 /// # Errors
 /// When the interpreter cannot start, at first or after a restart.
 pub fn serve(
-    module: &Module,
+    module: &LazyModule,
+    image: Option<&Module>,
     linker: &Linker<HostState>,
     workspace: &std::path::Path,
     config: &SessionConfig,
@@ -312,8 +315,8 @@ pub fn serve(
     link: Link,
 ) -> Result<(), WorkerError> {
     match build.entry {
-        Entry::Turn => pushed::serve(module, linker, workspace, config, build, link),
-        Entry::Start => pulled::serve(module, linker, workspace, config, build, link),
+        Entry::Turn => pushed::serve(module, image, linker, workspace, config, build, link),
+        Entry::Start => pulled::serve(module.get()?, linker, workspace, config, build, link),
     }
 }
 

@@ -24,7 +24,7 @@ use wasmtime::{Linker, Module};
 
 use crate::command::ShellRunner;
 use crate::connection::{Ended, Ending, Job, Link, Outbox, Reply};
-use crate::engine::{self, engine, load_module};
+use crate::engine::{self, LazyModule, engine, load_module};
 use crate::host::{Control, HostState, SessionConfig, build_linker};
 use crate::jail::{self, JailArgs, JailSpec};
 use crate::{ReadyClock, WorkerError, javascript, probe, python};
@@ -40,6 +40,8 @@ pub struct ServeArgs {
     pub socket: PathBuf,
     pub workspace: PathBuf,
     pub module: PathBuf,
+    /// The interpreter compiled with its memory image, when precompile made one.
+    pub image: Option<PathBuf>,
     pub wasm_sha256: String,
     pub config: SessionConfig,
     /// The jail layers asked for and required, and what `main` did before anything else.
@@ -62,10 +64,22 @@ pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<Ended, WorkerErro
     let mut reader = stream.try_clone()?;
     let (outbox, endings) = Outbox::new(stream);
     let shell = ShellRunner::new(args.runtime.language(), &args.workspace, &args.config);
-    let module =
-        load_module(engine(), &args.module).map_err(|e| outbox.fail(WorkerError::Engine(e)))?;
+    // An image that does not load costs its session the start-up time, nothing more. With
+    // one, the interpreter's own module is mapped only if a start from the image fails (it
+    // takes as long as the image to map).
+    let image = args.image.as_deref().and_then(|cwasm| {
+        load_module(engine(), cwasm)
+            .inspect_err(|e| tracing::warn!(error = %e, "memory image unusable: starting cold"))
+            .ok()
+    });
+    let module = match image {
+        Some(_) => LazyModule::new(args.module.clone()),
+        None => LazyModule::mapped(args.module.clone())
+            .map_err(|e| outbox.fail(WorkerError::Engine(e)))?,
+    };
     let linker =
         build_linker(engine()).map_err(|e| outbox.fail(WorkerError::Runtime(format!("{e:#}"))))?;
+    tracing::debug!(us = ready_clock.elapsed_us(), "modules mapped");
 
     // The jail, while this is the only thread: the socket is connected and the module mapped,
     // so from here on nothing needs a path outside the session's directories.
@@ -80,7 +94,7 @@ pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<Ended, WorkerErro
             return Err(e);
         }
     };
-    tracing::debug!(?jail, "jailed");
+    tracing::debug!(?jail, us = ready_clock.elapsed_us(), "jailed");
     if let Some(plan) = plan {
         let report = probe::attack(&plan, &jail);
         let _ = outbox.send(&Response::Failed { message: report });
@@ -100,7 +114,7 @@ pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<Ended, WorkerErro
         jail,
         ready_clock,
     };
-    spawn_guest(args, module, linker, link)?;
+    spawn_guest(args, (module, image), linker, link)?;
     let reading = Reader {
         stream: reader,
         jobs,
@@ -138,7 +152,7 @@ fn enter_jail(args: &ServeArgs) -> Result<JailReport, jail::JailError> {
 /// then ends the worker (with the error, when the interpreter failed).
 fn spawn_guest(
     args: ServeArgs,
-    module: Module,
+    (module, image): (LazyModule, Option<Module>),
     linker: Linker<HostState>,
     link: Link,
 ) -> Result<(), WorkerError> {
@@ -150,6 +164,7 @@ fn spawn_guest(
             let served = match args.runtime.language() {
                 Language::Python => python::serve(
                     &module,
+                    image.as_ref(),
                     &linker,
                     &args.workspace,
                     &args.config,
@@ -157,7 +172,12 @@ fn spawn_guest(
                     link,
                 ),
                 Language::JavaScript => {
-                    javascript::serve(&module, &linker, &args.workspace, &args.config, link)
+                    module
+                        .get()
+                        .map_err(WorkerError::Engine)
+                        .and_then(|module| {
+                            javascript::serve(module, &linker, &args.workspace, &args.config, link)
+                        })
                 }
             };
             outbox.end(served.map(|()| Ended::SupervisorGone));

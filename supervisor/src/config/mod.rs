@@ -52,6 +52,9 @@ pub const STATE_SESSIONS: &str = "sessions";
 pub const STATE_SOCKETS: &str = "sockets";
 /// Server-owned scratch: package downloads and unpacked wheels before they move into a session.
 pub const STATE_STAGING: &str = "staging";
+/// An empty directory, preopened read-only where a worker started from a memory image expects
+/// a directory this server does not have (`/data`, the shared volume).
+pub const STATE_EMPTY: &str = "empty";
 
 /// Everything the supervisor needs to know at start-up, resolved and checked.
 #[derive(Debug, Clone)]

@@ -638,7 +638,7 @@ impl SessionTable {
             .map_err(|e| format!("cannot create its directory: {e}"))?;
         match Worker::spawn(&self.config, module, &files, 1, runtime, &limits).await {
             Ok((worker, ready)) => {
-                tracing::debug!(pid = worker.pid(), %runtime, startup_ms = ready.startup_us as f64 / 1000.0, "worker pooled");
+                tracing::debug!(pid = worker.pid(), %runtime, startup_ms = ready.startup_us as f64 / 1000.0, from_image = ready.from_image, "worker pooled");
                 Ok(Pooled {
                     runtime,
                     shape: worker_shape(&limits),

@@ -12,7 +12,7 @@ use sandbox_protocol::{CachedModule, Layer, Mount, Runtime};
 use tokio::process::Command;
 
 use crate::cgroup::{CgroupPlan, CgroupSupport};
-use crate::config::{SHARED_GUEST_PATH, SessionLimits, SupervisorConfig};
+use crate::config::{SHARED_GUEST_PATH, STATE_EMPTY, SessionLimits, SupervisorConfig};
 use crate::jail::JailLimits;
 use crate::jail_layers::{PROBE_TARGETS_VAR, WorkerEntry};
 use crate::workspace::SessionFiles;
@@ -228,11 +228,20 @@ fn mounts(config: &SupervisorConfig, request: &SpawnRequest<'_>) -> Vec<Mount> {
         mount(APP_GUEST_PATH, request.app, true),
         mount(TMP_GUEST_PATH, request.tmp, true),
     ];
-    if let Some(data) = &config.data_dir {
-        mounts.push(mount(DATA_GUEST_PATH, data, false));
+    // A worker started from a memory image must preopen the image's directories at the
+    // image's descriptors (`IMAGED_SESSION_MOUNTS`): what this server lacks is an empty
+    // read-only directory there.
+    let imaged = request.module.image.is_some();
+    let placeholder = config.state_dir.join(STATE_EMPTY);
+    match &config.data_dir {
+        Some(data) => mounts.push(mount(DATA_GUEST_PATH, data, false)),
+        None if imaged => mounts.push(mount(DATA_GUEST_PATH, &placeholder, false)),
+        None => {}
     }
-    if let Some((shared, writable)) = &config.shared_dir {
-        mounts.push(mount(SHARED_GUEST_PATH, shared, *writable));
+    match &config.shared_dir {
+        Some((shared, writable)) => mounts.push(mount(SHARED_GUEST_PATH, shared, *writable)),
+        None if imaged => mounts.push(mount(SHARED_GUEST_PATH, &placeholder, false)),
+        None => {}
     }
     for (guest, relative) in request.runtime.support_mounts() {
         mounts.push(mount(guest, &config.runtime_dir.join(relative), false));
@@ -262,6 +271,9 @@ fn worker_args(
         "--wasm-sha256".into(),
         request.module.wasm_sha256.clone().into(),
     ];
+    if let Some(image) = &request.module.image {
+        args.extend(["--image".into(), image.into()]);
+    }
     for (flag, value) in [
         ("--memory-bytes", limits.memory_bytes.to_string()),
         ("--stdout-cap", limits.stdout_cap.to_string()),
@@ -320,6 +332,7 @@ mod tests {
             cwasm: "/cache/py-abc.cwasm".into(),
             wasm_sha256: "abc".into(),
             compiled: false,
+            image: None,
         }
     }
 
@@ -340,7 +353,15 @@ mod tests {
         limits: &SessionLimits,
         runtime: Runtime,
     ) -> Result<SpawnPlan, PlanError> {
-        let module = module();
+        plan_of(config, limits, runtime, &module())
+    }
+
+    fn plan_of(
+        config: &SupervisorConfig,
+        limits: &SessionLimits,
+        runtime: Runtime,
+        module: &CachedModule,
+    ) -> Result<SpawnPlan, PlanError> {
         let request = SpawnRequest {
             session: "s1.k1",
             key: "k1",
@@ -349,7 +370,7 @@ mod tests {
             generation: 2,
             runtime,
             limits,
-            module: &module,
+            module,
         };
         SpawnPlan::build(config, &request)
     }
@@ -431,6 +452,42 @@ mod tests {
     }
 
     #[test]
+    fn a_worker_started_from_an_image_gets_the_image_s_directories_in_its_order() {
+        let module = CachedModule {
+            image: Some("/cache/py-image.cwasm".into()),
+            ..module()
+        };
+        let limits = SessionLimits::from(Flavor::Small);
+        let layout = Runtime::PythonScientific.imaged_layout().unwrap();
+        for (data, shared) in [(false, false), (true, false), (false, true), (true, true)] {
+            let mut config = config();
+            config.data_dir = data.then(|| "/srv/data".into());
+            config.shared_dir = shared.then(|| ("/srv/shared".into(), true));
+            let plan = plan_of(&config, &limits, Runtime::PythonScientific, &module).unwrap();
+            let guests: Vec<&str> = plan.mounts[1..].iter().map(|m| m.guest.as_str()).collect();
+            assert_eq!(guests, layout, "data {data}, shared {shared}");
+            let host = |guest: &str| {
+                let found = plan.mounts.iter().find(|m| m.guest == guest).unwrap();
+                (found.host.clone(), found.writable)
+            };
+            let empty = (PathBuf::from("/state/empty"), false);
+            let expected_data = (PathBuf::from("/srv/data"), false);
+            assert_eq!(
+                host("/data"),
+                if data { expected_data } else { empty.clone() }
+            );
+            let expected_shared = (PathBuf::from("/srv/shared"), true);
+            assert_eq!(
+                host("/shared"),
+                if shared { expected_shared } else { empty }
+            );
+            let args = args(&plan);
+            let at = args.iter().position(|a| a == "--image").unwrap();
+            assert_eq!(args[at + 1], "/cache/py-image.cwasm");
+        }
+    }
+
+    #[test]
     fn a_scientific_worker_gets_its_runtime_and_the_interpreters_own_files() {
         let mut config = config();
         config.data_dir = Some("/srv/data".into());
@@ -490,6 +547,7 @@ mod tests {
             plan.rlimits,
             JailLimits::for_session(&limits, Runtime::PythonScientific)
         );
+        assert!(!args(&plan).contains(&"--image".to_owned()));
         for runtime in [Runtime::Python, Runtime::JavaScript] {
             let plan = plan_on(&config, &limits, runtime).unwrap();
             assert_eq!(args(&plan)[2], runtime.as_str());

@@ -391,3 +391,70 @@ async fn every_statsmodels_and_scikit_learn_example_dataset_loads() -> anyhow::R
     );
     server.stop().await
 }
+
+/// The runtime's memory image (made by precompile: interpreter up, numpy and pandas imported,
+/// driver loaded) is where a new session starts, with no pool to hide a start-up: nothing of
+/// the image's making is in the session but what every session shares, its random state is its
+/// own, and its directories are its own (the shared volume's too).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_session_starts_from_the_memory_image_with_its_own_state() -> anyhow::Result<()> {
+    let shared = tempfile::tempdir()?;
+    std::fs::write(shared.path().join("note.txt"), "from the host")?;
+    let shared_path = shared.path().to_string_lossy().into_owned();
+    let server = Server::start_with_env(&[
+        ("SANDBOX_WORKER_POOL", "0"),
+        ("SANDBOX_SHARED_DIR", &shared_path),
+        ("SANDBOX_SHARED_WRITABLE", "1"),
+    ])
+    .await?;
+    let probe = "import sys, random, os\n\
+                 import numpy as np\n\
+                 driver = sys.modules['__main__']\n\
+                 (sorted(m for m in ('numpy', 'pandas') if m in sys.modules), \
+                  hasattr(driver, '_sandbox_imaging'), random.random(), float(np.random.rand()), \
+                  open('/shared/note.txt').read(), sorted(os.listdir('/app')), \
+                  '/data/site-packages' in sys.path)";
+    let mut draws = Vec::new();
+    for session in ["imaged-1", "imaged-2"] {
+        server
+            .call(
+                "create_session",
+                json!({ "language": "python", "runtime": "python-scientific", "session_id": session }),
+            )
+            .await?;
+        let first = ok(&server, session, probe).await?;
+        let result = first.str("result").to_owned();
+        assert!(
+            result.starts_with("(['numpy', 'pandas'], True, "),
+            "preloaded by the image, started from it: {first:?}"
+        );
+        assert!(
+            result.ends_with(", 'from the host', [], True)"),
+            "the session's own directories, not the image's: {first:?}"
+        );
+        let pid = sandbox_tests::procfs::worker_of_session(server.pid, session)
+            .expect("the session has a worker");
+        assert!(
+            sandbox_tests::procfs::cmdline(pid).contains(" --image "),
+            "{}",
+            sandbox_tests::procfs::cmdline(pid)
+        );
+        draws.push(result);
+    }
+    assert_ne!(
+        draws[0], draws[1],
+        "each instance draws its own random seeds"
+    );
+    // Writes go where the session's directories are.
+    let wrote = ok(
+        &server,
+        "imaged-1",
+        "open('/shared/out.txt', 'w').write('x'); open('mine.txt', 'w').write('y'); 'ok'",
+    )
+    .await?;
+    assert_eq!(wrote.str("result"), "'ok'", "{wrote:?}");
+    assert!(shared.path().join("out.txt").is_file());
+    let other = ok(&server, "imaged-2", "import os\nos.listdir('/app')").await?;
+    assert_eq!(other.str("result"), "[]", "{other:?}");
+    server.stop().await
+}

@@ -294,7 +294,7 @@ pub fn serve(
     )
     .map_err(|e| WorkerError::Runtime(format!("QuickJS failed to start: {e:#}")))?;
     if link
-        .send_ready(Language::JavaScript, QUICKJS_VERSION.into())
+        .send_ready(Language::JavaScript, QUICKJS_VERSION.into(), false)
         .is_err()
     {
         return Ok(());

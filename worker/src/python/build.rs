@@ -104,6 +104,7 @@ pub(super) enum Entry {
 /// One CPython build and how it is driven.
 #[derive(Debug, Clone, Copy)]
 pub struct Build {
+    pub(super) runtime: Runtime,
     pub(super) entry: Entry,
     pub(super) args: &'static [&'static str],
     pub(super) env: &'static [(&'static str, &'static str)],
@@ -147,6 +148,7 @@ impl Build {
             SoftInterrupt::None
         };
         Build {
+            runtime,
             entry,
             args,
             env,

@@ -20,6 +20,10 @@
 
 use thiserror::Error;
 
+/// The version of what an image is made of and how: part of its cache key, raised when either
+/// changes.
+pub const FORMAT: u32 = 1;
+
 /// The WebAssembly page.
 const PAGE: usize = 65536;
 /// The granularity of the image's segments: runs of pages of this size that are not all zero.
@@ -58,7 +62,7 @@ pub fn with_memory_image(wasm: &[u8], memory: &[u8]) -> Result<Vec<u8>, ImageErr
     if wasm.get(..8) != Some(b"\0asm\x01\0\0\0") {
         return Err(ImageError::Header);
     }
-    if memory.len() % PAGE != 0 {
+    if !memory.len().is_multiple_of(PAGE) {
         return Err(ImageError::NotPages {
             image: memory.len(),
         });

@@ -79,7 +79,7 @@ impl StdinFeed {
                 Some((report, reply)) => self.link.deliver(reply, report),
                 None => self
                     .link
-                    .send_ready(Language::Python, status.message.clone()),
+                    .send_ready(Language::Python, status.message.clone(), false),
             },
             Phase::Executing => {
                 let mut outcome = status.into_outcome(state);

@@ -7,8 +7,9 @@
 
 use std::any::Any;
 use std::path::Path;
+use std::sync::Arc;
 
-use sandbox_protocol::{ErrorKind, ExecuteRequest, ExecutionReport, GuestError, Language};
+use sandbox_protocol::{ErrorKind, ExecuteRequest, ExecutionReport, GuestError, Language, Runtime};
 use wasmtime::{AsContextMut, Linker, Memory, Module, Result, Store, TypedFunc, format_err};
 
 use super::{
@@ -17,9 +18,10 @@ use super::{
 };
 use crate::WorkerError;
 use crate::connection::{Link, Reply};
+use crate::engine::LazyModule;
 use crate::host::{
-    DriverChannel, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap, clear_sigint,
-    fuel_for, new_store,
+    Control, DriverChannel, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap,
+    clear_sigint, fuel_for, new_store,
 };
 
 /// The source of every execution's turn: the driver's function that serves one request.
@@ -28,6 +30,10 @@ const SERVE_ONE: &str = "_sandbox_serve()\n";
 /// Put before the driver's source in the first turn: the driver then returns once the session
 /// is set up instead of pulling requests forever.
 const PUSHED_MARK: &str = "_sandbox_pushed = True\n";
+
+/// The first turn of an interpreter started from a memory image: the driver does what depends
+/// on the session (its import paths, new random seeds) and reports ready.
+const WAKE: &str = "_sandbox_wake()\n";
 
 /// fd 0 of a pushed driver: nothing happens at a read but handing over the request.
 impl DriverChannel for Fd0 {
@@ -54,31 +60,21 @@ struct Interpreter {
 }
 
 impl Interpreter {
-    /// Instantiates CPython and runs `preload` and the driver in its first turn: the
-    /// interpreter's version once the driver reported ready.
-    fn start(
+    /// Instantiates CPython (from `module` or its memory image) with an empty fd 0 and the
+    /// session's preopens, with `fuel` for its first turn.
+    fn instantiate(
         module: &Module,
         linker: &Linker<HostState>,
         workspace: &Path,
         config: &SessionConfig,
         build: Build,
-        link: &Link,
-        preload: &str,
-    ) -> Result<(Self, String)> {
+        control: Arc<Control>,
+        fuel: u64,
+    ) -> Result<Self> {
         let mut state = HostState::new(
-            workspace,
-            build.env,
-            build.args,
-            config,
-            build.soft,
-            link.control.clone(),
+            workspace, build.env, build.args, config, build.soft, control,
         )?;
         state.driver = Some(Box::new(Fd0::default()));
-        let fuel = if preload.is_empty() {
-            STARTUP_FUEL
-        } else {
-            PRELOAD_FUEL
-        };
         let mut store = new_store(module.engine(), state, fuel)?;
         let instance = linker.instantiate(&mut store, module)?;
         let memory = instance
@@ -90,26 +86,78 @@ impl Interpreter {
         if let Ok(initialize) = instance.get_typed_func::<(), ()>(&mut store, "_initialize") {
             initialize.call(&mut store, ())?;
         }
-        let mut interpreter = Self {
+        Ok(Self {
             alloc: instance.get_typed_func(&mut store, "host_alloc")?,
             turn: instance.get_typed_func(&mut store, "turn")?,
             store,
             memory,
             cell: 0,
+        })
+    }
+
+    /// Instantiates CPython and sets the session up in its first turn: from `start.image`, a
+    /// wake of the driver; otherwise `preload` and the driver. The interpreter's version once
+    /// the driver reported ready.
+    fn start(
+        start: Start<'_>,
+        linker: &Linker<HostState>,
+        workspace: &Path,
+        config: &SessionConfig,
+        build: Build,
+        link: &Link,
+    ) -> Result<(Self, String)> {
+        let control = link.control.clone();
+        let mut interpreter;
+        let version = match start {
+            Start::Image(image) => {
+                interpreter = Self::instantiate(
+                    image,
+                    linker,
+                    workspace,
+                    config,
+                    build,
+                    control,
+                    STARTUP_FUEL,
+                )?;
+                tracing::debug!(
+                    us = link.ready_clock.elapsed_us(),
+                    "instantiated from the image"
+                );
+                interpreter.first_turn(WAKE, "ready")?
+            }
+            Start::Cold { module, preload } => {
+                let fuel = if preload.is_empty() {
+                    STARTUP_FUEL
+                } else {
+                    PRELOAD_FUEL
+                };
+                interpreter =
+                    Self::instantiate(module, linker, workspace, config, build, control, fuel)?;
+                interpreter.first_turn(&format!("{preload}{PUSHED_MARK}{DRIVER}"), "ready")?
+            }
         };
-        let started = interpreter.run_turn(&format!("{preload}{PUSHED_MARK}{DRIVER}"));
-        let written = interpreter.fd0().take_written();
-        let (stderr, _) = interpreter.store.data_mut().stderr.take();
+        Ok((interpreter, version))
+    }
+
+    /// Runs a first turn whose driver must report `expected`: the status's message.
+    fn first_turn(&mut self, source: &str, expected: &str) -> Result<String> {
+        let ran = self.run_turn(source);
+        let written = self.fd0().take_written();
+        let (stderr, _) = self.store.data_mut().stderr.take();
         let failed = |why: String| {
             format_err!(
                 "{why}; stderr: {}",
                 String::from_utf8_lossy(&stderr).trim_end()
             )
         };
-        started.map_err(|e| failed(format!("{e:#}")))?;
+        ran.map_err(|e| failed(format!("{e:#}")))?;
         match parse_status(&written) {
-            Some(status) if status.kind == "ready" => Ok((interpreter, status.message)),
-            _ => Err(failed("the driver did not report ready".into())),
+            Some(status) if status.kind == expected => Ok(status.message),
+            Some(status) => Err(failed(format!(
+                "the driver reported {} ({}), not {expected}",
+                status.kind, status.message
+            ))),
+            None => Err(failed(format!("the driver did not report {expected}"))),
         }
     }
 
@@ -182,30 +230,81 @@ impl Interpreter {
     }
 }
 
-/// Runs the pushed Python session until the supervisor goes away.
+/// Where an interpreter starts from.
+#[derive(Clone, Copy)]
+enum Start<'a> {
+    /// The runtime's module: the first turn runs `preload` and the driver.
+    Cold {
+        module: &'a Module,
+        preload: &'a str,
+    },
+    /// A memory image of such a first turn ([`make_image`]): the first turn wakes the driver.
+    Image(&'a Module),
+}
+
+/// Runs the pushed Python session until the supervisor goes away. With `image` (the module
+/// compiled with a memory image of [`make_image`]), every interpreter of the session starts
+/// from it; should that fail, the session goes on from `module`.
 ///
 /// # Errors
 /// When the interpreter cannot start, at first or after a restart.
 pub(super) fn serve(
-    module: &Module,
+    module: &LazyModule,
+    image: Option<&Module>,
     linker: &Linker<HostState>,
     workspace: &Path,
     config: &SessionConfig,
     build: Build,
     link: Link,
 ) -> Result<(), WorkerError> {
+    let mut image = image.filter(|_| {
+        let fits = matches_imaged_layout(build.runtime, config);
+        if !fits {
+            tracing::warn!("the session's directories are not the memory image's: starting cold");
+        }
+        fits
+    });
     let mut preload = build.preload;
     // The report of an execution that ended the previous interpreter, sent once the next one
     // is ready (so the caller hears about the restart and can continue at once).
     let mut carried: Option<(ExecutionReport, Reply)> = None;
     loop {
-        let (mut interpreter, version) =
-            Interpreter::start(module, linker, workspace, config, build, &link, preload)
-                .map_err(|e| WorkerError::Runtime(format!("CPython failed to start: {e:#}")))?;
+        let mut started = None;
+        if let Some(imaged) = image {
+            match Interpreter::start(
+                Start::Image(imaged),
+                linker,
+                workspace,
+                config,
+                build,
+                &link,
+            ) {
+                Ok(interpreter) => started = Some(interpreter),
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "cannot start from the memory image: starting cold");
+                    image = None;
+                }
+            }
+        }
+        let (mut interpreter, version) = match started {
+            Some(started) => started,
+            None => Interpreter::start(
+                Start::Cold {
+                    module: module.get()?,
+                    preload,
+                },
+                linker,
+                workspace,
+                config,
+                build,
+                &link,
+            )
+            .map_err(|e| WorkerError::Runtime(format!("CPython failed to start: {e:#}")))?,
+        };
         preload = "";
         let sent = match carried.take() {
             Some((report, reply)) => link.deliver(reply, report),
-            None => link.send_ready(Language::Python, version),
+            None => link.send_ready(Language::Python, version, image.is_some()),
         };
         if sent.is_err() {
             return Ok(());
@@ -227,4 +326,70 @@ pub(super) fn serve(
             }
         }
     }
+}
+
+/// Whether the session's preopened directories after `/app` are, in order, those of the
+/// runtime's memory image.
+fn matches_imaged_layout(runtime: Runtime, config: &SessionConfig) -> bool {
+    runtime.imaged_layout().is_some_and(|layout| {
+        layout.len() == config.mounts.len()
+            && layout
+                .iter()
+                .zip(&config.mounts)
+                .all(|(guest, mount)| *guest == mount.guest)
+    })
+}
+
+/// A digest (hex) of everything a memory image of `build` depends on besides the engine: the
+/// interpreter (`wasm_sha256`), the image format, the first turn (preload, marks, driver), the
+/// environment and arguments, and the directory layout. It names the image's `.cwasm`, so a
+/// change to any of them makes a new image.
+pub fn image_digest(wasm_sha256: &str, build: Build) -> String {
+    let inputs = format!(
+        "{}\0{wasm_sha256}\0{}\0{PUSHED_MARK}\0{WAKE}\0{DRIVER}\0{:?}\0{:?}\0{:?}",
+        super::image::FORMAT,
+        build.preload,
+        build.env,
+        build.args,
+        build.runtime.imaged_layout(),
+    );
+    crate::engine::sha256_hex(inputs.as_bytes())
+}
+
+/// The memory of a CPython of `module` after its first turn made for an image: the runtime's
+/// packages preloaded, the driver loaded and not yet woken, every descriptor it opened closed.
+/// `config` must preopen the runtime's [`Runtime::imaged_layout`].
+///
+/// # Errors
+/// When CPython cannot start, its driver finds descriptors still open, or the directories
+/// are not the layout.
+pub fn make_image(
+    module: &Module,
+    linker: &Linker<HostState>,
+    workspace: &Path,
+    config: &SessionConfig,
+    build: Build,
+) -> Result<Vec<u8>> {
+    if !matches_imaged_layout(build.runtime, config) {
+        return Err(format_err!(
+            "the directories are not the runtime's imaged layout"
+        ));
+    }
+    let mut interpreter = Interpreter::instantiate(
+        module,
+        linker,
+        workspace,
+        config,
+        build,
+        Arc::default(),
+        PRELOAD_FUEL,
+    )?;
+    // Descriptors 0-2, /app, then the mounts: the first that must be closed.
+    let first_free = 4 + config.mounts.len();
+    let source = format!(
+        "{}{PUSHED_MARK}_sandbox_imaging = {first_free}\n{DRIVER}",
+        build.preload
+    );
+    interpreter.first_turn(&source, "imaged")?;
+    Ok(interpreter.memory.data(&interpreter.store).to_vec())
 }
