@@ -4,6 +4,10 @@ tool's outputSchema, as many clients do. Prints one JSON object on stdout; sandb
 (tests/src/bin/bench/sdk.rs) turns it into rows of its table.
 
     python3 runtimes/sdk-bench.py [--calls N] [--first-calls K] -- SERVER_COMMAND [ARGS...]
+    python3 runtimes/sdk-bench.py --scientific-starts K -- SANDBOX_MCP_COMMAND
+
+The second form measures only K new python-scientific sessions of our server: create_session
+plus the first call, then `import pandas` (sandbox-bench runs it with the worker pool off).
 
 The server is started with this process's environment. Its code tool is found from its tool
 list by the rules sandbox-bench's own client uses (`execute_code`, else the first tool with a
@@ -379,10 +383,51 @@ async def measure(command, calls, first_calls):
     return report
 
 
+async def measure_scientific_starts(command, samples):
+    """Our scientific runtime's new sessions (run with its pool off, issue 25): create_session
+    plus the first call timed together, then `import pandas` in it; one unmeasured session
+    first."""
+    from contextlib import AsyncExitStack
+
+    from importlib.metadata import version
+
+    report = {"sdk": f"mcp {version('mcp')}"}
+    firsts, imports = [], []
+    async with AsyncExitStack() as stack:
+        client, init, tools = await connect(command, stack)
+        server = Server(tools)
+        info = init.server_info
+        report["server"] = f"{info.name} {info.version}".strip()
+        for i in range(samples + 1):
+            await asyncio.sleep(REFILL_PAUSE_S)
+            sid = f"sdk-bench-scientific-{i}"
+            args = {"session_id": sid, "language": "python", "runtime": "python-scientific"}
+            started = time.perf_counter()
+            await call(client, "create_session", args)
+            await server.run(client, "python", PYTHON_CELL, sid, EXPECTED)
+            first = ms_since(started)
+            imported = await timed(
+                server.run(client, "python", "import pandas as pd\nprint(pd.__version__)", sid, "3.")
+            )
+            await client.call_tool("destroy_session", {"session_id": sid})
+            if i > 0:
+                firsts.append(first)
+                imports.append(imported)
+    report["figures"] = {
+        "scientific_first_call": figure(firsts),
+        "scientific_import_pandas": figure(imports),
+    }
+    return report
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--first-calls", type=int, default=5)
+    parser.add_argument(
+        "--scientific-starts", type=int, default=0,
+        help="measure only this many new python-scientific sessions: first call, then import pandas",
+    )
     parser.add_argument("command", nargs="+")
     args = parser.parse_args()
     try:
@@ -391,7 +436,10 @@ def main():
         print(f"the MCP Python SDK {SDK_VERSION} cannot be had: {error}", file=sys.stderr)
         sys.exit(3)
     try:
-        report = asyncio.run(measure(args.command, args.calls, args.first_calls))
+        if args.scientific_starts:
+            report = asyncio.run(measure_scientific_starts(args.command, args.scientific_starts))
+        else:
+            report = asyncio.run(measure(args.command, args.calls, args.first_calls))
     except Exception as error:
         # The server did not start, answer the handshake, or list a tool that runs code.
         why = "; ".join(f"{type(e).__name__}: {e}" for e in leaves(error))

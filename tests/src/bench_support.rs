@@ -148,7 +148,7 @@ impl CommandServer {
     /// When the command is empty or cannot be started, or the handshake fails (the error
     /// quotes the end of the server's stderr).
     pub async fn start(command: &[String]) -> Result<Self> {
-        Self::spawn(command, None).await
+        Self::spawn(command, &[], None).await
     }
 
     /// `sandbox-mcp` ([`server_binary`]) as a user runs it: its default configuration, or what
@@ -159,6 +159,14 @@ impl CommandServer {
     /// # Errors
     /// As [`CommandServer::start`].
     pub async fn sandbox_mcp() -> Result<Self> {
+        Self::sandbox_mcp_with(&[]).await
+    }
+
+    /// As [`CommandServer::sandbox_mcp`], with `env` added to the server's environment.
+    ///
+    /// # Errors
+    /// As [`CommandServer::start`].
+    pub async fn sandbox_mcp_with(env: &[(&str, &str)]) -> Result<Self> {
         let bin = server_binary();
         ensure!(
             bin.is_file(),
@@ -166,14 +174,18 @@ impl CommandServer {
             bin.display()
         );
         let command = [bin.to_string_lossy().into_owned()];
-        Self::spawn(&command, Some(tempfile::tempdir()?)).await
+        Self::spawn(&command, env, Some(tempfile::tempdir()?)).await
     }
 
-    async fn spawn(command: &[String], scratch: Option<tempfile::TempDir>) -> Result<Self> {
+    async fn spawn(
+        command: &[String],
+        env: &[(&str, &str)],
+        scratch: Option<tempfile::TempDir>,
+    ) -> Result<Self> {
         let (program, args) = command.split_first().context("an empty server command")?;
         let stderr_log = tempfile::NamedTempFile::new()?;
         let mut spawn = tokio::process::Command::new(PathBuf::from(program));
-        spawn.args(args);
+        spawn.args(args).envs(env.iter().copied());
         if let Some(scratch) = &scratch {
             spawn.env("SANDBOX_STATE_DIR", scratch.path().join("state"));
         }

@@ -68,6 +68,8 @@ use crate::table::{Row, Value};
 
 /// Idle sessions per language in the density figure.
 const DENSITY_PER_LANGUAGE: usize = 50;
+/// Issue 25's idle python-scientific sessions, started from the memory image.
+const SCIENTIFIC_SESSIONS: usize = 60;
 /// Connections made for a first-call figure of a server without sessions (each starts it).
 const FOREIGN_FIRST_CALLS: usize = 3;
 
@@ -151,6 +153,12 @@ async fn measure_ours(plan: &Plan) -> Result<Vec<Row>> {
     drop(subject);
     stop(server).await;
 
+    let server = Arc::new(CommandServer::sandbox_mcp_with(&[("SANDBOX_WORKER_POOL", "0")]).await?);
+    let subject = Subject::new(Arc::clone(&server) as SharedClient, server.pid).await?;
+    rows.push(suite::scientific_sessions_row(&subject, SCIENTIFIC_SESSIONS).await);
+    drop(subject);
+    stop(server).await;
+
     let worker = server_binary().with_file_name("sandbox-worker");
     let runtimes: Option<PathBuf> = host::data_dir().and_then(|d| d.parent().map(Into::into));
     rows.extend(suite::fuel_rows(&worker, runtimes.as_deref()).await);
@@ -215,7 +223,11 @@ async fn measure_ours_through_the_sdk(plan: &Plan) -> Result<Vec<Row>> {
     let command = [server_binary().to_string_lossy().into_owned()];
     let report = sdk::measure(&command, &[("SANDBOX_STATE_DIR", &state)], plan).await;
     sdk::describe("sandbox-mcp", &report);
-    Ok(sdk::rows(&report))
+    let mut rows = sdk::rows(&report);
+    let state = scratch.path().join("state-no-pool");
+    let starts = sdk::measure_scientific_starts(&command, &[("SANDBOX_STATE_DIR", &state)]).await;
+    rows.extend(sdk::scientific_start_rows(&starts));
+    Ok(rows)
 }
 
 /// Puts a server's values (by label) in `column` of the rows that have one.

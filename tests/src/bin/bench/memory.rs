@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use sandbox_tests::bench_support::{self, Memory};
 use sandbox_tests::procfs;
 
-use crate::subject::{JAVASCRIPT, Lang, PYTHON, Subject};
+use crate::subject::{JAVASCRIPT, Lang, PYTHON, SCIENTIFIC, Subject};
 use crate::table::Value;
 
 /// How long an idle session is left before its memory is read: the call's transient buffers
@@ -93,6 +93,46 @@ pub async fn density(subject: &Subject, per_language: usize) -> Result<Value> {
         memory,
         processes,
         refused,
+    })
+}
+
+/// `count` idle python-scientific sessions, each with pandas imported, on a server with its
+/// worker pool off (issue 25: new sessions start from the memory image, whose pages they
+/// share): the mean memory of their workers. A session that fails ends the run with an error.
+///
+/// # Errors
+/// When a session fails or a worker's memory cannot be read.
+pub async fn scientific_sessions(subject: &Subject, count: usize) -> Result<Value> {
+    let mut made = Vec::with_capacity(count);
+    let measured = async {
+        for _ in 0..count {
+            let id = subject.create_session(SCIENTIFIC).await?;
+            made.push(id.clone());
+            subject
+                .run(SCIENTIFIC, "import pandas as pd\nprint(pd.__version__)", Some(&id))
+                .await?;
+        }
+        tokio::time::sleep(SETTLE).await;
+        let mut total = Memory::default();
+        for id in &made {
+            let pid = procfs::worker_of_session(subject.pid, id)
+                .with_context(|| format!("the worker of session {id} was not found"))?;
+            total = total + bench_support::ensure_plausible(bench_support::memory_of(pid)?)?;
+        }
+        anyhow::Ok(total)
+    }
+    .await;
+    for id in &made {
+        subject.destroy_session(id).await;
+    }
+    let total = measured?;
+    let workers = count.max(1) as u64;
+    Ok(Value::Memory {
+        memory: Memory {
+            rss_bytes: total.rss_bytes / workers,
+            pss_bytes: total.pss_bytes / workers,
+        },
+        processes: 1,
     })
 }
 

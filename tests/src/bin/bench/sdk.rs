@@ -105,6 +105,24 @@ const FIGURES: [Figure; 12] = [
     },
 ];
 
+/// The rows of the driver's `--scientific-starts` run (our server with its pool off): issue
+/// 25's targets for a session started from the memory image.
+const SCIENTIFIC_FIGURES: [Figure; 2] = [
+    Figure {
+        key: "scientific_first_call",
+        label: "python-scientific, no pool: new session, first call",
+        target: Target::AtMostMs(8.0),
+    },
+    Figure {
+        key: "scientific_import_pandas",
+        label: "python-scientific, no pool: then import pandas",
+        target: Target::AtMostMs(15.0),
+    },
+];
+
+/// Samples of [`SCIENTIFIC_FIGURES`].
+const SCIENTIFIC_STARTS: usize = 10;
+
 /// What the driver said about one server.
 #[derive(Debug)]
 pub enum Report {
@@ -124,11 +142,32 @@ pub enum Report {
 /// report. Never an error: what goes wrong is the report's [`Report::Unavailable`] or
 /// [`Report::Failed`].
 pub async fn measure(command: &[String], env: &[(&str, &Path)], plan: &Plan) -> Report {
+    let counts = [
+        "--calls".to_owned(),
+        plan.warm_calls.to_string(),
+        "--first-calls".to_owned(),
+        FIRST_CALLS.to_string(),
+    ];
+    run_driver(&counts, command, env).await
+}
+
+/// As [`measure`], the driver's `--scientific-starts` figures of our server (`command`), with
+/// its worker pool off: new sessions start from the memory image or not at all.
+pub async fn measure_scientific_starts(command: &[String], env: &[(&str, &Path)]) -> Report {
+    let no_pool = Path::new("0");
+    let mut env = env.to_vec();
+    env.push(("SANDBOX_WORKER_POOL", no_pool));
+    let args = ["--scientific-starts".to_owned(), SCIENTIFIC_STARTS.to_string()];
+    run_driver(&args, command, &env).await
+}
+
+/// Runs the driver with `args` on `command` and reads its report.
+async fn run_driver(args: &[String], command: &[String], env: &[(&str, &Path)]) -> Report {
     let mut driver = tokio::process::Command::new("python3");
     driver
         .arg(SCRIPT)
-        .args(["--calls", &plan.warm_calls.to_string()])
-        .args(["--first-calls", &FIRST_CALLS.to_string(), "--"])
+        .args(args)
+        .arg("--")
         .args(command)
         .envs(env.iter().copied())
         .stdin(Stdio::null())
@@ -254,10 +293,15 @@ fn above_ping(call: &Value, ping: &Value) -> Value {
 /// The section's values by label, from one server's report (every row: what the report cannot
 /// give says why).
 pub fn values(report: &Report) -> Vec<(String, Value)> {
+    values_of(report, &FIGURES)
+}
+
+/// The values of `figures` in one server's report.
+fn values_of(report: &Report, figures_wanted: &[Figure]) -> Vec<(String, Value)> {
     let figures = match report {
         Report::Measured { figures, .. } => figures,
-        Report::Unavailable(why) => return every_row("n/a", why),
-        Report::Failed(why) => return every_row("failed", why),
+        Report::Unavailable(why) => return every_row(figures_wanted, "n/a", why),
+        Report::Failed(why) => return every_row(figures_wanted, "failed", why),
     };
     let measured = |key: &str| {
         figures.get(key).map_or_else(
@@ -265,7 +309,7 @@ pub fn values(report: &Report) -> Vec<(String, Value)> {
             value_of,
         )
     };
-    FIGURES
+    figures_wanted
         .iter()
         .map(|figure| {
             let value = match figure.key.strip_suffix("_above_ping") {
@@ -279,10 +323,10 @@ pub fn values(report: &Report) -> Vec<(String, Value)> {
 
 /// Every row not measured: the first says why, the others refer to it (the reason can be long,
 /// and a column of copies of it makes the table unreadable).
-fn every_row(prefix: &str, why: &str) -> Vec<(String, Value)> {
+fn every_row(figures: &[Figure], prefix: &str, why: &str) -> Vec<(String, Value)> {
     let first = Value::missing(prefix, why);
     let rest = Value::Missing(format!("{prefix}: as above"));
-    FIGURES
+    figures
         .iter()
         .enumerate()
         .map(|(i, f)| (label(f), if i == 0 { first.clone() } else { rest.clone() }))
@@ -291,9 +335,18 @@ fn every_row(prefix: &str, why: &str) -> Vec<(String, Value)> {
 
 /// Our rows of the section, with their targets.
 pub fn rows(report: &Report) -> Vec<Row> {
-    values(report)
+    rows_of(report, &FIGURES)
+}
+
+/// Our rows of [`measure_scientific_starts`]'s report, with their targets.
+pub fn scientific_start_rows(report: &Report) -> Vec<Row> {
+    rows_of(report, &SCIENTIFIC_FIGURES)
+}
+
+fn rows_of(report: &Report, figures: &[Figure]) -> Vec<Row> {
+    values_of(report, figures)
         .into_iter()
-        .zip(&FIGURES)
+        .zip(figures)
         .map(|((label, value), figure)| Row::new(label, figure.target, value))
         .collect()
 }

@@ -243,6 +243,20 @@ pub async fn density_rows(subject: &Subject, per_language: usize) -> Vec<Row> {
     vec![Row::new(what, Target::AtMostBytes(4 << 30), value)]
 }
 
+/// Issue 25's density of the scientific runtime: `count` idle sessions with pandas imported,
+/// every one started from the memory image (the server's pool is off), against 12 MiB of PSS
+/// each.
+pub async fn scientific_sessions_row(subject: &Subject, count: usize) -> Row {
+    Row::new(
+        label(
+            SCIENTIFIC,
+            &format!("{count} idle sessions with pandas imported, no pool: memory per worker"),
+        ),
+        Target::PssAtMostBytes(12 << 20),
+        settle(memory::scientific_sessions(subject, count).await),
+    )
+}
+
 /// Fuel metering's overhead per language, from `sandbox-worker fuel-overhead`.
 pub async fn fuel_rows(worker: &Path, runtimes: Option<&Path>) -> Vec<Row> {
     let measured = match runtimes {

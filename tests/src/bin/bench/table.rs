@@ -172,6 +172,9 @@ pub enum Target {
     AtLeastPerSecond(f64),
     /// All sessions admitted, and their total RSS at most this many bytes.
     AtMostBytes(u64),
+    /// The memory of one process (a mean one, where the label says so): PSS at most this many
+    /// bytes.
+    PssAtMostBytes(u64),
     /// Overhead at most this many percent.
     AtMostPercent(f64),
     /// A JSON document of at most this many bytes.
@@ -200,6 +203,9 @@ impl Target {
             (Target::AtMostBytes(limit), Value::Memory { memory, .. }) => {
                 Some(memory.rss_bytes <= limit)
             }
+            (Target::PssAtMostBytes(limit), Value::Memory { memory, .. }) => {
+                Some(memory.pss_bytes <= limit)
+            }
             (Target::AtMostPercent(limit), Value::Overhead { percent, .. }) => {
                 Some(*percent <= limit)
             }
@@ -213,6 +219,7 @@ impl Target {
             Target::AtMostMs(limit) => format!("p50 <= {}", ms(limit)),
             Target::AtLeastPerSecond(floor) => format!(">= {floor:.0}/s"),
             Target::AtMostBytes(limit) => format!("RSS <= {}", bytes(limit)),
+            Target::PssAtMostBytes(limit) => format!("PSS <= {}", bytes(limit)),
             Target::AtMostPercent(limit) => format!("<= {limit:.0} %"),
             Target::AtMostSize(limit) => format!("<= {limit} bytes"),
             Target::None => "-".into(),
