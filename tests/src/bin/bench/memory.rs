@@ -109,7 +109,11 @@ pub async fn scientific_sessions(subject: &Subject, count: usize) -> Result<Valu
             let id = subject.create_session(SCIENTIFIC).await?;
             made.push(id.clone());
             subject
-                .run(SCIENTIFIC, "import pandas as pd\nprint(pd.__version__)", Some(&id))
+                .run(
+                    SCIENTIFIC,
+                    "import pandas as pd\nprint(pd.__version__)",
+                    Some(&id),
+                )
                 .await?;
         }
         tokio::time::sleep(SETTLE).await;

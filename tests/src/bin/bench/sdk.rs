@@ -157,7 +157,10 @@ pub async fn measure_scientific_starts(command: &[String], env: &[(&str, &Path)]
     let no_pool = Path::new("0");
     let mut env = env.to_vec();
     env.push(("SANDBOX_WORKER_POOL", no_pool));
-    let args = ["--scientific-starts".to_owned(), SCIENTIFIC_STARTS.to_string()];
+    let args = [
+        "--scientific-starts".to_owned(),
+        SCIENTIFIC_STARTS.to_string(),
+    ];
     run_driver(&args, command, &env).await
 }
 
