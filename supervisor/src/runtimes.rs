@@ -289,7 +289,7 @@ pub const RUNTIMES: [RuntimeInfo; 3] = [
             "numpy 2.5.2, pandas 3.0.6, scipy 1.18.1, scikit-learn 1.9.1, statsmodels 0.15.0, matplotlib 3.11.2, pillow 13.0.0, lxml 6.1.3, sympy 1.14.0, networkx 3.7 and about 40 more compiled in (list_available_packages)",
             "the same sessions as python: persistent variables, `result`, tracebacks of your cells, timeouts that keep the state",
             "matplotlib draws with the Agg backend: plt.show() and saved figures come back as PNG images",
-            "install_package adds pure-Python wheels built for Python 3.15",
+            "install_package adds pure-Python wheels for Python 3.15; their dependencies on numpy, pandas and the rest resolve to the compiled-in versions",
         ],
         notes: &[
             "Python 3.15 without threads, ctypes, mmap, sockets or ssl; no network, no subprocesses",

@@ -19,6 +19,7 @@ pub mod install;
 pub mod javascript;
 pub mod names;
 pub mod pip;
+pub mod provided;
 pub mod python;
 pub mod requirements;
 pub mod scientific;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use super::Sources;
+use super::provided::Provided;
 
 /// Variables passed through to pip: the proxy and certificate settings an operator may need to
 /// reach the index. Everything else of the server's environment stays behind.
@@ -37,14 +38,15 @@ pub fn python3() -> PathBuf {
 
 /// The `pip download` command for `requirement` (a checked `name` or `name==version`), resolved
 /// for the guest's Python `python_version` (`3.12`, `3.15`): pip then picks releases whose
-/// `Requires-Python` admits it, whatever Python runs pip on the host.
+/// `Requires-Python` admits it, whatever Python runs pip on the host. With `provided`, what
+/// the runtime has compiled in satisfies dependencies on it, at its version.
 pub fn download_command(
     python: &Path,
     requirement: &str,
     python_version: &str,
-    staging: &Path,
-    dest: &Path,
+    (staging, dest): (&Path, &Path),
     sources: &Sources,
+    provided: Option<&Provided>,
 ) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(python);
     command
@@ -63,7 +65,6 @@ pub fn download_command(
         .args(["-I", "-m", "pip", "download"])
         .args([
             "--isolated",
-            "--quiet",
             "--no-input",
             "--disable-pip-version-check",
             "--no-cache-dir",
@@ -84,6 +85,19 @@ pub fn download_command(
     }
     if !sources.index {
         command.arg("--no-index");
+    }
+    match provided {
+        // Not quiet: pip names the requirements of a conflict at its normal verbosity only.
+        Some(provided) => {
+            command
+                .arg("--find-links")
+                .arg(&provided.find_links)
+                .arg("--constraint")
+                .arg(&provided.constraints);
+        }
+        None => {
+            command.arg("--quiet");
+        }
     }
     command
         // `--` ends the options: the requirement can never be read as one.
@@ -120,13 +134,19 @@ mod tests {
             Path::new("/usr/bin/python3"),
             "tabulate==0.9.0",
             "3.15",
-            Path::new("/state/staging/x"),
-            Path::new("/state/staging/x/dl"),
+            (
+                Path::new("/state/staging/x"),
+                Path::new("/state/staging/x/dl"),
+            ),
             &Sources {
                 wheelhouse: Some(PathBuf::from("/srv/wheels")),
                 index: false,
                 js_packages: None,
             },
+            Some(&Provided {
+                find_links: PathBuf::from("/state/staging/x/provided"),
+                constraints: PathBuf::from("/state/staging/x/provided-constraints.txt"),
+            }),
         );
         let std = command.as_std();
         let args: Vec<String> = std
@@ -145,6 +165,12 @@ mod tests {
         assert_eq!(args[args.len() - 2..], ["--", "tabulate==0.9.0"]);
         let target = args.iter().position(|a| a == "--python-version").unwrap();
         assert_eq!(args[target + 1], "3.15", "resolved for the guest's Python");
+        let joined = args.join(" ");
+        assert!(
+            joined.contains("--find-links /srv/wheels")
+                && joined.contains("--find-links /state/staging/x/provided --constraint /state/staging/x/provided-constraints.txt"),
+            "{joined}"
+        );
         assert_eq!(std.get_current_dir(), Some(Path::new("/state/staging/x")));
     }
 
@@ -167,9 +193,9 @@ mod tests {
             &fake,
             "x",
             "3.12",
-            staging.path(),
-            staging.path(),
+            (staging.path(), staging.path()),
             &Sources::default(),
+            None,
         )
         .status()
         .await

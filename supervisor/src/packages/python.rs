@@ -5,6 +5,7 @@
 //! unpacked and checked there ([`wheel`]), and only then moved into the session's
 //! `/app/.packages`.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -13,6 +14,8 @@ use sandbox_protocol::confined::{EntryKind, Follow, Root};
 use super::install::{Staged, StagedFiles};
 use sandbox_protocol::{ErrorType, Runtime};
 
+use super::provided::{self, Provided};
+use super::scientific::Distribution;
 use super::{
     InstallRefusal, Installation, PYTHON_PACKAGES_DIR, Sources, catalog, entry_names, names,
     normalize, pip, scientific, wheel,
@@ -268,10 +271,36 @@ pub async fn stage_python(
         )
         .with("call list_available_packages for the vendored packages"));
     }
-    let download = download(&requirement, guest_python(runtime), &staging, sources).await?;
-    let wheels = downloaded_wheels(&download)?;
+    // The scientific runtime's compiled-in distributions satisfy dependencies on them.
+    let compiled_in = &scientific::catalogue().distributions;
+    let provided = match runtime {
+        Runtime::PythonScientific => Some(provided::write(&staging, compiled_in)?),
+        Runtime::Python | Runtime::JavaScript => None,
+    };
+    let download = download(
+        &requirement,
+        guest_python(runtime),
+        &staging,
+        sources,
+        provided.as_ref(),
+    )
+    .await?;
+    let (wheels, from_runtime): (Vec<String>, Vec<String>) = downloaded_wheels(&download)?
+        .into_iter()
+        .partition(|wheel| provided.is_none() || provided_by(compiled_in, wheel).is_none());
     let unpacked = unpack(&download, &wheels, &staging)?;
-    let installation = describe(package, &wheels, &unpacked);
+    let mut installation = describe(package, &wheels, &unpacked);
+    if !from_runtime.is_empty() {
+        let names: Vec<String> = from_runtime
+            .iter()
+            .filter_map(|wheel| provided_by(compiled_in, wheel))
+            .collect();
+        installation.message = format!(
+            "{}; its dependencies {} are the ones compiled into the python-scientific runtime",
+            installation.message,
+            names.join(", ")
+        );
+    }
     let entries = wheel::top_level_entries(&unpacked)
         .map_err(|e| InstallRefusal::system("cannot read the unpacked package", e))?
         .into_iter()
@@ -294,13 +323,22 @@ pub async fn stage_python(
     ))
 }
 
+/// The compiled-in distribution (`name version`) whose stub `wheel` is, if it is one.
+fn provided_by(compiled_in: &BTreeMap<String, Distribution>, wheel: &str) -> Option<String> {
+    compiled_in
+        .iter()
+        .find(|(name, dist)| provided::wheel_file_name(name, &dist.version) == wheel)
+        .map(|(name, dist)| format!("{name} {}", dist.version))
+}
+
 /// Downloads `requirement` and its dependencies as wheels for Python `python_version` into
-/// `download/` of `staging`.
+/// `download/` of `staging` (with `provided`, dependencies on those resolve to their stubs).
 async fn download(
     requirement: &str,
     python_version: &str,
     staging: &Staging,
     sources: &Sources,
+    provided: Option<&Provided>,
 ) -> Result<Root, InstallRefusal> {
     let download = staging
         .root
@@ -310,15 +348,35 @@ async fn download(
         &pip::python3(),
         requirement,
         python_version,
-        &staging.path,
-        &staging.path.join("download"),
+        (&staging.path, &staging.path.join("download")),
         sources,
+        provided,
     );
     let output = run_pip(command).await?;
     if output.status.success() {
         return Ok(download);
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
+    if provided.is_some() && stderr.contains("ResolutionImpossible") {
+        // pip says what conflicts on stdout: "X 1.0 depends on pandas<2", "The user requested
+        // (constraint) pandas==3.0.6".
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let conflict: Vec<&str> = stdout
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.contains(" depends on ") || l.starts_with("The user requested"))
+            .take(8)
+            .collect();
+        return Err(InstallRefusal::new(
+            ErrorType::PackageNotFound,
+            format!(
+                "its requirements conflict with the versions compiled into the python-scientific runtime, which cannot change: {}",
+                conflict.join("; ")
+            ),
+        )
+        .with("install a release of the package that supports the compiled-in versions (install_package with a version)")
+        .with("call list_available_packages to see the compiled-in versions"));
+    }
     let missing = stderr
         .lines()
         .find(|l| l.contains("No matching distribution found for"))

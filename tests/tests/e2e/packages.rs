@@ -86,7 +86,8 @@ pub(crate) fn wheel_of(dist: &str, requires: &[&str], files: &[(&str, Value)]) -
 }
 
 /// The wheelhouse: `dep_base` (BASE = 40), `with_dep` (needs dep-base; VALUE = BASE + 2),
-/// `demo_pkg` (VALUE = 42) and `orphan` (needs `not-in-the-wheelhouse`).
+/// `demo_pkg` (VALUE = 42), `orphan` (needs `not-in-the-wheelhouse`), `frame_tools` (needs
+/// pandas 2 or later, numpy and dep-base) and `old_frames` (needs pandas before 2).
 fn build_wheelhouse(dir: &Path) -> Result<()> {
     let wheels = json!([
         wheel("dep_base", &[], &[("dep_base/__init__.py", "BASE = 40\n")]),
@@ -103,6 +104,20 @@ fn build_wheelhouse(dir: &Path) -> Result<()> {
             "orphan",
             &["not-in-the-wheelhouse"],
             &[("orphan/__init__.py", "")],
+        ),
+        wheel(
+            "frame_tools",
+            &["pandas>=2", "numpy", "dep-base", "pytest; extra == 'test'"],
+            &[(
+                "frame_tools/__init__.py",
+                "import pandas as pd\nfrom dep_base import BASE\n\
+                 def total(rows):\n    return int(pd.DataFrame(rows)['n'].sum()) + BASE\n",
+            )],
+        ),
+        wheel(
+            "old_frames",
+            &["pandas<2"],
+            &[("old_frames/__init__.py", "")]
         ),
     ]);
     write_wheels(dir, &wheels)
@@ -186,7 +201,7 @@ impl Fixture {
     /// Kills the session's worker and waits until it is gone: the next call restarts it.
     async fn stop(self) -> Result<()> {
         // The sources are read, never written.
-        ensure!(Snapshot::of(self.wheelhouse.path()).paths().len() == 5);
+        ensure!(Snapshot::of(self.wheelhouse.path()).paths().len() == 7);
         ensure!(Snapshot::of(self.js_packages.path()).paths().len() == 8);
         self.server.stop().await
     }
@@ -241,6 +256,63 @@ async fn a_python_package_installs_with_its_dependency() -> Result<()> {
         .exec("python", "import orphan", json!({ "session_id": "deps" }))
         .await?;
     assert_eq!(missing.str("error_type"), "missing_module", "{missing:?}");
+    fx.stop().await
+}
+
+/// On the scientific runtime, a pure package that depends on numpy and pandas installs: those
+/// are the compiled-in ones (nothing of them is downloaded or written), its other pure
+/// dependency comes from the wheelhouse; one that needs another pandas is refused, saying why.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_package_on_top_of_the_scientific_runtime_uses_its_compiled_in_dependencies() -> Result<()>
+{
+    let fx = Fixture::start().await?;
+    let server = &fx.server;
+    server
+        .call(
+            "create_session",
+            json!({ "language": "python", "runtime": "python-scientific", "session_id": "sci" }),
+        )
+        .await?;
+    let installed = fx.install("sci", "frame-tools").await?;
+    assert!(!installed.is_error, "{installed:?}");
+    assert_eq!(installed.str("installed_version"), "1.0.0");
+    assert_eq!(
+        installed.field("dependencies_installed"),
+        &json!(["dep_base==1.0.0"]),
+        "numpy and pandas are not installed again: {installed:?}"
+    );
+    let message = installed.str("message");
+    assert!(
+        message.contains("numpy 2.5.2") && message.contains("pandas 3.0.6"),
+        "{installed:?}"
+    );
+    let app = server.workspace_of("sci").context("workspace")?;
+    let packages: Vec<String> = std::fs::read_dir(app.join(".packages"))?
+        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<std::io::Result<_>>()?;
+    assert!(
+        packages
+            .iter()
+            .all(|p| !p.starts_with("numpy") && !p.starts_with("pandas")),
+        "{packages:?}"
+    );
+    let used = server
+        .python(
+            "sci",
+            "import frame_tools, pandas\n(frame_tools.total([{'n': 1}, {'n': 1}]), pandas.__file__.startswith('/usr/local/lib/python315.zip'))",
+        )
+        .await?;
+    assert_eq!(used.str("result"), "(42, True)", "{used:?}");
+
+    let old = fx.install("sci", "old-frames").await?;
+    assert!(old.is_error, "{old:?}");
+    assert_eq!(old.str("error_type"), "package_not_found", "{old:?}");
+    let said = old.str("error_message");
+    assert!(
+        said.contains("compiled into the python-scientific runtime") && said.contains("pandas<2"),
+        "{old:?}"
+    );
+    assert!(!app.join(".packages/old_frames").exists());
     fx.stop().await
 }
 
