@@ -483,12 +483,23 @@ fn every_locked_distribution_is_exercised_and_measured() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn vendored_packages_import_and_work() -> anyhow::Result<()> {
+    vendored_packages_import_and_work_on("python").await
+}
+
+/// The same cases on CPython 3.15 (issue 25: one Python), where a distribution that is also
+/// compiled in is imported from the interpreter's own copy.
+#[tokio::test(flavor = "multi_thread")]
+async fn vendored_packages_import_and_work_on_the_scientific_runtime() -> anyhow::Result<()> {
+    vendored_packages_import_and_work_on("python-scientific").await
+}
+
+async fn vendored_packages_import_and_work_on(runtime: &str) -> anyhow::Result<()> {
     let server = Server::start().await?;
     // sympy alone needs ~4.4x the default budget to import (see import-fuel.json).
     let created = server
         .call(
             "create_session",
-            json!({ "language": "python", "session_id": "vendored", "fuel_budget": 1_000_000_000_000u64, "timeout": 300 }),
+            json!({ "language": "python", "runtime": runtime, "session_id": "vendored", "fuel_budget": 1_000_000_000_000u64, "timeout": 300 }),
         )
         .await?;
     assert!(!created.is_error, "{created:?}");
