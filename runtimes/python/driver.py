@@ -402,6 +402,10 @@ def _sandbox_main():
         for extra in ("/data/site-packages", "/app/.packages"):
             if os.path.isdir(extra) and extra not in sys.path:
                 sys.path.append(extra)
+        # Their bytecode, compiled by this interpreter at install time (3.12 is given it with
+        # -X pycache_prefix).
+        if sys.pycache_prefix is None and os.path.isdir("/data/pycache"):
+            sys.pycache_prefix = "/data/pycache"
         # A directory the image's imports looked in was another one then: forget what was
         # found there (a missing one is cached as None and never looked at again). The
         # zip's importers stay: the standard library does not change.

@@ -34,7 +34,7 @@ mod pushed;
 use crate::host::{HostState, Outcome, SessionConfig, SoftInterrupt, new_store};
 pub use build::{Build, PINNED_SHA256, SCIENTIFIC_PINNED_SHA256};
 use build::{DRIVER, ENV, Entry};
-pub use pushed::{image_digest, make_image};
+pub use pushed::{image_digest, make_image, run_once};
 
 /// Fuel for interpreter start-up (about 0.2 × 10^9 measured), before the first execution.
 const STARTUP_FUEL: u64 = 5_000_000_000;

@@ -340,6 +340,26 @@ fn matches_imaged_layout(runtime: Runtime, config: &SessionConfig) -> bool {
     })
 }
 
+/// Runs `source` as the only turn of a fresh CPython of `module` (no driver), with `fuel`: what
+/// it wrote to stdout and stderr. For build steps (`compile-python`), not sessions.
+///
+/// # Errors
+/// When CPython cannot start or the turn traps.
+pub fn run_once(
+    module: &Module,
+    linker: &Linker<HostState>,
+    workspace: &Path,
+    config: &SessionConfig,
+    build: Build,
+    (source, fuel): (&str, u64),
+) -> Result<(Vec<u8>, Vec<u8>)> {
+    let mut interpreter =
+        Interpreter::instantiate(module, linker, workspace, config, build, Arc::default(), fuel)?;
+    interpreter.run_turn(source)?;
+    let state = interpreter.store.data_mut();
+    Ok((state.stdout.take().0, state.stderr.take().0))
+}
+
 /// A digest (hex) of everything a memory image of `build` depends on besides the engine: the
 /// interpreter (`wasm_sha256`), the image format, the first turn (preload, marks, driver), the
 /// environment and arguments, and the directory layout. It names the image's `.cwasm`, so a
