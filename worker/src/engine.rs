@@ -191,11 +191,26 @@ pub fn cached_or_compiled(
     if cwasm.is_file() {
         return Ok((cwasm, false));
     }
-    let bytes = wasm()?;
     std::fs::create_dir_all(cache_dir).map_err(|source| EngineError::Write {
         path: cache_dir.into(),
         source,
     })?;
+    // Precompiles started together (servers starting at once, tests) compile a module once:
+    // the others wait for the first (a lock on the cache directory, so nothing is left behind)
+    // and find its file. A compile takes minutes and gigabytes.
+    let lock = std::fs::File::open(cache_dir)
+        .and_then(|dir| {
+            rustix::fs::flock(&dir, rustix::fs::FlockOperation::LockExclusive)?;
+            Ok(dir)
+        })
+        .map_err(|source| EngineError::Write {
+            path: cache_dir.into(),
+            source,
+        })?;
+    if cwasm.is_file() {
+        return Ok((cwasm, false));
+    }
+    let bytes = wasm()?;
     let compiled = engine
         .precompile_module(&bytes)
         .map_err(|e| EngineError::Compile {
@@ -209,6 +224,7 @@ pub fn cached_or_compiled(
             path: cwasm.clone(),
             source,
         })?;
+    drop(lock);
     Ok((cwasm, true))
 }
 
@@ -352,6 +368,25 @@ pub(crate) mod tests {
             "{error:?}"
         );
         assert_eq!(*store.data(), 3);
+    }
+
+    #[test]
+    fn precompiles_at_once_compile_a_module_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let wasm = dir.path().join("spin.wasm");
+        std::fs::write(&wasm, SPIN).unwrap();
+        let cache = dir.path().join("cache");
+        let compiled: Vec<bool> = std::thread::scope(|scope| {
+            let runs: Vec<_> = (0..4)
+                .map(|_| scope.spawn(|| precompile(engine(), "spin", &wasm, &cache).unwrap()))
+                .collect();
+            runs.into_iter()
+                .map(|r| r.join().unwrap().compiled)
+                .collect()
+        });
+        assert_eq!(compiled.iter().filter(|c| **c).count(), 1, "{compiled:?}");
+        let files: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().collect();
+        assert_eq!(files.len(), 1, "only the module: {files:?}");
     }
 
     #[test]

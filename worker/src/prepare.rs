@@ -215,11 +215,16 @@ fn compile_python_packages_315(runtime_dir: &Path, data_dir: &Path) -> Result<()
     let started = Instant::now();
     let mut config = compile_config(data_dir, &pycache);
     // The interpreter's own standard library, which compileall imports.
-    config.mounts.extend(runtime.support_mounts().iter().map(|(guest, relative)| Mount {
-        guest: (*guest).into(),
-        host: runtime_dir.join(relative),
-        writable: false,
-    }));
+    config.mounts.extend(
+        runtime
+            .support_mounts()
+            .iter()
+            .map(|(guest, relative)| Mount {
+                guest: (*guest).into(),
+                host: runtime_dir.join(relative),
+                writable: false,
+            }),
+    );
     let build = python::Build::of(runtime, &cached.wasm_sha256);
     let ran = python::run_once(
         &module,
@@ -235,7 +240,11 @@ fn compile_python_packages_315(runtime_dir: &Path, data_dir: &Path) -> Result<()
     let said = String::from_utf8_lossy(&stdout);
     // Some file not compiling (a Python 2 test file shipped in a package) is as with 3.12:
     // its import would fail anyway.
-    let Some(every_file) = said.lines().rev().find_map(|l| l.strip_prefix(COMPILEALL_DONE)) else {
+    let Some(every_file) = said
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(COMPILEALL_DONE))
+    else {
         return Err(WorkerError::Runtime(format!(
             "compileall (3.15) did not finish: {} {}",
             said.trim_end(),

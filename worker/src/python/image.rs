@@ -22,7 +22,7 @@ use thiserror::Error;
 
 /// The version of what an image is made of and how: part of its cache key, raised when either
 /// changes.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// The WebAssembly page.
 const PAGE: usize = 65536;
@@ -30,6 +30,7 @@ const PAGE: usize = 65536;
 /// Smaller than a wasm page, so mostly-empty pages cost little in the module.
 const CHUNK: usize = 4096;
 
+const SECTION_CUSTOM: u8 = 0;
 const SECTION_MEMORY: u8 = 5;
 const SECTION_CODE: u8 = 10;
 const SECTION_DATA: u8 = 11;
@@ -87,6 +88,10 @@ pub fn with_memory_image(wasm: &[u8], memory: &[u8]) -> Result<Vec<u8>, ImageErr
                     &rewritten_data(body, memory, &image_segments)?,
                 );
             }
+            // The name section (14 MB of function names in the scientific CPython) only names
+            // frames in backtraces, which no report shows; every worker would pay for
+            // deserialising its table.
+            SECTION_CUSTOM if custom_section_name(body) == Some(b"name".as_slice()) => {}
             _ => {
                 push_section(&mut out, id, body);
                 // The data section follows the code section; a module without one gets it
@@ -209,6 +214,13 @@ fn image_segments(memory: &[u8]) -> Vec<(usize, usize)> {
         }
     }
     segments
+}
+
+/// The name of a custom section, from its body.
+fn custom_section_name(body: &[u8]) -> Option<&[u8]> {
+    let mut reader = Reader { bytes: body, at: 0 };
+    let len = reader.u32().ok()? as usize;
+    reader.take(len).ok()
 }
 
 fn push_section(out: &mut Vec<u8>, id: u8, body: &[u8]) {
@@ -335,7 +347,20 @@ mod tests {
         data.extend(b"abc");
         push_section(&mut m, SECTION_DATA, &data);
         push_section(&mut m, 0, &[4, b'n', b'a', b'm', b'e']);
+        push_section(&mut m, 0, &[4, b'k', b'e', b'e', b'p', 1]);
         m
+    }
+
+    #[test]
+    fn the_name_section_goes_and_other_custom_sections_stay() {
+        let imaged = with_memory_image(&module(1), &vec![0u8; PAGE]).unwrap();
+        let customs: Vec<&[u8]> = sections(&imaged)
+            .unwrap()
+            .into_iter()
+            .filter(|(id, _)| *id == SECTION_CUSTOM)
+            .filter_map(|(_, body)| custom_section_name(body))
+            .collect();
+        assert_eq!(customs, [b"keep".as_slice()]);
     }
 
     fn instantiate(wasm: &[u8]) -> (wasmtime::Store<()>, wasmtime::Instance) {

@@ -353,8 +353,15 @@ pub fn run_once(
     build: Build,
     (source, fuel): (&str, u64),
 ) -> Result<(Vec<u8>, Vec<u8>)> {
-    let mut interpreter =
-        Interpreter::instantiate(module, linker, workspace, config, build, Arc::default(), fuel)?;
+    let mut interpreter = Interpreter::instantiate(
+        module,
+        linker,
+        workspace,
+        config,
+        build,
+        Arc::default(),
+        fuel,
+    )?;
     interpreter.run_turn(source)?;
     let state = interpreter.store.data_mut();
     Ok((state.stdout.take().0, state.stderr.take().0))
