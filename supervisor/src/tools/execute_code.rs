@@ -25,7 +25,7 @@ use crate::server::SandboxServer;
 use crate::session::{MoveError, Session, SessionTable, Work};
 
 /// What the model reads about `execute_code`.
-pub const DESCRIPTION: &str = "Run Python or JavaScript (QuickJS) in a persistent session: variables, imports and files persist between calls. Returns stdout, stderr, exit_code, result (the last expression's repr). Files in /app (cwd); /tmp is scratch, /data read-only. No network, no subprocesses. Python 3.12; a new session whose first code imports numpy, pandas, scipy, sklearn or matplotlib gets 3.15 with them (figures return as images). JavaScript is not Node.js: no require/fs; use readText/writeText/requireVendor. Fuel caps CPU per call (about 1 s; raise it with create_session). On failure follow error_type, actionable_guidance and next_call.";
+pub const DESCRIPTION: &str = "Run Python or JavaScript (QuickJS) in a persistent session: variables, imports and files persist between calls. Returns stdout, stderr, exit_code, result (the last expression's repr). Files in /app (cwd); /tmp is scratch, /data read-only. No network, no subprocesses. Python 3.12; a new session whose first code imports numpy, pandas, scipy, sklearn or matplotlib gets 3.15 with them (figures return as images). JavaScript is not Node.js: no require/fs; use readText/writeText/requireVendor. A call runs until its timeout (default 30 s; pass timeout for longer work). On failure follow error_type, actionable_guidance and next_call.";
 
 /// Arguments of `execute_code`.
 #[derive(Debug, Deserialize, JsonSchema)]
