@@ -176,7 +176,7 @@ runtimes/build-js-guest.sh "$OUT" >&2
 # --- the server and the worker, then the .cwasm cache ------------------------------------------
 log "building sandbox-mcp and sandbox-worker (release)"
 cargo build --release --workspace --locked >&2
-log "precompiling the interpreters (the scientific one takes ~80 s and 2.5 GB of RAM, once)"
+log "precompiling the interpreters (the scientific one and its memory image take 2-8 minutes and 2.5 GB of RAM, once)"
 target/release/sandbox-worker precompile --runtime-dir "$OUT" >/dev/null
 
 # --- vendored packages, mounted read-only at /data in every sandbox ---------------------------
