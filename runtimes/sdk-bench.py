@@ -6,7 +6,7 @@ tool's outputSchema, as many clients do. Prints one JSON object on stdout; sandb
     python3 runtimes/sdk-bench.py [--calls N] [--first-calls K] -- SERVER_COMMAND [ARGS...]
     python3 runtimes/sdk-bench.py --scientific-starts K -- SANDBOX_MCP_COMMAND
 
-The second form measures only K new python-scientific sessions of our server: create_session
+The second form measures only K new Python sessions of our server: create_session
 plus the first call, then `import pandas` (sandbox-bench runs it with the worker pool off).
 
 The server is started with this process's environment. Its code tool is found from its tool
@@ -384,7 +384,7 @@ async def measure(command, calls, first_calls):
 
 
 async def measure_scientific_starts(command, samples):
-    """Our scientific runtime's new sessions (run with its pool off, issue 25): create_session
+    """Our Python runtime's new sessions (run with its pool off, issue 25): create_session
     plus the first call timed together, then `import pandas` in it; one unmeasured session
     first."""
     from contextlib import AsyncExitStack
@@ -401,7 +401,7 @@ async def measure_scientific_starts(command, samples):
         for i in range(samples + 1):
             await asyncio.sleep(REFILL_PAUSE_S)
             sid = f"sdk-bench-scientific-{i}"
-            args = {"session_id": sid, "language": "python", "runtime": "python-scientific"}
+            args = {"session_id": sid, "language": "python"}
             started = time.perf_counter()
             await call(client, "create_session", args)
             await server.run(client, "python", PYTHON_CELL, sid, EXPECTED)
@@ -426,7 +426,7 @@ def main():
     parser.add_argument("--first-calls", type=int, default=5)
     parser.add_argument(
         "--scientific-starts", type=int, default=0,
-        help="measure only this many new python-scientific sessions: first call, then import pandas",
+        help="measure only this many new Python sessions: first call, then import pandas",
     )
     parser.add_argument("command", nargs="+")
     args = parser.parse_args()

@@ -29,7 +29,7 @@ pub use jail::{JailReport, Layer, LayerSet, LayerState};
 pub use message::*;
 pub use outcome::ErrorType;
 pub use runtime::{
-    CachedModule, IMAGED_SESSION_MOUNTS, Language, ModuleManifest, Mount, Runtime, SCIENTIFIC_DIR,
+    CachedModule, IMAGED_SESSION_MOUNTS, Language, ModuleManifest, Mount, PYTHON_DIR, Runtime,
     WorkerExit,
 };
 

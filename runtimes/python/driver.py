@@ -1,11 +1,9 @@
 # The REPL driver of a Python session (sandbox-mcp). Each execution reads one framed request
 # from fd 0, runs it in one persistent namespace, and writes a status record to fd 0; the host
-# (worker/src/python.rs) serves fd 0 itself and parses the status. Two ways to be driven:
-# - pushed (CPython 3.15, a reactor): this source is the first `turn`; it sets the session up,
-#   reports ready and returns. Every execution is then one `turn` of `_sandbox_serve()`, so no
-#   guest frame is alive between executions (the interpreter can be imaged or snapshotted).
-# - pulled (CPython 3.12, a WASI command run as `python -c`): it never returns; its read of the
-#   next request is where the host reports, refuels and re-arms the deadlines.
+# (worker/src/python.rs) serves fd 0 itself and parses the status. It is pushed (CPython 3.15,
+# a reactor): this source is the first `turn`; it sets the session up, reports ready and
+# returns. Every execution is then one `turn` of `_sandbox_serve()`, so no guest frame is alive
+# between executions (the interpreter can be imaged or snapshotted).
 # Keep it import-light: every module imported here costs start-up time in every session.
 import sys, os
 
@@ -402,8 +400,7 @@ def _sandbox_main():
         for extra in ("/data/site-packages", "/app/.packages"):
             if os.path.isdir(extra) and extra not in sys.path:
                 sys.path.append(extra)
-        # Their bytecode, compiled by this interpreter at install time (3.12 is given it with
-        # -X pycache_prefix).
+        # Their bytecode, compiled by this interpreter at install time.
         if sys.pycache_prefix is None and os.path.isdir("/data/pycache"):
             sys.pycache_prefix = "/data/pycache"
         # A directory the image's imports looked in was another one then: forget what was
@@ -443,7 +440,3 @@ def _sandbox_main():
 
 _sandbox_serve, _sandbox_wake = _sandbox_main()
 del _sandbox_main
-# The host marks a pushed start by defining `_sandbox_pushed` before this source.
-if not globals().get("_sandbox_pushed"):
-    while True:
-        _sandbox_serve()

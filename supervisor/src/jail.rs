@@ -49,7 +49,7 @@ impl JailLimits {
     pub fn for_session(limits: &SessionLimits, runtime: Runtime) -> Self {
         // A JavaScript worker keeps a snapshot of linear memory for rollback: twice the cap.
         let copies = match runtime {
-            Runtime::Python | Runtime::PythonScientific => 1,
+            Runtime::Python => 1,
             Runtime::JavaScript => 2,
         };
         Self {
@@ -117,10 +117,8 @@ mod tests {
         let small = JailLimits::for_session(&SessionLimits::from(Flavor::Small), Runtime::Python);
         assert_eq!(small.data_bytes, (1 << 30) + MEMORY_HEADROOM);
         assert_eq!(small.file_bytes, 256 << 20);
-        let scientific = JailLimits::for_session(
-            &SessionLimits::from(Flavor::Small),
-            Runtime::PythonScientific,
-        );
+        let scientific =
+            JailLimits::for_session(&SessionLimits::from(Flavor::Small), Runtime::Python);
         assert_eq!(scientific, small, "the module's mapping is not data");
         let js = JailLimits::for_session(&SessionLimits::from(Flavor::Large), Runtime::JavaScript);
         assert_eq!(js.data_bytes, 2 * (4u64 << 30) + MEMORY_HEADROOM);

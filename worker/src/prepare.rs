@@ -13,33 +13,13 @@ use crate::engine::{self, CacheDirs, EngineError};
 use crate::host::{HostState, SessionConfig, build_linker};
 use crate::python;
 
-/// `compileall` over the vendored packages, with bytecode under `/data/pycache` and
-/// unchecked-hash pycs: /data is read-only, its sources never change.
-const COMPILEALL: [&str; 13] = [
-    "python",
-    "-I",
-    "-S",
-    "-X",
-    "utf8",
-    "-X",
-    "pycache_prefix=/data/pycache",
-    "-m",
-    "compileall",
-    "-q",
-    "--invalidation-mode",
-    "unchecked-hash",
-    "/data/site-packages",
-];
-
 /// Compiles every interpreter in `runtime_dir` (by [`Runtime::wasm_file_name`]) into
 /// `cache_dir`, or finds it there already, and returns the manifest the supervisor reads. A
 /// module already in `runtime_dir/cache` (compiled by `runtimes/prepare.sh`, or shipped in a
-/// read-only image) is used in place when `cache_dir` is elsewhere. The scientific runtime is
-/// optional (`runtimes/prepare.sh --no-scientific` leaves it out): when its wasm is absent it is
-/// simply not in the manifest.
+/// read-only image) is used in place when `cache_dir` is elsewhere.
 ///
 /// # Errors
-/// A missing default interpreter, a broken one, or a cache that cannot be written.
+/// A missing interpreter, a broken one, or a cache that cannot be written.
 pub fn precompile_all(runtime_dir: &Path, cache_dir: &Path) -> Result<ModuleManifest, EngineError> {
     let engine = engine::engine();
     let shipped = runtime_dir.join("cache");
@@ -47,10 +27,6 @@ pub fn precompile_all(runtime_dir: &Path, cache_dir: &Path) -> Result<ModuleMani
     let mut manifest = ModuleManifest::new();
     for runtime in Runtime::ALL {
         let wasm = runtime_dir.join(runtime.wasm_file_name());
-        if runtime == Runtime::PythonScientific && !wasm.is_file() {
-            tracing::info!(runtime = runtime.as_str(), "not installed");
-            continue;
-        }
         let started = Instant::now();
         let cached =
             engine::precompile_beside(engine, runtime.as_str(), &wasm, cache_dir, shipped)?;
@@ -101,7 +77,7 @@ fn prepare_image(
 ) -> Result<(PathBuf, bool), EngineError> {
     let engine = engine::engine();
     let wasm = runtime_dir.join(runtime.wasm_file_name());
-    let build = python::Build::of(runtime, &base.wasm_sha256);
+    let build = python::Build::of(&base.wasm_sha256);
     let digest = python::image_digest(&base.wasm_sha256, build);
     let name = format!("{}-image", runtime.as_str());
     let failed = |message: String| EngineError::Compile {
@@ -168,9 +144,9 @@ fn image_config(
     })
 }
 
-/// The turn that compiles the vendored packages with CPython 3.15 (a reactor: no command line),
-/// as [`COMPILEALL`] does with 3.12. Its last line on stdout is [`COMPILEALL_DONE`] and whether
-/// every file compiled.
+/// The turn that compiles the vendored packages (a reactor has no command line to run
+/// `compileall` from). Its last line on stdout is [`COMPILEALL_DONE`] and whether every file
+/// compiled.
 const COMPILEALL_TURN: &str = "import sys, compileall, py_compile\n\
 sys.pycache_prefix = '/data/pycache'\n\
 ok = compileall.compile_dir('/data/site-packages', quiet=1, \
@@ -179,33 +155,22 @@ print('compileall done, every file:', bool(ok))\n";
 const COMPILEALL_DONE: &str = "compileall done, every file: ";
 
 /// Compiles the vendored Python packages (`DATA/site-packages`) to bytecode under
-/// `DATA/pycache` with the sandbox's own CPythons (3.12, and 3.15 when the scientific runtime
-/// is installed: their files sit side by side, `*.cpython-312.pyc` and `*.cpython-315.pyc`), so
-/// imports in sessions skip compiling source (3–7× less fuel).
+/// `DATA/pycache` (`*.cpython-315.pyc`) with the sandbox's own CPython, in one turn, so imports
+/// in sessions skip compiling source (3–7× less fuel).
 ///
 /// # Errors
 /// When CPython cannot be compiled or run, or `compileall` fails as a whole.
 pub fn compile_python_packages(runtime_dir: &Path, data_dir: &Path) -> Result<(), WorkerError> {
-    compile_python_packages_312(runtime_dir, data_dir)?;
-    let scientific = runtime_dir.join(Runtime::PythonScientific.wasm_file_name());
-    if scientific.is_file() {
-        compile_python_packages_315(runtime_dir, data_dir)?;
-    }
-    Ok(())
-}
-
-/// [`compile_python_packages`] with CPython 3.15, in one turn.
-fn compile_python_packages_315(runtime_dir: &Path, data_dir: &Path) -> Result<(), WorkerError> {
-    let runtime = Runtime::PythonScientific;
+    let runtime = Runtime::Python;
     let (cached, module, linker) = compiled_interpreter(runtime, runtime_dir)?;
     let pycache = data_dir.join("pycache");
     std::fs::create_dir_all(&pycache)?;
-    let scratch = Scratch::new("compile-315")?;
+    let scratch = Scratch::new("compile")?;
     let started = Instant::now();
     let mut config = compile_config(data_dir, &pycache);
     // The interpreter's own standard library, which compileall imports.
     config.mounts.extend(support_mounts(runtime, runtime_dir));
-    let build = python::Build::of(runtime, &cached.wasm_sha256);
+    let build = python::Build::of(&cached.wasm_sha256);
     let ran = python::run_once(
         &module,
         &linker,
@@ -216,57 +181,23 @@ fn compile_python_packages_315(runtime_dir: &Path, data_dir: &Path) -> Result<()
     );
     drop(scratch);
     let (stdout, stderr) =
-        ran.map_err(|e| WorkerError::Runtime(format!("compileall (3.15) failed: {e:#}")))?;
+        ran.map_err(|e| WorkerError::Runtime(format!("compileall failed: {e:#}")))?;
     let said = String::from_utf8_lossy(&stdout);
-    // Some file not compiling (a Python 2 test file shipped in a package) is as with 3.12:
-    // its import would fail anyway.
+    // Some file not compiling (a Python 2 test file shipped in a package) is no failure: its
+    // import would fail anyway.
     let Some(every_file) = said
         .lines()
         .rev()
         .find_map(|l| l.strip_prefix(COMPILEALL_DONE))
     else {
         return Err(WorkerError::Runtime(format!(
-            "compileall (3.15) did not finish: {} {}",
+            "compileall did not finish: {} {}",
             said.trim_end(),
             String::from_utf8_lossy(&stderr).trim_end()
         )));
     };
     tracing::info!(
         every_file,
-        ms = started.elapsed().as_millis() as u64,
-        "vendored packages compiled for 3.15"
-    );
-    Ok(())
-}
-
-/// [`compile_python_packages`] with CPython 3.12 (a WASI command running `compileall`).
-fn compile_python_packages_312(runtime_dir: &Path, data_dir: &Path) -> Result<(), WorkerError> {
-    let (_, module, linker) = compiled_interpreter(Runtime::Python, runtime_dir)?;
-    let pycache = data_dir.join("pycache");
-    std::fs::create_dir_all(&pycache)?;
-    let scratch = Scratch::new("compile")?;
-    let started = Instant::now();
-    let ran = python::run_to_completion(
-        &module,
-        &linker,
-        &COMPILEALL,
-        scratch.path(),
-        &compile_config(data_dir, &pycache),
-        u64::MAX / 4,
-    );
-    drop(scratch);
-    let (status, _stdout, stderr) =
-        ran.map_err(|e| WorkerError::Runtime(format!("compileall failed: {e:#}")))?;
-    // Status 1 means some file did not compile (e.g. a Python 2 test file shipped in a
-    // package): its import would fail anyway; everything else has bytecode.
-    if status > 1 {
-        return Err(WorkerError::Runtime(format!(
-            "compileall exited with {status}: {}",
-            String::from_utf8_lossy(&stderr)
-        )));
-    }
-    tracing::info!(
-        status,
         ms = started.elapsed().as_millis() as u64,
         "vendored packages compiled"
     );
@@ -350,7 +281,7 @@ mod tests {
 
     #[test]
     fn an_image_is_made_over_the_layout_with_empty_session_directories_that_go_afterwards() {
-        let runtime = Runtime::PythonScientific;
+        let runtime = Runtime::Python;
         let scratch = Scratch::new("image-test").unwrap();
         let at = scratch.path().to_path_buf();
         let config = image_config(runtime, Path::new("/rt"), &at).unwrap();

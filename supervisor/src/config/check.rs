@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
 use rustix::fs::Access;
-use sandbox_protocol::{Layer, LayerState, Runtime, SCIENTIFIC_DIR};
+use sandbox_protocol::{Layer, LayerState, PYTHON_DIR, Runtime};
 
 mod dirs;
 
@@ -240,18 +240,17 @@ impl Report {
             self.warn(
                 Subject::Interpreters,
                 message,
-                "run runtimes/prepare.sh to add it (or leave it out on purpose)",
+                "run runtimes/prepare.sh to add it",
             );
         }
-        if present.contains(&Runtime::PythonScientific) {
-            for (_, host) in Runtime::PythonScientific.support_mounts() {
+        if present.contains(&Runtime::Python) {
+            for (_, host) in Runtime::Python.support_mounts() {
                 if !dir.join(host).is_dir() {
                     let message = format!(
-                        "the scientific runtime lacks {host} in {}: its imports will fail",
+                        "the Python runtime lacks {host} in {}: its imports will fail",
                         dir.display()
                     );
-                    let fix =
-                        format!("run runtimes/prepare.sh again (it unpacks {SCIENTIFIC_DIR})");
+                    let fix = format!("run runtimes/prepare.sh again (it unpacks {PYTHON_DIR})");
                     self.warn(Subject::Interpreters, message, fix);
                 }
             }
@@ -573,7 +572,7 @@ mod tests {
     }
 
     #[test]
-    fn optional_runtimes_that_are_missing_are_warnings() {
+    fn a_missing_javascript_runtime_is_a_warning() {
         let report = check(&layout(&[Runtime::Python]), &[]);
         assert!(report.would_start(), "{report:#?}");
         let warnings: Vec<&str> = report
@@ -581,8 +580,8 @@ mod tests {
             .filter(|f| f.severity == Severity::Warning)
             .map(|f| f.message.as_str())
             .collect();
-        assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert!(warnings[0].contains("python-scientific") && warnings[1].contains("javascript"));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("javascript"));
     }
 
     #[test]
@@ -689,7 +688,7 @@ mod tests {
         };
         let exe_dir = root.path().join("release");
         let http = settings(&["--http", "127.0.0.1:0", "--max-sessions", "100"]);
-        let pooled = 5;
+        let pooled = 4;
         let needed = Demand::new(Some(1024), 100, pooled).total();
         // systemd's default: soft 1024, hard 524288, which the server raises to.
         let report = Report::check_with(&http, &exe_dir, Some((1024, 524_288)));

@@ -37,7 +37,7 @@ pub use settings::{
     SessionSettings, Settings, Task, TestSettings, TransportSettings,
 };
 
-use sandbox_protocol::{JailReport, Language, LayerSet};
+use sandbox_protocol::{JailReport, LayerSet};
 
 use crate::cgroup::CgroupSupport;
 use crate::jail_layers::{self, JailPolicy, WorkerEntry};
@@ -280,7 +280,7 @@ fn count(value: u64) -> usize {
 /// The given runtime directory, or the first of `runtimes` and `../runtimes` next to the
 /// executable, that holds the Python interpreter.
 fn find_runtime_dir(given: Option<&Path>, exe_dir: &Path) -> Result<PathBuf, ConfigError> {
-    let file = Language::Python.wasm_file_name();
+    let file = sandbox_protocol::Runtime::Python.wasm_file_name();
     let candidates: Vec<PathBuf> = match given {
         Some(dir) => vec![dir.to_path_buf()],
         None => vec![exe_dir.join("runtimes"), exe_dir.join("../runtimes")],
@@ -446,9 +446,11 @@ mod tests {
         std::fs::create_dir(&runtimes).unwrap();
         std::fs::create_dir(&exe_dir).unwrap();
         let missing = find_runtime_dir(Some(&runtimes), &exe_dir).unwrap_err();
-        let wanted = Language::Python.wasm_file_name();
+        let wanted = sandbox_protocol::Runtime::Python.wasm_file_name();
         assert!(missing.to_string().contains(wanted), "{missing}");
-        std::fs::write(runtimes.join(Language::Python.wasm_file_name()), b"").unwrap();
+        let wasm = runtimes.join(wanted);
+        std::fs::create_dir_all(wasm.parent().unwrap()).unwrap();
+        std::fs::write(&wasm, b"").unwrap();
         assert_eq!(
             find_runtime_dir(Some(&runtimes), &exe_dir).unwrap(),
             runtimes

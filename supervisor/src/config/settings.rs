@@ -33,7 +33,7 @@ pub const DEFAULT_MAX_SESSIONS: u64 = 256;
 /// Default idle time after which a persistent session's worker may be stopped for memory.
 pub const DEFAULT_EVICT_IDLE_SECS: u64 = 300;
 /// Default idle pre-started workers per runtime.
-pub const DEFAULT_WORKER_POOL: &str = "python=2,python-scientific=1,javascript=2";
+pub const DEFAULT_WORKER_POOL: &str = "python=2,javascript=2";
 /// Default caps per HTTP client: sessions, and executions running or queued.
 pub const DEFAULT_PRINCIPAL_MAX: u64 = 16;
 /// Default time a new HTTP connection has to deliver its first request head, and a keep-alive

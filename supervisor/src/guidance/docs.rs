@@ -62,8 +62,7 @@ Nothing else exists: `/etc`, `/home`, `/Users`, `/mnt/data`, `C:\`, `~` and `..`
         markdown: r#"# Fuel, limits and flavors
 
 **Fuel** counts executed WebAssembly work, deterministically. Per second of CPU, at most:
-python 10^10, python-scientific 3×10^10 (numpy's loops; a Python loop about 6×10^9),
-javascript 1.5×10^10. Unless the session was created with `fuel_budget`, every call gets
+python 3×10^10 (numpy's loops; a Python loop about 6×10^9), javascript 1.5×10^10. Unless the session was created with `fuel_budget`, every call gets
 enough fuel to compute until its timeout (that rate × the timeout × 1.5, at least the flavor's
 fuel below): a long computation is stopped by its **timeout**, softly, with the session's
 state kept. A `fuel_budget` is a fixed, deterministic cap per call instead. Unused fuel is
@@ -133,26 +132,24 @@ restarts; do not use it for large objects.
     Doc {
         uri: PYTHON,
         title: "Python runtime",
-        description: "CPython 3.12 on WASI: stdlib limits, packages, install_package, the scientific runtime",
-        markdown: r#"# Python (CPython 3.12.0 on WASI)
+        description: "CPython 3.15 on WASI: numpy, pandas and the compiled-in packages, stdlib limits, install_package",
+        markdown: r#"# Python (CPython 3.15.0 on WASI)
 
 - `print()` goes to stdout; the value of a trailing expression comes back as `result`.
 - Tracebacks point at your cells: `File "<cell 3>", line 2`.
-- **Not available**: `ssl`, `lzma` (use `gzip`/`bz2`/`zlib`), `ctypes`, `multiprocessing`,
-  `tkinter`, `readline`, `curses`, `mmap`, `termios`, `fcntl`, `pwd`, `grp`, `resource`.
-- **Import but cannot work**: `subprocess` and `os.system` (no processes), `socket`,
-  `urllib.request`, `http.client` (no network), `threading` (a thread cannot start; run the work
-  sequentially). `input()` raises EOFError: put data in the code or in a file.
+- **Compiled in**: numpy, pandas, scipy, scikit-learn, statsmodels, matplotlib (figures come
+  back as PNG), pillow, lxml, sympy, networkx and ~40 more; numpy and pandas are already loaded
+  when a session starts. numpy's default int is 32-bit (`dtype=np.int64` for large integers).
+- **Not available**: `ssl`, `tkinter`, `readline`, `curses`, `termios`, `venv`, `ensurepip`.
+- **Import but cannot work**: `subprocess` and `os.system` (no processes), `multiprocessing`,
+  `ctypes` (no native library loads), `socket`, `urllib.request`, `http.client` (no network),
+  `threading` (a thread cannot start; run the work sequentially). `input()` raises EOFError:
+  put data in the code or in a file.
 - **Vendored packages** are in `/data/site-packages`, already on `sys.path`: just `import` them.
   `list_available_packages {language: "python"}` lists them with their import fuel.
 - `install_package {package, version?, session_id?}` adds a **pure-Python** package to the
   session (`/app/.packages`). Use the PyPI name (`pyyaml` for `yaml`, `beautifulsoup4` for
   `bs4`, `python-dateutil` for `dateutil`).
-- **Data science: the `python-scientific` runtime** (CPython 3.15) has numpy, pandas, scipy,
-  scikit-learn, statsmodels, matplotlib (figures come back as PNG), pillow, lxml and ~40 more
-  compiled in. A new session whose first code imports one starts on it; or `create_session
-  {language: "python", runtime: "python-scientific"}`. A session never changes runtime, and
-  sessions share no variables or files. No threads there; numpy's default int is 32-bit.
 - **Other native packages cannot load** (cryptography, torch): use the stdlib (`hashlib`,
   `csv`, `statistics`, `sqlite3`) or write SVG/CSV files.
 - Recursion deeper than ~1000 raises RecursionError; `sys.setrecursionlimit` does not add stack
@@ -204,7 +201,7 @@ A failed result has `error_type`, `error_name`, `error_message`, and advice:
 |---|---|---|
 | syntax_error | code does not parse | fix the quoted line/column; check the language |
 | runtime_error | uncaught exception | read the exception; KeyError/IndexError: check the data; NameError: define it or re-run setup after a restart |
-| missing_module | import not found | vendored? import directly; pure Python: `install_package`; numpy, pandas...: a python-scientific session |
+| missing_module | import not found | vendored or compiled in? import directly; pure Python: `install_package`; other native packages cannot load |
 | out_of_fuel | CPU budget used up | import heavy modules alone first; split work; `create_session` with a larger `fuel_budget` |
 | timeout | wall-clock limit | check for endless loops; pass a larger `timeout` (≤ 300); split work |
 | cancelled | the client cancelled | state is kept unless the result says it was lost |

@@ -233,7 +233,6 @@ fn loop_causes(facts: &CodeFacts<'_>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use sandbox_protocol::Runtime;
 
     use super::*;
 
@@ -313,10 +312,9 @@ mod tests {
     }
 
     #[test]
-    fn a_scientific_session_prices_its_imports_with_its_own_table() {
+    fn python_prices_its_imports_with_the_interpreter_s_own_table() {
         let code = "import pandas as pd\nfrom sklearn.linear_model import LinearRegression\n";
-        let builtin = ImportFuelTable::builtin();
-        let scientific = super::super::import_table_for(Runtime::PythonScientific, &builtin);
+        let scientific = crate::packages::scientific::import_costs();
         let budget = 50_000_000_000;
         let a = fuel_analysis(48_000_000_000, budget, code, Language::Python, scientific);
         let sklearn = scientific.get("sklearn.linear_model").unwrap().fuel;
@@ -326,7 +324,7 @@ mod tests {
             "{:?}",
             a.likely_causes
         );
-        // pandas is preloaded in every scientific worker: importing it costs nothing to blame.
+        // pandas is in the memory image: importing it costs nothing to blame.
         assert!(
             !a.likely_causes
                 .iter()
@@ -334,9 +332,9 @@ mod tests {
             "{:?}",
             a.likely_causes
         );
-        // The default runtime's table does not know them: only a guess.
-        let default = super::super::import_table_for(Runtime::Python, &builtin);
-        let a = fuel_analysis(48_000_000_000, budget, code, Language::Python, default);
+        // The standard library's table alone does not know them: only a guess.
+        let builtin = ImportFuelTable::builtin();
+        let a = fuel_analysis(48_000_000_000, budget, code, Language::Python, &builtin);
         assert!(!a.likely_causes.iter().any(|c| c.contains("measured")));
     }
 

@@ -13,7 +13,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::OnceLock;
 
 use sandbox_protocol::Language;
 use schemars::JsonSchema;
@@ -54,12 +53,6 @@ impl ImportFuelTable {
     pub fn builtin() -> Self {
         // The file is part of this crate and covered by a test, so it always parses.
         Self::from_json(BUILTIN_JSON).unwrap_or_default()
-    }
-
-    /// The built-in table, parsed once per process (for callers that have no loaded table).
-    pub(crate) fn builtin_shared() -> &'static Self {
-        static TABLE: OnceLock<ImportFuelTable> = OnceLock::new();
-        TABLE.get_or_init(Self::builtin)
     }
 
     /// The built-in table plus `<data_dir>/import-fuel.json` when it exists. A file that cannot

@@ -23,7 +23,7 @@ pub mod imports;
 mod modules;
 mod scan;
 
-use sandbox_protocol::{Language, Runtime};
+use sandbox_protocol::Language;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -44,15 +44,6 @@ pub fn python_imports(code: &str) -> Vec<String> {
         .filter(|i| i.kind == scan::ImportKind::Python)
         .map(|i| i.module)
         .collect()
-}
-
-/// The import costs to price a session's imports with: the scientific runtime's measured table
-/// for a session on it, else `loaded` (the built-in stdlib table plus the vendored packages).
-pub fn import_table_for(runtime: Runtime, loaded: &ImportFuelTable) -> &ImportFuelTable {
-    match runtime {
-        Runtime::PythonScientific => crate::packages::scientific::import_costs(),
-        Runtime::Python | Runtime::JavaScript => loaded,
-    }
 }
 
 /// A tool call the model can make next, with arguments that are valid for that tool.
@@ -77,9 +68,10 @@ impl NextCall {
     }
 }
 
-/// The largest fuel budget guidance ever proposes: about 100 s of CPU, far beyond what an
-/// interactive call should need; above it the advice is to split the work.
-pub const MAX_SUGGESTED_FUEL: u64 = 1_000_000_000_000;
+/// The largest fuel budget guidance ever proposes: the most a call can have (about 170 s of
+/// CPU in numpy's loops, 15 minutes in a Python loop), far beyond what an interactive call
+/// should need; above it the advice is to split the work.
+pub const MAX_SUGGESTED_FUEL: u64 = 5_000_000_000_000;
 
 /// The longest `timeout` (seconds) an execution may ask for.
 pub const MAX_TIMEOUT_SECS: u64 = crate::config::MAX_TIMEOUT.as_secs();

@@ -17,22 +17,6 @@ const MISSING_STDLIB: &[(&str, &str)] = &[
         "there is no network in the sandbox; for hashing use hashlib/hmac",
     ),
     (
-        "lzma",
-        "use gzip, bz2 or zlib (all available) for compression",
-    ),
-    (
-        "_lzma",
-        "use gzip, bz2 or zlib (all available) for compression",
-    ),
-    (
-        "ctypes",
-        "no native code can be loaded in WebAssembly; use a pure-Python approach",
-    ),
-    (
-        "multiprocessing",
-        "there are no processes; run the work sequentially (split long jobs across several execute_code calls)",
-    ),
-    (
         "tkinter",
         "there is no display; write output files (CSV, SVG, HTML) under /app instead",
     ),
@@ -45,6 +29,7 @@ const MISSING_STDLIB: &[(&str, &str)] = &[
         "there is no terminal; input() raises EOFError, pass data in code or files",
     ),
     ("curses", "there is no terminal; print plain text"),
+    ("_curses", "there is no terminal; print plain text"),
     (
         "mmap",
         "read the file in chunks with open(path, 'rb').read(n)",
@@ -82,6 +67,14 @@ const MISSING_STDLIB: &[(&str, &str)] = &[
 
 /// Stdlib modules that import but whose main purpose cannot work in the sandbox.
 const LIMITED_STDLIB: &[(&str, &str)] = &[
+    (
+        "ctypes",
+        "imports, but no native library can be loaded in WebAssembly; use a pure-Python approach",
+    ),
+    (
+        "multiprocessing",
+        "imports, but no process can start: run the work sequentially (split long jobs across several execute_code calls)",
+    ),
     (
         "subprocess",
         "imports, but every process call fails with OSError: WASI has no processes",
@@ -478,9 +471,11 @@ mod tests {
 
     #[test]
     fn module_classes() {
-        assert!(missing_stdlib("lzma").is_some());
-        assert!(missing_stdlib("_lzma").is_some());
-        assert!(missing_stdlib("multiprocessing.pool").is_some());
+        assert!(missing_stdlib("ssl").is_some());
+        assert!(missing_stdlib("_curses").is_some());
+        assert!(missing_stdlib("tkinter.ttk").is_some());
+        assert!(missing_stdlib("lzma").is_none(), "CPython 3.15 has it");
+        assert!(limited_stdlib("multiprocessing").is_some());
         assert!(missing_stdlib("json").is_none());
         assert!(limited_stdlib("subprocess").is_some());
         assert!(limited_stdlib("urllib.request").is_some());

@@ -143,9 +143,6 @@ pub async fn stage(
     match runtime {
         Runtime::JavaScript => javascript::stage_js(package, data_dir, staging, sources),
         Runtime::Python => python::stage(package, version, staging, data_dir, sources).await,
-        Runtime::PythonScientific => {
-            python::stage_scientific(package, version, staging, sources).await
-        }
     }
 }
 

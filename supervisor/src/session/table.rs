@@ -15,7 +15,7 @@ use chrono::Utc;
 use sandbox_protocol::Runtime;
 
 use super::memory::{self, Footprint, ProcFs};
-use super::{Owner, Session, SessionSpec, setup};
+use super::{Owner, Session, SessionSpec};
 use crate::config::SupervisorConfig;
 use crate::metrics::{Levels, Refusal};
 use crate::pool::{Pooled, WorkerPool, worker_shape};
@@ -65,17 +65,6 @@ pub enum CreateError {
     ResourcesExhausted(Usage),
     #[error("this client already has {sessions} sessions, the most one client may hold at once")]
     ClientLimit { sessions: usize },
-}
-
-/// Why [`SessionTable::move_to`] left a session where it is.
-#[derive(Debug, thiserror::Error)]
-pub enum MoveError {
-    /// Its creator named its runtime, or a worker already started on it.
-    #[error("the session's runtime is fixed")]
-    Fixed,
-    /// There is no memory for what it would use there.
-    #[error("{0}")]
-    ResourcesExhausted(Usage),
 }
 
 /// Counts a refusal by the limit it hit.
@@ -424,7 +413,7 @@ impl SessionTable {
             id: id.to_owned(),
             owner: owner.clone(),
             ttl: spec.ttl,
-            setup: setup::Setup::new(spec),
+            spec,
             created_at: now,
             key: files.key.clone(),
             files: Mutex::new(Arc::new(files)),
@@ -445,36 +434,6 @@ impl SessionTable {
             .retain(|e| *e != key);
         sessions.insert(key, session.clone());
         Ok(session)
-    }
-
-    /// Moves `session` to `runtime` before its first worker starts, when its creator did not
-    /// name one and there is memory for what it is expected to use there (next to what the
-    /// other sessions and the pool use).
-    ///
-    /// # Errors
-    /// [`MoveError::Fixed`] when the runtime may not change; [`MoveError::ResourcesExhausted`]
-    /// when it does not fit, with the use and what it would need.
-    pub fn move_to(&self, session: &Session, runtime: Runtime) -> Result<(), MoveError> {
-        if !session.may_move_to(runtime) {
-            return Err(MoveError::Fixed);
-        }
-        // Held while checking and moving, so no creation or other move sees a stale total.
-        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        let others = sessions
-            .values()
-            .filter(|s| !std::ptr::eq(s.as_ref(), session));
-        if let Err(mut usage) = self
-            .usage_of(others, runtime.expected_use_bytes())
-            .admit(false)
-        {
-            usage.sessions += 1; // the session itself, which stays where it is
-            count_refusal(&usage);
-            return Err(MoveError::ResourcesExhausted(usage));
-        }
-        if !session.setup.move_to(runtime) {
-            return Err(MoveError::Fixed);
-        }
-        Ok(())
     }
 
     /// Removes every session of `owner` (whose MCP session ended), as `destroy` does each.
@@ -908,69 +867,5 @@ mod tests {
             usage.to_string(),
             "no capacity for a new session: 1 of 1 sessions in use"
         );
-    }
-
-    #[test]
-    fn a_move_to_a_costlier_runtime_is_admitted_like_a_new_session() {
-        let scientific = Runtime::PythonScientific;
-        let python = Runtime::Python.expected_use_bytes();
-        let (_state, tight) = SessionTable::for_tests(python);
-        let owner = Owner::local();
-        let session = tight.create(&owner, "s", small(Language::Python)).unwrap();
-        let Err(MoveError::ResourcesExhausted(usage)) = tight.move_to(&session, scientific) else {
-            panic!("the scientific runtime's expected use does not fit");
-        };
-        assert_eq!(
-            (usage.sessions, usage.memory_in_use_bytes),
-            (1, 0),
-            "counted without the session itself, which would leave 3.12"
-        );
-        assert_eq!(
-            usage.memory_requested_bytes,
-            scientific.expected_use_bytes()
-        );
-        assert_eq!(session.runtime(), Runtime::Python, "it stays where it is");
-
-        let (_state, roomy) = SessionTable::for_tests(scientific.expected_use_bytes());
-        let session = roomy.create(&owner, "s", small(Language::Python)).unwrap();
-        roomy.move_to(&session, scientific).unwrap();
-        assert_eq!(session.runtime(), scientific);
-        assert_eq!(session.language(), Language::Python);
-        assert_eq!(
-            roomy.usage().memory_in_use_bytes,
-            scientific.expected_use_bytes()
-        );
-        let flavor = SessionLimits::from(Flavor::Small);
-        assert_eq!(
-            session.limits().fuel,
-            crate::config::default_execution_fuel(flavor.fuel, scientific, flavor.timeout)
-        );
-        assert!(matches!(
-            roomy.move_to(&session, scientific),
-            Err(MoveError::Fixed)
-        ));
-
-        let (_state, roomy) = SessionTable::for_tests(u64::MAX / 2);
-        let pinned = roomy
-            .create(
-                &owner,
-                "pinned",
-                SessionSpec {
-                    runtime_explicit: true,
-                    ..small(Language::Python)
-                },
-            )
-            .unwrap();
-        assert!(matches!(
-            roomy.move_to(&pinned, scientific),
-            Err(MoveError::Fixed)
-        ));
-        let js = roomy
-            .create(&owner, "js", small(Language::JavaScript))
-            .unwrap();
-        assert!(matches!(
-            roomy.move_to(&js, scientific),
-            Err(MoveError::Fixed)
-        ));
     }
 }

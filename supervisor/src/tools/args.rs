@@ -43,9 +43,9 @@ impl From<LanguageArg> for Language {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RuntimeArg {
+    /// CPython 3.15; `python-scientific` is its old name.
+    #[serde(alias = "python-scientific", alias = "scientific")]
     Python,
-    #[serde(alias = "scientific")]
-    PythonScientific,
     Javascript,
 }
 
@@ -54,7 +54,6 @@ impl From<RuntimeArg> for Runtime {
     fn from(arg: RuntimeArg) -> Self {
         match arg {
             RuntimeArg::Python => Runtime::Python,
-            RuntimeArg::PythonScientific => Runtime::PythonScientific,
             RuntimeArg::Javascript => Runtime::JavaScript,
         }
     }
@@ -257,7 +256,7 @@ mod tests {
             assert_eq!(Runtime::from(arg), runtime);
         }
         let arg: RuntimeArg = serde_json::from_value(json!("scientific")).unwrap();
-        assert_eq!(Runtime::from(arg), Runtime::PythonScientific);
+        assert_eq!(Runtime::from(arg), Runtime::Python);
         let selector: SessionSelector = serde_json::from_value(json!({})).unwrap();
         assert!(selector.session_id.is_none() && selector.language().is_none());
     }

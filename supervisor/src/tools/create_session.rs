@@ -1,7 +1,5 @@
-//! `create_session`: a session made explicitly, with the client's own id, flavor, limits and
-//! runtime (execute_code makes sessions on demand; this is for choosing them up front). A
-//! runtime named here is the session's for good; without one, a Python session's runtime is
-//! still chosen from the first code it runs (see `execute_code`).
+//! `create_session`: a session made explicitly, with the client's own id, flavor and limits
+//! (execute_code makes sessions on demand; this is for choosing them up front).
 
 use std::time::Duration;
 
@@ -30,8 +28,7 @@ pub const DESCRIPTION: &str = "Create a session with your own id, flavor, limits
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CreateSessionArgs {
     pub language: LanguageArg,
-    /// python-scientific: the Python with numpy, pandas etc. Default: chosen by the first
-    /// code's imports.
+    /// The language's runtime (python, javascript); optional.
     #[serde(default)]
     pub runtime: Option<RuntimeArg>,
     /// 1-64 letters, digits, - or _ (default: generated).
@@ -103,10 +100,9 @@ impl SandboxServer {
         };
         let (limits, ttl) = self.requested_limits(&args)?;
         let language = Language::from(args.language);
-        let runtime = self.requested_runtime(language, args.runtime).await?;
+        check_runtime(language, args.runtime)?;
         let spec = SessionSpec {
-            runtime: runtime.unwrap_or(Runtime::default_for(language)),
-            runtime_explicit: runtime.is_some(),
+            runtime: Runtime::default_for(language),
             limits,
             fuel_explicit: args.fuel_budget.is_some(),
             ttl,
@@ -159,40 +155,6 @@ impl SandboxServer {
         }
     }
 
-    /// The runtime `create_session` was asked for, if any: one of `language`'s, and installed
-    /// on this server.
-    async fn requested_runtime(
-        &self,
-        language: Language,
-        runtime: Option<RuntimeArg>,
-    ) -> Result<Option<Runtime>, McpError> {
-        let Some(runtime) = runtime.map(Runtime::from) else {
-            return Ok(None);
-        };
-        let runs = runtime.language();
-        if runs != language {
-            return Err(invalid_argument(
-                "runtime",
-                format!(
-                    "runtime {runtime} runs {runs}, not {language}; use language {:?} with it, or leave runtime out",
-                    runs.as_str()
-                ),
-            ));
-        }
-        // Precompile failing altogether is answered when the session first runs code.
-        if let Ok(manifest) = self.runtimes.manifest(&self.config).await
-            && manifest.module(runtime).is_none()
-        {
-            return Err(invalid_argument(
-                "runtime",
-                format!(
-                    "the {runtime} runtime is not installed on this server (runtimes/prepare.sh left it out); leave runtime out"
-                ),
-            ));
-        }
-        Ok(Some(runtime))
-    }
-
     /// The limits and idle TTL `args` ask for: the flavor's (or the defaults), then each limit
     /// given, checked against its bounds.
     fn requested_limits(
@@ -228,6 +190,24 @@ impl SandboxServer {
     }
 }
 
+/// Checks that a runtime named in `create_session` runs `language` (each language has one).
+fn check_runtime(language: Language, runtime: Option<RuntimeArg>) -> Result<(), McpError> {
+    let Some(runtime) = runtime.map(Runtime::from) else {
+        return Ok(());
+    };
+    let runs = runtime.language();
+    if runs != language {
+        return Err(invalid_argument(
+            "runtime",
+            format!(
+                "runtime {runtime} runs {runs}, not {language}; use language {:?} with it, or leave runtime out",
+                runs.as_str()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,45 +216,16 @@ mod tests {
         error.data.as_ref().unwrap()["argument"].as_str().unwrap()
     }
 
-    #[tokio::test]
-    async fn a_runtime_must_match_the_language_and_be_installed() {
-        let (_dir, server) = SandboxServer::for_tests(&[Runtime::Python, Runtime::JavaScript]);
-        assert_eq!(
-            server
-                .requested_runtime(Language::Python, None)
-                .await
-                .unwrap(),
-            None
-        );
-        assert_eq!(
-            server
-                .requested_runtime(Language::Python, Some(RuntimeArg::Python))
-                .await
-                .unwrap(),
-            Some(Runtime::Python)
-        );
-        let mismatch = server
-            .requested_runtime(Language::JavaScript, Some(RuntimeArg::PythonScientific))
-            .await
-            .unwrap_err();
+    #[test]
+    fn a_runtime_must_match_the_language() {
+        check_runtime(Language::Python, None).unwrap();
+        check_runtime(Language::Python, Some(RuntimeArg::Python)).unwrap();
+        check_runtime(Language::JavaScript, Some(RuntimeArg::Javascript)).unwrap();
+        let mismatch = check_runtime(Language::JavaScript, Some(RuntimeArg::Python)).unwrap_err();
         assert_eq!(refused_argument(&mismatch), "runtime");
         assert_eq!(
             mismatch.message,
-            "runtime python-scientific runs python, not javascript; use language \"python\" with it, or leave runtime out"
-        );
-        let missing = server
-            .requested_runtime(Language::Python, Some(RuntimeArg::PythonScientific))
-            .await
-            .unwrap_err();
-        assert_eq!(refused_argument(&missing), "runtime");
-        assert!(missing.message.contains("not installed"), "{missing:?}");
-
-        let (_dir, full) = SandboxServer::for_tests(&Runtime::ALL);
-        assert_eq!(
-            full.requested_runtime(Language::Python, Some(RuntimeArg::PythonScientific))
-                .await
-                .unwrap(),
-            Some(Runtime::PythonScientific)
+            "runtime python runs python, not javascript; use language \"python\" with it, or leave runtime out"
         );
     }
 }

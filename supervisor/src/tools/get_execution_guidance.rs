@@ -5,7 +5,7 @@ use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::{ErrorData as McpError, tool, tool_router};
-use sandbox_protocol::{Language, Runtime};
+use sandbox_protocol::Language;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -45,17 +45,12 @@ impl SandboxServer {
         if let Some(context) = &args.context {
             bounded_text("context", context, MAX_CONTEXT_BYTES)?;
         }
-        let scientific = self
-            .runtimes
-            .availability(Runtime::PythonScientific, &self.config)
-            .usable();
         let report = guidance::analyze(
             &args.code,
             Language::from(args.language),
             args.context.as_deref(),
             &self.imports,
             (self.config.defaults.fuel, self.config.defaults.timeout),
-            scientific,
         );
         let text = format!(
             "patterns: {}; warnings: {}",

@@ -8,19 +8,18 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
-use sandbox_protocol::{ErrorType, Runtime};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::args::{SessionSelector, bounded_text};
 use super::reply;
 use super::sessions::Refusal;
-use crate::packages::{self, InstallRefusal, InstallReport, names, scientific};
+use crate::packages::{self, InstallRefusal, InstallReport, names};
 use crate::server::SandboxServer;
 use crate::session::{Session, Work};
 
 /// What the model reads about `install_package`.
-pub const DESCRIPTION: &str = "Install a package into a session, importable at once. Python: pure-Python wheels and dependencies, fetched by the server; compiled ones (numpy, pandas) come with runtime python-scientific. JavaScript: vendored or operator-provided packages, for requireVendor(name). Check list_available_packages first.";
+pub const DESCRIPTION: &str = "Install a package into a session, importable at once. Python: pure-Python wheels and dependencies, fetched by the server; compiled ones (numpy, pandas, scipy, ...) are built in already. JavaScript: vendored or operator-provided packages, for requireVendor(name). Check list_available_packages first.";
 
 /// How long a running interpreter may take to notice newly installed packages.
 const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -92,19 +91,10 @@ impl SandboxServer {
             &self.config.packages,
         )
         .await;
-        let mut installed = match staged {
+        let installed = match staged {
             Ok(staged) => move_in(session, package, staged).await,
             Err(refusal) => Err(refusal),
         };
-        if runtime == Runtime::Python
-            && let Err(refusal) = &mut installed
-        {
-            let usable = self
-                .runtimes
-                .availability(Runtime::PythonScientific, &self.config)
-                .usable();
-            point_to_scientific(refusal, package, usable);
-        }
         let refresh = installed
             .as_ref()
             .is_ok_and(|installation| installation.refresh_interpreter);
@@ -134,41 +124,4 @@ async fn move_in(
     let moved = staged.move_in(&files.app);
     drop(grant);
     moved
-}
-
-/// A native package the default runtime refused, that the scientific runtime has compiled in:
-/// the first alternative says where it runs (or that this server lacks that runtime).
-fn point_to_scientific(refusal: &mut InstallRefusal, package: &str, usable: bool) {
-    if refusal.error_type != ErrorType::NativePackage {
-        return;
-    }
-    if let Some(there) = scientific::elsewhere(package, usable) {
-        refusal.alternatives.insert(0, there);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::packages::python::python_requirement;
-
-    #[test]
-    fn a_refused_native_package_points_to_the_scientific_runtime() {
-        let mut numpy = python_requirement("numpy", None).unwrap_err();
-        point_to_scientific(&mut numpy, "numpy", true);
-        assert!(numpy.alternatives[0].starts_with("numpy 2.5.2 is compiled into"));
-        assert!(
-            numpy.alternatives[1].contains("statistics"),
-            "the old advice stays"
-        );
-
-        let mut absent = python_requirement("scikit-learn", None).unwrap_err();
-        point_to_scientific(&mut absent, "scikit-learn", false);
-        assert!(absent.alternatives[0].contains("not installed on this server"));
-
-        let mut torch = python_requirement("torch", None).unwrap_err();
-        let before = torch.alternatives.clone();
-        point_to_scientific(&mut torch, "torch", true);
-        assert_eq!(torch.alternatives, before, "no runtime has torch");
-    }
 }

@@ -1,7 +1,6 @@
-//! `list_available_packages`: what can be imported without installing (the vendored Python
-//! packages by category with their first-import fuel, the packages compiled into the
-//! python-scientific runtime with their import cost and memory, the JavaScript library), and
-//! what a session installed. About a session, it shows what that session's runtime imports.
+//! `list_available_packages`: what can be imported without installing (the packages compiled
+//! into CPython with their import cost and memory, the vendored pure-Python packages by
+//! category, the JavaScript library), and what a session installed.
 
 use std::collections::BTreeMap;
 
@@ -20,12 +19,11 @@ use crate::packages::catalog::{
     self, InstalledDistribution, VendoredEntry, installed_js, installed_python,
 };
 use crate::packages::scientific::{self, Catalogue};
-use crate::runtimes::{Availability, SCIENTIFIC_CHOICE, SCIENTIFIC_INSTALL_HINT};
 use crate::server::SandboxServer;
 use crate::session::Session;
 
 /// What the model reads about `list_available_packages`.
-pub const DESCRIPTION: &str = "List what imports without installing: vendored Python packages by category with first-import fuel, and JavaScript modules, helpers and requireVendor packages.";
+pub const DESCRIPTION: &str = "List what imports without installing: Python packages compiled in and vendored, by category with first-import fuel, and JavaScript modules, helpers and requireVendor packages.";
 
 /// Arguments of `list_available_packages`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -38,8 +36,7 @@ pub struct ListPackagesArgs {
     pub session_id: Option<String>,
 }
 
-/// What `list_available_packages` answers; a language not asked for is left out, and so is a
-/// Python runtime the session asked about is not on.
+/// What `list_available_packages` answers; a language not asked for is left out.
 #[derive(Debug, Serialize)]
 struct PackageList<'a> {
     /// The session asked about: its runtime, which decides what it imports.
@@ -47,8 +44,6 @@ struct PackageList<'a> {
     session: Option<SessionRuntime>,
     #[serde(skip_serializing_if = "Option::is_none")]
     python: Option<PythonPackages<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    python_scientific: Option<ScientificPackages>,
     /// The JavaScript catalogue as shipped.
     #[serde(skip_serializing_if = "Option::is_none")]
     javascript: Option<&'static Value>,
@@ -56,14 +51,24 @@ struct PackageList<'a> {
     installed: Option<Installed>,
 }
 
-/// The vendored Python packages.
+/// What a Python session imports: the packages compiled into the interpreter, and the vendored
+/// pure-Python ones.
 #[derive(Debug, Serialize)]
 struct PythonPackages<'a> {
-    location: &'static str,
-    import_pattern: &'static str,
+    interpreter: &'static str,
+    /// An execution's fuel unless fuel_budget is given.
     default_fuel_budget: u64,
-    by_category: BTreeMap<String, Vec<VendoredEntry<'a>>>,
+    import_pattern: &'static str,
+    compiled_in: CompiledIn,
+    vendored: Vendored<'a>,
     not_available: &'static str,
+}
+
+/// The vendored pure-Python packages.
+#[derive(Debug, Serialize)]
+struct Vendored<'a> {
+    location: &'static str,
+    by_category: BTreeMap<String, Vec<VendoredEntry<'a>>>,
 }
 
 /// The runtime of the session asked about.
@@ -74,28 +79,21 @@ struct SessionRuntime {
     imports_from: &'static str,
 }
 
-/// The packages compiled into the python-scientific runtime.
+/// The packages compiled into the interpreter.
 #[derive(Debug, Serialize)]
-struct ScientificPackages {
-    runtime: Runtime,
-    interpreter: &'static str,
-    /// `installed`, `preparing` or `not_installed` on this server.
-    status: &'static str,
-    how_to_use: String,
-    /// A scientific session's fuel per execution unless fuel_budget is given.
-    default_fuel_budget: u64,
+struct CompiledIn {
     /// Guest memory of a fresh session; each entry says what it holds after its import.
     fresh_session_memory_mib: f64,
-    by_category: BTreeMap<&'static str, Vec<ScientificEntry>>,
+    by_category: BTreeMap<&'static str, Vec<CompiledEntry>>,
 }
 
-/// One module compiled into the scientific runtime, with its measured first import.
+/// One module compiled into the interpreter, with its measured first import.
 #[derive(Debug, Serialize)]
-struct ScientificEntry {
+struct CompiledEntry {
     import: &'static str,
     package: &'static str,
     version: &'static str,
-    /// Part of it is compiled code (it cannot run on the default runtime).
+    /// Part of it is compiled code (install_package could not add it).
     native: bool,
     first_import_fuel: u64,
     first_import_ms: f64,
@@ -143,55 +141,43 @@ impl SandboxServer {
             .map(Runtime::language)
             .or(args.language.map(Language::from));
         let wants_python = language != Some(Language::JavaScript);
-        let vendored = if wants_python && runtime != Some(Runtime::PythonScientific) {
+        let vendored = if wants_python {
             catalog::vendored_python(self.config.data_dir.as_deref())
         } else {
             BTreeMap::new()
         };
-        let python = (wants_python && runtime != Some(Runtime::PythonScientific)).then(|| {
-            PythonPackages {
-                location: "/data/site-packages (read-only, already on sys.path)",
-                import_pattern: "import name  (e.g. import yaml, from openpyxl import Workbook)",
-                default_fuel_budget: crate::config::default_execution_fuel(
-                    self.config.defaults.fuel,
-                    Runtime::Python,
-                    self.config.defaults.timeout,
-                ),
-                by_category: catalog::vendored_by_category(&vendored),
-                not_available: "packages with compiled extensions: numpy, pandas, scipy, lxml, pillow and the rest of python_scientific run on that runtime, others (torch, cryptography) nowhere; there is no network",
-            }
-        });
-        let availability = self
-            .runtimes
-            .availability(Runtime::PythonScientific, &self.config);
-        let python_scientific = wants_python.then(|| {
-            let fuel = crate::config::default_execution_fuel(
+        let catalogue = scientific::catalogue();
+        let python = wants_python.then(|| PythonPackages {
+            interpreter: &catalogue.meta.interpreter,
+            default_fuel_budget: crate::config::default_execution_fuel(
                 self.config.defaults.fuel,
-                Runtime::PythonScientific,
+                Runtime::Python,
                 self.config.defaults.timeout,
-            );
-            scientific_packages(scientific::catalogue(), &availability, runtime, fuel)
+            ),
+            import_pattern: "import name  (e.g. import pandas as pd, from openpyxl import Workbook)",
+            compiled_in: compiled_in(catalogue),
+            vendored: Vendored {
+                location: "/data/site-packages (read-only, already on sys.path)",
+                by_category: catalog::vendored_by_category(&vendored),
+            },
+            not_available: "other packages with compiled extensions (torch, cryptography); there is no network",
         });
         let javascript = (language != Some(Language::Python)).then(catalog::js_catalog);
         let installed = session.as_ref().map(|s| installed_in(s));
-        let text = match &python_scientific {
-            Some(sci) => format!(
-                "{} vendored Python imports; python-scientific ({}): {} compiled-in imports; JavaScript: {}",
-                vendored.len(),
-                sci.status,
-                sci.by_category.values().map(Vec::len).sum::<usize>(),
-                javascript.map_or(0, |_| catalog::js_package_count())
-            ),
-            None => format!(
-                "{} vendored Python imports; JavaScript: {}",
-                vendored.len(),
-                javascript.map_or(0, |_| catalog::js_package_count())
-            ),
-        };
+        let text = format!(
+            "Python: {} compiled-in and {} vendored imports; JavaScript: {}",
+            python.as_ref().map_or(0, |p| p
+                .compiled_in
+                .by_category
+                .values()
+                .map(Vec::len)
+                .sum()),
+            vendored.len(),
+            javascript.map_or(0, |_| catalog::js_package_count())
+        );
         let list = PackageList {
             session: session.as_ref().map(|s| session_runtime(s)),
             python,
-            python_scientific,
             javascript,
             installed,
         };
@@ -214,24 +200,15 @@ fn session_runtime(session: &Session) -> SessionRuntime {
         session_id: session.id.clone(),
         runtime,
         imports_from: match runtime {
-            Runtime::PythonScientific => "python_scientific (plus what it installed)",
-            Runtime::Python => {
-                "python (plus what it installed); python_scientific needs a session on that runtime"
-            }
+            Runtime::Python => "python (plus what it installed)",
             Runtime::JavaScript => "javascript (plus what it installed)",
         },
     }
 }
 
-/// The scientific runtime's packages by category, with their measured import costs. A session
-/// on the default runtime (`current`) is told that these need another session.
-fn scientific_packages(
-    catalogue: &'static Catalogue,
-    availability: &Availability,
-    current: Option<Runtime>,
-    default_fuel_budget: u64,
-) -> ScientificPackages {
-    let mut by_category: BTreeMap<&'static str, Vec<ScientificEntry>> = BTreeMap::new();
+/// The interpreter's compiled-in packages by category, with their measured import costs.
+fn compiled_in(catalogue: &'static Catalogue) -> CompiledIn {
+    let mut by_category: BTreeMap<&'static str, Vec<CompiledEntry>> = BTreeMap::new();
     for (import, entry) in catalogue.imports.iter().filter(|(_, e)| e.available) {
         let Some((_, dist)) = catalogue.distribution(&entry.package) else {
             continue;
@@ -239,7 +216,7 @@ fn scientific_packages(
         by_category
             .entry(dist.category.as_str())
             .or_default()
-            .push(ScientificEntry {
+            .push(CompiledEntry {
                 import,
                 package: &entry.package,
                 version: &entry.version,
@@ -249,36 +226,7 @@ fn scientific_packages(
                 memory_after_import_mib: entry.memory_mib,
             });
     }
-    let (status, how_to_use) = match availability {
-        Availability::Installed | Availability::Preparing
-            if current == Some(Runtime::PythonScientific) =>
-        {
-            (
-                "installed",
-                "this session runs on it: import directly".to_owned(),
-            )
-        }
-        Availability::Installed | Availability::Preparing => (
-            if *availability == Availability::Installed {
-                "installed"
-            } else {
-                "preparing"
-            },
-            format!(
-                "a session gets it {SCIENTIFIC_CHOICE}; variables and files do not carry over between sessions"
-            ),
-        ),
-        Availability::NotInstalled | Availability::Failed(_) => (
-            "not_installed",
-            format!("not on this server: {SCIENTIFIC_INSTALL_HINT}"),
-        ),
-    };
-    ScientificPackages {
-        runtime: Runtime::PythonScientific,
-        interpreter: &catalogue.meta.interpreter,
-        status,
-        how_to_use,
-        default_fuel_budget,
+    CompiledIn {
         fresh_session_memory_mib: catalogue.memory.baseline_mib,
         by_category,
     }
@@ -289,40 +237,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scientific_packages_carry_costs_and_say_how_to_get_them() {
+    fn compiled_in_packages_carry_their_costs() {
         let catalogue = scientific::catalogue();
-        let list = scientific_packages(catalogue, &Availability::Installed, None, 5);
-        assert_eq!(list.status, "installed");
-        assert!(
-            list.how_to_use
-                .contains("\"runtime\": \"python-scientific\"")
-        );
+        let list = compiled_in(catalogue);
         let science = &list.by_category["data science"];
         let pandas = science.iter().find(|e| e.import == "pandas").unwrap();
         assert_eq!(pandas.version, catalogue.distributions["pandas"].version);
-        // Preloaded in every scientific worker: already in a fresh session's memory.
+        // Preloaded in the memory image: already in a fresh session's memory.
         assert!(pandas.native && pandas.first_import_fuel < 1_000_000);
-        let sklearn = &list.by_category["data science"];
-        let sklearn = sklearn.iter().find(|e| e.import == "sklearn").unwrap();
+        let sklearn = science.iter().find(|e| e.import == "sklearn").unwrap();
         assert!(sklearn.native && sklearn.first_import_fuel > 1_000_000_000);
         assert!(sklearn.memory_after_import_mib > list.fresh_session_memory_mib);
         let pyplot = &list.by_category["plotting/images"];
         assert!(pyplot.iter().any(|e| e.import == "matplotlib.pyplot"));
-
-        let own = scientific_packages(
-            catalogue,
-            &Availability::Installed,
-            Some(Runtime::PythonScientific),
-            5,
-        );
-        assert!(own.how_to_use.contains("this session runs on it"));
-
-        let missing = scientific_packages(catalogue, &Availability::NotInstalled, None, 5);
-        assert_eq!(missing.status, "not_installed");
-        assert!(
-            missing
-                .how_to_use
-                .contains("prepare.sh without --no-scientific")
-        );
     }
 }

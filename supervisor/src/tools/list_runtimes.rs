@@ -1,5 +1,5 @@
-//! `list_runtimes`: the runtimes with exact versions, capabilities and limits (the scientific
-//! one with its memory, disk and fuel costs, how it is chosen and whether this server has it),
+//! `list_runtimes`: the runtimes with exact versions, capabilities and limits (Python
+//! with its compiled-in packages' memory, disk and fuel costs and whether this server has it),
 //! the session flavors, and the server's health. The capability manifest resource
 //! (`sandbox://capabilities`) states the same facts for clients that read resources.
 
@@ -15,9 +15,7 @@ use super::reply;
 use super::session_info::{Limits, flavor_table};
 use crate::guidance;
 use crate::packages::{catalog, scientific};
-use crate::runtimes::{
-    Availability, RUNTIMES, RuntimeInfo, SCIENTIFIC_CHOICE, SCIENTIFIC_INSTALL_HINT,
-};
+use crate::runtimes::{Availability, INSTALL_HINT, RUNTIMES, RuntimeInfo};
 use crate::server::SandboxServer;
 use crate::session::SessionSpec;
 
@@ -61,31 +59,30 @@ struct RuntimeEntry {
     /// `[value, err]` tuple returns).
     #[serde(skip_serializing_if = "Option::is_none")]
     library: Option<&'static Value>,
-    /// What the scientific runtime costs and how a session gets it.
+    /// What Python's compiled-in packages cost, and whether this server has its interpreter.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    scientific: Option<ScientificFacts>,
+    python: Option<PythonFacts>,
 }
 
-/// The scientific runtime's costs, how it is chosen, and whether this server has it.
+/// What Python's compiled-in packages cost, and whether this server has its interpreter.
 #[derive(Debug, Serialize)]
-struct ScientificFacts {
+struct PythonFacts {
     /// `installed`, `preparing` (its precompile is running), `not_installed` or `failed`.
     status: &'static str,
     /// What the operator can do when it is not usable.
     #[serde(skip_serializing_if = "Option::is_none")]
     install: Option<String>,
-    chosen: &'static str,
     /// Fuel it burns per second of CPU at most: unless fuel_budget is given, each execution
     /// gets enough to run until its timeout.
     fuel_per_second: u64,
-    memory: ScientificMemory,
+    memory: PythonMemory,
     disk: scientific::Disk,
     compiled_in: CompiledIn,
 }
 
-/// Guest memory of a scientific session (MiB), measured.
+/// Guest memory of a Python session (MiB), measured.
 #[derive(Debug, Serialize)]
-struct ScientificMemory {
+struct PythonMemory {
     fresh_session_mib: f64,
     with_pandas_mib: Option<f64>,
     /// Typical imports together, by label.
@@ -95,7 +92,7 @@ struct ScientificMemory {
     expected_use_mib: u64,
 }
 
-/// The packages compiled into the scientific runtime.
+/// The packages compiled into CPython.
 #[derive(Debug, Serialize)]
 struct CompiledIn {
     distributions: usize,
@@ -203,19 +200,17 @@ impl SandboxServer {
                         let count = names.len();
                         (Some(VendoredPackages { count, names }), None)
                     }
-                    Runtime::PythonScientific => (None, None),
                     Runtime::JavaScript => (None, Some(catalog::js_catalog())),
                 };
-                let scientific = (r.runtime == Runtime::PythonScientific).then(|| {
-                    scientific_facts(&self.runtimes.availability(r.runtime, &self.config))
-                });
+                let python = (r.runtime == Runtime::Python)
+                    .then(|| python_facts(&self.runtimes.availability(r.runtime, &self.config)));
                 RuntimeEntry {
                     summary: RuntimeSummary::from(r),
                     language: r.runtime.language().as_str(),
                     default_limits: Limits::from(&defaults.limits_on(r.runtime)),
                     vendored_packages,
                     library,
-                    scientific,
+                    python,
                 }
             })
             .collect();
@@ -227,17 +222,17 @@ impl SandboxServer {
     }
 }
 
-/// The scientific runtime's facts, from its measured catalogue and this server's state.
-fn scientific_facts(availability: &Availability) -> ScientificFacts {
+/// Python's facts, from its measured catalogue and this server's state.
+fn python_facts(availability: &Availability) -> PythonFacts {
     let catalogue = scientific::catalogue();
     let (status, install) = match availability {
         Availability::Installed => ("installed", None),
         Availability::Preparing => ("preparing", None),
-        Availability::NotInstalled => ("not_installed", Some(SCIENTIFIC_INSTALL_HINT.to_owned())),
+        Availability::NotInstalled => ("not_installed", Some(INSTALL_HINT.to_owned())),
         Availability::Failed(e) => (
             "failed",
             Some(format!(
-                "the interpreters could not be prepared ({e}); {SCIENTIFIC_INSTALL_HINT}"
+                "the interpreters could not be prepared ({e}); {INSTALL_HINT}"
             )),
         ),
     };
@@ -247,16 +242,15 @@ fn scientific_facts(availability: &Availability) -> ScientificFacts {
         .iter()
         .map(|(label, stack)| (label.clone(), stack.memory_mib))
         .collect();
-    ScientificFacts {
+    PythonFacts {
         status,
         install,
-        chosen: SCIENTIFIC_CHOICE,
-        fuel_per_second: Runtime::PythonScientific.fuel_per_second(),
-        memory: ScientificMemory {
+        fuel_per_second: Runtime::Python.fuel_per_second(),
+        memory: PythonMemory {
             fresh_session_mib: catalogue.memory.baseline_mib,
             with_pandas_mib: catalogue.imports.get("pandas").map(|p| p.memory_mib),
             with_imports_mib,
-            expected_use_mib: Runtime::PythonScientific.expected_use_bytes() >> 20,
+            expected_use_mib: Runtime::Python.expected_use_bytes() >> 20,
         },
         disk: catalogue.disk,
         compiled_in: CompiledIn {

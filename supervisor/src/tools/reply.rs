@@ -64,12 +64,8 @@ mod tests {
 
     #[test]
     fn figures_follow_the_text_as_images_and_are_listed_without_bytes() {
-        let mut result = ExecuteCodeResult::refused(
-            "s",
-            Runtime::PythonScientific,
-            ErrorType::Timeout,
-            "slow".into(),
-        );
+        let mut result =
+            ExecuteCodeResult::refused("s", Runtime::Python, ErrorType::Timeout, "slow".into());
         result.success = true;
         result.error_type = None;
         result.error_message = None;

@@ -155,7 +155,7 @@ impl SandboxServer {
                 result.fuel_budget,
                 lesson.code,
                 lesson.language,
-                guidance::import_table_for(runtime, &self.imports),
+                &self.imports,
             );
             result.fuel_analysis =
                 (analysis.status != guidance::FuelStatus::Efficient).then_some(analysis);
@@ -180,10 +180,6 @@ impl SandboxServer {
         facts.state_lost = result.state_after_restart == Some(StateAfterRestart::Lost);
         facts.disk = lesson.disk;
         facts.runtime = runtime;
-        facts.scientific_available = self
-            .runtimes
-            .availability(Runtime::PythonScientific, &self.config)
-            .usable();
         let advice = guidance::advise_with(&facts, &self.imports);
         result.with_advice(advice);
     }

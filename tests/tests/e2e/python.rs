@@ -128,9 +128,11 @@ async fn workspace_is_app_and_nothing_of_the_host_leaks() -> anyhow::Result<()> 
     let env = server
         .exec("python", "import os\nsorted(os.environ)", json!({}))
         .await?;
+    // The interpreter's own settings (matplotlib's backend and cache, zoneinfo from the
+    // standard library's tzdata), nothing of the host's.
     assert_eq!(
         env.str("result"),
-        "['HOME', 'LANG', 'PWD', 'TMPDIR']",
+        "['HOME', 'LANG', 'MPLBACKEND', 'MPLCONFIGDIR', 'PWD', 'PYTHONTZPATH', 'TMPDIR']",
         "no host environment"
     );
     // Host files do not exist for the guest (ENOENT), and `..` out of /app is refused

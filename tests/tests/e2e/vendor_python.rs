@@ -545,14 +545,14 @@ async fn data_is_read_only_and_holds_no_native_code() -> anyhow::Result<()> {
     let server = Server::start().await?;
     let code = r##"import os
 attempts = []
-for path in ("/data/new.txt", "/data/site-packages/yaml/evil.py", "/data/site-packages/six.py"):
+for path in ("/data/new.txt", "/data/site-packages/yaml/evil.py", "/data/site-packages/humanize/__init__.py"):
     try:
         with open(path, "a") as f:
             f.write("x")
         attempts.append("written")
     except OSError as e:
         attempts.append(type(e).__name__)
-for change in (lambda: os.remove("/data/site-packages/six.py"),
+for change in (lambda: os.remove("/data/site-packages/humanize/__init__.py"),
                lambda: os.mkdir("/data/site-packages/__pycache__")):
     try:
         change()
@@ -562,13 +562,13 @@ for change in (lambda: os.remove("/data/site-packages/six.py"),
 print(attempts)
 print([os.path.join(d, f) for d, dirs, files in os.walk("/data/site-packages") for f in files + dirs
        if f == "__pycache__" or f.endswith((".so", ".pyd", ".dll", ".dylib", ".pyc"))])
-import six
-print(six.__file__)"##;
+import humanize
+print(humanize.__file__)"##;
     let reply = server.exec("python", code, json!({})).await?;
     assert!(!reply.is_error, "{reply:?}");
     assert_eq!(
         reply.str("stdout"),
-        "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError']\n[]\n/data/site-packages/six.py\n",
+        "['PermissionError', 'PermissionError', 'PermissionError', 'PermissionError', 'PermissionError']\n[]\n/data/site-packages/humanize/__init__.py\n",
         "/data refuses every change, holds no native or compiled file, and imports work: {reply:?}"
     );
     server.stop().await

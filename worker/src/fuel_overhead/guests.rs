@@ -1,6 +1,6 @@
 //! How each interpreter computes fib for [`super::measure`] and how its computations are timed:
-//! CPython 3.12 as a command whose reads of fd 0 the host stamps ([`python_laps`]), QuickJS-NG as
-//! the reactor a JavaScript session drives ([`javascript_laps`]). Both run in the production host
+//! CPython as one `turn` whose reads of fd 0 the host stamps ([`python_laps`]), QuickJS-NG as the
+//! reactor a JavaScript session drives ([`javascript_laps`]). Both run in the production host
 //! state and linker, in a store set up as [`crate::host::new_store`] does.
 
 use std::any::Any;
@@ -98,24 +98,20 @@ pub(super) fn python_laps(
     computations: usize,
 ) -> wasmtime::Result<Vec<Duration>> {
     let program = python_program(computations);
-    let args = ["python", "-I", "-S", "-c", &program];
-    let mut state = HostState::new(
-        workspace,
-        &[("HOME", "/app")],
-        &args,
-        &bench_config(),
-        SoftInterrupt::None,
-        Arc::new(Control::default()),
-    )?;
+    // Without the soft interrupt, as the other measurements (the build's addresses are not
+    // needed to time a computation).
+    let build = crate::python::Build::of(crate::python::PINNED_SHA256);
+    let mut state = build.host_state(workspace, &bench_config(), Arc::new(Control::default()))?;
+    state.soft = SoftInterrupt::None;
     state.driver = Some(Box::new(ReadStamps::default()));
     let mut store = bench_store(module.engine(), state)?;
-    let status = crate::python::run_command(&mut store, module, linker)?;
+    let ran = crate::python::run_turn_in(&mut store, module, linker, &program);
     let state = store.data_mut();
     let (stdout, stderr) = (state.stdout.take().0, state.stderr.take().0);
     let printed = String::from_utf8_lossy(&stdout);
-    if status != 0 || printed.trim() != fib(PYTHON_FIB_N).to_string() {
+    if ran.is_err() || printed.trim() != fib(PYTHON_FIB_N).to_string() {
         return Err(format_err!(
-            "CPython exited with {status}, printed {printed:?}: {}",
+            "CPython failed ({ran:?}), printed {printed:?}: {}",
             String::from_utf8_lossy(&stderr)
         ));
     }

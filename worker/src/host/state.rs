@@ -53,8 +53,8 @@ impl SessionConfig {
 }
 
 /// The other end of fd 0 for an interpreter whose driver talks to the host through it (the
-/// Python REPL driver): it reads its request there and writes its status record. A driver
-/// that pulls (blocks in that read for the next request) needs [`DriverChannel::before_read`].
+/// Python REPL driver): it reads its request there and writes its status record. A channel
+/// that acts at each read (a measurement stamping it) implements [`DriverChannel::before_read`].
 ///
 /// `Any` lets the interpreter module take its own channel back out of a store that ended.
 pub trait DriverChannel: Any + Send {

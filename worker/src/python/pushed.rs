@@ -27,10 +27,6 @@ use crate::host::{
 /// The source of every execution's turn: the driver's function that serves one request.
 const SERVE_ONE: &str = "_sandbox_serve()\n";
 
-/// Put before the driver's source in the first turn: the driver then returns once the session
-/// is set up instead of pulling requests forever.
-const PUSHED_MARK: &str = "_sandbox_pushed = True\n";
-
 /// The first turn of an interpreter started from a memory image: the driver does what depends
 /// on the session (its import paths, new random seeds) and reports ready.
 const WAKE: &str = "_sandbox_wake()\n";
@@ -50,12 +46,54 @@ impl DriverChannel for Fd0 {
     }
 }
 
-/// One CPython instance with its session set up.
-struct Interpreter {
-    store: Store<HostState>,
+/// What the host calls in a CPython instance: its memory, and the two exports a turn needs.
+struct Exports {
     memory: Memory,
     alloc: TypedFunc<i32, i32>,
     turn: TypedFunc<(i32, i32), i32>,
+}
+
+impl Exports {
+    /// Instantiates `module` in `store` and initialises it (a snapshot was initialised when it
+    /// was made and no longer exports `_initialize`).
+    fn bind(
+        store: &mut Store<HostState>,
+        module: &Module,
+        linker: &Linker<HostState>,
+    ) -> Result<Self> {
+        let instance = linker.instantiate(&mut *store, module)?;
+        let memory = instance
+            .get_memory(&mut *store, "memory")
+            .ok_or_else(|| format_err!("CPython exports no memory"))?;
+        store.data_mut().memory = Some(memory);
+        if let Ok(initialize) = instance.get_typed_func::<(), ()>(&mut *store, "_initialize") {
+            initialize.call(&mut *store, ())?;
+        }
+        Ok(Self {
+            alloc: instance.get_typed_func(&mut *store, "host_alloc")?,
+            turn: instance.get_typed_func(&mut *store, "turn")?,
+            memory,
+        })
+    }
+
+    /// Runs `source` as one turn in `__main__`.
+    fn run_turn(&self, store: &mut Store<HostState>, source: &str) -> Result<()> {
+        let len = i32::try_from(source.len())?;
+        let at = self.alloc.call(&mut *store, len)?;
+        if at <= 0 {
+            return Err(format_err!("CPython had no memory for a turn's source"));
+        }
+        self.memory
+            .write(&mut *store, at as usize, source.as_bytes())?;
+        // Its value says nothing the driver's status does not.
+        self.turn.call(&mut *store, (at, len)).map(drop)
+    }
+}
+
+/// One CPython instance with its session set up.
+struct Interpreter {
+    store: Store<HostState>,
+    exports: Exports,
     cell: u64,
 }
 
@@ -71,26 +109,13 @@ impl Interpreter {
         control: Arc<Control>,
         fuel: u64,
     ) -> Result<Self> {
-        let mut state = HostState::new(
-            workspace, build.env, build.args, config, build.soft, control,
-        )?;
+        let mut state = build.host_state(workspace, config, control)?;
         state.driver = Some(Box::new(Fd0::default()));
         let mut store = new_store(module.engine(), state, fuel)?;
-        let instance = linker.instantiate(&mut store, module)?;
-        let memory = instance
-            .get_memory(&mut store, "memory")
-            .ok_or_else(|| format_err!("CPython exports no memory"))?;
-        store.data_mut().memory = Some(memory);
-        // The plain reactor needs `_initialize`; a snapshot was initialised when it was made
-        // and no longer exports it.
-        if let Ok(initialize) = instance.get_typed_func::<(), ()>(&mut store, "_initialize") {
-            initialize.call(&mut store, ())?;
-        }
+        let exports = Exports::bind(&mut store, module, linker)?;
         Ok(Self {
-            alloc: instance.get_typed_func(&mut store, "host_alloc")?,
-            turn: instance.get_typed_func(&mut store, "turn")?,
             store,
-            memory,
+            exports,
             cell: 0,
         })
     }
@@ -133,7 +158,7 @@ impl Interpreter {
                 };
                 interpreter =
                     Self::instantiate(module, linker, workspace, config, build, control, fuel)?;
-                interpreter.first_turn(&format!("{preload}{PUSHED_MARK}{DRIVER}"), "ready")?
+                interpreter.first_turn(&format!("{preload}{DRIVER}"), "ready")?
             }
         };
         Ok((interpreter, version))
@@ -175,15 +200,7 @@ impl Interpreter {
 
     /// Runs `source` as one turn in `__main__`.
     fn run_turn(&mut self, source: &str) -> Result<()> {
-        let len = i32::try_from(source.len())?;
-        let at = self.alloc.call(&mut self.store, len)?;
-        if at <= 0 {
-            return Err(format_err!("CPython had no memory for a turn's source"));
-        }
-        self.memory
-            .write(&mut self.store, at as usize, source.as_bytes())?;
-        // Its value says nothing the driver's status does not.
-        self.turn.call(&mut self.store, (at, len)).map(drop)
+        self.exports.run_turn(&mut self.store, source)
     }
 
     /// Runs one execution. `Err` carries the report of an execution that ended this
@@ -367,13 +384,27 @@ pub fn run_once(
     Ok((state.stdout.take().0, state.stderr.take().0))
 }
 
+/// Instantiates CPython in `store`, whose host state the caller made (a measurement with its
+/// own fd 0, say), and runs `source` as its only turn.
+///
+/// # Errors
+/// When CPython cannot start or the turn traps.
+pub fn run_turn_in(
+    store: &mut Store<HostState>,
+    module: &Module,
+    linker: &Linker<HostState>,
+    source: &str,
+) -> Result<()> {
+    Exports::bind(store, module, linker)?.run_turn(store, source)
+}
+
 /// A digest (hex) of everything a memory image of `build` depends on besides the engine: the
-/// interpreter (`wasm_sha256`), the image format, the first turn (preload, marks, driver), the
+/// interpreter (`wasm_sha256`), the image format, the first turn (preload, driver), the
 /// environment and arguments, and the directory layout. It names the image's `.cwasm`, so a
 /// change to any of them makes a new image.
 pub fn image_digest(wasm_sha256: &str, build: Build) -> String {
     let inputs = format!(
-        "{}\0{wasm_sha256}\0{}\0{PUSHED_MARK}\0{WAKE}\0{DRIVER}\0{:?}\0{:?}\0{:?}",
+        "{}\0{wasm_sha256}\0{}\0{WAKE}\0{DRIVER}\0{:?}\0{:?}\0{:?}",
         super::image::FORMAT,
         build.preload,
         build.env,
@@ -413,10 +444,7 @@ pub fn make_image(
     )?;
     // Descriptors 0-2, /app, then the mounts: the first that must be closed.
     let first_free = 4 + config.mounts.len();
-    let source = format!(
-        "{}{PUSHED_MARK}_sandbox_imaging = {first_free}\n{DRIVER}",
-        build.preload
-    );
+    let source = format!("{}_sandbox_imaging = {first_free}\n{DRIVER}", build.preload);
     interpreter.first_turn(&source, "imaged")?;
-    Ok(interpreter.memory.data(&interpreter.store).to_vec())
+    Ok(interpreter.exports.memory.data(&interpreter.store).to_vec())
 }

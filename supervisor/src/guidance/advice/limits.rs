@@ -341,8 +341,9 @@ mod tests {
         f.fuel_consumed = 500_000_000_000;
         let a = advise(&f);
         check(&a);
-        // 3x is past the largest proposal (10^12): the flavor whose calls get that much.
-        assert_eq!(a.next_call.unwrap().arguments["flavor"], "large");
+        // 3x (1.5 × 10^12) is more than a small session's Python calls get until their
+        // timeout (1.35 × 10^12): the flavor whose calls get that much.
+        assert_eq!(a.next_call.unwrap().arguments["flavor"], "medium");
 
         f.fuel_budget = MAX_SUGGESTED_FUEL;
         let a = advise(&f);
@@ -407,12 +408,14 @@ mod tests {
     fn fuel_budget_suggestions_table() {
         // (budget, consumed) -> the flavor of the suggested session (its calls get at least
         // 3x what this one used, until their timeout), or None. JavaScript: 1.5 × 10^10 fuel
-        // a second, so 6.75 × 10^11 per small call and 1.35 × 10^12 per medium one.
-        let cases: [(u64, u64, Option<&str>); 5] = [
+        // a second, so 6.75 × 10^11 per small call, 1.35 × 10^12 per medium one and 2.7 ×
+        // 10^12 per large one.
+        let cases: [(u64, u64, Option<&str>); 6] = [
             (10_000_000_000, 10_000_000_000, Some("small")),
             (10_000_000_000, 12_000_000_000, Some("small")),
             (1_000_000_000, 1, Some("small")),
-            (500_000_000_000, 500_000_000_000, Some("medium")),
+            (300_000_000_000, 300_000_000_000, Some("medium")),
+            (500_000_000_000, 500_000_000_000, Some("large")),
             (MAX_SUGGESTED_FUEL, MAX_SUGGESTED_FUEL, None),
         ];
         for (budget, consumed, want) in cases {

@@ -1,7 +1,7 @@
 //! Advice when the interpreter runs out of room: `out_of_memory` (large data built at once,
 //! chunked processing, a bigger flavor) and `stack_overflow` (recursion rewritten as a loop).
 
-use sandbox_protocol::{FLAVORS, Runtime};
+use sandbox_protocol::FLAVORS;
 use serde_json::json;
 
 use super::super::docs::{FUEL, JAVASCRIPT, PYTHON};
@@ -40,7 +40,13 @@ impl Draft<'_, '_> {
                 fmt_bytes(bytes)
             ));
         }
-        if self.f.runtime == Runtime::PythonScientific {
+        let arrays = self.code.imports.iter().any(|i| {
+            matches!(
+                i.module.split('.').next(),
+                Some("numpy" | "pandas" | "scipy" | "sklearn")
+            )
+        });
+        if self.python() && arrays {
             self.fix("numpy and pandas allocate each array whole (rows × columns × 8 bytes for float64; one array must stay under 2 GiB on wasm32): use fewer rows, a smaller dtype (`float32`, `int32`, `category`), or read in pieces with `pd.read_csv(path, chunksize=100_000)` and keep only aggregates; check sizes with `df.memory_usage(deep=True).sum()`.");
         }
         if self.python() {
@@ -144,14 +150,17 @@ mod tests {
         check(&a);
         assert!(a.next_call.is_none());
         assert!(says(&a, "maximum"));
-        assert!(!says(&a, "numpy"), "no array advice on CPython 3.12");
+        assert!(
+            !says(&a, "numpy"),
+            "no array advice for code without arrays"
+        );
 
         let mut f = facts(
             Language::Python,
             "out_of_memory",
             "import numpy as np\nframe = np.zeros((40000, 40000))",
         );
-        f.runtime = Runtime::PythonScientific;
+        f.runtime = Runtime::Python;
         let a = advise(&f);
         check(&a);
         // The array the code builds, by line and size, then how numpy and pandas allocate.

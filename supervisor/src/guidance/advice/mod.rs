@@ -25,7 +25,6 @@ mod names;
 mod packages;
 mod python2;
 mod runtime;
-mod scientific;
 mod session;
 mod syntax;
 #[cfg(test)]
@@ -45,10 +44,6 @@ pub struct ErrorFacts<'a> {
     pub language: Language,
     /// The runtime the session runs on (its language's default unless set).
     pub runtime: Runtime,
-    /// Whether this server can start sessions on the scientific runtime. True unless the
-    /// caller knows better: a wrong "not installed" would make a model give up on a package it
-    /// could have, while a wrong create_session answers with its own error.
-    pub scientific_available: bool,
     pub error_type: ErrorType,
     /// Exception class or JS error name.
     pub error_name: Option<&'a str>,
@@ -96,7 +91,6 @@ impl<'a> ErrorFacts<'a> {
         Self {
             language,
             runtime: Runtime::default_for(language),
-            scientific_available: true,
             error_type,
             error_name: None,
             error_message: None,
@@ -128,15 +122,15 @@ pub struct Advice {
     pub next_call: Option<NextCall>,
 }
 
-/// Advice for a failure, with import costs from the built-in stdlib table.
+/// Advice for a failure, with import costs from the built-in tables (the standard library and
+/// the interpreter's compiled-in packages).
 pub fn advise(facts: &ErrorFacts) -> Advice {
-    advise_with(facts, ImportFuelTable::builtin_shared())
+    advise_with(facts, crate::packages::scientific::import_costs())
 }
 
-/// Advice for a failure, with import costs from `table` (built-in plus vendored packages), or
-/// from the scientific runtime's own table when the session runs on it.
+/// Advice for a failure, with import costs from `table` (the built-in tables plus the vendored
+/// packages).
 pub fn advise_with(facts: &ErrorFacts, table: &ImportFuelTable) -> Advice {
-    let table = super::import_table_for(facts.runtime, table);
     let mut d = Draft::new(facts, table);
     // No catch-all: a new error type does not compile until it has advice here.
     match facts.error_type {

@@ -24,7 +24,7 @@ pub(super) const NAME_EXCEPTION_FIXES: &[(&str, [&str; 2])] = &[
     (
         "ImportError",
         [
-            "The module exists but lacks that name: check the spelling and the module's version (CPython 3.12, or the vendored package's version).",
+            "The module exists but lacks that name: check the spelling and the module's version (CPython 3.15, or the package's version).",
             "A file in /app with the same name as a package shadows it (/app comes first on sys.path): rename your file.",
         ],
     ),
@@ -44,7 +44,7 @@ impl Draft<'_, '_> {
             self.summary =
                 "An import failed: the module is not available in this session.".to_owned();
             self.fix("Vendored packages in /data/site-packages import directly; list_available_packages {language: \"python\"} lists them.");
-            self.fix("Pure-Python packages from PyPI can be added with install_package {package}; native ones (numpy, pandas, pillow) cannot load in WebAssembly.");
+            self.fix("Pure-Python packages from PyPI can be added with install_package {package}; native ones load only if compiled into the interpreter (numpy, pandas, scipy, scikit-learn, matplotlib, pillow and more are).");
             self.next = Some(NextCall::new(
                 "list_available_packages",
                 json!({"language": "python"}),
@@ -52,7 +52,7 @@ impl Draft<'_, '_> {
             ));
             return;
         }
-        if self.python2_module(&module) || self.scientific_module(&module) {
+        if self.python2_module(&module) {
             return;
         }
         if !self.unavailable_module(&module) {
@@ -63,10 +63,15 @@ impl Draft<'_, '_> {
     /// A module no package can provide here: missing from this CPython build, native, or a
     /// network client. False when it is none of these.
     fn unavailable_module(&mut self, module: &str) -> bool {
+        // `import ssl` fails as "No module named '_ssl'": name the module the code imported.
+        let module = module
+            .strip_prefix('_')
+            .filter(|public| modules::missing_stdlib(public).is_some())
+            .unwrap_or(module);
         let top = module.split('.').next().unwrap_or(module).to_owned();
         if let Some(why) = modules::missing_stdlib(module) {
             self.summary =
-                format!("`{module}` is not part of the sandbox's CPython 3.12 (WASI build).");
+                format!("`{module}` is not part of the sandbox's CPython 3.15 (WASI build).");
             self.fix(format!("Instead of {top}: {why}."));
             self.fix("No package can add it: it needs operating-system features WebAssembly does not have.");
         } else if let Some((dist, alternative)) = modules::native_package(module) {
@@ -125,7 +130,6 @@ impl Draft<'_, '_> {
         self.fix(format!(
             "Check list_available_packages {{language: \"python\"}}: vendored packages in /data/site-packages are already on sys.path. If `{top}` is your own module, write {top}.py into /app first (/app is on sys.path)."
         ));
-        self.scientific_mention(&top);
         self.next = Some(NextCall::new(
             "install_package",
             self.session_args(json!({"package": dist})),
@@ -165,12 +169,11 @@ mod tests {
     use super::super::testing::{check, facts, py_error, says};
     use super::*;
 
-    /// `missing_module` advice on a server that has no scientific runtime.
-    fn without_scientific(code: &str, message: &str) -> crate::guidance::Advice {
+    /// `missing_module` advice.
+    fn missing(code: &str, message: &str) -> crate::guidance::Advice {
         let mut f = facts(Language::Python, "missing_module", code);
         f.error_name = Some("ModuleNotFoundError");
         f.error_message = Some(message);
-        f.scientific_available = false;
         let a = advise(&f);
         check(&a);
         a
@@ -200,19 +203,12 @@ mod tests {
         );
         assert_eq!(a.next_call.unwrap().arguments["package"], "beautifulsoup4");
 
-        // On a server without the scientific runtime, native packages have no home: the
-        // advice is what to use instead (with the runtime, see `scientific`).
-        for (module, alternative) in [
-            ("PIL", "SVG"),
-            ("numpy", "statistics"),
-            ("pandas", "csv.DictReader"),
-            ("sklearn", "pure-Python"),
-            ("scipy", "statistics"),
-            ("torch", "deep-learning"),
-        ] {
+        // A native package the interpreter does not have compiled in has no home: the advice
+        // is what to use instead.
+        for (module, alternative) in [("torch", "deep-learning")] {
             let code = format!("import {module}");
             let message = format!("No module named '{module}'");
-            let a = without_scientific(&code, &message);
+            let a = missing(&code, &message);
             assert!(a.summary.contains("native"), "{module}: {a:#?}");
             assert!(says(&a, alternative), "{module}: {a:#?}");
             assert_eq!(a.next_call.unwrap().tool, "list_available_packages");
@@ -220,12 +216,12 @@ mod tests {
 
         let a = py_error(
             "missing_module",
-            "import lzma",
+            "import curses",
             "ModuleNotFoundError",
-            "No module named '_lzma'",
+            "No module named '_curses'",
             "",
         );
-        assert!(says(&a, "gzip"), "{a:#?}");
+        assert!(says(&a, "no terminal"), "{a:#?}");
 
         let a = py_error(
             "missing_module",
@@ -277,14 +273,9 @@ mod tests {
         let cases = [
             ("ssl", "not part of the sandbox's CPython", "Instead of ssl"),
             (
-                "multiprocessing.pool",
+                "tkinter.ttk",
                 "not part of the sandbox's CPython",
-                "Instead of multiprocessing",
-            ),
-            (
-                "matplotlib.pyplot",
-                "`matplotlib` (matplotlib) is a native package",
-                "Instead of matplotlib",
+                "Instead of tkinter",
             ),
             (
                 "httpx",
@@ -295,7 +286,7 @@ mod tests {
         for (module, summary, fix) in cases {
             let message = format!("No module named '{module}'");
             let code = format!("import {module}");
-            let a = without_scientific(&code, &message);
+            let a = missing(&code, &message);
             assert!(a.summary.contains(summary), "{module}: {a:#?}");
             assert!(says(&a, fix), "{module}: {a:#?}");
             assert_eq!(a.next_call.unwrap().tool, "list_available_packages");

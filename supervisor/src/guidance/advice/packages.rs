@@ -54,7 +54,6 @@ impl Draft<'_, '_> {
         self.summary = "The package needs compiled (C/Rust) code, which cannot load in the sandbox's WebAssembly interpreter: only pure-Python packages install.".to_owned();
         self.package_docs();
         if let Some(name) = self.requested_package() {
-            self.scientific_install(&name);
             if let Some(alternative) = modules::native_alternative(&name) {
                 self.fix(format!("Instead of {name}: {alternative}."));
             }

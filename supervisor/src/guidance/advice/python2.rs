@@ -121,25 +121,43 @@ const ATTRIBUTES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The fix for Python 2's `except E, e:`.
+const EXCEPT_COMMA_FIX: &str = "`except E, e:` is Python 2: write `except E as e:` (several types go in a tuple: `except (E1, E2) as e:`).";
+
 impl Draft<'_, '_> {
     /// A Python 2 habit behind a runtime error (a removed builtin, a changed attribute, the
     /// `print >>f` form): the Python 3 spelling as the first fix, and true. False otherwise.
     pub(super) fn python2_runtime(&mut self, name: &str, message: &str) -> bool {
+        let line = self.error_line().unwrap_or_default();
+        let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect();
         let fix = match name {
             "NameError" => super::evidence::quoted(message).and_then(|missing| {
                 BUILTINS
                     .iter()
                     .find(|(old, _)| *old == missing)
-                    .map(|(old, fix)| format!("`{old}` is Python 2; this is Python 3.12: {fix}."))
+                    .map(|(old, fix)| format!("`{old}` is Python 2; this is Python 3.15: {fix}."))
+                    .or_else(|| {
+                        // Since 3.14 `except E, e:` parses as catching E or e (PEP 758), so
+                        // `e` is looked up when an exception arrives.
+                        let comma = compact.starts_with("except")
+                            && compact.ends_with(&format!(",{missing}:"));
+                        comma.then(|| EXCEPT_COMMA_FIX.to_owned())
+                    })
             }),
             "AttributeError" => ATTRIBUTES
                 .iter()
                 .find(|(text, _)| message.contains(text))
-                .map(|(_, fix)| format!("That attribute is Python 2; this is Python 3.12: {fix}.")),
-            "TypeError" if message.contains("file=<output_stream>") => Some(
-                "`print >>f, x` is Python 2; this is Python 3.12: write `print(x, file=f)` (e.g. `file=sys.stderr`)."
+                .map(|(_, fix)| format!("That attribute is Python 2; this is Python 3.15: {fix}.")),
+            "TypeError"
+                if message.contains("file=<output_stream>")
+                    || (message.contains("unsupported operand type(s) for >>")
+                        && compact.starts_with("print>>")) =>
+            {
+                Some(
+                "`print >>f, x` is Python 2; this is Python 3.15: write `print(x, file=f)` (e.g. `file=sys.stderr`)."
                     .to_owned(),
-            ),
+                )
+            }
             _ => None,
         };
         let Some(fix) = fix else {
@@ -157,7 +175,7 @@ impl Draft<'_, '_> {
             return false;
         };
         self.summary = format!(
-            "`{old}` is a Python 2 module; the sandbox runs Python 3.12, where it does not exist."
+            "`{old}` is a Python 2 module; the sandbox runs Python 3.15, where it does not exist."
         );
         self.fix(format!("Import the Python 3 name instead: {new}."));
         self.fix("No package provides the Python 2 name: do not install it; port the code to Python 3 (print(), str/bytes, dict.items()).");
@@ -173,7 +191,7 @@ impl Draft<'_, '_> {
             self.fix("This is Python 3: `exec(code)` is a function, not a statement.");
         }
         if lower.contains("multiple exception types must be parenthesized") {
-            self.fix("`except E, e:` is Python 2: write `except E as e:` (several types go in a tuple: `except (E1, E2) as e:`).");
+            self.fix(EXCEPT_COMMA_FIX);
         }
         if lower.contains("leading zeros in decimal integer literals") {
             self.fix("Octal literals need the 0o prefix in Python 3: `0o755`, not `0755`.");

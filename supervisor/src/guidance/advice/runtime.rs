@@ -389,7 +389,7 @@ impl Draft<'_, '_> {
             .nth(1)
             .and_then(|r| r.split('\'').next())
         {
-            self.fix(format!("`{module}` has no such attribute: check the spelling and the version (this is Python 3.12), and make sure no file /app/{module}.py shadows the real module."));
+            self.fix(format!("`{module}` has no such attribute: check the spelling and the version (this is Python 3.15), and make sure no file /app/{module}.py shadows the real module."));
         } else {
             self.fix("The object is of a different type than expected: `print(type(obj), dir(obj))` shows what it offers.");
         }

@@ -53,10 +53,7 @@ pub(super) fn check_arguments(call: &NextCall) {
             ),
             "session_id" => assert!(valid_session_id(value.as_str().unwrap()), "{call:?}"),
             "runtime" => assert!(
-                matches!(
-                    value.as_str(),
-                    Some("python" | "python-scientific" | "javascript")
-                ),
+                matches!(value.as_str(), Some("python" | "javascript")),
                 "{call:?}"
             ),
             "flavor" => assert!(

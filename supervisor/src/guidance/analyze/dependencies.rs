@@ -1,6 +1,6 @@
 //! What each import of a snippet will cost or why it fails: measured first-import fuel,
-//! modules missing from the sandbox's CPython, native packages (or, when the code goes to the
-//! python-scientific runtime, the packages compiled into it), network clients, Node.js
+//! modules missing from the sandbox's CPython, the packages compiled into it, native packages
+//! it lacks, network clients, Node.js
 //! `require`, ES `import` statements, and vendored JavaScript packages.
 
 use sandbox_protocol::Language;
@@ -37,19 +37,6 @@ pub(super) fn import_findings(facts: &CodeFacts<'_>, table: &ImportFuelTable, ou
             ImportKind::EsImport => es_module_import(import, out),
         };
         out.imports.push(info);
-    }
-    if let Some(module) = out.scientific.clone() {
-        out.find(
-            "scientific_runtime",
-            None,
-            format!(
-                "imports {module}: runs on the python-scientific runtime ({})",
-                scientific::STACK
-            ),
-        );
-        out.suggest(format!(
-            "Run it in a new session: one whose first code imports {module} starts on python-scientific, or create_session {{\"language\": \"python\", \"runtime\": \"python-scientific\"}}. A session that already ran code on the default runtime cannot switch, and sessions share no variables or files."
-        ));
     }
     if facts.language() == Language::Python {
         let heavy: Vec<&(String, u64)> = out
@@ -91,15 +78,13 @@ fn python_import(import: &ImportRef, measured: &Measured<'_>, out: &mut Analysis
             format!("{module}: not in this CPython build"),
         );
         out.block(format!("`import {module}` (line {line}) fails: the module is not in the sandbox's CPython; {why}"));
-    } else if out.scientific.is_some()
-        && let top = module.split('.').next().unwrap_or(module)
-        && scientific::scientific_only(top)
+    } else if let top = module.split('.').next().unwrap_or(module)
         && let Some((dist, d)) = scientific::catalogue().distribution(top)
     {
-        info.status = "scientific_runtime".into();
+        info.status = "compiled_in".into();
         info.package = Some(dist.into());
         info.note = Some(format!(
-            "{dist} {} is compiled into the python-scientific runtime",
+            "{dist} {} is compiled into the sandbox's CPython",
             d.version
         ));
         python_import_cost(import, measured, &mut info, out);
@@ -275,7 +260,7 @@ fn es_module_import(import: &ImportRef, out: &mut Analysis) -> ImportInfo {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{has, py, py_default_only, table, warned};
+    use super::super::testing::{has, py, table, warned};
     use super::*;
 
     #[test]
@@ -298,9 +283,8 @@ mod tests {
 
     #[test]
     fn unavailable_native_and_network_modules_are_warned() {
-        // Without the scientific runtime, numpy is a native package like any other.
-        let g = py_default_only(
-            "import lzma\nimport numpy as np\nimport requests\nimport subprocess\nsubprocess.run(['ls'])\nimport threading\nthreading.Thread(target=f).start()\nimport yaml",
+        let g = py(
+            "import curses\nimport torch\nimport requests\nimport subprocess\nsubprocess.run(['ls'])\nimport threading\nthreading.Thread(target=f).start()\nimport humanize",
         );
         for pattern in [
             "unavailable_modules",
@@ -312,30 +296,31 @@ mod tests {
         ] {
             assert!(has(&g, pattern), "{pattern}: {:?}", g.detected_patterns);
         }
-        assert!(warned(&g, "lzma"));
-        assert!(warned(&g, "numpy"));
+        assert!(warned(&g, "curses"));
+        assert!(warned(&g, "torch"));
         assert!(warned(&g, "requests"));
         assert!(
             g.next_call.is_none(),
             "code that fails as written gets no execute_code"
         );
-        assert!(g.suggestions.iter().any(|s| s.contains("Instead of numpy")));
-        let yaml = g.imports.iter().find(|i| i.module == "yaml").unwrap();
-        assert_eq!(yaml.package.as_deref(), Some("pyyaml"));
+        assert!(g.suggestions.iter().any(|s| s.contains("Instead of torch")));
+        let humanize = g.imports.iter().find(|i| i.module == "humanize").unwrap();
+        assert_eq!(humanize.status, "unmeasured");
     }
 
     #[test]
     fn import_statuses_table() {
-        let cases: [(Language, &str, &str, &str); 9] = [
+        let cases: [(Language, &str, &str, &str); 10] = [
             (Language::Python, "import json", "json", "measured"),
             (
                 Language::Python,
-                "import tabulate",
-                "tabulate",
+                "import humanize",
+                "humanize",
                 "unmeasured",
             ),
-            (Language::Python, "import lzma", "lzma", "unavailable"),
-            (Language::Python, "import pandas", "pandas", "native"),
+            (Language::Python, "import curses", "curses", "unavailable"),
+            (Language::Python, "import pandas", "pandas", "compiled_in"),
+            (Language::Python, "import torch", "torch", "native"),
             (Language::Python, "import requests", "requests", "no_effect"),
             (
                 Language::Python,
@@ -364,29 +349,19 @@ mod tests {
                 None,
                 &table(),
                 super::super::testing::DEFAULTS,
-                false,
             );
             let info = g.imports.iter().find(|i| i.module == module).unwrap();
             assert_eq!(info.status, status, "{code}");
         }
-        let on_scientific = py("import pandas as pd\nimport torch\nimport json");
-        let status = |module: &str| {
-            let info = on_scientific.imports.iter().find(|i| i.module == module);
-            info.unwrap().status.clone()
-        };
-        assert_eq!(status("pandas"), "scientific_runtime");
-        assert_eq!(status("torch"), "native", "no runtime has torch");
-        assert_eq!(status("json"), "measured");
         assert_eq!(limited_pattern("concurrent.futures"), "threads");
         assert_eq!(limited_pattern("asyncio"), "subprocess");
         assert_eq!(limited_pattern("socket"), "network");
     }
 
     #[test]
-    fn scientific_code_is_priced_for_its_runtime() {
+    fn compiled_in_packages_are_priced_with_their_measured_costs() {
         let g = py("import pandas as pd\nfrom sklearn.linear_model import LinearRegression\n");
-        assert!(has(&g, "scientific_runtime"), "{:?}", g.detected_patterns);
-        assert!(!has(&g, "native_packages"));
+        assert!(!has(&g, "native_packages"), "{:?}", g.detected_patterns);
         assert!(g.warnings.is_empty(), "{:?}", g.warnings);
         let costs = scientific::import_costs();
         let pandas = g.imports.iter().find(|i| i.module == "pandas").unwrap();
@@ -397,36 +372,17 @@ mod tests {
             .iter()
             .find(|i| i.module == "sklearn.linear_model")
             .unwrap();
-        assert_eq!(sklearn.status, "scientific_runtime");
+        assert_eq!(sklearn.status, "compiled_in");
         assert!(sklearn.fuel.unwrap() > 10_000_000_000, "{sklearn:?}");
         // Its budget outlasts the default timeout on that runtime.
         let (fuel, timeout) = super::super::testing::DEFAULTS;
-        let budget = crate::config::default_execution_fuel(
-            fuel,
-            sandbox_protocol::Runtime::PythonScientific,
-            timeout,
-        );
+        let budget =
+            crate::config::default_execution_fuel(fuel, sandbox_protocol::Runtime::Python, timeout);
         let share = format!("of a {} budget", super::super::super::fmt_fuel(budget));
         assert!(
             g.estimated_fuel.summary.contains(&share),
             "{}",
             g.estimated_fuel.summary
         );
-        assert!(
-            g.suggestions
-                .iter()
-                .any(|s| s.contains("starts on python-scientific"))
-        );
-        let session = &g.recommended_session;
-        assert_eq!(session.session_type, "new_session");
-        assert!(
-            session.reason.contains("python-scientific"),
-            "{}",
-            session.reason
-        );
-        let call = g.next_call.unwrap();
-        assert_eq!(call.tool, "create_session");
-        assert_eq!(call.arguments["runtime"], "python-scientific");
-        assert_eq!(call.arguments["language"], "python");
     }
 }

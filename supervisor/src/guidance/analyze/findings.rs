@@ -41,8 +41,6 @@ pub(super) struct Analysis {
     /// The code will fail as written (unavailable module, path outside, endless loop, ...):
     /// no `execute_code` is proposed until it is fixed.
     pub(super) blocking: bool,
-    /// The module that puts the code on the python-scientific runtime, when one does.
-    pub(super) scientific: Option<String>,
 }
 
 impl Analysis {

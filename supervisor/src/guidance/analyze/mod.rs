@@ -1,8 +1,7 @@
 //! `get_execution_guidance`: what a snippet will need before it runs. It detects the patterns
 //! that decide success in this sandbox (imports and their measured cost, loops and their
 //! bounds, file paths, network, processes, threads, names from earlier calls, Node.js-isms in
-//! QuickJS), estimates the fuel with a range, and recommends session settings. Code that
-//! imports a package only the scientific runtime has is priced and sized for that runtime.
+//! QuickJS), estimates the fuel with a range, and recommends session settings.
 //!
 //! Each pass owns one family of findings and writes into one `findings::Analysis`; the same
 //! facts (`CodeFacts`) feed the fuel analysis and the failure advice, so all three tell the
@@ -45,7 +44,7 @@ pub struct ExecutionGuidance {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
     /// Every import with its measured first-import fuel, or its status: unmeasured,
-    /// unavailable, no_effect, native, scientific_runtime, node_builtin, es_module, vendored.
+    /// unavailable, no_effect, native, compiled_in, node_builtin, es_module, vendored.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub imports: Vec<ImportInfo>,
     pub estimated_fuel: FuelEstimate,
@@ -78,8 +77,8 @@ pub struct ImportInfo {
     pub line: u32,
     /// `measured` (fuel known), `unmeasured`, `unavailable` (not in this build),
     /// `no_effect` (imports but cannot work: network, processes, threads), `native` (C
-    /// extension, cannot load in WASM), `scientific_runtime` (compiled into the
-    /// python-scientific runtime, which the code will run on), `node_builtin` / `es_module`
+    /// extension, cannot load in WASM), `compiled_in` (compiled into the sandbox's
+    /// CPython), `node_builtin` / `es_module`
     /// (JavaScript, not available), `vendored` (JavaScript requireVendor).
     pub status: String,
     /// Distribution name, when known.
@@ -126,10 +125,8 @@ pub struct SessionRecommendation {
     pub reason: String,
 }
 
-/// Analyses `code` for `get_execution_guidance`. `scientific_available` says whether this
-/// server can start sessions on the scientific runtime: code that imports a package only that
-/// runtime has is then priced with its measured import costs and its larger fuel budget, and
-/// recommended a session on it. The default budget is what an execution gets with the default
+/// Analyses `code` for `get_execution_guidance`, priced with its runtime's measured import
+/// costs (Python's compiled-in packages included). The default budget is what an execution gets with the default
 /// flavor fuel and timeout (`crate::config::default_execution_fuel`).
 pub fn analyze(
     code: &str,
@@ -137,18 +134,10 @@ pub fn analyze(
     context: Option<&str>,
     imports: &ImportFuelTable,
     (default_fuel_budget, default_timeout): (u64, Duration),
-    scientific_available: bool,
 ) -> ExecutionGuidance {
     let facts = CodeFacts::new(code, language);
     let mut out = Analysis::default();
-    if language == Language::Python && scientific_available {
-        out.scientific = crate::packages::scientific::first_scientific_import(code);
-    }
-    let runtime = match out.scientific {
-        Some(_) => Runtime::PythonScientific,
-        None => Runtime::default_for(language),
-    };
-    let imports = super::import_table_for(runtime, imports);
+    let runtime = Runtime::default_for(language);
     let default_fuel_budget =
         crate::config::default_execution_fuel(default_fuel_budget, runtime, default_timeout);
 
@@ -228,14 +217,7 @@ mod tests {
                 .collect();
             let code = String::from_utf8_lossy(&bytes);
             for language in [Language::Python, Language::JavaScript] {
-                let g = analyze(
-                    &code,
-                    language,
-                    Some(&code),
-                    &table(),
-                    testing::DEFAULTS,
-                    true,
-                );
+                let g = analyze(&code, language, Some(&code), &table(), testing::DEFAULTS);
                 assert!(g.estimated_fuel.low <= g.estimated_fuel.high);
                 let _ = serde_json::to_string(&g).unwrap();
             }
@@ -246,7 +228,7 @@ mod tests {
         let strings = "'".repeat(300_000);
         for code in [huge.as_str(), deep.as_str(), strings.as_str()] {
             for language in [Language::Python, Language::JavaScript] {
-                let _ = analyze(code, language, None, &table(), testing::DEFAULTS, true);
+                let _ = analyze(code, language, None, &table(), testing::DEFAULTS);
             }
         }
         assert!(

@@ -1,6 +1,5 @@
 //! The session a snippet should run in: the default session when its limits fit, a new session
-//! with a flavor and budget that fit the estimate (or a multi-turn use case, or code for the
-//! python-scientific runtime), or the same session when the code needs names from earlier
+//! with a flavor and budget that fit the estimate (or a multi-turn use case), or the same session when the code needs names from earlier
 //! calls; and the tool call that gets there.
 
 use sandbox_protocol::flavor::flavor_for;
@@ -49,8 +48,6 @@ struct Needs {
     more_memory: bool,
     /// The code uses names from earlier calls.
     state: bool,
-    /// The module that puts the code on the python-scientific runtime.
-    scientific: Option<String>,
     new_session: bool,
 }
 
@@ -68,7 +65,6 @@ impl Needs {
         let state = out.patterns.contains("state_reliance");
         let more_fuel = fuel > default_fuel;
         let more_memory = memory > FLAVORS[0].memory_bytes;
-        let scientific = out.scientific.clone();
         Self {
             multi_turn,
             big_data,
@@ -78,8 +74,7 @@ impl Needs {
             more_fuel,
             more_memory,
             state,
-            new_session: !state && (more_fuel || more_memory || multi_turn || scientific.is_some()),
-            scientific,
+            new_session: !state && (more_fuel || more_memory || multi_turn),
         }
     }
 }
@@ -92,8 +87,8 @@ pub(super) fn recommend_session(
     out: &mut Analysis,
 ) -> SessionRecommendation {
     let needs = Needs::of(estimate, context, default_fuel, out);
-    // A scientific session's flavor gives it its fuel times the runtime's factor.
-    let factor = fuel_factor(needs.scientific.is_some());
+    // A session's flavor gives it its fuel times the runtime's factor.
+    let factor = runtime.fuel_factor();
     let flavor = flavor_for(
         if needs.more_fuel {
             needs.fuel / factor
@@ -128,15 +123,6 @@ pub(super) fn recommend_session(
         memory_bytes: needs.memory.clamp(flavor.memory_bytes, MAX_MEMORY_BYTES),
         auto_persist_globals: needs.multi_turn,
         reason,
-    }
-}
-
-/// How many times its flavor's fuel a session gets (the scientific runtime's factor, or 1).
-fn fuel_factor(scientific: bool) -> u64 {
-    if scientific {
-        Runtime::PythonScientific.fuel_factor()
-    } else {
-        1
     }
 }
 
@@ -211,11 +197,6 @@ fn session_reason(
         );
     }
     let mut why = Vec::new();
-    if let Some(module) = &needs.scientific {
-        why.push(format!(
-            "the code imports {module}, which runs on the python-scientific runtime"
-        ));
-    }
     if needs.more_fuel {
         why.push(format!(
             "~{} fuel expected (default budget {})",
@@ -345,9 +326,13 @@ mod tests {
     }
     #[test]
     fn heavy_code_gets_a_new_session_with_a_valid_create_call() {
-        // About 3 × 10^11 fuel: more than a default execution gets in 30 s.
-        let g = py("for i in range(6 * 10**7):\n    x = i * i\n");
-        assert_eq!(g.recommended_session.session_type, "new_session");
+        // About 3 × 10^12 fuel: more than a default execution gets in 30 s.
+        let g = py("for i in range(6 * 10**8):\n    x = i * i\n");
+        assert_eq!(
+            g.recommended_session.session_type, "new_session",
+            "{:?} {:?}",
+            g.estimated_fuel, g.recommended_session
+        );
         let (fuel, timeout) = super::super::testing::DEFAULTS;
         let default = crate::config::default_execution_fuel(fuel, Runtime::Python, timeout);
         assert!(g.recommended_session.fuel_budget > default, "{g:#?}");
@@ -365,7 +350,6 @@ mod tests {
             Some("LLM agent multi-turn workflow"),
             &table(),
             super::super::testing::DEFAULTS,
-            true,
         );
         assert!(g.recommended_session.auto_persist_globals);
         assert_eq!(g.recommended_session.session_type, "new_session");
@@ -378,7 +362,6 @@ mod tests {
             Some("process a large CSV with millions of rows"),
             &table(),
             super::super::testing::DEFAULTS,
-            true,
         );
         assert_ne!(g.recommended_session.flavor, "small");
     }

@@ -7,7 +7,7 @@ use super::super::imports::ImportFuelTable;
 use super::{ExecutionGuidance, analyze};
 
 pub(super) fn table() -> ImportFuelTable {
-    ImportFuelTable::builtin()
+    crate::packages::scientific::import_costs().clone()
 }
 
 /// The default flavor's fuel and timeout, as a server passes them.
@@ -15,16 +15,11 @@ pub(super) const DEFAULTS: (u64, std::time::Duration) =
     (10_000_000_000, std::time::Duration::from_secs(30));
 
 pub(super) fn py(code: &str) -> ExecutionGuidance {
-    analyze(code, Language::Python, None, &table(), DEFAULTS, true)
-}
-
-/// Python analysed on a server without the scientific runtime.
-pub(super) fn py_default_only(code: &str) -> ExecutionGuidance {
-    analyze(code, Language::Python, None, &table(), DEFAULTS, false)
+    analyze(code, Language::Python, None, &table(), DEFAULTS)
 }
 
 pub(super) fn js(code: &str) -> ExecutionGuidance {
-    analyze(code, Language::JavaScript, None, &table(), DEFAULTS, true)
+    analyze(code, Language::JavaScript, None, &table(), DEFAULTS)
 }
 
 pub(super) fn has(g: &ExecutionGuidance, pattern: &str) -> bool {

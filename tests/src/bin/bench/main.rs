@@ -6,9 +6,8 @@
 //!                                [--sdk-only] [ITERATIONS]
 //!
 //! - New sessions: `create_session` plus the first `execute_code`, timed together, per runtime
-//!   (target p50 ≤ 10 ms; ≤ 50 ms for python-scientific, also with numpy and pandas imported).
-//!   Samples are paced 300 ms apart (1.5 s for python-scientific, whose workers take about a
-//!   second to start: [`subject::Lang::refill_pause`]) so a pool of pre-started workers
+//!   (target p50 ≤ 10 ms; ≤ 50 ms with numpy and pandas imported).
+//!   Samples are paced 300 ms apart ([`subject::Lang::refill_pause`]) so a pool of pre-started workers
 //!   refilled in the background is measured fairly; a burst row makes 10 sessions back to
 //!   back, which shows what an empty pool costs.
 //! - Warm `execute_code` in one session, ITERATIONS calls (default 300): target p50 ≤ 1.0 ms
@@ -62,13 +61,13 @@ use sandbox_tests::bench_support::CommandServer;
 use sandbox_tests::{host, server_binary};
 
 use crate::foreign::Connected;
-use crate::subject::{JAVASCRIPT, PYTHON, SCIENTIFIC, SharedClient, Subject};
+use crate::subject::{JAVASCRIPT, PYTHON, SharedClient, Subject};
 use crate::suite::Plan;
 use crate::table::{Row, Value};
 
 /// Idle sessions per language in the density figure.
 const DENSITY_PER_LANGUAGE: usize = 50;
-/// Issue 25's idle python-scientific sessions, started from the memory image.
+/// Issue 25's idle Python sessions with pandas, started from the memory image.
 const SCIENTIFIC_SESSIONS: usize = 60;
 /// Connections made for a first-call figure of a server without sessions (each starts it).
 const FOREIGN_FIRST_CALLS: usize = 3;
@@ -135,7 +134,7 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
 async fn measure_ours(plan: &Plan) -> Result<Vec<Row>> {
     let server = Arc::new(CommandServer::sandbox_mcp().await?);
     let subject = Arc::new(Subject::new(Arc::clone(&server) as SharedClient, server.pid).await?);
-    let mut rows = suite::common_rows(&subject, &[PYTHON, SCIENTIFIC, JAVASCRIPT], plan).await;
+    let mut rows = suite::common_rows(&subject, &[PYTHON, JAVASCRIPT], plan).await;
     let heaviest = host::data_dir()
         .context("runtimes/data not found next to sandbox-mcp")
         .and_then(|data| {

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use sandbox_tests::bench_support::{self, Memory};
 use sandbox_tests::procfs;
 
-use crate::subject::{JAVASCRIPT, Lang, PYTHON, SCIENTIFIC, Subject};
+use crate::subject::{JAVASCRIPT, Lang, PYTHON, Subject};
 use crate::table::Value;
 
 /// How long an idle session is left before its memory is read: the call's transient buffers
@@ -96,7 +96,7 @@ pub async fn density(subject: &Subject, per_language: usize) -> Result<Value> {
     })
 }
 
-/// `count` idle python-scientific sessions, each with pandas imported, on a server with its
+/// `count` idle Python sessions, each with pandas imported, on a server with its
 /// worker pool off (issue 25: new sessions start from the memory image, whose pages they
 /// share): the mean memory of their workers. A session that fails ends the run with an error.
 ///
@@ -106,11 +106,11 @@ pub async fn scientific_sessions(subject: &Subject, count: usize) -> Result<Valu
     let mut made = Vec::with_capacity(count);
     let measured = async {
         for _ in 0..count {
-            let id = subject.create_session(SCIENTIFIC).await?;
+            let id = subject.create_session(PYTHON).await?;
             made.push(id.clone());
             subject
                 .run(
-                    SCIENTIFIC,
+                    PYTHON,
                     "import pandas as pd\nprint(pd.__version__)",
                     Some(&id),
                 )

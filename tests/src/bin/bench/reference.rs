@@ -17,18 +17,15 @@ pub const SLOWDOWN_LIMIT: f64 = 3.0;
 /// The figures `--check` compares, in the README table's order: the latencies whose labels do
 /// not depend on data files (the heaviest default-Python imports are named by
 /// `import-fuel.json`, so they are printed but not checked).
-pub const CHECKED_FIGURES: [&str; 11] = [
+pub const CHECKED_FIGURES: [&str; 8] = [
     "python: new session, first call",
     "python: new session, burst without pauses",
     "python: warm execute_code",
-    "python-scientific: new session, first call",
-    "python-scientific: new session, burst without pauses",
-    "python-scientific: warm execute_code",
     "javascript: new session, first call",
     "javascript: new session, burst without pauses",
     "javascript: warm execute_code",
-    "python-scientific: new session, import numpy and pandas",
-    "python-scientific: new session, import pandas",
+    "python: new session, import numpy and pandas",
+    "python: new session, import pandas",
 ];
 
 /// One measured figure: its label (as in the README table) and its p50 in milliseconds.
@@ -171,7 +168,7 @@ mod tests {
                 Value::Missing("failed: x".into()),
             ),
             Row::new(
-                CHECKED_FIGURES[10],
+                CHECKED_FIGURES[7],
                 Target::None,
                 Value::Import {
                     p50_ms: 800.0,
@@ -183,7 +180,7 @@ mod tests {
             checked_figures(&rows),
             [
                 figure(CHECKED_FIGURES[0], 9.0),
-                figure(CHECKED_FIGURES[10], 800.0)
+                figure(CHECKED_FIGURES[7], 800.0)
             ]
         );
     }

@@ -110,12 +110,12 @@ const FIGURES: [Figure; 12] = [
 const SCIENTIFIC_FIGURES: [Figure; 2] = [
     Figure {
         key: "scientific_first_call",
-        label: "python-scientific, no pool: new session, first call",
+        label: "python, no pool: new session, first call",
         target: Target::AtMostMs(8.0),
     },
     Figure {
         key: "scientific_import_pandas",
-        label: "python-scientific, no pool: then import pandas",
+        label: "python, no pool: then import pandas",
         target: Target::AtMostMs(15.0),
     },
 ];

