@@ -128,8 +128,9 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
     {
         let (config, runtimes) = (config.clone(), runtimes.clone());
         tokio::spawn(async move {
-            // Failures are logged as they happen and tried again with back-off.
-            runtimes.keep_trying(&config).await;
+            // Failures are logged as they happen and tried again with back-off; the memory
+            // images follow in the background.
+            runtimes.complete_images(&config).await;
         });
     }
     let reaper = {

@@ -1,6 +1,11 @@
 //! The interpreters: compiled once per supervisor start by `sandbox-worker precompile` (a no-op
 //! when the cache already holds them; tried again with back-off when it fails), whether each is
 //! installed on this server, and what `list_runtimes` says about each.
+//!
+//! The first pass reports only the memory images already compiled (`--cached-images-only`), so
+//! a server whose images are missing (a new host, or a driver changed by an upgrade) serves as
+//! soon as its interpreters are compiled; [`Runtimes::complete_images`] then makes the images
+//! in the background, and workers started after that start from them.
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -22,6 +27,20 @@ impl Manifest {
     pub fn module(&self, runtime: Runtime) -> Option<&CachedModule> {
         self.modules.get(&runtime)
     }
+
+    /// Whether an interpreter that can start from a memory image has none yet.
+    fn lacks_images(&self) -> bool {
+        self.modules
+            .iter()
+            .any(|(runtime, module)| runtime.imaged_layout().is_some() && module.image.is_none())
+    }
+}
+
+/// Whether a precompile makes the memory images it does not find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Images {
+    Make,
+    CachedOnly,
 }
 
 /// Whether a runtime can serve sessions on this server.
@@ -105,7 +124,7 @@ impl Runtimes {
         if let Some(known) = self.known() {
             return known;
         }
-        let attempt = precompile(config).await;
+        let attempt = precompile(config, Images::CachedOnly).await;
         let mut outcome = self.outcome();
         *outcome = match attempt {
             Ok(manifest) => Outcome::Compiled(Arc::new(manifest)),
@@ -141,6 +160,27 @@ impl Runtimes {
                 _ => Duration::ZERO,
             };
             tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Once the interpreters are compiled ([`Runtimes::keep_trying`]), makes the memory images
+    /// the first pass left out and serves the manifest with them. A failure is logged and
+    /// leaves the sessions starting their interpreters themselves: slower, not broken.
+    pub async fn complete_images(&self, config: &SupervisorConfig) {
+        if !self.keep_trying(config).await.lacks_images() {
+            return;
+        }
+        tracing::info!(
+            "making the memory images in the background; sessions start cold until then"
+        );
+        match precompile(config, Images::Make).await {
+            Ok(manifest) => {
+                *self.outcome() = Outcome::Compiled(Arc::new(manifest));
+                tracing::info!("memory images ready: new workers start from them");
+            }
+            Err(error) => {
+                tracing::warn!(%error, "no memory images: sessions start the interpreter themselves");
+            }
         }
     }
 
@@ -209,7 +249,7 @@ fn retry_delay(attempts: u32) -> Duration {
         .min(MAX_RETRY_DELAY)
 }
 
-async fn precompile(config: &SupervisorConfig) -> Result<Manifest, String> {
+async fn precompile(config: &SupervisorConfig, images: Images) -> Result<Manifest, String> {
     let started = std::time::Instant::now();
     let mut child = tokio::process::Command::new(&config.worker_bin)
         .arg("precompile")
@@ -217,6 +257,7 @@ async fn precompile(config: &SupervisorConfig) -> Result<Manifest, String> {
         .arg(&config.runtime_dir)
         .arg("--cache-dir")
         .arg(&config.cache_dir)
+        .args((images == Images::CachedOnly).then_some("--cached-images-only"))
         .env_clear()
         .envs(config.log_filter.as_deref().map(|v| ("RUST_LOG", v)))
         .stdin(Stdio::null())
@@ -407,6 +448,46 @@ mod tests {
             retry_at: Instant::now() + Duration::from_secs(5),
         };
         assert!(!failed.availability(scientific, &config).usable());
+    }
+
+    /// The first pass asks only for the images already compiled, so the server serves at once;
+    /// the images are made by a second, full precompile, and the manifest then carries them.
+    #[tokio::test]
+    async fn memory_images_are_made_after_the_server_serves() {
+        let dir = tempfile::tempdir().unwrap();
+        // A stand-in for the worker binary: without an image on the quick pass, with one on
+        // the full pass; each call is logged.
+        let log = dir.path().join("calls");
+        let worker = dir.path().join("sandbox-worker");
+        std::fs::write(
+            &worker,
+            format!(
+                "#!/bin/sh\necho \"$*\" >> {log}\ncase \"$*\" in\n  *--cached-images-only*) echo '{{\"python\":{{\"cwasm\":\"/c/py.cwasm\",\"wasm_sha256\":\"aa\"}}}}' ;;\n  *) echo '{{\"python\":{{\"cwasm\":\"/c/py.cwasm\",\"wasm_sha256\":\"aa\",\"image\":\"/c/img.cwasm\"}}}}' ;;\nesac\n",
+                log = log.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&worker, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let config = SupervisorConfig::new(worker, dir.path().into(), dir.path().join("state"));
+        let runtimes = Runtimes::default();
+        let first = runtimes.manifest(&config).await.unwrap();
+        assert_eq!(first.module(Runtime::Python).unwrap().image, None);
+        assert!(first.lacks_images());
+        runtimes.complete_images(&config).await;
+        let full = runtimes.manifest(&config).await.unwrap();
+        assert_eq!(
+            full.module(Runtime::Python).unwrap().image.as_deref(),
+            Some(std::path::Path::new("/c/img.cwasm"))
+        );
+        let calls = std::fs::read_to_string(&log).unwrap();
+        let calls: Vec<&str> = calls.lines().collect();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert!(calls[0].ends_with("--cached-images-only"), "{calls:?}");
+        assert!(!calls[1].contains("--cached-images-only"), "{calls:?}");
+        // Nothing left to make: no third precompile.
+        runtimes.complete_images(&config).await;
+        assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 2);
     }
 
     /// A failed precompile is tried again after a back-off that doubles up to a minute;

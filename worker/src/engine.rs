@@ -167,6 +167,20 @@ pub struct CacheDirs<'a> {
     pub shipped: Option<&'a Path>,
 }
 
+/// The `.cwasm` of `name` for a wasm of digest `digest` (hex) when the cache already holds it
+/// (the shipped cache first).
+pub fn cached(
+    engine: &Engine,
+    (name, digest): (&str, &str),
+    dirs: CacheDirs<'_>,
+) -> Option<PathBuf> {
+    dirs.shipped
+        .into_iter()
+        .chain([dirs.cache_dir])
+        .map(|dir| cwasm_path(engine, name, digest, dir))
+        .find(|cwasm| cwasm.is_file())
+}
+
 /// The `.cwasm` of `name` for a wasm of digest `digest` (hex), found in the cache or compiled
 /// into it from what `wasm` makes (only then is it called; `source` names it in errors): the
 /// file, and whether it was compiled now. Writing goes through a temporary file and a rename,
@@ -181,16 +195,10 @@ pub fn cached_or_compiled(
     source: &Path,
     wasm: impl FnOnce() -> Result<Vec<u8>, EngineError>,
 ) -> Result<(PathBuf, bool), EngineError> {
-    let found = shipped
-        .map(|dir| cwasm_path(engine, name, digest, dir))
-        .filter(|cwasm| cwasm.is_file());
-    if let Some(cwasm) = found {
+    if let Some(cwasm) = cached(engine, (name, digest), CacheDirs { cache_dir, shipped }) {
         return Ok((cwasm, false));
     }
     let cwasm = cwasm_path(engine, name, digest, cache_dir);
-    if cwasm.is_file() {
-        return Ok((cwasm, false));
-    }
     std::fs::create_dir_all(cache_dir).map_err(|source| EngineError::Write {
         path: cache_dir.into(),
         source,

@@ -69,6 +69,10 @@ struct PrecompileOptions {
     /// Where the compiled modules go [default: RUNTIME_DIR/cache]
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
+    /// Report a memory image only when it is compiled already; never make one (the quick pass
+    /// a server makes before it serves, while a full precompile makes the images)
+    #[arg(long)]
+    cached_images_only: bool,
 }
 
 #[derive(Debug, Args)]
@@ -207,7 +211,12 @@ fn run(
         Command::Precompile(options) => {
             let cache_dir =
                 (options.cache_dir).unwrap_or_else(|| options.runtime_dir.join("cache"));
-            let manifest = prepare::precompile_all(&options.runtime_dir, &cache_dir)?;
+            let images = if options.cached_images_only {
+                prepare::Images::CachedOnly
+            } else {
+                prepare::Images::Make
+            };
+            let manifest = prepare::precompile_all(&options.runtime_dir, &cache_dir, images)?;
             let json = serde_json::to_string(&manifest).map_err(std::io::Error::from)?;
             println!("{json}");
         }
@@ -493,8 +502,17 @@ mod tests {
         let (command, _) = parsed("precompile --runtime-dir /r --cache-dir /c").unwrap();
         assert!(matches!(
             command,
-            Command::Precompile(PrecompileOptions { runtime_dir, cache_dir: Some(cache) })
+            Command::Precompile(PrecompileOptions { runtime_dir, cache_dir: Some(cache), cached_images_only: false })
                 if runtime_dir.as_path() == Path::new("/r") && cache.as_path() == Path::new("/c")
+        ));
+        let (command, _) = parsed("precompile --runtime-dir /r --cached-images-only").unwrap();
+        assert!(matches!(
+            command,
+            Command::Precompile(PrecompileOptions {
+                cache_dir: None,
+                cached_images_only: true,
+                ..
+            })
         ));
         let (command, _) = parsed("compile-python --runtime-dir /r").unwrap();
         assert!(matches!(

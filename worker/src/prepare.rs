@@ -13,6 +13,16 @@ use crate::engine::{self, CacheDirs, EngineError};
 use crate::host::{HostState, SessionConfig, build_linker};
 use crate::python;
 
+/// Whether [`precompile_all`] makes the memory images it does not find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Images {
+    /// Made when missing (minutes and gigabytes for CPython's).
+    Make,
+    /// Reported only when already compiled: the quick pass a server makes before it serves
+    /// (sessions start cold until a full precompile has made the image).
+    CachedOnly,
+}
+
 /// Compiles every interpreter in `runtime_dir` (by [`Runtime::wasm_file_name`]) into
 /// `cache_dir`, or finds it there already, and returns the manifest the supervisor reads. A
 /// module already in `runtime_dir/cache` (compiled by `runtimes/prepare.sh`, or shipped in a
@@ -20,7 +30,11 @@ use crate::python;
 ///
 /// # Errors
 /// A missing interpreter, a broken one, or a cache that cannot be written.
-pub fn precompile_all(runtime_dir: &Path, cache_dir: &Path) -> Result<ModuleManifest, EngineError> {
+pub fn precompile_all(
+    runtime_dir: &Path,
+    cache_dir: &Path,
+    images: Images,
+) -> Result<ModuleManifest, EngineError> {
     let engine = engine::engine();
     let shipped = runtime_dir.join("cache");
     let shipped = (shipped != cache_dir).then_some(shipped.as_path());
@@ -41,8 +55,12 @@ pub fn precompile_all(runtime_dir: &Path, cache_dir: &Path) -> Result<ModuleMani
             let started = Instant::now();
             let cache = CacheDirs { cache_dir, shipped };
             // Without an image, sessions start as they did before: slower, not broken.
-            match prepare_image(runtime, runtime_dir, &cached, cache) {
-                Ok((image, compiled)) => {
+            match prepare_image(runtime, runtime_dir, &cached, cache, images) {
+                Ok(None) => tracing::info!(
+                    runtime = runtime.as_str(),
+                    "memory image not made yet: sessions start the interpreter themselves"
+                ),
+                Ok(Some((image, compiled))) => {
                     tracing::info!(
                         runtime = runtime.as_str(),
                         compiled,
@@ -64,7 +82,8 @@ pub fn precompile_all(runtime_dir: &Path, cache_dir: &Path) -> Result<ModuleMani
 }
 
 /// The `.cwasm` of `runtime`'s memory image ([`python::make_image`]), found in the cache or
-/// made and compiled into it, and whether it was made now. Its name carries a digest of all
+/// (with [`Images::Make`]) made and compiled into it, and whether it was made now; `None` when
+/// it is not cached and not to be made. Its name carries a digest of all
 /// the image depends on: the interpreter, the driver and preload, and the directory layout.
 ///
 /// # Errors
@@ -74,12 +93,16 @@ fn prepare_image(
     runtime_dir: &Path,
     base: &CachedModule,
     cache: CacheDirs<'_>,
-) -> Result<(PathBuf, bool), EngineError> {
+    images: Images,
+) -> Result<Option<(PathBuf, bool)>, EngineError> {
     let engine = engine::engine();
     let wasm = runtime_dir.join(runtime.wasm_file_name());
     let build = python::Build::of(&base.wasm_sha256);
     let digest = python::image_digest(&base.wasm_sha256, build);
     let name = format!("{}-image", runtime.as_str());
+    if images == Images::CachedOnly {
+        return Ok(engine::cached(engine, (&name, &digest), cache).map(|image| (image, false)));
+    }
     let failed = |message: String| EngineError::Compile {
         path: wasm.clone(),
         message,
@@ -108,6 +131,7 @@ fn prepare_image(
         python::image::with_memory_image(&bytes, &memory)
             .map_err(|e| failed(format!("writing the memory image: {e}")))
     })
+    .map(Some)
 }
 
 /// The directories of [`Runtime::imaged_layout`] for making an image: the runtime's own from

@@ -514,10 +514,11 @@ impl SessionTable {
     /// a worker for each one missing (when admission has room for it; a full server stops
     /// refilling), drops pooled workers that died, and waits for the next take.
     pub async fn keep_pool_filled(&self, runtimes: &Runtimes) {
-        // Failures are logged by the step and tried again; sessions say it too.
-        let manifest = runtimes.keep_trying(&self.config).await;
         let mut retry = None;
         loop {
+            // Failures are logged by the step and tried again; sessions say it too. Read each
+            // time: the memory images may have come since.
+            let manifest = runtimes.keep_trying(&self.config).await;
             for dead in self.pool.prune_dead() {
                 if let Err(e) = self.dirs.remove_session(&dead) {
                     tracing::warn!(error = %e, "cannot remove a dead pooled worker's directory");
