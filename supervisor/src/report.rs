@@ -29,7 +29,10 @@ pub struct ExecuteCodeResult {
     pub session_id: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub execution_id: String,
-    /// python or javascript.
+    /// The session's runtime (python or javascript): the language of the call, so it is left
+    /// out of the structured result and named in the text block.
+    #[serde(skip)]
+    #[schemars(skip)]
     pub runtime: String,
     /// The language of the code, to say which session a refusal was for.
     #[serde(skip)]
@@ -61,9 +64,6 @@ pub struct ExecuteCodeResult {
     pub restart_reason: Option<String>,
     #[serde(skip_serializing_if = "is_zero")]
     pub memory_bytes: u64,
-    /// RFC 3339; every call extends it.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub expires_at: String,
     /// auto_persist_globals after a restart.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state_restored: Option<crate::persist::Restored>,
@@ -148,7 +148,6 @@ impl ExecuteCodeResult {
             state_after_restart: None,
             restart_reason: None,
             memory_bytes: 0,
-            expires_at: String::new(),
             state_restored: None,
             fuel_analysis: None,
             guidance_summary: None,
@@ -181,7 +180,6 @@ impl ExecuteCodeResult {
         result.error_message = None;
         result.fuel_budget = execution.fuel_budget;
         result.execution_id = execution.execution_id;
-        result.expires_at = rfc3339(session.expires_at());
         result.state_restored = execution.restored;
         if let Some(why) = execution.replaced_worker {
             result.session_restarted = true;
@@ -482,7 +480,7 @@ mod tests {
             ])
         );
         assert!(json.get("figure_data").is_none(), "the bytes are not JSON");
-        assert_eq!(json["runtime"], "python");
+        assert!(json.get("runtime").is_none(), "the call's language says it");
         assert!(json.get("language").is_none(), "the runtime names it");
         assert_eq!(
             result.to_text(),

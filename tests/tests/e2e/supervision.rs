@@ -522,7 +522,10 @@ async fn idle_sessions_expire_with_their_files() -> anyhow::Result<()> {
         )
         .await?;
     assert!(!first.is_error);
-    let expires = first.str("expires_at").to_owned();
+    let info = server
+        .call("get_workspace_info", json!({ "session_id": "brief" }))
+        .await?;
+    let expires = info.str("expires_at").to_owned();
     assert!(expires.ends_with('Z'), "{expires}");
     let workspace = server
         .workspace_of("brief")
