@@ -3,7 +3,8 @@
 //! the pending connection stays in the backlog, so retrying at once fails again at once: a loop
 //! that retries takes a whole core and starves everything else. [`Acceptor`] waits instead, from
 //! 5 ms doubling to a second, and logs a stretch of failures twice: when it starts (with the
-//! error) and when it ends (with the count), not once per failure. Errors about one connection
+//! error) and when it ends (with the count), not once per failure. A shortage that flaps (a
+//! descriptor freed for a moment lets one connection in) warns once per [`REWARN_AFTER`]. Errors about one connection
 //! (aborted before it was accepted, or a network error accept(2) reports for it) are skipped at
 //! once, as accept(2) advises.
 
@@ -22,11 +23,17 @@ const FIRST_PAUSE: Duration = Duration::from_millis(5);
 /// which frees them as connections and sessions end.
 const LONGEST_PAUSE: Duration = Duration::from_secs(1);
 
+/// How long after a warning a new stretch of failures is logged at debug level only: one
+/// shortage that lets a connection through now and then is one problem for the operator.
+const REWARN_AFTER: Duration = Duration::from_secs(60);
+
 /// A listener and the state of its current stretch of failures.
 pub struct Acceptor {
     listener: TcpListener,
     /// The failures since the last success, and when the first of them came.
     failing: Option<(u64, Instant)>,
+    /// When a stretch was last warned about.
+    warned_at: Option<Instant>,
     pause: Duration,
 }
 
@@ -35,6 +42,7 @@ impl Acceptor {
         Acceptor {
             listener,
             failing: None,
+            warned_at: None,
             pause: FIRST_PAUSE,
         }
     }
@@ -64,12 +72,21 @@ impl Acceptor {
                     match &mut self.failing {
                         Some((failures, _)) => *failures += 1,
                         None => {
-                            tracing::warn!(
-                                error = %e,
-                                "cannot accept connections (out of descriptors or memory?); \
-                                 retrying with pauses up to a second until it works again"
-                            );
-                            self.failing = Some((1, Instant::now()));
+                            let now = Instant::now();
+                            if self
+                                .warned_at
+                                .is_some_and(|at| now.duration_since(at) < REWARN_AFTER)
+                            {
+                                tracing::debug!(error = %e, "accept failing again");
+                            } else {
+                                tracing::warn!(
+                                    error = %e,
+                                    "cannot accept connections (out of descriptors or memory?); \
+                                     retrying with pauses up to a second until it works again"
+                                );
+                                self.warned_at = Some(now);
+                            }
+                            self.failing = Some((1, now));
                         }
                     }
                     tokio::time::sleep(self.pause).await;

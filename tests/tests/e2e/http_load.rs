@@ -573,22 +573,28 @@ async fn accept_waits_out_a_shortage_of_descriptors_without_spinning() {
         "the server used {:.0} % of a core",
         share * 100.0
     );
+    // One warning for the shortage, even when a descriptor freed for a moment lets a
+    // connection through and the failures start again (seen on loaded machines).
     let failing = log_lines(&log, "cannot accept connections");
-    assert_eq!(failing.len(), 1, "one line for the stretch: {failing:#?}");
+    assert_eq!(failing.len(), 1, "one line for the shortage: {failing:#?}");
 
     set_open_file_limit(server.pid, 1024);
     drop(held);
     let (status, _) = get(port, "/healthz", None, Duration::from_secs(10));
     assert_eq!(status, 200);
+    // Each stretch's end is logged with its count (one stretch, or more when it flapped).
     let recovered = log_lines(&log, "accepting connections again");
-    assert_eq!(recovered.len(), 1, "{recovered:#?}");
-    let failures: u64 = recovered[0]
-        .split_once("failures=")
-        .and_then(|(_, rest)| rest.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0);
+    assert!(!recovered.is_empty(), "{recovered:#?}");
+    let failures: u64 = recovered
+        .iter()
+        .filter_map(|line| {
+            let (_, rest) = line.split_once("failures=")?;
+            rest.split_whitespace().next()?.parse::<u64>().ok()
+        })
+        .sum();
     assert!(
         failures >= 2,
-        "the stretch counted its failures: {recovered:?}"
+        "the stretches counted their failures: {recovered:?}"
     );
 }
 
