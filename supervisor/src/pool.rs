@@ -1,6 +1,6 @@
 //! Workers started before any session asks for them: a new session's first call finds its
-//! interpreter already running (3.12 takes about 45 ms to start, the scientific runtime about
-//! 25 ms from its memory image, or a second without one, numpy and pandas preloaded) instead of
+//! interpreter already running (CPython takes about 25 ms to start from its memory image, or a
+//! second without one, numpy and pandas preloaded; QuickJS a few milliseconds) instead of
 //! waiting for it.
 //!
 //! Each pooled worker is started exactly as a session's would be, on a workspace of its own

@@ -3,8 +3,9 @@
 //! interpreter), which need a network, what a module is called on PyPI, and which Node.js
 //! built-ins a JavaScript snippet may reach for.
 //!
-//! The stdlib facts were checked against the sandbox's CPython 3.12 build (the `import` of each
-//! was tried in a fresh session); the package facts are about how the packages are built.
+//! The stdlib facts were checked against the sandbox's CPython 3.15 build (the `import` of each
+//! was tried in a fresh session, 2026-11-27); the package facts are about how the packages are
+//! built.
 
 /// Stdlib modules that do not import in this CPython build, with what to do instead.
 const MISSING_STDLIB: &[(&str, &str)] = &[

@@ -1,6 +1,5 @@
 //! Packages: what is vendored (read-only under /data, measured first-import fuel) and what a
-//! session installed ([`catalog`]), what the scientific runtime has compiled in
-//! ([`scientific`]), and installs ([`mod@install`], which answers
+//! session installed ([`catalog`]), what CPython has compiled in ([`scientific`]), and installs ([`mod@install`], which answers
 //! `install_package` and `pip install` in `execute_command` ([`requirements`]), through
 //! [`python`] or [`javascript`]).
 //!

@@ -37,7 +37,7 @@ pub fn python3() -> PathBuf {
 }
 
 /// The `pip download` command for `requirement` (a checked `name` or `name==version`), resolved
-/// for the guest's Python `python_version` (`3.12`, `3.15`): pip then picks releases whose
+/// for the guest's Python `python_version` (`3.15`): pip then picks releases whose
 /// `Requires-Python` admits it, whatever Python runs pip on the host. With `provided`, what
 /// the runtime has compiled in satisfies dependencies on it, at its version.
 pub fn download_command(
@@ -192,7 +192,7 @@ mod tests {
         let status = download_command(
             &fake,
             "x",
-            "3.12",
+            "3.15",
             (staging.path(), staging.path()),
             &Sources::default(),
             None,

@@ -1,5 +1,5 @@
-//! What a runtime already provides, told to pip's resolver: for the distributions compiled into
-//! the scientific runtime, a stub wheel each (its name and version, nothing to install) in a
+//! What the interpreter already provides, told to pip's resolver: for the distributions compiled
+//! into CPython, a stub wheel each (its name and version, nothing to install) in a
 //! directory pip searches, and a constraints file pinning each to its compiled-in version. A
 //! pure-Python package that depends on numpy or pandas then resolves against what the
 //! interpreter has (a requirement the compiled-in version does not meet fails in pip, and says

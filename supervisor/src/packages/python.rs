@@ -1,7 +1,7 @@
 //! Python installs: a requirement is checked (a PEP 508 name that is not native-only, an exact
-//! version), answered from what the session's runtime already has (the default runtime's
-//! vendored set, or the packages compiled into the scientific runtime), or else downloaded by
-//! pip as pure-Python wheels for the runtime's Python into the server's staging directory,
+//! version), answered from what the interpreter already has (the packages compiled into it, or
+//! the vendored set), or else downloaded by pip as pure-Python wheels for Python 3.15 (the
+//! compiled-in distributions satisfying dependencies on them) into the server's staging directory,
 //! unpacked and checked there ([`wheel`]), and only then moved into the session's
 //! `/app/.packages`.
 

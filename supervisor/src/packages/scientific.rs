@@ -110,8 +110,8 @@ pub fn catalogue() -> &'static Catalogue {
     &PARSED
 }
 
-/// The first-import costs of the scientific runtime's modules, with the built-in stdlib table
-/// under them: what the fuel analysis and advice of a scientific session price imports with.
+/// The first-import costs of the interpreter's modules, with the built-in stdlib table under
+/// them: what the fuel analysis and advice price imports with when no loaded table is at hand.
 pub fn import_costs() -> &'static ImportFuelTable {
     static TABLE: LazyLock<ImportFuelTable> = LazyLock::new(|| {
         let mut table = ImportFuelTable::builtin();
@@ -165,11 +165,6 @@ impl Catalogue {
             .join(", ")
     }
 }
-
-/// The scientific runtime in a few words, for every answer that names it (the note that says it
-/// was chosen, the advice and the findings that lead to it).
-pub const STACK: &str =
-    "CPython 3.15 with numpy, pandas, scipy, scikit-learn, matplotlib and more compiled in";
 
 /// The packages a model reaches for first, in the order advice names them.
 pub const HEADLINE: [&str; 8] = [

@@ -146,7 +146,6 @@ impl SandboxServer {
     /// Adds a fuel analysis to a result that used half its budget or more (below that it has
     /// nothing to say), and advice to failures and truncated output.
     pub(crate) fn teach(&self, result: &mut ExecuteCodeResult, lesson: &Lesson<'_>) {
-        // The scientific runtime prices imports with its own measured table.
         let runtime = Runtime::from_name(&result.runtime)
             .unwrap_or_else(|| Runtime::default_for(lesson.language));
         if result.fuel_budget > 0 {

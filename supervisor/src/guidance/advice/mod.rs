@@ -11,8 +11,7 @@
 //! not compile until it has advice. Each family of failures lives in its own module and adds
 //! its part to one `draft::Draft`: `syntax`, `names` (names and imports), `runtime`
 //! (exceptions), `python2` (Python 2 habits), `files`, `limits` and `memory`, `js_host`,
-//! `packages`, `session` (the service around the code), `command` (shell commands) and
-//! `scientific` (packages that only the scientific runtime has).
+//! `packages`, `session` (the service around the code) and `command` (shell commands).
 
 mod command;
 mod draft;
