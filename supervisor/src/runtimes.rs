@@ -450,6 +450,16 @@ mod tests {
         assert!(!failed.availability(scientific, &config).usable());
     }
 
+    /// An executable shell script named `sandbox-worker` in `dir` running `body`: a stand-in
+    /// for the worker binary whose precompile answers what a test needs.
+    fn stand_in_worker(dir: &std::path::Path, body: &str) -> std::path::PathBuf {
+        let worker = dir.join("sandbox-worker");
+        std::fs::write(&worker, format!("#!/bin/sh\n{body}")).unwrap();
+        std::fs::set_permissions(&worker, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        worker
+    }
+
     /// The first pass asks only for the images already compiled, so the server serves at once;
     /// the images are made by a second, full precompile, and the manifest then carries them.
     #[tokio::test]
@@ -458,17 +468,13 @@ mod tests {
         // A stand-in for the worker binary: without an image on the quick pass, with one on
         // the full pass; each call is logged.
         let log = dir.path().join("calls");
-        let worker = dir.path().join("sandbox-worker");
-        std::fs::write(
-            &worker,
-            format!(
-                "#!/bin/sh\necho \"$*\" >> {log}\ncase \"$*\" in\n  *--cached-images-only*) echo '{{\"python\":{{\"cwasm\":\"/c/py.cwasm\",\"wasm_sha256\":\"aa\"}}}}' ;;\n  *) echo '{{\"python\":{{\"cwasm\":\"/c/py.cwasm\",\"wasm_sha256\":\"aa\",\"image\":\"/c/img.cwasm\"}}}}' ;;\nesac\n",
+        let worker = stand_in_worker(
+            dir.path(),
+            &format!(
+                "echo \"$*\" >> {log}\ncase \"$*\" in\n  *--cached-images-only*) echo '{{\"python\":{{\"cwasm\":\"/c/py.cwasm\",\"wasm_sha256\":\"aa\"}}}}' ;;\n  *) echo '{{\"python\":{{\"cwasm\":\"/c/py.cwasm\",\"wasm_sha256\":\"aa\",\"image\":\"/c/img.cwasm\"}}}}' ;;\nesac\n",
                 log = log.display()
             ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&worker, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
+        );
         let config = SupervisorConfig::new(worker, dir.path().into(), dir.path().join("state"));
         let runtimes = Runtimes::default();
         let first = runtimes.manifest(&config).await.unwrap();
@@ -505,17 +511,10 @@ mod tests {
         // A stand-in for the worker binary: fails until a flag file exists, then prints an
         // empty manifest, as `sandbox-worker precompile` with no interpreters does.
         let flag = dir.path().join("fixed");
-        let worker = dir.path().join("sandbox-worker");
-        std::fs::write(
-            &worker,
-            format!(
-                "#!/bin/sh\n[ -e {} ] || exit 9\necho '{{}}'\n",
-                flag.display()
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&worker, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
+        let worker = stand_in_worker(
+            dir.path(),
+            &format!("[ -e {} ] || exit 9\necho '{{}}'\n", flag.display()),
+        );
         let config = SupervisorConfig::new(worker, dir.path().into(), dir.path().join("state"));
         let runtimes = Runtimes::default();
         assert_eq!(runtimes.status(), CompileStatus::Compiling);
