@@ -16,8 +16,6 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::config::SessionLimits;
-
 /// The controllers a worker cgroup needs.
 const CONTROLLERS: [&str; 3] = ["memory", "pids", "cpu"];
 
@@ -139,14 +137,14 @@ pub struct CgroupPlan {
 }
 
 impl CgroupPlan {
-    /// The cgroup `name` under `root` for a worker of a session with `limits`, whose process
+    /// The cgroup `name` under `root` for a worker of a session with `cpus` CPUs, whose process
     /// may use `data_bytes` of memory.
-    pub fn for_worker(root: &Path, name: &str, limits: &SessionLimits, data_bytes: u64) -> Self {
+    pub fn for_worker(root: &Path, name: &str, cpus: u32, data_bytes: u64) -> Self {
         Self {
             dir: root.join(name),
             memory_max: data_bytes,
             pids_max: MAX_TASKS,
-            cpu_quota_us: CPU_PERIOD_US * u64::from(limits.cpus.max(1)),
+            cpu_quota_us: CPU_PERIOD_US * u64::from(cpus.max(1)),
         }
     }
 }
@@ -198,12 +196,10 @@ impl WorkerCgroup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Flavor;
 
     #[test]
     fn a_workers_cgroup_is_planned_from_its_session() {
-        let large = SessionLimits::from(Flavor::Large);
-        let plan = CgroupPlan::for_worker(Path::new("/cg/svc"), "worker-s.k-2", &large, 9 << 30);
+        let plan = CgroupPlan::for_worker(Path::new("/cg/svc"), "worker-s.k-2", 4, 9 << 30);
         assert_eq!(plan.dir, Path::new("/cg/svc/worker-s.k-2"));
         assert_eq!(
             (plan.memory_max, plan.pids_max, plan.cpu_quota_us),
@@ -260,8 +256,7 @@ mod tests {
             std::process::id().to_string()
         );
 
-        let limits = SessionLimits::from(Flavor::Medium);
-        let plan = CgroupPlan::for_worker(&delegated, "worker-s-1", &limits, 3 << 30);
+        let plan = CgroupPlan::for_worker(&delegated, "worker-s-1", 2, 3 << 30);
         let worker = WorkerCgroup::create(&plan).unwrap();
         let dir = delegated.join("worker-s-1");
         assert_eq!(

@@ -167,7 +167,7 @@ fn tool_call_span(request: &CallToolRequestParams, known: bool, id: &RequestId) 
         .as_ref()
         .and_then(|arguments| arguments.get("session_id"))
         .and_then(Value::as_str)
-        .filter(|id| crate::session::valid_session_id(id));
+        .filter(|id| crate::owner::valid_session_id(id));
     if let Some(session_id) = named {
         span.record("session_id", session_id);
     }

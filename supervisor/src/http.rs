@@ -8,7 +8,7 @@
 //! (lines of `principal:token`), a request is authenticated as a named principal, and all MCP
 //! sessions of that principal share its sandboxes; with the single `SANDBOX_HTTP_TOKEN` (or none
 //! on loopback), every MCP session is a client of its own. The principal travels to the tool
-//! handlers in the request's extensions ([`principal_of`]).
+//! handlers in the request's extensions ([`crate::owner::principal_of`]).
 //!
 //! Beside `/mcp`, for orchestrators and monitoring: `GET /healthz` (live) and `GET /readyz`
 //! (ready: 200, or 503 with the reason; see [`crate::health`]) without a token (kubelet probes
@@ -43,6 +43,7 @@ use self::accept::Acceptor;
 use self::connections::{Admission, ConnectionLimits, Connections, InFlight, Peer, Watched};
 use crate::guard::Guarded;
 use crate::health::Health;
+use crate::owner::Principal;
 
 /// The body type of every answer.
 type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
@@ -85,10 +86,6 @@ impl std::fmt::Debug for Tokens {
             .finish()
     }
 }
-
-/// Who a request authenticated as, put in its extensions for the tool handlers.
-#[derive(Debug, Clone)]
-pub struct Principal(pub Arc<str>);
 
 /// What [`authenticate`] decided.
 #[derive(Debug, PartialEq, Eq)]
@@ -174,7 +171,7 @@ fn parse_tokens(text: &str) -> Result<Vec<(String, String)>, HttpError> {
             .split_once(':')
             .ok_or_else(|| bad("expected principal:token"))?;
         let (principal, token) = (principal.trim(), token.trim());
-        if !crate::session::valid_session_id(principal) {
+        if !crate::owner::valid_session_id(principal) {
             return Err(bad(
                 "a principal is 1-64 letters, digits, '-' or '_', starting with a letter or digit",
             ));
@@ -188,15 +185,6 @@ fn parse_tokens(text: &str) -> Result<Vec<(String, String)>, HttpError> {
         named.push((principal.to_owned(), token.to_owned()));
     }
     Ok(named)
-}
-
-/// The HTTP principal a request authenticated as, from the extensions rmcp hands a handler.
-pub fn principal_of(extensions: &rmcp::model::Extensions) -> Option<String> {
-    extensions
-        .get::<hyper::http::request::Parts>()?
-        .extensions
-        .get::<Principal>()
-        .map(|p| p.0.to_string())
 }
 
 /// Why the endpoint cannot start.

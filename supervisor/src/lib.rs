@@ -1,16 +1,20 @@
 //! `sandbox-mcp`: an MCP server that runs untrusted Python and JavaScript in per-session
 //! WebAssembly workers.
 //!
-//! The supervisor never runs guest code itself. [`server`] speaks MCP behind [`guard`] (panics
-//! become answers, [`redact`] takes host paths out); [`session`] keeps the sessions, each owned
-//! by one client, and queues their executions; [`worker`] spawns (with [`jail`]) and talks to
-//! one `sandbox-worker` process per session (whose own jail layers [`jail_layers`] chooses);
-//! [`workspace`] and [`packages`] touch session files
-//! only through the confined layer (`sandbox_protocol::confined`); [`runtimes`] makes sure the
-//! interpreters are compiled; [`config`] holds every setting (flags and `SANDBOX_*` variables)
-//! and what they resolve to.
+//! The supervisor never runs guest code itself. Its modules form layers (the list, and the test
+//! that keeps it, are in `layers.rs`), bottom first: host facts and identities ([`owner`],
+//! [`memory`], [`inventory`], [`jail`], [`cgroup`], …); [`config`], every setting (flags and
+//! `SANDBOX_*` variables) and what they resolve to; [`guidance`], pure advice; files
+//! ([`workspace`], [`runtimes`], [`packages`]: session files only through the confined layer,
+//! `sandbox_protocol::confined`); workers ([`worker`] spawns and talks to one
+//! `sandbox-worker` process per session, [`pool`], [`persist`], [`metrics`]); [`session`],
+//! each owned by one client, queueing its executions, and [`executions`] in flight; answers
+//! ([`report`], [`resources`], [`health`]); the MCP handler [`server`] and its [`tools`]; and
+//! the transports ([`guard`], where panics become answers and [`redact`] takes host paths out;
+//! [`http`]; [`stdio`]) with [`check_config`].
 
 pub mod cgroup;
+pub mod check_config;
 pub mod config;
 pub mod descriptors;
 pub mod executions;
@@ -18,10 +22,15 @@ pub mod guard;
 pub mod guidance;
 pub mod health;
 pub mod http;
+pub mod inventory;
 pub mod jail;
 pub mod jail_layers;
+#[cfg(test)]
+mod layers;
+pub mod memory;
 pub mod metrics;
 pub mod notify;
+pub mod owner;
 pub mod packages;
 pub mod persist;
 pub mod pool;
@@ -77,7 +86,7 @@ impl Transport {
         Ok(Transport::Http(http::HttpOptions {
             addr,
             tokens,
-            limits: transport.connection_limits(),
+            limits: http::connections::ConnectionLimits::from_settings(transport),
             workers: usize::try_from(admission.max_sessions)
                 .unwrap_or(usize::MAX)
                 .saturating_add(pooled),
@@ -149,7 +158,7 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
         tokio::spawn(async move {
             loop {
                 sessions.sample_memory().await;
-                tokio::time::sleep(session::memory::SAMPLE_PERIOD).await;
+                tokio::time::sleep(memory::SAMPLE_PERIOD).await;
             }
         })
     };

@@ -7,9 +7,8 @@
 use std::process::ExitCode;
 
 use sandbox_supervisor::Transport;
-use sandbox_supervisor::config::{
-    LogFormat, Report, Settings, SupervisorConfig, Task, TransportSettings,
-};
+use sandbox_supervisor::check_config::Report;
+use sandbox_supervisor::config::{LogFormat, Settings, SupervisorConfig, Task, TransportSettings};
 
 /// The exit status of a server that cannot start with its configuration (as for a usage error).
 const BAD_CONFIGURATION: u8 = 2;

@@ -173,9 +173,19 @@ pub struct Levels {
     /// The configured pool size per runtime.
     pub pool_target: Vec<(Runtime, usize)>,
     /// Measured resident and proportional memory per runtime and role (`session`, `pooled`).
-    pub memory: Vec<(Runtime, &'static str, crate::session::memory::Footprint)>,
-    /// Admission: memory counted, the budget, the host's available memory, the session limit.
-    pub usage: crate::session::Usage,
+    pub memory: Vec<(Runtime, &'static str, crate::memory::Footprint)>,
+    /// Admission's figures.
+    pub admission: AdmissionLevels,
+}
+
+/// Admission at a scrape: memory counted, the budget, the session limit, the host's available
+/// memory (when read).
+#[derive(Debug, Clone, Default)]
+pub struct AdmissionLevels {
+    pub memory_in_use_bytes: u64,
+    pub memory_budget_bytes: u64,
+    pub max_sessions: usize,
+    pub host_available_bytes: Option<u64>,
 }
 
 /// The last worker start, for readiness.
@@ -518,7 +528,7 @@ impl Metrics {
                 .get_or_create(&labels)
                 .inc_by(gauge(footprint.pss));
         }
-        let usage = &levels.usage;
+        let usage = &levels.admission;
         self.memory_in_use.set(gauge(usage.memory_in_use_bytes));
         self.memory_budget.set(gauge(usage.memory_budget_bytes));
         self.max_sessions.set(gauge(usage.max_sessions as u64));
@@ -536,7 +546,7 @@ fn gauge(value: u64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::memory::Footprint;
+    use crate::memory::Footprint;
 
     /// The value of the series whose line starts with `series` (name and labels).
     fn value(text: &str, series: &str) -> Option<f64> {
@@ -573,7 +583,7 @@ mod tests {
                     Footprint { rss: 30, pss: 10 },
                 ),
             ],
-            usage: crate::session::Usage {
+            admission: AdmissionLevels {
                 max_sessions: 256,
                 memory_budget_bytes: 1 << 30,
                 ..Default::default()

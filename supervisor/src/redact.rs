@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::config::PackageSources as Sources;
 use crate::config::SupervisorConfig;
-use crate::packages::Sources;
 
 /// Host paths and their labels.
 #[derive(Debug, Default)]

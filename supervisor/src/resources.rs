@@ -77,7 +77,7 @@ pub fn session_files(session_id: &str, workspace: &Root, max: usize) -> Vec<Reso
 pub fn parse_file_uri(uri: &str) -> Option<(&str, PathBuf)> {
     let rest = uri.strip_prefix("sandbox://sessions/")?;
     let (session, path) = rest.split_once("/files/")?;
-    if !crate::session::valid_session_id(session) {
+    if !crate::owner::valid_session_id(session) {
         return None;
     }
     // Leading slashes are dropped, so a path of slashes alone names nothing (not /app itself).
@@ -260,7 +260,7 @@ mod tests {
                             .all(|c| matches!(c, Component::Normal(_))),
                         "{uri:?} -> {relative:?}"
                     );
-                    assert!(crate::session::valid_session_id(id), "{uri:?} -> {id:?}");
+                    assert!(crate::owner::valid_session_id(id), "{uri:?} -> {id:?}");
                 }
             });
     }

@@ -384,7 +384,7 @@ mod tests {
 
     #[test]
     fn the_python_description_quotes_the_catalogue() {
-        let catalogue = crate::packages::scientific::catalogue();
+        let catalogue = crate::inventory::catalogue();
         let info = RUNTIMES
             .iter()
             .find(|r| r.runtime == Runtime::Python)

@@ -135,7 +135,7 @@ impl SandboxServer {
         connection_owner: Owner,
     ) -> Self {
         let mut imports = guidance::ImportFuelTable::load(config.data_dir.as_deref());
-        crate::packages::scientific::add_compiled_in(&mut imports);
+        crate::inventory::add_compiled_in(&mut imports);
         let imports = Arc::new(imports);
         let lease = Arc::new(ConnectionLease {
             owner: connection_owner.clone(),
@@ -155,7 +155,7 @@ impl SandboxServer {
 
     /// Who a request acts for: the HTTP principal its token names, else this connection.
     pub(crate) fn owner(&self, ctx: &RequestContext<RoleServer>) -> Owner {
-        crate::http::principal_of(&ctx.extensions).map_or_else(
+        crate::owner::principal_of(&ctx.extensions).map_or_else(
             || self.connection_owner.clone(),
             |name| Owner::principal(&name),
         )

@@ -1,4 +1,4 @@
-//! Sessions: who owns each ([`owner`]), the runtime it runs on and its limits ([`setup`]), its
+//! Sessions: who owns each ([`crate::owner`]), the runtime it runs on and its limits ([`setup`]), its
 //! worker, workspace and expiry, and the table of them all with admission ([`table`]).
 //!
 //! A session belongs to the client that created it: the table is keyed by owner and id, so
@@ -11,8 +11,6 @@
 //! pre-started worker of its shape from the pool ([`crate::pool`]) together with that worker's
 //! directories, so its call does not wait for an interpreter to start.
 
-pub mod memory;
-mod owner;
 mod setup;
 mod table;
 
@@ -27,7 +25,7 @@ use sandbox_protocol::{
 };
 use tokio_util::sync::CancellationToken;
 
-pub use owner::{Owner, valid_session_id};
+pub use crate::owner::{Owner, valid_session_id};
 pub use setup::{PYTHON_MIN_MEMORY, SessionSpec};
 pub use table::{CreateError, SessionTable, Usage};
 

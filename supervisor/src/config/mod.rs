@@ -3,23 +3,23 @@
 //! `--help` renders; the file layer in [`file`], where each value came from in [`provenance`]);
 //! [`SupervisorConfig`] is what they resolve to at start-up, once the worker binary and the
 //! interpreters are found, the state directory is made, and the host's cgroup and jail support
-//! are detected. [`Report`] (`sandbox-mcp check-config`, in [`check`]) checks the same
-//! resolution beforehand, reporting every problem at once. [`SessionLimits`] and the bounds of
+//! are detected. `sandbox-mcp check-config` (the `check_config` module, above the transports
+//! whose settings it checks too) checks the same resolution beforehand, reporting every problem
+//! at once. [`SessionLimits`] and the bounds of
 //! every limit live in [`limits`]; the session sizes themselves are the protocol's flavor table
 //! ([`Flavor`], [`FlavorSpec`]).
 
-mod check;
 #[cfg(test)]
 mod documentation;
 mod file;
 mod limits;
+mod pool_sizes;
 mod provenance;
 mod settings;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use check::{Finding, Report, Severity, Subject};
 pub use file::{ConfigFile, FileError, FileProblem};
 pub use limits::{
     DEFAULT_MAX_CODE_BYTES, DISK_QUOTA_BYTES_RANGE, DISK_QUOTA_FILES_RANGE, FUEL_RANGE,
@@ -27,6 +27,7 @@ pub use limits::{
     MAX_CODE_BYTES_RANGE, MAX_TIMEOUT, MEMORY_RANGE, SessionLimits, TIMEOUT_SECS_RANGE, TTL_RANGE,
     default_execution_fuel, flavor_execution_fuel, max_message_bytes,
 };
+pub use pool_sizes::PoolSizes;
 pub use provenance::{Effective, MASK, Provenance, Source};
 pub use sandbox_protocol::{Flavor, FlavorSpec};
 pub use settings::{
@@ -84,7 +85,7 @@ pub struct SupervisorConfig {
     /// Admission: what sessions and pooled workers use, as measured, may not exceed this.
     pub memory_budget: u64,
     /// Idle pre-started workers per runtime.
-    pub worker_pool: crate::pool::PoolSizes,
+    pub worker_pool: PoolSizes,
     /// When memory is short for a new session, the workers of `auto_persist_globals` sessions
     /// idle this long may be stopped (their variables come back on their next call); `None`:
     /// never.
@@ -203,7 +204,7 @@ impl SupervisorConfig {
             explicit_session_ttl: Duration::from_secs(DEFAULT_EXPLICIT_SESSION_TTL_SECS),
             max_sessions: count(DEFAULT_MAX_SESSIONS),
             memory_budget: default_memory_budget(),
-            worker_pool: crate::pool::PoolSizes::none(),
+            worker_pool: PoolSizes::none(),
             evict_idle: None,
             cgroups: CgroupSupport::Unavailable {
                 reason: "not detected".into(),
@@ -267,7 +268,7 @@ impl SupervisorConfig {
 /// `path` from the supervisor's working directory, taken once at start-up: a worker runs in its
 /// workspace, where a relative path would name something else. (Left as is in the unlikely
 /// case the working directory is gone; the spawn plan then refuses it.)
-fn absolute(path: PathBuf) -> PathBuf {
+pub(crate) fn absolute(path: PathBuf) -> PathBuf {
     std::path::absolute(&path).unwrap_or(path)
 }
 
@@ -279,7 +280,10 @@ fn count(value: u64) -> usize {
 
 /// The given runtime directory, or the first of `runtimes` and `../runtimes` next to the
 /// executable, that holds the Python interpreter.
-fn find_runtime_dir(given: Option<&Path>, exe_dir: &Path) -> Result<PathBuf, ConfigError> {
+pub(crate) fn find_runtime_dir(
+    given: Option<&Path>,
+    exe_dir: &Path,
+) -> Result<PathBuf, ConfigError> {
     let file = sandbox_protocol::Runtime::Python.wasm_file_name();
     let candidates: Vec<PathBuf> = match given {
         Some(dir) => vec![dir.to_path_buf()],

@@ -188,19 +188,6 @@ pub struct TransportSettings {
     pub log_format: LogFormat,
 }
 
-impl TransportSettings {
-    /// The HTTP connection caps and timeouts these settings give.
-    pub fn connection_limits(&self) -> crate::http::connections::ConnectionLimits {
-        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-        crate::http::connections::ConnectionLimits {
-            max: count(self.http_max_connections),
-            per_peer: count(self.http_max_connections_per_peer),
-            header_timeout: std::time::Duration::from_secs(self.http_header_timeout_secs),
-            idle_timeout: std::time::Duration::from_secs(self.http_idle_timeout_secs),
-        }
-    }
-}
-
 impl std::fmt::Debug for TransportSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the token itself: settings end up in logs.
@@ -241,7 +228,7 @@ pub struct AdmissionSettings {
     /// session's first call then skips interpreter start-up
     #[arg(long, value_name = "SIZES", env = "SANDBOX_WORKER_POOL",
           default_value = DEFAULT_WORKER_POOL)]
-    pub worker_pool: crate::pool::PoolSizes,
+    pub worker_pool: super::PoolSizes,
     /// When memory is short for a new session, stop the workers of sessions with
     /// auto_persist_globals idle this many seconds (their variables come back on their next
     /// call); 0: never
@@ -559,7 +546,7 @@ mod tests {
         );
         assert_eq!(s.admission.max_sessions, 256);
         assert_eq!(s.admission.memory_budget_bytes, None);
-        assert_eq!(s.admission.worker_pool, crate::pool::PoolSizes::default());
+        assert_eq!(s.admission.worker_pool, crate::config::PoolSizes::default());
         assert_eq!(s.admission.evict_idle_secs, 300);
         assert_eq!(
             (

@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::analyze::{CodeFacts, HEAVY_IMPORT_FUEL};
-use super::imports::ImportFuelTable;
 use super::{MAX_SUGGESTED_FUEL, fmt_bytes, fmt_fuel, nice_round_up};
+use crate::inventory::ImportFuelTable;
 
 /// How close the execution came to its budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -314,7 +314,7 @@ mod tests {
     #[test]
     fn python_prices_its_imports_with_the_interpreter_s_own_table() {
         let code = "import pandas as pd\nfrom sklearn.linear_model import LinearRegression\n";
-        let scientific = crate::packages::scientific::import_costs();
+        let scientific = crate::inventory::import_costs();
         let budget = 50_000_000_000;
         let a = fuel_analysis(48_000_000_000, budget, code, Language::Python, scientific);
         let sklearn = scientific.get("sklearn.linear_model").unwrap().fuel;

@@ -19,7 +19,6 @@ pub mod advice;
 pub mod analyze;
 pub mod docs;
 pub mod fuel;
-pub mod imports;
 mod modules;
 mod scan;
 
@@ -27,11 +26,11 @@ use sandbox_protocol::Language;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+pub use crate::inventory::{ImportCost, ImportFuelTable};
 pub use advice::{Advice, DiskFacts, ErrorFacts, advise, advise_with};
 pub use analyze::{ExecutionGuidance, analyze};
 pub use docs::{DOCS, Doc, doc};
 pub use fuel::{FuelAnalysis, FuelStatus, fuel_analysis};
-pub use imports::{ImportCost, ImportFuelTable};
 
 /// The modules Python `code` imports, in order of appearance and as written (`pandas`,
 /// `sklearn.linear_model`): `import`, `from ... import`, `__import__("x")` and

@@ -51,6 +51,19 @@ pub struct ConnectionLimits {
     pub idle_timeout: Duration,
 }
 
+impl ConnectionLimits {
+    /// The caps and timeouts `settings` give.
+    pub fn from_settings(settings: &crate::config::TransportSettings) -> Self {
+        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        Self {
+            max: count(settings.http_max_connections),
+            per_peer: count(settings.http_max_connections_per_peer),
+            header_timeout: Duration::from_secs(settings.http_header_timeout_secs),
+            idle_timeout: Duration::from_secs(settings.http_idle_timeout_secs),
+        }
+    }
+}
+
 /// Where connections come from, as the per-peer share counts them: an IPv4 address, or the /64
 /// of an IPv6 one (an IPv4-mapped IPv6 address is its IPv4 address).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

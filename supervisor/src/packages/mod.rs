@@ -1,7 +1,8 @@
 //! Packages: what is vendored (read-only under /data, measured first-import fuel) and what a
-//! session installed ([`catalog`]), what CPython has compiled in ([`scientific`]), and installs ([`mod@install`], which answers
+//! session installed ([`catalog`]), and installs ([`mod@install`], which answers
 //! `install_package` and `pip install` in `execute_command` ([`requirements`]), through
-//! [`python`] or [`javascript`]).
+//! [`python`] or [`javascript`]). What CPython has compiled in is the layer below's
+//! ([`crate::inventory`]).
 //!
 //! Installs run on the host, never in the guest, and treat everything the client or the guest
 //! controls as hostile:
@@ -21,7 +22,6 @@ pub mod pip;
 pub mod provided;
 pub mod python;
 pub mod requirements;
-pub mod scientific;
 pub mod wheel;
 
 use sandbox_protocol::ErrorType;
@@ -50,10 +50,7 @@ fn entry_names(dir: &Root) -> Vec<(String, EntryKind)> {
         .collect()
 }
 
-/// Normalised distribution name (PEP 503).
-pub fn normalize(name: &str) -> String {
-    name.to_ascii_lowercase().replace(['_', '.'], "-")
-}
+pub use crate::inventory::normalize;
 
 /// Why an install did not happen, with advice; in a result as `error_type`, `error_message`
 /// and `actionable_guidance`.

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::InstallRefusal;
-use super::scientific::Distribution;
+use crate::inventory::Distribution;
 use crate::workspace::Staging;
 
 /// The directory (under the staging directory) holding the stub wheels.

@@ -15,11 +15,11 @@ use super::install::{Staged, StagedFiles};
 use sandbox_protocol::ErrorType;
 
 use super::provided::{self, Provided};
-use super::scientific::Distribution;
 use super::{
     InstallRefusal, Installation, PYTHON_PACKAGES_DIR, Sources, catalog, entry_names, names,
-    normalize, pip, scientific, wheel,
+    normalize, pip, wheel,
 };
+use crate::inventory::{self, Distribution};
 use crate::workspace::Staging;
 
 /// How long a download may take before it is abandoned.
@@ -155,7 +155,7 @@ pub async fn stage(
             )
             .with(format!(
                 "compiled in and ready to import: {}",
-                scientific::catalogue().versions_of(&scientific::HEADLINE)
+                inventory::catalogue().versions_of(&inventory::HEADLINE)
             ))
             .with("call list_available_packages to see every compiled-in package"),
             _ => refusal,
@@ -192,7 +192,7 @@ fn compiled_in(
     version: Option<&str>,
 ) -> Result<Option<Installation>, InstallRefusal> {
     let version = checked_name(package, version)?;
-    let Some((name, dist)) = scientific::catalogue().distribution(package) else {
+    let Some((name, dist)) = inventory::catalogue().distribution(package) else {
         return Ok(None);
     };
     if let Some(wanted) = version.filter(|v| *v != dist.version) {
@@ -245,7 +245,7 @@ pub async fn stage_python(
         )
         .with("call list_available_packages for the vendored packages"));
     }
-    let compiled_in = &scientific::catalogue().distributions;
+    let compiled_in = &inventory::catalogue().distributions;
     let provided = provided::write(&staging, compiled_in)?;
     let download = download(
         &requirement,

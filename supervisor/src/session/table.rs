@@ -14,10 +14,10 @@ use std::time::Duration;
 use chrono::Utc;
 use sandbox_protocol::Runtime;
 
-use super::memory::{self, Footprint, ProcFs};
 use super::{Owner, Session, SessionSpec};
 use crate::config::SupervisorConfig;
-use crate::metrics::{Levels, Refusal};
+use crate::memory::{self, Footprint, ProcFs};
+use crate::metrics::{AdmissionLevels, Levels, Refusal};
 use crate::pool::{Pooled, WorkerPool, worker_shape};
 use crate::runtimes::Runtimes;
 use crate::worker::Worker;
@@ -182,7 +182,7 @@ impl SessionTable {
         let sizes = if config.jail.entry == crate::jail_layers::WorkerEntry::Serve {
             config.worker_pool.clone()
         } else {
-            crate::pool::PoolSizes::none()
+            crate::config::PoolSizes::none()
         };
         Ok(Self {
             config,
@@ -669,7 +669,12 @@ impl SessionTable {
             pooled: pooled.into_iter().map(|(_, runtime)| runtime).collect(),
             pool_target: self.config.worker_pool.iter().collect(),
             memory,
-            usage,
+            admission: AdmissionLevels {
+                memory_in_use_bytes: usage.memory_in_use_bytes,
+                memory_budget_bytes: usage.memory_budget_bytes,
+                max_sessions: usage.max_sessions,
+                host_available_bytes: usage.host_available_bytes,
+            },
         }
     }
 

@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::config::MAX_TIMEOUT;
+use crate::owner::valid_session_id;
 use crate::packages::names::quote;
-use crate::session::valid_session_id;
 
 /// The shortest timeout an execution may ask for: less could not even start an interpreter.
 const MIN_TIMEOUT_SECS: f64 = 0.1;

@@ -15,10 +15,10 @@ use serde_json::Value;
 
 use super::args::{LanguageArg, check_session_id, no_session};
 use super::reply;
+use crate::inventory::{self, Catalogue};
 use crate::packages::catalog::{
     self, InstalledDistribution, VendoredEntry, installed_js, installed_python,
 };
-use crate::packages::scientific::{self, Catalogue};
 use crate::server::SandboxServer;
 use crate::session::Session;
 
@@ -146,7 +146,7 @@ impl SandboxServer {
         } else {
             BTreeMap::new()
         };
-        let catalogue = scientific::catalogue();
+        let catalogue = inventory::catalogue();
         let python = wants_python.then(|| PythonPackages {
             interpreter: &catalogue.meta.interpreter,
             default_fuel_budget: crate::config::default_execution_fuel(
@@ -238,7 +238,7 @@ mod tests {
 
     #[test]
     fn compiled_in_packages_carry_their_costs() {
-        let catalogue = scientific::catalogue();
+        let catalogue = inventory::catalogue();
         let list = compiled_in(catalogue);
         let science = &list.by_category["data science"];
         let pandas = science.iter().find(|e| e.import == "pandas").unwrap();

@@ -14,7 +14,8 @@ use serde_json::Value;
 use super::reply;
 use super::session_info::{Limits, flavor_table};
 use crate::guidance;
-use crate::packages::{catalog, scientific};
+use crate::inventory;
+use crate::packages::catalog;
 use crate::runtimes::{Availability, INSTALL_HINT, RUNTIMES, RuntimeInfo};
 use crate::server::SandboxServer;
 use crate::session::SessionSpec;
@@ -76,7 +77,7 @@ struct PythonFacts {
     /// gets enough to run until its timeout.
     fuel_per_second: u64,
     memory: PythonMemory,
-    disk: scientific::Disk,
+    disk: inventory::Disk,
     compiled_in: CompiledIn,
 }
 
@@ -224,7 +225,7 @@ impl SandboxServer {
 
 /// Python's facts, from its measured catalogue and this server's state.
 fn python_facts(availability: &Availability) -> PythonFacts {
-    let catalogue = scientific::catalogue();
+    let catalogue = inventory::catalogue();
     let (status, install) = match availability {
         Availability::Installed => ("installed", None),
         Availability::Preparing => ("preparing", None),
@@ -255,7 +256,7 @@ fn python_facts(availability: &Availability) -> PythonFacts {
         disk: catalogue.disk,
         compiled_in: CompiledIn {
             distributions: catalogue.distributions.len(),
-            headline: catalogue.versions_of(&scientific::HEADLINE),
+            headline: catalogue.versions_of(&inventory::HEADLINE),
             more: "list_available_packages {language: \"python\"} lists every package with its import cost",
         },
     }

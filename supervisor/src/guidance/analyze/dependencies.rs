@@ -6,13 +6,13 @@
 use sandbox_protocol::Language;
 
 use super::super::fmt_fuel;
-use super::super::imports::{ImportCost, ImportFuelTable};
 use super::super::modules;
 use super::super::scan::{ImportKind, ImportRef};
 use super::ImportInfo;
 use super::facts::CodeFacts;
 use super::findings::Analysis;
-use crate::packages::scientific;
+use crate::inventory;
+use crate::inventory::imports::{ImportCost, ImportFuelTable};
 
 /// Assumed cost of importing a third-party module nobody measured: (low, expected, high).
 /// Third-party packages are mostly heavier than stdlib modules (openpyxl takes billions).
@@ -79,7 +79,7 @@ fn python_import(import: &ImportRef, measured: &Measured<'_>, out: &mut Analysis
         );
         out.block(format!("`import {module}` (line {line}) fails: the module is not in the sandbox's CPython; {why}"));
     } else if let top = module.split('.').next().unwrap_or(module)
-        && let Some((dist, d)) = scientific::catalogue().distribution(top)
+        && let Some((dist, d)) = inventory::catalogue().distribution(top)
     {
         info.status = "compiled_in".into();
         info.package = Some(dist.into());
@@ -363,7 +363,7 @@ mod tests {
         let g = py("import pandas as pd\nfrom sklearn.linear_model import LinearRegression\n");
         assert!(!has(&g, "native_packages"), "{:?}", g.detected_patterns);
         assert!(g.warnings.is_empty(), "{:?}", g.warnings);
-        let costs = scientific::import_costs();
+        let costs = inventory::import_costs();
         let pandas = g.imports.iter().find(|i| i.module == "pandas").unwrap();
         assert_eq!(pandas.fuel, costs.get("pandas").map(|c| c.fuel));
         assert_eq!(pandas.package.as_deref(), Some("pandas"));

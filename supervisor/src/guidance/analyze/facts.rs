@@ -6,9 +6,9 @@ use std::collections::HashSet;
 use sandbox_protocol::Language;
 
 use super::super::fmt_fuel;
-use super::super::imports::{ImportCost, ImportFuelTable};
 use super::super::modules;
 use super::super::scan::{self, ImportKind, ImportRef, Kind, LoopInfo, Source, StrLit};
+use crate::inventory::imports::{ImportCost, ImportFuelTable};
 
 /// Analysis looks at most this much code; `execute_code` refuses more than 1 MiB anyway.
 const MAX_ANALYZED_BYTES: usize = 2 << 20;

@@ -26,7 +26,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::NextCall;
-use super::imports::ImportFuelTable;
+use crate::inventory::ImportFuelTable;
 use findings::Analysis;
 
 pub(crate) use facts::{CodeFacts, HEAVY_IMPORT_FUEL};

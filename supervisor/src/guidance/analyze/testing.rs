@@ -3,11 +3,11 @@
 
 use sandbox_protocol::Language;
 
-use super::super::imports::ImportFuelTable;
 use super::{ExecutionGuidance, analyze};
+use crate::inventory::imports::ImportFuelTable;
 
 pub(super) fn table() -> ImportFuelTable {
-    crate::packages::scientific::import_costs().clone()
+    crate::inventory::import_costs().clone()
 }
 
 /// The default flavor's fuel and timeout, as a server passes them.

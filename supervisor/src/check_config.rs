@@ -1,8 +1,9 @@
 //! `sandbox-mcp check-config`: the settings resolved as start-up resolves them (the worker
 //! binary and interpreters next to the executable, the state directory in `$TMPDIR`, …) and
 //! checked without starting or creating anything: every problem at once, each with a concrete
-//! fix. Start-up ([`super::SupervisorConfig::from_settings`]) stops at its first problem; this
-//! is for the operator before that.
+//! fix. Start-up ([`crate::config::SupervisorConfig::from_settings`]) stops at its first
+//! problem; this is for the operator before that. It sits above the transports, whose settings
+//! (the HTTP tokens) it checks too.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use sandbox_protocol::{Layer, LayerState, PYTHON_DIR, Runtime};
 
 mod dirs;
 
-use super::{ConfigError, Provenance, Settings, absolute, find_runtime_dir};
+use crate::config::{ConfigError, Provenance, Settings, absolute, find_runtime_dir};
 use crate::descriptors::{self, Demand};
 use crate::http::{MetricsAccess, Tokens};
 use crate::jail_layers::{self, JailPolicy};
@@ -308,7 +309,7 @@ impl Report {
                     MetricsAccess::Token if tokens.metrics.is_some() => "with the metrics token",
                     MetricsAccess::Token => "with an HTTP token (no metrics token)",
                 };
-                let limits = transport.connection_limits();
+                let limits = crate::http::connections::ConnectionLimits::from_settings(transport);
                 self.ok(
                     Subject::Http,
                     format!(

@@ -1,8 +1,23 @@
-//! Who a session belongs to ([`Owner`]) and the ids a client may give its sessions. The table is
+//! Who a session belongs to ([`Owner`]), the HTTP principal a request authenticated as
+//! ([`Principal`]), and the ids a client may give its sessions. The table is
 //! keyed by owner and id, so another client never sees a session and may use the same id for one
 //! of its own.
 
 use std::sync::Arc;
+
+/// Who a request authenticated as: the HTTP transport puts it in the request's extensions, the
+/// tool handlers read it back ([`principal_of`]).
+#[derive(Debug, Clone)]
+pub struct Principal(pub Arc<str>);
+
+/// The HTTP principal a request authenticated as, from the extensions rmcp hands a handler.
+pub fn principal_of(extensions: &rmcp::model::Extensions) -> Option<String> {
+    extensions
+        .get::<hyper::http::request::Parts>()?
+        .extensions
+        .get::<Principal>()
+        .map(|p| p.0.to_string())
+}
 
 /// Session ids: what a model may choose, and safe as a file name.
 pub fn valid_session_id(id: &str) -> bool {
