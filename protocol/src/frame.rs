@@ -189,6 +189,7 @@ mod tests {
                 mime: "image/png".into(),
                 data: vec![0x89, b'P', b'N', b'G'],
             }],
+            written: vec!["plot.png".into(), "out/data.csv".into()],
         })
     }
 

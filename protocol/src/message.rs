@@ -150,7 +150,15 @@ pub struct ExecutionReport {
     pub restart: Option<Restart>,
     /// Pictures the execution drew (matplotlib figures shown or saved as PNG), in order.
     pub figures: Vec<Figure>,
+    /// Files beneath `/app` the execution opened for writing or renamed into place, relative
+    /// to `/app`, in the order first seen, at most [`MAX_WRITTEN_FILES`]. Names the guest
+    /// chose: whoever opens them must do so beneath `/app` (the supervisor attaches the
+    /// images among them without walking the directory).
+    pub written: Vec<String>,
 }
+
+/// The most written files one report names; an execution that writes more names the first.
+pub const MAX_WRITTEN_FILES: usize = 64;
 
 /// One picture an execution produced, returned to the client as image content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -90,6 +90,10 @@ pub struct ExecuteCodeResult {
     #[serde(skip)]
     #[schemars(skip)]
     pub figure_data: Vec<Figure>,
+    /// The files beneath `/app` the execution wrote, as the worker saw them (guest names).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub written: Vec<String>,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -157,6 +161,7 @@ impl ExecuteCodeResult {
             figures: Vec::new(),
             notes: Vec::new(),
             figure_data: Vec::new(),
+            written: Vec::new(),
         }
     }
 
@@ -257,6 +262,7 @@ impl ExecuteCodeResult {
             })
             .collect();
         self.figure_data = report.figures;
+        self.written = report.written;
     }
 
     /// The text block: everything a text-only client needs, compactly.
@@ -372,6 +378,7 @@ mod tests {
             memory_bytes: 1 << 20,
             restart: None,
             figures: Vec::new(),
+            written: Vec::new(),
         }
     }
 

@@ -7,7 +7,6 @@
 //! are served (a FIFO or device is refused without being waited on).
 
 use std::path::{Component, Path, PathBuf};
-use std::time::SystemTime;
 
 use rmcp::model::{ContentBlock, Resource, ResourceContents, ResourceTemplate};
 use sandbox_protocol::confined::{ConfinedError, EntryKind, Follow, Root};
@@ -121,35 +120,29 @@ pub fn read_file(workspace: &Root, relative: &Path, uri: &str) -> Result<Resourc
     })
 }
 
-/// Image files in /app written since `since`, as image content blocks. Only regular files
-/// count: a link named `x.png` is neither followed nor attached.
-pub fn new_images(workspace: &Root, since: SystemTime) -> Vec<ContentBlock> {
-    let listing = workspace.walk(
-        sandbox_protocol::confined::WalkLimits {
-            max_entries: 1000,
-            max_depth: 8,
-        },
-        &crate::workspace::SYSTEM_DIRS,
-    );
-    listing
-        .entries
+/// The images among `written` (the files beneath /app an execution wrote, as its worker saw
+/// them: names the guest chose), as image content blocks, read beneath `workspace` through its
+/// confined handle. Only regular files count: a link named `x.png` is neither followed nor
+/// attached, and a name that leads out of /app or into a system directory reads nothing.
+pub fn new_images(workspace: &Root, written: &[String]) -> Vec<ContentBlock> {
+    written
         .iter()
-        .filter(|f| {
-            f.kind == EntryKind::File
-                && f.size <= MAX_FILE_BYTES
-                && f.modified.is_some_and(|m| m >= since)
-                && mime_type(Path::new(&f.path)).starts_with("image/")
+        .map(Path::new)
+        .filter(|path| {
+            mime_type(path).starts_with("image/")
+                && !path.components().next().is_some_and(|first| {
+                    crate::workspace::SYSTEM_DIRS
+                        .iter()
+                        .any(|dir| first.as_os_str() == *dir)
+                })
+        })
+        .filter_map(|path| {
+            let bytes = workspace
+                .read_regular(path, Follow::No, MAX_FILE_BYTES)
+                .ok()?;
+            Some(ContentBlock::image(base64(&bytes), mime_type(path)))
         })
         .take(MAX_IMAGES)
-        .filter_map(|f| {
-            let bytes = workspace
-                .read_regular(Path::new(&f.path), Follow::No, MAX_FILE_BYTES)
-                .ok()?;
-            Some(ContentBlock::image(
-                base64(&bytes),
-                mime_type(Path::new(&f.path)),
-            ))
-        })
         .collect()
 }
 
@@ -209,6 +202,50 @@ mod tests {
         ] {
             assert_eq!(base64(input.as_bytes()), output);
         }
+    }
+
+    #[test]
+    fn the_images_an_execution_wrote_are_read_beneath_app_and_nothing_else() {
+        let app = tempfile::tempdir().unwrap();
+        let dir = app.path();
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::create_dir_all(dir.join(".packages")).unwrap();
+        std::fs::write(dir.join("a.png"), b"\x89PNG a").unwrap();
+        std::fs::write(dir.join("sub/b.svg"), b"<svg/>").unwrap();
+        std::fs::write(dir.join("data.csv"), b"x,y").unwrap();
+        std::fs::write(dir.join(".packages/c.png"), b"\x89PNG c").unwrap();
+        std::os::unix::fs::symlink(dir.join("a.png"), dir.join("link.png")).unwrap();
+        std::fs::write(dir.join("old.png"), b"\x89PNG old").unwrap();
+        let root = Root::open_ambient(dir).unwrap();
+        let written: Vec<String> = [
+            "a.png",
+            "link.png",
+            "data.csv",
+            "sub/b.svg",
+            "../outside.png",
+            "/etc/x.png",
+            ".packages/c.png",
+            "gone.png",
+        ]
+        .map(String::from)
+        .to_vec();
+        let images: Vec<(String, String)> = new_images(&root, &written)
+            .iter()
+            .map(|c| {
+                let image = c.as_image().unwrap();
+                (image.mime_type.clone(), image.data.clone())
+            })
+            .collect();
+        assert_eq!(
+            images,
+            [
+                ("image/png".to_string(), base64(b"\x89PNG a")),
+                ("image/svg+xml".to_string(), base64(b"<svg/>")),
+            ],
+            "old.png was not written by this execution"
+        );
+        let many: Vec<String> = (0..MAX_IMAGES + 2).map(|_| "a.png".to_string()).collect();
+        assert_eq!(new_images(&root, &many).len(), MAX_IMAGES);
     }
 
     #[test]

@@ -161,6 +161,7 @@ fn run(
         memory_bytes: interpreters.memory_bytes,
         restart: interpreters.restart,
         figures: interpreters.figures,
+        written: Vec::new(),
     }
 }
 
@@ -378,6 +379,7 @@ mod tests {
             memory_bytes: 7 << 20,
             restart: None,
             figures: Vec::new(),
+            written: Vec::new(),
         }
     }
 

@@ -119,6 +119,7 @@ fn not_run(execution_id: String) -> ExecutionReport {
         memory_bytes: 0,
         restart: None,
         figures: Vec::new(),
+        written: Vec::new(),
     }
 }
 
@@ -241,6 +242,7 @@ pub(crate) mod tests {
             memory_bytes: 1,
             restart: None,
             figures: Vec::new(),
+            written: Vec::new(),
         }
     }
 

@@ -72,7 +72,6 @@ impl SandboxServer {
                 Err(refusal) => return self.refused(refusal, language),
             };
         let timeout = timeout.unwrap_or(session.limits().timeout);
-        let started = std::time::SystemTime::now();
         let result = self
             .run_work(&session, Work::Code(args.code), timeout, &ctx)
             .await;
@@ -85,7 +84,7 @@ impl SandboxServer {
             .filter_map(|c| c.as_image().map(|image| image.data.clone()))
             .collect();
         reply.content.extend(
-            crate::resources::new_images(&session.files().app, started)
+            crate::resources::new_images(&session.files().app, &result.written)
                 .into_iter()
                 .filter(|c| c.as_image().is_none_or(|i| !attached.contains(&i.data))),
         );

@@ -351,6 +351,27 @@ async fn guidance_resources_and_images() -> anyhow::Result<()> {
             .any(|c| c.as_image().is_some_and(|i| i.mime_type == "image/png")),
         "{reply:?}"
     );
+    // The images are the ones this call wrote, as its worker saw them (no walk of /app): in a
+    // new directory, and renamed into place; dot.png, written before, is not attached again.
+    let more = "import base64, os\npng = base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==')\n\
+                os.makedirs('/app/sub', exist_ok=True)\nopen('/app/sub/two.png', 'wb').write(png)\n\
+                open('three.tmp', 'wb').write(png)\nos.replace('three.tmp', 'three.png')\nopen('dot.png', 'rb').read(1)";
+    let reply = client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("execute_code").with_arguments(
+                json!({ "language": "python", "code": more, "session_id": "pics" })
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await?;
+    let images = reply
+        .content
+        .iter()
+        .filter(|c| c.as_image().is_some())
+        .count();
+    assert_eq!(images, 2, "sub/two.png and three.png: {reply:?}");
     let file = read("sandbox://sessions/pics/files/dot.png").await?;
     assert!(matches!(
         &file.contents[0],

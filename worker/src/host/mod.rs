@@ -34,6 +34,7 @@ pub mod sleep;
 pub mod state;
 pub mod stdio;
 pub mod traps;
+pub mod written;
 
 pub use cancel::Control;
 pub use clock::{ActiveExecution, HARD_GRACE, InterruptCause, SoftInterrupt};

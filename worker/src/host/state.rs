@@ -19,6 +19,7 @@ use super::cancel::Control;
 use super::clock::{ActiveExecution, SessionMonotonicClock, SoftInterrupt};
 use super::guest_quota::{self, GuestQuota};
 use super::limits::{MemoryLimiter, fuel_for};
+use super::written::WrittenFiles;
 use crate::capture::Capture;
 use crate::quota::{Quota, QuotaLimits, SharedQuota};
 
@@ -112,6 +113,8 @@ pub struct HostState {
     pub(super) quota: Option<GuestQuota>,
     /// Where the guest's monotonic clock starts.
     pub(super) clock_base: Instant,
+    /// The files beneath `/app` the execution in progress wrote.
+    pub written: WrittenFiles,
 }
 
 impl HostState {
@@ -166,6 +169,7 @@ impl HostState {
             piped_stdin: VecDeque::new(),
             quota,
             clock_base,
+            written: WrittenFiles::default(),
         })
     }
 
@@ -173,6 +177,7 @@ impl HostState {
     pub fn begin(&mut self, req: &ExecuteRequest) {
         self.stdout.clear();
         self.stderr.clear();
+        self.written.clear();
         self.limiter.hit_cap = false;
         self.js_interrupt = false;
         self.control.set_current(Some(req.execution_id.clone()));
@@ -227,6 +232,7 @@ impl HostState {
             memory_bytes,
             restart,
             figures: outcome.figures,
+            written: self.written.take(),
         }
     }
 

@@ -9,7 +9,7 @@ use wasmtime_wasi::runtime::in_tokio;
 use wiggle::GuestMemory;
 
 use super::charge::{charge, is_charged, parts, regular_file, release, with_charge};
-use super::write::{path_open, write};
+use super::write::{guest_bytes, path_open, write};
 use crate::host::guest_memory::errno;
 use crate::host::state::HostState;
 use crate::quota::Amount;
@@ -143,8 +143,8 @@ fn path_rename(
         return Ok(errno::XDEV);
     }
     let (mem, state) = parts(&mut caller)?;
-    let mut gm = GuestMemory::Unshared(mem);
-    in_tokio(p1::path_rename(
+    let mut gm = GuestMemory::Unshared(&mut *mem);
+    let errno = in_tokio(p1::path_rename(
         &mut state.wasi,
         &mut gm,
         old_fd,
@@ -153,7 +153,13 @@ fn path_rename(
         new_fd,
         new,
         new_len,
-    ))
+    ))?;
+    if errno == errno::SUCCESS
+        && let Some(name) = guest_bytes(mem, new, new_len)
+    {
+        state.written.renamed_to(new_fd, name);
+    }
+    Ok(errno)
 }
 
 /// Whether moving or linking from `old_fd` to `new_fd` would bring files of the writable shared

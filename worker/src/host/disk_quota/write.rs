@@ -209,6 +209,30 @@ pub(super) fn path_open(
         out,
     };
     let (mem, state) = parts(&mut caller)?;
+    let errno = open_charged(&call, state, mem, oflags)?;
+    if errno == errno::SUCCESS
+        && let Some(name) = guest_bytes(mem, path, len)
+    {
+        state.written.opened(dirfd, name, oflags, base);
+    }
+    Ok(errno)
+}
+
+/// `path_open`, charged when it creates or truncates beneath `/app` or `/tmp`.
+fn open_charged(
+    call: &OpenCall,
+    state: &mut HostState,
+    mem: &mut [u8],
+    oflags: i32,
+) -> Result<i32> {
+    let (dirfd, lookup, path, len, fdflags, out) = (
+        call.dirfd,
+        call.lookup,
+        call.path,
+        call.len,
+        call.fdflags,
+        call.out,
+    );
     let Some(guest) = state.quota.as_mut() else {
         return call.run(state, mem, oflags);
     };
@@ -222,7 +246,7 @@ pub(super) fn path_open(
     let errno = if !charged || !(creat || trunc) {
         call.run(state, mem, oflags)?
     } else if creat {
-        match open_creating(&call, state, mem, oflags)? {
+        match open_creating(call, state, mem, oflags)? {
             Ok((errno, new)) => {
                 created = new;
                 errno
@@ -248,6 +272,12 @@ pub(super) fn path_open(
     record_opened(state, new_fd, origin, fdflags, empty);
     release(state, Amount::bytes(freed));
     Ok(errno)
+}
+
+/// The `len` bytes of guest memory at `at`, when they are all there.
+pub(super) fn guest_bytes(mem: &[u8], at: i32, len: i32) -> Option<&[u8]> {
+    let start = at as u32 as usize;
+    mem.get(start..start.checked_add(len as u32 as usize)?)
 }
 
 /// `path_open` with `O_CREAT` beneath `/app` or `/tmp`: the existing file if there is one, else
