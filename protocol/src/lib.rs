@@ -21,7 +21,10 @@ pub mod outcome;
 pub mod runtime;
 
 pub use error::FrameError;
-pub use flavor::{FLAVORS, Flavor, FlavorSpec};
+pub use flavor::{
+    FLAVORS, FUEL_RANGE, Flavor, FlavorSpec, MAX_TIMEOUT, MEMORY_RANGE, default_execution_fuel,
+    flavor_execution_fuel,
+};
 pub use frame::{
     MAX_FRAME_LEN, read_frame, read_frame_blocking, write_frame, write_frame_blocking,
 };

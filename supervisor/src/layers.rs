@@ -2,7 +2,9 @@
 //! (`crate::…`, in code or in a doc link) modules of its own layer or of a layer below, never
 //! above; within a layer, names must not go round in a cycle, except rmcp's handler and its
 //! tools (`server` ↔ `tools`: the `#[tool_router]` impls live with each tool). Test code is
-//! free to reach anywhere. The README's "How it works" shows the same list.
+//! free to reach anywhere. Guidance and the inventory of the interpreters are a crate of their
+//! own (`sandbox-guidance`), below all of these. The README's "How it works" shows the same
+//! list.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -19,11 +21,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             "jail",
             "memory",
             "owner",
-            "inventory",
         ],
     ),
     ("configuration", &["config", "redact"]),
-    ("guidance", &["guidance"]),
     ("files", &["workspace", "runtimes", "packages"]),
     ("workers", &["worker", "persist", "pool", "metrics"]),
     ("sessions", &["session", "executions"]),

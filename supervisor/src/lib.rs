@@ -3,15 +3,16 @@
 //!
 //! The supervisor never runs guest code itself. Its modules form layers (the list, and the test
 //! that keeps it, are in `layers.rs`), bottom first: host facts and identities ([`owner`],
-//! [`memory`], [`inventory`], [`jail`], [`cgroup`], …); [`config`], every setting (flags and
-//! `SANDBOX_*` variables) and what they resolve to; [`guidance`], pure advice; files
-//! ([`workspace`], [`runtimes`], [`packages`]: session files only through the confined layer,
-//! `sandbox_protocol::confined`); workers ([`worker`] spawns and talks to one
-//! `sandbox-worker` process per session, [`pool`], [`persist`], [`metrics`]); [`session`],
-//! each owned by one client, queueing its executions, and [`executions`] in flight; answers
-//! ([`report`], [`resources`], [`health`]); the MCP handler [`server`] and its [`tools`]; and
-//! the transports ([`guard`], where panics become answers and [`redact`] takes host paths out;
-//! [`http`]; [`stdio`]) with [`check_config`].
+//! [`memory`], [`jail`], [`cgroup`], …); [`config`], every setting (flags and `SANDBOX_*`
+//! variables) and what they resolve to; files ([`workspace`], [`runtimes`], [`packages`]:
+//! session files only through the confined layer, `sandbox_protocol::confined`); workers
+//! ([`worker`] spawns and talks to one `sandbox-worker` process per session, [`pool`],
+//! [`persist`], [`metrics`]); [`session`], each owned by one client, queueing its executions,
+//! and [`executions`] in flight; answers ([`report`], [`resources`], [`health`]); the MCP
+//! handler [`server`] and its [`tools`]; and the transports ([`guard`], where panics become
+//! answers and [`redact`] takes host paths out; [`http`]; [`stdio`]) with [`check_config`].
+//! Below them all is the `sandbox-guidance` crate: [`guidance`], pure advice, and the
+//! [`inventory`] of what the interpreters hold.
 
 pub mod cgroup;
 pub mod check_config;
@@ -19,10 +20,8 @@ pub mod config;
 pub mod descriptors;
 pub mod executions;
 pub mod guard;
-pub mod guidance;
 pub mod health;
 pub mod http;
-pub mod inventory;
 pub mod jail;
 pub mod jail_layers;
 #[cfg(test)]
@@ -44,6 +43,11 @@ pub mod stdio;
 pub mod tools;
 pub mod worker;
 pub mod workspace;
+
+/// Advice, code analysis and docs: a crate of its own, below everything here.
+pub use sandbox_guidance as guidance;
+/// What the interpreters hold (compiled-in packages, import costs), for guidance and packages.
+pub use sandbox_guidance::inventory;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,43 +4,13 @@
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use sandbox_protocol::{Flavor, FlavorSpec, Runtime};
-
-/// Bounds for a session's memory cap: below 32 MiB CPython cannot start; 4 GiB is all a 32-bit
-/// WebAssembly memory can address.
-pub const MEMORY_RANGE: RangeInclusive<u64> = (32 << 20)..=(4 << 30);
-
-/// The longest timeout an execution may ask for. MCP clients give up on a request after a few
-/// minutes; an execution must finish (or be stopped) well before that.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(300);
+pub use sandbox_protocol::{
+    FUEL_RANGE, MAX_TIMEOUT, MEMORY_RANGE, default_execution_fuel, flavor_execution_fuel,
+};
+use sandbox_protocol::{Flavor, FlavorSpec};
 
 /// Bounds for a default execution timeout in seconds: at least one, at most [`MAX_TIMEOUT`].
 pub const TIMEOUT_SECS_RANGE: RangeInclusive<u64> = 1..=MAX_TIMEOUT.as_secs();
-
-/// Bounds for a fuel budget: below 10^6 not even an empty cell runs; 5×10^12 is 170 s of
-/// numpy's fastest loops and over 800 s of a Python loop on CPython 3.15.
-pub const FUEL_RANGE: RangeInclusive<u64> = 1_000_000..=5_000_000_000_000;
-
-/// The fuel of an execution whose client did not set `fuel_budget`: enough to compute until
-/// `timeout` on `runtime` ([`Runtime::fuel_until`]), so the timeout stops a long computation
-/// softly (state kept) rather than the fuel, and at least the flavor's `flavor_fuel` times the
-/// runtime's [`Runtime::fuel_factor`]; within [`FUEL_RANGE`].
-pub fn default_execution_fuel(flavor_fuel: u64, runtime: Runtime, timeout: Duration) -> u64 {
-    flavor_fuel
-        .saturating_mul(runtime.fuel_factor())
-        .max(runtime.fuel_until(timeout))
-        .clamp(*FUEL_RANGE.start(), *FUEL_RANGE.end())
-}
-
-/// The fuel an execution in a session of `flavor` on `runtime` gets by default: its fuel and
-/// its timeout as the flavor table states them.
-pub fn flavor_execution_fuel(flavor: &FlavorSpec, runtime: Runtime) -> u64 {
-    default_execution_fuel(
-        flavor.fuel,
-        runtime,
-        Duration::from_secs(flavor.timeout_secs),
-    )
-}
 
 /// Bounds for a session's idle time to live in seconds: at most 30 days. The expiry is a date:
 /// an unbounded TTL overflowed the date arithmetic and hung the request.

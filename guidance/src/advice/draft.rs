@@ -147,7 +147,7 @@ impl<'f, 'a> Draft<'f, 'a> {
 
     /// The fuel per call a session of `flavor` gets on this session's runtime by default.
     pub(super) fn flavor_fuel(&self, flavor: &sandbox_protocol::FlavorSpec) -> u64 {
-        crate::config::flavor_execution_fuel(flavor, self.f.runtime)
+        sandbox_protocol::flavor_execution_fuel(flavor, self.f.runtime)
     }
 
     /// `execute_code` with this call's code (only when it is short enough to repeat).

@@ -170,7 +170,7 @@ mod tests {
     use super::*;
 
     /// `missing_module` advice.
-    fn missing(code: &str, message: &str) -> crate::guidance::Advice {
+    fn missing(code: &str, message: &str) -> crate::Advice {
         let mut f = facts(Language::Python, "missing_module", code);
         f.error_name = Some("ModuleNotFoundError");
         f.error_message = Some(message);

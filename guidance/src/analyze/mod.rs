@@ -127,7 +127,7 @@ pub struct SessionRecommendation {
 
 /// Analyses `code` for `get_execution_guidance`, priced with its runtime's measured import
 /// costs (Python's compiled-in packages included). The default budget is what an execution gets with the default
-/// flavor fuel and timeout (`crate::config::default_execution_fuel`).
+/// flavor fuel and timeout (`sandbox_protocol::default_execution_fuel`).
 pub fn analyze(
     code: &str,
     language: Language,
@@ -139,7 +139,7 @@ pub fn analyze(
     let mut out = Analysis::default();
     let runtime = Runtime::default_for(language);
     let default_fuel_budget =
-        crate::config::default_execution_fuel(default_fuel_budget, runtime, default_timeout);
+        sandbox_protocol::default_execution_fuel(default_fuel_budget, runtime, default_timeout);
 
     dependencies::import_findings(&facts, imports, &mut out);
     loops::loop_findings(&facts, &mut out, default_fuel_budget);

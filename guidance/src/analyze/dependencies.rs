@@ -376,8 +376,11 @@ mod tests {
         assert!(sklearn.fuel.unwrap() > 10_000_000_000, "{sklearn:?}");
         // Its budget outlasts the default timeout on that runtime.
         let (fuel, timeout) = super::super::testing::DEFAULTS;
-        let budget =
-            crate::config::default_execution_fuel(fuel, sandbox_protocol::Runtime::Python, timeout);
+        let budget = sandbox_protocol::default_execution_fuel(
+            fuel,
+            sandbox_protocol::Runtime::Python,
+            timeout,
+        );
         let share = format!("of a {} budget", super::super::super::fmt_fuel(budget));
         assert!(
             g.estimated_fuel.summary.contains(&share),

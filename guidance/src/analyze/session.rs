@@ -103,7 +103,7 @@ pub(super) fn recommend_session(
     let fuel_budget = if bigger || needs.new_session {
         needs
             .fuel
-            .max(crate::config::flavor_execution_fuel(flavor, runtime))
+            .max(sandbox_protocol::flavor_execution_fuel(flavor, runtime))
     } else {
         default_fuel
     };
@@ -240,7 +240,7 @@ pub(super) fn session_next_call(
             let flavor_fuel = FLAVORS
                 .iter()
                 .find(|f| f.name() == session.flavor)
-                .map_or(0, |f| crate::config::flavor_execution_fuel(f, runtime));
+                .map_or(0, |f| sandbox_protocol::flavor_execution_fuel(f, runtime));
             if session.fuel_budget > flavor_fuel {
                 args["fuel_budget"] = json!(session.fuel_budget);
             }
@@ -334,7 +334,7 @@ mod tests {
             g.estimated_fuel, g.recommended_session
         );
         let (fuel, timeout) = super::super::testing::DEFAULTS;
-        let default = crate::config::default_execution_fuel(fuel, Runtime::Python, timeout);
+        let default = sandbox_protocol::default_execution_fuel(fuel, Runtime::Python, timeout);
         assert!(g.recommended_session.fuel_budget > default, "{g:#?}");
         let call = g.next_call.clone().unwrap();
         assert_eq!(call.tool, "create_session");

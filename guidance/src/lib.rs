@@ -1,7 +1,12 @@
-//! Guidance a model can act on: advice for failed executions ([`advise`]), a fuel analysis on
-//! every result ([`fuel_analysis`]), code analysis without running it ([`analyze`], behind the
-//! `get_execution_guidance` tool), the measured import costs ([`ImportFuelTable`]) and the
-//! documentation pages served as MCP resources ([`docs::DOCS`]).
+//! `sandbox-guidance`: what sandbox-mcp tells a model it can act on. Advice for failed
+//! executions ([`advise`]), a fuel analysis on every result ([`fuel_analysis`]), code analysis
+//! without running it ([`analyze`], behind the `get_execution_guidance` tool), the documentation
+//! pages served as MCP resources ([`docs::DOCS`]), and the one catalogue of what the
+//! interpreters hold ([`inventory`]: compiled-in packages and measured import costs,
+//! [`ImportFuelTable`]), which the supervisor's packages read too.
+//!
+//! It depends on `sandbox-protocol` only (for the error classes, runtimes, flavors and limits
+//! both sides share), never on the supervisor, which calls it from its tools and reports.
 //!
 //! Everything here is a pure function of its inputs (the one exception is
 //! [`ImportFuelTable::load`], which reads an optional data file), so the tools can call it on
@@ -19,6 +24,7 @@ pub mod advice;
 pub mod analyze;
 pub mod docs;
 pub mod fuel;
+pub mod inventory;
 mod modules;
 mod scan;
 
@@ -73,10 +79,10 @@ impl NextCall {
 pub const MAX_SUGGESTED_FUEL: u64 = 5_000_000_000_000;
 
 /// The longest `timeout` (seconds) an execution may ask for.
-pub const MAX_TIMEOUT_SECS: u64 = crate::config::MAX_TIMEOUT.as_secs();
+pub const MAX_TIMEOUT_SECS: u64 = sandbox_protocol::MAX_TIMEOUT.as_secs();
 
 /// The largest interpreter memory (a 32-bit WebAssembly memory addresses 4 GiB).
-pub const MAX_MEMORY_BYTES: u64 = *crate::config::MEMORY_RANGE.end();
+pub const MAX_MEMORY_BYTES: u64 = *sandbox_protocol::MEMORY_RANGE.end();
 
 /// Code up to this size is repeated in a suggested `execute_code` call; longer code would bloat
 /// every failed result, so the advice describes the call instead.
