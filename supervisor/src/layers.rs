@@ -27,7 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("files", &["workspace", "runtimes", "packages"]),
     ("workers", &["worker", "persist", "pool", "metrics"]),
     ("sessions", &["session", "executions"]),
-    ("answers", &["report", "resources", "health"]),
+    ("answers", &["report", "resources", "health", "background"]),
     ("tools", &["server", "tools"]),
     ("transports", &["guard", "http", "stdio", "check_config"]),
 ];

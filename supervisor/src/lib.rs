@@ -14,6 +14,7 @@
 //! Below them all is the `sandbox-guidance` crate: [`guidance`], pure advice, and the
 //! [`inventory`] of what the interpreters hold.
 
+pub mod background;
 pub mod cgroup;
 pub mod check_config;
 pub mod config;
@@ -50,10 +51,10 @@ pub use sandbox_guidance as guidance;
 pub use sandbox_guidance::inventory;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::ServiceExt;
 
+use crate::background::Background;
 use crate::config::{Settings, SupervisorConfig};
 use crate::guard::Guarded;
 use crate::runtimes::Runtimes;
@@ -136,41 +137,6 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
     }
     let redactor = Arc::new(redact::Redactor::new(&config, &config.packages));
     let runtimes = Arc::new(Runtimes::default());
-
-    // Compile the interpreters (or check the cache) while the client connects.
-    {
-        let (config, runtimes) = (config.clone(), runtimes.clone());
-        tokio::spawn(async move {
-            // Failures are logged as they happen and tried again with back-off; the memory
-            // images follow in the background.
-            runtimes.complete_images(&config).await;
-        });
-    }
-    let reaper = {
-        let (sessions, ttl) = (sessions.clone(), config.session_ttl);
-        tokio::spawn(async move {
-            let period = (ttl / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
-            loop {
-                tokio::time::sleep(period).await;
-                sessions.reap_idle().await;
-            }
-        })
-    };
-    // Admission counts what workers use: measured in the background, never on a call's path.
-    let sampler = {
-        let sessions = sessions.clone();
-        tokio::spawn(async move {
-            loop {
-                sessions.sample_memory().await;
-                tokio::time::sleep(memory::SAMPLE_PERIOD).await;
-            }
-        })
-    };
-    let pool_filler = {
-        let (sessions, runtimes) = (sessions.clone(), runtimes.clone());
-        tokio::spawn(async move { sessions.keep_pool_filled(&runtimes).await })
-    };
-
     let health = Arc::new(health::Health::new(
         config.clone(),
         runtimes.clone(),
@@ -178,23 +144,16 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
         redactor.clone(),
     ));
     // Readiness needs a worker to have started: with no pool to start one, a probe does.
-    if health.needs_probe() && matches!(transport, Transport::Http(_)) {
-        let (sessions, runtimes) = (sessions.clone(), runtimes.clone());
-        tokio::spawn(async move { sessions.probe_worker_start(&runtimes).await });
-    }
-
-    // The service manager (Type=notify) hears READY=1 once the server is ready.
-    let notifier = {
-        let health = health.clone();
-        tokio::spawn(async move {
-            notify::status("compiling the interpreters and starting a worker");
-            let readiness = health.until_ready().await;
-            notify::ready(&format!(
-                "serving; sessions {} of at most {}, {} pooled workers",
-                readiness.sessions, readiness.max_sessions, readiness.pooled_workers
-            ));
-        })
-    };
+    let probe = health.needs_probe() && matches!(transport, Transport::Http(_));
+    let background = Background::start(
+        &background::Shared {
+            config: config.clone(),
+            sessions: sessions.clone(),
+            runtimes: runtimes.clone(),
+            health: health.clone(),
+        },
+        probe,
+    );
 
     let executions = Arc::new(executions::Executions::default());
     // One server per MCP session (one on stdio). Over HTTP each is a client of its own unless
@@ -215,7 +174,7 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
         }
     };
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let stop = tokio_util::sync::CancellationToken::new();
+    let stop = background.stop_token();
     // The largest message read from a client: what the largest code needs (an HTTP body, a
     // stdio line).
     let max_message = config::max_message_bytes(config.max_code_bytes);
@@ -250,13 +209,9 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
         _ = tokio::signal::ctrl_c() => { tracing::info!("SIGINT: shutting down"); Ok(()) }
     };
     notify::stopping();
-    notifier.abort();
-    stop.cancel();
-    reaper.abort();
-    sampler.abort();
-    // Aborted before the table shuts down, so no worker is pooled after the pool was emptied.
-    pool_filler.abort();
-    let _ = pool_filler.await;
+    // Every loop ends before the table shuts down, so no worker is pooled after the pool was
+    // emptied.
+    background.stop().await;
     shutdown(&config, &sessions).await;
     served
 }

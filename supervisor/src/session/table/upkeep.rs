@@ -1,0 +1,171 @@
+//! The table's upkeep, run by the server's background loops: idle sessions reaped, the pool of
+//! pre-started workers kept full (failures retried less and less often), and the one worker
+//! start readiness waits for when there is no pool.
+
+use std::time::Duration;
+
+use sandbox_protocol::Runtime;
+
+use super::{REMEMBERED_EXPIRED, SessionKey, SessionTable};
+use crate::memory;
+use crate::pool::{Pooled, worker_shape};
+use crate::runtimes::Runtimes;
+use crate::session::SessionSpec;
+use crate::worker::Worker;
+
+/// How long the pool waits after a worker failed to start before trying again; each failure
+/// in a row doubles the wait, up to [`POOL_RETRY_MAX`] (a broken host is not retried, and
+/// logged, every few seconds forever).
+const POOL_RETRY: Duration = Duration::from_secs(5);
+
+const POOL_RETRY_MAX: Duration = Duration::from_secs(300);
+
+/// The wait after one more failure in a row, when the last wait was `previous`.
+fn next_retry(previous: Option<Duration>) -> Duration {
+    previous.map_or(POOL_RETRY, |wait| (wait * 2).min(POOL_RETRY_MAX))
+}
+
+impl SessionTable {
+    /// Stops and removes every session idle past its TTL. Busy sessions are never idle.
+    pub async fn reap_idle(&self) {
+        let idle: Vec<SessionKey> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|s| s.idle_for() > s.ttl && s.runner.try_lock().is_ok())
+            .map(|s| (s.owner.clone(), s.id.clone()))
+            .collect();
+        for (owner, id) in idle {
+            tracing::info!(session = %id, %owner, "session expired");
+            if let Some(session) = self.destroy(&owner, &id).await {
+                crate::metrics::global().session_reaped(session.runtime());
+            }
+            let mut expired = self.expired.lock().unwrap_or_else(|e| e.into_inner());
+            expired.push_back((owner, id));
+            if expired.len() > REMEMBERED_EXPIRED {
+                expired.pop_front();
+            }
+        }
+    }
+
+    /// Keeps the pool full while the server runs: after the interpreters are compiled, starts
+    /// a worker for each one missing (when admission has room for it; a full server stops
+    /// refilling), drops pooled workers that died, and waits for the next take.
+    pub async fn keep_pool_filled(&self, runtimes: &Runtimes) {
+        let mut retry = None;
+        loop {
+            // Failures are logged by the step and tried again; sessions say it too. Read each
+            // time: the memory images may have come since.
+            let manifest = runtimes.keep_trying(&self.config).await;
+            for dead in self.pool.prune_dead() {
+                if let Err(e) = self.dirs.remove_session(&dead) {
+                    tracing::warn!(error = %e, "cannot remove a dead pooled worker's directory");
+                }
+            }
+            let mut failed = false;
+            for runtime in self.pool.missing() {
+                let Some(module) = manifest.module(runtime) else {
+                    continue;
+                };
+                if let Err(usage) = self.usage_for(runtime.expected_use_bytes()).admit(false) {
+                    tracing::debug!(%runtime, %usage, "no room to pool a worker");
+                    break;
+                }
+                match self.start_pooled(runtime, module).await {
+                    Ok(pooled) => {
+                        crate::metrics::global().worker_started(runtime, "pooled");
+                        self.pool.put(pooled);
+                    }
+                    Err(e) => {
+                        crate::metrics::global().worker_start_failed(runtime, &e);
+                        tracing::warn!(%runtime, error = %e, "cannot pre-start a worker");
+                        failed = true;
+                        break;
+                    }
+                }
+            }
+            retry = failed.then(|| next_retry(retry));
+            self.pool
+                .wait_for_take(retry.unwrap_or(memory::SAMPLE_PERIOD))
+                .await;
+        }
+    }
+
+    /// Starts one worker and stops it again, to learn whether workers start on this host when
+    /// no pool tells (readiness waits for a worker to have started).
+    pub async fn probe_worker_start(&self, runtimes: &Runtimes) {
+        // Readiness reports the interpreters' failure until a retry succeeds.
+        let manifest = runtimes.keep_trying(&self.config).await;
+        let Some((runtime, module)) = Runtime::ALL
+            .into_iter()
+            .find_map(|runtime| Some((runtime, manifest.module(runtime)?)))
+        else {
+            return;
+        };
+        match self.start_pooled(runtime, module).await {
+            Ok(probe) => {
+                crate::metrics::global().worker_started(runtime, "probe");
+                probe.worker.shutdown().await;
+                if let Err(e) = self.dirs.remove_session(&probe.files) {
+                    tracing::warn!(error = %e, "cannot remove the probe worker's directory");
+                }
+            }
+            Err(e) => {
+                crate::metrics::global().worker_start_failed(runtime, &e);
+                tracing::error!(%runtime, error = %e, "a worker cannot start");
+            }
+        }
+    }
+
+    /// Starts one pooled worker of `runtime` with a default session's limits, on directories
+    /// of its own.
+    async fn start_pooled(
+        &self,
+        runtime: Runtime,
+        module: &sandbox_protocol::CachedModule,
+    ) -> Result<Pooled, String> {
+        let limits = SessionSpec::new(
+            runtime.language(),
+            self.config.defaults.clone(),
+            self.config.session_ttl,
+        )
+        .limits_on(runtime);
+        let files = self
+            .dirs
+            .create_pooled()
+            .map_err(|e| format!("cannot create its directory: {e}"))?;
+        match Worker::spawn(&self.config, module, &files, 1, runtime, &limits).await {
+            Ok((worker, ready)) => {
+                tracing::debug!(pid = worker.pid(), %runtime, startup_ms = ready.startup_us as f64 / 1000.0, from_image = ready.from_image, "worker pooled");
+                Ok(Pooled {
+                    runtime,
+                    shape: worker_shape(&limits),
+                    files,
+                    worker,
+                    version: ready.runtime_version,
+                })
+            }
+            Err(e) => {
+                let _ = self.dirs.remove_session(&files);
+                Err(e.to_string())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_retries_a_failing_start_less_and_less_often() {
+        let mut waits = Vec::new();
+        let mut retry = None;
+        for _ in 0..8 {
+            retry = Some(next_retry(retry));
+            waits.push(retry.unwrap().as_secs());
+        }
+        assert_eq!(waits, [5, 10, 20, 40, 80, 160, 300, 300]);
+    }
+}
