@@ -28,6 +28,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("workers", &["worker", "persist", "pool", "metrics"]),
     ("sessions", &["session", "executions"]),
     ("answers", &["report", "resources", "health", "background"]),
+    ("engine", &["engine"]),
     ("tools", &["server", "tools"]),
     ("transports", &["guard", "http", "stdio", "check_config"]),
 ];

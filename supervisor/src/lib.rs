@@ -19,6 +19,7 @@ pub mod cgroup;
 pub mod check_config;
 pub mod config;
 pub mod descriptors;
+pub mod engine;
 pub mod executions;
 pub mod guard;
 pub mod health;
@@ -56,6 +57,7 @@ use rmcp::ServiceExt;
 
 use crate::background::Background;
 use crate::config::{Settings, SupervisorConfig};
+use crate::engine::Sandbox;
 use crate::guard::Guarded;
 use crate::runtimes::Runtimes;
 use crate::server::SandboxServer;
@@ -155,23 +157,18 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
         probe,
     );
 
-    let executions = Arc::new(executions::Executions::default());
     // One server per MCP session (one on stdio). Over HTTP each is a client of its own unless
     // its token names a principal (see `http`).
-    let make_server = {
-        let (config, sessions) = (config.clone(), sessions.clone());
-        move |owner: Owner| {
-            Guarded::new(
-                SandboxServer::new(
-                    config.clone(),
-                    sessions.clone(),
-                    runtimes.clone(),
-                    executions.clone(),
-                    owner,
-                ),
-                redactor.clone(),
-            )
-        }
+    let sandbox = Arc::new(Sandbox::new(
+        config.clone(),
+        sessions.clone(),
+        runtimes,
+        Arc::new(executions::Executions::default()),
+    ));
+    // One server per MCP session (one on stdio). Over HTTP each is a client of its own unless
+    // its token names a principal (see `http`).
+    let make_server = move |owner: Owner| {
+        Guarded::new(SandboxServer::new(sandbox.clone(), owner), redactor.clone())
     };
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let stop = background.stop_token();

@@ -1,6 +1,6 @@
-//! The MCP service: [`SandboxServer`] holds what every tool needs (the configuration, the
-//! session table, the running executions, measured import costs, this connection's default
-//! sessions) and routes requests. Tools live one per file under `tools/`, each with its own
+//! The MCP service: [`SandboxServer`] holds the engine every connection shares
+//! ([`crate::engine::Sandbox`]: the configuration, the session table, the running executions,
+//! measured import costs) and this connection's default sessions, and routes requests. Tools live one per file under `tools/`, each with its own
 //! router; [`SandboxServer::tool_router`] combines them. Resources are answered from
 //! [`crate::resources`].
 //!
@@ -26,11 +26,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool_handler};
 use sandbox_protocol::Language;
 
-use crate::config::SupervisorConfig;
-use crate::executions::Executions;
+use crate::engine::Sandbox;
 use crate::guidance;
 use crate::resources;
-use crate::runtimes::Runtimes;
 use crate::session::{Owner, SessionTable};
 
 const INSTRUCTIONS: &str = "Runs Python (CPython 3.15 with numpy, pandas, scipy, scikit-learn, matplotlib) and JavaScript (QuickJS-NG) in WebAssembly sandboxes. \
@@ -45,12 +43,8 @@ const MAX_LISTED_FILES: usize = 100;
 /// default sessions belong to this connection.
 #[derive(Clone)]
 pub struct SandboxServer {
-    pub(crate) config: Arc<SupervisorConfig>,
-    pub(crate) sessions: Arc<SessionTable>,
-    pub(crate) runtimes: Arc<Runtimes>,
-    pub(crate) executions: Arc<Executions>,
-    /// Measured first-import fuel (stdlib and vendored), for guidance.
-    pub(crate) imports: Arc<guidance::ImportFuelTable>,
+    /// The engine every connection shares.
+    pub(crate) sandbox: Arc<Sandbox>,
     pub(crate) default_sessions: Arc<DefaultSessions>,
     /// Who this connection acts for, unless a request names an HTTP principal.
     connection_owner: Owner,
@@ -127,26 +121,14 @@ impl DefaultSessions {
 }
 
 impl SandboxServer {
-    pub fn new(
-        config: Arc<SupervisorConfig>,
-        sessions: Arc<SessionTable>,
-        runtimes: Arc<Runtimes>,
-        executions: Arc<Executions>,
-        connection_owner: Owner,
-    ) -> Self {
-        let mut imports = guidance::ImportFuelTable::load(config.data_dir.as_deref());
-        crate::inventory::add_compiled_in(&mut imports);
-        let imports = Arc::new(imports);
+    /// The handler of one MCP session (one connection) acting for `connection_owner`.
+    pub fn new(sandbox: Arc<Sandbox>, connection_owner: Owner) -> Self {
         let lease = Arc::new(ConnectionLease {
             owner: connection_owner.clone(),
-            sessions: sessions.clone(),
+            sessions: sandbox.sessions.clone(),
         });
         Self {
-            config,
-            sessions,
-            runtimes,
-            executions,
-            imports,
+            sandbox,
             default_sessions: Arc::default(),
             connection_owner,
             _lease: lease,
@@ -200,7 +182,7 @@ impl ServerHandler for SandboxServer {
         let owner = self.owner(&context);
         let mut list = resources::static_resources();
         for id in self.default_sessions.all() {
-            if let Some(session) = self.sessions.get(&owner, &id) {
+            if let Some(session) = self.sandbox.sessions.get(&owner, &id) {
                 list.extend(resources::session_files(
                     &id,
                     &session.files().app,
@@ -235,6 +217,7 @@ impl ServerHandler for SandboxServer {
         } else if let Some((id, relative)) = resources::parse_file_uri(uri) {
             // Another client's session reads exactly like one that does not exist.
             let session = self
+                .sandbox
                 .sessions
                 .get(&self.owner(&context), id)
                 .ok_or_else(|| McpError::resource_not_found(format!("no session {id:?}"), None))?;

@@ -63,14 +63,15 @@ impl SandboxServer {
     ) -> Result<CallToolResult, McpError> {
         let id = bounded_text("execution_id", &args.execution_id, MAX_EXECUTION_ID_LEN)?;
         let owner = self.owner(&ctx);
-        if self.executions.cancel(&owner, id) {
+        if self.sandbox.executions.cancel(&owner, id) {
             // Wait for the execution to answer its caller, so the status is final.
             let deadline =
                 tokio::time::Instant::now() + crate::worker::KILL_GRACE + Duration::from_secs(1);
-            while self.executions.is_live(id) && tokio::time::Instant::now() < deadline {
+            while self.sandbox.executions.is_live(id) && tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(POLL).await;
             }
             let status = self
+                .sandbox
                 .executions
                 .outcome(&owner, id)
                 .unwrap_or_else(|| "cancelling".into());
@@ -81,7 +82,7 @@ impl SandboxServer {
                 outcome: None,
             });
         }
-        match self.executions.outcome(&owner, id) {
+        match self.sandbox.executions.outcome(&owner, id) {
             Some(outcome) => reply::data(&Cancellation {
                 cancelled: false,
                 execution_id: id,

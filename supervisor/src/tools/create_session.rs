@@ -107,7 +107,7 @@ impl SandboxServer {
             fuel_explicit: args.fuel_budget.is_some(),
             ttl,
         };
-        match self.sessions.create(&owner, &id, spec) {
+        match self.sandbox.sessions.create(&owner, &id, spec) {
             Ok(session) => {
                 let info = SessionInfo::of(&session);
                 let text = format!(
@@ -130,7 +130,7 @@ impl SandboxServer {
                 error_type: ErrorType::ResourcesExhausted,
                 error_message: format!(
                     "{e} ({}); destroy_session one you no longer need",
-                    self.config.principal_max_sessions
+                    self.sandbox.config.principal_max_sessions
                 ),
                 usage: None,
                 actionable_guidance: &[
@@ -161,7 +161,7 @@ impl SandboxServer {
         &self,
         args: &CreateSessionArgs,
     ) -> Result<(SessionLimits, Duration), McpError> {
-        let mut limits = self.limits_for(args.flavor);
+        let mut limits = self.sandbox.limits_for(args.flavor);
         if let Some(fuel) = args.fuel_budget {
             limits.fuel = bounded("fuel_budget", fuel, &FUEL_RANGE, "")?;
         }
@@ -184,7 +184,7 @@ impl SandboxServer {
                 &TTL_RANGE,
                 " seconds (30 days)",
             )?),
-            None => self.config.explicit_session_ttl,
+            None => self.sandbox.config.explicit_session_ttl,
         };
         Ok((limits, ttl))
     }

@@ -47,8 +47,8 @@ impl SandboxServer {
     ) -> Result<CallToolResult, McpError> {
         let id = check_session_id(&args.session_id)?;
         let owner = self.owner(&ctx);
-        let Some(session) = self.sessions.destroy(&owner, id).await else {
-            return Err(no_session(id, self.sessions.expired(&owner, id)));
+        let Some(session) = self.sandbox.sessions.destroy(&owner, id).await else {
+            return Err(no_session(id, self.sandbox.sessions.expired(&owner, id)));
         };
         self.default_sessions.forget(&session.id);
         reply::data(&Destroyed {

@@ -53,7 +53,7 @@ impl SandboxServer {
     ) -> Result<CallToolResult, McpError> {
         non_blank("code", &args.code)?;
         // Bigger code is almost certainly data that belongs in a file under /app.
-        let max = self.config.max_code_bytes;
+        let max = self.sandbox.config.max_code_bytes;
         if args.code.len() > max {
             return Err(invalid_argument(
                 "code",

@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use super::args::{SessionSelector, bounded_text, non_blank, timeout_arg};
 use super::reply;
-use super::run::Lesson;
+use crate::engine::Lesson;
 use crate::packages::InstallOutcome;
 use crate::packages::requirements::{Requirement, pip_install_args};
 use crate::report::ExecuteCodeResult;
@@ -52,7 +52,7 @@ impl SandboxServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         non_blank("command", &args.command)?;
-        bounded_text("command", &args.command, self.config.max_code_bytes)?;
+        bounded_text("command", &args.command, self.sandbox.config.max_code_bytes)?;
         let timeout = timeout_arg(args.timeout)?;
         let owner = self.owner(&ctx);
         let (language, session) = self.selected_session(&owner, &args.session);
@@ -119,7 +119,7 @@ impl SandboxServer {
         result.stderr = stderr;
         // A refused package gets the packages family's advice, as install_package's refusals
         // carry it; nothing ran in the interpreter.
-        self.teach(
+        self.sandbox.teach(
             &mut result,
             &Lesson::nothing_ran(session.language(), session.limits().timeout),
         );

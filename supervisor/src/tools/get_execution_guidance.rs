@@ -41,7 +41,7 @@ impl SandboxServer {
         &self,
         Parameters(args): Parameters<GuidanceArgs>,
     ) -> Result<CallToolResult, McpError> {
-        bounded_text("code", &args.code, self.config.max_code_bytes)?;
+        bounded_text("code", &args.code, self.sandbox.config.max_code_bytes)?;
         if let Some(context) = &args.context {
             bounded_text("context", context, MAX_CONTEXT_BYTES)?;
         }
@@ -49,8 +49,11 @@ impl SandboxServer {
             &args.code,
             Language::from(args.language),
             args.context.as_deref(),
-            &self.imports,
-            (self.config.defaults.fuel, self.config.defaults.timeout),
+            &self.sandbox.imports,
+            (
+                self.sandbox.config.defaults.fuel,
+                self.sandbox.config.defaults.timeout,
+            ),
         );
         let text = format!(
             "patterns: {}; warnings: {}",

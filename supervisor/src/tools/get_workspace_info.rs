@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::args::SessionSelector;
 use super::reply;
-use super::run::disk_usage;
 use super::session_info::{LimitsInfo, SessionInfo};
+use crate::engine::disk_usage;
 use crate::executions::ExecutionInfo;
 use crate::server::SandboxServer;
 use crate::session::{Session, Work};
@@ -112,7 +112,7 @@ impl SandboxServer {
     ) -> Result<CallToolResult, McpError> {
         let owner = self.owner(&ctx);
         let session = self.existing_session(&owner, &args.session)?;
-        let running = self.executions.list(session.key());
+        let running = self.sandbox.executions.list(session.key());
         let interpreter = self
             .interpreter_state(&session, running.is_empty(), &ctx)
             .await;

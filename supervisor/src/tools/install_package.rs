@@ -86,9 +86,9 @@ impl SandboxServer {
             runtime,
             package,
             version,
-            self.sessions.dirs(),
-            self.config.data_dir.as_deref(),
-            &self.config.packages,
+            self.sandbox.sessions.dirs(),
+            self.sandbox.config.data_dir.as_deref(),
+            &self.sandbox.config.packages,
         )
         .await;
         let installed = match staged {

@@ -128,9 +128,10 @@ impl SandboxServer {
                 check_session_id(id)?;
                 let owner = self.owner(&ctx);
                 Some(
-                    self.sessions
+                    self.sandbox
+                        .sessions
                         .get(&owner, id)
-                        .ok_or_else(|| no_session(id, self.sessions.expired(&owner, id)))?,
+                        .ok_or_else(|| no_session(id, self.sandbox.sessions.expired(&owner, id)))?,
                 )
             }
             None => None,
@@ -142,7 +143,7 @@ impl SandboxServer {
             .or(args.language.map(Language::from));
         let wants_python = language != Some(Language::JavaScript);
         let vendored = if wants_python {
-            catalog::vendored_python(self.config.data_dir.as_deref())
+            catalog::vendored_python(self.sandbox.config.data_dir.as_deref())
         } else {
             BTreeMap::new()
         };
@@ -150,9 +151,9 @@ impl SandboxServer {
         let python = wants_python.then(|| PythonPackages {
             interpreter: &catalogue.meta.interpreter,
             default_fuel_budget: crate::config::default_execution_fuel(
-                self.config.defaults.fuel,
+                self.sandbox.config.defaults.fuel,
                 Runtime::Python,
-                self.config.defaults.timeout,
+                self.sandbox.config.defaults.timeout,
             ),
             import_pattern: "import name  (e.g. import pandas as pd, from openpyxl import Workbook)",
             compiled_in: compiled_in(catalogue),

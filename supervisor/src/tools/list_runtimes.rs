@@ -186,11 +186,11 @@ impl SandboxServer {
         )
     )]
     async fn list_runtimes(&self) -> Result<CallToolResult, McpError> {
-        let vendored = catalog::vendored_python(self.config.data_dir.as_deref());
+        let vendored = catalog::vendored_python(self.sandbox.config.data_dir.as_deref());
         let defaults = SessionSpec::new(
             Language::Python,
-            self.config.defaults.clone(),
-            self.config.session_ttl,
+            self.sandbox.config.defaults.clone(),
+            self.sandbox.config.session_ttl,
         );
         let runtimes = RUNTIMES
             .iter()
@@ -203,8 +203,14 @@ impl SandboxServer {
                     }
                     Runtime::JavaScript => (None, Some(catalog::js_catalog())),
                 };
-                let python = (r.runtime == Runtime::Python)
-                    .then(|| python_facts(&self.runtimes.availability(r.runtime, &self.config)));
+                let python = (r.runtime == Runtime::Python).then(|| {
+                    python_facts(
+                        &self
+                            .sandbox
+                            .runtimes
+                            .availability(r.runtime, &self.sandbox.config),
+                    )
+                });
                 RuntimeEntry {
                     summary: RuntimeSummary::from(r),
                     language: r.runtime.language().as_str(),
@@ -264,7 +270,7 @@ fn python_facts(availability: &Availability) -> PythonFacts {
 
 impl SandboxServer {
     fn health(&self) -> Health {
-        let usage = self.sessions.usage();
+        let usage = self.sandbox.sessions.usage();
         Health {
             sessions: usage.sessions,
             max_sessions: usage.max_sessions,
@@ -272,17 +278,17 @@ impl SandboxServer {
             memory_budget_bytes: usage.memory_budget_bytes,
             pooled_workers: usage.pooled_workers,
             host_available_bytes: usage.host_available_bytes,
-            running_executions: self.executions.count(),
+            running_executions: self.sandbox.executions.count(),
             isolation: format!(
                 "one sandbox-worker process per session: WebAssembly (Wasmtime) with fuel, epoch deadlines and a memory cap; rlimits (RLIMIT_DATA, NOFILE, FSIZE, CPU, CORE=0), no_new_privs, own process group, PDEATHSIG; {}",
-                self.config.jail.summary()
+                self.sandbox.config.jail.summary()
             ),
-            jail: self.config.jail.health(),
-            cgroups: self.config.cgroups.describe_public(),
+            jail: self.sandbox.config.jail.health(),
+            cgroups: self.sandbox.config.cgroups.describe_public(),
             per_client_caps: ClientCaps {
                 applies_to: "HTTP clients (a named principal, or one MCP session)",
-                max_sessions: self.config.principal_max_sessions,
-                max_executions_in_flight: self.config.principal_max_executions,
+                max_sessions: self.sandbox.config.principal_max_sessions,
+                max_executions_in_flight: self.sandbox.config.principal_max_executions,
             },
         }
     }
@@ -290,13 +296,18 @@ impl SandboxServer {
     /// The capability manifest (`sandbox://capabilities`): runtimes, flavors, default limits,
     /// the sandbox's directories, the JavaScript library, isolation and the documentation.
     pub(crate) fn capabilities(&self) -> Value {
-        let shared = self.config.shared_dir.as_ref().map(|(_, writable)| {
-            if *writable {
-                "shared volume, read-write"
-            } else {
-                "shared volume, read-only"
-            }
-        });
+        let shared = self
+            .sandbox
+            .config
+            .shared_dir
+            .as_ref()
+            .map(|(_, writable)| {
+                if *writable {
+                    "shared volume, read-write"
+                } else {
+                    "shared volume, read-only"
+                }
+            });
         let manifest = Manifest {
             server: ServerName {
                 name: "sandbox-mcp",
@@ -304,7 +315,7 @@ impl SandboxServer {
             },
             runtimes: RUNTIMES.iter().map(RuntimeSummary::from).collect(),
             flavors: flavor_table(),
-            default_limits: Limits::from(&self.config.defaults),
+            default_limits: Limits::from(&self.sandbox.config.defaults),
             filesystem: Filesystem {
                 app: "session workspace, read-write, working directory",
                 tmp: "per-session scratch, read-write",
@@ -312,7 +323,7 @@ impl SandboxServer {
                 shared,
             },
             javascript_library: catalog::js_catalog(),
-            isolation: self.config.cgroups.describe_public(),
+            isolation: self.sandbox.config.cgroups.describe_public(),
             docs: guidance::DOCS.iter().map(|d| d.uri).collect(),
         };
         // A value, so its keys come out sorted like every other answer's.

@@ -12,7 +12,6 @@ use serde_json::json;
 use super::args::{
     SessionSelector, check_session_id, expired_message, invalid_argument, no_session,
 };
-use crate::config::SessionLimits;
 use crate::server::SandboxServer;
 use crate::session::{CreateError, Owner, Session, SessionSpec};
 
@@ -34,14 +33,6 @@ impl From<McpError> for Refusal {
 }
 
 impl SandboxServer {
-    /// The limits of a new session: the flavor's (or the configured defaults).
-    pub(crate) fn limits_for(&self, flavor: Option<Flavor>) -> SessionLimits {
-        match flavor {
-            Some(flavor) => SessionLimits::from(flavor),
-            None => self.config.defaults.clone(),
-        }
-    }
-
     /// The session a selector names for a call that runs work, created on demand, and the
     /// language the call is in: the session's own when it exists, else the one asked for,
     /// else Python.
@@ -52,7 +43,7 @@ impl SandboxServer {
     ) -> (Language, Result<Arc<Session>, Refusal>) {
         let id = selector.session_id.as_deref();
         let language = id
-            .and_then(|id| self.sessions.get(owner, id))
+            .and_then(|id| self.sandbox.sessions.get(owner, id))
             .map(|s| s.language())
             .or(selector.language())
             .unwrap_or(Language::Python);
@@ -72,7 +63,7 @@ impl SandboxServer {
             Some(id) => check_session_id(id)?.to_owned(),
             None => self.default_sessions.id_for(language),
         };
-        if let Some(session) = self.sessions.get(owner, &id) {
+        if let Some(session) = self.sandbox.sessions.get(owner, &id) {
             let runs = session.language();
             if runs != language {
                 return Err(invalid_argument(
@@ -86,7 +77,7 @@ impl SandboxServer {
             }
             return Ok(session);
         }
-        if self.sessions.expired(owner, &id) {
+        if self.sandbox.sessions.expired(owner, &id) {
             return Err(Refusal::Tool {
                 error_type: ErrorType::InvalidSession,
                 message: expired_message(&id),
@@ -103,12 +94,17 @@ impl SandboxServer {
         language: Language,
         flavor: Option<Flavor>,
     ) -> Result<Arc<Session>, Refusal> {
-        let spec = SessionSpec::new(language, self.limits_for(flavor), self.config.session_ttl);
-        let created = self.sessions.create(owner, &id, spec);
+        let spec = SessionSpec::new(
+            language,
+            self.sandbox.limits_for(flavor),
+            self.sandbox.config.session_ttl,
+        );
+        let created = self.sandbox.sessions.create(owner, &id, spec);
         match created {
             Ok(session) => Ok(session),
             // Two calls raced to create it: use the winner's.
             Err(CreateError::Exists(_)) => self
+                .sandbox
                 .sessions
                 .get(owner, &id)
                 .ok_or_else(|| no_session(&id, false).into()),
@@ -123,7 +119,7 @@ impl SandboxServer {
                 error_type: ErrorType::ResourcesExhausted,
                 message: format!(
                     "{e} ({}); destroy_session one you no longer need, or reuse one with session_id",
-                    self.config.principal_max_sessions
+                    self.sandbox.config.principal_max_sessions
                 ),
                 session_id: id,
             }),
@@ -144,9 +140,10 @@ impl SandboxServer {
         if let Some(id) = selector.session_id.as_deref() {
             check_session_id(id)?;
             return self
+                .sandbox
                 .sessions
                 .get(owner, id)
-                .ok_or_else(|| no_session(id, self.sessions.expired(owner, id)));
+                .ok_or_else(|| no_session(id, self.sandbox.sessions.expired(owner, id)));
         }
         let order = match selector.language() {
             Some(language) => vec![language],
@@ -156,7 +153,7 @@ impl SandboxServer {
             .into_iter()
             .find_map(|language| {
                 let id = self.default_sessions.get(language)?;
-                self.sessions.get(owner, &id)
+                self.sandbox.sessions.get(owner, &id)
             })
             .ok_or_else(|| {
                 McpError::invalid_params(
