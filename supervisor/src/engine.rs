@@ -16,7 +16,7 @@ use crate::executions::Executions;
 use crate::guidance;
 use crate::report::ExecuteCodeResult;
 use crate::runtimes::Runtimes;
-use crate::session::{Session, SessionTable, Work};
+use crate::session::{Host, Job, Session, SessionTable, Work};
 
 /// The sandbox service: what every connection shares.
 #[derive(Debug)]
@@ -35,8 +35,12 @@ pub struct Call<'a> {
     pub cancel: &'a CancellationToken,
     /// Starts progress reports for the execution id; the task is stopped when the execution
     /// ends.
-    pub progress: Box<dyn FnOnce(&str) -> Option<tokio::task::JoinHandle<()>> + Send + 'a>,
+    pub progress: StartProgress<'a>,
 }
+
+/// Starts a task reporting an execution's progress, given its id (none: nobody asked).
+pub type StartProgress<'a> =
+    Box<dyn FnOnce(&str) -> Option<tokio::task::JoinHandle<()>> + Send + 'a>;
 
 /// What advice about a result is based on, besides the result itself.
 pub struct Lesson<'a> {
@@ -110,16 +114,18 @@ impl Sandbox {
         );
         let progress = (call.progress)(&execution_id);
         let executions = self.executions.clone();
+        let host = Host {
+            config: &self.config,
+            runtimes: &self.runtimes,
+        };
+        let job = Job {
+            execution_id: execution_id.clone(),
+            work,
+            timeout,
+            cancel: &cancel,
+        };
         let started = session
-            .execute(
-                &self.config,
-                &self.runtimes,
-                execution_id.clone(),
-                work,
-                timeout,
-                &cancel,
-                || executions.mark_running(&execution_id),
-            )
+            .execute(host, job, || executions.mark_running(&execution_id))
             .await;
         if let Some(progress) = progress {
             progress.abort();

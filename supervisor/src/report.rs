@@ -7,8 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::guidance::{Advice, FuelAnalysis, NextCall};
-use crate::session::{Execution, Session};
-use crate::worker::ExecFailure;
+use crate::session::{ExecFailure, Execution, Session};
 
 /// Longest stdout/stderr excerpt repeated in the text block; the structured result has it all.
 const TEXT_EXCERPT: usize = 8 * 1024;

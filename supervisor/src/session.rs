@@ -33,7 +33,8 @@ use crate::config::{SessionLimits, SupervisorConfig};
 use crate::metrics::{Crash, Kill};
 use crate::pool::{WorkerPool, worker_shape};
 use crate::runtimes::Runtimes;
-use crate::worker::{ExecFailure, SpawnError, Worker, WorkerLine};
+pub use crate::worker::ExecFailure;
+use crate::worker::{SpawnError, Worker, WorkerLine};
 use crate::workspace::{SessionFiles, StateDirs};
 
 /// One session.
@@ -158,6 +159,23 @@ pub struct Execution {
     pub restored: Option<crate::persist::Restored>,
 }
 
+/// One execution asked of a session.
+#[derive(Debug)]
+pub struct Job<'a> {
+    pub execution_id: String,
+    pub work: Work,
+    pub timeout: Duration,
+    /// Cancelled by `cancel_execution` or by the client's own request being cancelled.
+    pub cancel: &'a CancellationToken,
+}
+
+/// What starting a session's worker takes: the configuration and the compiled interpreters.
+#[derive(Debug, Clone, Copy)]
+pub struct Host<'a> {
+    pub config: &'a SupervisorConfig,
+    pub runtimes: &'a Runtimes,
+}
+
 /// Why a session could not run code at all.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -223,21 +241,24 @@ impl Session {
         self.spec.execution_fuel(self.runtime(), timeout)
     }
 
-    /// Runs `work`, starting the worker first if needed.
+    /// Runs `job`, starting the worker on `host` first if needed; `on_start` is called once
+    /// the job leaves the session's queue.
     ///
     /// # Errors
     /// When no worker can be started; an execution that fails is an `Ok` with a failed outcome.
-    #[allow(clippy::too_many_arguments, reason = "one call site, all distinct")]
     pub async fn execute(
         self: &Arc<Self>,
-        config: &SupervisorConfig,
-        runtimes: &Runtimes,
-        execution_id: String,
-        work: Work,
-        timeout: Duration,
-        cancel: &CancellationToken,
+        host: Host<'_>,
+        job: Job<'_>,
         on_start: impl FnOnce(),
     ) -> Result<Execution, SessionError> {
+        let Job {
+            execution_id,
+            work,
+            timeout,
+            cancel,
+        } = job;
+
         // Executions of a session queue here in arrival order; a cancel removes one from the
         // queue without running it. A look at the interpreter's state never queues: behind a
         // long execution it would hold its caller (get_workspace_info) for as long.
@@ -268,13 +289,7 @@ impl Session {
         let attempt = loop {
             attempts += 1;
             let attempt = self
-                .attempt(
-                    &mut runner,
-                    config,
-                    runtimes,
-                    (&work, &execution_id, timeout),
-                    cancel,
-                )
+                .attempt(&mut runner, host, (&work, &execution_id, timeout), cancel)
                 .await?;
             match attempt.outcome {
                 // The worker died before it took the job (the exit watch had not seen the death
@@ -322,8 +337,7 @@ impl Session {
     async fn attempt(
         self: &Arc<Self>,
         runner: &mut Runner,
-        config: &SupervisorConfig,
-        runtimes: &Runtimes,
+        host: Host<'_>,
         (work, execution_id, timeout): (&Work, &str, Duration),
         cancel: &CancellationToken,
     ) -> Result<Attempt, SessionError> {
@@ -338,7 +352,7 @@ impl Session {
         }
         let fresh_worker = runner.worker.is_none();
         let replaced_worker = if fresh_worker {
-            self.start_worker(runner, config, runtimes).await?
+            self.start_worker(runner, host).await?
         } else {
             None
         };
@@ -367,9 +381,9 @@ impl Session {
     async fn start_worker(
         self: &Arc<Self>,
         runner: &mut Runner,
-        config: &SupervisorConfig,
-        runtimes: &Runtimes,
+        host: Host<'_>,
     ) -> Result<Option<String>, SessionError> {
+        let Host { config, runtimes } = host;
         let lost = runner.lost.take();
         let manifest = runtimes
             .manifest(config)
