@@ -16,7 +16,7 @@ use crate::executions::Executions;
 use crate::guidance;
 use crate::report::ExecuteCodeResult;
 use crate::runtimes::Runtimes;
-use crate::session::{Host, Job, Session, SessionTable, Work};
+use crate::session::{CreateError, Host, Job, Owner, Session, SessionSpec, SessionTable, Work};
 
 /// The sandbox service: what every connection shares.
 #[derive(Debug)]
@@ -54,6 +54,25 @@ pub struct Lesson<'a> {
     pub disk: Option<guidance::DiskFacts>,
 }
 
+/// Why a call could not have its session.
+#[derive(Debug)]
+pub enum Unavailable {
+    /// It exists and runs another language than the call's.
+    OtherLanguage(Language),
+    /// It expired (idle) and was removed with its files.
+    Expired,
+    /// Another call created it at the same moment, and it was gone again before this one
+    /// could use it.
+    Vanished,
+    /// Admission or the client's cap refused a new one: a result the model can act on.
+    Refused {
+        error_type: ErrorType,
+        message: String,
+    },
+    /// The server's own failure.
+    Internal(String),
+}
+
 impl Sandbox {
     /// The service over `sessions`, with the import costs of the data directory's vendored
     /// packages and of CPython's compiled-in ones, read once.
@@ -79,6 +98,53 @@ impl Sandbox {
         match flavor {
             Some(flavor) => SessionLimits::from(flavor),
             None => self.config.defaults.clone(),
+        }
+    }
+
+    /// `owner`'s session `id` for a call in `language`, created on demand with `flavor`'s
+    /// limits.
+    ///
+    /// # Errors
+    /// When it runs another language, expired, or cannot be created.
+    pub fn session_for(
+        &self,
+        owner: &Owner,
+        id: &str,
+        language: Language,
+        flavor: Option<Flavor>,
+    ) -> Result<Arc<Session>, Unavailable> {
+        if let Some(session) = self.sessions.get(owner, id) {
+            let runs = session.language();
+            return if runs == language {
+                Ok(session)
+            } else {
+                Err(Unavailable::OtherLanguage(runs))
+            };
+        }
+        if self.sessions.expired(owner, id) {
+            return Err(Unavailable::Expired);
+        }
+        let spec = SessionSpec::new(language, self.limits_for(flavor), self.config.session_ttl);
+        match self.sessions.create(owner, id, spec) {
+            Ok(session) => Ok(session),
+            // Two calls raced to create it: use the winner's.
+            Err(CreateError::Exists(_)) => {
+                self.sessions.get(owner, id).ok_or(Unavailable::Vanished)
+            }
+            Err(CreateError::ResourcesExhausted(usage)) => Err(Unavailable::Refused {
+                error_type: ErrorType::ResourcesExhausted,
+                message: format!(
+                    "{usage}; wait for idle sessions to expire and retry, or destroy_session one you no longer need"
+                ),
+            }),
+            Err(e @ CreateError::ClientLimit { .. }) => Err(Unavailable::Refused {
+                error_type: ErrorType::ResourcesExhausted,
+                message: format!(
+                    "{e} ({}); destroy_session one you no longer need, or reuse one with session_id",
+                    self.config.principal_max_sessions
+                ),
+            }),
+            Err(e) => Err(Unavailable::Internal(e.to_string())),
         }
     }
 

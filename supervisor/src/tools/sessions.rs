@@ -12,8 +12,9 @@ use serde_json::json;
 use super::args::{
     SessionSelector, check_session_id, expired_message, invalid_argument, no_session,
 };
+use crate::engine::Unavailable;
 use crate::server::SandboxServer;
-use crate::session::{CreateError, Owner, Session, SessionSpec};
+use crate::session::{Owner, Session};
 
 /// Why a call could not get its session: a protocol error for bad arguments, or a failed
 /// result the model can act on (no capacity, an expired session).
@@ -63,71 +64,35 @@ impl SandboxServer {
             Some(id) => check_session_id(id)?.to_owned(),
             None => self.default_sessions.id_for(language),
         };
-        if let Some(session) = self.sandbox.sessions.get(owner, &id) {
-            let runs = session.language();
-            if runs != language {
-                return Err(invalid_argument(
-                    "language",
-                    format!(
-                        "session {id:?} runs {runs}, not {language}; use language {:?} or another session_id",
-                        runs.as_str()
-                    ),
-                )
-                .into());
-            }
-            return Ok(session);
-        }
-        if self.sandbox.sessions.expired(owner, &id) {
-            return Err(Refusal::Tool {
+        let why = match self.sandbox.session_for(owner, &id, language, flavor) {
+            Ok(session) => return Ok(session),
+            Err(why) => why,
+        };
+        Err(match why {
+            Unavailable::OtherLanguage(runs) => invalid_argument(
+                "language",
+                format!(
+                    "session {id:?} runs {runs}, not {language}; use language {:?} or another session_id",
+                    runs.as_str()
+                ),
+            )
+            .into(),
+            Unavailable::Expired => Refusal::Tool {
                 error_type: ErrorType::InvalidSession,
                 message: expired_message(&id),
                 session_id: id,
-            });
-        }
-        self.create_on_demand(owner, id, language, flavor)
-    }
-
-    fn create_on_demand(
-        &self,
-        owner: &Owner,
-        id: String,
-        language: Language,
-        flavor: Option<Flavor>,
-    ) -> Result<Arc<Session>, Refusal> {
-        let spec = SessionSpec::new(
-            language,
-            self.sandbox.limits_for(flavor),
-            self.sandbox.config.session_ttl,
-        );
-        let created = self.sandbox.sessions.create(owner, &id, spec);
-        match created {
-            Ok(session) => Ok(session),
-            // Two calls raced to create it: use the winner's.
-            Err(CreateError::Exists(_)) => self
-                .sandbox
-                .sessions
-                .get(owner, &id)
-                .ok_or_else(|| no_session(&id, false).into()),
-            Err(CreateError::ResourcesExhausted(usage)) => Err(Refusal::Tool {
-                error_type: ErrorType::ResourcesExhausted,
-                message: format!(
-                    "{usage}; wait for idle sessions to expire and retry, or destroy_session one you no longer need"
-                ),
+            },
+            Unavailable::Vanished => no_session(&id, false).into(),
+            Unavailable::Refused {
+                error_type,
+                message,
+            } => Refusal::Tool {
+                error_type,
+                message,
                 session_id: id,
-            }),
-            Err(e @ CreateError::ClientLimit { .. }) => Err(Refusal::Tool {
-                error_type: ErrorType::ResourcesExhausted,
-                message: format!(
-                    "{e} ({}); destroy_session one you no longer need, or reuse one with session_id",
-                    self.sandbox.config.principal_max_sessions
-                ),
-                session_id: id,
-            }),
-            Err(e) => Err(Refusal::Invalid(McpError::internal_error(
-                e.to_string(),
-                None,
-            ))),
-        }
+            },
+            Unavailable::Internal(e) => Refusal::Invalid(McpError::internal_error(e, None)),
+        })
     }
 
     /// An existing session for the tools that inspect or clear one: `session_id`, else the
