@@ -1045,11 +1045,15 @@ pub mod procfs {
             .collect()
     }
 
-    /// Every live `sandbox-worker` process on the machine.
+    /// Every live `sandbox-worker` process on the machine. A process that is exiting (killed,
+    /// its address space being torn down: the kernel shows no command line any more) runs no
+    /// code again and is not counted, whether or not it is a zombie yet.
     pub fn all_workers() -> Vec<u32> {
         processes()
             .into_iter()
-            .filter(|(_, _, state, comm)| comm.starts_with("sandbox-worker") && *state != 'Z')
+            .filter(|(pid, _, state, comm)| {
+                comm.starts_with("sandbox-worker") && *state != 'Z' && !cmdline(*pid).is_empty()
+            })
             .map(|(pid, ..)| pid)
             .collect()
     }
@@ -1109,7 +1113,10 @@ pub mod procfs {
         let pooled = pooled_workers(server);
         workers_of(server)
             .into_iter()
-            .filter(|(pid, state)| *state != 'Z' && !pooled.contains(pid))
+            .filter(|(pid, state)| {
+                // `serve` only: not a precompile or jail check, nor a worker exiting.
+                *state != 'Z' && !pooled.contains(pid) && cmdline(*pid).contains(" serve ")
+            })
             .map(|(pid, _)| pid)
             .collect()
     }

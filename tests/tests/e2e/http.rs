@@ -120,7 +120,11 @@ fn streamable_http_serves_sessions_behind_a_token() {
     assert!(procfs::signal(server.id(), "TERM"));
     let status = server.wait().unwrap();
     assert!(status.success(), "{status:?}");
-    assert!(workers.iter().all(|w| !procfs::all_workers().contains(w)));
+    let left: Vec<String> = (workers.iter())
+        .filter(|w| procfs::all_workers().contains(w))
+        .map(|w| procfs::cmdline(*w))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
     assert!(!state.path().join("state").exists());
 }
 
