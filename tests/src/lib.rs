@@ -22,6 +22,11 @@ use serde_json::{Value, json};
 
 /// The `sandbox-mcp` binary under test: `SANDBOX_MCP_BIN`, or the one cargo built next to this
 /// executable (`target/<profile>/sandbox-mcp`; tests live in `target/<profile>/deps`).
+///
+/// # Panics
+/// When the binaries cargo built are older than their sources: `cargo test` rebuilds the test
+/// executables, never `sandbox-mcp` and `sandbox-worker`, so the tests would quietly run the
+/// server as it was (`cargo build --release`, or `runtimes/prepare.sh`, brings them up to date).
 pub fn server_binary() -> PathBuf {
     if let Some(bin) = std::env::var_os("SANDBOX_MCP_BIN") {
         return bin.into();
@@ -31,7 +36,61 @@ pub fn server_binary() -> PathBuf {
     if dir.ends_with("deps") {
         dir.pop();
     }
+    static CHECKED: std::sync::Once = std::sync::Once::new();
+    CHECKED.call_once(|| {
+        let binaries: [(&str, &[&str]); 2] = [
+            ("sandbox-mcp", &["protocol", "guidance", "supervisor"]),
+            (
+                "sandbox-worker",
+                &["protocol", "worker", "runtimes/python/driver.py"],
+            ),
+        ];
+        for (bin, sources) in binaries {
+            if let Some(stale) = stale_binary(&dir.join(bin), sources) {
+                panic!("{stale}");
+            }
+        }
+    });
     dir.join("sandbox-mcp")
+}
+
+/// Why `bin` is older than a source it is built from (`sources`: its crates, whose `src` and
+/// manifest count, and files it embeds), if it is.
+fn stale_binary(bin: &std::path::Path, sources: &[&str]) -> Option<String> {
+    fn newest(path: &std::path::Path, newest_seen: &mut Option<(std::time::SystemTime, PathBuf)>) {
+        let Ok(meta) = std::fs::metadata(path) else {
+            return;
+        };
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+                newest(&entry.path(), newest_seen);
+            }
+        } else if let Ok(modified) = meta.modified()
+            && newest_seen.as_ref().is_none_or(|(t, _)| modified > *t)
+        {
+            *newest_seen = Some((modified, path.to_path_buf()));
+        }
+    }
+    let built = std::fs::metadata(bin).and_then(|m| m.modified()).ok()?;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    let mut newest_seen = None;
+    for source in sources {
+        let path = root.join(source);
+        if path.is_dir() {
+            newest(&path.join("src"), &mut newest_seen);
+            newest(&path.join("Cargo.toml"), &mut newest_seen);
+        } else {
+            newest(&path, &mut newest_seen);
+        }
+    }
+    let (changed, source) = newest_seen?;
+    (changed > built).then(|| {
+        format!(
+            "{} is older than {}: run `cargo build --release` (or runtimes/prepare.sh) before the end-to-end tests",
+            bin.display(),
+            source.display()
+        )
+    })
 }
 
 /// The pool setting that pins which kind of worker a test's first session gets: a worker it
