@@ -111,7 +111,10 @@ fn streamable_http_serves_sessions_behind_a_token() {
         "each MCP session has its own sandbox"
     );
 
-    assert_eq!(procfs::session_workers(server.id()).len(), 2);
+    let serving: Vec<String> = (procfs::session_workers(server.id()).into_iter())
+        .map(procfs::cmdline)
+        .collect();
+    assert_eq!(serving.len(), 2, "{serving:#?}");
     // Shutdown ends the pre-started workers too.
     let workers: Vec<u32> = procfs::workers_of(server.id())
         .into_iter()
