@@ -23,6 +23,7 @@
 pub mod advice;
 pub mod analyze;
 pub mod docs;
+pub mod fixture;
 pub mod fuel;
 pub mod inventory;
 mod modules;

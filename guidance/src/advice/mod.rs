@@ -26,8 +26,6 @@ mod python2;
 mod runtime;
 mod session;
 mod syntax;
-#[cfg(test)]
-mod testing;
 
 use sandbox_protocol::{ErrorType, Language, Runtime};
 use schemars::JsonSchema;
@@ -165,8 +163,21 @@ pub fn advise_with(facts: &ErrorFacts, table: &ImportFuelTable) -> Advice {
 
 #[cfg(test)]
 mod tests {
-    use super::testing::check;
     use super::*;
+
+    /// What every advice promises: a summary, two fixes, and documentation pages that exist.
+    /// (Each `next_call` is checked against the real tools' input schemas end to end.)
+    fn check(advice: &Advice) {
+        assert!(advice.actionable_guidance.len() >= 2, "{advice:#?}");
+        assert!(!advice.summary.is_empty());
+        assert!(
+            advice
+                .related_docs
+                .iter()
+                .all(|d| crate::docs::doc(d).is_some()),
+            "{advice:?}"
+        );
+    }
 
     #[test]
     fn every_error_type_gets_two_fixes_for_both_languages() {

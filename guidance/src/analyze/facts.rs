@@ -138,7 +138,11 @@ impl<'a> CodeFacts<'a> {
                 .find(|&k| src.is(k, ",") && t[k].depth == t[open].depth + 1)
                 .unwrap_or(close);
             // A shape, `(R, C)` or `[R, C]`: the product of its constant parts.
-            let shape_close = src.partner.get(open + 1).copied().filter(|c| *c + 1 == end);
+            let shape_close = src
+                .partner
+                .get(open + 1)
+                .copied()
+                .filter(|&c| c != scan::NONE && c + 1 == end);
             if let Some(shape_close) =
                 shape_close.filter(|_| src.is(open + 1, "(") || src.is(open + 1, "["))
             {

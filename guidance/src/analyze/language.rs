@@ -132,35 +132,8 @@ fn ends_block_header(src: &Source<'_>, i: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{has, js, py};
+
     use super::*;
-
-    #[test]
-    fn state_reliance_names_the_missing_names() {
-        let g = py("df_summary = summarize(df)\nprint(df_summary)");
-        assert!(has(&g, "state_reliance"));
-        assert_eq!(g.recommended_session.session_type, "same_session");
-        let finding = g
-            .findings
-            .iter()
-            .find(|f| f.pattern == "state_reliance")
-            .unwrap();
-        assert!(
-            finding.detail.contains("summarize, df"),
-            "{}",
-            finding.detail
-        );
-        assert!(!has(&py("x = 1\nprint(x)"), "state_reliance"));
-    }
-
-    #[test]
-    fn language_mismatch_is_noticed() {
-        let g = py("const x = 1;\nconsole.log(x);");
-        assert!(has(&g, "wrong_language"));
-        let g = js("def f(x):\n    return x\nprint(f(None))");
-        assert!(has(&g, "wrong_language"));
-        assert!(!has(&py("x = 1 and 2\nprint(x)"), "wrong_language"));
-    }
 
     #[test]
     fn other_language_needs_two_signs() {

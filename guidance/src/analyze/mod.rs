@@ -15,8 +15,6 @@ mod language;
 mod loops;
 mod paths;
 mod session;
-#[cfg(test)]
-mod testing;
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -188,8 +186,14 @@ fn dedup(items: Vec<String>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::testing::table;
     use super::*;
+
+    /// The default flavor's fuel and timeout, as a server passes them.
+    const DEFAULTS: (u64, Duration) = (10_000_000_000, Duration::from_secs(30));
+
+    fn table() -> ImportFuelTable {
+        crate::inventory::import_costs().clone()
+    }
 
     #[test]
     fn never_panics_on_random_or_huge_input() {
@@ -217,7 +221,7 @@ mod tests {
                 .collect();
             let code = String::from_utf8_lossy(&bytes);
             for language in [Language::Python, Language::JavaScript] {
-                let g = analyze(&code, language, Some(&code), &table(), testing::DEFAULTS);
+                let g = analyze(&code, language, Some(&code), &table(), DEFAULTS);
                 assert!(g.estimated_fuel.low <= g.estimated_fuel.high);
                 let _ = serde_json::to_string(&g).unwrap();
             }
@@ -228,7 +232,7 @@ mod tests {
         let strings = "'".repeat(300_000);
         for code in [huge.as_str(), deep.as_str(), strings.as_str()] {
             for language in [Language::Python, Language::JavaScript] {
-                let _ = analyze(code, language, None, &table(), testing::DEFAULTS);
+                let _ = analyze(code, language, None, &table(), DEFAULTS);
             }
         }
         assert!(

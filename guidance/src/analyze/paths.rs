@@ -245,34 +245,8 @@ pub(crate) fn app_file_name(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{has, py, warned};
-    use super::*;
 
-    #[test]
-    fn paths_outside_the_workspace_are_warned() {
-        let g = py(
-            "open('/etc/passwd').read()\nopen('../secret.txt')\nopen('/mnt/data/x.csv')\nopen('C:\\\\Users\\\\me\\\\a.txt')\nopen('/data/out.txt', 'w')\nopen('data.csv')\nopen('/app/ok.txt')\nopen('/tmp/scratch')\nurl = '/api/users'\n",
-        );
-        assert!(has(&g, "paths_outside_workspace"));
-        assert!(has(&g, "file_io"));
-        for needle in [
-            "/etc/passwd",
-            "../secret.txt",
-            "/mnt/data",
-            "C:",
-            "/data/out.txt",
-        ] {
-            assert!(warned(&g, needle), "{needle}: {:?}", g.warnings);
-        }
-        for fine in ["data.csv", "/app/ok.txt", "/tmp/scratch", "/api/users"] {
-            assert!(
-                !g.warnings.iter().any(|w| w.contains(&format!("'{fine}'"))),
-                "{fine}: {:?}",
-                g.warnings
-            );
-        }
-        assert!(g.suggestions.iter().any(|s| s.contains("'passwd'")));
-    }
+    use super::*;
 
     #[test]
     fn path_classes() {

@@ -309,62 +309,8 @@ fn session_slug(context: &str, language: Language) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::analyze;
-    use super::super::testing::{py, table, warned};
-    use super::*;
 
-    #[test]
-    fn trivial_code_fits_the_default_session() {
-        let g = py("print(sum(range(10)))");
-        assert_eq!(g.recommended_session.session_type, "default");
-        assert_eq!(g.recommended_session.flavor, "small");
-        assert!(g.warnings.is_empty(), "{:?}", g.warnings);
-        let call = g.next_call.unwrap();
-        assert_eq!(call.tool, "execute_code");
-        assert_eq!(call.arguments["language"], "python");
-        assert!(g.estimated_fuel.expected < 100_000_000);
-    }
-    #[test]
-    fn heavy_code_gets_a_new_session_with_a_valid_create_call() {
-        // About 3 × 10^12 fuel: more than a default execution gets in 30 s.
-        let g = py("for i in range(6 * 10**8):\n    x = i * i\n");
-        assert_eq!(
-            g.recommended_session.session_type, "new_session",
-            "{:?} {:?}",
-            g.estimated_fuel, g.recommended_session
-        );
-        let (fuel, timeout) = super::super::testing::DEFAULTS;
-        let default = sandbox_protocol::default_execution_fuel(fuel, Runtime::Python, timeout);
-        assert!(g.recommended_session.fuel_budget > default, "{g:#?}");
-        let call = g.next_call.clone().unwrap();
-        assert_eq!(call.tool, "create_session");
-        assert_eq!(call.arguments["language"], "python");
-        assert!(["small", "medium", "large"].contains(&call.arguments["flavor"].as_str().unwrap()));
-        assert!(warned(&g, "too little headroom"));
-    }
-    #[test]
-    fn context_drives_persistence_and_memory() {
-        let g = analyze(
-            "x = 1",
-            Language::Python,
-            Some("LLM agent multi-turn workflow"),
-            &table(),
-            super::super::testing::DEFAULTS,
-        );
-        assert!(g.recommended_session.auto_persist_globals);
-        assert_eq!(g.recommended_session.session_type, "new_session");
-        let call = g.next_call.unwrap();
-        assert_eq!(call.arguments["auto_persist_globals"], true);
-        assert_eq!(call.arguments["session_id"], "agent-workflow");
-        let g = analyze(
-            "x = 1",
-            Language::Python,
-            Some("process a large CSV with millions of rows"),
-            &table(),
-            super::super::testing::DEFAULTS,
-        );
-        assert_ne!(g.recommended_session.flavor, "small");
-    }
+    use super::*;
 
     #[test]
     fn session_slugs_table() {
