@@ -28,6 +28,7 @@ pub mod fuel;
 pub mod inventory;
 mod modules;
 mod scan;
+mod words;
 
 use sandbox_protocol::Language;
 use schemars::JsonSchema;

@@ -12,6 +12,7 @@ use super::super::{MAX_ECHOED_CODE, NextCall, clip};
 use super::evidence::{Location, locate, tail, valid_session_id};
 use super::{Advice, ErrorFacts};
 use crate::inventory::imports::ImportFuelTable;
+use crate::words;
 
 /// Advice under construction.
 pub(super) struct Draft<'f, 'a> {
@@ -47,6 +48,27 @@ impl<'f, 'a> Draft<'f, 'a> {
         let text = text.into();
         if !self.fixes.contains(&text) {
             self.fixes.push(text);
+        }
+    }
+
+    /// Applies rule `id` of the words files: its `summary`, when it has one, and each of its
+    /// `fixes`, in order.
+    pub(super) fn rule(&mut self, id: &str) {
+        self.rule_with(id, &[]);
+    }
+
+    /// [`Draft::rule`] with the `{name}` placeholders filled from `values`.
+    pub(super) fn rule_with(&mut self, id: &str, values: &[(&str, &dyn std::fmt::Display)]) {
+        let summary = words::find(&format!("{id}.summary"));
+        let fixes = words::find_list(&format!("{id}.fixes"));
+        if summary.is_none() && fixes.is_none() {
+            tracing::error!(id, "guidance rule missing");
+        }
+        if let Some(summary) = summary {
+            self.summary = words::fill(summary, values);
+        }
+        for fix in fixes.unwrap_or(&[]) {
+            self.fix(words::fill(fix, values));
         }
     }
 

@@ -98,9 +98,7 @@ impl Draft<'_, '_> {
             || lower.contains("has no attribute 'popen'")
             || lower.contains("has no attribute 'fork'")
         {
-            self.summary = "Running other programs is impossible here: the sandbox has no processes (os.system does not exist under WASI; subprocess fails).".to_owned();
-            self.fix("Do the work in Python itself: shutil/pathlib for file operations, zipfile/tarfile/gzip for archives, sqlite3 for databases, json/csv for data.");
-            self.fix("If you needed a command-line tool's output, compute it in code or ask for the result to be provided as a file in /app.");
+            self.rule("no_processes");
         } else if lower.contains("getaddrinfo")
             || lower.contains("urlerror")
             || lower.contains("connectionrefused")
