@@ -325,6 +325,39 @@ pub fn schema_violations(value: &Value, schema: &Value) -> Vec<String> {
         {
             found.push(format!("{path}: {value} is not one of {allowed:?}"));
         }
+        if let Some(constant) = schema.get("const")
+            && constant != value
+        {
+            found.push(format!("{path}: {value} is not {constant}"));
+        }
+        if let Some(number) = value.as_f64() {
+            if let Some(low) = schema.get("minimum").and_then(Value::as_f64)
+                && number < low
+            {
+                found.push(format!("{path}: {value} is below the minimum {low}"));
+            }
+            if let Some(high) = schema.get("maximum").and_then(Value::as_f64)
+                && number > high
+            {
+                found.push(format!("{path}: {value} is above the maximum {high}"));
+            }
+        }
+        // `oneOf`: exactly one variant fits; `anyOf`: at least one.
+        for (key, exactly_one) in [("oneOf", true), ("anyOf", false)] {
+            if let Some(Value::Array(variants)) = schema.get(key) {
+                let fitting = variants
+                    .iter()
+                    .filter(|variant| {
+                        let mut inner = Vec::new();
+                        check(value, variant, path, &mut inner);
+                        inner.is_empty()
+                    })
+                    .count();
+                if fitting == 0 || (exactly_one && fitting > 1) {
+                    found.push(format!("{path}: {value} fits {fitting} of the {key} variants"));
+                }
+            }
+        }
         if let (Value::Object(map), Some(Value::Object(properties))) =
             (value, schema.get("properties"))
         {
@@ -351,6 +384,25 @@ pub fn schema_violations(value: &Value, schema: &Value) -> Vec<String> {
     }
     let mut found = Vec::new();
     check(value, schema, "$", &mut found);
+    found
+}
+
+/// Every way a `next_call` (`{tool, arguments, reason}`) is not a call the server's tools
+/// accept: an unknown tool, or arguments that break the tool's real input schema as the
+/// server lists it (`tools`).
+pub fn next_call_violations(call: &Value, tools: &[Tool]) -> Vec<String> {
+    let name = call["tool"].as_str().unwrap_or_default();
+    let Some(tool) = tools.iter().find(|t| t.name == name) else {
+        return vec![format!("next_call names no tool: {call}")];
+    };
+    let mut found = Vec::new();
+    if call["reason"].as_str().is_none_or(|r| r.trim().is_empty()) {
+        found.push(format!("next_call to {name} gives no reason"));
+    }
+    let schema = Value::Object((*tool.input_schema).clone());
+    for violation in schema_violations(&call["arguments"], &schema) {
+        found.push(format!("next_call to {name}: {violation}"));
+    }
     found
 }
 

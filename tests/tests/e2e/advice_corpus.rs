@@ -5,12 +5,18 @@
 //! what only the right advice says: the file, name or line of this snippet in the advice's own
 //! wording, not a word that the generic advice of its error class says anyway or that is
 //! merely echoed from the error message. The score is printed as a figure
-//! (overall and per kind) before the test fails on any mismatch, listing them all.
+//! (overall and per kind) before the test fails on any mismatch, listing them all. Every
+//! `next_call` an answer carries must be a call the server's tools accept, as their input
+//! schemas say: here, and for every recorded fact of guidance's own snapshot tests.
 
 use std::collections::BTreeMap;
 
 use anyhow::{Context, Result, bail};
-use sandbox_tests::{Reply, Server};
+use rmcp::model::Tool;
+use sandbox_guidance::fixture::{Fixture, files};
+use sandbox_guidance::{ErrorFacts, advise};
+use sandbox_protocol::{ErrorType, Language};
+use sandbox_tests::{Reply, Server, next_call_violations};
 use serde_json::{Value, json};
 
 /// The corpus file, relative to the `sandbox-tests` crate.
@@ -109,9 +115,13 @@ impl Case {
         }
     }
 
-    /// Every way the reply differs from the expectation (empty when it matches).
-    fn mismatches(&self, reply: &Reply) -> Vec<String> {
+    /// Every way the reply differs from the expectation (empty when it matches), its
+    /// `next_call` checked against the server's `tools`.
+    fn mismatches(&self, reply: &Reply, tools: &[Tool]) -> Vec<String> {
         let mut wrong = Vec::new();
+        if reply.has("next_call") {
+            wrong.extend(next_call_violations(reply.field("next_call"), tools));
+        }
         let got_type = reply.value["error_type"].as_str().unwrap_or("none");
         if got_type != self.error_type {
             wrong.push(format!(
@@ -242,6 +252,7 @@ async fn advice_corpus_is_never_wrong() -> Result<()> {
         corpus.cases.len()
     );
     let server = Server::start().await?;
+    let tools = server.tools().await?;
     for (id, args) in &corpus.sessions {
         let mut args = args.clone();
         args["session_id"] = json!(id);
@@ -253,7 +264,7 @@ async fn advice_corpus_is_never_wrong() -> Result<()> {
     let mut failures = Vec::new();
     for case in &corpus.cases {
         let wrong = match case.run(&server, &corpus.sessions).await {
-            Ok(reply) => case.mismatches(&reply),
+            Ok(reply) => case.mismatches(&reply, &tools),
             Err(e) => vec![format!("{e:#}")],
         };
         let entry = by_kind.entry(&case.kind).or_default();
@@ -283,5 +294,55 @@ async fn advice_corpus_is_never_wrong() -> Result<()> {
             failures.join("\n  ")
         );
     }
+    Ok(())
+}
+
+/// Guidance's fixtures (`guidance/tests/fixtures`) and the plain advice of every error class
+/// in both languages: each `next_call` is checked against the input schemas the server lists,
+/// the ones a validating client would use, not a copy of them.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_next_call_guidance_records_fits_the_real_tool_schemas() -> Result<()> {
+    let server = Server::start().await?;
+    let tools = server.tools().await?;
+    server.stop().await?;
+    let mut calls = Vec::new();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../guidance/tests/fixtures");
+    let paths = files(std::path::Path::new(root));
+    anyhow::ensure!(paths.len() >= 50, "guidance fixtures missing under {root}");
+    for path in &paths {
+        let fixture = Fixture::load(path).map_err(anyhow::Error::msg)?;
+        for (number, case) in fixture.cases.iter().enumerate() {
+            let answer = case.run().map_err(anyhow::Error::msg)?;
+            if let Some(call) = answer.next_call() {
+                let name = format!("{}#{}", path.display(), number + 1);
+                calls.push((name, serde_json::to_value(call)?));
+            }
+        }
+    }
+    for language in [Language::Python, Language::JavaScript] {
+        for error_type in ErrorType::ALL {
+            for code in ["", "x = 1", "while True: pass"] {
+                let mut facts = ErrorFacts::new(language, error_type, code, "s1");
+                facts.fuel_budget = 10_000_000_000;
+                facts.memory_cap = 1 << 30;
+                facts.timeout_secs = 30.0;
+                if let Some(call) = advise(&facts).next_call {
+                    let name = format!("{language} {error_type} {code:?}");
+                    calls.push((name, serde_json::to_value(call)?));
+                }
+            }
+        }
+    }
+    anyhow::ensure!(calls.len() >= 40, "only {} next calls to check", calls.len());
+    let wrong: Vec<String> = calls
+        .iter()
+        .flat_map(|(name, call)| {
+            next_call_violations(call, &tools)
+                .into_iter()
+                .map(move |v| format!("{name}: {v}"))
+        })
+        .collect();
+    println!("checked {} next calls against the tool schemas", calls.len());
+    anyhow::ensure!(wrong.is_empty(), "{}", wrong.join("\n"));
     Ok(())
 }
