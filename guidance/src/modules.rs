@@ -5,403 +5,37 @@
 //!
 //! The stdlib facts were checked against the sandbox's CPython 3.15 build (the `import` of each
 //! was tried in a fresh session, 2026-11-27); the package facts are about how the packages are
-//! built.
+//! built. The facts themselves, keyed by module name, live in `words/modules.toml`.
 
-/// Stdlib modules that do not import in this CPython build, with what to do instead.
-const MISSING_STDLIB: &[(&str, &str)] = &[
-    (
-        "ssl",
-        "there is no network in the sandbox, so TLS is never needed; for hashing use hashlib/hmac",
-    ),
-    (
-        "_ssl",
-        "there is no network in the sandbox; for hashing use hashlib/hmac",
-    ),
-    (
-        "tkinter",
-        "there is no display; write output files (CSV, SVG, HTML) under /app instead",
-    ),
-    (
-        "turtle",
-        "there is no display; draw by writing an SVG file under /app",
-    ),
-    (
-        "readline",
-        "there is no terminal; input() raises EOFError, pass data in code or files",
-    ),
-    ("curses", "there is no terminal; print plain text"),
-    ("_curses", "there is no terminal; print plain text"),
-    (
-        "mmap",
-        "read the file in chunks with open(path, 'rb').read(n)",
-    ),
-    ("termios", "there is no terminal"),
-    ("tty", "there is no terminal"),
-    ("pty", "there is no terminal and no processes"),
-    (
-        "fcntl",
-        "file locking is not needed: one execution runs at a time per session",
-    ),
-    ("grp", "there are no users or groups in the sandbox"),
-    ("pwd", "there are no users in the sandbox; work under /app"),
-    (
-        "resource",
-        "limits are set by the sandbox (fuel, memory, timeout), not by the process",
-    ),
-    (
-        "webbrowser",
-        "there is no browser; write an HTML file under /app",
-    ),
-    (
-        "venv",
-        "packages come from /data/site-packages or install_package",
-    ),
-    (
-        "ensurepip",
-        "pip does not run in the sandbox; use the install_package tool",
-    ),
-    (
-        "pip",
-        "pip does not run in the sandbox; use the install_package tool",
-    ),
-];
+use crate::words;
 
-/// Stdlib modules that import but whose main purpose cannot work in the sandbox.
-const LIMITED_STDLIB: &[(&str, &str)] = &[
-    (
-        "ctypes",
-        "imports, but no native library can be loaded in WebAssembly; use a pure-Python approach",
-    ),
-    (
-        "multiprocessing",
-        "imports, but no process can start: run the work sequentially (split long jobs across several execute_code calls)",
-    ),
-    (
-        "subprocess",
-        "imports, but every process call fails with OSError: WASI has no processes",
-    ),
-    (
-        "socket",
-        "imports, but there is no network (socket.getaddrinfo does not exist)",
-    ),
-    (
-        "threading",
-        "imports, but Thread.start() fails with RuntimeError: can't start new thread",
-    ),
-    (
-        "concurrent.futures",
-        "imports, but executors cannot start threads or processes",
-    ),
-    (
-        "urllib.request",
-        "imports, but there is no network: urlopen fails",
-    ),
-    ("http.client", "imports, but there is no network"),
-    (
-        "http.server",
-        "imports, but no server can listen: there is no network",
-    ),
-    ("socketserver", "imports, but there is no network"),
-    ("ftplib", "imports, but there is no network"),
-    ("smtplib", "imports, but there is no network"),
-    ("imaplib", "imports, but there is no network"),
-    ("poplib", "imports, but there is no network"),
-    ("xmlrpc.client", "imports, but there is no network"),
-    ("asyncio.subprocess", "imports, but there are no processes"),
-];
-
-/// Packages with native extensions: they cannot be installed or loaded in the WASM interpreter.
-/// (import name, PyPI name, what to use instead)
-const NATIVE_PACKAGES: &[(&str, &str, &str)] = &[
-    (
-        "numpy",
-        "numpy",
-        "plain lists with math/statistics, the array module for compact numeric arrays, fractions/decimal for exact arithmetic",
-    ),
-    (
-        "pandas",
-        "pandas",
-        "csv.DictReader + collections (Counter, defaultdict) + statistics; sqlite3 (in-memory) for grouping, joins and aggregates",
-    ),
-    (
-        "scipy",
-        "scipy",
-        "math, statistics (mean, stdev, correlation, linear_regression, NormalDist) and plain Python",
-    ),
-    (
-        "sklearn",
-        "scikit-learn",
-        "a small pure-Python implementation (e.g. least squares via statistics.linear_regression, k-means by hand)",
-    ),
-    (
-        "torch",
-        "torch",
-        "no deep-learning framework runs here; do the maths in plain Python on small data",
-    ),
-    (
-        "tensorflow",
-        "tensorflow",
-        "no deep-learning framework runs here",
-    ),
-    ("keras", "keras", "no deep-learning framework runs here"),
-    ("jax", "jax", "no deep-learning framework runs here"),
-    (
-        "PIL",
-        "pillow",
-        "no image library loads here; pure-Python PNG writing (zlib + struct) or SVG text files work",
-    ),
-    (
-        "cv2",
-        "opencv-python",
-        "no image processing library loads here",
-    ),
-    (
-        "skimage",
-        "scikit-image",
-        "no image processing library loads here",
-    ),
-    (
-        "matplotlib",
-        "matplotlib",
-        "write an SVG chart as text, or save the data as CSV/JSON under /app for the client to plot",
-    ),
-    (
-        "seaborn",
-        "seaborn",
-        "write an SVG chart as text, or save the data as CSV/JSON under /app",
-    ),
-    (
-        "lxml",
-        "lxml",
-        "xml.etree.ElementTree, xml.dom.minidom or html.parser (stdlib)",
-    ),
-    (
-        "cryptography",
-        "cryptography",
-        "hashlib, hmac and secrets (stdlib)",
-    ),
-    (
-        "Crypto",
-        "pycryptodome",
-        "hashlib, hmac and secrets (stdlib)",
-    ),
-    ("nacl", "PyNaCl", "hashlib, hmac and secrets (stdlib)"),
-    (
-        "bcrypt",
-        "bcrypt",
-        "hashlib.pbkdf2_hmac or hashlib.scrypt (stdlib)",
-    ),
-    ("orjson", "orjson", "the json module (stdlib)"),
-    ("ujson", "ujson", "the json module (stdlib)"),
-    (
-        "pydantic_core",
-        "pydantic-core",
-        "dataclasses with manual validation",
-    ),
-    (
-        "pydantic",
-        "pydantic",
-        "dataclasses with manual validation (pydantic 2 needs the native pydantic-core)",
-    ),
-    (
-        "polars",
-        "polars",
-        "csv + collections + statistics, or sqlite3 in memory",
-    ),
-    ("pyarrow", "pyarrow", "csv or json files"),
-    ("h5py", "h5py", "json, csv or sqlite3 files"),
-    ("numba", "numba", "plain Python (and a larger fuel budget)"),
-    (
-        "psutil",
-        "psutil",
-        "nothing to inspect: the sandbox has no processes",
-    ),
-    (
-        "psycopg2",
-        "psycopg2-binary",
-        "sqlite3 (stdlib); there is no network to reach a database server",
-    ),
-    (
-        "MySQLdb",
-        "mysqlclient",
-        "sqlite3 (stdlib); there is no network to reach a database server",
-    ),
-    (
-        "fitz",
-        "PyMuPDF",
-        "a pure-Python PDF library such as pypdf, if available",
-    ),
-    ("tiktoken", "tiktoken", "estimate tokens as len(text) / 4"),
-    ("tokenizers", "tokenizers", "simple splitting with re"),
-    ("regex", "regex", "the re module (stdlib)"),
-    (
-        "Levenshtein",
-        "python-Levenshtein",
-        "difflib.SequenceMatcher (stdlib) or a short pure-Python edit distance",
-    ),
-    (
-        "rapidfuzz",
-        "rapidfuzz",
-        "difflib.SequenceMatcher / difflib.get_close_matches (stdlib)",
-    ),
-    ("shapely", "shapely", "plain geometry in Python with math"),
-    (
-        "statsmodels",
-        "statsmodels",
-        "statistics (stdlib) and plain Python",
-    ),
-    ("xgboost", "xgboost", "no boosting library runs here"),
-    ("lightgbm", "lightgbm", "no boosting library runs here"),
-    (
-        "greenlet",
-        "greenlet",
-        "asyncio (stdlib) for cooperative tasks",
-    ),
-    ("gevent", "gevent", "asyncio (stdlib) for cooperative tasks"),
-    ("zmq", "pyzmq", "there is no network"),
-    ("grpc", "grpcio", "there is no network"),
-    (
-        "magic",
-        "python-magic",
-        "mimetypes (stdlib) from the file name",
-    ),
-];
-
-/// Pure-Python packages that only talk to the network: installable perhaps, useless here.
-const NETWORK_PACKAGES: &[&str] = &[
-    "requests",
-    "httpx",
-    "aiohttp",
-    "urllib3",
-    "websocket",
-    "websockets",
-    "paramiko",
-    "boto3",
-    "botocore",
-    "openai",
-    "anthropic",
-    "redis",
-    "pymongo",
-    "pymysql",
-    "httplib2",
-    "tweepy",
-    "slack_sdk",
-    "telegram",
-    "discord",
-    "selenium",
-    "scrapy",
-    "ftputil",
-    "grequests",
-];
-
-/// Import name → PyPI distribution, where they differ.
-const PYPI_NAMES: &[(&str, &str)] = &[
-    ("yaml", "pyyaml"),
-    ("bs4", "beautifulsoup4"),
-    ("dateutil", "python-dateutil"),
-    ("docx", "python-docx"),
-    ("pptx", "python-pptx"),
-    ("attr", "attrs"),
-    ("dotenv", "python-dotenv"),
-    ("jwt", "PyJWT"),
-    ("slugify", "python-slugify"),
-    ("more_itertools", "more-itertools"),
-    ("serial", "pyserial"),
-    ("google.protobuf", "protobuf"),
-    ("jose", "python-jose"),
-    ("multipart", "python-multipart"),
-    ("pkg_resources", "setuptools"),
-    ("xlsxwriter", "XlsxWriter"),
-    ("markdown", "Markdown"),
-    ("jinja2", "Jinja2"),
-    ("markupsafe", "MarkupSafe"),
-    ("unidecode", "Unidecode"),
-    ("faker", "Faker"),
-    ("usb", "pyusb"),
-    ("OpenSSL", "pyOpenSSL"),
-    ("socks", "PySocks"),
-    ("websocket", "websocket-client"),
-    ("typing_extensions", "typing-extensions"),
-    ("PyPDF2", "PyPDF2"),
-    ("pypdf", "pypdf"),
-    ("tomli_w", "tomli-w"),
-    ("sqlalchemy", "SQLAlchemy"),
-    ("mpl_toolkits", "matplotlib"),
-    ("win32api", "pywin32"),
-    ("odf", "odfpy"),
-    ("Bio", "biopython"),
-];
-
-/// Node.js built-in modules a snippet may `require`, with the sandbox's equivalent.
-const NODE_BUILTINS: &[(&str, &str)] = &[
-    (
-        "fs",
-        "the globals readText/writeText/readJson/writeJson/fileExists/listFiles, or QuickJS std.open/std.loadFile and os.readdir/os.stat",
-    ),
-    (
-        "fs/promises",
-        "the synchronous helpers readText/writeText/readJson/writeJson",
-    ),
-    (
-        "path",
-        "string operations: `${dir}/${name}`, name.split('/').pop(), name.slice(name.lastIndexOf('.'))",
-    ),
-    ("child_process", "nothing: the sandbox has no processes"),
-    ("http", "nothing: the sandbox has no network"),
-    ("https", "nothing: the sandbox has no network"),
-    ("net", "nothing: the sandbox has no network"),
-    (
-        "os",
-        "the QuickJS global `os` (os.readdir, os.stat, os.getcwd, ...), already loaded",
-    ),
-    (
-        "crypto",
-        "no crypto module; check list_available_packages {language: \"javascript\"}",
-    ),
-    (
-        "util",
-        "JSON.stringify for inspection, template literals for formatting",
-    ),
-    (
-        "events",
-        "a small hand-written emitter (an object of arrays of callbacks)",
-    ),
-    (
-        "stream",
-        "read the whole file with readText and process it line by line",
-    ),
-    ("zlib", "no compression module in QuickJS"),
-    ("buffer", "Uint8Array and ArrayBuffer for bytes"),
-    (
-        "process",
-        "nothing: there is no process object; configuration goes in code or files under /app",
-    ),
-];
+// The tables of `words/modules.toml`, looked up by module name under these prefixes.
+const MISSING_STDLIB: &str = "modules.missing_stdlib.";
+const LIMITED_STDLIB: &str = "modules.limited_stdlib.";
+const NATIVE: &str = "modules.native.";
+const NATIVE_BY_PYPI: &str = "modules.native_by_pypi.";
+const PYPI: &str = "modules.pypi.";
+const NODE_BUILTINS: &str = "modules.node_builtins.";
 
 /// Why a stdlib module is missing and what to use, when it is.
 pub(crate) fn missing_stdlib(module: &str) -> Option<&'static str> {
-    let top = top_level(module);
-    MISSING_STDLIB
-        .iter()
-        .find(|(name, _)| *name == module || *name == top)
-        .map(|(_, why)| *why)
+    words::find(&format!("{MISSING_STDLIB}{module}"))
+        .or_else(|| words::find(&format!("{MISSING_STDLIB}{}", top_level(module))))
 }
 
-/// How a module that imports is still limited in the sandbox.
+/// How a module that imports is still limited in the sandbox. An entry with a dot
+/// (`urllib.request`) is that module only; the others cover their submodules too.
 pub(crate) fn limited_stdlib(module: &str) -> Option<&'static str> {
-    LIMITED_STDLIB
-        .iter()
-        .find(|(name, _)| *name == module || (*name == top_level(module) && !name.contains('.')))
-        .map(|(_, why)| *why)
+    words::find(&format!("{LIMITED_STDLIB}{module}"))
+        .or_else(|| words::find(&format!("{LIMITED_STDLIB}{}", top_level(module))))
 }
 
 /// (PyPI name, alternatives) of a native package.
 pub(crate) fn native_package(module: &str) -> Option<(&'static str, &'static str)> {
     let top = top_level(module);
-    NATIVE_PACKAGES
-        .iter()
-        .find(|(name, _, _)| *name == top)
-        .map(|(_, dist, alt)| (*dist, *alt))
+    let dist = words::find(&format!("{NATIVE}{top}.pypi"))?;
+    let alternative = words::find(&format!("{NATIVE}{top}.instead"))?;
+    Some((dist, alternative))
 }
 
 /// What to use instead of a native package named by its import name (`sklearn`) or its
@@ -409,31 +43,27 @@ pub(crate) fn native_package(module: &str) -> Option<(&'static str, &'static str
 pub(crate) fn native_alternative(name: &str) -> Option<&'static str> {
     let normal = |s: &str| s.to_ascii_lowercase().replace('_', "-");
     let wanted = normal(name);
-    native_package(name).map(|(_, alt)| alt).or_else(|| {
-        NATIVE_PACKAGES
-            .iter()
-            .find(|(_, dist, _)| normal(dist) == wanted)
-            .map(|(_, _, alt)| *alt)
-    })
+    // A PyPI name is the import name unless the index says otherwise.
+    let import = words::find(&format!("{NATIVE_BY_PYPI}{wanted}")).unwrap_or(wanted.as_str());
+    native_package(name)
+        .or_else(|| native_package(import).filter(|(dist, _)| normal(dist) == wanted))
+        .map(|(_, alt)| alt)
 }
 
 /// True for client libraries whose only job is the network, which the sandbox does not have.
 pub(crate) fn network_package(module: &str) -> bool {
-    NETWORK_PACKAGES.contains(&top_level(module))
+    let top = top_level(module);
+    words::list("modules.network_packages")
+        .iter()
+        .any(|name| name == top)
 }
 
 /// The PyPI name for an import name: the known mapping, else the name with `_` as `-`.
 pub(crate) fn pypi_name(module: &str) -> String {
-    if let Some((_, dist)) = PYPI_NAMES
-        .iter()
-        .find(|(name, _)| *name == module)
-        .or_else(|| {
-            PYPI_NAMES
-                .iter()
-                .find(|(name, _)| *name == top_level(module))
-        })
+    if let Some(dist) = words::find(&format!("{PYPI}{module}"))
+        .or_else(|| words::find(&format!("{PYPI}{}", top_level(module))))
     {
-        return (*dist).to_owned();
+        return dist.to_owned();
     }
     if let Some((dist, _)) = native_package(module) {
         return dist.to_owned();
@@ -444,10 +74,7 @@ pub(crate) fn pypi_name(module: &str) -> String {
 /// The sandbox equivalent of a Node.js built-in, when `name` is one (`node:fs` too).
 pub(crate) fn node_builtin(name: &str) -> Option<&'static str> {
     let name = name.strip_prefix("node:").unwrap_or(name);
-    NODE_BUILTINS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, alt)| *alt)
+    words::find(&format!("{NODE_BUILTINS}{name}"))
 }
 
 fn top_level(module: &str) -> &str {
@@ -495,6 +122,21 @@ mod tests {
             ("tabulate", false),
         ] {
             assert_eq!(native_alternative(name).is_some(), found, "{name}");
+        }
+    }
+
+    /// Installers name a package by its PyPI name, which `native_by_pypi` maps back to the
+    /// import name where they differ.
+    #[test]
+    fn every_native_package_is_found_by_both_names() {
+        let file: toml::Table = include_str!("../words/modules.toml").parse().unwrap();
+        for (import, package) in file["modules"]["native"].as_table().unwrap() {
+            let pypi = package["pypi"].as_str().unwrap();
+            let instead = package["instead"].as_str();
+            assert_eq!(native_package(import).map(|(dist, _)| dist), Some(pypi));
+            assert_eq!(native_alternative(import), instead, "{import}");
+            assert_eq!(native_alternative(pypi), instead, "{pypi}");
+            assert_eq!(native_alternative(&pypi.to_uppercase()), instead, "{pypi}");
         }
     }
 }

@@ -5,8 +5,12 @@
 //! code, brackets nest, Python blocks follow indentation) and it has to be safe on anything:
 //! it is linear in the input, never fails (anything unexpected becomes a one-byte operator),
 //! and slices only at ASCII positions, so arbitrary UTF-8 cannot make it panic.
+//!
+//! Its operators and keyword lists are data, in `words/scan.toml`.
 
 use sandbox_protocol::Language;
+
+use crate::words::list;
 
 /// What a token is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,21 +48,6 @@ pub(crate) struct Source<'a> {
 }
 
 pub(crate) const NONE: usize = usize::MAX;
-
-/// Multi-character operators of both languages, longest first.
-#[rustfmt::skip]
-const OPERATORS: [&str; 39] = [
-    ">>>=", "...", "===", "!==", "**=", "//=", ">>=", "<<=", "&&=", "||=", "??=", ">>>", "**", "//",
-    "==", "!=", "<=", ">=", "->", ":=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", "=>",
-    "&&", "||", "??", "?.", "++", "--", "<<", ">>", "::",
-];
-
-/// Keywords after which a JavaScript `/` starts a regular expression, not a division.
-#[rustfmt::skip]
-const JS_REGEX_AFTER: [&str; 14] = [
-    "return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do",
-    "else", "yield", "await",
-];
 
 /// Bytes of identifiers: ASCII letters, digits and `_`, all of non-ASCII UTF-8, and `$` in
 /// JavaScript.
@@ -185,21 +174,7 @@ impl<'a> Source<'a> {
 
 /// Keywords that start a compound statement, whose header ends with `:`.
 fn is_python_compound(word: &str) -> bool {
-    matches!(
-        word,
-        "for"
-            | "while"
-            | "if"
-            | "elif"
-            | "else"
-            | "with"
-            | "try"
-            | "except"
-            | "finally"
-            | "def"
-            | "class"
-            | "async"
-    )
+    list("scan.python_compound").iter().any(|k| k == word)
 }
 
 /// One pass over the source: the position and what the next token needs to know.
@@ -346,7 +321,8 @@ impl<'a> Lexer<'a> {
                 None => (Kind::Op, i, i + 1, i + 1),
             }
         } else {
-            let len = OPERATORS
+            // Multi-character operators, longest first.
+            let len = list("scan.operators")
                 .iter()
                 .find(|op| b[i..].starts_with(op.as_bytes()))
                 .map_or(1, |op| op.len());
@@ -473,7 +449,7 @@ fn regex_allowed(tokens: &[Token<'_>]) -> bool {
         None => true,
         Some(t) => match t.kind {
             Kind::Op => !matches!(t.text, ")" | "]" | "}" | "++" | "--"),
-            Kind::Ident => JS_REGEX_AFTER.contains(&t.text),
+            Kind::Ident => list("scan.js_regex_after").iter().any(|k| k == t.text),
             _ => false,
         },
     }

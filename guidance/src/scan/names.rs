@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use sandbox_protocol::Language;
 
 use super::lexer::{Kind, NONE, Source};
-use super::words::{JS_GLOBALS, JS_KEYWORDS, PY_BUILTINS, PY_KEYWORDS};
+use super::words::{is_keyword, is_predefined};
 
 /// Names the code reads but never binds: they must come from earlier calls in the same session
 /// (or are typos). In order of first use, at most `limit`.
@@ -31,11 +31,6 @@ pub(crate) fn free_names(src: &Source<'_>, limit: usize) -> Vec<(String, u32)> {
     if bindings.star_import {
         return Vec::new(); // `from m import *` can bind anything
     }
-    let (keywords, builtins) = if python {
-        (PY_KEYWORDS, PY_BUILTINS)
-    } else {
-        (JS_KEYWORDS, JS_GLOBALS)
-    };
     let mut seen: HashMap<&str, u32> = HashMap::new();
     let mut order: Vec<&str> = Vec::new();
     for (i, tok) in t.iter().enumerate() {
@@ -44,8 +39,8 @@ pub(crate) fn free_names(src: &Source<'_>, limit: usize) -> Vec<(String, u32)> {
         }
         let name = tok.text;
         if bindings.defined.contains(name)
-            || keywords.contains(&name)
-            || builtins.contains(&name)
+            || is_keyword(src.language, name)
+            || is_predefined(src.language, name)
             || name.starts_with("__")
             || !name
                 .chars()
@@ -163,7 +158,9 @@ impl<'a> Bindings<'a> {
             }
         }
         if eqs.is_empty()
-            && src.ident(a).is_some_and(|w| !PY_KEYWORDS.contains(&w))
+            && src
+                .ident(a)
+                .is_some_and(|w| !is_keyword(Language::Python, w))
             && src.is(a + 1, ":")
         {
             self.bind(src, a);
@@ -327,7 +324,7 @@ impl<'a> Bindings<'a> {
         }
         if src.is(k + 1, "(") && src.partner[k + 1] != NONE {
             let close = src.partner[k + 1];
-            if src.is(close + 1, "{") && !JS_KEYWORDS.contains(&src.tokens[k].text) {
+            if src.is(close + 1, "{") && !is_keyword(Language::JavaScript, src.tokens[k].text) {
                 self.bind(src, k);
                 self.pattern(src, k + 1, close);
             }
@@ -362,7 +359,7 @@ impl<'a> Bindings<'a> {
 /// A name being assigned: bare (not `x.a`, `x[i]` or `f(x)`), in a target list.
 fn is_python_target(src: &Source<'_>, k: usize) -> bool {
     let t = &src.tokens;
-    if t[k].kind != Kind::Ident || src.is_member(k) || PY_KEYWORDS.contains(&t[k].text) {
+    if t[k].kind != Kind::Ident || src.is_member(k) || is_keyword(Language::Python, t[k].text) {
         return false;
     }
     let next_ok = match t.get(k + 1) {
@@ -383,7 +380,7 @@ fn is_python_target(src: &Source<'_>, k: usize) -> bool {
 fn is_subscript_or_call(src: &Source<'_>, open: usize) -> bool {
     open > 0
         && match src.tokens[open - 1].kind {
-            Kind::Ident => !PY_KEYWORDS.contains(&src.tokens[open - 1].text),
+            Kind::Ident => !is_keyword(Language::Python, src.tokens[open - 1].text),
             Kind::Str | Kind::Number => true,
             Kind::Op => matches!(src.tokens[open - 1].text, ")" | "]"),
             Kind::Regex => false,
