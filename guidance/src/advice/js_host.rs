@@ -1,7 +1,7 @@
 //! Advice about the JavaScript host: QuickJS is neither Node.js nor a browser. `require`, Node
 //! and browser globals, npm packages, ES `import` statements, and QuickJS's `[value, error]`
 //! pairs used as values; and the JavaScript exceptions (`TypeError`, runtime `SyntaxError`,
-//! `RangeError`) with their usual causes.
+//! `RangeError`) with their usual causes. The words live in `words/js_host.toml`.
 
 use serde_json::json;
 
@@ -11,15 +11,12 @@ use super::super::modules;
 use super::super::scan::ImportKind;
 use super::draft::Draft;
 use super::evidence::{js_undefined_name, operand_of_member, quoted};
+use super::runtime::mentions;
+use crate::words::{self, say};
 
-/// Fixes for JavaScript exceptions whose advice does not depend on the message.
-pub(super) const JS_EXCEPTION_FIXES: &[(&str, [&str; 2])] = &[(
-    "RangeError",
-    [
-        "A length, index or precision is out of range (`new Array(-1)`, `toFixed(200)`), or recursion is too deep: check the value passed.",
-        "For deep recursion, rewrite it as a loop with an explicit stack.",
-    ],
-)];
+/// Where the reasons a Node.js or browser global does not exist are, by kind
+/// (`js_node_global.why.process`).
+const NODE_GLOBAL_WHY: &str = "js_node_global.why.";
 
 impl Draft<'_, '_> {
     /// A JavaScript runtime error that is about the host rather than the logic: an undefined
@@ -31,10 +28,7 @@ impl Draft<'_, '_> {
         {
             return true;
         }
-        if lower.contains("requirevendor:")
-            || lower.contains("cannot find module")
-            || lower.contains("is a node.js built-in module")
-        {
+        if mentions(lower, words::list("js_module_missing.signs")) {
             let module = quoted(self.f.error_message.unwrap_or(""))
                 .map(str::to_owned)
                 .or_else(|| self.code.imports.first().map(|i| i.module.clone()))
@@ -44,11 +38,7 @@ impl Draft<'_, '_> {
         }
         let misuse = self.code.tuple_misuse();
         if !misuse.is_empty()
-            && (name == "TypeError"
-                || lower.contains("not a function")
-                || lower.contains("cannot read property")
-                || lower.contains("not iterable")
-                || lower.contains("undefined"))
+            && (name == "TypeError" || mentions(lower, words::list("js_pair_as_value.signs")))
         {
             self.js_tuple(&misuse);
             return true;
@@ -63,16 +53,15 @@ impl Draft<'_, '_> {
             self.js_require();
         } else if let Some(why) = js_node_global(missing) {
             self.js_node_api(missing, why);
-        } else if is_sandbox_js_global(missing) {
-            self.summary = format!(
-                "`{missing}` is one of the sandbox's JavaScript globals, but this runtime does not provide it."
-            );
-            self.fix("Check list_runtimes for what this server's JavaScript runtime offers; plain ECMAScript (JSON, Math, Array, Map, console.log) always works.");
-            self.fix("Keep data in the code for now, or run the file work in Python, whose open()/os/pathlib always work under /app.");
+        } else if words::list("js_sandbox_global.names")
+            .iter()
+            .any(|n| n == missing)
+        {
+            self.rule_with("js_sandbox_global", &[("global", &missing)]);
             self.next = Some(NextCall::new(
                 "list_runtimes",
                 json!({}),
-                "see the JavaScript runtime's capabilities",
+                words::text("js_sandbox_global.reason"),
             ));
             self.state_note();
         } else {
@@ -84,24 +73,22 @@ impl Draft<'_, '_> {
     /// A JavaScript package that cannot load: only vendored packages exist.
     pub(super) fn js_module(&mut self, module: &str) {
         self.doc(JAVASCRIPT);
-        self.summary =
-            format!("The JavaScript package '{module}' is not available in this sandbox.");
         if let Some(alternative) = modules::node_builtin(module) {
-            self.fix(format!(
-                "'{module}' is a Node.js built-in; QuickJS has none. Instead: {alternative}."
+            self.fix(say!(
+                "js_module_missing.node_builtin",
+                module = module,
+                alternative = alternative
             ));
         }
-        self.fix("Only vendored packages load, with `const lib = requireVendor('name')`; list_available_packages {language: \"javascript\"} lists them.");
-        self.fix("For small utilities, write the function inline: there is no npm install in the sandbox.");
+        self.rule_with("js_module_missing", &[("module", &module)]);
         self.next = Some(NextCall::new(
             "list_available_packages",
             json!({"language": "javascript"}),
-            "see which JavaScript packages requireVendor can load",
+            words::text("js_module_missing.reason"),
         ));
     }
 
     fn js_require(&mut self) {
-        self.summary = "`require` does not exist: this is QuickJS, not Node.js.".to_owned();
         self.doc(JAVASCRIPT);
         let modules: Vec<String> = self
             .code
@@ -111,42 +98,41 @@ impl Draft<'_, '_> {
             .map(|i| i.module.clone())
             .collect();
         for m in modules.iter().take(2) {
-            if let Some(alt) = modules::node_builtin(m) {
-                self.fix(format!("Instead of require('{m}'): {alt}."));
+            if let Some(alternative) = modules::node_builtin(m) {
+                self.fix(say!(
+                    "js_require.instead",
+                    module = m,
+                    alternative = alternative
+                ));
             }
         }
-        self.fix("Load vendored packages with `const lib = requireVendor('name')`; list_available_packages {language: \"javascript\"} lists them.");
-        self.fix("QuickJS's `std` and `os` modules are globals already: `std.loadFile(path)`, `const [names, err] = os.readdir('/app')`.");
+        self.rule("js_require");
         self.next = Some(NextCall::new(
             "list_available_packages",
             json!({"language": "javascript"}),
-            "see which packages requireVendor can load",
+            words::text("js_require.reason"),
         ));
     }
 
     fn js_node_api(&mut self, global: &str, why: &str) {
-        self.summary =
-            format!("`{global}` does not exist: this is QuickJS, not Node.js or a browser.");
         self.doc(JAVASCRIPT);
-        self.fix(format!("`{global}`: {why}."));
-        self.fix("Available instead: console.log, the std/os globals, the file helpers readText/writeText/readJson/writeJson/fileExists/listFiles, and requireVendor(name) for vendored packages.");
+        self.rule_with("js_node_global", &[("global", &global), ("why", &why)]);
         self.state_note();
     }
 
     fn js_tuple(&mut self, misuse: &[(String, u32, String)]) {
-        let (callee, line, var) = misuse[0].clone();
-        self.summary = format!(
-            "{}: {callee} returns a [value, error] pair, and line {line} uses the pair as the value.",
-            self.exception()
+        let (callee, line, var) = &misuse[0];
+        let exception = self.exception();
+        self.rule_with(
+            "js_pair_as_value",
+            &[
+                ("exception", &exception),
+                ("callee", callee),
+                ("line", line),
+                ("var", var),
+            ],
         );
         self.doc(JAVASCRIPT);
-        self.fix(format!(
-            "Destructure the pair: `const [{var}, err] = {callee}(...); if (err) throw new Error('{callee} failed: ' + err);` instead of `const {var} = {callee}(...)`."
-        ));
-        self.fix(format!(
-            "Without destructuring, `{var}.length` is always 2 and `{var}.forEach` visits the array and the error code, so methods like `.endsWith` fail on the first element."
-        ));
-        self.fix("The same pair shape comes from os.readdir, os.stat, os.lstat, os.getcwd, os.realpath and os.readlink; the helpers listFiles(dir) and fileExists(path) return plain values.");
         self.state_note();
     }
 
@@ -154,30 +140,25 @@ impl Draft<'_, '_> {
     /// a name declared twice across calls, a name left uninitialized by a failed call, text
     /// that is not JSON, a string past QuickJS's limit.
     pub(super) fn js_named_error(&mut self, name: &str, lower: &str, message: &str) {
-        let quoted_name = quoted(message).unwrap_or("the name").to_owned();
+        let unnamed = words::text("js_error.unnamed");
         match name {
             "SyntaxError" if lower.contains("redeclaration of") => {
-                self.fix(format!(
-                    "`{quoted_name}` already exists in this session (declared by an earlier call, or earlier in this code), and `var`/`function` cannot redeclare a `let`, `const` or `class` name: assign it without a keyword (`{quoted_name} = ...`), or pick a new name."
-                ));
-                self.fix("Top-level `let`, `const` and `class` may be declared again in a later call; mixing them with `var` or `function` for the same name is what fails.");
+                let quoted_name = quoted(message).unwrap_or(unnamed);
+                self.rule_with("js_error.redeclared", &[("name", &quoted_name)]);
             }
             "SyntaxError" if lower.contains("json") => {
-                self.fix("JSON.parse got text that is not JSON: log `text.slice(0, 200)`; single quotes, trailing commas and comments are not JSON.");
-                self.fix("If the text comes from a file, check the file exists (std.loadFile returns null when it does not).");
+                for fix in words::list("js_error.not_json") {
+                    self.fix(fix);
+                }
             }
-            "SyntaxError" => {
-                self.fix("Code given to eval or new Function does not parse: log the string and check its brackets and quotes.");
-            }
+            "SyntaxError" => self.fix(words::text("js_error.eval")),
             "ReferenceError" if lower.contains("is not initialized") => {
-                let var = js_uninitialized_name(message).unwrap_or("the name");
-                self.fix(format!(
-                    "`{var}` was declared with let/const/class by a call that failed before the declaration ran, so it exists but has no value: declare it again with a working value (`const {var} = ...`) in the next call."
-                ));
+                let var = js_uninitialized_name(message).unwrap_or(unnamed);
+                self.fix(say!("js_error.uninitialized", name = var));
             }
             "ReferenceError" => self.undefined_name(message),
             "InternalError" if lower.contains("string too long") => {
-                self.fix("A string grew past QuickJS's maximum length: build large text in parts (push pieces to an array, or write them to a file in /app as you go) and keep only what you need.");
+                self.fix(words::text("js_error.string_too_long"));
             }
             _ => self.fixed_exception_fixes(name),
         }
@@ -186,16 +167,14 @@ impl Draft<'_, '_> {
     /// JavaScript `TypeError`: a value that is not what the code expects.
     pub(super) fn js_type_error(&mut self, lower: &str) {
         if lower.contains("is read-only") {
-            let var = quoted(self.message()).unwrap_or("the name").to_owned();
-            self.fix(format!(
-                "`{var}` is a const: declare it with `let` if it must change, or assign the new value to a new name."
-            ));
+            let var = quoted(self.message()).unwrap_or(words::text("js_error.unnamed"));
+            self.fix(say!("js_error.read_only", name = var));
         }
         if lower.contains("of undefined") {
             self.off_by_one_fix();
         }
         if lower.contains("not a function") {
-            self.fix("The value is not a function: a method on the wrong type (`forEach` on an object: use `Object.entries(obj).forEach`), a misspelled method, or a value that is undefined.");
+            self.fix(words::text("js_error.not_a_function"));
         } else if lower.contains("cannot read property")
             || lower.contains("of undefined")
             || lower.contains("of null")
@@ -206,13 +185,13 @@ impl Draft<'_, '_> {
                 operand_of_member(line, property).map(|o| (o.to_owned(), property.to_owned()))
             });
             self.fix(match operand {
-                Some((o, p)) => format!("`{o}` is undefined or null, so `.{p}` cannot be read: a missing key, an empty result, or a file function that returned null. Check it (`if (!{o}) ...`) or use optional chaining `{o}?.{p}`."),
-                None => "The value before the `.` is undefined or null: a missing key, an empty result, or a file function that returned null. Check it (`if (!x) ...`) or use optional chaining `x?.y`.".to_owned(),
+                Some((o, p)) => say!("js_error.undefined_operand", operand = o, property = p),
+                None => words::text("js_error.undefined_value").to_owned(),
             });
         } else if lower.contains("not iterable") {
-            self.fix("Only arrays, strings, Maps and Sets are iterable: for objects use `Object.entries(obj)`; destructuring `const [a, b] = x` needs an array.");
+            self.fix(words::text("js_error.not_iterable"));
         }
-        self.fix("Log the value and its type just before the failing line: `console.log(typeof x, JSON.stringify(x))`.");
+        self.fix(words::text("js_error.log_type"));
     }
 }
 
@@ -225,42 +204,13 @@ fn js_uninitialized_name(message: &str) -> Option<&str> {
 
 /// Why a Node.js or browser global does not exist here, and what to use instead.
 fn js_node_global(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "process" => {
-            "there is no process object (no env, argv or exit); keep configuration in code or in files under /app"
-        }
-        "Buffer" => "there is no Buffer; use Uint8Array/ArrayBuffer for bytes and strings for text",
-        "fetch" | "XMLHttpRequest" | "WebSocket" => {
-            "there is no network in the sandbox; have the data passed in or written to /app"
-        }
-        "__dirname" | "__filename" => "cells have no file; the workspace is /app",
-        "module" | "exports" => {
-            "there is no CommonJS; define globals, and load vendored packages with requireVendor"
-        }
-        "window" | "document" | "localStorage" | "alert" => {
-            "there is no browser; use globalThis, console.log and files under /app"
-        }
-        "setImmediate" => "there is no setImmediate; use Promise.resolve().then(fn)",
-        "fs" => {
-            "there is no Node.js fs module; read and write files with readText/writeText/readJson/writeJson/fileExists/listFiles (paths under /app)"
-        }
+    let kind = match name {
+        "process" | "Buffer" | "setImmediate" | "fs" => name,
+        "fetch" | "XMLHttpRequest" | "WebSocket" => "network",
+        "__dirname" | "__filename" => "file",
+        "module" | "exports" => "commonjs",
+        "window" | "document" | "localStorage" | "alert" => "browser",
         _ => return None,
-    })
-}
-
-/// Globals the sandbox's JavaScript runtime is meant to provide.
-fn is_sandbox_js_global(name: &str) -> bool {
-    matches!(
-        name,
-        "std"
-            | "os"
-            | "requireVendor"
-            | "readJson"
-            | "writeJson"
-            | "readText"
-            | "writeText"
-            | "appendText"
-            | "fileExists"
-            | "listFiles"
-    )
+    };
+    words::find(&format!("{NODE_GLOBAL_WHY}{kind}"))
 }

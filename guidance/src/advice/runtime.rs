@@ -2,75 +2,19 @@
 //! what is not a bug in the logic: a file operation (files), a capability the sandbox lacks
 //! (processes, network, threads, stdin), a missing module (names), the JavaScript host
 //! (js_host). Otherwise the exception is quoted with its place in the code, and its name picks
-//! the usual causes: the message-dependent ones here, the fixed ones from the tables of each
-//! family.
+//! the usual causes: the message-dependent ones here, the fixed ones from the `exception_fixes`
+//! tables of each family. The words live in `words/runtime.toml`.
 
 use super::super::analyze::is_file_call;
 use super::super::docs::{JAVASCRIPT, PYTHON};
 use super::draft::Draft;
 use super::evidence::{divisor, indexed_sequence, operand_of_member};
-use super::js_host::JS_EXCEPTION_FIXES;
 use super::names::NAME_EXCEPTION_FIXES;
+use crate::words::{self, say};
 
-/// Fixes for Python exceptions whose advice does not depend on the message.
-const PYTHON_EXCEPTION_FIXES: &[(&str, [&str; 2])] = &[
-    (
-        "IndexError",
-        [
-            "The sequence is shorter than the index: print `len(x)` before indexing; an empty list usually means an earlier filter, split or parse found nothing.",
-            "Guard it (`if x:` / `x[-1] if x else None`) or use slicing, which never raises (`x[:1]`).",
-        ],
-    ),
-    (
-        "ZeroDivisionError",
-        [
-            "A denominator is zero: guard it (`x / n if n else 0`); an average over an empty list is the usual cause.",
-            "Check why the count is 0: an earlier filter or parse may have matched nothing.",
-        ],
-    ),
-    (
-        "UnicodeDecodeError",
-        [
-            "The file is not UTF-8: open it with `encoding='latin-1'` (never fails) or `errors='replace'`, or read bytes with 'rb'.",
-            "Use encoding='utf-8-sig' for files that start with a byte-order mark (Excel CSV exports).",
-        ],
-    ),
-    (
-        "UnicodeEncodeError",
-        [
-            "The text has characters the target encoding cannot represent: write files with `encoding='utf-8'` (or pass `errors='replace'`), and encode with 'utf-8' rather than 'ascii'.",
-            "If an ASCII-only result is required, replace the characters explicitly first (e.g. `unicodedata.normalize('NFKD', s).encode('ascii', 'ignore')`).",
-        ],
-    ),
-    (
-        "FileExistsError",
-        [
-            "Use `os.makedirs(path, exist_ok=True)`; open with mode 'w' to overwrite a file.",
-            "Files persist in /app between calls, so setup code that creates them fails on the second run unless it tolerates existing files.",
-        ],
-    ),
-    (
-        "AssertionError",
-        [
-            "Print the values the assert checks just before it to see which condition failed.",
-            "Give the assert a message: `assert cond, f'x={x!r}'`.",
-        ],
-    ),
-    (
-        "StopIteration",
-        [
-            "next() reached the end of an iterator: use `next(it, None)` and check for None.",
-            "Iterators are consumed once: re-create them (e.g. reopen the file) for a second pass.",
-        ],
-    ),
-    (
-        "OverflowError",
-        [
-            "The number is too large for a float: use integers, decimal.Decimal, or work with logarithms.",
-            "Check for runaway growth (exponentials in a loop).",
-        ],
-    ),
-];
+/// Where the fixes of an exception whose advice does not depend on the message are, by its
+/// name (`exception_fixes.IndexError`): Python's in runtime.toml, JavaScript's in js_host.toml.
+const EXCEPTION_FIXES: &str = "exception_fixes.";
 
 impl Draft<'_, '_> {
     pub(super) fn runtime_error(&mut self) {
@@ -93,36 +37,17 @@ impl Draft<'_, '_> {
     /// A Python error that comes from what the sandbox lacks (processes, network, threads,
     /// stdin) or from a missing module. Advice and true; false for an ordinary error.
     fn python_capability_failure(&mut self, name: &str, lower: &str) -> bool {
-        if lower.contains("does not support processes")
-            || lower.contains("has no attribute 'system'")
-            || lower.contains("has no attribute 'popen'")
-            || lower.contains("has no attribute 'fork'")
-        {
+        if mentions(lower, words::list("no_processes.signs")) {
             self.rule("no_processes");
-        } else if lower.contains("getaddrinfo")
-            || lower.contains("urlerror")
-            || lower.contains("connectionrefused")
-            || lower.contains("gaierror")
-            || lower.contains("network is unreachable")
-        {
-            self.summary =
-                "The code tried to reach the network, and the sandbox has none.".to_owned();
-            self.fix("Have the data passed in: put it in the code, or write it to a file under /app and read it from there.");
-            self.fix("Nothing network-related can be installed around this: sockets, DNS and HTTP all fail by design.");
+        } else if mentions(lower, words::list("no_network.signs")) {
+            self.rule("no_network");
         } else if lower.contains("can't start new thread") {
-            self.summary = "A thread could not start: the interpreter is single-threaded (no parallelism in this sandbox).".to_owned();
-            self.fix(
-                "Run the tasks one after another: there is no speed-up to gain from threads here.",
-            );
-            self.fix("For cooperative waiting use asyncio (it runs on one thread); for long work, split it across calls.");
+            self.rule("no_threads");
         } else if name == "EOFError"
             && (lower.contains("reading a line")
                 || self.code.calls.iter().any(|(c, _, _)| c == "input"))
         {
-            self.summary =
-                "input() found no stdin: the sandbox has no interactive input.".to_owned();
-            self.fix("Put the values in the code (e.g. `answer = 'yes'`) or read them from a file in /app.");
-            self.fix("If a library prompts for input, pass the value as an argument instead.");
+            self.rule("no_stdin");
         } else if name == "ModuleNotFoundError" {
             self.missing_module();
             return true;
@@ -140,7 +65,7 @@ impl Draft<'_, '_> {
         let where_ = self.where_text();
         let exception = exception.trim_end_matches('.');
         self.summary = match &where_ {
-            Some(w) => format!("{exception} at {w}."),
+            Some(place) => say!("exception.at", exception = exception, place = place),
             None => format!("{exception}."),
         };
         let message = self.message().to_owned();
@@ -158,16 +83,16 @@ impl Draft<'_, '_> {
             "ZeroDivisionError" => self.zero_division(),
             "AssertionError" => self.assertion_error(),
             "RangeError" if !self.python() && lower.contains("invalid array length") => {
-                self.fix("The array length is negative, fractional or too large: `new Array(n)` and `arr.length = n` need a whole n from 0 to 2^32 - 1; check the value passed.");
+                self.fix(words::text("range_error.invalid_array_length"));
             }
             "UnicodeDecodeError" if utf16_bom(lower) => {
-                self.fix("The data starts with a UTF-16 byte-order mark (0xff 0xfe or 0xfe 0xff): decode it as UTF-16, `open(path, encoding='utf-16')` or `data.decode('utf-16')`.");
+                self.fix(words::text("unicode_decode_error.utf16_bom"));
                 // The message shows one byte only: other encodings remain possible.
                 self.fixed_exception_fixes(name);
             }
             "UnicodeDecodeError" => self.unicode_decode_error(),
             "OverflowError" if lower.contains("index-sized integer") => {
-                self.fix("The size or index is larger than the 32-bit WebAssembly interpreter can address (about 2 GiB at most, less in practice): allocate far less, or process the data in chunks.");
+                self.fix(words::text("overflow_error.index_sized_integer"));
             }
             "SyntaxError" | "ReferenceError" | "InternalError" if !self.python() => {
                 self.js_named_error(name, lower, &message);
@@ -178,26 +103,26 @@ impl Draft<'_, '_> {
             "NameError" | "ReferenceError" => self.undefined_name(&message),
             "ValueError" => {
                 if lower.contains("invalid literal") || lower.contains("could not convert") {
-                    self.fix("A string is not a number: clean it first (`s.strip()`, remove thousands separators and units) and skip empty cells.");
+                    self.fix(words::text("value_error.not_a_number"));
                 } else if lower.contains("unpack") {
-                    self.fix("The number of values does not match the number of names: print the item to see its real shape.");
+                    self.fix(words::text("value_error.unpack"));
                 }
-                self.fix("Print the offending value with repr() just before the failing line to see exactly what it contains.");
+                self.fix(words::text("value_error.print_repr"));
             }
             "JSONDecodeError" => {
                 if lower.contains("line 1 column 1") {
-                    self.fix("The text is empty or not JSON at all (HTML, CSV, an error page): print `repr(text[:200])` to see it.");
+                    self.fix(words::text("json_decode_error.not_json"));
                 }
                 if lower.contains("double quotes") {
-                    self.fix("JSON needs double quotes; for Python-literal text (single quotes, True/None) use `ast.literal_eval`.");
+                    self.fix(words::text("json_decode_error.double_quotes"));
                 }
-                self.fix("Look at the reported position (`text[pos-40:pos+40]`): trailing commas, comments and NaN are not JSON.");
+                self.fix(words::text("json_decode_error.position"));
             }
             "OperationalError" => {
                 if lower.contains("no such table") {
-                    self.fix("Create the table first (CREATE TABLE IF NOT EXISTS ...); an in-memory database (':memory:') is empty in every new connection.");
+                    self.fix(words::text("operational_error.no_such_table"));
                 }
-                self.fix("Keep database files under /app (e.g. sqlite3.connect('data.db')).");
+                self.fix(words::text("operational_error.keep_under_app"));
             }
             _ => self.fixed_exception_fixes(name),
         }
@@ -207,8 +132,8 @@ impl Draft<'_, '_> {
     /// Where to start looking: the failing line, or the traceback's last frame in the code.
     fn where_fix(&mut self, where_: Option<&str>) {
         self.fix(match where_ {
-            Some(w) => format!("Start at {w}: print the values it uses just before it to see which one is not what you expect."),
-            None => "Read the last frame of the traceback that points into your code (<cell N>) and print the values used there.".to_owned(),
+            Some(place) => say!("exception.start_at", place = place),
+            None => words::text("exception.start_at_last_frame").to_owned(),
         });
     }
 
@@ -218,11 +143,11 @@ impl Draft<'_, '_> {
         if !one_past_the_end(self.f.code) {
             return;
         }
-        self.fix(if self.python() {
-            "The loop or index goes one past the end: indices run from 0 to len(x) - 1, so loop with `range(len(x))` (or `for item in x`), stop pairs at `range(len(x) - 1)`, and use `x[-1]` for the last item."
+        self.fix(words::text(if self.python() {
+            "one_past_the_end.python"
         } else {
-            "The loop or index goes one past the end: indices run from 0 to length - 1, so loop with `i < arr.length` (not `<=`), and use `arr[arr.length - 1]` or `arr.at(-1)` for the last item; past the end an array gives undefined."
-        });
+            "one_past_the_end.javascript"
+        }));
     }
 
     /// An IndexError: the sequence the failing line indexes (or pops from) by name, when the
@@ -230,13 +155,9 @@ impl Draft<'_, '_> {
     fn index_error(&mut self, lower: &str) {
         let line = self.error_line().unwrap_or("");
         let named = if lower.contains("pop from empty") {
-            operand_of_member(line, "pop").map(|seq| {
-                format!("`{seq}` is empty when `.pop()` runs: check it first (`if {seq}:`); an empty list usually means an earlier filter, split or parse found nothing.")
-            })
+            operand_of_member(line, "pop").map(|seq| say!("index_error.pop_from_empty", seq = seq))
         } else {
-            indexed_sequence(line).map(|seq| {
-                format!("`{seq}` is shorter than the index: print `len({seq})` before indexing; an empty list usually means an earlier filter, split or parse found nothing.")
-            })
+            indexed_sequence(line).map(|seq| say!("index_error.too_short", seq = seq))
         };
         match named {
             Some(fix) => {
@@ -250,8 +171,11 @@ impl Draft<'_, '_> {
 
     /// The table's fixes of `name` after its first, which the caller replaced with a named form.
     fn fixed_fixes_after_the_first(&mut self, name: &str) {
-        if let Some((_, [_, second])) = PYTHON_EXCEPTION_FIXES.iter().find(|(n, _)| *n == name) {
-            self.fix(*second);
+        for fix in words::list(&format!("{EXCEPTION_FIXES}{name}"))
+            .iter()
+            .skip(1)
+        {
+            self.fix(fix);
         }
     }
 
@@ -270,7 +194,7 @@ impl Draft<'_, '_> {
             .map(|s| s.text.to_owned());
         match file {
             Some(file) => {
-                self.fix(format!("'{file}' is not UTF-8: open it with `encoding='latin-1'` (never fails) or `errors='replace'`, or read bytes with 'rb'."));
+                self.fix(say!("unicode_decode_error.named", file = file));
                 self.fixed_fixes_after_the_first("UnicodeDecodeError");
             }
             None => self.fixed_exception_fixes("UnicodeDecodeError"),
@@ -281,7 +205,7 @@ impl Draft<'_, '_> {
     fn zero_division(&mut self) {
         match self.error_line().and_then(divisor).map(str::to_owned) {
             Some(n) => {
-                self.fix(format!("`{n}` is zero here: guard the division (`x / n if n else 0`); an average over an empty list is the usual cause."));
+                self.fix(say!("zero_division.named", divisor = n));
                 self.fixed_fixes_after_the_first("ZeroDivisionError");
             }
             None => self.fixed_exception_fixes("ZeroDivisionError"),
@@ -297,7 +221,7 @@ impl Draft<'_, '_> {
             .filter(|c| !c.is_empty() && c.len() <= 120);
         match condition {
             Some(c) => {
-                self.fix(format!("Print the values the assert checks (`{c}`) just before it to see which condition failed."));
+                self.fix(say!("assertion_error.named", condition = c));
                 self.fixed_fixes_after_the_first("AssertionError");
             }
             None => self.fixed_exception_fixes("AssertionError"),
@@ -311,11 +235,13 @@ impl Draft<'_, '_> {
             .next()
             .filter(|head| head.len() < message.len())
             .and_then(|head| head.rsplit(' ').next())
-            .map(|c| c.trim_matches(['\'', '"']))
+            // The double quote by its code: a bare one in a char would unpair the quotes that
+            // the words test reads string literals by.
+            .map(|c| c.trim_matches(['\'', '\u{22}']))
             .filter(|c| !c.is_empty() && c.len() <= 32);
         match codec {
             Some(codec) => {
-                self.fix(format!("The text has characters the '{codec}' codec cannot represent: write files with `encoding='utf-8'` (or pass `errors='replace'`), and encode with 'utf-8' rather than '{codec}'."));
+                self.fix(say!("unicode_encode_error.named", codec = codec));
                 self.fixed_fixes_after_the_first("UnicodeEncodeError");
             }
             None => self.fixed_exception_fixes("UnicodeEncodeError"),
@@ -324,12 +250,11 @@ impl Draft<'_, '_> {
 
     /// The fixes of an exception whose advice does not depend on the message, if it is one.
     pub(super) fn fixed_exception_fixes(&mut self, name: &str) {
-        let found = PYTHON_EXCEPTION_FIXES
-            .iter()
-            .chain(NAME_EXCEPTION_FIXES)
-            .chain(JS_EXCEPTION_FIXES)
-            .find(|(n, _)| *n == name);
-        if let Some((_, fixes)) = found {
+        if let Some(fixes) = words::find_list(&format!("{EXCEPTION_FIXES}{name}")) {
+            for fix in fixes {
+                self.fix(fix);
+            }
+        } else if let Some((_, fixes)) = NAME_EXCEPTION_FIXES.iter().find(|(n, _)| *n == name) {
             for fix in fixes {
                 self.fix(*fix);
             }
@@ -345,12 +270,9 @@ impl Draft<'_, '_> {
             .iter()
             .any(|(c, _, _)| c.ends_with("DictReader"))
         {
-            self.fix("csv.DictReader keys are the header cells as written: strip spaces, and open with encoding='utf-8-sig' to drop a byte-order mark (a BOM turns 'name' into '\\ufeffname').");
+            self.fix(words::text("key_error.dict_reader"));
         }
-        self.fix(format!("The key {key} is not in the dict: print the real keys (`print(list(d.keys())[:20])`) and compare case, spaces and type (1 vs '1')."));
-        self.fix(format!(
-            "Use `d.get({key}, default)` or check `{key} in d` when the key may be missing."
-        ));
+        self.rule_with("key_error", &[("key", &key)]);
     }
 
     fn python_type_error(&mut self, lower: &str) {
@@ -359,40 +281,40 @@ impl Draft<'_, '_> {
                 .iter()
                 .any(|v| lower.contains(v))
         {
-            self.fix("dict.keys()/values()/items() are views, not lists (a change from Python 2): use `list(d.keys())[0]`, or `next(iter(d))` for the first key.");
+            self.fix(words::text("python_type_error.dict_views"));
         } else if lower.contains("bytes") && (lower.contains("str") || lower.contains("buffer")) {
-            self.fix("bytes and str do not mix: decode bytes to text (`b.decode('utf-8')`) or encode text to bytes (`s.encode('utf-8')`); write bytes to a file opened with 'wb', text with 'w'.");
+            self.fix(words::text("python_type_error.bytes_and_str"));
         } else if lower.contains("nonetype") {
-            self.fix("A value is None where an object was expected: a function returned None (list.sort(), dict.update(), re.match with no match, a function without return). Check the call that produced it.");
+            self.fix(words::text("python_type_error.none"));
         } else if lower.contains("not callable") {
-            self.fix("A variable shadows a function (e.g. `list = ...`, `sum = 0`, `max = ...`): in a persistent session that shadowing stays for later calls too. Rename the variable and `del` it to restore the builtin.");
-        } else if lower.contains("unsupported operand")
-            || lower.contains("can only concatenate")
-            || lower.contains("must be str")
-        {
-            self.fix("Mixed types in an operation: convert explicitly (`int(s)`, `float(s)`, `str(n)`) or use an f-string for text.");
+            self.fix(words::text("python_type_error.not_callable"));
+        } else if mentions(lower, words::list("python_type_error.mixed_types_signs")) {
+            self.fix(words::text("python_type_error.mixed_types"));
         } else if lower.contains("positional argument") || lower.contains("keyword argument") {
-            self.fix("The call's arguments do not match the function's signature: check `help(func)` or the definition (a method needs `self`).");
+            self.fix(words::text("python_type_error.signature"));
         }
-        self.fix(
-            "Print the types involved just before the failing line: `print(type(a), type(b))`.",
-        );
+        self.fix(words::text("python_type_error.print_types"));
     }
 
     fn attribute_error(&mut self, lower: &str) {
         if lower.contains("'nonetype'") {
-            self.fix("The object is None: the call that produced it found nothing (re.match/search, dict.get, a function without return). Check for None first.");
+            self.fix(words::text("attribute_error.none"));
         } else if let Some(module) = lower
             .split("module '")
             .nth(1)
             .and_then(|r| r.split('\'').next())
         {
-            self.fix(format!("`{module}` has no such attribute: check the spelling and the version (this is Python 3.15), and make sure no file /app/{module}.py shadows the real module."));
+            self.fix(say!("attribute_error.module", module = module));
         } else {
-            self.fix("The object is of a different type than expected: `print(type(obj), dir(obj))` shows what it offers.");
+            self.fix(words::text("attribute_error.other_type"));
         }
-        self.fix("Check the exact attribute name in the library's documentation for the installed version.");
+        self.fix(words::text("attribute_error.check_docs"));
     }
+}
+
+/// True when `text` contains one of `signs`, a list of the words files.
+pub(super) fn mentions(text: &str, signs: &[String]) -> bool {
+    signs.iter().any(|sign| text.contains(sign.as_str()))
 }
 
 /// True when a UnicodeDecodeError is about a UTF-16 byte-order mark at the start.

@@ -1,7 +1,7 @@
 //! Advice for `syntax_error`: the code did not parse, so nothing ran. The message is quoted
 //! with the line (and column) it points at, and the usual causes follow: code in the other
 //! language, indentation, unclosed brackets, Python 2 `print`, ES module statements in a
-//! script, TypeScript annotations.
+//! script, TypeScript annotations. The words live in `words/syntax.toml`.
 
 use sandbox_protocol::Language;
 use serde_json::json;
@@ -11,30 +11,20 @@ use super::super::docs::{JAVASCRIPT, PYTHON};
 use super::super::scan::ImportKind;
 use super::super::{MAX_ECHOED_CODE, NextCall, clip};
 use super::draft::Draft;
-
-/// Text that only TypeScript has.
-const TYPESCRIPT_SIGNS: [&str; 8] = [
-    "interface ",
-    ": string",
-    ": number",
-    ": boolean",
-    ": any",
-    "<T>",
-    " as const",
-    "type ",
-];
+use super::runtime::mentions;
+use crate::words::{self, say};
 
 impl Draft<'_, '_> {
     pub(super) fn syntax_error(&mut self) {
         let where_ = self.where_text();
         let message = self.exception();
         self.summary = match &where_ {
-            Some(w) => format!(
-                "The code does not parse: {message} at {w}. Nothing ran; the session is unchanged."
+            Some(place) => say!(
+                "syntax_error.does_not_parse_at",
+                message = message,
+                place = place
             ),
-            None => format!(
-                "The code does not parse: {message}. Nothing ran; the session is unchanged."
-            ),
+            None => say!("syntax_error.does_not_parse", message = message),
         };
         self.restart_explained = true;
         let other_language = self.other_language();
@@ -47,19 +37,15 @@ impl Draft<'_, '_> {
         // The usual causes only when nothing more specific was found: a known cause (a
         // redeclaration, a Python 2 form) is not a missing bracket.
         let specific = self.fix_count() > 0;
-        if let Some(w) = where_.filter(|_| !specific) {
-            self.fix(format!(
-                "Fix {w}: look at that line and the one before it; {} there is the usual cause.",
-                if self.python() {
-                    "a missing `)`, `]`, `}`, `,` or `:`"
-                } else {
-                    "a missing `)`, `]`, `}` or `,`"
-                }
-            ));
+        if let Some(place) = where_.filter(|_| !specific) {
+            let id = if self.python() {
+                "syntax_error.usual_cause_python"
+            } else {
+                "syntax_error.usual_cause_javascript"
+            };
+            self.fix(say!(id, place = place));
         }
-        self.fix(
-            "Check the snippet before running it with get_execution_guidance {code, language}.",
-        );
+        self.fix(words::text("syntax_error.check_first"));
     }
 
     /// Code in the other language: resend it as that language.
@@ -73,16 +59,19 @@ impl Draft<'_, '_> {
             Language::JavaScript
         }
         .as_str();
-        self.fix(format!(
-            "This code looks like {other}, but it was sent as {}: resend it with language \"{other_lang}\".",
-            self.lang()
-        ));
+        let language = self.lang();
+        let values: [(&str, &dyn std::fmt::Display); 3] = [
+            ("other", &other),
+            ("language", &language),
+            ("other_language", &other_lang),
+        ];
+        self.rule_with("other_language", &values);
         let code = self.f.code;
         if code.len() <= MAX_ECHOED_CODE {
             self.next = Some(NextCall::new(
                 "execute_code",
                 json!({"code": code, "language": other_lang}),
-                format!("run it as {other} (in your default {other_lang} session)"),
+                words::fill(words::text("other_language.reason"), &values),
             ));
         }
         true
@@ -92,27 +81,21 @@ impl Draft<'_, '_> {
         let lower = self.f.error_message.unwrap_or("").to_lowercase();
         self.doc(PYTHON);
         if lower.contains("unexpected indent") && self.f.code.starts_with([' ', '\t']) {
-            self.fix("The whole snippet is indented: remove the common leading indentation (top-level code must start at column 0).");
+            self.fix(words::text("python_syntax.indented_snippet"));
         } else if lower.contains("expected an indented block")
             && let Some(line) = self.error_line().map(str::trim).filter(|l| !l.is_empty())
         {
-            self.fix(format!("Indent `{}` one level (4 spaces) under the header before it: every block after `:` must be indented one level more than its header.", clip(line, 80)));
+            self.fix(say!("python_syntax.indent_block", line = clip(line, 80)));
         } else if lower.contains("indent") || lower.contains("tab") {
-            self.fix("Indent consistently with 4 spaces (no tabs); every block after `:` must be indented one level more than its header.");
+            self.fix(words::text("python_syntax.indent_consistently"));
         }
-        if lower.contains("never closed")
-            || lower.contains("unexpected eof")
-            || lower.contains("unterminated")
-            || lower.contains("was not closed")
-        {
-            self.fix("A bracket or quote opened there is not closed: count ( [ { and quotes on that line and the lines before it.");
+        if mentions(&lower, words::list("python_syntax.unclosed_signs")) {
+            self.fix(words::text("python_syntax.unclosed"));
         }
         let line = self.error_line().unwrap_or("");
         self.python2_syntax(&lower, line);
         if lower.contains("expected ':'") {
-            self.fix(
-                "A compound statement header (if/for/while/def/class/with/try) must end with `:`.",
-            );
+            self.fix(words::text("python_syntax.expected_colon"));
         }
     }
 
@@ -124,10 +107,9 @@ impl Draft<'_, '_> {
             || lower.contains("redeclaration of")
         {
             let line = self.error_line().unwrap_or("");
-            let name = declared_name(line).unwrap_or("that name");
-            self.fix(format!(
-                "`{name}` is declared twice in this code (a `let`, `const` or `class` name cannot be declared again in the same scope): drop the second `let`/`const`/`var` and assign (`{name} = ...`), or use a new name."
-            ));
+            let name =
+                declared_name(line).unwrap_or_else(|| words::text("javascript_syntax.unnamed"));
+            self.fix(say!("javascript_syntax.redeclared", name = name));
         }
         if self
             .code
@@ -138,17 +120,17 @@ impl Draft<'_, '_> {
             || code.contains("\nimport ")
             || code.contains("export ")
         {
-            self.fix("Cells are scripts, not ES modules: `import`/`export` statements are syntax errors. Load vendored packages with `const lib = requireVendor('name')`; QuickJS's `std` and `os` are already globals.");
+            self.fix(words::text("javascript_syntax.es_module"));
             if self.next.is_none() {
                 self.next = Some(NextCall::new(
                     "list_available_packages",
                     json!({"language": "javascript"}),
-                    "see which packages requireVendor can load",
+                    words::text("javascript_syntax.es_module_reason"),
                 ));
             }
         }
-        if TYPESCRIPT_SIGNS.iter().any(|t| code.contains(t)) {
-            self.fix("QuickJS runs JavaScript, not TypeScript: remove type annotations (`: string`), interfaces and type aliases.");
+        if mentions(code, words::list("javascript_syntax.typescript_signs")) {
+            self.fix(words::text("javascript_syntax.typescript"));
         }
     }
 }
