@@ -1,7 +1,8 @@
 //! [`Draft`]: advice under construction, shared by every family. It owns the facts, what the
 //! code analysis found in the failed code, and the building blocks of advice: deduplicated
 //! fixes, ordered documentation pages, quoting the exception and its place in the code, and
-//! ready tool calls with valid arguments.
+//! ready tool calls with valid arguments. Its own words (the fallback fixes, where in the code
+//! the failure is) live in `words/draft.toml`.
 
 use sandbox_protocol::{ErrorType, Language, Runtime};
 use serde_json::{Value, json};
@@ -12,7 +13,7 @@ use super::super::{MAX_ECHOED_CODE, NextCall, clip};
 use super::evidence::{Location, locate, tail, valid_session_id};
 use super::{Advice, ErrorFacts};
 use crate::inventory::imports::ImportFuelTable;
-use crate::words;
+use crate::words::{self, say};
 
 /// Advice under construction.
 pub(super) struct Draft<'f, 'a> {
@@ -201,11 +202,11 @@ impl<'f, 'a> Draft<'f, 'a> {
 
     /// `execute_code` listing /app, in the session's language.
     pub(super) fn list_files_call(&self, reason: &str) -> NextCall {
-        let code = if self.python() {
-            "import os\nprint(sorted(os.listdir('/app')))"
+        let code = words::text(if self.python() {
+            "draft.list_files.python"
         } else {
-            "const [names, err] = os.readdir('/app');\nconsole.log(err ? 'readdir error ' + err : JSON.stringify(names.filter(n => n !== '.' && n !== '..').sort()))"
-        };
+            "draft.list_files.javascript"
+        });
         NextCall::new(
             "execute_code",
             self.session_args(json!({"code": code, "language": self.lang()})),
@@ -232,9 +233,10 @@ impl<'f, 'a> Draft<'f, 'a> {
     pub(super) fn where_text(&self) -> Option<String> {
         let loc = self.location()?;
         if !loc.current {
-            return Some(format!(
-                "in code from an earlier call (<cell {}>, line {})",
-                loc.cell, loc.line
+            return Some(say!(
+                "draft.where.earlier_cell",
+                cell = loc.cell,
+                line = loc.line
             ));
         }
         let source = self
@@ -243,11 +245,19 @@ impl<'f, 'a> Draft<'f, 'a> {
             .lines()
             .nth(loc.line.checked_sub(1)? as usize)?
             .trim();
-        let col = loc.col.map(|c| format!(", column {c}")).unwrap_or_default();
+        let column = loc
+            .col
+            .map(|c| say!("draft.where.column", column = c))
+            .unwrap_or_default();
         Some(if source.is_empty() {
-            format!("line {}{col}", loc.line)
+            say!("draft.where.line", line = loc.line, column = column)
         } else {
-            format!("line {}{col}: `{}`", loc.line, clip(source, 120))
+            say!(
+                "draft.where.line_source",
+                line = loc.line,
+                column = column,
+                source = clip(source, 120),
+            )
         })
     }
 
@@ -255,28 +265,24 @@ impl<'f, 'a> Draft<'f, 'a> {
     pub(super) fn state_note(&mut self) {
         if self.f.state_lost && !self.restart_explained {
             self.restart_explained = true;
-            self.fix("The interpreter was restarted during this call: variables, functions and imports from earlier calls are gone (files in /app remain); re-run your setup code.");
+            self.fix(words::text("draft.state_lost"));
         }
     }
 
     /// The advice: at least two fixes, a summary, the errors page last.
     pub(super) fn finish(mut self) -> Advice {
         if self.f.stdout_truncated && self.f.error_type != ErrorType::OutputLimit {
-            self.fix("stdout was cut at the output cap: write large output to a file in /app and read it in parts.");
+            self.fix(words::text("draft.stdout_truncated"));
         }
         // Every advice has at least two concrete steps.
-        let fallbacks = [
-            "Check the code before the next run with get_execution_guidance {code, language}: it reports imports and their fuel, loops, paths and unavailable APIs.",
-            "Read sandbox://docs/errors for what each error type means and how to recover.",
-        ];
-        for fallback in fallbacks {
+        for fallback in words::list("draft.fallback_fixes") {
             if self.fixes.len() >= 2 {
                 break;
             }
-            self.fix(fallback);
+            self.fix(fallback.as_str());
         }
         if self.summary.is_empty() {
-            self.summary = format!("The execution failed ({}).", self.f.error_type);
+            self.summary = say!("draft.failed", error_type = self.f.error_type);
         }
         self.fixes.truncate(8);
         self.doc(ERRORS);

@@ -1,7 +1,8 @@
 //! Reading the evidence of a failure: where in the user's code it happened (tracebacks and
 //! stacks name `<cell N>`), the quoted path or module of a message, the undefined name of a
 //! ReferenceError. All of it is text from the guest, so every reader is total: hostile input
-//! gives `None`, never a panic.
+//! gives `None`, never a panic. It reads and says nothing itself: the texts it looks for are the
+//! guest's own (`<cell `, `No module named `), so `words/evidence.toml` stays empty.
 
 use sandbox_protocol::Language;
 

@@ -1,6 +1,7 @@
 //! Advice about files: paths outside the sandbox or on a read-only mount (`path_restriction`,
 //! and runtime errors that are really about a path), files that do not exist in this session's
-//! `/app`, and a full disk (`disk_quota`: the quota of all files, or the size cap of one).
+//! `/app`, and a full disk (`disk_quota`: the quota of all files, or the size cap of one). The
+//! words, and the texts that mark a failed file operation, live in `words/files.toml`.
 
 use sandbox_protocol::{FLAVORS, Flavor, Language};
 use serde_json::json;
@@ -10,9 +11,7 @@ use super::super::docs::WORKSPACE;
 use super::super::{NextCall, clip, fmt_bytes};
 use super::draft::Draft;
 use super::evidence::{quoted, tail, valid_session_id};
-
-/// QuickJS file functions that return null (not an error) when the file is missing.
-const JS_NULL_READERS: [&str; 4] = ["std.open", "std.loadFile", "readText", "readJson"];
+use crate::words::{self, say};
 
 impl Draft<'_, '_> {
     pub(super) fn path_restriction(&mut self) {
@@ -26,7 +25,9 @@ impl Draft<'_, '_> {
             Some(p) if p != "/" => Some(p),
             other => self.restricted_path_in_code().or(other),
         };
-        let path = path.as_deref().unwrap_or("that path");
+        let path = path
+            .as_deref()
+            .unwrap_or(words::text("files.errors.unknown_path"));
         // The server reports writes to read-only mounts the same way.
         let read_only = ["/data", "/shared"]
             .iter()
@@ -94,33 +95,13 @@ impl Draft<'_, '_> {
     fn path_advice(&mut self, path: &str, class: PathClass) {
         let name = app_file_name(path);
         self.doc_first(WORKSPACE);
-        if class == PathClass::ReadOnly {
-            let shared = path.starts_with("/shared");
-            let root = if shared {
-                "/shared (the shared volume, read-only and present only when the operator configured one)"
-            } else {
-                "/data (vendored packages)"
-            };
-            self.summary = format!("'{}' is on a read-only mount: {root}.", clip(path, 200));
-            self.fix(format!("Write to /app instead: '{name}' (relative to the working directory /app) or '/app/{name}'; use /tmp for scratch files."));
-            self.fix(if shared {
-                "Files already in /shared can be read when the volume exists (`ls /shared` shows it); writes, deletes and renames there fail."
-            } else {
-                "Reading there works; only writes, deletes and renames fail."
-            });
-        } else {
-            self.summary = format!(
-                "'{}' is outside the sandbox's file system: only /app, /tmp, /data and /shared exist.",
-                clip(path, 200)
-            );
-            self.fix(format!(
-                "/app is the session's workspace and the working directory: copy what you need there and use a relative name such as '{name}' (or '/app/{name}')."
-            ));
-            self.fix("Only /app (read-write), /tmp (scratch, read-write), /data (read-only vendored packages) and /shared (if configured) exist; host paths such as /etc, /home, /Users, /mnt/data, C:\\ or ~, and `..` above /app, cannot be reached.");
-            self.fix("The sandbox cannot see the user's machine: to work on a user's file, get its content and write it into /app from code first.");
-        }
-        self.next =
-            Some(self.workspace_info_call("lists the files that exist in /app, with sizes"));
+        let rule = match class {
+            PathClass::ReadOnly if path.starts_with("/shared") => "files.read_only.shared",
+            PathClass::ReadOnly => "files.read_only.data",
+            _ => "files.outside",
+        };
+        self.rule_with(rule, &[("path", &clip(path, 200)), ("name", &name)]);
+        self.next = Some(self.workspace_info_call(words::text("files.errors.list_reason")));
     }
 
     /// The path of a failed file operation, when the evidence is one.
@@ -129,10 +110,9 @@ impl Draft<'_, '_> {
         let file_error = matches!(
             name,
             "FileNotFoundError" | "PermissionError" | "IsADirectoryError" | "NotADirectoryError"
-        ) || lower.contains("no such file")
-            || lower.contains("enoent")
-            || lower.contains("operation not permitted")
-            || lower.contains("read-only file system");
+        ) || words::list("files.errors.needles")
+            .iter()
+            .any(|needle| lower.contains(needle.as_str()));
         if file_error {
             let quoted_path = quoted(self.f.error_message.unwrap_or(""))
                 .or_else(|| quoted(tail(self.f.stderr, 2000)))
@@ -144,13 +124,10 @@ impl Draft<'_, '_> {
             return quoted_path;
         }
         // QuickJS: std.open / std.loadFile return null and the next call fails on it.
+        let readers = words::list("files.errors.js_null_readers");
         let js_null = self.f.language == Language::JavaScript
             && lower.contains("null")
-            && self
-                .code
-                .calls
-                .iter()
-                .any(|(c, _, _)| JS_NULL_READERS.contains(&c.as_str()));
+            && self.code.calls.iter().any(|(c, _, _)| readers.contains(c));
         if !js_null {
             return None;
         }
@@ -161,7 +138,7 @@ impl Draft<'_, '_> {
                 .find(|s| {
                     s.call
                         .as_deref()
-                        .is_some_and(|c| JS_NULL_READERS.contains(&c))
+                        .is_some_and(|c| readers.iter().any(|r| r == c))
                 })
                 .map(|s| s.text.to_owned())
         })
@@ -169,62 +146,52 @@ impl Draft<'_, '_> {
 
     /// A path inside `/app` that does not exist (yet) in this session.
     fn file_not_found(&mut self, path: &str) {
-        let shown = clip(path, 200);
-        self.summary =
-            format!("'{shown}' does not exist in this session's /app (the working directory).");
+        self.rule_with("files.not_found", &[("path", &clip(path, 200))]);
         self.doc(WORKSPACE);
-        self.fix(format!("List what is there first; '{shown}' is not in /app, so check the name's spelling, case and extension."));
-        self.fix("Create the file before reading it: every session has its own /app, and a new, reset or expired session starts empty, so files written in another session are not here.");
         if self.f.state_lost {
-            self.fix("The interpreter restarted, but files in /app survive restarts: a missing file was never written in this session.");
+            self.fix(words::text("files.not_found.state_lost"));
         }
-        self.next =
-            Some(self.workspace_info_call("lists the files that exist in /app, with sizes"));
+        self.next = Some(self.workspace_info_call(words::text("files.errors.list_reason")));
     }
 
     pub(super) fn disk_quota(&mut self) {
         // RLIMIT_FSIZE (one file too large) or the quota of all files together.
         let evidence = self.evidence();
-        let one_file = ["File too large", "EFBIG", "Errno 27"]
+        let one_file = words::list("files.disk_quota.file_too_large")
             .iter()
-            .any(|e| evidence.contains(e));
+            .any(|e| evidence.contains(e.as_str()));
         let disk = self.f.disk;
         self.summary = match (disk, one_file) {
-            (Some(d), true) => format!(
-                "A single file reached the largest size a file may have in this session, {} (all files together may hold {}).",
-                fmt_bytes(d.file_cap_bytes),
-                fmt_bytes(d.quota_bytes)
+            (Some(d), true) => say!(
+                "files.disk_quota.one_file_summary",
+                file_cap = fmt_bytes(d.file_cap_bytes),
+                quota = fmt_bytes(d.quota_bytes),
             ),
-            (None, true) => "A single file reached the largest size a file may have in this session.".to_owned(),
-            (Some(d), false) => format!(
-                "The session's files reached its disk quota: /app and /tmp together may hold {} in {} files, directories and links, and now hold {} in {}.",
-                fmt_bytes(d.quota_bytes),
-                d.quota_files,
-                fmt_bytes(d.used_bytes),
-                d.used_files
+            (None, true) => words::text("files.disk_quota.one_file_summary_unknown").to_owned(),
+            (Some(d), false) => say!(
+                "files.disk_quota.quota_summary",
+                quota = fmt_bytes(d.quota_bytes),
+                quota_files = d.quota_files,
+                used = fmt_bytes(d.used_bytes),
+                used_files = d.used_files,
             ),
-            (None, false) => "A write hit the session's disk quota: the bytes or the number of files, directories and links in /app and /tmp together.".to_owned(),
+            (None, false) => words::text("files.disk_quota.quota_summary_unknown").to_owned(),
         };
         self.doc(WORKSPACE);
-        self.fix("See what uses the space: execute_command `du -sh /app /tmp` for the totals, `du -ab /app | sort -n | tail -20` for the largest files and directories, `find /app | wc -l` for the number of entries.");
-        self.fix(if self.python() {
-            "Delete what you no longer need, and write again: execute_command `rm -r /app/PATH`, or `os.remove(path)` / `shutil.rmtree(dir)` in code. Writes work again at once, in the same session, with your variables intact."
+        self.rule(if self.python() {
+            "files.disk_quota.python"
         } else {
-            "Delete what you no longer need, and write again: execute_command `rm -r /app/PATH`, or `os.remove(path)` in code. Writes work again at once, in the same session, with your variables intact."
+            "files.disk_quota.javascript"
         });
-        if self.python() {
-            self.fix("Write less: aggregates instead of raw rows, or compress what you keep: `gzip.open('out.csv.gz', 'wt')` is often 5-10x smaller.");
-        }
-        self.fix("reset_workspace deletes every file in /app and /tmp at once; it also clears the session's variables and imports (irreversible).");
         self.larger_disk_flavors(one_file);
         self.next = if valid_session_id(self.f.session_id) {
             Some(NextCall::new(
                 "execute_command",
                 json!({"command": "du -sh /app /tmp", "session_id": self.f.session_id}),
-                "shows how much /app and /tmp use, before deciding what to delete",
+                words::text("files.disk_quota.du_reason"),
             ))
         } else {
-            Some(self.workspace_info_call("see the files in the session and what uses the space"))
+            Some(self.workspace_info_call(words::text("files.disk_quota.space_reason")))
         };
     }
 
@@ -243,25 +210,25 @@ impl Draft<'_, '_> {
             })
             .map(|fl| {
                 if one_file {
-                    format!(
-                        "\"{}\" ({} per file)",
-                        fl.name(),
-                        fmt_bytes(fl.disk_file_bytes)
+                    say!(
+                        "files.disk_quota.flavor_file_cap",
+                        flavor = fl.name(),
+                        size = fmt_bytes(fl.disk_file_bytes),
                     )
                 } else {
-                    format!(
-                        "\"{}\" ({} in {} files)",
-                        fl.name(),
-                        fmt_bytes(fl.disk_quota_bytes),
-                        fl.disk_quota_files
+                    say!(
+                        "files.disk_quota.flavor_quota",
+                        flavor = fl.name(),
+                        size = fmt_bytes(fl.disk_quota_bytes),
+                        files = fl.disk_quota_files,
                     )
                 }
             })
             .collect();
         if !bigger.is_empty() {
-            self.fix(format!(
-                "A larger flavor allows more: create_session {{language, flavor}} with {}; it is a new session, so write or copy the files you need there.",
-                bigger.join(" or ")
+            self.fix(say!(
+                "files.disk_quota.larger_flavors",
+                flavors = bigger.join(" or ")
             ));
         }
     }

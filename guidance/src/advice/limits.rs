@@ -1,7 +1,8 @@
 //! Advice at the limits of a call's CPU time, wall time and output: `out_of_fuel` (the measured
 //! cost of the imports, the loops that did the work, and a bigger budget when more fuel can
 //! help), `timeout` (endless loops, sleeps, blocking calls, a longer timeout) and
-//! `output_limit` (a file instead of stdout). Memory and stack are in `memory`.
+//! `output_limit` (a file instead of stdout). Memory and stack are in `memory`. The words live
+//! in `words/limits.toml`.
 
 use sandbox_protocol::FLAVORS;
 use serde_json::json;
@@ -13,29 +14,33 @@ use super::super::{
     fmt_secs, nice_round_up,
 };
 use super::draft::Draft;
+use crate::words::{self, say};
 
 impl Draft<'_, '_> {
     pub(super) fn out_of_fuel(&mut self) {
         let f = self.f;
-        self.summary = format!(
-            "The execution ran out of fuel: its budget is {} per call (at least {:.1} s of CPU on {}; {} counted) and it was interrupted{}.",
-            fmt_fuel(f.fuel_budget),
-            f.fuel_budget as f64 / f.runtime.fuel_per_second() as f64,
-            f.runtime,
-            fmt_fuel(f.fuel_consumed),
-            if f.state_lost {
-                "; the interpreter was restarted, so variables from earlier calls are gone (files in /app remain)"
+        let cpu_secs = f.fuel_budget as f64 / f.runtime.fuel_per_second() as f64;
+        self.summary = say!(
+            "limits.out_of_fuel.summary",
+            budget = fmt_fuel(f.fuel_budget),
+            cpu_secs = format!("{cpu_secs:.1}"),
+            runtime = f.runtime,
+            consumed = fmt_fuel(f.fuel_consumed),
+            state = words::text(if f.state_lost {
+                "limits.out_of_fuel.state_lost"
             } else {
-                "; the session state is intact"
-            }
+                "limits.out_of_fuel.state_kept"
+            }),
         );
         self.restart_explained = true;
         self.doc(FUEL);
         self.doc(SESSIONS);
         let endless = self.first_endless_loop();
         if let Some((header, line)) = &endless {
-            self.fix(format!(
-                "`{header}` at line {line} has no break/return, so it never ends: add an exit condition. More fuel would only delay the same failure."
+            self.fix(say!(
+                "limits.out_of_fuel.endless_loop",
+                header = header,
+                line = line
             ));
         }
         self.heavy_imports_fix();
@@ -45,7 +50,7 @@ impl Draft<'_, '_> {
         if endless.is_none() {
             self.bigger_fuel_budget();
         }
-        self.fix("Split long work into several execute_code calls in the same session: fuel is counted per call, and variables persist between calls.");
+        self.fix(words::text("limits.out_of_fuel.split_work"));
     }
 
     /// The header and line of the first loop that never ends.
@@ -74,18 +79,20 @@ impl Draft<'_, '_> {
             .iter()
             .take(4)
             .map(|(n, fuel)| {
-                format!(
-                    "{n} {} ({:.0}% of the budget)",
-                    fmt_fuel(*fuel),
-                    *fuel as f64 / budget.max(1) as f64 * 100.0
+                let share = *fuel as f64 / budget.max(1) as f64 * 100.0;
+                say!(
+                    "limits.out_of_fuel.heavy_import",
+                    module = n,
+                    fuel = fmt_fuel(*fuel),
+                    share = format!("{share:.0}"),
                 )
             })
             .collect();
         let names: Vec<&str> = heavy.iter().take(4).map(|(n, _)| n.as_str()).collect();
-        self.fix(format!(
-            "The first import is expensive: {} (measured in a fresh session). Run `import {}` alone in one call, then the rest in the next: every call gets the full budget and imported modules stay loaded in the session.",
-            list.join(", "),
-            names.join(", ")
+        self.fix(say!(
+            "limits.out_of_fuel.heavy_imports",
+            imports = list.join(", "),
+            names = names.join(", "),
         ));
     }
 
@@ -99,9 +106,9 @@ impl Draft<'_, '_> {
             .take(3)
             .collect();
         if !unmeasured.is_empty() {
-            self.fix(format!(
-                "Third-party imports ({}) can take billions of fuel the first time: import them alone in a first call.",
-                unmeasured.join(", ")
+            self.fix(say!(
+                "limits.out_of_fuel.unmeasured_imports",
+                modules = unmeasured.join(", ")
             ));
         }
     }
@@ -130,14 +137,24 @@ impl Draft<'_, '_> {
             return;
         };
         let size = if unknown == 0 {
-            format!("{} iterations", fmt_fuel(total as u64))
+            say!(
+                "limits.out_of_fuel.iterations",
+                count = fmt_fuel(total as u64)
+            )
         } else {
-            "a data-dependent number of iterations".to_owned()
+            words::text("limits.out_of_fuel.unknown_iterations").to_owned()
         };
-        self.fix(format!(
-            "The loop `{}` at line {line} ({size}{}) does most of the work: process the data in chunks over several calls (keep the running result in a variable or a file in /app), or precompute lookups (dict/set) to avoid inner loops.",
-            clip(&header, 60),
-            if depth > 1 { format!(", nested {depth} deep") } else { String::new() }
+        let nested = if depth > 1 {
+            say!("limits.out_of_fuel.nested", depth = depth)
+        } else {
+            String::new()
+        };
+        self.fix(say!(
+            "limits.out_of_fuel.biggest_loop",
+            header = clip(&header, 60),
+            line = line,
+            size = size,
+            nested = nested,
         ));
     }
 
@@ -148,9 +165,9 @@ impl Draft<'_, '_> {
         let suggested =
             nice_round_up(consumed.max(budget).max(1).saturating_mul(3)).min(MAX_SUGGESTED_FUEL);
         if suggested <= budget {
-            self.fix(format!(
-                "The budget is already at the maximum guidance proposes ({}): split the work across several calls.",
-                fmt_fuel(MAX_SUGGESTED_FUEL)
+            self.fix(say!(
+                "limits.fuel_budget.at_maximum",
+                max = fmt_fuel(MAX_SUGGESTED_FUEL)
             ));
             return;
         }
@@ -161,37 +178,45 @@ impl Draft<'_, '_> {
                 fmt_fuel(suggested).to_lowercase().replace('.', "_")
             ),
         );
-        const EMPTY: &str = "A new session starts empty: re-run setup code and recreate files, since /app is per session.";
         // A flavor's executions get fuel that lasts until their timeout: without a fuel_budget
         // (a fixed cap) the timeout is what stops the code, softly.
         if let Some(flavor) = FLAVORS.iter().find(|fl| self.flavor_fuel(fl) >= suggested) {
             let (name, fuel) = (flavor.name(), fmt_fuel(self.flavor_fuel(flavor)));
             let timeout = fmt_secs(flavor.timeout_secs as f64);
-            self.fix(format!(
-                "Raise the budget: create_session {{{}, session_id: \"{id}\", flavor: \"{name}\"}} with no fuel_budget: each call then gets {fuel} fuel, enough to run until its {timeout} timeout (a fuel_budget is a fixed cap: fuel_budget: {suggested} gives {} exactly). Re-run there. {EMPTY}",
-                self.new_session_text(),
-                fmt_fuel(suggested),
+            self.fix(say!(
+                "limits.fuel_budget.flavor",
+                session = self.new_session_text(),
+                id = id,
+                flavor = name,
+                fuel = fuel,
+                timeout = timeout,
+                suggested = suggested,
+                suggested_fuel = fmt_fuel(suggested),
             ));
             self.next = Some(NextCall::new(
                 "create_session",
                 self.new_session_args(json!({"session_id": id, "flavor": name})),
-                format!(
-                    "a {name} session whose calls get {fuel} fuel (over 3x what this call used) and stop at their timeout; then run the code there with execute_code"
+                say!(
+                    "limits.fuel_budget.flavor_reason",
+                    flavor = name,
+                    fuel = fuel
                 ),
             ));
             return;
         }
-        self.fix(format!(
-            "Raise the budget: create_session {{{}, session_id: \"{id}\", fuel_budget: {suggested}}} ({}), then re-run there. {EMPTY}",
-            self.new_session_text(),
-            fmt_fuel(suggested),
+        self.fix(say!(
+            "limits.fuel_budget.fixed",
+            session = self.new_session_text(),
+            id = id,
+            suggested = suggested,
+            suggested_fuel = fmt_fuel(suggested),
         ));
         self.next = Some(NextCall::new(
             "create_session",
             self.new_session_args(json!({"session_id": id, "fuel_budget": suggested})),
-            format!(
-                "a session with {} fuel per call (3x what this call used); then run the code there with execute_code",
-                fmt_fuel(suggested)
+            say!(
+                "limits.fuel_budget.fixed_reason",
+                fuel = fmt_fuel(suggested)
             ),
         ));
     }
@@ -199,99 +224,86 @@ impl Draft<'_, '_> {
     pub(super) fn timeout(&mut self) {
         let f = self.f;
         let t = f.timeout_secs;
-        self.summary = if f.state_lost {
-            format!(
-                "The execution hit its {} timeout and ignored the interrupt, so it was stopped by force: variables, functions and imports from earlier calls are gone; files in /app remain.",
-                fmt_secs(t)
-            )
+        let summary = if f.state_lost {
+            "limits.timeout.summary_lost"
         } else {
-            format!(
-                "The execution hit its {} timeout and was interrupted; the session kept its state (variables assigned before the interrupt hold partial results).",
-                fmt_secs(t)
-            )
+            "limits.timeout.summary_kept"
         };
+        self.summary = say!(summary, timeout = fmt_secs(t));
         self.restart_explained = true;
         self.doc(FUEL);
         self.doc(SESSIONS);
         let endless = self.first_endless_loop();
         if let Some((header, line)) = &endless {
-            self.fix(format!(
-                "`{header}` at line {line} never ends (no break/return): add an exit condition; a longer timeout will not help."
+            self.fix(say!(
+                "limits.timeout.endless_loop",
+                header = header,
+                line = line
             ));
         }
         let sleep = self.first_sleep_line();
         if let Some(line) = sleep {
-            self.fix(format!(
-                "The code sleeps (line {line}); sleeping counts against the wall-clock timeout. Remove or shorten the waits: nothing outside the sandbox changes while you wait."
-            ));
+            self.fix(say!("limits.timeout.sleeps", line = line));
         }
         if f.state_lost {
-            self.fix("Re-run your setup code (imports, data loading) before continuing: the interpreter is fresh.");
+            self.fix(words::text("limits.timeout.state_lost"));
         }
         let longer = ((t * 2.0).ceil() as u64).clamp(60, MAX_TIMEOUT_SECS);
         if endless.is_none() && (t as u64) < MAX_TIMEOUT_SECS {
-            self.fix(format!(
-                "If the work is simply long, pass a longer timeout: execute_code {{..., timeout: {longer}}} (at most {MAX_TIMEOUT_SECS} s), or create_session with flavor \"{}\" ({} s default) or \"{}\" ({} s).",
-                FLAVORS[1].name(),
-                FLAVORS[1].timeout_secs,
-                FLAVORS[2].name(),
-                FLAVORS[2].timeout_secs
+            self.fix(say!(
+                "limits.timeout.longer",
+                longer = longer,
+                max = MAX_TIMEOUT_SECS,
+                medium = FLAVORS[1].name(),
+                medium_secs = FLAVORS[1].timeout_secs,
+                large = FLAVORS[2].name(),
+                large_secs = FLAVORS[2].timeout_secs,
             ));
             self.next = self.rerun(
                 Some(longer),
-                &format!("the same code with a {longer} s timeout"),
+                &say!("limits.timeout.longer_reason", longer = longer),
             );
         }
-        self.fix("Process the data in chunks across several calls and save progress (a variable or a file in /app) so an interrupted call does not lose everything.");
+        self.fix(words::text("limits.timeout.chunks"));
         if f.fuel_budget > 0
             && (f.fuel_consumed as f64) < 0.05 * f.fuel_budget as f64
             && sleep.is_none()
         {
-            self.fix(format!(
-                "The call used only {} fuel in {t:.0} s, so it mostly waited rather than computed: look for blocking calls (input(), reading a pipe, waiting on a lock or a thread).",
-                fmt_fuel(f.fuel_consumed)
+            self.fix(say!(
+                "limits.timeout.waited",
+                fuel = fmt_fuel(f.fuel_consumed),
+                secs = format!("{t:.0}"),
             ));
         }
     }
 
     /// The line of the first call that sleeps (Python or JavaScript).
     fn first_sleep_line(&self) -> Option<u32> {
+        let sleeps = words::list("limits.timeout.sleep_calls");
         self.code
             .calls
             .iter()
-            .find(|(c, _, _)| {
-                matches!(
-                    c.as_str(),
-                    "time.sleep"
-                        | "sleep"
-                        | "asyncio.sleep"
-                        | "os.sleep"
-                        | "setTimeout"
-                        | "os.setTimeout"
-                )
-            })
+            .find(|(c, _, _)| sleeps.contains(c))
             .map(|(_, line, _)| *line)
     }
 
     pub(super) fn output_limit(&mut self) {
-        self.summary = "The output exceeded the session's cap and was cut.".to_owned();
+        self.rule("limits.output_limit");
         self.doc(WORKSPACE);
         self.doc(FUEL);
-        if self.python() {
-            self.fix("Write the full output to a file and read it back in parts: `open('output.txt', 'w').write(text)`, then `print(open('output.txt').read()[:20000])` in the next call.");
-            self.fix("Print a summary instead of everything: counts, `rows[:20]`, totals; `pprint.pformat(obj)[:5000]` for big structures.");
+        self.rule(if self.python() {
+            "limits.output_limit.python"
         } else {
-            self.fix("Write the full output to a file and read it back in parts: `writeText('output.txt', text)`, then `readText('output.txt').slice(0, 20000)` in the next call.");
-            self.fix("Log a summary instead of everything: counts, `rows.slice(0, 20)`, totals.");
-        }
+            "limits.output_limit.javascript"
+        });
         let cap = |i: usize| fmt_bytes(FLAVORS[i].output_bytes as u64);
-        self.fix(format!(
-            "Larger flavors have larger output caps: {} ({}) and {} ({}) instead of {}.",
-            cap(1),
-            FLAVORS[1].name(),
-            cap(2),
-            FLAVORS[2].name(),
-            cap(0)
+        self.fix(say!(
+            "limits.output_limit.larger_flavors",
+            medium_cap = cap(1),
+            medium = FLAVORS[1].name(),
+            large_cap = cap(2),
+            large = FLAVORS[2].name(),
+            small_cap = cap(0),
         ));
     }
 }
