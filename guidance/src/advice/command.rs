@@ -2,33 +2,16 @@
 //! status. The command's stderr is the evidence: a command the sandbox shell does not have
 //! (and why: no network, no package manager, no root), a file that is not in /app, code run
 //! with `python`/`node` that raised, or an option the built-in does not support. Without
-//! such evidence the advice stays generic: read stderr.
+//! such evidence the advice stays generic: read stderr. The words, and the commands the sandbox
+//! cannot have, live in `words/command.toml`.
 
 use super::super::clip;
 use super::super::docs::WORKSPACE;
 use super::draft::Draft;
+use crate::words::{self, say};
 
-/// Commands models reach for that the sandbox cannot have, and why.
-const UNAVAILABLE_COMMANDS: &[(&[&str], &str)] = &[
-    (
-        &[
-            "curl", "wget", "ssh", "scp", "ping", "nc", "ftp", "http", "rsync", "git",
-        ],
-        "and the sandbox has no network: have the data passed in (in the code, or written to a file under /app)",
-    ),
-    (
-        &["apt", "apt-get", "yum", "dnf", "apk", "brew", "conda"],
-        "and there is no system package manager: Python packages install with `pip install NAME` (pure Python only); list_available_packages shows what is already there",
-    ),
-    (
-        &["npm", "npx", "yarn", "pnpm"],
-        "and there is no npm: JavaScript packages come only from the vendored set, loaded with `requireVendor('name')` (list_available_packages lists them)",
-    ),
-    (
-        &["sudo", "su", "doas"],
-        "and there is no root (nor any need for it): run the command without it; /app and /tmp are writable",
-    ),
-];
+/// The tables of commands the sandbox cannot have, by kind (`words/command.toml`).
+const UNAVAILABLE: &str = "command_failed.unavailable.";
 
 impl Draft<'_, '_> {
     pub(super) fn command_failed(&mut self) {
@@ -36,9 +19,9 @@ impl Draft<'_, '_> {
         let first_error = stderr.lines().map(str::trim).find(|l| !l.is_empty());
         let message = clip(first_error.unwrap_or_else(|| self.message()), 200);
         self.summary = if message.is_empty() {
-            "The command exited with a non-zero status.".to_owned()
+            words::text("command_failed.no_message").to_owned()
         } else {
-            format!("The command failed: {message}.")
+            say!("command_failed.failed", message = message)
         };
         self.doc(WORKSPACE);
         let explained = self.command_not_found(stderr)
@@ -46,13 +29,9 @@ impl Draft<'_, '_> {
             || self.command_code_raised(stderr)
             || self.command_bad_option(stderr);
         if !explained {
-            self.fix("Read stderr: the command's own error message says what went wrong (a missing file, a bad option).");
+            self.fix(words::text("command_failed.read_stderr"));
         }
-        self.fix("Commands run inside the sandbox, not on the host: only the sandbox's own commands exist, paths resolve under /app, and there is no network.");
-        self.fix(format!(
-            "For anything non-trivial, do the work in code with execute_code ({}), which reports structured errors.",
-            self.lang()
-        ));
+        self.rule_with("command_failed", &[("language", &self.lang())]);
     }
 
     /// `curl: command not found`: the command and why the sandbox lacks it.
@@ -64,15 +43,17 @@ impl Draft<'_, '_> {
             return false;
         };
         let command = clip(command.trim(), 60);
-        let why = UNAVAILABLE_COMMANDS
+        let why = words::list("command_failed.unavailable_kinds")
             .iter()
-            .find(|(names, _)| names.contains(&command.as_str()))
-            .map(|(_, why)| *why);
+            .find(|kind| {
+                words::list(&format!("{UNAVAILABLE}{kind}.commands"))
+                    .iter()
+                    .any(|c| *c == command)
+            })
+            .map(|kind| words::text(&format!("{UNAVAILABLE}{kind}.why")));
         self.fix(match why {
-            Some(why) => format!("`{command}` is not a command in the sandbox shell, {why}."),
-            None => format!(
-                "`{command}` is not a command in the sandbox shell: it has only built-ins (`help` lists them); use `python -c` or `node -e` for anything else."
-            ),
+            Some(why) => say!("command_failed.not_found_why", command = command, why = why),
+            None => say!("command_failed.not_found", command = command),
         });
         true
     }
@@ -93,10 +74,7 @@ impl Draft<'_, '_> {
         let Some(name) = name.filter(|n| !n.is_empty()) else {
             return false;
         };
-        self.fix(format!(
-            "'{}' does not exist in this session's /app (the working directory): `ls` lists what is there; check the name's spelling and case, or create the file first (files written in another session are not here).",
-            clip(name, 200)
-        ));
+        self.fix(say!("command_failed.missing_file", name = clip(name, 200)));
         true
     }
 
@@ -111,9 +89,9 @@ impl Draft<'_, '_> {
             .map(str::trim)
             .find(|l| !l.is_empty() && !l.starts_with("at "))
             .unwrap_or("");
-        self.fix(format!(
-            "The code the command ran raised `{}`: run that code with execute_code instead, which explains the exception and keeps its variables in the session.",
-            clip(last.trim_start_matches("Uncaught "), 200)
+        self.fix(say!(
+            "command_failed.code_raised",
+            exception = clip(last.trim_start_matches("Uncaught "), 200)
         ));
         true
     }
@@ -122,17 +100,18 @@ impl Draft<'_, '_> {
     fn command_bad_option(&mut self, stderr: &str) -> bool {
         let Some(line) = stderr.lines().find(|l| {
             let lower = l.to_lowercase();
-            ["unrecognized option", "invalid option", "unknown option"]
+            words::list("command_failed.option_errors")
                 .iter()
-                .any(|o| lower.contains(o))
+                .any(|o| lower.contains(o.as_str()))
         }) else {
             return false;
         };
-        let command = line.split(':').next().unwrap_or("the command").trim();
-        self.fix(format!(
-            "The built-in `{}` does not support that option ({}): the sandbox's commands implement the common options only; `help` describes them. Drop the option or do the step in code.",
-            clip(command, 40),
-            clip(line.trim(), 120)
+        // `split` yields at least one part.
+        let command = line.split(':').next().unwrap_or_default().trim();
+        self.fix(say!(
+            "command_failed.bad_option",
+            command = clip(command, 40),
+            line = clip(line.trim(), 120)
         ));
         true
     }

@@ -1,7 +1,8 @@
 //! Advice about names and imports: a Python module that is not there (`missing_module`: not in
 //! this CPython, native, a network client, a typo, or a pure-Python package to install), and a
 //! name that is not defined (`NameError`/`ReferenceError`: never defined in this session, lost in
-//! a restart, or a module without its import).
+//! a restart, or a module without its import). Its words live in `words/names.toml`, except
+//! [`NAME_EXCEPTION_FIXES`], which `runtime` reads along with its own exception table.
 
 use sandbox_protocol::Language;
 use serde_json::json;
@@ -11,6 +12,7 @@ use super::super::docs::PYTHON;
 use super::super::modules;
 use super::draft::Draft;
 use super::evidence::{js_undefined_name, module_from, quoted, valid_session_id};
+use crate::words::{self, say};
 
 /// Fixes for the name and import exceptions whose advice does not depend on the message.
 pub(super) const NAME_EXCEPTION_FIXES: &[(&str, [&str; 2])] = &[
@@ -41,14 +43,11 @@ impl Draft<'_, '_> {
         }
         self.doc(PYTHON);
         if module.is_empty() {
-            self.summary =
-                "An import failed: the module is not available in this session.".to_owned();
-            self.fix("Vendored packages in /data/site-packages import directly; list_available_packages {language: \"python\"} lists them.");
-            self.fix("Pure-Python packages from PyPI can be added with install_package {package}; native ones load only if compiled into the interpreter (numpy, pandas, scipy, scikit-learn, matplotlib, pillow and more are).");
+            self.rule("missing_module");
             self.next = Some(NextCall::new(
                 "list_available_packages",
                 json!({"language": "python"}),
-                "see which packages are available",
+                words::text("missing_module.next"),
             ));
             return;
         }
@@ -70,29 +69,28 @@ impl Draft<'_, '_> {
             .unwrap_or(module);
         let top = module.split('.').next().unwrap_or(module).to_owned();
         if let Some(why) = modules::missing_stdlib(module) {
-            self.summary =
-                format!("`{module}` is not part of the sandbox's CPython 3.15 (WASI build).");
-            self.fix(format!("Instead of {top}: {why}."));
-            self.fix("No package can add it: it needs operating-system features WebAssembly does not have.");
-        } else if let Some((dist, alternative)) = modules::native_package(module) {
-            self.summary = format!(
-                "`{top}` ({dist}) is a native package: its C/Rust extensions cannot load in the WebAssembly interpreter, and install_package cannot add it."
+            self.rule_with(
+                "missing_module.not_in_build",
+                &[("module", &module), ("top", &top), ("why", &why)],
             );
-            self.fix(format!("Instead of {top}: {alternative}."));
-            self.fix("Check list_available_packages for a vendored pure-Python package that does the job.");
+        } else if let Some((dist, alternative)) = modules::native_package(module) {
+            self.rule_with(
+                "missing_module.native",
+                &[
+                    ("top", &top),
+                    ("dist", &dist),
+                    ("alternative", &alternative),
+                ],
+            );
         } else if modules::network_package(module) {
-            self.summary = format!("`{top}` is a network client, and the sandbox has no network.");
-            self.fix("Have the data passed in (in the code, or written to a file under /app) instead of fetching it.");
-            self.fix(format!(
-                "Installing {top} would not help: every connection fails in the sandbox."
-            ));
+            self.rule_with("missing_module.network", &[("top", &top)]);
         } else {
             return false;
         }
         self.next = Some(NextCall::new(
             "list_available_packages",
             json!({"language": "python"}),
-            "see the vendored packages (already importable) and their import fuel",
+            words::text("missing_module.unavailable_next"),
         ));
         true
     }
@@ -107,33 +105,40 @@ impl Draft<'_, '_> {
             .map(str::to_owned)
             .collect();
         let dist = modules::pypi_name(module);
-        self.summary = format!("No module named '{module}' in this session.");
         if let Some(best) = similar.first() {
-            self.fix(format!("Did you mean `{best}`? (`import {best}`)"));
+            self.fix(say!("missing_module.installable.did_you_mean", best = best));
         }
         if let Some((name, cost)) = self.table.resolve(Language::Python, module)
             && cost.package != "stdlib"
         {
-            self.fix(format!(
-                    "{name} is listed as vendored ({}), so it should import directly; if it does not, install it into the session with install_package {{package: \"{}\"}}.",
-                    cost.package, cost.package
-                ));
+            self.fix(say!(
+                "missing_module.installable.vendored",
+                name = name,
+                dist = cost.package
+            ));
         }
         let session = if valid_session_id(self.f.session_id) {
             format!(", session_id: \"{}\"", self.f.session_id)
         } else {
             String::new()
         };
-        self.fix(format!(
-            "Install it into this session: install_package {{package: \"{dist}\"{session}}} (the PyPI name of `{top}`), then run the import again. Only pure-Python packages work; ones with C extensions cannot load in WebAssembly."
-        ));
-        self.fix(format!(
-            "Check list_available_packages {{language: \"python\"}}: vendored packages in /data/site-packages are already on sys.path. If `{top}` is your own module, write {top}.py into /app first (/app is on sys.path)."
-        ));
+        self.rule_with(
+            "missing_module.installable",
+            &[
+                ("module", &module),
+                ("top", &top),
+                ("dist", &dist),
+                ("session", &session),
+            ],
+        );
         self.next = Some(NextCall::new(
             "install_package",
             self.session_args(json!({"package": dist})),
-            format!("`{top}` is published on PyPI as {dist}"),
+            say!(
+                "missing_module.installable.published",
+                top = top,
+                dist = dist
+            ),
         ));
     }
 
@@ -146,19 +151,25 @@ impl Draft<'_, '_> {
         // A module used without its import: the import is the fix, whatever else is true.
         let module = self.python() && self.table.get(&missing).is_some();
         if module {
-            self.fix(format!("`{missing}` is a module: add `import {missing}`."));
+            self.fix(say!("undefined_name.module", missing = missing));
         }
         if self.f.state_lost {
-            self.fix(format!("The interpreter was restarted, so `{missing}` from an earlier call is gone: re-run the code that defined it (imports included). Files in /app survived."));
+            self.fix(say!("undefined_name.restarted", missing = missing));
             self.restart_explained = true;
         } else {
-            self.fix(format!(
-                "`{missing}` is not defined in this session: define it in this code, or run the code that defines it first in the same session{}. Sessions never share variables.",
-                if valid_session_id(self.f.session_id) { format!(" ('{}')", self.f.session_id) } else { String::new() }
+            let session = if valid_session_id(self.f.session_id) {
+                format!(" ('{}')", self.f.session_id)
+            } else {
+                String::new()
+            };
+            self.fix(say!(
+                "undefined_name.not_defined",
+                missing = missing,
+                session = session
             ));
         }
         if !module {
-            self.fix("Check the spelling and case of the name against where it is defined.");
+            self.fix(words::text("undefined_name.spelling"));
         }
     }
 }

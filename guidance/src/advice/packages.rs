@@ -4,13 +4,15 @@
 //! (`package_not_found`), and installs turned off on this server (`install_disabled`).
 //!
 //! The message the installer wrote is the evidence: it names the package, and says whether the
-//! name, the version, an option or the files were the problem.
+//! name, the version, an option or the files were the problem. The words live in
+//! `words/packages.toml`.
 
 use serde_json::json;
 
 use super::super::docs::{JAVASCRIPT, PYTHON};
 use super::super::{NextCall, clip, modules};
 use super::draft::Draft;
+use crate::words::{self, say};
 
 impl Draft<'_, '_> {
     pub(super) fn invalid_package(&mut self) {
@@ -20,88 +22,87 @@ impl Draft<'_, '_> {
         let version = lower.contains("not an exact version");
         let option = lower.contains("pip option");
         self.summary = match (message.is_empty(), refused) {
-            (true, _) => {
-                "The package requirement was refused, so nothing was installed.".to_owned()
-            }
-            (false, true) => {
-                format!("The package's files were refused, so nothing was installed: {message}.")
-            }
-            (false, false) => format!(
-                "The package requirement is not valid, so nothing was installed: {message}."
-            ),
+            (true, _) => words::text("invalid_package.no_message").to_owned(),
+            (false, true) => say!("invalid_package.files_refused", message = message),
+            (false, false) => say!("invalid_package.not_valid", message = message),
         };
         self.package_docs();
         if version {
-            self.fix("Give an exact version such as \"1.2.3\", or leave `version` out for the latest release; ranges and markers are not accepted.");
+            self.fix(words::text("invalid_package.exact_version"));
         }
         if option {
-            self.fix("Install by name only: `pip install NAME` or `pip install NAME==VERSION`; other pip options are not supported.");
+            self.fix(words::text("invalid_package.name_only"));
         }
         if refused {
-            self.fix("Choose another version or another package: this archive breaks the installer's rules (its size, paths or file types), so it will be refused again.");
+            self.fix(words::text("invalid_package.other_archive"));
         }
         if !(version || option || refused) {
-            self.fix(if self.python() {
-                "Give the distribution name as on PyPI (letters, digits, '.', '_', '-'), e.g. install_package {package: \"tabulate\"}; not a path, URL, option, extras or markers."
+            self.fix(words::text(if self.python() {
+                "invalid_package.python_name"
             } else {
-                "Give an npm package name such as \"lodash\" or \"@scope/name\"; not a path or URL."
-            });
+                "invalid_package.javascript_name"
+            }));
         }
         self.list_packages_fix();
     }
 
     pub(super) fn native_package(&mut self) {
-        self.summary = "The package needs compiled (C/Rust) code, which cannot load in the sandbox's WebAssembly interpreter: only pure-Python packages install.".to_owned();
         self.package_docs();
         if let Some(name) = self.requested_package() {
             if let Some(alternative) = modules::native_alternative(&name) {
-                self.fix(format!("Instead of {name}: {alternative}."));
+                self.fix(say!(
+                    "native_package.instead",
+                    name = name,
+                    alternative = alternative
+                ));
             }
         }
-        self.fix("Another version will not help unless it is pure Python (a wheel tagged `none-any`); a pure-Python package from PyPI or the standard library can often do the job.");
+        self.rule("native_package");
         self.list_packages_fix();
     }
 
     pub(super) fn package_not_found(&mut self) {
         let message = clip(self.message(), 200);
         self.summary = if message.is_empty() {
-            "No package source has this package (or this version).".to_owned()
+            words::text("package_not_found.no_message").to_owned()
         } else {
-            format!("No package source has it: {message}.")
+            say!("package_not_found.with_message", message = message)
         };
         self.package_docs();
         if self.python() {
             if let Some(name) = self.requested_package() {
                 let dist = modules::pypi_name(&name);
                 if !dist.eq_ignore_ascii_case(&name) {
-                    self.fix(format!("`{name}` is the import name; on PyPI it is published as {dist}: install_package {{package: \"{dist}\"}}."));
+                    self.fix(say!(
+                        "package_not_found.import_name",
+                        name = name,
+                        dist = dist
+                    ));
                     self.next = Some(NextCall::new(
                         "install_package",
                         self.session_args(json!({"package": dist})),
-                        format!("`{name}` is published on PyPI as {dist}"),
+                        say!("package_not_found.published", name = name, dist = dist),
                     ));
                 }
             }
-            self.fix("Check the spelling on pypi.org; a package (or a dependency) that ships only compiled wheels has no pure-Python wheel and cannot be installed here.");
+            self.fix(words::text("package_not_found.spelling"));
             if message.contains("==") {
-                self.fix("Leave `version` out to get the latest pure-Python release, or choose a version that exists.");
+                self.fix(words::text("package_not_found.any_version"));
             }
         } else {
-            self.fix("JavaScript packages come only from the vendored set and the operator's local package directory: there is no npm download.");
-            self.fix("For a small library, write the functions yourself, or put its source under /app/node_modules/NAME and load it with requireVendor('NAME').");
+            self.rule("package_not_found.javascript");
         }
         self.list_packages_fix();
     }
 
     pub(super) fn install_disabled(&mut self) {
-        self.summary = "Installing packages is turned off on this server: only the vendored packages are available.".to_owned();
         self.package_docs();
-        self.fix(if self.python() {
-            "The standard library covers most needs without installing: csv, json, sqlite3, statistics, re, datetime, zipfile, xml.etree."
+        self.fix(words::text(if self.python() {
+            "install_disabled.python"
         } else {
-            "Plain JavaScript and QuickJS's std/os globals cover most needs; write small helpers yourself."
-        });
-        self.fix("Retrying will fail the same way until the server's operator adds a package source (a wheelhouse directory or PyPI access).");
+            "install_disabled.javascript"
+        }));
+        self.rule("install_disabled");
         self.list_packages_fix();
     }
 
@@ -114,15 +115,12 @@ impl Draft<'_, '_> {
     /// Vendored packages need no install: list them, and make that the next call unless a
     /// better one was found.
     fn list_packages_fix(&mut self) {
-        self.fix(format!(
-            "list_available_packages {{language: \"{}\"}} lists the vendored packages, which load without install_package.",
-            self.lang()
-        ));
+        self.fix(say!("vendored_packages.fix", lang = self.lang()));
         if self.next.is_none() {
             self.next = Some(NextCall::new(
                 "list_available_packages",
                 json!({"language": self.lang()}),
-                "see which packages are available without installing",
+                words::text("vendored_packages.next"),
             ));
         }
     }
