@@ -4,6 +4,7 @@
 //! read off the code (measured import costs, loops, large data).
 //!
 //! Below 75 % nothing looks at the code, so the analysis of an ordinary result costs nothing.
+//! What it says lives in `words/fuel.toml`.
 
 use sandbox_protocol::Language;
 use schemars::JsonSchema;
@@ -12,6 +13,7 @@ use serde::Serialize;
 use super::analyze::{CodeFacts, HEAVY_IMPORT_FUEL};
 use super::{MAX_SUGGESTED_FUEL, fmt_bytes, fmt_fuel, nice_round_up};
 use crate::inventory::ImportFuelTable;
+use crate::words::{self, say};
 
 /// How close the execution came to its budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -93,9 +95,10 @@ pub fn fuel_analysis(
     match status {
         FuelStatus::Efficient => {}
         FuelStatus::Moderate => {
-            analysis.recommendation = Some(format!(
-                "Used {pct}% of the {} fuel budget: fine for this call; the same code on more data may need more.",
-                fmt_fuel(budget)
+            analysis.recommendation = Some(say!(
+                "fuel.recommendation.moderate",
+                pct = pct,
+                budget = fmt_fuel(budget)
             ));
         }
         FuelStatus::Warning | FuelStatus::Critical => {
@@ -106,24 +109,25 @@ pub fn fuel_analysis(
             let causes = likely_causes(consumed, code, language, imports);
             let raise = if suggested > budget {
                 analysis.suggested_fuel_budget = Some(suggested);
-                format!(
-                    "create_session with fuel_budget {suggested} ({}) for similar workloads",
-                    fmt_fuel(suggested)
+                say!(
+                    "fuel.recommendation.raise",
+                    suggested = suggested,
+                    fuel = fmt_fuel(suggested)
                 )
             } else {
-                "split the work across several calls (the budget is per call)".to_owned()
+                words::text("fuel.recommendation.split").to_owned()
             };
-            analysis.recommendation = Some(if status == FuelStatus::Critical {
-                format!(
-                    "Used {pct}% of the {} fuel budget: the next similar run will likely fail with out_of_fuel. Before running it, {raise}, or split the work across calls.",
-                    fmt_fuel(budget)
-                )
+            let id = if status == FuelStatus::Critical {
+                "fuel.recommendation.critical"
             } else {
-                format!(
-                    "Used {pct}% of the {} fuel budget. Consider: {raise}.",
-                    fmt_fuel(budget)
-                )
-            });
+                "fuel.recommendation.warning"
+            };
+            analysis.recommendation = Some(say!(
+                id,
+                pct = pct,
+                budget = fmt_fuel(budget),
+                raise = raise
+            ));
             analysis.likely_causes = causes;
         }
     }
@@ -141,21 +145,18 @@ pub(crate) fn likely_causes(
     let mut causes = import_causes(&facts, consumed, imports);
     causes.extend(loop_causes(&facts));
     for (name, line) in facts.recursion.iter().take(2) {
-        causes.push(format!(
-            "recursive {name}() (line {line}): repeated subcalls grow exponentially without memoization"
-        ));
+        causes.push(say!("fuel.cause.recursion", name = name, line = line));
     }
     for (what, line, bytes) in facts.large_allocations().into_iter().take(2) {
-        causes.push(format!(
-            "{what} at line {line} (~{}): building big data structures costs fuel per element",
-            fmt_bytes(bytes)
+        causes.push(say!(
+            "fuel.cause.large_data",
+            what = what,
+            line = line,
+            bytes = fmt_bytes(bytes)
         ));
     }
     if causes.is_empty() {
-        causes.push(
-            "the computation itself (no heavy import or obvious loop found): time parts of it in separate calls to see which one is expensive"
-                .to_owned(),
-        );
+        causes.push(words::text("fuel.cause.computation").to_owned());
     }
     causes.truncate(8);
     causes
@@ -173,23 +174,20 @@ fn import_causes(facts: &CodeFacts<'_>, consumed: u64, imports: &ImportFuelTable
         .take(4)
     {
         let share = if consumed > 0 {
-            format!(
-                ", {:.0}% of this run",
-                (cost.fuel as f64 / consumed as f64 * 100.0).min(100.0)
-            )
+            let pct = (cost.fuel as f64 / consumed as f64 * 100.0).min(100.0);
+            say!("fuel.cause.share", pct = format!("{pct:.0}"))
         } else {
             String::new()
         };
-        causes.push(format!(
-            "first import of {name}: {} fuel measured{share} (free on later calls in the same session)",
-            fmt_fuel(cost.fuel)
+        causes.push(say!(
+            "fuel.cause.import",
+            name = name,
+            fuel = fmt_fuel(cost.fuel),
+            share = share
         ));
     }
     for import in facts.unmeasured_imports(imports).into_iter().take(3) {
-        causes.push(format!(
-            "import of {} (third-party; first imports of packages often take billions of fuel)",
-            import.module
-        ));
+        causes.push(say!("fuel.cause.unmeasured_import", module = import.module));
     }
     causes
 }
@@ -202,30 +200,36 @@ fn loop_causes(facts: &CodeFacts<'_>) -> Vec<String> {
         (b.unknown_levels, b.total_known as u64).cmp(&(a.unknown_levels, a.total_known as u64))
     });
     for l in loops.iter().filter(|l| l.endless).take(1) {
-        causes.push(format!(
-            "`{}` at line {} never ends: more fuel only delays the failure",
-            l.header, l.line
+        causes.push(say!(
+            "fuel.cause.endless_loop",
+            header = l.header,
+            line = l.line
         ));
     }
     let deepest = facts.loops.iter().map(|l| l.depth).max().unwrap_or(0);
     if deepest >= 2
         && let Some(l) = facts.loops.iter().find(|l| l.depth == deepest)
     {
-        causes.push(format!(
-            "loops nested {deepest} deep (line {}): the work multiplies with the data size",
-            l.line
+        causes.push(say!(
+            "fuel.cause.nested_loops",
+            depth = deepest,
+            line = l.line
         ));
     }
     for l in loops.iter().filter(|l| !l.endless && l.depth == 1).take(2) {
         let size = if l.unknown_levels == 0 {
-            format!("{} iterations", fmt_fuel(l.total_known as u64))
+            say!(
+                "fuel.cause.known_size",
+                count = fmt_fuel(l.total_known as u64)
+            )
         } else {
-            "iterations depend on the data size".to_owned()
+            words::text("fuel.cause.unknown_size").to_owned()
         };
-        causes.push(format!(
-            "`{}` at line {} ({size})",
-            super::clip(&l.header, 60),
-            l.line
+        causes.push(say!(
+            "fuel.cause.loop",
+            header = super::clip(&l.header, 60),
+            line = l.line,
+            size = size
         ));
     }
     causes

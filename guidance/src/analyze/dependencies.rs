@@ -1,7 +1,7 @@
 //! What each import of a snippet will cost or why it fails: measured first-import fuel,
 //! modules missing from the sandbox's CPython, the packages compiled into it, native packages
-//! it lacks, network clients, Node.js
-//! `require`, ES `import` statements, and vendored JavaScript packages.
+//! it lacks, network clients, Node.js `require`, ES `import` statements, and vendored
+//! JavaScript packages. What it says lives in `words/analysis.toml`.
 
 use sandbox_protocol::Language;
 
@@ -13,6 +13,7 @@ use super::facts::CodeFacts;
 use super::findings::Analysis;
 use crate::inventory;
 use crate::inventory::imports::{ImportCost, ImportFuelTable};
+use crate::words::{self, say};
 
 /// Assumed cost of importing a third-party module nobody measured: (low, expected, high).
 /// Third-party packages are mostly heavier than stdlib modules (openpyxl takes billions).
@@ -45,9 +46,10 @@ pub(super) fn import_findings(facts: &CodeFacts<'_>, table: &ImportFuelTable, ou
             .filter(|(_, f)| *f >= HEAVY_PATTERN_FUEL)
             .collect();
         if let Some((name, fuel)) = heavy.iter().max_by_key(|(_, f)| *f) {
-            out.suggest(format!(
-                "The first import of {name} costs {} fuel; later calls in the same session reuse the loaded module for free. For a tight budget, run the imports alone in a first call.",
-                fmt_fuel(*fuel)
+            out.suggest(say!(
+                "analysis.heavy_import.suggestion",
+                name = name,
+                fuel = fmt_fuel(*fuel)
             ));
         }
     }
@@ -75,40 +77,66 @@ fn python_import(import: &ImportRef, measured: &Measured<'_>, out: &mut Analysis
         out.find(
             "unavailable_modules",
             Some(line),
-            format!("{module}: not in this CPython build"),
+            say!("analysis.import_unavailable.finding", module = module),
         );
-        out.block(format!("`import {module}` (line {line}) fails: the module is not in the sandbox's CPython; {why}"));
+        out.block(say!(
+            "analysis.import_unavailable.warning",
+            module = module,
+            line = line,
+            why = why
+        ));
     } else if let top = module.split('.').next().unwrap_or(module)
         && let Some((dist, d)) = inventory::catalogue().distribution(top)
     {
         info.status = "compiled_in".into();
         info.package = Some(dist.into());
-        info.note = Some(format!(
-            "{dist} {} is compiled into the sandbox's CPython",
-            d.version
+        info.note = Some(say!(
+            "analysis.import_compiled_in.note",
+            dist = dist,
+            version = d.version
         ));
         python_import_cost(import, measured, &mut info, out);
     } else if let Some((dist, alternative)) = modules::native_package(module) {
         info.status = "native".into();
         info.package = Some(dist.into());
-        info.note = Some(format!("native extension; use {alternative}"));
+        info.note = Some(say!(
+            "analysis.import_native.note",
+            alternative = alternative
+        ));
         out.find(
             "native_packages",
             Some(line),
-            format!("{module} ({dist}) has native code"),
+            say!(
+                "analysis.import_native.finding",
+                module = module,
+                dist = dist
+            ),
         );
-        out.block(format!("`{module}` (line {line}) is a native package ({dist}): C extensions cannot load in the WebAssembly interpreter and install_package cannot add it"));
-        out.suggest(format!("Instead of {module}: {alternative}."));
+        out.block(say!(
+            "analysis.import_native.warning",
+            module = module,
+            line = line,
+            dist = dist
+        ));
+        out.suggest(say!(
+            "analysis.import_native.suggestion",
+            module = module,
+            alternative = alternative
+        ));
     } else if modules::network_package(module) {
         info.status = "no_effect".into();
         info.package = Some(modules::pypi_name(module));
-        info.note = Some("needs the network, which the sandbox does not have".into());
+        info.note = Some(words::text("analysis.import_network.note").into());
         out.find(
             "network",
             Some(line),
-            format!("{module} is a network client"),
+            say!("analysis.import_network.finding", module = module),
         );
-        out.block(format!("`{module}` (line {line}) is a network client: the sandbox has no network, so every request fails"));
+        out.block(say!(
+            "analysis.import_network.warning",
+            module = module,
+            line = line
+        ));
     } else {
         if let Some(why) = modules::limited_stdlib(module) {
             info.status = "no_effect".into();
@@ -116,9 +144,18 @@ fn python_import(import: &ImportRef, measured: &Measured<'_>, out: &mut Analysis
             out.find(
                 limited_pattern(module),
                 Some(line),
-                format!("{module}: {why}"),
+                say!(
+                    "analysis.import_limited.finding",
+                    module = module,
+                    why = why
+                ),
             );
-            out.warn(format!("`{module}` (line {line}) {why}"));
+            out.warn(say!(
+                "analysis.import_limited.warning",
+                module = module,
+                line = line,
+                why = why
+            ));
         }
         python_import_cost(import, measured, &mut info, out);
     }
@@ -147,26 +184,33 @@ fn python_import_cost(
             out.find(
                 "heavy_imports",
                 Some(import.line),
-                format!(
-                    "import {name}: {} fuel, {:.0} ms on first import",
-                    fmt_fuel(cost.fuel),
-                    cost.ms
+                say!(
+                    "analysis.heavy_import.finding",
+                    name = name,
+                    fuel = fmt_fuel(cost.fuel),
+                    ms = format!("{:.0}", cost.ms)
                 ),
             );
         }
     } else if info.status == "unmeasured" {
-        info.package = Some(modules::pypi_name(module));
+        let package = modules::pypi_name(module);
         let (l, e, h) = UNMEASURED_IMPORT_FUEL;
-        out.fuel
-            .push((format!("import {module} (not measured)"), l, e, h));
+        out.fuel.push((
+            say!("analysis.import_unmeasured.fuel", module = module),
+            l,
+            e,
+            h,
+        ));
         out.find(
             "third_party_imports",
             Some(import.line),
-            format!(
-                "{module}: cost not measured; if it is not vendored, install_package {} first",
-                modules::pypi_name(module)
+            say!(
+                "analysis.import_unmeasured.finding",
+                module = module,
+                package = package
             ),
         );
+        info.package = Some(package);
     }
 }
 
@@ -196,10 +240,11 @@ fn vendored_import(
         info.status = "measured".into();
         out.import_costs.push(((*name).to_owned(), cost.fuel));
     } else if table.len(Language::JavaScript) > 0 {
-        info.note = Some("not in the vendored package list".into());
-        out.block(format!(
-            "requireVendor('{module}') (line {}): '{module}' is not a known vendored package; call list_available_packages {{\"language\": \"javascript\"}}",
-            import.line
+        info.note = Some(words::text("analysis.import_not_vendored.note").into());
+        out.block(say!(
+            "analysis.import_not_vendored.warning",
+            module = module,
+            line = import.line
         ));
     }
     out.find(
@@ -219,20 +264,24 @@ fn node_require(import: &ImportRef, out: &mut Analysis) -> ImportInfo {
     } else {
         "unavailable".into()
     };
-    let alternative = modules::node_builtin(module).unwrap_or(
-        "a vendored package via requireVendor(name), if list_available_packages lists one",
-    );
+    let alternative = modules::node_builtin(module)
+        .unwrap_or_else(|| words::text("analysis.js_require.alternative"));
     info.note = Some(alternative.into());
     out.find(
         "js_require",
         Some(import.line),
         format!("require('{module}')"),
     );
-    out.block(format!(
-        "require('{module}') (line {}) fails: this is QuickJS, not Node.js, and `require` does not exist",
-        import.line
+    out.block(say!(
+        "analysis.js_require.warning",
+        module = module,
+        line = import.line
     ));
-    out.suggest(format!("Instead of require('{module}'): {alternative}."));
+    out.suggest(say!(
+        "analysis.js_require.suggestion",
+        module = module,
+        alternative = alternative
+    ));
     info
 }
 
@@ -241,19 +290,24 @@ fn es_module_import(import: &ImportRef, out: &mut Analysis) -> ImportInfo {
     let module = import.module.as_str();
     let mut info = unmeasured(import);
     info.status = "es_module".into();
-    info.note = Some("cells are scripts; import statements are syntax errors".into());
+    info.note = Some(words::text("analysis.js_import.note").into());
     out.find(
         "js_import",
         Some(import.line),
         format!("import from '{module}'"),
     );
-    out.block(format!(
-        "`import ... from '{module}'` (line {}) is a syntax error: each cell runs as a script, not an ES module",
-        import.line
+    out.block(say!(
+        "analysis.js_import.warning",
+        module = module,
+        line = import.line
     ));
     let alternative = modules::node_builtin(module)
         .map(str::to_owned)
-        .unwrap_or_else(|| format!("const lib = requireVendor('{module}') if it is vendored (see list_available_packages)"));
-    out.suggest(format!("Instead of importing '{module}': {alternative}."));
+        .unwrap_or_else(|| say!("analysis.js_import.alternative", module = module));
+    out.suggest(say!(
+        "analysis.js_import.suggestion",
+        module = module,
+        alternative = alternative
+    ));
     info
 }

@@ -1,5 +1,6 @@
 //! The facts about a snippet that code analysis, fuel analysis and failure advice share
-//! ([`CodeFacts`]), so all three tell the same story about a piece of code.
+//! ([`CodeFacts`]), so all three tell the same story about a piece of code. The words of its
+//! descriptions live in `words/analysis.toml`.
 
 use std::collections::HashSet;
 
@@ -9,6 +10,7 @@ use super::super::fmt_fuel;
 use super::super::modules;
 use super::super::scan::{self, ImportKind, ImportRef, Kind, LoopInfo, Source, StrLit};
 use crate::inventory::imports::{ImportCost, ImportFuelTable};
+use crate::words::say;
 
 /// Analysis looks at most this much code; `execute_code` refuses more than 1 MiB anyway.
 const MAX_ANALYZED_BYTES: usize = 2 << 20;
@@ -170,7 +172,12 @@ impl<'a> CodeFacts<'a> {
                 let bytes = (n * bytes_each).max(0.0);
                 if bytes >= LARGE_ALLOCATION as f64 {
                     out.push((
-                        format!("{callee}(...) of {} {unit}", fmt_count(n)),
+                        say!(
+                            "analysis.large_data.call",
+                            callee = callee,
+                            count = fmt_count(n),
+                            unit = unit
+                        ),
                         *line,
                         saturate(bytes),
                     ));
@@ -243,7 +250,11 @@ impl<'a> CodeFacts<'a> {
                 let bytes = n * item_bytes;
                 if bytes >= LARGE_ALLOCATION as f64 {
                     out.push((
-                        format!("a {what} of {} items", fmt_count(n)),
+                        say!(
+                            "analysis.large_data.repeated",
+                            what = what,
+                            count = fmt_count(n)
+                        ),
                         left.line,
                         saturate(bytes),
                     ));

@@ -1,6 +1,6 @@
 //! The accumulator the analysis passes write into ([`Analysis`]): patterns in order of
 //! discovery, bounded lists of findings, warnings and suggestions, and the fuel contributions
-//! that become the estimate.
+//! that become the estimate. The estimate's words live in `words/analysis.toml`.
 
 use std::collections::HashSet;
 
@@ -9,6 +9,7 @@ use sandbox_protocol::Language;
 use super::super::fmt_fuel;
 use super::HEAVY_IMPORT_FUEL;
 use super::{Finding, FuelEstimate, FuelItem, ImportInfo};
+use crate::words::{self, say};
 
 /// Fuel a trivial call costs (measured: `pass` in Python, an expression in QuickJS).
 const BASE_FUEL_PYTHON: u64 = 460_000;
@@ -109,9 +110,9 @@ impl Analysis {
                 .map(|(n, f)| format!("{n} {}", fmt_fuel(*f)))
                 .collect();
             let label = if names.is_empty() {
-                "imports (light)".to_owned()
+                words::text("analysis.estimate.light_imports").to_owned()
             } else {
-                format!("imports: {}", names.join(", "))
+                say!("analysis.estimate.imports", names = names.join(", "))
             };
             items.push(FuelItem {
                 source: label,
@@ -135,19 +136,17 @@ impl Analysis {
             .map(|i| format!("{} ~{}", i.source, fmt_fuel(i.fuel)))
             .collect();
         let share = expected as f64 / budget as f64 * 100.0;
-        let summary = format!(
-            "~{} fuel ({}–{}), {:.0}% of a {} budget{}",
-            fmt_fuel(expected),
-            fmt_fuel(low),
-            fmt_fuel(high),
-            share,
-            fmt_fuel(budget),
-            if shown.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", shown.join("; "))
-            }
+        let mut summary = say!(
+            "analysis.estimate.summary",
+            expected = fmt_fuel(expected),
+            low = fmt_fuel(low),
+            high = fmt_fuel(high),
+            share = format!("{share:.0}"),
+            budget = fmt_fuel(budget)
         );
+        if !shown.is_empty() {
+            summary = format!("{summary}: {}", shown.join("; "));
+        }
         FuelEstimate {
             low,
             expected,

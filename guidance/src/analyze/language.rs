@@ -1,12 +1,13 @@
 //! What a snippet assumes about where it runs: names defined by earlier calls in the same
 //! session (`state_reliance`), and the language it was sent as (`wrong_language`, which advice
-//! for syntax errors uses too).
+//! for syntax errors uses too). What it says lives in `words/analysis.toml`.
 
 use sandbox_protocol::Language;
 
 use super::super::scan::{self, Kind, Source};
 use super::facts::CodeFacts;
 use super::findings::Analysis;
+use crate::words::say;
 
 /// Names the code uses without defining them: they must come from an earlier call.
 pub(super) fn state_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
@@ -16,20 +17,23 @@ pub(super) fn state_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
     }
     let names: Vec<&str> = free.iter().map(|(n, _)| n.as_str()).collect();
     let (first, line) = &free[0];
+    let (finding, suggestion) = if names.len() == 1 {
+        (
+            "analysis.state_reliance.finding_one",
+            "analysis.state_reliance.suggestion_one",
+        )
+    } else {
+        (
+            "analysis.state_reliance.finding_many",
+            "analysis.state_reliance.suggestion_many",
+        )
+    };
     out.find(
         "state_reliance",
         Some(*line),
-        format!(
-            "uses {} without defining {}: they must exist from an earlier call",
-            names.join(", "),
-            if names.len() == 1 { "it" } else { "them" }
-        ),
+        say!(finding, names = names.join(", ")),
     );
-    out.suggest(format!(
-        "`{first}`{} must come from an earlier call in the same session: run this with the same session_id (or without one, in your default session) after the code that defines {}; after a session restart they are gone and must be recreated.",
-        if names.len() > 1 { format!(" and {} other name(s)", names.len() - 1) } else { String::new() },
-        if names.len() == 1 { "it" } else { "them" }
-    ));
+    out.suggest(say!(suggestion, first = first, others = names.len() - 1));
 }
 
 /// Code that looks like the other language fails with a syntax error.
@@ -38,11 +42,12 @@ pub(super) fn language_mismatch(facts: &CodeFacts<'_>, out: &mut Analysis) {
         out.find(
             "wrong_language",
             None,
-            format!("the code looks like {other}"),
+            say!("analysis.wrong_language.finding", other = other),
         );
-        out.block(format!(
-            "this code looks like {other} but language is {}: it will fail with a syntax error",
-            facts.language()
+        out.block(say!(
+            "analysis.wrong_language.warning",
+            other = other,
+            language = facts.language()
         ));
     }
 }

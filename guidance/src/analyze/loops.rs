@@ -1,5 +1,6 @@
 //! Where a snippet's work goes: loops with their estimated fuel, endless loops, recursion,
-//! large constant allocations (memory) and sleeps (wall time, no fuel).
+//! large constant allocations (memory) and sleeps (wall time, no fuel). What it says lives in
+//! `words/analysis.toml`.
 
 use sandbox_protocol::Language;
 
@@ -7,6 +8,7 @@ use super::super::scan::{self, LoopInfo};
 use super::super::{MAX_SUGGESTED_FUEL, clip, fmt_bytes, fmt_fuel};
 use super::facts::{CodeFacts, fmt_count, saturate};
 use super::findings::Analysis;
+use crate::words::{self, say};
 
 /// Fuel per loop iteration: (low, expected, high). Python measured 5.1×10^3 for `x += i`
 /// over `range(10**6)`; QuickJS 850 for the same loop. The range covers heavier bodies.
@@ -32,14 +34,18 @@ pub(super) fn loop_findings(facts: &CodeFacts<'_>, out: &mut Analysis, budget: u
         }
     }
     if deepest >= 3 {
-        out.suggest("Loops nested 3+ deep multiply quickly: precompute lookups (dict/set/Map) to drop a level.");
+        out.suggest(words::text("analysis.deep_loops.suggestion"));
     }
     recursion_findings(facts, out);
     for (what, line, bytes) in facts.large_allocations().into_iter().take(10) {
         out.find(
             "large_data",
             Some(line),
-            format!("{what}: about {}", fmt_bytes(bytes)),
+            say!(
+                "analysis.large_data.finding",
+                what = what,
+                bytes = fmt_bytes(bytes)
+            ),
         );
         out.memory_need = out.memory_need.saturating_add(bytes);
     }
@@ -51,14 +57,19 @@ fn endless_loop(l: &LoopInfo, budget: u64, out: &mut Analysis) {
     out.find(
         "infinite_loop_risk",
         Some(l.line),
-        format!("`{}` at line {} has no break/return: it runs until the fuel budget or the timeout stops it", l.header, l.line),
+        say!(
+            "analysis.endless_loop.finding",
+            header = l.header,
+            line = l.line
+        ),
     );
-    out.block(format!(
-        "`{}` (line {}) never ends: it will use the whole fuel budget and fail with out_of_fuel; add a break condition",
-        l.header, l.line
+    out.block(say!(
+        "analysis.endless_loop.warning",
+        header = l.header,
+        line = l.line
     ));
     out.fuel.push((
-        format!("endless loop at line {}", l.line),
+        say!("analysis.endless_loop.fuel", line = l.line),
         budget,
         budget,
         budget,
@@ -69,10 +80,13 @@ fn endless_loop(l: &LoopInfo, budget: u64, out: &mut Analysis) {
 fn bounded_loop(language: Language, l: &LoopInfo, budget: u64, out: &mut Analysis) {
     let (low, expected, high) = loop_fuel(language, l);
     let size = match l.bound {
-        Some(b) if l.unknown_levels == 0 => {
-            format!("{} iterations in total", fmt_count(l.total_known.max(b)))
+        Some(b) if l.unknown_levels == 0 => say!(
+            "analysis.loop.known_size",
+            count = fmt_count(l.total_known.max(b))
+        ),
+        Some(_) | None if l.unknown_levels > 0 => {
+            words::text("analysis.loop.unknown_size").to_owned()
         }
-        Some(_) | None if l.unknown_levels > 0 => "iterations depend on the data".to_owned(),
         _ => String::new(),
     };
     out.find(
@@ -84,28 +98,29 @@ fn bounded_loop(language: Language, l: &LoopInfo, budget: u64, out: &mut Analysi
         out.find(
             "nested_loops",
             Some(l.line),
-            format!(
-                "loop at line {} is nested {} deep: the work multiplies",
-                l.line, l.depth
-            ),
+            say!("analysis.loop.nested", line = l.line, depth = l.depth),
         );
     }
-    out.fuel
-        .push((format!("loop at line {}", l.line), low, expected, high));
+    out.fuel.push((
+        say!("analysis.loop.fuel", line = l.line),
+        low,
+        expected,
+        high,
+    ));
     if l.unknown_levels == 0 && expected as f64 > MAX_SUGGESTED_FUEL as f64 {
-        out.block(format!(
-            "the loop at line {} runs {} iterations (~{} fuel): more than any budget allows (max {}); reduce the range or sample the data",
-            l.line,
-            fmt_count(l.total_known),
-            fmt_fuel(expected),
-            fmt_fuel(MAX_SUGGESTED_FUEL)
+        out.block(say!(
+            "analysis.loop.too_big",
+            line = l.line,
+            count = fmt_count(l.total_known),
+            fuel = fmt_fuel(expected),
+            max = fmt_fuel(MAX_SUGGESTED_FUEL)
         ));
     } else if l.unknown_levels == 0 && expected > budget / 2 {
-        out.suggest(format!(
-            "The loop at line {} (~{} iterations) alone needs about {} fuel: split it into chunks over several calls, or raise fuel_budget.",
-            l.line,
-            fmt_count(l.total_known),
-            fmt_fuel(expected)
+        out.suggest(say!(
+            "analysis.loop.big",
+            line = l.line,
+            count = fmt_count(l.total_known),
+            fuel = fmt_fuel(expected)
         ));
     }
 }
@@ -139,7 +154,7 @@ fn recursion_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
         out.find(
             "recursion",
             Some(*line),
-            format!("{name}() calls itself: deep inputs overflow the interpreter's fixed stack"),
+            say!("analysis.recursion.finding", name = name),
         );
     }
     if !facts.recursion.is_empty() {
@@ -149,9 +164,9 @@ fn recursion_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
             .map(|(n, _)| n.as_str())
             .take(3)
             .collect();
-        out.suggest(format!(
-            "Recursive {}: keep depth under ~1000 (Python) or rewrite with an explicit stack; memoize (functools.cache / a Map) when calls repeat.",
-            names.join(", ")
+        out.suggest(say!(
+            "analysis.recursion.suggestion",
+            names = names.join(", ")
         ));
     }
 }
@@ -187,9 +202,10 @@ fn sleep_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
             out.find(
                 "sleep",
                 Some(src.tokens[*open].line),
-                format!(
-                    "{callee} waits {:.1} s (wall time, no fuel)",
-                    v.max(0.0) * seconds_per_unit
+                say!(
+                    "analysis.sleep.finding",
+                    callee = callee,
+                    seconds = format!("{:.1}", v.max(0.0) * seconds_per_unit)
                 ),
             );
         }

@@ -1,7 +1,8 @@
 //! File paths in code and what they mean in the sandbox: inside the workspace, under the
 //! read-only `/data`, outside the sandbox altogether (host paths, home directories, Windows
 //! paths, `..` above `/app`), or not a path at all. Advice for file errors classifies paths the
-//! same way.
+//! same way. The host roots and file functions it knows, and what it says, live in
+//! `words/analysis.toml`.
 
 use std::collections::HashSet;
 
@@ -9,6 +10,7 @@ use super::super::clip;
 use super::super::scan::{self, Kind};
 use super::facts::CodeFacts;
 use super::findings::Analysis;
+use crate::words::{self, say};
 
 /// What a path literal means in the sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,35 +29,6 @@ pub(crate) enum PathClass {
 /// file-system call, which makes any absolute path a path (otherwise only well-known host
 /// roots count, so "/api/users" in a URL builder is not flagged).
 pub(crate) fn classify_path(text: &str, in_file_call: bool) -> PathClass {
-    const HOST_ROOTS: &[&str] = &[
-        "/etc",
-        "/home",
-        "/Users",
-        "/usr",
-        "/var",
-        "/root",
-        "/opt",
-        "/mnt",
-        "/proc",
-        "/sys",
-        "/dev",
-        "/bin",
-        "/sbin",
-        "/lib",
-        "/srv",
-        "/private",
-        "/Volumes",
-        "/workspace",
-        "/content",
-        "/kaggle",
-        "/code",
-        "/project",
-        "/sandbox",
-        "/mnt/data",
-        "/media",
-        "/run",
-        "/boot",
-    ];
     let text = text.trim();
     if text.is_empty() || text.len() > 4096 || text.contains('\n') {
         return PathClass::NotAPath;
@@ -78,7 +51,11 @@ pub(crate) fn classify_path(text: &str, in_file_call: bool) -> PathClass {
         if text.contains(' ') && !in_file_call {
             return PathClass::NotAPath;
         }
-        if in_file_call || HOST_ROOTS.iter().any(|r| under(r)) {
+        if in_file_call
+            || words::list("analysis.paths.host_roots")
+                .iter()
+                .any(|r| under(r))
+        {
             return PathClass::Outside;
         }
         return PathClass::NotAPath;
@@ -117,34 +94,21 @@ fn escapes(path: &str) -> bool {
     false
 }
 
-/// Functions whose string arguments are file paths (matched on the last part of the callee).
-#[rustfmt::skip]
-const FILE_CALLS: &[&str] = &[
-    "open", "Path", "listdir", "scandir", "walk", "stat", "exists", "isfile", "isdir", "remove",
-    "unlink", "rmdir", "mkdir", "makedirs", "rename", "replace", "chdir", "read_text", "write_text",
-    "read_bytes", "write_bytes", "copy", "copyfile", "copytree", "rmtree", "move", "glob", "iglob",
-    "read_csv", "connect", "loadFile", "writeFile", "readdir", "lstat", "realpath", "readJson",
-    "writeJson", "readText", "writeText", "appendText", "fileExists", "listFiles", "fdopen",
-    "ZipFile", "TarFile", "load_workbook", "getsize", "abspath",
-];
-
-/// Functions that write, delete or rename (for "/data is read-only").
-#[rustfmt::skip]
-const WRITE_CALLS: &[&str] = &[
-    "write_text", "write_bytes", "remove", "unlink", "rmdir", "mkdir", "makedirs", "rename",
-    "writeFile", "writeJson", "writeText", "appendText", "rmtree", "copy", "copyfile", "move",
-];
-
 /// Calls whose string arguments are file paths.
 pub(crate) fn is_file_call(callee: &str) -> bool {
     let last = callee.rsplit('.').next().unwrap_or(callee);
-    FILE_CALLS.contains(&last) || callee == "tarfile.open"
+    listed("analysis.paths.file_calls", last) || callee == "tarfile.open"
+}
+
+/// True when the list `id` holds `name`.
+fn listed(id: &str, name: &str) -> bool {
+    words::list(id).iter().any(|n| n == name)
 }
 
 /// Calls that write: a write function, or `open` with a writing mode among the arguments.
 fn is_write_call(callee: &str, args_text: &str) -> bool {
     let last = callee.rsplit('.').next().unwrap_or(callee);
-    WRITE_CALLS.contains(&last)
+    listed("analysis.paths.write_calls", last)
         || (matches!(last, "open" | "fdopen")
             && ["'w", "\"w", "'a", "\"a", "'x", "\"x", "'r+", "\"r+"]
                 .iter()
@@ -177,11 +141,12 @@ pub(super) fn path_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
                 out.find(
                     "paths_outside_workspace",
                     Some(lit.line),
-                    format!("writes to '{shown}'"),
+                    say!("analysis.read_only_path.finding", path = shown),
                 );
-                out.block(format!(
-                    "'{shown}' (line {}) is under /data, which is read-only (vendored packages); write to /app or /tmp instead",
-                    lit.line
+                out.block(say!(
+                    "analysis.read_only_path.warning",
+                    path = shown,
+                    line = lit.line
                 ));
             }
             _ => {}
@@ -193,23 +158,26 @@ pub(super) fn path_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
 fn outside_path(path: &str, line: u32, out: &mut Analysis) {
     let shown = clip(path, 120);
     out.find("paths_outside_workspace", Some(line), format!("'{shown}'"));
-    let why = if path.starts_with("/mnt/data") {
-        "there is no /mnt/data here; the workspace is /app"
+    let why = words::text(if path.starts_with("/mnt/data") {
+        "analysis.outside_path.why.mnt_data"
     } else if path.starts_with('~') {
-        "there is no home directory; the working directory is /app"
+        "analysis.outside_path.why.home"
     } else if path.contains("..") {
-        "`..` cannot climb out of /app"
+        "analysis.outside_path.why.dot_dot"
     } else if path.as_bytes().get(1) == Some(&b':') {
-        "Windows paths do not exist in the sandbox"
+        "analysis.outside_path.why.windows"
     } else {
-        "host paths do not exist in the sandbox"
-    };
-    out.block(format!(
-        "'{shown}' (line {line}) is outside the sandbox: {why}. Only /app (workspace and working directory), /tmp (scratch), /data (read-only) and /shared (if configured) exist"
+        "analysis.outside_path.why.host"
+    });
+    out.block(say!(
+        "analysis.outside_path.warning",
+        path = shown,
+        line = line,
+        why = why
     ));
-    out.suggest(format!(
-        "Put the file in /app and refer to it by a relative name, e.g. '{}'.",
-        app_file_name(path)
+    out.suggest(say!(
+        "analysis.outside_path.suggestion",
+        name = app_file_name(path)
     ));
 }
 

@@ -1,6 +1,7 @@
 //! The session a snippet should run in: the default session when its limits fit, a new session
 //! with a flavor and budget that fit the estimate (or a multi-turn use case), or the same session when the code needs names from earlier
-//! calls; and the tool call that gets there.
+//! calls; and the tool call that gets there. The words it matches in the use-case text and
+//! what it says live in `words/analysis.toml`.
 
 use sandbox_protocol::flavor::flavor_for;
 use sandbox_protocol::{FLAVORS, Language, Runtime};
@@ -12,27 +13,11 @@ use super::super::{
 };
 use super::findings::Analysis;
 use super::{FuelEstimate, SessionRecommendation};
+use crate::words::{self, say};
 
 /// Fuel per second used to turn fuel into a timeout: below the 8×10^9/s measured on an idle
 /// machine, because the machine is shared.
 const FUEL_PER_SECOND: f64 = 4e9;
-
-/// Words in the use-case text that mean state must last over several calls.
-const MULTI_TURN_WORDS: [&str; 10] = [
-    "multi-turn",
-    "multi turn",
-    "agent",
-    "workflow",
-    "conversation",
-    "incremental",
-    "over several",
-    "across calls",
-    "persist",
-    "notebook",
-];
-
-/// Words in the use-case text that mean the data is big.
-const BIG_DATA_WORDS: [&str; 6] = ["large", "big", " gb", "gigabyte", "million", "huge"];
 
 /// What the code needs, from the estimate, the findings and the use-case text.
 struct Needs {
@@ -54,8 +39,9 @@ struct Needs {
 impl Needs {
     /// The needs of code with this estimate and findings, for this use case.
     fn of(estimate: &FuelEstimate, context: &str, default_fuel: u64, out: &Analysis) -> Self {
-        let multi_turn = MULTI_TURN_WORDS.iter().any(|w| context.contains(w));
-        let big_data = BIG_DATA_WORDS.iter().any(|w| context.contains(w));
+        let mentions = |id: &str| words::list(id).iter().any(|w| context.contains(w.as_str()));
+        let multi_turn = mentions("analysis.session.multi_turn_words");
+        let big_data = mentions("analysis.session.big_data_words");
         let fuel = nice_round_up(estimate.expected.saturating_mul(2)).min(MAX_SUGGESTED_FUEL);
         let memory = out.memory_need.saturating_mul(2).max(if big_data {
             FLAVORS[1].memory_bytes
@@ -135,39 +121,41 @@ fn session_warnings(
     out: &mut Analysis,
 ) {
     if estimate.expected > MAX_SUGGESTED_FUEL {
-        out.warn(format!(
-            "estimated {} fuel is beyond the largest budget guidance proposes ({}): split the work across calls or shrink the input",
-            fmt_fuel(estimate.expected),
-            fmt_fuel(MAX_SUGGESTED_FUEL)
+        out.warn(say!(
+            "analysis.session.beyond_max.warning",
+            expected = fmt_fuel(estimate.expected),
+            max = fmt_fuel(MAX_SUGGESTED_FUEL)
         ));
     } else if needs.more_fuel {
-        let how = if needs.state {
-            "a session keeps the budget it was created with, so split the work across calls or rebuild the state in a session created with a larger fuel_budget"
+        let how = words::text(if needs.state {
+            "analysis.session.more_fuel.how_state"
         } else {
-            "create the session with the recommended fuel_budget first"
-        };
-        out.warn(format!(
-            "estimated ~{} fuel leaves too little headroom in the default budget of {} (recommended: {}): {how}",
-            fmt_fuel(estimate.expected),
-            fmt_fuel(default_fuel),
-            fmt_fuel(fuel_budget)
+            "analysis.session.more_fuel.how_new"
+        });
+        out.warn(say!(
+            "analysis.session.more_fuel.warning",
+            expected = fmt_fuel(estimate.expected),
+            default = fmt_fuel(default_fuel),
+            recommended = fmt_fuel(fuel_budget),
+            how = how
         ));
     }
     if needs.seconds * 1.5 > MAX_TIMEOUT_SECS as f64 {
-        out.warn(format!(
-            "estimated ~{:.0} s of work is close to or over the {MAX_TIMEOUT_SECS} s timeout limit: process the data in chunks across several calls",
-            needs.seconds
+        out.warn(say!(
+            "analysis.session.slow.warning",
+            seconds = format!("{:.0}", needs.seconds),
+            limit = MAX_TIMEOUT_SECS
         ));
     }
     if needs.memory > MAX_MEMORY_BYTES {
-        out.warn(format!(
-            "the data needs about {} but a session has at most {}: stream it (process line by line or in chunks) instead of holding it in memory",
-            fmt_bytes(needs.memory / 2),
-            fmt_bytes(MAX_MEMORY_BYTES)
+        out.warn(say!(
+            "analysis.session.too_much_memory.warning",
+            need = fmt_bytes(needs.memory / 2),
+            max = fmt_bytes(MAX_MEMORY_BYTES)
         ));
     }
     if needs.big_data {
-        out.suggest("For large inputs, read and process files in chunks (line by line, or fixed-size blocks) and keep only aggregates in memory.");
+        out.suggest(words::text("analysis.session.big_data.suggestion"));
     }
 }
 
@@ -180,38 +168,38 @@ fn session_reason(
     if needs.state {
         return (
             "same_session",
-            format!(
-                "the code uses names defined by earlier calls: run it in the session that has them (~{} fuel expected)",
-                fmt_fuel(estimate.expected)
+            say!(
+                "analysis.session.reason.same",
+                expected = fmt_fuel(estimate.expected)
             ),
         );
     }
     if !needs.new_session {
         return (
             "default",
-            format!(
-                "~{} fuel expected, well within the default budget of {}",
-                fmt_fuel(estimate.expected),
-                fmt_fuel(default_fuel)
+            say!(
+                "analysis.session.reason.default",
+                expected = fmt_fuel(estimate.expected),
+                default = fmt_fuel(default_fuel)
             ),
         );
     }
     let mut why = Vec::new();
     if needs.more_fuel {
-        why.push(format!(
-            "~{} fuel expected (default budget {})",
-            fmt_fuel(estimate.expected),
-            fmt_fuel(default_fuel)
+        why.push(say!(
+            "analysis.session.more_fuel.reason",
+            expected = fmt_fuel(estimate.expected),
+            default = fmt_fuel(default_fuel)
         ));
     }
     if needs.more_memory {
-        why.push(format!(
-            "~{} of data in memory",
-            fmt_bytes(needs.memory / 2)
+        why.push(say!(
+            "analysis.session.reason.memory",
+            bytes = fmt_bytes(needs.memory / 2)
         ));
     }
     if needs.multi_turn {
-        why.push("a multi-turn workflow keeps its state in a named session".into());
+        why.push(words::text("analysis.session.reason.multi_turn").into());
     }
     ("new_session", why.join("; "))
 }
@@ -250,10 +238,7 @@ pub(super) fn session_next_call(
             Some(NextCall::new(
                 "create_session",
                 args,
-                format!(
-                    "{}; then run the code with execute_code in that session",
-                    session.reason
-                ),
+                say!("analysis.session.next.create", reason = session.reason),
             ))
         }
         "default" if code.len() <= MAX_ECHOED_CODE && !code.trim().is_empty() => {
@@ -264,7 +249,7 @@ pub(super) fn session_next_call(
             Some(NextCall::new(
                 "execute_code",
                 args,
-                "the default session's limits fit this code",
+                words::text("analysis.session.next.execute"),
             ))
         }
         _ => None,
@@ -273,23 +258,10 @@ pub(super) fn session_next_call(
 
 /// A readable session id from the use-case text: "one-off Excel processing" → "excel-processing".
 fn session_slug(context: &str, language: Language) -> String {
-    const FILLER: &[&str] = &[
-        "a",
-        "an",
-        "the",
-        "for",
-        "with",
-        "and",
-        "of",
-        "to",
-        "in",
-        "one-off",
-        "llm",
-        "multi-turn",
-    ];
+    let filler = words::list("analysis.session.slug_filler");
     let words: Vec<String> = context
         .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
-        .filter(|w| !w.is_empty() && !FILLER.contains(w))
+        .filter(|w| !w.is_empty() && !filler.iter().any(|f| f == w))
         .take(3)
         .map(|w| w.chars().take(16).collect())
         .collect();
