@@ -96,7 +96,7 @@ pub fn fuel_analysis(
         FuelStatus::Efficient => {}
         FuelStatus::Moderate => {
             analysis.recommendation = Some(say!(
-                "fuel.recommendation.moderate",
+                "recommendation.moderate",
                 pct = pct,
                 budget = fmt_fuel(budget)
             ));
@@ -110,17 +110,17 @@ pub fn fuel_analysis(
             let raise = if suggested > budget {
                 analysis.suggested_fuel_budget = Some(suggested);
                 say!(
-                    "fuel.recommendation.raise",
+                    "recommendation.raise",
                     suggested = suggested,
                     fuel = fmt_fuel(suggested)
                 )
             } else {
-                words::text("fuel.recommendation.split").to_owned()
+                words::text("recommendation.split").to_owned()
             };
             let id = if status == FuelStatus::Critical {
-                "fuel.recommendation.critical"
+                "recommendation.critical"
             } else {
-                "fuel.recommendation.warning"
+                "recommendation.warning"
             };
             analysis.recommendation = Some(say!(
                 id,
@@ -145,18 +145,18 @@ pub(crate) fn likely_causes(
     let mut causes = import_causes(&facts, consumed, imports);
     causes.extend(loop_causes(&facts));
     for (name, line) in facts.recursion.iter().take(2) {
-        causes.push(say!("fuel.cause.recursion", name = name, line = line));
+        causes.push(say!("cause.recursion", name = name, line = line));
     }
     for (what, line, bytes) in facts.large_allocations().into_iter().take(2) {
         causes.push(say!(
-            "fuel.cause.large_data",
+            "cause.large_data",
             what = what,
             line = line,
             bytes = fmt_bytes(bytes)
         ));
     }
     if causes.is_empty() {
-        causes.push(words::text("fuel.cause.computation").to_owned());
+        causes.push(words::text("cause.computation").to_owned());
     }
     causes.truncate(8);
     causes
@@ -175,19 +175,19 @@ fn import_causes(facts: &CodeFacts<'_>, consumed: u64, imports: &ImportFuelTable
     {
         let share = if consumed > 0 {
             let pct = (cost.fuel as f64 / consumed as f64 * 100.0).min(100.0);
-            say!("fuel.cause.share", pct = format!("{pct:.0}"))
+            say!("cause.share", pct = format!("{pct:.0}"))
         } else {
             String::new()
         };
         causes.push(say!(
-            "fuel.cause.import",
+            "cause.import",
             name = name,
             fuel = fmt_fuel(cost.fuel),
             share = share
         ));
     }
     for import in facts.unmeasured_imports(imports).into_iter().take(3) {
-        causes.push(say!("fuel.cause.unmeasured_import", module = import.module));
+        causes.push(say!("cause.unmeasured_import", module = import.module));
     }
     causes
 }
@@ -200,33 +200,22 @@ fn loop_causes(facts: &CodeFacts<'_>) -> Vec<String> {
         (b.unknown_levels, b.total_known as u64).cmp(&(a.unknown_levels, a.total_known as u64))
     });
     for l in loops.iter().filter(|l| l.endless).take(1) {
-        causes.push(say!(
-            "fuel.cause.endless_loop",
-            header = l.header,
-            line = l.line
-        ));
+        causes.push(say!("cause.endless_loop", header = l.header, line = l.line));
     }
     let deepest = facts.loops.iter().map(|l| l.depth).max().unwrap_or(0);
     if deepest >= 2
         && let Some(l) = facts.loops.iter().find(|l| l.depth == deepest)
     {
-        causes.push(say!(
-            "fuel.cause.nested_loops",
-            depth = deepest,
-            line = l.line
-        ));
+        causes.push(say!("cause.nested_loops", depth = deepest, line = l.line));
     }
     for l in loops.iter().filter(|l| !l.endless && l.depth == 1).take(2) {
         let size = if l.unknown_levels == 0 {
-            say!(
-                "fuel.cause.known_size",
-                count = fmt_fuel(l.total_known as u64)
-            )
+            say!("cause.known_size", count = fmt_fuel(l.total_known as u64))
         } else {
-            words::text("fuel.cause.unknown_size").to_owned()
+            words::text("cause.unknown_size").to_owned()
         };
         causes.push(say!(
-            "fuel.cause.loop",
+            "cause.loop",
             header = super::clip(&l.header, 60),
             line = l.line,
             size = size

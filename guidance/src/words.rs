@@ -209,16 +209,59 @@ mod tests {
                 }
                 let source = std::fs::read_to_string(&path).unwrap();
                 let code = source.split("#[cfg(test)]\nmod tests").next().unwrap();
-                let mut parts = code.split('"');
-                parts.next();
-                // Every other piece between quotes; escapes inside ids do not occur.
-                while let Some(inside) = parts.next() {
-                    found.push(inside.to_owned());
-                    parts.next();
-                }
+                found.extend(string_literals(code));
             }
         }
         found
+    }
+
+    /// The string literals of Rust `code`, past comments and char literals (`'"'`).
+    fn string_literals(code: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        let mut chars = code.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '/' if chars.peek() == Some(&'/') => {
+                    chars.by_ref().find(|&c| c == '\n');
+                }
+                '\'' => {
+                    // A char literal ('x', '\'', '\u{22}'), or a lifetime ('a), left as it is.
+                    let ahead: String = chars.clone().take(12).collect();
+                    let end = if ahead.starts_with('\\') {
+                        ahead.find('\'').filter(|&e| e > 1)
+                    } else {
+                        ahead
+                            .char_indices()
+                            .nth(1)
+                            .filter(|(_, c)| *c == '\'')
+                            .map(|(e, _)| e)
+                    };
+                    if let Some(end) = end {
+                        let skip = ahead[..=end].chars().count();
+                        chars.by_ref().take(skip).for_each(drop);
+                    }
+                }
+                '"' => {
+                    let mut text = String::new();
+                    while let Some(c) = chars.next() {
+                        match c {
+                            '\\' => text.extend(chars.next()),
+                            '"' => break,
+                            c => text.push(c),
+                        }
+                    }
+                    found.push(text);
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn literals_are_read_past_chars_and_comments() {
+        let code = "let q = '\"'; // \"not\"\nf(\"a\", '\\'', \"b\\\"c\"); fn x<'a>() -> &'a str { \"d\" }";
+        assert_eq!(string_literals(code), ["a", "b\"c", "d"]);
     }
 
     #[test]

@@ -354,7 +354,9 @@ pub fn schema_violations(value: &Value, schema: &Value) -> Vec<String> {
                     })
                     .count();
                 if fitting == 0 || (exactly_one && fitting > 1) {
-                    found.push(format!("{path}: {value} fits {fitting} of the {key} variants"));
+                    found.push(format!(
+                        "{path}: {value} fits {fitting} of the {key} variants"
+                    ));
                 }
             }
         }

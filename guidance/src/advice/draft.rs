@@ -203,9 +203,9 @@ impl<'f, 'a> Draft<'f, 'a> {
     /// `execute_code` listing /app, in the session's language.
     pub(super) fn list_files_call(&self, reason: &str) -> NextCall {
         let code = words::text(if self.python() {
-            "draft.list_files.python"
+            "list_files.python"
         } else {
-            "draft.list_files.javascript"
+            "list_files.javascript"
         });
         NextCall::new(
             "execute_code",
@@ -233,11 +233,7 @@ impl<'f, 'a> Draft<'f, 'a> {
     pub(super) fn where_text(&self) -> Option<String> {
         let loc = self.location()?;
         if !loc.current {
-            return Some(say!(
-                "draft.where.earlier_cell",
-                cell = loc.cell,
-                line = loc.line
-            ));
+            return Some(say!("where.earlier_cell", cell = loc.cell, line = loc.line));
         }
         let source = self
             .f
@@ -247,13 +243,13 @@ impl<'f, 'a> Draft<'f, 'a> {
             .trim();
         let column = loc
             .col
-            .map(|c| say!("draft.where.column", column = c))
+            .map(|c| say!("where.column", column = c))
             .unwrap_or_default();
         Some(if source.is_empty() {
-            say!("draft.where.line", line = loc.line, column = column)
+            say!("where.line", line = loc.line, column = column)
         } else {
             say!(
-                "draft.where.line_source",
+                "where.line_source",
                 line = loc.line,
                 column = column,
                 source = clip(source, 120),

@@ -27,7 +27,7 @@ impl Draft<'_, '_> {
         };
         let path = path
             .as_deref()
-            .unwrap_or(words::text("files.errors.unknown_path"));
+            .unwrap_or(words::text("errors.unknown_path"));
         // The server reports writes to read-only mounts the same way.
         let read_only = ["/data", "/shared"]
             .iter()
@@ -96,12 +96,12 @@ impl Draft<'_, '_> {
         let name = app_file_name(path);
         self.doc_first(WORKSPACE);
         let rule = match class {
-            PathClass::ReadOnly if path.starts_with("/shared") => "files.read_only.shared",
-            PathClass::ReadOnly => "files.read_only.data",
-            _ => "files.outside",
+            PathClass::ReadOnly if path.starts_with("/shared") => "read_only.shared",
+            PathClass::ReadOnly => "read_only.data",
+            _ => "outside",
         };
         self.rule_with(rule, &[("path", &clip(path, 200)), ("name", &name)]);
-        self.next = Some(self.workspace_info_call(words::text("files.errors.list_reason")));
+        self.next = Some(self.workspace_info_call(words::text("errors.list_reason")));
     }
 
     /// The path of a failed file operation, when the evidence is one.
@@ -110,7 +110,7 @@ impl Draft<'_, '_> {
         let file_error = matches!(
             name,
             "FileNotFoundError" | "PermissionError" | "IsADirectoryError" | "NotADirectoryError"
-        ) || words::list("files.errors.needles")
+        ) || words::list("errors.needles")
             .iter()
             .any(|needle| lower.contains(needle.as_str()));
         if file_error {
@@ -124,7 +124,7 @@ impl Draft<'_, '_> {
             return quoted_path;
         }
         // QuickJS: std.open / std.loadFile return null and the next call fails on it.
-        let readers = words::list("files.errors.js_null_readers");
+        let readers = words::list("errors.js_null_readers");
         let js_null = self.f.language == Language::JavaScript
             && lower.contains("null")
             && self.code.calls.iter().any(|(c, _, _)| readers.contains(c));
@@ -146,52 +146,52 @@ impl Draft<'_, '_> {
 
     /// A path inside `/app` that does not exist (yet) in this session.
     fn file_not_found(&mut self, path: &str) {
-        self.rule_with("files.not_found", &[("path", &clip(path, 200))]);
+        self.rule_with("not_found", &[("path", &clip(path, 200))]);
         self.doc(WORKSPACE);
         if self.f.state_lost {
-            self.fix(words::text("files.not_found.state_lost"));
+            self.fix(words::text("not_found.state_lost"));
         }
-        self.next = Some(self.workspace_info_call(words::text("files.errors.list_reason")));
+        self.next = Some(self.workspace_info_call(words::text("errors.list_reason")));
     }
 
     pub(super) fn disk_quota(&mut self) {
         // RLIMIT_FSIZE (one file too large) or the quota of all files together.
         let evidence = self.evidence();
-        let one_file = words::list("files.disk_quota.file_too_large")
+        let one_file = words::list("disk_quota.file_too_large")
             .iter()
             .any(|e| evidence.contains(e.as_str()));
         let disk = self.f.disk;
         self.summary = match (disk, one_file) {
             (Some(d), true) => say!(
-                "files.disk_quota.one_file_summary",
+                "disk_quota.one_file_summary",
                 file_cap = fmt_bytes(d.file_cap_bytes),
                 quota = fmt_bytes(d.quota_bytes),
             ),
-            (None, true) => words::text("files.disk_quota.one_file_summary_unknown").to_owned(),
+            (None, true) => words::text("disk_quota.one_file_summary_unknown").to_owned(),
             (Some(d), false) => say!(
-                "files.disk_quota.quota_summary",
+                "disk_quota.quota_summary",
                 quota = fmt_bytes(d.quota_bytes),
                 quota_files = d.quota_files,
                 used = fmt_bytes(d.used_bytes),
                 used_files = d.used_files,
             ),
-            (None, false) => words::text("files.disk_quota.quota_summary_unknown").to_owned(),
+            (None, false) => words::text("disk_quota.quota_summary_unknown").to_owned(),
         };
         self.doc(WORKSPACE);
         self.rule(if self.python() {
-            "files.disk_quota.python"
+            "disk_quota.python"
         } else {
-            "files.disk_quota.javascript"
+            "disk_quota.javascript"
         });
         self.larger_disk_flavors(one_file);
         self.next = if valid_session_id(self.f.session_id) {
             Some(NextCall::new(
                 "execute_command",
                 json!({"command": "du -sh /app /tmp", "session_id": self.f.session_id}),
-                words::text("files.disk_quota.du_reason"),
+                words::text("disk_quota.du_reason"),
             ))
         } else {
-            Some(self.workspace_info_call(words::text("files.disk_quota.space_reason")))
+            Some(self.workspace_info_call(words::text("disk_quota.space_reason")))
         };
     }
 
@@ -211,13 +211,13 @@ impl Draft<'_, '_> {
             .map(|fl| {
                 if one_file {
                     say!(
-                        "files.disk_quota.flavor_file_cap",
+                        "disk_quota.flavor_file_cap",
                         flavor = fl.name(),
                         size = fmt_bytes(fl.disk_file_bytes),
                     )
                 } else {
                     say!(
-                        "files.disk_quota.flavor_quota",
+                        "disk_quota.flavor_quota",
                         flavor = fl.name(),
                         size = fmt_bytes(fl.disk_quota_bytes),
                         files = fl.disk_quota_files,
@@ -227,7 +227,7 @@ impl Draft<'_, '_> {
             .collect();
         if !bigger.is_empty() {
             self.fix(say!(
-                "files.disk_quota.larger_flavors",
+                "disk_quota.larger_flavors",
                 flavors = bigger.join(" or ")
             ));
         }

@@ -21,15 +21,15 @@ impl Draft<'_, '_> {
         let f = self.f;
         let cpu_secs = f.fuel_budget as f64 / f.runtime.fuel_per_second() as f64;
         self.summary = say!(
-            "limits.out_of_fuel.summary",
+            "out_of_fuel.summary",
             budget = fmt_fuel(f.fuel_budget),
             cpu_secs = format!("{cpu_secs:.1}"),
             runtime = f.runtime,
             consumed = fmt_fuel(f.fuel_consumed),
             state = words::text(if f.state_lost {
-                "limits.out_of_fuel.state_lost"
+                "out_of_fuel.state_lost"
             } else {
-                "limits.out_of_fuel.state_kept"
+                "out_of_fuel.state_kept"
             }),
         );
         self.restart_explained = true;
@@ -38,7 +38,7 @@ impl Draft<'_, '_> {
         let endless = self.first_endless_loop();
         if let Some((header, line)) = &endless {
             self.fix(say!(
-                "limits.out_of_fuel.endless_loop",
+                "out_of_fuel.endless_loop",
                 header = header,
                 line = line
             ));
@@ -50,7 +50,7 @@ impl Draft<'_, '_> {
         if endless.is_none() {
             self.bigger_fuel_budget();
         }
-        self.fix(words::text("limits.out_of_fuel.split_work"));
+        self.fix(words::text("out_of_fuel.split_work"));
     }
 
     /// The header and line of the first loop that never ends.
@@ -81,7 +81,7 @@ impl Draft<'_, '_> {
             .map(|(n, fuel)| {
                 let share = *fuel as f64 / budget.max(1) as f64 * 100.0;
                 say!(
-                    "limits.out_of_fuel.heavy_import",
+                    "out_of_fuel.heavy_import",
                     module = n,
                     fuel = fmt_fuel(*fuel),
                     share = format!("{share:.0}"),
@@ -90,7 +90,7 @@ impl Draft<'_, '_> {
             .collect();
         let names: Vec<&str> = heavy.iter().take(4).map(|(n, _)| n.as_str()).collect();
         self.fix(say!(
-            "limits.out_of_fuel.heavy_imports",
+            "out_of_fuel.heavy_imports",
             imports = list.join(", "),
             names = names.join(", "),
         ));
@@ -107,7 +107,7 @@ impl Draft<'_, '_> {
             .collect();
         if !unmeasured.is_empty() {
             self.fix(say!(
-                "limits.out_of_fuel.unmeasured_imports",
+                "out_of_fuel.unmeasured_imports",
                 modules = unmeasured.join(", ")
             ));
         }
@@ -137,20 +137,17 @@ impl Draft<'_, '_> {
             return;
         };
         let size = if unknown == 0 {
-            say!(
-                "limits.out_of_fuel.iterations",
-                count = fmt_fuel(total as u64)
-            )
+            say!("out_of_fuel.iterations", count = fmt_fuel(total as u64))
         } else {
-            words::text("limits.out_of_fuel.unknown_iterations").to_owned()
+            words::text("out_of_fuel.unknown_iterations").to_owned()
         };
         let nested = if depth > 1 {
-            say!("limits.out_of_fuel.nested", depth = depth)
+            say!("out_of_fuel.nested", depth = depth)
         } else {
             String::new()
         };
         self.fix(say!(
-            "limits.out_of_fuel.biggest_loop",
+            "out_of_fuel.biggest_loop",
             header = clip(&header, 60),
             line = line,
             size = size,
@@ -166,7 +163,7 @@ impl Draft<'_, '_> {
             nice_round_up(consumed.max(budget).max(1).saturating_mul(3)).min(MAX_SUGGESTED_FUEL);
         if suggested <= budget {
             self.fix(say!(
-                "limits.fuel_budget.at_maximum",
+                "fuel_budget.at_maximum",
                 max = fmt_fuel(MAX_SUGGESTED_FUEL)
             ));
             return;
@@ -184,7 +181,7 @@ impl Draft<'_, '_> {
             let (name, fuel) = (flavor.name(), fmt_fuel(self.flavor_fuel(flavor)));
             let timeout = fmt_secs(flavor.timeout_secs as f64);
             self.fix(say!(
-                "limits.fuel_budget.flavor",
+                "fuel_budget.flavor",
                 session = self.new_session_text(),
                 id = id,
                 flavor = name,
@@ -196,16 +193,12 @@ impl Draft<'_, '_> {
             self.next = Some(NextCall::new(
                 "create_session",
                 self.new_session_args(json!({"session_id": id, "flavor": name})),
-                say!(
-                    "limits.fuel_budget.flavor_reason",
-                    flavor = name,
-                    fuel = fuel
-                ),
+                say!("fuel_budget.flavor_reason", flavor = name, fuel = fuel),
             ));
             return;
         }
         self.fix(say!(
-            "limits.fuel_budget.fixed",
+            "fuel_budget.fixed",
             session = self.new_session_text(),
             id = id,
             suggested = suggested,
@@ -214,10 +207,7 @@ impl Draft<'_, '_> {
         self.next = Some(NextCall::new(
             "create_session",
             self.new_session_args(json!({"session_id": id, "fuel_budget": suggested})),
-            say!(
-                "limits.fuel_budget.fixed_reason",
-                fuel = fmt_fuel(suggested)
-            ),
+            say!("fuel_budget.fixed_reason", fuel = fmt_fuel(suggested)),
         ));
     }
 
@@ -225,9 +215,9 @@ impl Draft<'_, '_> {
         let f = self.f;
         let t = f.timeout_secs;
         let summary = if f.state_lost {
-            "limits.timeout.summary_lost"
+            "timeout.summary_lost"
         } else {
-            "limits.timeout.summary_kept"
+            "timeout.summary_kept"
         };
         self.summary = say!(summary, timeout = fmt_secs(t));
         self.restart_explained = true;
@@ -235,23 +225,19 @@ impl Draft<'_, '_> {
         self.doc(SESSIONS);
         let endless = self.first_endless_loop();
         if let Some((header, line)) = &endless {
-            self.fix(say!(
-                "limits.timeout.endless_loop",
-                header = header,
-                line = line
-            ));
+            self.fix(say!("timeout.endless_loop", header = header, line = line));
         }
         let sleep = self.first_sleep_line();
         if let Some(line) = sleep {
-            self.fix(say!("limits.timeout.sleeps", line = line));
+            self.fix(say!("timeout.sleeps", line = line));
         }
         if f.state_lost {
-            self.fix(words::text("limits.timeout.state_lost"));
+            self.fix(words::text("timeout.state_lost"));
         }
         let longer = ((t * 2.0).ceil() as u64).clamp(60, MAX_TIMEOUT_SECS);
         if endless.is_none() && (t as u64) < MAX_TIMEOUT_SECS {
             self.fix(say!(
-                "limits.timeout.longer",
+                "timeout.longer",
                 longer = longer,
                 max = MAX_TIMEOUT_SECS,
                 medium = FLAVORS[1].name(),
@@ -261,16 +247,16 @@ impl Draft<'_, '_> {
             ));
             self.next = self.rerun(
                 Some(longer),
-                &say!("limits.timeout.longer_reason", longer = longer),
+                &say!("timeout.longer_reason", longer = longer),
             );
         }
-        self.fix(words::text("limits.timeout.chunks"));
+        self.fix(words::text("timeout.chunks"));
         if f.fuel_budget > 0
             && (f.fuel_consumed as f64) < 0.05 * f.fuel_budget as f64
             && sleep.is_none()
         {
             self.fix(say!(
-                "limits.timeout.waited",
+                "timeout.waited",
                 fuel = fmt_fuel(f.fuel_consumed),
                 secs = format!("{t:.0}"),
             ));
@@ -279,7 +265,7 @@ impl Draft<'_, '_> {
 
     /// The line of the first call that sleeps (Python or JavaScript).
     fn first_sleep_line(&self) -> Option<u32> {
-        let sleeps = words::list("limits.timeout.sleep_calls");
+        let sleeps = words::list("timeout.sleep_calls");
         self.code
             .calls
             .iter()
@@ -288,17 +274,17 @@ impl Draft<'_, '_> {
     }
 
     pub(super) fn output_limit(&mut self) {
-        self.rule("limits.output_limit");
+        self.rule("output_limit");
         self.doc(WORKSPACE);
         self.doc(FUEL);
         self.rule(if self.python() {
-            "limits.output_limit.python"
+            "output_limit.python"
         } else {
-            "limits.output_limit.javascript"
+            "output_limit.javascript"
         });
         let cap = |i: usize| fmt_bytes(FLAVORS[i].output_bytes as u64);
         self.fix(say!(
-            "limits.output_limit.larger_flavors",
+            "output_limit.larger_flavors",
             medium_cap = cap(1),
             medium = FLAVORS[1].name(),
             large_cap = cap(2),

@@ -16,36 +16,36 @@ impl Draft<'_, '_> {
         let cap = f.memory_cap;
         self.summary = if cap > 0 {
             say!(
-                "memory.out_of_memory.summary_cap",
+                "out_of_memory.summary_cap",
                 cap = fmt_bytes(cap),
                 used = fmt_bytes(f.memory_bytes),
                 state = words::text(if f.state_lost {
-                    "memory.out_of_memory.state_lost"
+                    "out_of_memory.state_lost"
                 } else {
-                    "memory.out_of_memory.state_kept"
+                    "out_of_memory.state_kept"
                 }),
             )
         } else {
-            words::text("memory.out_of_memory.summary_no_cap").to_owned()
+            words::text("out_of_memory.summary_no_cap").to_owned()
         };
         self.restart_explained = true;
         self.doc(FUEL);
         if let Some(l) = self.code.loops.iter().find(|l| l.endless) {
             self.fix(say!(
-                "memory.out_of_memory.endless_loop",
+                "out_of_memory.endless_loop",
                 header = l.header,
                 line = l.line
             ));
         }
         for (what, line, bytes) in self.code.large_allocations().into_iter().take(2) {
             self.fix(say!(
-                "memory.out_of_memory.large_allocation",
+                "out_of_memory.large_allocation",
                 line = line,
                 what = what,
                 size = fmt_bytes(bytes),
             ));
         }
-        let array_modules = words::list("memory.out_of_memory.array_modules");
+        let array_modules = words::list("out_of_memory.array_modules");
         let arrays = self.code.imports.iter().any(|i| {
             i.module
                 .split('.')
@@ -53,12 +53,12 @@ impl Draft<'_, '_> {
                 .is_some_and(|top| array_modules.iter().any(|m| m == top))
         });
         if self.python() && arrays {
-            self.fix(words::text("memory.out_of_memory.arrays"));
+            self.fix(words::text("out_of_memory.arrays"));
         }
         self.rule(if self.python() {
-            "memory.out_of_memory.python"
+            "out_of_memory.python"
         } else {
-            "memory.out_of_memory.javascript"
+            "out_of_memory.javascript"
         });
         self.more_memory(cap);
     }
@@ -71,7 +71,7 @@ impl Draft<'_, '_> {
             Some(fl) if cap < MAX_MEMORY_BYTES => {
                 let id = derived_session_id(self.f.session_id, &format!("mem-{}", fl.name()));
                 self.fix(say!(
-                    "memory.out_of_memory.more",
+                    "out_of_memory.more",
                     session = self.new_session_text(),
                     id = id,
                     flavor = fl.name(),
@@ -82,14 +82,14 @@ impl Draft<'_, '_> {
                     "create_session",
                     self.new_session_args(json!({"session_id": id, "flavor": fl.name()})),
                     say!(
-                        "memory.out_of_memory.more_reason",
+                        "out_of_memory.more_reason",
                         flavor = fl.name(),
                         memory = fmt_bytes(fl.memory_bytes),
                     ),
                 ));
             }
             _ => self.fix(say!(
-                "memory.out_of_memory.at_maximum",
+                "out_of_memory.at_maximum",
                 max = fmt_bytes(MAX_MEMORY_BYTES)
             )),
         }
@@ -97,9 +97,9 @@ impl Draft<'_, '_> {
 
     pub(super) fn stack_overflow(&mut self) {
         let summary = if self.f.error_name == Some("RecursionError") {
-            "memory.stack_overflow.summary_recursion_error"
+            "stack_overflow.summary_recursion_error"
         } else {
-            "memory.stack_overflow.summary"
+            "stack_overflow.summary"
         };
         self.summary = words::text(summary).to_owned();
         self.doc(if self.python() { PYTHON } else { JAVASCRIPT });
@@ -107,18 +107,18 @@ impl Draft<'_, '_> {
         match recursive {
             Some((name, line)) => {
                 let recursive = if self.python() {
-                    "memory.stack_overflow.recursive_python"
+                    "stack_overflow.recursive_python"
                 } else {
-                    "memory.stack_overflow.recursive_javascript"
+                    "stack_overflow.recursive_javascript"
                 };
                 self.fix(say!(recursive, name = name, line = line));
             }
-            None => self.fix(words::text("memory.stack_overflow.unknown_recursion")),
+            None => self.fix(words::text("stack_overflow.unknown_recursion")),
         }
         self.rule(if self.python() {
-            "memory.stack_overflow.python"
+            "stack_overflow.python"
         } else {
-            "memory.stack_overflow.javascript"
+            "stack_overflow.javascript"
         });
     }
 }

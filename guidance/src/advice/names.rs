@@ -1,8 +1,8 @@
 //! Advice about names and imports: a Python module that is not there (`missing_module`: not in
 //! this CPython, native, a network client, a typo, or a pure-Python package to install), and a
 //! name that is not defined (`NameError`/`ReferenceError`: never defined in this session, lost in
-//! a restart, or a module without its import). Its words live in `words/names.toml`, except
-//! [`NAME_EXCEPTION_FIXES`], which `runtime` reads along with its own exception table.
+//! a restart, or a module without its import). Its words live in `words/names.toml`, whose
+//! `exception_fixes` (UnboundLocalError, ImportError) `runtime` reads along with its own.
 
 use sandbox_protocol::Language;
 use serde_json::json;
@@ -13,24 +13,6 @@ use super::super::modules;
 use super::draft::Draft;
 use super::evidence::{js_undefined_name, module_from, quoted, valid_session_id};
 use crate::words::{self, say};
-
-/// Fixes for the name and import exceptions whose advice does not depend on the message.
-pub(super) const NAME_EXCEPTION_FIXES: &[(&str, [&str; 2])] = &[
-    (
-        "UnboundLocalError",
-        [
-            "A function assigns to a name that also exists globally, which makes it local everywhere in the function: declare `global name` (or pass it as an argument).",
-            "Or rename the local variable so it does not shadow the global one.",
-        ],
-    ),
-    (
-        "ImportError",
-        [
-            "The module exists but lacks that name: check the spelling and the module's version (CPython 3.15, or the package's version).",
-            "A file in /app with the same name as a package shadows it (/app comes first on sys.path): rename your file.",
-        ],
-    ),
-];
 
 impl Draft<'_, '_> {
     pub(super) fn missing_module(&mut self) {

@@ -9,7 +9,6 @@ use super::super::analyze::is_file_call;
 use super::super::docs::{JAVASCRIPT, PYTHON};
 use super::draft::Draft;
 use super::evidence::{divisor, indexed_sequence, operand_of_member};
-use super::names::NAME_EXCEPTION_FIXES;
 use crate::words::{self, say};
 
 /// Where the fixes of an exception whose advice does not depend on the message are, by its
@@ -235,9 +234,7 @@ impl Draft<'_, '_> {
             .next()
             .filter(|head| head.len() < message.len())
             .and_then(|head| head.rsplit(' ').next())
-            // The double quote by its code: a bare one in a char would unpair the quotes that
-            // the words test reads string literals by.
-            .map(|c| c.trim_matches(['\'', '\u{22}']))
+            .map(|c| c.trim_matches(['\'', '"']))
             .filter(|c| !c.is_empty() && c.len() <= 32);
         match codec {
             Some(codec) => {
@@ -250,14 +247,8 @@ impl Draft<'_, '_> {
 
     /// The fixes of an exception whose advice does not depend on the message, if it is one.
     pub(super) fn fixed_exception_fixes(&mut self, name: &str) {
-        if let Some(fixes) = words::find_list(&format!("{EXCEPTION_FIXES}{name}")) {
-            for fix in fixes {
-                self.fix(fix);
-            }
-        } else if let Some((_, fixes)) = NAME_EXCEPTION_FIXES.iter().find(|(n, _)| *n == name) {
-            for fix in fixes {
-                self.fix(*fix);
-            }
+        for fix in words::find_list(&format!("{EXCEPTION_FIXES}{name}")).unwrap_or_default() {
+            self.fix(fix);
         }
     }
 

@@ -13,7 +13,7 @@ use super::findings::Analysis;
 use crate::words::{self, say};
 
 /// The why of each Node.js and browser global QuickJS does not have, keyed by its name.
-const NODE_GLOBAL_WHY: &str = "analysis.node_global.why.";
+const NODE_GLOBAL_WHY: &str = "node_global.why.";
 
 /// Reports the unavailable host APIs of the snippet's language.
 pub(super) fn api_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
@@ -32,27 +32,23 @@ fn python_api_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
     for (callee, line, _) in facts.calls.iter() {
         let (c, line) = (callee.as_str(), *line);
         let listed = |id: &str| words::list(id).contains(callee);
-        if listed("analysis.py_process.calls") || c.starts_with("subprocess.") {
+        if listed("py_process.calls") || c.starts_with("subprocess.") {
             out.find("subprocess", Some(line), format!("{c}(...)"));
-            out.block(say!("analysis.py_process.warning", callee = c, line = line));
-            out.suggest(words::text("analysis.py_process.suggestion"));
-        } else if listed("analysis.py_thread.calls") {
+            out.block(say!("py_process.warning", callee = c, line = line));
+            out.suggest(words::text("py_process.suggestion"));
+        } else if listed("py_thread.calls") {
             out.find("threads", Some(line), format!("{c}(...)"));
-            out.block(say!("analysis.py_thread.warning", callee = c, line = line));
-            out.suggest(words::text("analysis.py_thread.suggestion"));
-        } else if listed("analysis.py_network.calls") {
+            out.block(say!("py_thread.warning", callee = c, line = line));
+            out.suggest(words::text("py_thread.suggestion"));
+        } else if listed("py_network.calls") {
             out.find("network", Some(line), format!("{c}(...)"));
-            out.block(say!("analysis.py_network.warning", callee = c, line = line));
-            out.suggest(words::text("analysis.py_network.suggestion"));
+            out.block(say!("py_network.warning", callee = c, line = line));
+            out.suggest(words::text("py_network.suggestion"));
         } else if c == "input" {
-            out.find(
-                "stdin",
-                Some(line),
-                words::text("analysis.py_input.finding"),
-            );
-            out.block(say!("analysis.py_input.warning", line = line));
+            out.find("stdin", Some(line), words::text("py_input.finding"));
+            out.block(say!("py_input.warning", line = line));
         } else if c == "sys.setrecursionlimit" {
-            out.warn(say!("analysis.py_recursion_limit.warning", line = line));
+            out.warn(say!("py_recursion_limit.warning", line = line));
         }
     }
     if facts
@@ -61,7 +57,7 @@ fn python_api_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
         .iter()
         .any(|t| t.kind == Kind::Ident && t.text == "__file__")
     {
-        out.block(words::text("analysis.py_dunder_file.warning"));
+        out.block(words::text("py_dunder_file.warning"));
     }
 }
 
@@ -69,20 +65,12 @@ fn python_api_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
 fn js_call_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
     for (callee, line, _) in facts.calls.iter() {
         let listed = |id: &str| words::list(id).contains(callee);
-        if listed("analysis.js_network.calls") {
+        if listed("js_network.calls") {
             out.find("network", Some(*line), format!("{callee}(...)"));
-            out.block(say!(
-                "analysis.js_network.warning",
-                callee = callee,
-                line = line
-            ));
-        } else if listed("analysis.js_process.calls") {
+            out.block(say!("js_network.warning", callee = callee, line = line));
+        } else if listed("js_process.calls") {
             out.find("subprocess", Some(*line), format!("{callee}(...)"));
-            out.block(say!(
-                "analysis.js_process.warning",
-                callee = callee,
-                line = line
-            ));
+            out.block(say!("js_process.warning", callee = callee, line = line));
         }
     }
 }
@@ -101,7 +89,7 @@ fn node_global_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
             let name = t.text;
             out.find("node_apis", Some(t.line), format!("`{name}`"));
             out.block(say!(
-                "analysis.node_global.warning",
+                "node_global.warning",
                 name = name,
                 line = t.line,
                 why = why
@@ -120,7 +108,7 @@ fn tuple_api_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
         out.find(
             "quickjs_tuple_api",
             None,
-            words::text("analysis.quickjs_std_os.finding"),
+            words::text("quickjs_std_os.finding"),
         );
     }
     for (callee, line, var) in facts.tuple_misuse().into_iter().take(10) {
@@ -128,18 +116,14 @@ fn tuple_api_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
         out.find(
             "quickjs_tuple_api",
             Some(line),
-            say!("analysis.quickjs_tuple.finding", var = var, callee = callee),
+            say!("quickjs_tuple.finding", var = var, callee = callee),
         );
         out.block(say!(
-            "analysis.quickjs_tuple.warning",
+            "quickjs_tuple.warning",
             callee = callee,
             line = line,
             var = var
         ));
-        out.suggest(say!(
-            "analysis.quickjs_tuple.suggestion",
-            var = var,
-            callee = callee
-        ));
+        out.suggest(say!("quickjs_tuple.suggestion", var = var, callee = callee));
     }
 }

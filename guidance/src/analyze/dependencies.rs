@@ -47,7 +47,7 @@ pub(super) fn import_findings(facts: &CodeFacts<'_>, table: &ImportFuelTable, ou
             .collect();
         if let Some((name, fuel)) = heavy.iter().max_by_key(|(_, f)| *f) {
             out.suggest(say!(
-                "analysis.heavy_import.suggestion",
+                "heavy_import.suggestion",
                 name = name,
                 fuel = fmt_fuel(*fuel)
             ));
@@ -77,10 +77,10 @@ fn python_import(import: &ImportRef, measured: &Measured<'_>, out: &mut Analysis
         out.find(
             "unavailable_modules",
             Some(line),
-            say!("analysis.import_unavailable.finding", module = module),
+            say!("import_unavailable.finding", module = module),
         );
         out.block(say!(
-            "analysis.import_unavailable.warning",
+            "import_unavailable.warning",
             module = module,
             line = line,
             why = why
@@ -91,7 +91,7 @@ fn python_import(import: &ImportRef, measured: &Measured<'_>, out: &mut Analysis
         info.status = "compiled_in".into();
         info.package = Some(dist.into());
         info.note = Some(say!(
-            "analysis.import_compiled_in.note",
+            "import_compiled_in.note",
             dist = dist,
             version = d.version
         ));
@@ -99,44 +99,33 @@ fn python_import(import: &ImportRef, measured: &Measured<'_>, out: &mut Analysis
     } else if let Some((dist, alternative)) = modules::native_package(module) {
         info.status = "native".into();
         info.package = Some(dist.into());
-        info.note = Some(say!(
-            "analysis.import_native.note",
-            alternative = alternative
-        ));
+        info.note = Some(say!("import_native.note", alternative = alternative));
         out.find(
             "native_packages",
             Some(line),
-            say!(
-                "analysis.import_native.finding",
-                module = module,
-                dist = dist
-            ),
+            say!("import_native.finding", module = module, dist = dist),
         );
         out.block(say!(
-            "analysis.import_native.warning",
+            "import_native.warning",
             module = module,
             line = line,
             dist = dist
         ));
         out.suggest(say!(
-            "analysis.import_native.suggestion",
+            "import_native.suggestion",
             module = module,
             alternative = alternative
         ));
     } else if modules::network_package(module) {
         info.status = "no_effect".into();
         info.package = Some(modules::pypi_name(module));
-        info.note = Some(words::text("analysis.import_network.note").into());
+        info.note = Some(words::text("import_network.note").into());
         out.find(
             "network",
             Some(line),
-            say!("analysis.import_network.finding", module = module),
+            say!("import_network.finding", module = module),
         );
-        out.block(say!(
-            "analysis.import_network.warning",
-            module = module,
-            line = line
-        ));
+        out.block(say!("import_network.warning", module = module, line = line));
     } else {
         if let Some(why) = modules::limited_stdlib(module) {
             info.status = "no_effect".into();
@@ -144,14 +133,10 @@ fn python_import(import: &ImportRef, measured: &Measured<'_>, out: &mut Analysis
             out.find(
                 limited_pattern(module),
                 Some(line),
-                say!(
-                    "analysis.import_limited.finding",
-                    module = module,
-                    why = why
-                ),
+                say!("import_limited.finding", module = module, why = why),
             );
             out.warn(say!(
-                "analysis.import_limited.warning",
+                "import_limited.warning",
                 module = module,
                 line = line,
                 why = why
@@ -185,7 +170,7 @@ fn python_import_cost(
                 "heavy_imports",
                 Some(import.line),
                 say!(
-                    "analysis.heavy_import.finding",
+                    "heavy_import.finding",
                     name = name,
                     fuel = fmt_fuel(cost.fuel),
                     ms = format!("{:.0}", cost.ms)
@@ -195,17 +180,13 @@ fn python_import_cost(
     } else if info.status == "unmeasured" {
         let package = modules::pypi_name(module);
         let (l, e, h) = UNMEASURED_IMPORT_FUEL;
-        out.fuel.push((
-            say!("analysis.import_unmeasured.fuel", module = module),
-            l,
-            e,
-            h,
-        ));
+        out.fuel
+            .push((say!("import_unmeasured.fuel", module = module), l, e, h));
         out.find(
             "third_party_imports",
             Some(import.line),
             say!(
-                "analysis.import_unmeasured.finding",
+                "import_unmeasured.finding",
                 module = module,
                 package = package
             ),
@@ -240,9 +221,9 @@ fn vendored_import(
         info.status = "measured".into();
         out.import_costs.push(((*name).to_owned(), cost.fuel));
     } else if table.len(Language::JavaScript) > 0 {
-        info.note = Some(words::text("analysis.import_not_vendored.note").into());
+        info.note = Some(words::text("import_not_vendored.note").into());
         out.block(say!(
-            "analysis.import_not_vendored.warning",
+            "import_not_vendored.warning",
             module = module,
             line = import.line
         ));
@@ -264,8 +245,8 @@ fn node_require(import: &ImportRef, out: &mut Analysis) -> ImportInfo {
     } else {
         "unavailable".into()
     };
-    let alternative = modules::node_builtin(module)
-        .unwrap_or_else(|| words::text("analysis.js_require.alternative"));
+    let alternative =
+        modules::node_builtin(module).unwrap_or_else(|| words::text("js_require.alternative"));
     info.note = Some(alternative.into());
     out.find(
         "js_require",
@@ -273,12 +254,12 @@ fn node_require(import: &ImportRef, out: &mut Analysis) -> ImportInfo {
         format!("require('{module}')"),
     );
     out.block(say!(
-        "analysis.js_require.warning",
+        "js_require.warning",
         module = module,
         line = import.line
     ));
     out.suggest(say!(
-        "analysis.js_require.suggestion",
+        "js_require.suggestion",
         module = module,
         alternative = alternative
     ));
@@ -290,22 +271,22 @@ fn es_module_import(import: &ImportRef, out: &mut Analysis) -> ImportInfo {
     let module = import.module.as_str();
     let mut info = unmeasured(import);
     info.status = "es_module".into();
-    info.note = Some(words::text("analysis.js_import.note").into());
+    info.note = Some(words::text("js_import.note").into());
     out.find(
         "js_import",
         Some(import.line),
         format!("import from '{module}'"),
     );
     out.block(say!(
-        "analysis.js_import.warning",
+        "js_import.warning",
         module = module,
         line = import.line
     ));
     let alternative = modules::node_builtin(module)
         .map(str::to_owned)
-        .unwrap_or_else(|| say!("analysis.js_import.alternative", module = module));
+        .unwrap_or_else(|| say!("js_import.alternative", module = module));
     out.suggest(say!(
-        "analysis.js_import.suggestion",
+        "js_import.suggestion",
         module = module,
         alternative = alternative
     ));

@@ -173,7 +173,7 @@ impl<'a> CodeFacts<'a> {
                 if bytes >= LARGE_ALLOCATION as f64 {
                     out.push((
                         say!(
-                            "analysis.large_data.call",
+                            "large_data.call",
                             callee = callee,
                             count = fmt_count(n),
                             unit = unit
@@ -250,11 +250,7 @@ impl<'a> CodeFacts<'a> {
                 let bytes = n * item_bytes;
                 if bytes >= LARGE_ALLOCATION as f64 {
                     out.push((
-                        say!(
-                            "analysis.large_data.repeated",
-                            what = what,
-                            count = fmt_count(n)
-                        ),
+                        say!("large_data.repeated", what = what, count = fmt_count(n)),
                         left.line,
                         saturate(bytes),
                     ));

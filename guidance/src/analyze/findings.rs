@@ -110,9 +110,9 @@ impl Analysis {
                 .map(|(n, f)| format!("{n} {}", fmt_fuel(*f)))
                 .collect();
             let label = if names.is_empty() {
-                words::text("analysis.estimate.light_imports").to_owned()
+                words::text("estimate.light_imports").to_owned()
             } else {
-                say!("analysis.estimate.imports", names = names.join(", "))
+                say!("estimate.imports", names = names.join(", "))
             };
             items.push(FuelItem {
                 source: label,
@@ -137,7 +137,7 @@ impl Analysis {
             .collect();
         let share = expected as f64 / budget as f64 * 100.0;
         let mut summary = say!(
-            "analysis.estimate.summary",
+            "estimate.summary",
             expected = fmt_fuel(expected),
             low = fmt_fuel(low),
             high = fmt_fuel(high),

@@ -19,13 +19,13 @@ pub(super) fn state_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
     let (first, line) = &free[0];
     let (finding, suggestion) = if names.len() == 1 {
         (
-            "analysis.state_reliance.finding_one",
-            "analysis.state_reliance.suggestion_one",
+            "state_reliance.finding_one",
+            "state_reliance.suggestion_one",
         )
     } else {
         (
-            "analysis.state_reliance.finding_many",
-            "analysis.state_reliance.suggestion_many",
+            "state_reliance.finding_many",
+            "state_reliance.suggestion_many",
         )
     };
     out.find(
@@ -42,10 +42,10 @@ pub(super) fn language_mismatch(facts: &CodeFacts<'_>, out: &mut Analysis) {
         out.find(
             "wrong_language",
             None,
-            say!("analysis.wrong_language.finding", other = other),
+            say!("wrong_language.finding", other = other),
         );
         out.block(say!(
-            "analysis.wrong_language.warning",
+            "wrong_language.warning",
             other = other,
             language = facts.language()
         ));

@@ -34,18 +34,14 @@ pub(super) fn loop_findings(facts: &CodeFacts<'_>, out: &mut Analysis, budget: u
         }
     }
     if deepest >= 3 {
-        out.suggest(words::text("analysis.deep_loops.suggestion"));
+        out.suggest(words::text("deep_loops.suggestion"));
     }
     recursion_findings(facts, out);
     for (what, line, bytes) in facts.large_allocations().into_iter().take(10) {
         out.find(
             "large_data",
             Some(line),
-            say!(
-                "analysis.large_data.finding",
-                what = what,
-                bytes = fmt_bytes(bytes)
-            ),
+            say!("large_data.finding", what = what, bytes = fmt_bytes(bytes)),
         );
         out.memory_need = out.memory_need.saturating_add(bytes);
     }
@@ -57,19 +53,15 @@ fn endless_loop(l: &LoopInfo, budget: u64, out: &mut Analysis) {
     out.find(
         "infinite_loop_risk",
         Some(l.line),
-        say!(
-            "analysis.endless_loop.finding",
-            header = l.header,
-            line = l.line
-        ),
+        say!("endless_loop.finding", header = l.header, line = l.line),
     );
     out.block(say!(
-        "analysis.endless_loop.warning",
+        "endless_loop.warning",
         header = l.header,
         line = l.line
     ));
     out.fuel.push((
-        say!("analysis.endless_loop.fuel", line = l.line),
+        say!("endless_loop.fuel", line = l.line),
         budget,
         budget,
         budget,
@@ -80,13 +72,10 @@ fn endless_loop(l: &LoopInfo, budget: u64, out: &mut Analysis) {
 fn bounded_loop(language: Language, l: &LoopInfo, budget: u64, out: &mut Analysis) {
     let (low, expected, high) = loop_fuel(language, l);
     let size = match l.bound {
-        Some(b) if l.unknown_levels == 0 => say!(
-            "analysis.loop.known_size",
-            count = fmt_count(l.total_known.max(b))
-        ),
-        Some(_) | None if l.unknown_levels > 0 => {
-            words::text("analysis.loop.unknown_size").to_owned()
+        Some(b) if l.unknown_levels == 0 => {
+            say!("loop.known_size", count = fmt_count(l.total_known.max(b)))
         }
+        Some(_) | None if l.unknown_levels > 0 => words::text("loop.unknown_size").to_owned(),
         _ => String::new(),
     };
     out.find(
@@ -98,18 +87,14 @@ fn bounded_loop(language: Language, l: &LoopInfo, budget: u64, out: &mut Analysi
         out.find(
             "nested_loops",
             Some(l.line),
-            say!("analysis.loop.nested", line = l.line, depth = l.depth),
+            say!("loop.nested", line = l.line, depth = l.depth),
         );
     }
-    out.fuel.push((
-        say!("analysis.loop.fuel", line = l.line),
-        low,
-        expected,
-        high,
-    ));
+    out.fuel
+        .push((say!("loop.fuel", line = l.line), low, expected, high));
     if l.unknown_levels == 0 && expected as f64 > MAX_SUGGESTED_FUEL as f64 {
         out.block(say!(
-            "analysis.loop.too_big",
+            "loop.too_big",
             line = l.line,
             count = fmt_count(l.total_known),
             fuel = fmt_fuel(expected),
@@ -117,7 +102,7 @@ fn bounded_loop(language: Language, l: &LoopInfo, budget: u64, out: &mut Analysi
         ));
     } else if l.unknown_levels == 0 && expected > budget / 2 {
         out.suggest(say!(
-            "analysis.loop.big",
+            "loop.big",
             line = l.line,
             count = fmt_count(l.total_known),
             fuel = fmt_fuel(expected)
@@ -154,7 +139,7 @@ fn recursion_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
         out.find(
             "recursion",
             Some(*line),
-            say!("analysis.recursion.finding", name = name),
+            say!("recursion.finding", name = name),
         );
     }
     if !facts.recursion.is_empty() {
@@ -164,10 +149,7 @@ fn recursion_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
             .map(|(n, _)| n.as_str())
             .take(3)
             .collect();
-        out.suggest(say!(
-            "analysis.recursion.suggestion",
-            names = names.join(", ")
-        ));
+        out.suggest(say!("recursion.suggestion", names = names.join(", ")));
     }
 }
 
@@ -203,7 +185,7 @@ fn sleep_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
                 "sleep",
                 Some(src.tokens[*open].line),
                 say!(
-                    "analysis.sleep.finding",
+                    "sleep.finding",
                     callee = callee,
                     seconds = format!("{:.1}", v.max(0.0) * seconds_per_unit)
                 ),

@@ -51,11 +51,7 @@ pub(crate) fn classify_path(text: &str, in_file_call: bool) -> PathClass {
         if text.contains(' ') && !in_file_call {
             return PathClass::NotAPath;
         }
-        if in_file_call
-            || words::list("analysis.paths.host_roots")
-                .iter()
-                .any(|r| under(r))
-        {
+        if in_file_call || words::list("paths.host_roots").iter().any(|r| under(r)) {
             return PathClass::Outside;
         }
         return PathClass::NotAPath;
@@ -97,7 +93,7 @@ fn escapes(path: &str) -> bool {
 /// Calls whose string arguments are file paths.
 pub(crate) fn is_file_call(callee: &str) -> bool {
     let last = callee.rsplit('.').next().unwrap_or(callee);
-    listed("analysis.paths.file_calls", last) || callee == "tarfile.open"
+    listed("paths.file_calls", last) || callee == "tarfile.open"
 }
 
 /// True when the list `id` holds `name`.
@@ -108,7 +104,7 @@ fn listed(id: &str, name: &str) -> bool {
 /// Calls that write: a write function, or `open` with a writing mode among the arguments.
 fn is_write_call(callee: &str, args_text: &str) -> bool {
     let last = callee.rsplit('.').next().unwrap_or(callee);
-    listed("analysis.paths.write_calls", last)
+    listed("paths.write_calls", last)
         || (matches!(last, "open" | "fdopen")
             && ["'w", "\"w", "'a", "\"a", "'x", "\"x", "'r+", "\"r+"]
                 .iter()
@@ -141,10 +137,10 @@ pub(super) fn path_findings(facts: &CodeFacts<'_>, out: &mut Analysis) {
                 out.find(
                     "paths_outside_workspace",
                     Some(lit.line),
-                    say!("analysis.read_only_path.finding", path = shown),
+                    say!("read_only_path.finding", path = shown),
                 );
                 out.block(say!(
-                    "analysis.read_only_path.warning",
+                    "read_only_path.warning",
                     path = shown,
                     line = lit.line
                 ));
@@ -159,26 +155,23 @@ fn outside_path(path: &str, line: u32, out: &mut Analysis) {
     let shown = clip(path, 120);
     out.find("paths_outside_workspace", Some(line), format!("'{shown}'"));
     let why = words::text(if path.starts_with("/mnt/data") {
-        "analysis.outside_path.why.mnt_data"
+        "outside_path.why.mnt_data"
     } else if path.starts_with('~') {
-        "analysis.outside_path.why.home"
+        "outside_path.why.home"
     } else if path.contains("..") {
-        "analysis.outside_path.why.dot_dot"
+        "outside_path.why.dot_dot"
     } else if path.as_bytes().get(1) == Some(&b':') {
-        "analysis.outside_path.why.windows"
+        "outside_path.why.windows"
     } else {
-        "analysis.outside_path.why.host"
+        "outside_path.why.host"
     });
     out.block(say!(
-        "analysis.outside_path.warning",
+        "outside_path.warning",
         path = shown,
         line = line,
         why = why
     ));
-    out.suggest(say!(
-        "analysis.outside_path.suggestion",
-        name = app_file_name(path)
-    ));
+    out.suggest(say!("outside_path.suggestion", name = app_file_name(path)));
 }
 
 /// True when a call on `line` writes (a write function, or `open` in a writing mode).

@@ -40,8 +40,8 @@ impl Needs {
     /// The needs of code with this estimate and findings, for this use case.
     fn of(estimate: &FuelEstimate, context: &str, default_fuel: u64, out: &Analysis) -> Self {
         let mentions = |id: &str| words::list(id).iter().any(|w| context.contains(w.as_str()));
-        let multi_turn = mentions("analysis.session.multi_turn_words");
-        let big_data = mentions("analysis.session.big_data_words");
+        let multi_turn = mentions("session.multi_turn_words");
+        let big_data = mentions("session.big_data_words");
         let fuel = nice_round_up(estimate.expected.saturating_mul(2)).min(MAX_SUGGESTED_FUEL);
         let memory = out.memory_need.saturating_mul(2).max(if big_data {
             FLAVORS[1].memory_bytes
@@ -122,18 +122,18 @@ fn session_warnings(
 ) {
     if estimate.expected > MAX_SUGGESTED_FUEL {
         out.warn(say!(
-            "analysis.session.beyond_max.warning",
+            "session.beyond_max.warning",
             expected = fmt_fuel(estimate.expected),
             max = fmt_fuel(MAX_SUGGESTED_FUEL)
         ));
     } else if needs.more_fuel {
         let how = words::text(if needs.state {
-            "analysis.session.more_fuel.how_state"
+            "session.more_fuel.how_state"
         } else {
-            "analysis.session.more_fuel.how_new"
+            "session.more_fuel.how_new"
         });
         out.warn(say!(
-            "analysis.session.more_fuel.warning",
+            "session.more_fuel.warning",
             expected = fmt_fuel(estimate.expected),
             default = fmt_fuel(default_fuel),
             recommended = fmt_fuel(fuel_budget),
@@ -142,20 +142,20 @@ fn session_warnings(
     }
     if needs.seconds * 1.5 > MAX_TIMEOUT_SECS as f64 {
         out.warn(say!(
-            "analysis.session.slow.warning",
+            "session.slow.warning",
             seconds = format!("{:.0}", needs.seconds),
             limit = MAX_TIMEOUT_SECS
         ));
     }
     if needs.memory > MAX_MEMORY_BYTES {
         out.warn(say!(
-            "analysis.session.too_much_memory.warning",
+            "session.too_much_memory.warning",
             need = fmt_bytes(needs.memory / 2),
             max = fmt_bytes(MAX_MEMORY_BYTES)
         ));
     }
     if needs.big_data {
-        out.suggest(words::text("analysis.session.big_data.suggestion"));
+        out.suggest(words::text("session.big_data.suggestion"));
     }
 }
 
@@ -169,7 +169,7 @@ fn session_reason(
         return (
             "same_session",
             say!(
-                "analysis.session.reason.same",
+                "session.reason.same",
                 expected = fmt_fuel(estimate.expected)
             ),
         );
@@ -178,7 +178,7 @@ fn session_reason(
         return (
             "default",
             say!(
-                "analysis.session.reason.default",
+                "session.reason.default",
                 expected = fmt_fuel(estimate.expected),
                 default = fmt_fuel(default_fuel)
             ),
@@ -187,19 +187,19 @@ fn session_reason(
     let mut why = Vec::new();
     if needs.more_fuel {
         why.push(say!(
-            "analysis.session.more_fuel.reason",
+            "session.more_fuel.reason",
             expected = fmt_fuel(estimate.expected),
             default = fmt_fuel(default_fuel)
         ));
     }
     if needs.more_memory {
         why.push(say!(
-            "analysis.session.reason.memory",
+            "session.reason.memory",
             bytes = fmt_bytes(needs.memory / 2)
         ));
     }
     if needs.multi_turn {
-        why.push(words::text("analysis.session.reason.multi_turn").into());
+        why.push(words::text("session.reason.multi_turn").into());
     }
     ("new_session", why.join("; "))
 }
@@ -238,7 +238,7 @@ pub(super) fn session_next_call(
             Some(NextCall::new(
                 "create_session",
                 args,
-                say!("analysis.session.next.create", reason = session.reason),
+                say!("session.next.create", reason = session.reason),
             ))
         }
         "default" if code.len() <= MAX_ECHOED_CODE && !code.trim().is_empty() => {
@@ -249,7 +249,7 @@ pub(super) fn session_next_call(
             Some(NextCall::new(
                 "execute_code",
                 args,
-                words::text("analysis.session.next.execute"),
+                words::text("session.next.execute"),
             ))
         }
         _ => None,
@@ -258,7 +258,7 @@ pub(super) fn session_next_call(
 
 /// A readable session id from the use-case text: "one-off Excel processing" → "excel-processing".
 fn session_slug(context: &str, language: Language) -> String {
-    let filler = words::list("analysis.session.slug_filler");
+    let filler = words::list("session.slug_filler");
     let words: Vec<String> = context
         .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
         .filter(|w| !w.is_empty() && !filler.iter().any(|f| f == w))

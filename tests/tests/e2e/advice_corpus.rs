@@ -333,7 +333,11 @@ async fn every_next_call_guidance_records_fits_the_real_tool_schemas() -> Result
             }
         }
     }
-    anyhow::ensure!(calls.len() >= 40, "only {} next calls to check", calls.len());
+    anyhow::ensure!(
+        calls.len() >= 40,
+        "only {} next calls to check",
+        calls.len()
+    );
     let wrong: Vec<String> = calls
         .iter()
         .flat_map(|(name, call)| {
@@ -342,7 +346,10 @@ async fn every_next_call_guidance_records_fits_the_real_tool_schemas() -> Result
                 .map(move |v| format!("{name}: {v}"))
         })
         .collect();
-    println!("checked {} next calls against the tool schemas", calls.len());
+    println!(
+        "checked {} next calls against the tool schemas",
+        calls.len()
+    );
     anyhow::ensure!(wrong.is_empty(), "{}", wrong.join("\n"));
     Ok(())
 }
