@@ -21,6 +21,7 @@ mod js_host;
 mod limits;
 mod memory;
 mod names;
+mod notebook;
 mod packages;
 mod python2;
 mod runtime;

@@ -12,6 +12,8 @@ use super::super::docs::PYTHON;
 use super::super::modules;
 use super::draft::Draft;
 use super::evidence::{js_undefined_name, module_from, quoted, valid_session_id};
+use crate::inventory::imports::edit_distance;
+use crate::inventory::normalize;
 use crate::words::{self, say};
 
 impl Draft<'_, '_> {
@@ -33,12 +35,16 @@ impl Draft<'_, '_> {
             ));
             return;
         }
-        if self.python2_module(&module) {
+        // What is here under another name first, then what nothing can provide; a typo of a
+        // module that is here only after those (`httpx` is a network client, not `http`).
+        if self.python2_module(&module)
+            || self.meant_module(&module, false)
+            || self.unavailable_module(&module)
+            || self.meant_module(&module, true)
+        {
             return;
         }
-        if !self.unavailable_module(&module) {
-            self.installable_module(&module);
-        }
+        self.installable_module(&module);
     }
 
     /// A module no package can provide here: missing from this CPython build, native, or a
@@ -77,6 +83,79 @@ impl Draft<'_, '_> {
         true
     }
 
+    /// A module that is here under another name: its PyPI name used as the import name
+    /// (`scikit_learn` for `sklearn`), a submodule of a package that is here (`matplotlib.pyplt`),
+    /// or one edit from a module that is here (`pandsa`). Installing is then the wrong fix:
+    /// the advice names the module meant, with the code corrected as the next call. False
+    /// when the module is none of these; typos are looked for only with `typos`.
+    fn meant_module(&mut self, module: &str, typos: bool) -> bool {
+        let (top, rest) = match module.split_once('.') {
+            Some((top, rest)) => (top, Some(rest)),
+            None => (module, None),
+        };
+        let here = |name: &str| self.table.resolve(Language::Python, name).is_some();
+        let (rule, meant) = if let Some(rest) = rest.filter(|_| !typos && here(top)) {
+            // The package is here; the submodule is misspelt, or does not exist.
+            let known = words::list("missing_module.known_submodules.list");
+            let meant = known
+                .iter()
+                .filter_map(|k| k.strip_prefix(top)?.strip_prefix('.').map(|r| (k, r)))
+                .map(|(k, r)| (edit_distance(r, rest), k))
+                .filter(|(d, _)| *d <= 2)
+                .min()
+                .map(|(_, k)| k.clone());
+            ("missing_module.submodule", meant)
+        } else if let Some(import) = self.import_name_of(top).filter(|_| !typos) {
+            let meant = match rest {
+                Some(rest) => format!("{import}.{rest}"),
+                None => import,
+            };
+            ("missing_module.import_name", Some(meant))
+        } else if typos
+            && rest.is_none()
+            && let Some(best) = self
+                .table
+                .similar(Language::Python, top)
+                .into_iter()
+                .find(|s| edit_distance(&s.to_lowercase(), &top.to_lowercase()) == 1)
+        {
+            ("missing_module.typo", Some(best.to_owned()))
+        } else {
+            return false;
+        };
+        let shown = meant.clone().unwrap_or_default();
+        self.rule_with(
+            if meant.is_some() {
+                rule
+            } else {
+                "missing_module.no_submodule"
+            },
+            &[("module", &module), ("top", &top), ("meant", &shown)],
+        );
+        if let Some(meant) = meant {
+            let code = replace_module(self.f.code, module, &meant);
+            if code != self.f.code && code.len() <= super::super::MAX_ECHOED_CODE {
+                self.next = Some(NextCall::new(
+                    "execute_code",
+                    self.session_args(json!({"code": code, "language": "python"})),
+                    say!("missing_module.meant_reason", meant = meant),
+                ));
+            }
+        }
+        true
+    }
+
+    /// The import name of the distribution `name` spells (`scikit_learn`, `Pillow`), when that
+    /// distribution is here under another name.
+    fn import_name_of(&self, name: &str) -> Option<String> {
+        let wanted = normalize(name);
+        self.table
+            .iter(Language::Python)
+            .find(|(import, cost)| normalize(&cost.package) == wanted && *import != name)
+            .map(|(import, _)| import.to_owned())
+            .filter(|import| !import.contains('.'))
+    }
+
     /// A module that may be a typo, a vendored package, or a pure-Python package on PyPI.
     fn installable_module(&mut self, module: &str) {
         let top = module.split('.').next().unwrap_or(module).to_owned();
@@ -87,9 +166,6 @@ impl Draft<'_, '_> {
             .map(str::to_owned)
             .collect();
         let dist = modules::pypi_name(module);
-        if let Some(best) = similar.first() {
-            self.fix(say!("missing_module.installable.did_you_mean", best = best));
-        }
         if let Some((name, cost)) = self.table.resolve(Language::Python, module)
             && cost.package != "stdlib"
         {
@@ -113,6 +189,11 @@ impl Draft<'_, '_> {
                 ("session", &session),
             ],
         );
+        // Two edits away is as likely a real package (`inflect`, not `inspect`): installing
+        // comes first, the similar name after.
+        if let Some(best) = similar.first() {
+            self.fix(say!("missing_module.installable.did_you_mean", best = best));
+        }
         self.next = Some(NextCall::new(
             "install_package",
             self.session_args(json!({"package": dist})),
@@ -153,5 +234,48 @@ impl Draft<'_, '_> {
         if !module {
             self.fix(words::text("undefined_name.spelling"));
         }
+    }
+}
+
+/// `code` with the module name `wrong` replaced by `right` wherever it stands as a whole
+/// dotted name (`import pandsa as pd`, `pandsa.read_csv`), not inside a longer name.
+fn replace_module(code: &str, wrong: &str, right: &str) -> String {
+    let is_name = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find(wrong) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + wrong.len()..].chars().next();
+        let whole = !before.is_some_and(|c| is_name(c) || c == '.') && !after.is_some_and(is_name);
+        out.push_str(&rest[..at]);
+        out.push_str(if whole { right } else { wrong });
+        rest = &rest[at + wrong.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replace_module;
+
+    #[test]
+    fn only_whole_module_names_are_replaced() {
+        assert_eq!(
+            replace_module(
+                "import pandsa as pd\nx = pandsa.f(mypandsa)",
+                "pandsa",
+                "pandas"
+            ),
+            "import pandas as pd\nx = pandas.f(mypandsa)"
+        );
+        assert_eq!(
+            replace_module(
+                "import matplotlib.pyplt as plt",
+                "matplotlib.pyplt",
+                "matplotlib.pyplot"
+            ),
+            "import matplotlib.pyplot as plt"
+        );
     }
 }

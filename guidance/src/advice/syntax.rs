@@ -27,6 +27,10 @@ impl Draft<'_, '_> {
             None => say!("syntax_error.does_not_parse", message = message),
         };
         self.restart_explained = true;
+        if self.python() && self.notebook_habit() {
+            self.fix(words::text("syntax_error.check_first"));
+            return;
+        }
         let other_language = self.other_language();
         if self.python() {
             self.python_syntax();

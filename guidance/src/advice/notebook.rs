@@ -1,0 +1,239 @@
+//! Advice for notebook habits in Python: IPython's `!command` and `%magic` lines are not
+//! Python, so the cell fails to parse. Each habit has one right answer here: `!pip install x`
+//! and `%pip install x` are `install_package`, any other `!command` is `execute_command` (a
+//! GNU-like shell over the session's files), display magics such as `%matplotlib inline` do
+//! nothing (figures come back by themselves), and `%timeit` is the `timeit` module. The
+//! words live in `words/syntax.toml` (`[notebook]`).
+
+use serde_json::{Value, json};
+
+use super::super::{MAX_ECHOED_CODE, NextCall, clip};
+use super::draft::Draft;
+use crate::words::{self, say};
+
+/// Magics that only set up IPython's display or extensions: without IPython, nothing to do.
+const DISPLAY_MAGICS: &[&str] = &[
+    "matplotlib",
+    "config",
+    "load_ext",
+    "reload_ext",
+    "autoreload",
+];
+
+/// What a notebook line asks for.
+enum Habit<'c> {
+    /// `!pip install ...` or `%pip install ...`: the packages, with an optional `==version`.
+    Install(Vec<(&'c str, Option<&'c str>)>),
+    /// `!command args`.
+    Shell(&'c str),
+    /// `%matplotlib inline` and the like.
+    Display,
+    /// `%timeit stmt` (or `%time stmt`).
+    Timing(&'c str),
+    /// Any other `%magic` or `%%cell magic`.
+    Magic,
+}
+
+impl Draft<'_, '_> {
+    /// Advice for the first notebook line of the code (the error's line when it is one); false
+    /// when the code has none.
+    pub(super) fn notebook_habit(&mut self) -> bool {
+        let code = self.f.code;
+        let line = self
+            .error_line()
+            .filter(|l| is_notebook_line(l))
+            .or_else(|| code.lines().find(|l| is_notebook_line(l)));
+        let Some(line) = line.map(str::trim) else {
+            return false;
+        };
+        let shown = clip(line, 120);
+        match habit(line) {
+            Habit::Install(packages) => {
+                let names = packages
+                    .iter()
+                    .map(|(name, _)| *name)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.rule_with(
+                    "notebook.install",
+                    &[("line", &shown), ("packages", &names)],
+                );
+                if let Some((package, version)) = packages.first() {
+                    let mut args = json!({"package": package, "language": "python"});
+                    if let Some(version) = version {
+                        args["version"] = json!(version);
+                    }
+                    let reason = say!("notebook.install_reason", package = package);
+                    self.next = Some(NextCall::new(
+                        "install_package",
+                        self.with_session(args),
+                        reason,
+                    ));
+                }
+            }
+            Habit::Shell(command) => {
+                self.rule_with("notebook.shell", &[("line", &shown), ("command", &command)]);
+                let args = json!({"command": command, "language": "python"});
+                let reason = words::text("notebook.shell_reason");
+                self.next = Some(NextCall::new(
+                    "execute_command",
+                    self.with_session(args),
+                    reason,
+                ));
+            }
+            Habit::Display => {
+                let magic = line.split_whitespace().next().unwrap_or(line);
+                self.rule_with("notebook.display", &[("line", &shown), ("magic", &magic)]);
+                self.rerun_without_display_magics();
+            }
+            Habit::Timing(statement) => {
+                let statement = python_string(&clip(statement, 120));
+                self.rule_with(
+                    "notebook.timing",
+                    &[("line", &shown), ("statement", &statement)],
+                );
+            }
+            Habit::Magic => {
+                let magic = line.split_whitespace().next().unwrap_or(line);
+                self.rule_with("notebook.magic", &[("line", &shown), ("magic", &magic)]);
+            }
+        }
+        true
+    }
+
+    /// `args` with this session's id when it has a valid one, and without the language then
+    /// (the session says it).
+    fn with_session(&self, args: Value) -> Value {
+        let mut args = self.session_args(args);
+        if args.get("session_id").is_some()
+            && let Some(map) = args.as_object_mut()
+        {
+            map.remove("language");
+        }
+        args
+    }
+
+    /// The same code without its display magics, when nothing else stands in the way.
+    fn rerun_without_display_magics(&mut self) {
+        let code = self.f.code;
+        let kept: Vec<&str> = code
+            .lines()
+            .filter(|l| !matches!(habit_of_notebook_line(l), Some(Habit::Display)))
+            .collect();
+        let rest = kept.join("\n");
+        if rest.trim().is_empty()
+            || rest.len() > MAX_ECHOED_CODE
+            || rest.lines().any(is_notebook_line)
+        {
+            return;
+        }
+        let args = self.session_args(json!({"code": rest, "language": "python"}));
+        self.next = Some(NextCall::new(
+            "execute_code",
+            args,
+            words::text("notebook.display_reason"),
+        ));
+    }
+}
+
+/// A name `install_package` takes: letters, digits, `-`, `_` and `.`, starting with a letter
+/// or digit (no paths, URLs, extras or options).
+fn valid_package_name(name: &str) -> bool {
+    name.len() <= 100
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
+/// `text` as a Python string literal.
+fn python_string(text: &str) -> String {
+    if !text.contains('\'') {
+        format!("'{text}'")
+    } else if !text.contains('"') {
+        format!("\"{text}\"")
+    } else {
+        format!("'''{text}'''")
+    }
+}
+
+/// A line IPython would treat as a shell command or a magic: `!...` or `%...` first.
+fn is_notebook_line(line: &str) -> bool {
+    let line = line.trim_start();
+    (line.starts_with('!') && !line.starts_with("!=")) || line.starts_with('%')
+}
+
+fn habit_of_notebook_line(line: &str) -> Option<Habit<'_>> {
+    is_notebook_line(line).then(|| habit(line.trim()))
+}
+
+/// What a trimmed notebook line asks for.
+fn habit(line: &str) -> Habit<'_> {
+    let (bang, body) = match line.strip_prefix('!') {
+        Some(rest) => (true, rest.trim()),
+        None => (false, line.trim_start_matches('%').trim()),
+    };
+    let mut words = body.split_whitespace();
+    let first = words.next().unwrap_or("");
+    let pip = match first {
+        "pip" | "pip3" => true,
+        "python" | "python3" => {
+            words.next() == Some("-m") && matches!(words.next(), Some("pip" | "pip3"))
+        }
+        _ => false,
+    };
+    if pip && words.next() == Some("install") {
+        let packages: Vec<(&str, Option<&str>)> = words
+            .filter(|w| !w.starts_with('-'))
+            .map(|w| w.trim_matches(['"', '\'']))
+            .map(|w| match w.split_once("==") {
+                Some((name, version)) => (name, Some(version)),
+                None => (w, None),
+            })
+            .filter(|(name, _)| valid_package_name(name))
+            .collect();
+        if !packages.is_empty() {
+            return Habit::Install(packages);
+        }
+    }
+    if bang {
+        return if body.is_empty() {
+            Habit::Magic
+        } else {
+            Habit::Shell(body)
+        };
+    }
+    let statement = body[first.len()..].trim();
+    match first {
+        m if DISPLAY_MAGICS.contains(&m) => Habit::Display,
+        "timeit" | "time" if !statement.is_empty() => Habit::Timing(statement),
+        _ => Habit::Magic,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_read_as_ipython_reads_them() {
+        assert!(matches!(habit("!pip install -q tabulate==0.9.0 rich"),
+            Habit::Install(p) if p == [("tabulate", Some("0.9.0")), ("rich", None)]));
+        assert!(matches!(habit("%pip install tabulate"), Habit::Install(p) if p.len() == 1));
+        assert!(matches!(
+            habit("!python -m pip install x"),
+            Habit::Install(_)
+        ));
+        assert!(matches!(habit("!ls -la /app"), Habit::Shell("ls -la /app")));
+        assert!(matches!(habit("!pip list"), Habit::Shell("pip list")));
+        assert!(matches!(habit("%matplotlib inline"), Habit::Display));
+        assert!(matches!(
+            habit("%timeit sum(range(9))"),
+            Habit::Timing("sum(range(9))")
+        ));
+        assert!(matches!(habit("%%writefile a.txt"), Habit::Magic));
+        assert!(!is_notebook_line("x != 1"));
+        assert!(!is_notebook_line("a % b"));
+        assert!(is_notebook_line("  !ls"));
+    }
+}
