@@ -181,7 +181,12 @@ def _sandbox_main():
             return "out_of_memory"
         # numpy on wasm32: a shape whose bytes overflow the 32-bit address space is refused
         # before any allocation; it is the same failure as running out of memory.
-        if isinstance(error, ValueError) and str(error).startswith("array is too big"):
+        if isinstance(error, ValueError) and str(error).startswith(
+                ("array is too big", "Maximum allowed dimension exceeded")):
+            return "out_of_memory"
+        # The same for CPython's own sizes: bytearray(10 GiB) and 'x' * 4 GiB do not fit the
+        # 32-bit interpreter's index type, refused before any allocation.
+        if isinstance(error, OverflowError) and "index-sized integer" in str(error):
             return "out_of_memory"
         if isinstance(error, RecursionError):
             return "stack_overflow"

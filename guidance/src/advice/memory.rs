@@ -37,7 +37,9 @@ impl Draft<'_, '_> {
                 line = l.line
             ));
         }
-        for (what, line, bytes) in self.code.large_allocations().into_iter().take(2) {
+        let allocations = self.code.large_allocations();
+        let largest = allocations.iter().map(|(_, _, bytes)| *bytes).max();
+        for (what, line, bytes) in allocations.into_iter().take(2) {
             self.fix(say!(
                 "out_of_memory.large_allocation",
                 line = line,
@@ -60,7 +62,20 @@ impl Draft<'_, '_> {
         } else {
             "out_of_memory.javascript"
         });
-        self.more_memory(cap);
+        // A size refused before any allocation (CPython's index type, numpy's dimension
+        // check, QuickJS's buffer length) or larger than the biggest session: no session helps.
+        let refused = matches!(
+            f.error_name,
+            Some("OverflowError" | "ValueError" | "RangeError")
+        );
+        if refused || largest.is_some_and(|bytes| bytes > MAX_MEMORY_BYTES) {
+            self.fix(say!(
+                "out_of_memory.beyond_any_session",
+                max = fmt_bytes(MAX_MEMORY_BYTES)
+            ));
+        } else {
+            self.more_memory(cap);
+        }
     }
 
     /// A session of the next flavor with more memory than `cap`, while one exists.

@@ -67,6 +67,11 @@ impl EvalResult {
             },
             Some("out_of_memory") => (ErrorKind::OutOfMemory, format!("{name}: {message}")),
             Some("stack_overflow") => (ErrorKind::StackOverflow, format!("{name}: {message}")),
+            // `new ArrayBuffer(8 GiB)`: QuickJS refuses a buffer the 32-bit heap cannot hold
+            // before allocating; it is running out of memory all the same.
+            _ if name == "RangeError" && message == "invalid array buffer length" => {
+                (ErrorKind::OutOfMemory, format!("{name}: {message}"))
+            }
             _ => (ErrorKind::Runtime, format!("{name}: {message}")),
         };
         Outcome {
