@@ -169,6 +169,15 @@ def _sandbox_main():
             if error.errno in (getattr(errno, "EFBIG", -1), getattr(errno, "ENOSPC", -1),
                                getattr(errno, "EDQUOT", -1)):
                 return "disk_quota"
+            # A write under a read-only mount (/data, /shared), or a mount this session does
+            # not have: os.makedirs walks up to '/' or to the absent mount's root.
+            target = error.filename if isinstance(error.filename, str) else ""
+            full = os.path.normpath(os.path.join(os.getcwd(), target)) if target else ""
+            read_only = any(full == m or full.startswith(m + "/") for m in ("/data", "/shared"))
+            if read_only and (error.errno in (getattr(errno, "EROFS", -1), getattr(errno, "EACCES", -1),
+                                              getattr(errno, "EPERM", -1), getattr(errno, "ENOTCAPABLE", -1))
+                              or (full in mounts and not os.path.isdir(full))):
+                return "path_restriction"
             if outside(error.filename) or outside(getattr(error, "filename2", None)):
                 return "path_restriction"
         if isinstance(error, SyntaxError):
