@@ -351,8 +351,8 @@ async fn shared_volume_is_read_only_unless_configured() -> anyhow::Result<()> {
         .await?;
     assert!(write.is_error, "read-only by default: {write:?}");
     // A write to a read-only mount is the guest's PermissionError (ENOTCAPABLE), classified
-    // as a runtime error.
-    assert_eq!(write.str("error_type"), "runtime_error", "{write:?}");
+    // as the protocol defines path_restriction: a write to a read-only mount.
+    assert_eq!(write.str("error_type"), "path_restriction", "{write:?}");
     assert_eq!(
         write.str("error_message"),
         "PermissionError: [Errno 63] Operation not permitted: '/shared/x.txt'"
