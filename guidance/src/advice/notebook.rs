@@ -48,29 +48,7 @@ impl Draft<'_, '_> {
         };
         let shown = clip(line, 120);
         match habit(line) {
-            Habit::Install(packages) => {
-                let names = packages
-                    .iter()
-                    .map(|(name, _)| *name)
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                self.rule_with(
-                    "notebook.install",
-                    &[("line", &shown), ("packages", &names)],
-                );
-                if let Some((package, version)) = packages.first() {
-                    let mut args = json!({"package": package, "language": "python"});
-                    if let Some(version) = version {
-                        args["version"] = json!(version);
-                    }
-                    let reason = say!("notebook.install_reason", package = package);
-                    self.next = Some(NextCall::new(
-                        "install_package",
-                        self.with_session(args),
-                        reason,
-                    ));
-                }
-            }
+            Habit::Install(packages) => self.install_advice("notebook.install", &shown, &packages),
             Habit::Shell(command) => {
                 self.rule_with("notebook.shell", &[("line", &shown), ("command", &command)]);
                 let args = json!({"command": command, "language": "python"});
@@ -99,6 +77,73 @@ impl Draft<'_, '_> {
             }
         }
         true
+    }
+
+    /// Code that is shell commands, one per line (`ls -la /app`, `head -n 5 data.csv`): the
+    /// answer is `execute_command` (or `install_package` for `pip install`). False when any
+    /// line is not a command line.
+    pub(super) fn shell_as_code(&mut self) -> bool {
+        let lines: Vec<&str> = self
+            .f
+            .code
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        let commands = words::list("shell_as_code.commands");
+        if lines.is_empty()
+            || lines.len() > 5
+            || !lines.iter().all(|l| is_command_line(l, commands))
+        {
+            return false;
+        }
+        if let [line] = lines[..]
+            && let Habit::Install(packages) = habit(line)
+        {
+            // `pip install x` as code: the notebook's install advice, without the `!`.
+            self.install_advice("shell_as_code.install", &clip(line, 120), &packages);
+            return true;
+        }
+        let command = lines.join(" && ");
+        let language = if self.python() {
+            "Python"
+        } else {
+            "JavaScript"
+        };
+        let shown = clip(&command, 120);
+        self.rule_with(
+            "shell_as_code",
+            &[("command", &shown), ("language", &language)],
+        );
+        let args = json!({"command": command, "language": self.lang()});
+        self.next = Some(NextCall::new(
+            "execute_command",
+            self.with_session(args),
+            words::text("notebook.shell_reason"),
+        ));
+        true
+    }
+
+    /// `install_package` for the packages a pip line names, the first as the next call.
+    fn install_advice(&mut self, rule: &str, shown: &str, packages: &[(&str, Option<&str>)]) {
+        let names = packages
+            .iter()
+            .map(|(name, _)| *name)
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.rule_with(rule, &[("line", &shown), ("packages", &names)]);
+        if let Some((package, version)) = packages.first() {
+            let mut args = json!({"package": package, "language": self.lang()});
+            if let Some(version) = version {
+                args["version"] = json!(version);
+            }
+            let reason = say!("notebook.install_reason", package = package);
+            self.next = Some(NextCall::new(
+                "install_package",
+                self.with_session(args),
+                reason,
+            ));
+        }
     }
 
     /// `args` with this session's id when it has a valid one, and without the language then
@@ -155,6 +200,24 @@ fn python_string(text: &str) -> String {
     } else {
         format!("'''{text}'''")
     }
+}
+
+/// A line that is a shell command: a known command first, then options, paths or file names,
+/// and nothing that only code has (a call's parenthesis, an assignment, a block's colon).
+fn is_command_line(line: &str, commands: &[String]) -> bool {
+    let mut words = line.split_whitespace();
+    let Some(first) = words.next() else {
+        return false;
+    };
+    let rest: Vec<&str> = words.collect();
+    let code_only = line.contains('(') || line.contains(" = ") || line.ends_with(':');
+    commands.iter().any(|c| c == first)
+        && !code_only
+        && (rest.is_empty()
+            || rest.first() == Some(&"install")
+            || rest.iter().any(|w| {
+                w.starts_with('-') || w.contains('/') || w.contains('.') || w.contains('*')
+            }))
 }
 
 /// A line IPython would treat as a shell command or a magic: `!...` or `%...` first.

@@ -20,6 +20,10 @@ impl Draft<'_, '_> {
         let name = self.f.error_name.unwrap_or("");
         let lower = self.evidence().to_lowercase();
         self.doc(if self.python() { PYTHON } else { JAVASCRIPT });
+        // A shell command sent as code fails on its first word: the command is the answer.
+        if matches!(name, "NameError" | "ReferenceError") && self.shell_as_code() {
+            return;
+        }
         // Evidence that points at something other than a bug in the logic.
         let explained = self.file_failure(&lower)
             || if self.python() {

@@ -27,7 +27,7 @@ impl Draft<'_, '_> {
             None => say!("syntax_error.does_not_parse", message = message),
         };
         self.restart_explained = true;
-        if self.python() && self.notebook_habit() {
+        if self.shell_as_code() || (self.python() && self.notebook_habit()) {
             self.fix(words::text("syntax_error.check_first"));
             return;
         }

@@ -57,6 +57,17 @@ pub(crate) fn looks_like_other_language(src: &Source<'_>) -> Option<&'static str
     let t = &src.tokens;
     let mut score = 0;
     for i in 0..t.len().min(20_000) {
+        // `import os` alone on its line is never JavaScript (an ES import names `from` or a
+        // string), so it decides alone.
+        if src.language == Language::JavaScript
+            && t[i].line_start
+            && t[i].text == "import"
+            && src.ident(i + 1).is_some()
+            && t.get(i + 2)
+                .is_none_or(|n| n.line != t[i].line || n.text == ",")
+        {
+            return Some("Python");
+        }
         let hit = match src.language {
             Language::Python => {
                 (matches!(t[i].text, "const" | "let" | "var")
@@ -75,11 +86,7 @@ pub(crate) fn looks_like_other_language(src: &Source<'_>) -> Option<&'static str
                     && t[i].text == "def"
                     && src.ident(i + 1).is_some()
                     && src.is(i + 2, "("))
-                    || (t[i].line_start
-                        && t[i].text == "import"
-                        && src.ident(i + 1).is_some()
-                        && t.get(i + 2)
-                            .is_none_or(|n| n.line != t[i].line || n.text == ","))
+
                     || (t[i].line_start
                         && t[i].text == "from"
                         && src.ident(i + 1).is_some()
