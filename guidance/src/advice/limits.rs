@@ -10,8 +10,8 @@ use serde_json::json;
 use super::super::analyze::HEAVY_IMPORT_FUEL;
 use super::super::docs::{FUEL, SESSIONS, WORKSPACE};
 use super::super::{
-    MAX_SUGGESTED_FUEL, MAX_TIMEOUT_SECS, NextCall, clip, derived_session_id, fmt_bytes, fmt_fuel,
-    fmt_secs, nice_round_up,
+    MAX_ECHOED_CODE, MAX_SUGGESTED_FUEL, MAX_TIMEOUT_SECS, NextCall, clip, derived_session_id,
+    fmt_bytes, fmt_fuel, fmt_secs, nice_round_up,
 };
 use super::draft::Draft;
 use crate::words::{self, say};
@@ -43,6 +43,7 @@ impl Draft<'_, '_> {
                 line = line
             ));
         }
+        self.branching_recursion_fix();
         self.heavy_imports_fix();
         self.unmeasured_imports_fix();
         self.biggest_loop_fix();
@@ -51,6 +52,44 @@ impl Draft<'_, '_> {
             self.bigger_fuel_budget();
         }
         self.fix(words::text("out_of_fuel.split_work"));
+        self.memoised_rerun();
+    }
+
+    /// A function that calls itself twice per call, unmemoised: its work doubles with each
+    /// level, so memoising it is the fix, not a bigger budget or timeout.
+    fn branching_recursion_fix(&mut self) {
+        if let Some((name, line)) = self.code.branching.first().cloned() {
+            let id = if self.python() {
+                "branching_recursion.python"
+            } else {
+                "branching_recursion.javascript"
+            };
+            self.fix(say!(id, name = name, line = line));
+        }
+    }
+
+    /// For Python, the next call is the same code with the branching function memoised
+    /// (`@functools.cache` above its `def`): the one change that makes it finish.
+    fn memoised_rerun(&mut self) {
+        let Some((name, line)) = self.code.branching.first().cloned() else {
+            return;
+        };
+        if !self.python() {
+            return;
+        }
+        let mut lines: Vec<&str> = self.f.code.lines().collect();
+        let Some(def) = line.checked_sub(1).and_then(|l| lines.get(l as usize)) else {
+            return;
+        };
+        let indent = &def[..def.len() - def.trim_start().len()];
+        let decorator = format!("{indent}@__import__('functools').cache");
+        lines.insert(line as usize - 1, &decorator);
+        let code = lines.join("\n");
+        if code.len() <= MAX_ECHOED_CODE {
+            let args = self.session_args(json!({"code": code, "language": "python"}));
+            let reason = say!("branching_recursion.reason", name = name);
+            self.next = Some(NextCall::new("execute_code", args, reason));
+        }
     }
 
     /// The header and line of the first loop that never ends.
@@ -227,6 +266,7 @@ impl Draft<'_, '_> {
         if let Some((header, line)) = &endless {
             self.fix(say!("timeout.endless_loop", header = header, line = line));
         }
+        self.branching_recursion_fix();
         let sleep = self.first_sleep_line();
         if let Some(line) = sleep {
             self.fix(say!("timeout.sleeps", line = line));
@@ -251,6 +291,7 @@ impl Draft<'_, '_> {
             );
         }
         self.fix(words::text("timeout.chunks"));
+        self.memoised_rerun();
         if f.fuel_budget > 0
             && (f.fuel_consumed as f64) < 0.05 * f.fuel_budget as f64
             && sleep.is_none()

@@ -27,6 +27,8 @@ pub(crate) struct CodeFacts<'a> {
     pub imports: Vec<ImportRef>,
     pub loops: Vec<LoopInfo>,
     pub recursion: Vec<(String, u32)>,
+    /// Recursive functions that call themselves from two places, unmemoised: exponential.
+    pub branching: Vec<(String, u32)>,
     pub calls: Vec<(String, u32, usize)>,
     pub strings: Vec<StrLit<'a>>,
 }
@@ -39,6 +41,7 @@ impl<'a> CodeFacts<'a> {
             imports: scan::imports(&src),
             loops: scan::loops(&src),
             recursion: scan::recursive_functions(&src),
+            branching: scan::branching_recursion(&src),
             calls: scan::calls(&src),
             strings: scan::strings(&src),
             src,

@@ -22,7 +22,7 @@ pub(crate) use imports::{ImportKind, ImportRef, imports};
 pub(crate) use lexer::{Kind, NONE, Source};
 pub(crate) use loops::{LoopInfo, loops};
 pub(crate) use names::free_names;
-pub(crate) use recursion::recursive_functions;
+pub(crate) use recursion::{branching_recursion, recursive_functions};
 
 /// Sources for the scanners' tests.
 #[cfg(test)]

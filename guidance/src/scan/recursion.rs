@@ -1,5 +1,7 @@
 //! Functions that call themselves (Python `def`, JavaScript `function` and arrow functions
-//! bound to a name): deep recursion overflows the interpreter's fixed WebAssembly stack.
+//! bound to a name): deep recursion overflows the interpreter's fixed WebAssembly stack, and a
+//! function that calls itself from two places or more (naive `fib`) does work exponential in
+//! its argument unless it is memoised.
 
 use sandbox_protocol::Language;
 
@@ -7,8 +9,37 @@ use super::lexer::{Kind, NONE, Source};
 
 /// Functions that call themselves: (name, line of the definition).
 pub(crate) fn recursive_functions(src: &Source<'_>) -> Vec<(String, u32)> {
+    self_calls(src)
+        .into_iter()
+        .map(|(name, line, _)| (name, line))
+        .collect()
+}
+
+/// Functions that call themselves from two places or more (`fib(n - 1) + fib(n - 2)`), when
+/// nothing in the code memoises: (name, line of the definition). Their calls grow
+/// exponentially with the argument.
+pub(crate) fn branching_recursion(src: &Source<'_>) -> Vec<(String, u32)> {
+    let memoised = src.tokens.iter().any(|t| {
+        t.kind == Kind::Ident
+            && matches!(
+                t.text,
+                "cache" | "lru_cache" | "memo" | "memoize" | "memoized" | "cached" | "Map"
+            )
+    });
+    if memoised {
+        return Vec::new();
+    }
+    self_calls(src)
+        .into_iter()
+        .filter(|(_, _, sites)| *sites >= 2)
+        .map(|(name, line, _)| (name, line))
+        .collect()
+}
+
+/// Functions that call themselves: (name, line of the definition, how many places call it).
+fn self_calls(src: &Source<'_>) -> Vec<(String, u32, u32)> {
     let t = &src.tokens;
-    let mut found: Vec<(String, u32)> = Vec::new();
+    let mut found: Vec<(String, u32, u32)> = Vec::new();
     match src.language {
         Language::Python => {
             // Open defs: (indent, name, line).
@@ -32,9 +63,8 @@ pub(crate) fn recursive_functions(src: &Source<'_>) -> Vec<(String, u32)> {
                     && let Some((_, name, line)) =
                         open.iter().rev().find(|(_, n, _)| *n == t[i].text)
                     && !src.is(i.wrapping_sub(1), "def")
-                    && !found.iter().any(|(n, _)| n == name)
                 {
-                    found.push(((*name).to_owned(), *line));
+                    count(&mut found, name, *line);
                 }
             }
         }
@@ -56,14 +86,21 @@ pub(crate) fn recursive_functions(src: &Source<'_>) -> Vec<(String, u32)> {
                     && !src.is_member(i)
                     && let Some((_, name, line)) =
                         open.iter().rev().find(|(_, n, _)| *n == t[i].text)
-                    && !found.iter().any(|(n, _)| n == name)
                 {
-                    found.push(((*name).to_owned(), *line));
+                    count(&mut found, name, *line);
                 }
             }
         }
     }
     found
+}
+
+/// One more place that calls `name` (defined at `line`).
+fn count(found: &mut Vec<(String, u32, u32)>, name: &str, line: u32) {
+    match found.iter_mut().find(|(n, _, _)| n == name) {
+        Some((_, _, sites)) => *sites += 1,
+        None => found.push((name.to_owned(), line, 1)),
+    }
 }
 
 /// A named JavaScript function starting at `i`: `function f(...) {`, `const f = (...) => {`,
@@ -125,5 +162,17 @@ mod tests {
         );
         let names: Vec<String> = recursive_functions(&s).into_iter().map(|r| r.0).collect();
         assert_eq!(names, ["walk", "go"]);
+    }
+
+    #[test]
+    fn two_calls_to_itself_branch_unless_memoised() {
+        let fib = "def fib(n):\n    return n if n < 2 else fib(n-1) + fib(n-2)\nprint(fib(40))";
+        assert_eq!(branching_recursion(&py(fib)), vec![("fib".to_string(), 1)]);
+        let memoised = format!("from functools import cache\n@cache\n{fib}");
+        assert!(branching_recursion(&py(&memoised)).is_empty());
+        let walk = "def walk(n):\n    return walk(n - 1) if n else 0";
+        assert!(branching_recursion(&py(walk)).is_empty());
+        let s = js("function f(n) { return n < 2 ? n : f(n - 1) + f(n - 2) }\nf(35)");
+        assert_eq!(branching_recursion(&s), vec![("f".to_string(), 1)]);
     }
 }
