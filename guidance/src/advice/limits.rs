@@ -37,11 +37,14 @@ impl Draft<'_, '_> {
         self.doc(SESSIONS);
         let endless = self.first_endless_loop();
         if let Some((header, line)) = &endless {
-            self.fix(say!(
-                "out_of_fuel.endless_loop",
-                header = header,
-                line = line
-            ));
+            self.endless_loop_fix(
+                [
+                    "out_of_fuel.endless_loop",
+                    "out_of_fuel.unchanged_condition",
+                ],
+                header,
+                *line,
+            );
         }
         self.branching_recursion_fix();
         self.heavy_imports_fix();
@@ -90,6 +93,20 @@ impl Draft<'_, '_> {
             let reason = say!("branching_recursion.reason", name = name);
             self.next = Some(NextCall::new("execute_code", args, reason));
         }
+    }
+
+    /// The loop that never ends, by why: no exit from `while True`, or a condition nothing
+    /// in the body changes (`while count < 10` without `count += 1`).
+    fn endless_loop_fix(&mut self, [no_exit, unchanged]: [&str; 2], header: &str, line: u32) {
+        // Only Python headers name their condition (`while count < 10`); `while True` and
+        // JavaScript's `while (true)` have no exit.
+        let python_condition = header.starts_with("while ") && !header.starts_with("while (");
+        let id = if python_condition && header != "while True" {
+            unchanged
+        } else {
+            no_exit
+        };
+        self.fix(say!(id, header = header, line = line));
     }
 
     /// The header and line of the first loop that never ends.
@@ -264,7 +281,11 @@ impl Draft<'_, '_> {
         self.doc(SESSIONS);
         let endless = self.first_endless_loop();
         if let Some((header, line)) = &endless {
-            self.fix(say!("timeout.endless_loop", header = header, line = line));
+            self.endless_loop_fix(
+                ["timeout.endless_loop", "timeout.unchanged_condition"],
+                header,
+                *line,
+            );
         }
         self.branching_recursion_fix();
         let sleep = self.first_sleep_line();

@@ -66,13 +66,16 @@ fn python_loops(src: &Source<'_>) -> Vec<LoopInfo> {
                 || (t
                     .get(i + 1)
                     .is_some_and(|n| n.kind == Kind::Number && n.text == "1"));
-            let endless = always && block && !python_body_has_break(src, i);
-            let header = if always {
-                "while True".to_owned()
-            } else {
-                "while ...".to_owned()
+            let no_exit = block && !python_body_has_break(src, i);
+            let unchanged = (!always && no_exit)
+                .then(|| python_unchanged_condition(src, i))
+                .flatten();
+            let header = match (&unchanged, always) {
+                (_, true) => "while True".to_owned(),
+                (Some(condition), false) => format!("while {condition}"),
+                (None, false) => "while ...".to_owned(),
             };
-            (None, header, endless)
+            (None, header, (always && no_exit) || unchanged.is_some())
         };
         let enclosing: Vec<Option<f64>> = stack
             .iter()
@@ -194,6 +197,63 @@ fn python_body_has_break(src: &Source<'_>, header: usize) -> bool {
         k += 1;
     }
     false
+}
+
+/// The condition of the `while` at `header` (`count < 10`) when nothing in the loop's body
+/// can change it: its names are plain variables that the body never assigns, rebinds with
+/// `for`, deletes or calls a method on, and no function declares global. Such a loop never
+/// ends once it starts (the counter that is never incremented). `None` for conditions with
+/// calls, attributes or subscripts, which the body may change unseen.
+fn python_unchanged_condition(src: &Source<'_>, header: usize) -> Option<String> {
+    let t = &src.tokens;
+    let colon = (header + 1..t.len().min(header + 64))
+        .find(|&k| src.is(k, ":") && t[k].depth == t[header].depth)?;
+    let condition = &t[header + 1..colon];
+    let mut names: Vec<&str> = Vec::new();
+    for (k, tok) in condition.iter().enumerate() {
+        let at = header + 1 + k;
+        match tok.kind {
+            Kind::Ident if matches!(tok.text, "not" | "and" | "or" | "in" | "is" | "None") => {}
+            Kind::Ident if src.is(at + 1, "(") || src.is(at + 1, ".") || src.is(at + 1, "[") => {
+                return None;
+            }
+            Kind::Ident => names.push(tok.text),
+            Kind::Op if matches!(tok.text, "." | "[" | "(" | ":=") => return None,
+            _ => {}
+        }
+    }
+    if names.is_empty()
+        || t.iter().enumerate().any(|(k, tok)| {
+            matches!(tok.text, "global" | "nonlocal") && tok.kind == Kind::Ident && {
+                let line = tok.line;
+                t[k..]
+                    .iter()
+                    .take_while(|n| n.line == line)
+                    .any(|n| names.contains(&n.text))
+            }
+        })
+    {
+        return None;
+    }
+    let indent = t[header].indent;
+    let mut k = colon + 1;
+    while k < t.len() && !(t[k].line_start && t[k].indent <= indent) {
+        if t[k].kind == Kind::Ident && names.contains(&t[k].text) && !src.is_member(k) {
+            let assigned = t.get(k + 1).is_some_and(|n| {
+                n.kind == Kind::Op
+                    && n.text.ends_with('=')
+                    && !matches!(n.text, "==" | "!=" | "<=" | ">=")
+            });
+            let rebound = k > 0 && matches!(t[k - 1].text, "for" | "del" | "as" | ",");
+            let changed_through = src.is(k + 1, ".") || src.is(k + 1, "[") || src.is(k + 1, ",");
+            if assigned || rebound || changed_through {
+                return None;
+            }
+        }
+        k += 1;
+    }
+    let text: Vec<&str> = condition.iter().map(|t| t.text).collect();
+    Some(text.join(" "))
 }
 
 /// A JavaScript `for`/`while` statement as found at its keyword.
@@ -392,6 +452,25 @@ mod tests {
     }
 
     #[test]
+    fn a_while_whose_condition_never_changes_is_endless() {
+        let s = py("count = 0\nwhile count < 10:\n    print(count)\n");
+        let l = loops(&s);
+        assert!(l[0].endless, "{:?}", l[0].header);
+        assert_eq!(l[0].header, "while count < 10");
+        for changes in [
+            "count = 0\nwhile count < 10:\n    count += 1\n",
+            "i = 0\nwhile i < 3:\n    i = i + 1\n",
+            "xs = [1]\nwhile xs:\n    xs.pop()\n",
+            "n = 5\nwhile n:\n    a, n = n, n - 1\n",
+            "done = False\ndef step():\n    global done\n    done = True\nwhile not done:\n    step()\n",
+            "while queue_size() > 0:\n    work()\n",
+            "x = 3\nwhile x > 0:\n    if x:\n        break\n",
+        ] {
+            assert!(!loops(&py(changes)).iter().any(|l| l.endless), "{changes}");
+        }
+    }
+
+    #[test]
     fn python_while_true_with_break_is_not_endless() {
         let s = py("while True:\n    if done():\n        break\nprint(1)");
         assert!(!loops(&s)[0].endless);
@@ -417,9 +496,15 @@ mod tests {
 
     #[test]
     fn loop_headers_and_endlessness_table() {
-        let cases: [(Language, &str, &str, bool); 8] = [
+        let cases: [(Language, &str, &str, bool); 9] = [
             (Language::Python, "while 1:\n    x = 2", "while True", true),
-            (Language::Python, "while x:\n    pass", "while ...", false),
+            (Language::Python, "while x:\n    pass", "while x", true),
+            (
+                Language::Python,
+                "while x:\n    x = f()",
+                "while ...",
+                false,
+            ),
             (
                 Language::Python,
                 "while True:\n    return",
