@@ -40,7 +40,22 @@ impl Draft<'_, '_> {
     /// A Python error that comes from what the sandbox lacks (processes, network, threads,
     /// stdin) or from a missing module. Advice and true; false for an ordinary error.
     fn python_capability_failure(&mut self, name: &str, lower: &str) -> bool {
-        if mentions(lower, words::list("no_processes.signs")) {
+        // A process pool fails on whatever it reaches first (semaphores, os.pipe, fork): the
+        // code that asked for it says more than the message.
+        let pool_module = self.code.imports.iter().any(|i| {
+            words::list("no_process_pool.modules")
+                .iter()
+                .any(|m| i.module == *m || i.module.starts_with(&format!("{m}.")))
+        });
+        let pool = pool_module
+            && self.code.calls.iter().any(|(callee, _, _)| {
+                words::list("no_process_pool.callees")
+                    .iter()
+                    .any(|c| callee == c || callee.ends_with(&format!(".{c}")))
+            });
+        if pool || mentions(lower, words::list("no_process_pool.signs")) {
+            self.rule("no_process_pool");
+        } else if mentions(lower, words::list("no_processes.signs")) {
             self.rule("no_processes");
         } else if mentions(lower, words::list("no_network.signs")) {
             self.rule("no_network");
