@@ -1972,5 +1972,6 @@ mod tests {
 }
 
 pub mod bench_support;
+pub mod corpus;
 pub mod raw_http;
 pub mod sdk;

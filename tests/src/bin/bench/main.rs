@@ -3,7 +3,7 @@
 //!
 //!   cargo build --release -p sandbox-tests --bin sandbox-bench
 //!   target/release/sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']...
-//!                                [--sdk-only] [ITERATIONS]
+//!                                [--sdk-only] [--advice] [ITERATIONS]
 //!
 //! - New sessions: `create_session` plus the first `execute_code`, timed together, per runtime
 //!   (target p50 ≤ 10 ms; ≤ 50 ms with numpy and pandas imported).
@@ -35,6 +35,10 @@
 //! the same run, in a column of its own (`runtimes/sdk-peers.sh` installs peers and prints their
 //! command lines). `--sdk-only` measures only the official-SDK rows (about a minute).
 //!
+//! `--advice` prints only the advice scores ([`advice`], issue 27): how often the first fix
+//! names the cause on the tuned corpus, the blind corpus's tuned two thirds and its held-out
+//! third, with the blind cases that miss.
+//!
 //! With `--check` the run also compares our p50s with the reference numbers recorded in
 //! README.md (the table between the `sandbox-bench reference` markers) and exits with status 1
 //! when one is more than [`reference::SLOWDOWN_LIMIT`] times worse: a developer's early warning
@@ -42,6 +46,7 @@
 //! set): shared runners' timings say nothing about a change, so there it only says it skipped.
 //! Timings are printed, never asserted by tests.
 
+mod advice;
 mod foreign;
 mod fuel;
 mod latency;
@@ -82,10 +87,12 @@ struct Options {
     sdk_against: Vec<Vec<String>>,
     /// Only the official-SDK rows.
     sdk_only: bool,
+    /// Only the advice corpora's scores.
+    advice: bool,
     iterations: usize,
 }
 
-const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']... [--sdk-only] [ITERATIONS]";
+const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']... [--sdk-only] [--advice] [ITERATIONS]";
 
 fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
     let mut options = Options {
@@ -93,6 +100,7 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
         against: None,
         sdk_against: Vec::new(),
         sdk_only: false,
+        advice: false,
         iterations: 300,
     };
     let mut args = args.into_iter();
@@ -101,6 +109,8 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
             options.check = true;
         } else if arg == "--sdk-only" {
             options.sdk_only = true;
+        } else if arg == "--advice" {
+            options.advice = true;
         } else if let Some(command) = arg.strip_prefix("--against=") {
             options.against = Some(foreign::split_command(command)?);
         } else if arg == "--against" {
@@ -318,6 +328,9 @@ fn check(rows: &[Row], reference: &[reference::Figure]) -> Result<()> {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<()> {
     let options = parse_options(std::env::args().skip(1))?;
+    if options.advice {
+        return advice::report().await;
+    }
     let reference = if options.check {
         if reference::under_ci() {
             println!(
@@ -387,6 +400,7 @@ mod tests {
                 against: None,
                 sdk_against: Vec::new(),
                 sdk_only: false,
+                advice: false,
                 iterations: 300
             }
         );
@@ -412,6 +426,7 @@ mod tests {
                 .unwrap()
                 .sdk_only
         );
+        assert!(parse(&["--advice"]).unwrap().advice);
     }
 
     #[test]
