@@ -195,24 +195,33 @@ mod tests {
         }
     }
 
-    /// Every string literal of the crate's non-test code, for the reference check.
-    fn literals() -> Vec<String> {
+    /// Every Rust source file of the crate, read once for both reference checks.
+    fn rust_sources() -> Vec<String> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut found = Vec::new();
+        let mut sources = Vec::new();
         let mut pending = vec![root];
         while let Some(dir) = pending.pop() {
             for entry in std::fs::read_dir(dir).unwrap().flatten() {
                 let path = entry.path();
                 if path.is_dir() {
                     pending.push(path);
-                    continue;
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    sources.push(std::fs::read_to_string(&path).unwrap());
                 }
-                let source = std::fs::read_to_string(&path).unwrap();
-                let code = source.split("#[cfg(test)]\nmod tests").next().unwrap();
-                found.extend(string_literals(code));
             }
         }
-        found
+        sources
+    }
+
+    /// Every string literal of the crate's non-test code, for the reference check.
+    fn literals(sources: &[String]) -> Vec<String> {
+        sources
+            .iter()
+            .flat_map(|source| {
+                let code = source.split("#[cfg(test)]\nmod tests").next().unwrap();
+                string_literals(code)
+            })
+            .collect()
     }
 
     /// The string literals of Rust `code`, past comments and char literals (`'"'`).
@@ -266,7 +275,8 @@ mod tests {
 
     #[test]
     fn every_id_is_named_by_code_and_every_named_id_exists() {
-        let literals = literals();
+        let sources = rust_sources();
+        let literals = literals(&sources);
         let named = |id: &str| {
             // Named whole, or through a computed id under a named prefix (`exception.`).
             literals.iter().any(|l| {
@@ -280,7 +290,7 @@ mod tests {
         };
         let unused: Vec<&String> = WORDS.keys().filter(|id| !named(id)).collect();
         assert!(unused.is_empty(), "words no code names: {unused:?}");
-        let source_ids = crate_ids();
+        let source_ids = crate_ids(&sources);
         let missing: Vec<&String> = source_ids
             .iter()
             .filter(|id| {
@@ -295,29 +305,19 @@ mod tests {
     }
 
     /// The ids passed literally to `say!`, `text`, `list` and `rule`.
-    fn crate_ids() -> Vec<String> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    fn crate_ids(sources: &[String]) -> Vec<String> {
         let mut ids = Vec::new();
-        let mut pending = vec![root];
-        while let Some(dir) = pending.pop() {
-            for entry in std::fs::read_dir(dir).unwrap().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    pending.push(path);
-                    continue;
-                }
-                let source = std::fs::read_to_string(&path).unwrap();
-                let source: String = source
-                    .lines()
-                    .filter(|l| !l.trim_start().starts_with("//"))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                for call in ["say!(\"", "text(\"", "list(\"", "rule(\""] {
-                    for (at, _) in source.match_indices(call) {
-                        let rest = &source[at + call.len()..];
-                        if let Some(end) = rest.find('"') {
-                            ids.push(rest[..end].to_owned());
-                        }
+        for source in sources {
+            let source: String = source
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            for call in ["say!(\"", "text(\"", "list(\"", "rule(\""] {
+                for (at, _) in source.match_indices(call) {
+                    let rest = &source[at + call.len()..];
+                    if let Some(end) = rest.find('"') {
+                        ids.push(rest[..end].to_owned());
                     }
                 }
             }
