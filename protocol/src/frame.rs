@@ -241,6 +241,7 @@ mod tests {
                 runtime_version: "3.12.0".into(),
                 startup_us: 1,
                 from_image: true,
+                forked: false,
                 jail: crate::JailReport::default(),
             }),
         )

@@ -123,6 +123,9 @@ pub struct ReadyInfo {
     /// Whether the interpreter started from the runtime's memory image (no start-up of its
     /// own, packages already imported).
     pub from_image: bool,
+    /// Whether the worker was forked by a fork server (its module mapped and its interpreter
+    /// instantiated before the session asked), not started by exec.
+    pub forked: bool,
     /// The jail this worker is in, layer by layer.
     pub jail: crate::jail::JailReport,
 }
@@ -223,4 +226,40 @@ pub enum StateAfterRestart {
     RolledBack,
     /// A fresh interpreter: every variable, function and import is gone. Files in /app remain.
     Lost,
+}
+
+/// What the supervisor asks of a fork server (`sandbox-worker fork-server`): a worker for one
+/// session, exactly as `sandbox-worker serve` would run with `args` (the subcommand first),
+/// set up as the supervisor's `pre_exec` sets up an exec'd one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkRequest {
+    /// The worker's command line after the program name: `serve` and its options, as bytes.
+    pub args: Vec<Vec<u8>>,
+    /// Its working directory (the session's `/app`), as bytes.
+    pub cwd: Vec<u8>,
+    pub limits: ForkLimits,
+    /// The `cgroup.procs` file the worker moves itself into before anything else, when cgroups
+    /// are delegated.
+    pub cgroup_procs: Option<Vec<u8>>,
+}
+
+/// The rlimits of a forked worker, as the supervisor sets them on an exec'd one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkLimits {
+    pub data_bytes: u64,
+    pub open_files: u64,
+    pub file_bytes: u64,
+    pub cpu_seconds: u64,
+}
+
+/// A fork server's answers: one `Ready` when it is up, then one answer per [`ForkRequest`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ForkReply {
+    /// The server has mapped its module (and instantiated its interpreter, when `pristine`)
+    /// and takes requests.
+    Ready { pristine: bool },
+    /// A worker was forked: a child of the supervisor (`CLONE_PARENT`), which it reaps.
+    Forked { pid: u32 },
+    /// Nothing was forked; the supervisor starts the worker by exec instead.
+    Refused { message: String },
 }

@@ -80,6 +80,10 @@ impl Background {
             let (sessions, runtimes) = (sessions.clone(), runtimes.clone());
             async move { sessions.keep_pool_filled(&runtimes).await }
         });
+        background.spawn({
+            let (sessions, runtimes) = (sessions.clone(), runtimes.clone());
+            async move { sessions.keep_fork_servers(&runtimes).await }
+        });
         if probe {
             background.spawn({
                 let (sessions, runtimes) = (sessions.clone(), runtimes.clone());

@@ -25,6 +25,17 @@ pub struct JailLimits {
     pub cpu_seconds: u64,
 }
 
+impl JailLimits {
+    /// A fork server's own rlimits: none that a session's would set (each forked worker sets
+    /// its session's), so a long-lived server never runs into its CPU time or data size.
+    pub const FORK_SERVER: JailLimits = JailLimits {
+        data_bytes: libc::RLIM_INFINITY,
+        open_files: 1024,
+        file_bytes: libc::RLIM_INFINITY,
+        cpu_seconds: libc::RLIM_INFINITY,
+    };
+}
+
 /// Installs the `pre_exec` hook. `cgroup_procs` is the `cgroup.procs` file of the worker's
 /// cgroup, when cgroups are delegated: the child moves itself there before exec, so it never
 /// runs outside its limits.
@@ -53,7 +64,7 @@ pub fn apply(command: &mut Command, limits: JailLimits, cgroup_procs: Option<CSt
             setrlimit(
                 Resource::RLIMIT_CPU,
                 limits.cpu_seconds,
-                limits.cpu_seconds + 5,
+                limits.cpu_seconds.saturating_add(5),
             )?;
             // A write past RLIMIT_FSIZE must fail with EFBIG for the guest to see, not kill us.
             signal(Signal::SIGXFSZ, SigHandler::SigIgn)?;

@@ -17,6 +17,7 @@ use sandbox_protocol::Runtime;
 
 use crate::config::{PoolSizes, SessionLimits};
 use crate::worker::Worker;
+use crate::worker::fork_server::ForkServers;
 use crate::workspace::SessionFiles;
 
 /// The part of a session's limits its worker is started with: the rest (fuel, timeout,
@@ -42,21 +43,24 @@ pub struct Pooled {
     pub version: String,
 }
 
-/// The idle pre-started workers.
+/// The idle pre-started workers, and the fork servers every worker is started from when it can
+/// be.
 #[derive(Debug)]
 pub struct WorkerPool {
     sizes: PoolSizes,
     idle: Mutex<Vec<Pooled>>,
     /// Woken when a worker is taken, so the refill starts at once.
     taken: tokio::sync::Notify,
+    pub forks: ForkServers,
 }
 
 impl WorkerPool {
-    pub fn new(sizes: PoolSizes) -> Self {
+    pub fn new(sizes: PoolSizes, forks: ForkServers) -> Self {
         Self {
             sizes,
             idle: Mutex::default(),
             taken: tokio::sync::Notify::new(),
+            forks,
         }
     }
 
@@ -125,8 +129,10 @@ impl WorkerPool {
         let _ = tokio::time::timeout(period, self.taken.notified()).await;
     }
 
-    /// Empties the pool (at shutdown): the caller stops the workers.
+    /// Empties the pool and stops the fork servers (at shutdown): the caller stops the
+    /// workers.
     pub fn drain(&self) -> Vec<Pooled> {
+        self.forks.stop();
         self.idle().drain(..).collect()
     }
 }

@@ -402,14 +402,23 @@ impl Session {
             return Ok(lost);
         }
         let files = self.files();
-        let (worker, ready) =
-            Worker::spawn(config, module, &files, runner.generation, runtime, &limits)
-                .await
-                .inspect_err(|e| {
-                    crate::metrics::global().worker_start_failed(runtime, &e.to_string());
-                    runner.lost = lost.clone();
-                })?;
-        crate::metrics::global().worker_started(runtime, "spawn");
+        let fork_server = self.pool.forks.get(runtime, module);
+        let (worker, ready) = Worker::spawn(
+            config,
+            module,
+            &files,
+            runner.generation,
+            runtime,
+            &limits,
+            fork_server.as_ref(),
+        )
+        .await
+        .inspect_err(|e| {
+            crate::metrics::global().worker_start_failed(runtime, &e.to_string());
+            runner.lost = lost.clone();
+        })?;
+        let how = if ready.forked { "fork" } else { "spawn" };
+        crate::metrics::global().worker_started(runtime, how);
         tracing::info!(
             session = %self.id,
             pid = worker.pid(),
@@ -417,6 +426,7 @@ impl Session {
             version = %ready.runtime_version,
             startup_ms = ready.startup_us as f64 / 1000.0,
             from_image = ready.from_image,
+            forked = ready.forked,
             "worker ready"
         );
         self.install_worker(runner, worker);

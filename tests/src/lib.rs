@@ -757,6 +757,23 @@ impl Server {
     /// # Errors
     /// As [`Server::start_with_env`], and when the copy cannot be made.
     pub async fn start_as(uid: Option<u32>, env: &[(&str, &str)]) -> Result<Self> {
+        Self::start_inner(uid, env, None).await
+    }
+
+    /// Starts `sandbox-mcp` with extra environment variables, its logs (stderr) going to
+    /// `log`, at `RUST_LOG`'s level when the test has one, `info` otherwise.
+    ///
+    /// # Errors
+    /// As [`Server::start_with_env`], and when `log` cannot be created.
+    pub async fn start_logged(env: &[(&str, &str)], log: &std::path::Path) -> Result<Self> {
+        Self::start_inner(None, env, Some(log)).await
+    }
+
+    async fn start_inner(
+        uid: Option<u32>,
+        env: &[(&str, &str)],
+        log: Option<&std::path::Path>,
+    ) -> Result<Self> {
         let mut bin = server_binary();
         if !bin.is_file() {
             bail!(
@@ -775,16 +792,21 @@ impl Server {
         if let Some(uid) = uid {
             command.uid(uid).gid(uid);
         }
+        let level = if log.is_some() { "info" } else { "warn" };
         command.env(
             "RUST_LOG",
-            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
+            std::env::var("RUST_LOG").unwrap_or_else(|_| level.into()),
         );
         command.env("SANDBOX_STATE_DIR", &state_dir);
         command.env("SANDBOX_WORKER_POOL", TEST_WORKER_POOL);
         for (k, v) in env {
             command.env(k, v);
         }
-        let transport = TokioChildProcess::new(command).context("spawning sandbox-mcp")?;
+        let mut transport = TokioChildProcess::builder(command);
+        if let Some(log) = log {
+            transport = transport.stderr(std::fs::File::create(log)?);
+        }
+        let (transport, _) = transport.spawn().context("spawning sandbox-mcp")?;
         let pid = transport.id().context("sandbox-mcp pid")?;
         let service = Recorder::default()
             .serve(transport)
@@ -800,6 +822,27 @@ impl Server {
 
     pub async fn start() -> Result<Self> {
         Self::start_with_env(&[]).await
+    }
+
+    /// Waits until `count` fork server processes run (at most 60 s: the interpreters may
+    /// still be compiling) and returns their pids. A process may still be loading: its
+    /// "fork server up" log line says when it forks.
+    ///
+    /// # Errors
+    /// When they do not come up in time.
+    pub async fn wait_for_fork_servers(&self, count: usize) -> Result<Vec<u32>> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let pids = procfs::fork_servers(self.pid);
+            if pids.len() >= count {
+                return Ok(pids);
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "{count} fork servers never came up (running: {pids:?})"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Waits until the pool holds `count` ready idle workers (as `list_runtimes` counts them;
@@ -1217,6 +1260,26 @@ pub mod procfs {
                     && cmdline.contains("/_pooled.")
                     && !adopted.iter().any(|a| cmdline.contains(a))
             })
+            .map(|(pid, _)| pid)
+            .collect()
+    }
+
+    /// The process group `pid` is in.
+    pub fn process_group(pid: u32) -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit_once(") ")?
+            .1
+            .split_whitespace()
+            .nth(2)?
+            .parse()
+            .ok()
+    }
+
+    /// The fork servers of `server` (`sandbox-worker fork-server`), live ones only.
+    pub fn fork_servers(server: u32) -> Vec<u32> {
+        workers_of(server)
+            .into_iter()
+            .filter(|(pid, state)| *state != 'Z' && cmdline(*pid).contains(" fork-server "))
             .map(|(pid, _)| pid)
             .collect()
     }

@@ -141,8 +141,10 @@ pub struct Link {
     pub control: Arc<Control>,
     /// The jail this worker is in, for [`ReadyInfo`].
     pub jail: JailReport,
-    /// Started with the process, for [`ReadyInfo::startup_us`].
+    /// Started with the process (or the fork), for [`ReadyInfo::startup_us`].
     pub ready_clock: ReadyClock,
+    /// Forked by a fork server, for [`ReadyInfo::forked`].
+    pub forked: bool,
 }
 
 impl Link {
@@ -214,6 +216,7 @@ impl Link {
             runtime_version,
             startup_us: self.ready_clock.elapsed_us(),
             from_image,
+            forked: self.forked,
             jail: self.jail.clone(),
         }))
     }
@@ -264,6 +267,7 @@ pub(crate) mod tests {
             control: Arc::default(),
             jail: JailReport::default(),
             ready_clock: ReadyClock::start(),
+            forked: false,
         };
         (link, jobs, supervisor, endings)
     }

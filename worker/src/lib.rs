@@ -17,6 +17,7 @@ pub mod capture;
 pub mod command;
 pub mod connection;
 pub mod engine;
+pub mod fork_server;
 pub mod fuel_overhead;
 pub mod host;
 pub mod jail;

@@ -10,11 +10,11 @@ use std::process::ExitCode;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
-use sandbox_protocol::{LayerSet, Mount, Runtime, WorkerExit};
+use sandbox_protocol::{Layer, LayerSet, Mount, Runtime, WorkerExit};
 use sandbox_worker::host::SessionConfig;
 use sandbox_worker::jail::{self, Early, JailArgs};
 use sandbox_worker::quota::QuotaLimits;
-use sandbox_worker::serve::ServeArgs;
+use sandbox_worker::serve::{Loaded, ServeArgs};
 use sandbox_worker::{ReadyClock, WorkerError, fuel_overhead, prepare};
 
 /// One sandbox session in its own process, and the steps that prepare its interpreters.
@@ -39,6 +39,10 @@ enum Command {
     CompilePython(CompilePythonOptions),
     /// Serve one session over the supervisor's socket (how `sandbox-mcp` starts every worker)
     Serve(ServeOptions),
+    /// Map a runtime's interpreter (and instantiate its memory image) once, then fork a `serve`
+    /// worker for each session the supervisor asks for on SOCKET. WORKSPACE and the mounts are
+    /// placeholders laid out as every session's directories
+    ForkServer(ForkServerOptions),
     /// Apply every jail layer to this process and print what held, as JSON, on stdout (the
     /// supervisor runs it once at start-up)
     JailCheck,
@@ -48,6 +52,15 @@ enum Command {
     /// Measure what fuel metering costs (fib(25) in Python, fib(27) in JavaScript, with and
     /// without fuel) and print the figures as JSON on stdout
     FuelOverhead(FuelOverheadOptions),
+}
+
+#[derive(Debug, Args)]
+struct ForkServerOptions {
+    #[command(flatten)]
+    serve: ServeOptions,
+    /// Ignored: room in the command line for each forked worker to show its own there
+    #[arg(long, value_name = "PADDING", hide = true)]
+    title_room: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -229,6 +242,13 @@ fn run(
             let ended = sandbox_worker::serve::run(args, ready_clock)?;
             tracing::debug!(?ended, "worker done");
         }
+        Command::ForkServer(options) => {
+            let title = sandbox_worker::fork_server::Title::capture();
+            let template = options.serve.into_serve_args(serve_matches(), early, false);
+            sandbox_worker::fork_server::run(&template, title, |args, loaded| {
+                forked_worker(args, loaded, &template)
+            })?;
+        }
         Command::JailProbe(options) => {
             let args = options.into_serve_args(serve_matches(), early, true);
             let ended = sandbox_worker::serve::run(args, ready_clock)?;
@@ -250,12 +270,54 @@ fn run(
     Ok(())
 }
 
+/// A worker forked by the fork server serving `template`'s interpreter: runs the `serve`
+/// command line `args` with what the server loaded, as `main` would have, and says how it
+/// ended.
+fn forked_worker(args: Vec<OsString>, loaded: Loaded, template: &ServeArgs) -> WorkerExit {
+    let ready_clock = ReadyClock::start();
+    let (command, matches) =
+        match parse(std::iter::once(OsString::from("sandbox-worker")).chain(args)) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                eprintln!("sandbox-worker: a fork request that does not parse: {e}");
+                return WorkerExit::Usage;
+            }
+        };
+    let Command::Serve(options) = command else {
+        eprintln!("sandbox-worker: a fork server forks only `serve` workers");
+        return WorkerExit::Usage;
+    };
+    let early = jail::early_forked(options.jail);
+    let args = options.into_serve_args(matches.subcommand().map(|(_, m)| m), early, false);
+    if !loaded.serves(&args, template) {
+        eprintln!("sandbox-worker: a fork request for another interpreter than the server's");
+        return WorkerExit::Usage;
+    }
+    match sandbox_worker::serve::run_loaded(args, ready_clock, loaded) {
+        Ok(ended) => {
+            tracing::debug!(?ended, "forked worker done");
+            WorkerExit::Done
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "forked sandbox-worker failed");
+            eprintln!("sandbox-worker: {e}");
+            e.exit()
+        }
+    }
+}
+
 impl Command {
     /// The jail layers to apply before anything else: all of them for `jail-check` (it reports
-    /// which hold), the `--jail` value for `serve` and `jail-probe`, none otherwise.
+    /// which hold), the `--jail` value for `serve` and `jail-probe`, the descriptors only for
+    /// `fork-server` (its workers enter their own jails), none otherwise.
     fn jail_layers(&self) -> LayerSet {
         match self {
             Command::JailCheck => LayerSet::all(),
+            Command::ForkServer(_) => {
+                let mut fds = LayerSet::EMPTY;
+                fds.insert(Layer::Fds);
+                fds
+            }
             Command::Serve(options) | Command::JailProbe(options) => options.jail,
             Command::Precompile(_) | Command::CompilePython(_) | Command::FuelOverhead(_) => {
                 LayerSet::EMPTY
@@ -358,8 +420,6 @@ fn layers(value: &str) -> Result<LayerSet, String> {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
-
-    use sandbox_protocol::Layer;
 
     use super::*;
 

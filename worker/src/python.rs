@@ -28,7 +28,7 @@ mod pushed;
 use crate::host::{HostState, Outcome, SessionConfig};
 use build::DRIVER;
 pub use build::{Build, PINNED_SHA256};
-pub use pushed::{image_digest, make_image, run_once, run_turn_in};
+pub use pushed::{Pristine, image_digest, make_image, run_once, run_turn_in};
 
 /// Fuel for interpreter start-up (about 0.2 × 10^9 measured), before the first execution.
 const STARTUP_FUEL: u64 = 5_000_000_000;
@@ -245,20 +245,27 @@ fn frame_request(cell: u64, request: &ExecuteRequest) -> Vec<u8> {
     framed
 }
 
+/// What a Python session starts its interpreters from: the runtime's module, its memory image
+/// when the host has one, and the image already instantiated when a fork server did that.
+pub struct Modules<'a> {
+    pub module: &'a LazyModule,
+    pub image: Option<&'a Module>,
+    pub pristine: Option<Pristine>,
+}
+
 /// Runs the Python session until the supervisor goes away.
 ///
 /// # Errors
 /// When the interpreter cannot start, at first or after a restart.
 pub fn serve(
-    module: &LazyModule,
-    image: Option<&Module>,
+    modules: Modules<'_>,
     linker: &Linker<HostState>,
     workspace: &std::path::Path,
     config: &SessionConfig,
     build: Build,
     link: Link,
 ) -> Result<(), WorkerError> {
-    pushed::serve(module, image, linker, workspace, config, build, link)
+    pushed::serve(modules, linker, workspace, config, build, link)
 }
 
 /// The report of an execution whose trap (or exit) ended the interpreter it ran in: the next

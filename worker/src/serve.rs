@@ -50,6 +50,76 @@ pub struct ServeArgs {
     pub probe: bool,
 }
 
+/// What a worker maps before it serves: the interpreter's module (or its memory image, with the
+/// module itself mapped only if the image fails), the linker, and, in a child of a fork server,
+/// the interpreter the server instantiated from the image before any session asked for it.
+pub struct Loaded {
+    module: LazyModule,
+    image: Option<Module>,
+    linker: Linker<HostState>,
+    pristine: Option<python::Pristine>,
+}
+
+impl Loaded {
+    /// Maps what `args` names. An image that does not load costs its session the start-up
+    /// time, nothing more.
+    ///
+    /// # Errors
+    /// When the module (without a usable image) cannot be mapped or the linker not built.
+    pub fn load(args: &ServeArgs) -> Result<Self, WorkerError> {
+        let image = args.image.as_deref().and_then(|cwasm| {
+            load_module(engine(), cwasm)
+                .inspect_err(|e| tracing::warn!(error = %e, "memory image unusable: starting cold"))
+                .ok()
+        });
+        let module = match image {
+            Some(_) => LazyModule::new(args.module.clone()),
+            None => LazyModule::mapped(args.module.clone()).map_err(WorkerError::Engine)?,
+        };
+        let linker = build_linker(engine()).map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
+        Ok(Self {
+            module,
+            image,
+            linker,
+            pristine: None,
+        })
+    }
+
+    /// A fork server's step: instantiates the memory image with `args`' directories (the
+    /// server's placeholders, laid out as every session's), so that each forked worker finds
+    /// its interpreter instantiated and its pages mapped. Whether there is one now.
+    pub fn instantiate_image(&mut self, args: &ServeArgs) -> bool {
+        if args.runtime.language() != Language::Python {
+            return false;
+        }
+        let Some(image) = &self.image else {
+            return false;
+        };
+        let build = python::Build::of(&args.wasm_sha256);
+        match python::Pristine::instantiate(
+            image,
+            &self.linker,
+            &args.workspace,
+            &args.config,
+            build,
+        ) {
+            Ok(pristine) => self.pristine = Some(pristine),
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), "cannot instantiate the memory image ahead")
+            }
+        }
+        self.pristine.is_some()
+    }
+
+    /// Whether this was loaded for the same interpreter as `args` names.
+    pub fn serves(&self, args: &ServeArgs, loaded_for: &ServeArgs) -> bool {
+        args.runtime == loaded_for.runtime
+            && args.module == loaded_for.module
+            && args.image == loaded_for.image
+            && args.wasm_sha256 == loaded_for.wasm_sha256
+    }
+}
+
 /// Serves one session until the supervisor is done with it, and says how it ended.
 ///
 /// # Errors
@@ -57,6 +127,26 @@ pub struct ServeArgs {
 /// mismatch, and an interpreter that cannot start or go on. The supervisor has been told why
 /// (`Failed`) of all but the connection's own failures.
 pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<Ended, WorkerError> {
+    serve(args, ready_clock, None)
+}
+
+/// [`run`] for a worker whose modules are mapped already: a fork server's child.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_loaded(
+    args: ServeArgs,
+    ready_clock: ReadyClock,
+    loaded: Loaded,
+) -> Result<Ended, WorkerError> {
+    serve(args, ready_clock, Some(loaded))
+}
+
+fn serve(
+    args: ServeArgs,
+    ready_clock: ReadyClock,
+    loaded: Option<Loaded>,
+) -> Result<Ended, WorkerError> {
     let stream = UnixStream::connect(&args.socket).map_err(|source| WorkerError::Connect {
         socket: args.socket.clone(),
         source,
@@ -64,22 +154,12 @@ pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<Ended, WorkerErro
     let mut reader = stream.try_clone()?;
     let (outbox, endings) = Outbox::new(stream);
     let shell = ShellRunner::new(args.runtime.language(), &args.workspace, &args.config);
-    // An image that does not load costs its session the start-up time, nothing more. With
-    // one, the interpreter's own module is mapped only if a start from the image fails (it
-    // takes as long as the image to map).
-    let image = args.image.as_deref().and_then(|cwasm| {
-        load_module(engine(), cwasm)
-            .inspect_err(|e| tracing::warn!(error = %e, "memory image unusable: starting cold"))
-            .ok()
-    });
-    let module = match image {
-        Some(_) => LazyModule::new(args.module.clone()),
-        None => LazyModule::mapped(args.module.clone())
-            .map_err(|e| outbox.fail(WorkerError::Engine(e)))?,
+    let forked = loaded.is_some();
+    let loaded = match loaded {
+        Some(loaded) => loaded,
+        None => Loaded::load(&args).map_err(|e| outbox.fail(e))?,
     };
-    let linker =
-        build_linker(engine()).map_err(|e| outbox.fail(WorkerError::Runtime(format!("{e:#}"))))?;
-    tracing::debug!(us = ready_clock.elapsed_us(), "modules mapped");
+    tracing::debug!(us = ready_clock.elapsed_us(), forked, "modules mapped");
 
     // The jail, while this is the only thread: the socket is connected and the module mapped,
     // so from here on nothing needs a path outside the session's directories.
@@ -113,8 +193,9 @@ pub fn run(args: ServeArgs, ready_clock: ReadyClock) -> Result<Ended, WorkerErro
         control: control.clone(),
         jail,
         ready_clock,
+        forked,
     };
-    spawn_guest(args, (module, image), linker, link)?;
+    spawn_guest(args, loaded, link)?;
     let reading = Reader {
         stream: reader,
         jobs,
@@ -150,21 +231,25 @@ fn enter_jail(args: &ServeArgs) -> Result<JailReport, jail::JailError> {
 
 /// Starts the guest thread: it runs the session's interpreter until the supervisor goes away,
 /// then ends the worker (with the error, when the interpreter failed).
-fn spawn_guest(
-    args: ServeArgs,
-    (module, image): (LazyModule, Option<Module>),
-    linker: Linker<HostState>,
-    link: Link,
-) -> Result<(), WorkerError> {
+fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), WorkerError> {
     let outbox = link.outbox.clone();
     std::thread::Builder::new()
         .name("guest".into())
         .stack_size(GUEST_THREAD_STACK)
         .spawn(move || {
+            let Loaded {
+                module,
+                image,
+                linker,
+                pristine,
+            } = loaded;
             let served = match args.runtime.language() {
                 Language::Python => python::serve(
-                    &module,
-                    image.as_ref(),
+                    python::Modules {
+                        module: &module,
+                        image: image.as_ref(),
+                        pristine,
+                    },
                     &linker,
                     &args.workspace,
                     &args.config,

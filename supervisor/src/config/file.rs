@@ -74,6 +74,8 @@ fn list(problems: &[FileProblem]) -> String {
 enum Kind {
     /// An on/off switch: a boolean.
     Switch,
+    /// An option that takes `true` or `false` (on by default): a boolean.
+    Toggle,
     /// A count, size or duration: a non-negative integer.
     Integer,
     /// A path: a string, relative to the file's directory.
@@ -87,6 +89,8 @@ impl Kind {
         let parsed = arg.get_value_parser().type_id();
         if !arg.get_action().takes_values() {
             Kind::Switch
+        } else if parsed == TypeId::of::<bool>() {
+            Kind::Toggle
         } else if parsed == TypeId::of::<u64>() {
             Kind::Integer
         } else if parsed == TypeId::of::<PathBuf>() {
@@ -98,7 +102,7 @@ impl Kind {
 
     fn name(self) -> &'static str {
         match self {
-            Kind::Switch => "a boolean",
+            Kind::Switch | Kind::Toggle => "a boolean",
             Kind::Integer => "an integer",
             Kind::Path | Kind::Text => "a string",
         }
@@ -219,7 +223,7 @@ fn checked_value(
         reason,
     };
     let text = match (kind, value) {
-        (Kind::Switch, toml::Value::Boolean(on)) => on.to_string(),
+        (Kind::Switch | Kind::Toggle, toml::Value::Boolean(on)) => on.to_string(),
         (Kind::Integer, toml::Value::Integer(n)) if *n < 0 => {
             return Err(bad(format!("{n} is negative")));
         }

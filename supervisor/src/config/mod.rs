@@ -86,6 +86,8 @@ pub struct SupervisorConfig {
     pub memory_budget: u64,
     /// Idle pre-started workers per runtime.
     pub worker_pool: PoolSizes,
+    /// Start workers by forking them from a fork server per runtime (`SANDBOX_FORK_SERVERS`).
+    pub fork_servers: bool,
     /// When memory is short for a new session, the workers of `auto_persist_globals` sessions
     /// idle this long may be stopped (their variables come back on their next call); `None`:
     /// never.
@@ -205,6 +207,7 @@ impl SupervisorConfig {
             max_sessions: count(DEFAULT_MAX_SESSIONS),
             memory_budget: default_memory_budget(),
             worker_pool: PoolSizes::none(),
+            fork_servers: false,
             evict_idle: None,
             cgroups: CgroupSupport::Unavailable {
                 reason: "not detected".into(),
@@ -238,6 +241,7 @@ impl SupervisorConfig {
             self.memory_budget = budget;
         }
         self.worker_pool = admission.worker_pool.clone();
+        self.fork_servers = admission.fork_servers;
         self.evict_idle =
             (admission.evict_idle_secs > 0).then(|| Duration::from_secs(admission.evict_idle_secs));
         self.principal_max_sessions = count(admission.principal_max_sessions);

@@ -229,6 +229,12 @@ pub struct AdmissionSettings {
     #[arg(long, value_name = "SIZES", env = "SANDBOX_WORKER_POOL",
           default_value = DEFAULT_WORKER_POOL)]
     pub worker_pool: super::PoolSizes,
+    /// Fork each runtime's workers from a fork server that has mapped the interpreter and
+    /// instantiated its memory image (a new session's first call then skips process and
+    /// interpreter start-up); false or 0: exec every worker [default: true]
+    #[arg(long, value_name = "BOOL", env = "SANDBOX_FORK_SERVERS", default_value = "true",
+          value_parser = off_for_zero_or_false, action = ArgAction::Set)]
+    pub fork_servers: bool,
     /// When memory is short for a new session, stop the workers of sessions with
     /// auto_persist_globals idle this many seconds (their variables come back on their next
     /// call); 0: never
@@ -507,6 +513,11 @@ fn name_the_variable(
 /// passes for an absent switch, is off.
 fn set_means_on(value: &str) -> Result<bool, Infallible> {
     Ok(value != "false")
+}
+
+/// A switch that is on unless it is `0` or `false`.
+fn off_for_zero_or_false(value: &str) -> Result<bool, Infallible> {
+    Ok(!matches!(value, "0" | "false"))
 }
 
 /// A switch variable that is on only for `1` or `true` (anything else is off).

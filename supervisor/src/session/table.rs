@@ -20,6 +20,7 @@ use crate::config::SupervisorConfig;
 use crate::memory::{Footprint, ProcFs};
 use crate::metrics::{AdmissionLevels, Levels, Refusal};
 use crate::pool::WorkerPool;
+use crate::worker::fork_server::ForkServers;
 use crate::workspace::StateDirs;
 
 /// How many reaped session ids are remembered, so a late call hears "expired" instead of
@@ -63,17 +64,19 @@ impl SessionTable {
     /// When the state directory's parts cannot be created.
     pub fn new(config: Arc<SupervisorConfig>) -> std::io::Result<Self> {
         let dirs = Arc::new(StateDirs::create(&config.state_dir)?);
-        let sizes = if config.jail.entry == crate::jail_layers::WorkerEntry::Serve {
+        let serving = config.jail.entry == crate::jail_layers::WorkerEntry::Serve;
+        let sizes = if serving {
             config.worker_pool.clone()
         } else {
             crate::config::PoolSizes::none()
         };
+        let forks = ForkServers::new(serving && config.fork_servers);
         Ok(Self {
             config,
             dirs,
             sessions: Mutex::default(),
             expired: Mutex::default(),
-            pool: Arc::new(WorkerPool::new(sizes)),
+            pool: Arc::new(WorkerPool::new(sizes, forks)),
             measured: Mutex::default(),
             proc_fs: ProcFs::default(),
         })

@@ -2,6 +2,7 @@
 //! over its socket, the hard kill, and how its end is described. How it is started is [`plan`]
 //! (decided and validated first, purely) and [`spawn`] (carried out, jailed, under a guard).
 
+pub mod fork_server;
 pub mod plan;
 pub mod spawn;
 
@@ -24,6 +25,7 @@ pub use spawn::SpawnError;
 
 use crate::config::{SessionLimits, SupervisorConfig};
 use crate::workspace::SessionFiles;
+use fork_server::ForkServer;
 use spawn::WorkerProcess;
 
 /// How long a new worker may take to connect and report a ready interpreter. CPython starts in
@@ -137,10 +139,13 @@ impl Worker {
         generation: u64,
         runtime: Runtime,
         limits: &SessionLimits,
+        fork_server: Option<&Arc<ForkServer>>,
     ) -> Result<(Self, ReadyInfo), SpawnError> {
         let request = SpawnRequest::new(files, module, generation, runtime, limits);
         let plan = SpawnPlan::build(config, &request)?;
-        let (guard, stream) = spawn::launch(&plan).await?;
+        // A jail probe attacks instead of serving: only `serve` workers are forked.
+        let fork_server = fork_server.filter(|_| plan.serves());
+        let (guard, stream) = spawn::launch(&plan, fork_server).await?;
         #[allow(deprecated, reason = "see Worker")]
         let (reader, writer) = stream.split();
         let mut worker = Self {
@@ -346,7 +351,7 @@ impl Worker {
 
     /// How the worker ended, if it has (reaping it); `None` while it runs.
     pub fn exited(&mut self) -> Option<String> {
-        match self.process.child.try_wait() {
+        match self.process.try_wait() {
             Ok(Some(status)) => Some(describe_exit(Some(status))),
             Ok(None) => None,
             Err(_) => Some("unknown".into()),
@@ -361,8 +366,8 @@ impl Worker {
     /// A worker whose socket closed is usually dead already: give it a moment to be reaped with
     /// its real exit status (the signal that killed it), then make sure.
     async fn wait_or_kill(&mut self) -> String {
-        match tokio::time::timeout(Duration::from_millis(500), self.process.child.wait()).await {
-            Ok(status) => describe_exit(status.ok()),
+        match tokio::time::timeout(Duration::from_millis(500), self.process.wait()).await {
+            Ok(status) => describe_exit(status),
             Err(_) => self.kill().await,
         }
     }
@@ -370,7 +375,7 @@ impl Worker {
     /// Asks the worker to exit, then kills it regardless.
     pub async fn shutdown(mut self) {
         let _ = self.line.send(&Request::Shutdown).await;
-        if tokio::time::timeout(Duration::from_millis(200), self.process.child.wait())
+        if tokio::time::timeout(Duration::from_millis(200), self.process.wait())
             .await
             .is_err()
         {

@@ -158,6 +158,14 @@ impl SpawnPlan {
         Ok(plan)
     }
 
+    /// Whether the worker serves a session (a jail probe attacks instead, and is never
+    /// forked).
+    pub fn serves(&self) -> bool {
+        self.args
+            .first()
+            .is_some_and(|a| a == WorkerEntry::Serve.subcommand())
+    }
+
     /// Checks the rules every worker is started by: a socket path that fits a socket address,
     /// absolute host and guest paths, one mount per guest path, and no variable beyond the
     /// allow-list (the probe's targets only for a probe).

@@ -5,6 +5,7 @@
 //! connected, the guard is disarmed and hands the [`WorkerProcess`] to its `Worker`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use interprocess::local_socket::tokio::{Stream, prelude::*};
 use interprocess::local_socket::{GenericFilePath, ListenerOptions};
@@ -12,6 +13,7 @@ use interprocess::os::unix::local_socket::ListenerOptionsExt;
 use tokio::io::AsyncBufReadExt;
 use tokio::process::Child;
 
+use super::fork_server::{ForkServer, Forked};
 use super::plan::{PlanError, SpawnPlan};
 use super::{STARTUP_TIMEOUT, describe_exit, kill_group};
 use crate::cgroup::WorkerCgroup;
@@ -38,19 +40,47 @@ pub enum SpawnError {
 }
 
 /// A started worker process and the cgroup made for it. Dropping it kills the process group
-/// and removes the cgroup (`kill_on_drop` has tokio reap the process).
+/// and removes the cgroup (tokio, or [`Forked`], reaps the process).
 #[derive(Debug)]
 pub struct WorkerProcess {
-    pub child: Child,
+    started: Started,
     pub pid: u32,
     cgroup: Option<WorkerCgroup>,
+}
+
+/// How a worker was started, which says how it is reaped.
+#[derive(Debug)]
+enum Started {
+    /// Exec'd by the supervisor (`kill_on_drop` has tokio reap it).
+    Exec(Child),
+    /// Forked by a fork server as the supervisor's child.
+    Forked(Forked),
 }
 
 impl WorkerProcess {
     /// Kills the whole process group and reaps the worker. Returns how it ended.
     pub async fn kill(&mut self) -> String {
         kill_group(self.pid);
-        describe_exit(self.child.wait().await.ok())
+        describe_exit(self.wait().await)
+    }
+
+    /// Waits until the worker ends and reaps it: how it ended, if that can be known.
+    pub async fn wait(&mut self) -> Option<std::process::ExitStatus> {
+        match &mut self.started {
+            Started::Exec(child) => child.wait().await.ok(),
+            Started::Forked(forked) => forked.wait().await.ok(),
+        }
+    }
+
+    /// How the worker ended, reaping it, or `None` while it runs.
+    ///
+    /// # Errors
+    /// When the process cannot be waited for.
+    pub fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        match &mut self.started {
+            Started::Exec(child) => child.try_wait(),
+            Started::Forked(forked) => forked.try_wait(),
+        }
     }
 }
 
@@ -73,6 +103,19 @@ pub struct SpawnGuard {
 }
 
 impl SpawnGuard {
+    /// The started process's pid.
+    pub fn pid(&self) -> u32 {
+        self.process.pid
+    }
+
+    /// How the process ended, reaping it, or `None` while it runs.
+    ///
+    /// # Errors
+    /// When it cannot be waited for.
+    pub fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        self.process.try_wait()
+    }
+
     /// The worker is connected and becomes its `Worker`'s, whose drop ends it from now on.
     pub fn disarm(self) -> WorkerProcess {
         self.process
@@ -89,13 +132,17 @@ impl Drop for SocketFile {
     }
 }
 
-/// Carries `plan` out: creates the socket and the cgroup, starts the process (jailed between
-/// fork and exec) and waits until it connects.
+/// Carries `plan` out: creates the socket and the cgroup, starts the process (forked by
+/// `fork_server` when one is given and answers, otherwise exec'd, jailed between fork and exec)
+/// and waits until it connects.
 ///
 /// # Errors
 /// When the socket cannot be made, the process cannot start, dies or does not connect within
 /// the start-up timeout, or another process connects; nothing created is left behind.
-pub async fn launch(plan: &SpawnPlan) -> Result<(SpawnGuard, Stream), SpawnError> {
+pub async fn launch(
+    plan: &SpawnPlan,
+    fork_server: Option<&Arc<ForkServer>>,
+) -> Result<(SpawnGuard, Stream), SpawnError> {
     let socket = SocketFile(plan.socket.clone());
     let _ = std::fs::remove_file(&socket.0);
     let name = socket
@@ -116,32 +163,50 @@ pub async fn launch(plan: &SpawnPlan) -> Result<(SpawnGuard, Stream), SpawnError
             })
             .ok()
     });
-    let mut command = plan.command();
-    crate::jail::apply(
-        &mut command,
-        plan.rlimits,
-        cgroup.as_ref().and_then(WorkerCgroup::procs_path),
-    );
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            if let Some(cgroup) = cgroup {
-                cgroup.remove();
+    let procs = cgroup.as_ref().and_then(WorkerCgroup::procs_path);
+    let forked = match fork_server {
+        Some(server) => server
+            .fork(plan, procs.as_ref())
+            .await
+            .inspect_err(|e| tracing::warn!(session = %plan.session, error = %e, "fork server failed: exec'ing the worker"))
+            .ok(),
+        None => None,
+    };
+    let (started, pid) = match forked {
+        Some(forked) => {
+            let pid = forked.pid();
+            (Started::Forked(forked), pid)
+        }
+        None => {
+            let mut command = plan.command();
+            crate::jail::apply(&mut command, plan.rlimits, procs);
+            let mut child = match command.spawn() {
+                Ok(child) => child,
+                Err(e) => {
+                    if let Some(cgroup) = cgroup {
+                        cgroup.remove();
+                    }
+                    return Err(SpawnError::Exec(e));
+                }
+            };
+            let pid = child.id().unwrap_or_default();
+            if let Some(stderr) = child.stderr.take() {
+                forward_stderr(stderr, plan.session.clone(), pid);
             }
-            return Err(SpawnError::Exec(e));
+            (Started::Exec(child), pid)
         }
     };
-    let pid = child.id().unwrap_or_default();
-    if let Some(stderr) = child.stderr.take() {
-        forward_stderr(stderr, plan.session.clone(), pid);
-    }
     let mut guard = SpawnGuard {
-        process: WorkerProcess { child, pid, cgroup },
+        process: WorkerProcess {
+            started,
+            pid,
+            cgroup,
+        },
         _socket: socket,
     };
     let accepted = tokio::select! {
         accepted = listener.accept() => accepted.map_err(SpawnError::Listen),
-        status = guard.process.child.wait() => Err(SpawnError::Died(describe_exit(status.ok()))),
+        status = guard.process.wait() => Err(SpawnError::Died(describe_exit(status))),
         () = tokio::time::sleep(STARTUP_TIMEOUT) => Err(SpawnError::ConnectTimeout),
     };
     drop(listener); // unlinks the socket file: nothing else can connect from now on

@@ -10,6 +10,7 @@ mod escape_delete;
 mod escape_packages;
 mod escape_resources;
 mod escape_shell;
+mod forking;
 mod http;
 mod http_load;
 mod http_sdk;

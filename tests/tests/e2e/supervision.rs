@@ -76,16 +76,11 @@ async fn workers_are_jailed() -> anyhow::Result<()> {
             .any(|l| l.starts_with("NoNewPrivs:") && l.ends_with('1')),
         "{status}"
     );
-    let stat = std::fs::read_to_string(format!("/proc/{py}/stat"))?;
-    let pgrp: u32 = stat
-        .rsplit_once(") ")
-        .unwrap()
-        .1
-        .split_whitespace()
-        .nth(2)
-        .unwrap()
-        .parse()?;
-    assert_eq!(pgrp, py, "each worker leads its own process group");
+    assert_eq!(
+        procfs::process_group(py),
+        Some(py),
+        "each worker leads its own process group"
+    );
     let environ = std::fs::read(format!("/proc/{py}/environ"))?;
     let keys: Vec<String> = environ
         .split(|b| *b == 0)
@@ -973,8 +968,8 @@ async fn a_hung_worker_is_killed_and_replaced() -> anyhow::Result<()> {
         .await
 }
 
-/// Starts a server with a few live workers (three sessions' and the two of its full pool) and
-/// returns it with their pids.
+/// Starts a server with a few live workers (three sessions', the two of its full pool and its
+/// two fork servers) and returns it with their pids.
 async fn busy_server() -> anyhow::Result<(Server, Vec<u32>)> {
     let server = Server::start().await?;
     for (i, language) in ["python", "javascript", "python"].iter().enumerate() {
@@ -983,12 +978,14 @@ async fn busy_server() -> anyhow::Result<(Server, Vec<u32>)> {
             .await?;
     }
     let pooled = server.wait_for_pool(2).await?;
+    let fork_servers = server.wait_for_fork_servers(2).await?;
     assert_eq!(procfs::session_workers(server.pid).len(), 3);
     let workers: Vec<u32> = procfs::workers_of(server.pid)
         .into_iter()
         .map(|(pid, _)| pid)
         .collect();
-    assert_eq!(workers.len(), 5, "{workers:?}");
+    assert_eq!(workers.len(), 7, "{workers:?}");
+    assert!(fork_servers.iter().all(|pid| workers.contains(pid)));
     assert!(pooled.iter().all(|pid| workers.contains(pid)));
     Ok((server, workers))
 }

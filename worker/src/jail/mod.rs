@@ -114,6 +114,20 @@ pub fn early(requested: LayerSet) -> Early {
     early
 }
 
+/// Step 1 of the jail in a worker forked by a fork server: the server closed every descriptor
+/// it inherited when it started (its own step 1, always), and the child closed the server's
+/// connection before this; what remains is the modules' mappings, which the worker needs, and
+/// the server's placeholder directories, which close when the worker adopts its interpreter.
+pub fn early_forked(requested: LayerSet) -> Early {
+    let mut without_fds = requested;
+    without_fds.remove(Layer::Fds);
+    let mut early = early(without_fds);
+    if requested.contains(Layer::Fds) {
+        early.fds = LayerState::Enforced("closed by the fork server".into());
+    }
+    early
+}
+
 /// Steps 2 to 4 of the jail. Call once, after the socket is connected and the module loaded,
 /// while the process has a single thread (Landlock before ABI 8 restricts only the calling
 /// thread; seccomp is synchronised to all threads anyway).

@@ -18,7 +18,6 @@ use super::{
 };
 use crate::WorkerError;
 use crate::connection::{Link, Reply};
-use crate::engine::LazyModule;
 use crate::host::{
     Control, DriverChannel, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap,
     clear_sigint, fuel_for, new_store,
@@ -164,6 +163,58 @@ impl Interpreter {
         Ok((interpreter, version))
     }
 
+    /// Takes over a pristine interpreter for this session: its host state (descriptors, limits,
+    /// captures, cancel control) is replaced by the session's, which is all an instantiation
+    /// gives an instance besides its memory, then its driver is woken. The interpreter's
+    /// version once the driver reported ready.
+    fn adopt(
+        pristine: Pristine,
+        workspace: &Path,
+        config: &SessionConfig,
+        build: Build,
+        link: &Link,
+    ) -> Result<(Self, String)> {
+        let Pristine(mut interpreter) = pristine;
+        let size = interpreter.exports.memory.data_size(&interpreter.store);
+        if size > config.memory_bytes {
+            return Err(format_err!(
+                "the image's memory ({size} bytes) is over the session's cap"
+            ));
+        }
+        let mut state = build.host_state(workspace, config, link.control.clone())?;
+        state.driver = Some(Box::new(Fd0::default()));
+        state.memory = Some(interpreter.exports.memory);
+        state.limiter.granted = interpreter.store.data().limiter.granted;
+        // The placeholder directories of the fork server close with its state.
+        drop(std::mem::replace(interpreter.store.data_mut(), state));
+        interpreter.store.set_fuel(STARTUP_FUEL)?;
+        tracing::debug!(
+            us = link.ready_clock.elapsed_us(),
+            "adopted the fork server's interpreter"
+        );
+        let version = interpreter.first_turn(WAKE, "ready")?;
+        Ok((interpreter, version))
+    }
+
+    /// Reads one byte of every page of the memory and writes one back unchanged, so its
+    /// mapping has private pages: a fork then copies the page tables of the whole image, and a
+    /// forked worker neither faults nor looks up a page until it writes one.
+    fn map_image_pages(&mut self) {
+        const PAGE: usize = 4096;
+        let data = self.exports.memory.data_mut(&mut self.store);
+        let mut sum = 0u8;
+        for page in data.chunks(PAGE) {
+            // SAFETY: a read of a byte of our own slice; volatile, so it is not optimised away.
+            sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(&page[0]) });
+        }
+        std::hint::black_box(sum);
+        if let Some(first) = data.first_mut() {
+            let byte = *first;
+            // SAFETY: a write of the byte that is there, to our own slice; no guest code runs.
+            unsafe { std::ptr::write_volatile(first, byte) };
+        }
+    }
+
     /// Runs a first turn whose driver must report `expected`: the status's message.
     fn first_turn(&mut self, source: &str, expected: &str) -> Result<String> {
         let ran = self.run_turn(source);
@@ -247,6 +298,44 @@ impl Interpreter {
     }
 }
 
+/// An interpreter instantiated from the memory image and never run, with placeholder
+/// directories: a fork server makes one, and each worker it forks adopts its copy
+/// ([`Interpreter::adopt`]), so a new session neither maps nor instantiates anything, and the
+/// image's pages are mapped already.
+pub struct Pristine(Interpreter);
+
+impl Pristine {
+    /// Instantiates `image` with `config`'s directories, which must be the imaged layout.
+    ///
+    /// # Errors
+    /// When the layout is another, or the image cannot be instantiated.
+    pub fn instantiate(
+        image: &Module,
+        linker: &Linker<HostState>,
+        workspace: &Path,
+        config: &SessionConfig,
+        build: Build,
+    ) -> Result<Self> {
+        if !matches_imaged_layout(build.runtime, config) {
+            return Err(format_err!(
+                "the directories are not the runtime's imaged layout"
+            ));
+        }
+        let interpreter = Interpreter::instantiate(
+            image,
+            linker,
+            workspace,
+            config,
+            build,
+            Arc::default(),
+            STARTUP_FUEL,
+        )?;
+        let mut interpreter = interpreter;
+        interpreter.map_image_pages();
+        Ok(Self(interpreter))
+    }
+}
+
 /// Where an interpreter starts from.
 #[derive(Clone, Copy)]
 enum Start<'a> {
@@ -266,14 +355,18 @@ enum Start<'a> {
 /// # Errors
 /// When the interpreter cannot start, at first or after a restart.
 pub(super) fn serve(
-    module: &LazyModule,
-    image: Option<&Module>,
+    modules: super::Modules<'_>,
     linker: &Linker<HostState>,
     workspace: &Path,
     config: &SessionConfig,
     build: Build,
     link: Link,
 ) -> Result<(), WorkerError> {
+    let super::Modules {
+        module,
+        image,
+        mut pristine,
+    } = modules;
     let mut image = image.filter(|_| {
         let fits = matches_imaged_layout(build.runtime, config);
         if !fits {
@@ -287,7 +380,15 @@ pub(super) fn serve(
     let mut carried: Option<(ExecutionReport, Reply)> = None;
     loop {
         let mut started = None;
-        if let Some(imaged) = image {
+        if let (Some(_), Some(ready)) = (image, pristine.take()) {
+            match Interpreter::adopt(ready, workspace, config, build, &link) {
+                Ok(interpreter) => started = Some(interpreter),
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "cannot adopt the fork server's interpreter");
+                }
+            }
+        }
+        if let (None, Some(imaged)) = (&started, image) {
             match Interpreter::start(
                 Start::Image(imaged),
                 linker,

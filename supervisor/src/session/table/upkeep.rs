@@ -92,6 +92,22 @@ impl SessionTable {
         }
     }
 
+    /// Keeps a fork server up for each runtime of the manifest (the newest one: the memory
+    /// images may come after the first), for as long as the server runs.
+    pub async fn keep_fork_servers(&self, runtimes: &Runtimes) {
+        let config = &self.config;
+        self.pool
+            .forks
+            .keep_up_forever(config, || async {
+                let manifest = runtimes.keep_trying(config).await;
+                Runtime::ALL
+                    .into_iter()
+                    .filter_map(|runtime| Some((runtime, manifest.module(runtime)?.clone())))
+                    .collect()
+            })
+            .await;
+    }
+
     /// Starts one worker and stops it again, to learn whether workers start on this host when
     /// no pool tells (readiness waits for a worker to have started).
     pub async fn probe_worker_start(&self, runtimes: &Runtimes) {
@@ -135,7 +151,18 @@ impl SessionTable {
             .dirs
             .create_pooled()
             .map_err(|e| format!("cannot create its directory: {e}"))?;
-        match Worker::spawn(&self.config, module, &files, 1, runtime, &limits).await {
+        let fork_server = self.pool.forks.get(runtime, module);
+        match Worker::spawn(
+            &self.config,
+            module,
+            &files,
+            1,
+            runtime,
+            &limits,
+            fork_server.as_ref(),
+        )
+        .await
+        {
             Ok((worker, ready)) => {
                 tracing::debug!(pid = worker.pid(), %runtime, startup_ms = ready.startup_us as f64 / 1000.0, from_image = ready.from_image, "worker pooled");
                 Ok(Pooled {

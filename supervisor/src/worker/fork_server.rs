@@ -1,0 +1,449 @@
+//! Fork servers: one `sandbox-worker fork-server` per runtime, which maps the interpreter's
+//! module and instantiates its memory image once, then forks a worker for each session
+//! ([`ForkServer::fork`]). A new session's worker then skips exec, dynamic linking,
+//! deserialising the module and instantiating it: the first call of a session without a pool
+//! costs a fork, the jail and the interpreter's wake.
+//!
+//! A forked worker is the supervisor's child (the server forks with `CLONE_PARENT`), so it is
+//! reaped here through a pidfd ([`Forked`]) and killed by process group like an exec'd one.
+//! Everything else about a worker is unchanged: the same plan, socket, peer check, jail and
+//! handshake. A fork server that is not up, refuses, or dies costs nothing but speed: the
+//! worker is exec'd as before ([`ForkServers::get`] hands out only live servers, and
+//! [`ForkServers::keep_up`] starts them again).
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use interprocess::local_socket::tokio::Stream;
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+use sandbox_protocol::{
+    CachedModule, ForkLimits, ForkReply, ForkRequest, Runtime, read_frame, write_frame,
+};
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::oneshot;
+
+use super::plan::{SpawnPlan, SpawnRequest};
+use super::spawn::{self, SpawnGuard};
+use super::{STARTUP_TIMEOUT, kill_group};
+use crate::config::{STATE_EMPTY, SupervisorConfig};
+use crate::jail::JailLimits;
+
+/// How long a fork may take: a fork of a process with the image mapped takes about a
+/// millisecond; this only guards against a wedged server.
+const FORK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The memory cap of the server's own instance: the image is whatever size it is, and no guest
+/// code runs in the server to grow it.
+const SERVER_MEMORY_BYTES: u64 = 4 << 30;
+
+/// The worker's subcommand for a fork server.
+const FORK_SERVER_ENTRY: &str = "fork-server";
+
+/// Bytes of padding in a fork server's command line (see the worker's `Title`).
+const TITLE_ROOM: usize = 2048;
+
+/// How often [`ForkServers::keep_up`] looks for a server to start or replace.
+const UPKEEP_PERIOD: Duration = Duration::from_secs(2);
+
+/// The fork servers of a supervisor, one per runtime of the manifest.
+#[derive(Debug, Default)]
+pub struct ForkServers {
+    enabled: bool,
+    servers: Mutex<HashMap<Runtime, Arc<ForkServer>>>,
+    /// Counts the servers started: each gets a socket of its own.
+    started: AtomicU64,
+}
+
+impl ForkServers {
+    /// No server is ever started unless `enabled` (`SANDBOX_FORK_SERVERS`).
+    pub fn new(enabled: bool) -> Self {
+        Self {
+            enabled,
+            ..Self::default()
+        }
+    }
+
+    /// The live server of `runtime` that serves `module`, if there is one.
+    pub fn get(&self, runtime: Runtime, module: &CachedModule) -> Option<Arc<ForkServer>> {
+        let servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
+        let server = servers.get(&runtime)?;
+        (server.is_alive() && server.module == *module).then(|| server.clone())
+    }
+
+    /// Makes sure each runtime of `modules` has a live server for its module, starting the
+    /// missing ones (one at a time; a failure is logged and tried again on the next round).
+    pub async fn keep_up(&self, config: &SupervisorConfig, modules: &[(Runtime, CachedModule)]) {
+        if !self.enabled {
+            return;
+        }
+        for (runtime, module) in modules {
+            if self
+                .get(*runtime, module)
+                .is_some_and(|server| server.check_alive())
+            {
+                continue;
+            }
+            let generation = self.started.fetch_add(1, Ordering::Relaxed) + 1;
+            match ForkServer::start(config, *runtime, module, generation).await {
+                Ok(server) => {
+                    tracing::info!(%runtime, pid = server.pid, pristine = server.pristine, "fork server up");
+                    let old = (self.servers.lock().unwrap_or_else(|e| e.into_inner()))
+                        .insert(*runtime, Arc::new(server));
+                    drop(old);
+                }
+                Err(e) => {
+                    tracing::warn!(%runtime, error = %e, "no fork server: workers are exec'd")
+                }
+            }
+        }
+    }
+
+    /// [`ForkServers::keep_up`] every [`UPKEEP_PERIOD`], with the modules `modules` returns.
+    pub async fn keep_up_forever<F, Fut>(&self, config: &SupervisorConfig, modules: F)
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Vec<(Runtime, CachedModule)>>,
+    {
+        if !self.enabled {
+            return;
+        }
+        loop {
+            let wanted = modules().await;
+            self.keep_up(config, &wanted).await;
+            tokio::time::sleep(UPKEEP_PERIOD).await;
+        }
+    }
+
+    /// Stops every server (at shutdown).
+    pub fn stop(&self) {
+        self.servers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+}
+
+/// One fork server process and its connection. Dropping it kills the server (never the workers
+/// it forked: they are the supervisor's children, owned by their sessions).
+#[derive(Debug)]
+pub struct ForkServer {
+    module: CachedModule,
+    pid: u32,
+    /// Whether it holds an instantiated interpreter for its workers to adopt.
+    pristine: bool,
+    line: tokio::sync::Mutex<Line>,
+    alive: AtomicBool,
+}
+
+#[derive(Debug)]
+struct Line {
+    stream: Stream,
+    /// Kills the server when dropped.
+    process: SpawnGuard,
+}
+
+impl ForkServer {
+    /// Starts the server of `runtime` for `module` and waits until it is ready, on placeholder
+    /// directories laid out as every session's (so its instance fits the memory image).
+    ///
+    /// # Errors
+    /// When it cannot be planned, started, or does not report ready in time.
+    async fn start(
+        config: &SupervisorConfig,
+        runtime: Runtime,
+        module: &CachedModule,
+        generation: u64,
+    ) -> Result<Self, String> {
+        let placeholder = config.state_dir.join(STATE_EMPTY);
+        let request = SpawnRequest {
+            session: &format!("fork-server-{runtime}"),
+            key: &format!("fork-{runtime}"),
+            app: &placeholder,
+            tmp: &placeholder,
+            generation,
+            runtime,
+            limits: &config.defaults,
+            module,
+        };
+        let mut plan = SpawnPlan::build(config, &request).map_err(|e| e.to_string())?;
+        plan.args[0] = FORK_SERVER_ENTRY.into();
+        plan.args.push("--memory-bytes".into());
+        plan.args.push(SERVER_MEMORY_BYTES.to_string().into());
+        // A forked worker shows its own command line in the server's: longer session paths
+        // need the room.
+        plan.args
+            .push(format!("--title-room={}", ".".repeat(TITLE_ROOM)).into());
+        plan.rlimits = JailLimits::FORK_SERVER;
+        plan.cgroup = None;
+        let (guard, mut stream) = spawn::launch(&plan, None)
+            .await
+            .map_err(|e| e.to_string())?;
+        let pid = guard.pid();
+        let ready = tokio::time::timeout(STARTUP_TIMEOUT, read_frame::<ForkReply>(&mut stream));
+        match ready.await {
+            Ok(Ok(Some(ForkReply::Ready { pristine }))) => Ok(Self {
+                module: module.clone(),
+                pid,
+                pristine,
+                line: tokio::sync::Mutex::new(Line {
+                    stream,
+                    process: guard,
+                }),
+                alive: AtomicBool::new(true),
+            }),
+            Ok(Ok(other)) => Err(format!("the fork server said {other:?} first")),
+            Ok(Err(e)) => Err(format!("the fork server broke the protocol: {e}")),
+            Err(_) => Err("the fork server did not report ready in time".into()),
+        }
+    }
+
+    fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::SeqCst)
+    }
+
+    /// Whether the process still runs (killed, it is reaped here and no longer handed out).
+    /// A server busy forking is alive.
+    fn check_alive(&self) -> bool {
+        if let Ok(mut line) = self.line.try_lock()
+            && !matches!(line.process.try_wait(), Ok(None))
+        {
+            tracing::warn!(pid = self.pid, "the fork server died");
+            self.alive.store(false, Ordering::SeqCst);
+        }
+        self.is_alive()
+    }
+
+    /// Forks the worker `plan` describes (its rlimits and working directory, and `cgroup_procs`
+    /// to join). The worker is reaped and killed through the returned [`Forked`], even if the
+    /// caller gives up before the answer arrives.
+    ///
+    /// # Errors
+    /// When the server refuses, breaks the protocol, or does not answer in time (then it is
+    /// no longer handed out).
+    pub async fn fork(
+        self: &Arc<Self>,
+        plan: &SpawnPlan,
+        cgroup_procs: Option<&CString>,
+    ) -> Result<Forked, String> {
+        let request = ForkRequest {
+            args: plan
+                .args
+                .iter()
+                .map(|arg| arg.as_bytes().to_vec())
+                .collect(),
+            cwd: plan.cwd.as_os_str().as_bytes().to_vec(),
+            limits: ForkLimits {
+                data_bytes: plan.rlimits.data_bytes,
+                open_files: plan.rlimits.open_files,
+                file_bytes: plan.rlimits.file_bytes,
+                cpu_seconds: plan.rlimits.cpu_seconds,
+            },
+            cgroup_procs: cgroup_procs.map(|procs| procs.as_bytes().to_vec()),
+        };
+        // The exchange runs on its own task: a caller that gives up must not leave the line in
+        // the middle of a frame, nor a forked worker that nobody reaps.
+        let (answer, answered) = oneshot::channel();
+        let server = self.clone();
+        tokio::spawn(async move {
+            let forked = server.exchange(&request).await.and_then(|pid| {
+                Forked::open(pid).map_err(|e| {
+                    kill_group(pid);
+                    format!("cannot watch the forked worker {pid}: {e}")
+                })
+            });
+            // Undelivered, a `Forked` kills and reaps its worker as it drops.
+            let _ = answer.send(forked);
+        });
+        answered
+            .await
+            .unwrap_or_else(|_| Err("the fork was abandoned".into()))
+    }
+
+    async fn exchange(&self, request: &ForkRequest) -> Result<u32, String> {
+        let mut line = self.line.lock().await;
+        if !self.is_alive() {
+            return Err("the fork server is gone".into());
+        }
+        let asked = async {
+            write_frame(&mut line.stream, request).await?;
+            read_frame::<ForkReply>(&mut line.stream).await
+        };
+        match tokio::time::timeout(FORK_TIMEOUT, asked).await {
+            Ok(Ok(Some(ForkReply::Forked { pid }))) => Ok(pid),
+            Ok(Ok(Some(ForkReply::Refused { message }))) => Err(message),
+            other => {
+                self.alive.store(false, Ordering::SeqCst);
+                Err(match other {
+                    Ok(Ok(None)) => "the fork server hung up".into(),
+                    Ok(Ok(Some(reply))) => format!("the fork server answered {reply:?}"),
+                    Ok(Err(e)) => format!("the fork server's line failed: {e}"),
+                    Err(_) => "the fork server did not answer in time".into(),
+                })
+            }
+        }
+    }
+}
+
+/// A forked worker, the supervisor's child, watched through a pidfd. Dropping it before it was
+/// reaped kills it and reaps it.
+#[derive(Debug)]
+pub struct Forked {
+    pid: u32,
+    pidfd: Option<AsyncFd<OwnedFd>>,
+    status: Option<ExitStatus>,
+}
+
+impl Forked {
+    /// Watches the child `pid` (must be called inside the runtime).
+    fn open(pid: u32) -> std::io::Result<Self> {
+        let raw = i32::try_from(pid).map_err(std::io::Error::other)?;
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, raw, 0) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a descriptor the kernel just gave us, owned by nothing else.
+        let owned = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        // SAFETY: `owned` is open and moves into the AsyncFd, which alone closes it.
+        let pidfd = unsafe { AsyncFd::register_with_interest(owned, Interest::READABLE) }
+            .map_err(std::io::Error::from)?;
+        Ok(Self {
+            pid,
+            pidfd: Some(pidfd),
+            status: None,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// How it ended, reaping it, or `None` while it runs.
+    ///
+    /// # Errors
+    /// When waitid fails (it is not our child).
+    pub fn try_wait(&mut self) -> std::io::Result<Option<ExitStatus>> {
+        if self.status.is_some() {
+            return Ok(self.status);
+        }
+        let Some(pidfd) = &self.pidfd else {
+            return Ok(None);
+        };
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG;
+        let status = match waitid(Id::PIDFd(pidfd.get_ref().as_fd()), flags)? {
+            WaitStatus::Exited(_, code) => ExitStatus::from_raw((code & 0xff) << 8),
+            WaitStatus::Signaled(_, signal, core) => {
+                ExitStatus::from_raw(signal as i32 | if core { 0x80 } else { 0 })
+            }
+            _ => return Ok(None),
+        };
+        self.status = Some(status);
+        Ok(self.status)
+    }
+
+    /// Waits until it ends and reaps it.
+    ///
+    /// # Errors
+    /// When waitid fails.
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        loop {
+            if let Some(status) = self.try_wait()? {
+                return Ok(status);
+            }
+            let Some(pidfd) = &self.pidfd else {
+                return Err(std::io::Error::other("no pidfd"));
+            };
+            let mut ready = pidfd.readable().await?;
+            ready.clear_ready();
+        }
+    }
+}
+
+impl Drop for Forked {
+    fn drop(&mut self) {
+        if matches!(self.try_wait(), Ok(Some(_)) | Err(_)) {
+            return;
+        }
+        kill_group(self.pid);
+        let mut rest = Forked {
+            pid: self.pid,
+            pidfd: self.pidfd.take(),
+            status: None,
+        };
+        // A SIGKILLed process is gone in moments; it is reaped off the caller's path.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let _ = rest.wait().await;
+                });
+            }
+            Err(_) => {
+                let pid = nix::unistd::Pid::from_raw(rest.pid as i32);
+                rest.status = Some(ExitStatus::from_raw(0));
+                let _ = nix::sys::wait::waitpid(pid, None);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+    use crate::worker::describe_exit;
+
+    /// A child of this process that only a [`Forked`] reaps, as a fork server's worker is.
+    fn child(script: &str) -> u32 {
+        let child = Command::new("sh").args(["-c", script]).spawn().unwrap();
+        let pid = child.id();
+        // std's handle would never wait: the pidfd does.
+        std::mem::forget(child);
+        pid
+    }
+
+    #[tokio::test]
+    async fn a_child_is_reaped_through_its_pidfd_with_its_status() {
+        for (script, described) in [
+            ("exit 42", "exit status 42"),
+            (
+                "exit 7",
+                "exit status 7 (could not apply a required jail layer)",
+            ),
+            ("kill -9 $$", "killed by SIGKILL"),
+        ] {
+            let mut forked = Forked::open(child(script)).unwrap();
+            let status = forked.wait().await.unwrap();
+            assert_eq!(describe_exit(Some(status)), described, "{script}");
+            assert_eq!(
+                forked.try_wait().unwrap(),
+                Some(status),
+                "a reaped status is remembered"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_running_child_is_seen_running_and_dropping_it_kills_and_reaps_it() {
+        let pid = child("exec sleep 100");
+        let mut forked = Forked::open(pid).unwrap();
+        assert_eq!(forked.try_wait().unwrap(), None);
+        drop(forked);
+        let gone = async {
+            while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), gone)
+            .await
+            .expect("killed and reaped: not even a zombie is left");
+    }
+}

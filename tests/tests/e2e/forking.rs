@@ -1,0 +1,235 @@
+//! Workers forked by a fork server (one per runtime, its interpreter mapped and its memory image
+//! instantiated): each session still gets its own state, directories, rlimits and jail, and
+//! shows its own command line; a fork server killed costs nothing but speed (the worker is
+//! exec'd, and the server comes back); a forked worker killed mid-call is answered and reaped
+//! like any other.
+
+use std::path::Path;
+use std::time::Duration;
+
+use sandbox_tests::{Server, eventually, procfs};
+use serde_json::json;
+
+/// The server's log lines that contain every one of `needles`.
+fn log_lines(log: &Path, needles: &[&str]) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| needles.iter().all(|n| line.contains(n)))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Waits (at most 60 s: the interpreters may still be compiling) until the log has `count`
+/// lines with every one of `needles`.
+async fn wait_for_log(log: &Path, needles: &[&str], count: usize) {
+    let found = eventually(Duration::from_secs(60), || {
+        log_lines(log, needles).len() >= count
+    })
+    .await;
+    assert!(found, "no {count} log lines with {needles:?}");
+}
+
+/// A server without a pool, its logs in `log`, once both fork servers are up.
+async fn forking_server(log: &Path) -> anyhow::Result<Server> {
+    let server = Server::start_logged(&[("SANDBOX_WORKER_POOL", "0")], log).await?;
+    wait_for_log(log, &["fork server up", "runtime=python"], 1).await;
+    wait_for_log(log, &["fork server up", "runtime=javascript"], 1).await;
+    Ok(server)
+}
+
+/// Whether the log says that `session`'s worker was forked.
+fn forked(log: &Path, session: &str) -> bool {
+    !log_lines(
+        log,
+        &[
+            "worker ready",
+            &format!("session={session} "),
+            "forked=true",
+        ],
+    )
+    .is_empty()
+}
+
+/// A line of `/proc/<pid>/status` or `limits`, by its start.
+fn proc_line(pid: u32, file: &str, start: &str) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/{file}"))
+        .unwrap_or_default()
+        .lines()
+        .find(|line| line.starts_with(start))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn new_sessions_are_forked_with_their_own_state_directories_limits_and_jail()
+-> anyhow::Result<()> {
+    let scratch = tempfile::tempdir()?;
+    let log = scratch.path().join("server.log");
+    let server = forking_server(&log).await?;
+    server.forbid_own_host_paths();
+    let probe = "import random, os\n(random.random(), sorted(os.listdir('/app')), os.getcwd())";
+    let mut draws = Vec::new();
+    for session in ["forked-1", "forked-2"] {
+        server
+            .call(
+                "create_session",
+                json!({ "language": "python", "session_id": session }),
+            )
+            .await?;
+        let first = server
+            .exec("python", probe, json!({ "session_id": session }))
+            .await?;
+        assert!(!first.is_error, "{first:?}");
+        assert!(
+            first.str("result").ends_with(", [], '/app')"),
+            "its own empty /app: {first:?}"
+        );
+        draws.push(first.str("result").to_owned());
+        let wrote = server
+            .exec(
+                "python",
+                &format!("open('mine.txt', 'w').write('{session}')"),
+                json!({ "session_id": session }),
+            )
+            .await?;
+        assert!(!wrote.is_error, "{wrote:?}");
+        assert!(forked(&log, session), "{session} was forked");
+
+        let pid = procfs::worker_of_session(server.pid, session).expect("its worker");
+        let cmdline = procfs::cmdline(pid);
+        assert!(
+            cmdline.contains(" serve --runtime python ")
+                && cmdline.contains(&format!("/{session}.")),
+            "a forked worker shows its own command line: {cmdline}"
+        );
+        assert!(
+            procfs::workers_of(server.pid)
+                .iter()
+                .any(|(child, _)| *child == pid),
+            "the supervisor's child, not the fork server's"
+        );
+        // What the supervisor's pre_exec gives an exec'd worker, the fork gives a forked one.
+        assert!(proc_line(pid, "status", "NoNewPrivs:").ends_with('1'));
+        assert!(
+            proc_line(pid, "limits", "Max data size")
+                .contains(&((1u64 << 30) + (256 << 20)).to_string()),
+            "{}",
+            proc_line(pid, "limits", "Max data size")
+        );
+        assert!(proc_line(pid, "limits", "Max cpu time").contains("14400"));
+        assert_eq!(
+            procfs::process_group(pid),
+            Some(pid),
+            "it leads its own process group"
+        );
+        // And it jailed itself as an exec'd worker does.
+        let seccomp = proc_line(pid, "status", "Seccomp:");
+        assert!(seccomp.ends_with('2'), "seccomp filter on: {seccomp}");
+    }
+    assert_ne!(
+        draws[0], draws[1],
+        "each forked interpreter draws its own seeds"
+    );
+    let other = server
+        .exec(
+            "python",
+            "open('mine.txt').read()",
+            json!({ "session_id": "forked-1" }),
+        )
+        .await?;
+    assert_eq!(other.str("result"), "'forked-1'", "{other:?}");
+
+    let js = server
+        .exec(
+            "javascript",
+            "console.log(6 * 7)",
+            json!({ "session_id": "forked-js" }),
+        )
+        .await?;
+    assert_eq!(js.str("stdout"), "42\n", "{js:?}");
+    assert!(forked(&log, "forked-js"));
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_fork_server_costs_nothing_but_speed_and_comes_back() -> anyhow::Result<()> {
+    let scratch = tempfile::tempdir()?;
+    let log = scratch.path().join("server.log");
+    let server = forking_server(&log).await?;
+    let python_server = procfs::fork_servers(server.pid)
+        .into_iter()
+        .find(|pid| procfs::cmdline(*pid).contains(" --runtime python "))
+        .expect("the Python fork server");
+    assert!(procfs::signal(python_server, "KILL"));
+    assert!(eventually(Duration::from_secs(5), || !procfs::alive(python_server)).await);
+
+    // A session starting now gets a worker all the same.
+    let meanwhile = server
+        .exec("python", "6 * 7", json!({ "session_id": "meanwhile" }))
+        .await?;
+    assert_eq!(meanwhile.str("result"), "42", "{meanwhile:?}");
+
+    // The server comes back, reaped (no zombie), and forks again.
+    wait_for_log(&log, &["fork server up", "runtime=python"], 2).await;
+    assert!(
+        procfs::workers_of(server.pid)
+            .iter()
+            .all(|(pid, state)| *pid != python_server || *state != 'Z'),
+        "the dead fork server is reaped"
+    );
+    let after = server
+        .exec("python", "6 * 7", json!({ "session_id": "after" }))
+        .await?;
+    assert_eq!(after.str("result"), "42", "{after:?}");
+    assert!(forked(&log, "after"), "forked by the new fork server");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forked_worker_killed_mid_call_is_answered_and_reaped() -> anyhow::Result<()> {
+    let scratch = tempfile::tempdir()?;
+    let log = scratch.path().join("server.log");
+    let server = std::sync::Arc::new(forking_server(&log).await?);
+    let first = server
+        .exec("python", "x = 1", json!({ "session_id": "doomed" }))
+        .await?;
+    assert!(!first.is_error, "{first:?}");
+    assert!(forked(&log, "doomed"));
+    let worker = procfs::worker_of_session(server.pid, "doomed").expect("its worker");
+    let running = tokio::spawn({
+        let server = server.clone();
+        async move {
+            server
+                .exec(
+                    "python",
+                    "import time\ntime.sleep(20)",
+                    json!({ "session_id": "doomed" }),
+                )
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(procfs::signal(worker, "KILL"));
+    let crashed = running.await??;
+    assert_eq!(crashed.str("error_type"), "worker_crashed", "{crashed:?}");
+    assert!(
+        eventually(Duration::from_secs(5), || {
+            procfs::workers_of(server.pid)
+                .iter()
+                .all(|(pid, _)| *pid != worker)
+        })
+        .await,
+        "the killed worker is reaped by the supervisor: {:?}",
+        procfs::workers_of(server.pid)
+    );
+    let next = server
+        .exec("python", "6 * 7", json!({ "session_id": "doomed" }))
+        .await?;
+    assert_eq!(next.str("result"), "42", "{next:?}");
+    assert!(next.bool("session_restarted"), "{next:?}");
+    std::sync::Arc::into_inner(server)
+        .expect("sole owner")
+        .stop()
+        .await
+}

@@ -1,0 +1,256 @@
+//! The fork server (`sandbox-worker fork-server`): one process per runtime that does, once, what
+//! every worker would do before its session's first call (exec, dynamic linking, deserialising
+//! the interpreter's module, instantiating its memory image and mapping the image's pages), then
+//! forks a worker for each session the supervisor asks for ([`ForkRequest`]).
+//!
+//! A forked worker is set up as the supervisor's `pre_exec` sets up an exec'd one (own process
+//! group, parent-death signal, rlimits, no new privileges, its cgroup, `/app` as working
+//! directory) and then runs exactly the `serve` it was asked for, jail included. It is forked
+//! with `CLONE_PARENT`, so it is the supervisor's child, not ours: the supervisor reaps it and
+//! reads its exit status as for any worker, and this server never waits for anything but its
+//! next request.
+//!
+//! A fork copies only the calling thread, so the server never starts one: it checks that it is
+//! alone before every fork and refuses (the supervisor then execs) if it is not.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::net::UnixStream;
+
+use sandbox_protocol::{
+    ForkLimits, ForkReply, ForkRequest, WorkerExit, read_frame_blocking, write_frame_blocking,
+};
+
+use crate::WorkerError;
+use crate::serve::{Loaded, ServeArgs};
+
+/// Serves fork requests on `template.socket` until the supervisor hangs up. `template` names
+/// the interpreter (and placeholder directories laid out as every session's, for the image's
+/// instance); `worker` runs in each forked child with the request's command line and what this
+/// server loaded, and says how the worker ended.
+///
+/// # Errors
+/// When the supervisor's socket cannot be reached or the modules cannot be mapped.
+pub fn run(
+    template: &ServeArgs,
+    title: Option<Title>,
+    worker: impl Fn(Vec<OsString>, Loaded) -> WorkerExit,
+) -> Result<(), WorkerError> {
+    let mut control =
+        UnixStream::connect(&template.socket).map_err(|source| WorkerError::Connect {
+            socket: template.socket.clone(),
+            source,
+        })?;
+    let supervisor = std::os::unix::process::parent_id();
+    let mut loaded = Some(Loaded::load(template)?);
+    let pristine = loaded
+        .as_mut()
+        .is_some_and(|loaded| loaded.instantiate_image(template));
+    tracing::info!(runtime = %template.runtime, pristine, "fork server ready");
+    write_frame_blocking(&mut control, &ForkReply::Ready { pristine }).map_err(wire)?;
+    loop {
+        let Some(request) = read_frame_blocking::<ForkRequest>(&mut control).map_err(wire)? else {
+            return Ok(());
+        };
+        let reply = match fork_sibling() {
+            Ok(Some(pid)) => ForkReply::Forked { pid },
+            Ok(None) => {
+                // The child: nothing of the server's is needed but what `loaded` holds.
+                drop(control);
+                if let Some(title) = &title {
+                    title.show(&request.args);
+                }
+                let exit = match become_worker(&request, supervisor) {
+                    Ok(()) => {
+                        let args = request.args.into_iter().map(OsString::from_vec).collect();
+                        worker(args, loaded.take().expect("the server's modules"))
+                    }
+                    Err(e) => {
+                        eprintln!("sandbox-worker: cannot set up a forked worker: {e}");
+                        WorkerExit::Jail
+                    }
+                };
+                std::process::exit(exit.code());
+            }
+            Err(e) => ForkReply::Refused {
+                message: e.to_string(),
+            },
+        };
+        write_frame_blocking(&mut control, &reply).map_err(wire)?;
+    }
+}
+
+/// A failure on the supervisor's connection.
+fn wire(e: sandbox_protocol::FrameError) -> WorkerError {
+    WorkerError::Io(io::Error::other(e))
+}
+
+/// Forks this process as a sibling (`CLONE_PARENT`): `Some(pid)` here, `None` in the child.
+///
+/// # Errors
+/// When this process has more than one thread (the child would lack them, and any lock they
+/// held), or the kernel refuses.
+fn fork_sibling() -> io::Result<Option<u32>> {
+    let threads = std::fs::read_dir("/proc/self/task")?.count();
+    if threads != 1 {
+        return Err(io::Error::other(format!(
+            "the fork server has {threads} threads; it forks only while alone"
+        )));
+    }
+    let flags = (libc::CLONE_PARENT | libc::SIGCHLD) as libc::c_ulong;
+    // SAFETY: with no new stack the child continues here on a copy of this stack, as after
+    // fork(2). This process has one thread (checked above), so no lock is held by a thread the
+    // child lacks; the child only returns into `run`, which ends it with `exit`.
+    let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
+    match pid {
+        -1 => Err(io::Error::last_os_error()),
+        0 => Ok(None),
+        pid => Ok(Some(u32::try_from(pid).map_err(io::Error::other)?)),
+    }
+}
+
+/// In the forked child: what the supervisor's `pre_exec` does for an exec'd worker, in its
+/// order, and the working directory.
+fn become_worker(request: &ForkRequest, supervisor: u32) -> io::Result<()> {
+    let check = |rc: libc::c_int| {
+        if rc == -1 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    };
+    // SAFETY: plain system calls on this process, with valid arguments.
+    unsafe {
+        check(libc::setpgid(0, 0))?;
+        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+        // The supervisor may have died before the prctl: then nobody would kill us.
+        if u32::try_from(libc::getppid()).ok() != Some(supervisor) {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+        set_limits(request.limits)?;
+        // A write past RLIMIT_FSIZE must fail with EFBIG for the guest to see, not kill us.
+        if libc::signal(libc::SIGXFSZ, libc::SIG_IGN) == libc::SIG_ERR {
+            return Err(io::Error::last_os_error());
+        }
+        check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+    }
+    if let Some(procs) = &request.cgroup_procs {
+        std::fs::write(OsString::from_vec(procs.clone()), b"0")?;
+    }
+    std::env::set_current_dir(OsString::from_vec(request.cwd.clone()))
+}
+
+fn set_limits(limits: ForkLimits) -> io::Result<()> {
+    let set = |resource, soft: u64, hard: u64| {
+        let limit = libc::rlimit {
+            rlim_cur: soft,
+            rlim_max: hard,
+        };
+        // SAFETY: setrlimit with a valid resource and a pointer to a live rlimit.
+        if unsafe { libc::setrlimit(resource, &limit) } == -1 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    };
+    set(libc::RLIMIT_CORE, 0, 0)?;
+    set(libc::RLIMIT_DATA, limits.data_bytes, limits.data_bytes)?;
+    set(libc::RLIMIT_NOFILE, limits.open_files, limits.open_files)?;
+    set(libc::RLIMIT_FSIZE, limits.file_bytes, limits.file_bytes)?;
+    // SIGXCPU at the soft limit ends the worker; the hard limit is the SIGKILL behind it.
+    set(
+        libc::RLIMIT_CPU,
+        limits.cpu_seconds,
+        limits.cpu_seconds.saturating_add(5),
+    )
+}
+
+/// The command line a process shows (`ps`, `/proc/<pid>/cmdline`): the memory of its argument
+/// strings, which a forked worker overwrites with its own `serve` command line, so that an
+/// operator (or a test) sees whose worker it is exactly as for an exec'd one. The supervisor
+/// gives the fork server a command line with room to spare (`--title-room`).
+#[derive(Debug)]
+pub struct Title {
+    start: *mut u8,
+    len: usize,
+    /// The program as this process was started: `argv[0]`.
+    program: Vec<u8>,
+}
+
+impl Title {
+    /// This process's argument strings, if they are where glibc says (`argv[0]` onwards) and
+    /// hold what the kernel shows.
+    pub fn capture() -> Option<Self> {
+        unsafe extern "C" {
+            /// glibc's `argv[0]`.
+            static program_invocation_name: *mut libc::c_char;
+        }
+        let shown = std::fs::read("/proc/self/cmdline").ok()?;
+        // SAFETY: glibc sets it before main, to argv[0], and never changes it.
+        let start = unsafe { program_invocation_name }.cast::<u8>();
+        if start.is_null() || shown.is_empty() {
+            return None;
+        }
+        // SAFETY: the kernel just showed `shown.len()` bytes of argument strings from argv[0]
+        // on; they are this process's memory. They are compared, not trusted.
+        let here = unsafe { std::slice::from_raw_parts(start, shown.len()) };
+        let program = shown.split(|&b| b == 0).next().unwrap_or_default().to_vec();
+        (here == shown.as_slice()).then_some(Self {
+            start,
+            len: shown.len(),
+            program,
+        })
+    }
+
+    /// Shows `PROGRAM ARGS…` ([`title_line`]).
+    fn show(&self, args: &[Vec<u8>]) {
+        let line = title_line(&self.program, args, self.len);
+        // SAFETY: the argument strings' own memory, `len` bytes from `start` (see `capture`);
+        // nothing in this process reads them any more (the command line was parsed).
+        unsafe { std::ptr::copy_nonoverlapping(line.as_ptr(), self.start, self.len) };
+    }
+}
+
+/// `program` and `args` as the kernel shows a command line (NUL after each), cut to `len`
+/// bytes with a NUL last, the rest NUL. A NUL inside an argument would split it: it shows as
+/// `?`.
+fn title_line(program: &[u8], args: &[Vec<u8>], len: usize) -> Vec<u8> {
+    let mut line = program.to_vec();
+    for arg in args {
+        line.push(0);
+        line.extend(arg.iter().map(|&b| if b == 0 { b'?' } else { b }));
+    }
+    line.truncate(len.saturating_sub(1));
+    line.resize(len, 0);
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_title_fills_the_room_and_ends_in_nul() {
+        let args = [
+            b"serve".to_vec(),
+            b"--workspace".to_vec(),
+            b"/s/a\0b".to_vec(),
+        ];
+        let line = title_line(b"/bin/w", &args, 40);
+        assert_eq!(line.len(), 40);
+        assert!(line.starts_with(b"/bin/w\0serve\0--workspace\0/s/a?b\0"));
+        assert!(line[31..].iter().all(|&b| b == 0));
+        let cut = title_line(b"/bin/w", &args, 10);
+        assert_eq!(cut, b"/bin/w\0se\0");
+        assert!(title_line(b"w", &[], 0).is_empty());
+    }
+
+    #[test]
+    fn this_process_shows_its_own_command_line() {
+        let title = Title::capture().expect("glibc's argv[0] is the kernel's command line");
+        let shown = std::fs::read("/proc/self/cmdline").unwrap();
+        assert_eq!(title.len, shown.len());
+        assert!(shown.starts_with(&title.program));
+    }
+}
