@@ -24,7 +24,12 @@ impl Draft<'_, '_> {
             say!("command_failed.failed", message = message)
         };
         self.doc(WORKSPACE);
-        let explained = self.command_not_found(stderr)
+        let known = self.known_fix("command_failed.known", &stderr.to_lowercase());
+        if let Some(fix) = &known {
+            self.fix(fix.clone());
+        }
+        let explained = known.is_some()
+            || self.command_not_found(stderr)
             || self.command_missing_file(stderr)
             || self.command_code_raised(stderr)
             || self.command_bad_option(stderr);

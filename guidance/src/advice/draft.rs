@@ -224,6 +224,34 @@ impl<'f, 'a> Draft<'f, 'a> {
     }
 
     /// The source line the failure points at, when it is in this call's code.
+    /// The fix of the first entry of the words list `id` (`known_message`, `known_syntax`)
+    /// whose needles all match: "needles => fix", needles separated by " & ", each looked for
+    /// in `lower` (the lowercased error), or after `code:` in the lowercased code, after
+    /// `line:` in the lowercased failing line, after `start:` at the start of that line (any
+    /// line of the code when the failing one is not known).
+    pub(super) fn known_fix(&self, id: &str, lower: &str) -> Option<String> {
+        let code = self.f.code.to_lowercase();
+        let lines: Vec<String> = match self.error_line() {
+            Some(line) => vec![line.trim().to_lowercase()],
+            None => code.lines().map(|l| l.trim().to_owned()).collect(),
+        };
+        words::list(id).iter().find_map(|entry| {
+            let (needles, fix) = entry.split_once(" => ")?;
+            let matches = |needle: &str| {
+                if let Some(n) = needle.strip_prefix("code:") {
+                    code.contains(n)
+                } else if let Some(n) = needle.strip_prefix("line:") {
+                    lines.iter().any(|line| line.contains(n))
+                } else if let Some(n) = needle.strip_prefix("start:") {
+                    lines.iter().any(|line| line.starts_with(n))
+                } else {
+                    lower.contains(needle)
+                }
+            };
+            needles.split(" & ").all(matches).then(|| fix.to_owned())
+        })
+    }
+
     pub(super) fn error_line(&self) -> Option<&'a str> {
         let loc = self.location().filter(|l| l.current)?;
         self.f.code.lines().nth(loc.line.checked_sub(1)? as usize)

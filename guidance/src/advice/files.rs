@@ -6,7 +6,9 @@
 use sandbox_protocol::{FLAVORS, Flavor, Language};
 use serde_json::json;
 
-use super::super::analyze::{PathClass, app_file_name, classify_path, is_file_call};
+use super::super::analyze::{
+    PathClass, app_file_name, classify_path, is_file_call, writes_on_line,
+};
 use super::super::docs::WORKSPACE;
 use super::super::{NextCall, clip, fmt_bytes};
 use super::draft::Draft;
@@ -146,12 +148,31 @@ impl Draft<'_, '_> {
 
     /// A path inside `/app` that does not exist (yet) in this session.
     fn file_not_found(&mut self, path: &str) {
+        if let Some(dir) = self.missing_directory(path) {
+            self.fix(say!("not_found.directory", dir = clip(&dir, 200)));
+        }
         self.rule_with("not_found", &[("path", &clip(path, 200))]);
         self.doc(WORKSPACE);
         if self.f.state_lost {
             self.fix(words::text("not_found.state_lost"));
         }
         self.next = Some(self.workspace_info_call(words::text("errors.list_reason")));
+    }
+
+    /// The directory a write into `path` needs and lacks: pandas names it ("non-existent
+    /// directory: 'out'"); otherwise the directory part of a path the code writes to.
+    fn missing_directory(&self, path: &str) -> Option<String> {
+        let message = self.f.error_message.unwrap_or("");
+        if message.to_lowercase().contains("non-existent directory") {
+            return quoted(message).map(str::to_owned);
+        }
+        let relative = path.strip_prefix("/app/").unwrap_or(path);
+        let (dir, _) = relative.rsplit_once('/')?;
+        let written =
+            self.code.strings.iter().any(|s| {
+                (s.text == path || s.text == relative) && writes_on_line(&self.code, s.line)
+            });
+        (written && !dir.is_empty() && !dir.starts_with('/')).then(|| dir.to_owned())
     }
 
     pub(super) fn disk_quota(&mut self) {

@@ -210,6 +210,8 @@ fn js_node_global(name: &str) -> Option<&'static str> {
         "__dirname" | "__filename" => "file",
         "module" | "exports" => "commonjs",
         "window" | "document" | "localStorage" | "alert" => "browser",
+        "Worker" | "SharedWorker" => "threads",
+        "sleep" => name,
         _ => return None,
     };
     words::find(&format!("{NODE_GLOBAL_WHY}{kind}"))

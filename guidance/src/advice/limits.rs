@@ -46,6 +46,7 @@ impl Draft<'_, '_> {
                 *line,
             );
         }
+        self.loop_cause_fix();
         self.branching_recursion_fix();
         self.heavy_imports_fix();
         self.unmeasured_imports_fix();
@@ -56,6 +57,23 @@ impl Draft<'_, '_> {
         }
         self.fix(words::text("out_of_fuel.split_work"));
         self.memoised_rerun();
+    }
+
+    /// What makes the code's loops long or endless, when the code shows it: a list that
+    /// grows while it is iterated, or a pattern of `known_loop` (an exact float comparison, a
+    /// bisection that never moves, a factorial search, trial division).
+    fn loop_cause_fix(&mut self) {
+        if let Some(list) = grows_while_iterated(self.f.code) {
+            self.fix(say!("known_loop.grows_while_iterated", list = list));
+        }
+        let id = if self.python() {
+            "known_loop.python"
+        } else {
+            "known_loop.javascript"
+        };
+        if let Some(fix) = self.known_fix(id, "") {
+            self.fix(fix);
+        }
     }
 
     /// A function that calls itself twice per call, unmemoised: its work doubles with each
@@ -287,6 +305,7 @@ impl Draft<'_, '_> {
                 *line,
             );
         }
+        self.loop_cause_fix();
         self.branching_recursion_fix();
         let sleep = self.first_sleep_line();
         if let Some(line) = sleep {
@@ -354,4 +373,50 @@ impl Draft<'_, '_> {
             small_cap = cap(0),
         ));
     }
+}
+
+/// The name of a list the code iterates over while appending to it in the loop
+/// (`for item in queue:` ... `queue.append(x)`, `for (const v of arr)` ... `arr.push(x)`):
+/// such a loop reaches no end.
+fn grows_while_iterated(code: &str) -> Option<String> {
+    let lines: Vec<&str> = code.lines().collect();
+    for (at, line) in lines.iter().enumerate() {
+        let header = line.trim();
+        let list = if let Some(rest) = header.strip_prefix("for (") {
+            // JavaScript: `for (const v of name)`
+            rest.split_once(" of ")
+                .and_then(|(_, it)| it.split(')').next())
+                .map(str::trim)
+        } else if let Some(rest) = header.strip_prefix("for ") {
+            // Python: `for x in name:`
+            rest.split_once(" in ")
+                .map(|(_, it)| it.trim_end_matches(':').trim())
+        } else {
+            None
+        };
+        let Some(list) = list.filter(|l| {
+            !l.is_empty()
+                && l.chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        }) else {
+            continue;
+        };
+        let indent = line.len() - line.trim_start().len();
+        let grows = lines[at + 1..]
+            .iter()
+            .take_while(|l| {
+                l.trim().is_empty()
+                    || l.len() - l.trim_start().len() > indent
+                    || l.trim_start().starts_with('}')
+            })
+            .any(|l| {
+                [".append(", ".extend(", ".insert(", ".push(", ".unshift("]
+                    .iter()
+                    .any(|m| l.contains(&format!("{list}{m}")))
+            });
+        if grows {
+            return Some(list.to_owned());
+        }
+    }
+    None
 }

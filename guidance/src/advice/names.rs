@@ -35,8 +35,19 @@ impl Draft<'_, '_> {
             ));
             return;
         }
-        // What is here under another name first, then what nothing can provide; a typo of a
-        // module that is here only after those (`httpx` is a network client, not `http`).
+        // A known right form first (an alias imported as a module, a removed submodule), then
+        // what is here under another name, then what nothing can provide; a typo of a module
+        // that is here only after those (`httpx` is a network client, not `http`).
+        if let Some(fix) = self.known_fix("missing_module.known.list", &evidence.to_lowercase()) {
+            self.fix(fix);
+            self.rule_with("missing_module.known", &[("module", &module)]);
+            self.next = Some(NextCall::new(
+                "list_available_packages",
+                json!({"language": "python"}),
+                words::text("missing_module.next"),
+            ));
+            return;
+        }
         if self.python2_module(&module)
             || self.meant_module(&module, false)
             || self.unavailable_module(&module)

@@ -19,7 +19,11 @@ impl Draft<'_, '_> {
         let message = clip(self.message(), 200);
         let lower = message.to_lowercase();
         let refused = lower.contains("refused") || lower.contains("too large");
-        let version = lower.contains("not an exact version");
+        // `requests>=2.28` is read as a name by the installer: a range, not a name.
+        let version = lower.contains("not an exact version")
+            || [">=", "<=", "~=", "!=", "\">", "\"<"]
+                .iter()
+                .any(|range| lower.contains(range));
         let option = lower.contains("pip option");
         self.summary = match (message.is_empty(), refused) {
             (true, _) => words::text("invalid_package.no_message").to_owned(),

@@ -87,6 +87,14 @@ impl Draft<'_, '_> {
             None => format!("{exception}."),
         };
         let message = self.message().to_owned();
+        let known = if self.python() {
+            self.known_fix("known_message.python", lower)
+        } else {
+            self.known_fix("known_message.javascript", lower)
+        };
+        if let Some(fix) = known {
+            self.fix(fix);
+        }
         if self.python() && self.python2_runtime(name, &self.exception()) {
             self.where_fix(where_.as_deref());
             return;
@@ -120,6 +128,9 @@ impl Draft<'_, '_> {
             "AttributeError" => self.attribute_error(lower),
             "NameError" | "ReferenceError" => self.undefined_name(&message),
             "ValueError" => {
+                if let Some(text) = decimal_for_int(&message) {
+                    self.fix(say!("value_error.decimal_for_int", text = text));
+                }
                 if lower.contains("invalid literal") || lower.contains("could not convert") {
                     self.fix(words::text("value_error.not_a_number"));
                 } else if lower.contains("unpack") {
@@ -320,6 +331,16 @@ impl Draft<'_, '_> {
         }
         self.fix(words::text("attribute_error.check_docs"));
     }
+}
+
+/// The text of "invalid literal for int() with base 10: '3.75'" when it is a decimal number,
+/// which int() does not parse.
+fn decimal_for_int(message: &str) -> Option<&str> {
+    let text = message
+        .split_once("invalid literal for int() with base 10: '")?
+        .1
+        .strip_suffix('\'')?;
+    (text.contains('.') && text.trim().parse::<f64>().is_ok()).then_some(text)
 }
 
 /// True when `text` contains one of `signs`, a list of the words files.

@@ -31,6 +31,15 @@ impl Draft<'_, '_> {
             self.fix(words::text("syntax_error.check_first"));
             return;
         }
+        let lower = self.evidence().to_lowercase();
+        let known = if self.python() {
+            self.known_fix("known_syntax.python", &lower)
+        } else {
+            self.known_fix("known_syntax.javascript", &lower)
+        };
+        if let Some(fix) = known {
+            self.fix(fix);
+        }
         let other_language = self.other_language();
         if self.python() {
             self.python_syntax();

@@ -29,7 +29,7 @@ use findings::Analysis;
 
 pub(crate) use facts::{CodeFacts, HEAVY_IMPORT_FUEL};
 pub(crate) use language::looks_like_other_language;
-pub(crate) use paths::{PathClass, app_file_name, classify_path, is_file_call};
+pub(crate) use paths::{PathClass, app_file_name, classify_path, is_file_call, writes_on_line};
 
 /// The analysis of one snippet, without running it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -175,7 +175,7 @@ fn outside_path(path: &str, line: u32, out: &mut Analysis) {
 }
 
 /// True when a call on `line` writes (a write function, or `open` in a writing mode).
-fn writes_on_line(facts: &CodeFacts<'_>, line: u32) -> bool {
+pub(crate) fn writes_on_line(facts: &CodeFacts<'_>, line: u32) -> bool {
     facts.calls.iter().any(|(callee, at, open)| {
         *at == line && {
             let close = facts.src.partner[*open];

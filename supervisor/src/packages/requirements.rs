@@ -49,17 +49,22 @@ pub fn pip_install_args(command: &str) -> Option<Result<Vec<Requirement>, String
         | ["python" | "python3", "-m", "pip", "install", rest @ ..] => rest,
         _ => return None,
     };
-    if rest.is_empty()
-        || rest
-            .iter()
-            .any(|w| w.contains(|c| SHELL_SYNTAX.contains(c)))
-    {
+    // As sh reads them: quotes around a whole word are removed and what they hold is literal
+    // (`'pandas>=2'`); anything else with shell syntax is the shell's.
+    let rest: Vec<&str> = rest
+        .iter()
+        .map(|w| match unquoted(w) {
+            Some(inner) => Some(inner),
+            None => (!w.contains(|c| SHELL_SYNTAX.contains(c))).then_some(*w),
+        })
+        .collect::<Option<_>>()?;
+    if rest.is_empty() {
         return None;
     }
     let mut requirements = Vec::new();
     for word in rest {
         if word.starts_with('-') {
-            if HARMLESS_PIP_OPTIONS.contains(word) {
+            if HARMLESS_PIP_OPTIONS.contains(&word) {
                 continue;
             }
             return Some(Err(format!(
@@ -70,6 +75,15 @@ pub fn pip_install_args(command: &str) -> Option<Result<Vec<Requirement>, String
         requirements.push(Requirement::parse(word));
     }
     Some(Ok(requirements))
+}
+
+/// What one pair of quotes (single or double) around all of `word` holds, when they do and
+/// hold no quote or backslash of their own.
+fn unquoted(word: &str) -> Option<&str> {
+    ['\'', '"'].iter().find_map(|q| {
+        let inner = word.strip_prefix(*q)?.strip_suffix(*q)?;
+        (!inner.is_empty() && !inner.contains(['\'', '"', '\\', '$', '`'])).then_some(inner)
+    })
 }
 
 #[cfg(test)]
@@ -98,13 +112,22 @@ mod tests {
         for shell in [
             "pip install",
             "pip install x && ls",
-            "pip install 'x'",
+            "pip install 'x",
+            "pip install 'x'y'",
             "pip list",
             "ls",
             "pip install x; rm -r /app",
         ] {
             assert!(pip_install_args(shell).is_none(), "{shell}");
         }
+        // Quotes around a whole word are the shell's, as in sh.
+        assert_eq!(
+            names("pip install 'requests>=2.28' \"attrs\""),
+            [
+                ("requests>=2.28".to_owned(), None),
+                ("attrs".to_owned(), None)
+            ]
+        );
         let refused = pip_install_args("pip install -r requirements.txt").unwrap();
         assert!(refused.unwrap_err().contains("\"-r\""));
     }
