@@ -1241,25 +1241,41 @@ pub mod procfs {
             .map(|(pid, _)| pid)
     }
 
-    /// The idle pre-started workers of `server`: on a `_pooled.<key>` directory no session's
-    /// link names yet.
-    pub fn pooled_workers(server: u32) -> Vec<u32> {
-        let adopted: Vec<String> = state_dir_of(server)
+    /// The live workers of `server` with their command lines, each read once: a worker just
+    /// forked shows its fork server's command line until it writes its own, so two reads of
+    /// one worker may disagree.
+    fn live_workers(server: u32) -> Vec<(u32, String)> {
+        workers_of(server)
+            .into_iter()
+            .filter(|(_, state)| *state != 'Z')
+            .map(|(pid, _)| (pid, cmdline(pid)))
+            .collect()
+    }
+
+    /// The `/<dir>/` markers of the pooled directories sessions adopted.
+    fn adopted_dirs(server: u32) -> Vec<String> {
+        state_dir_of(server)
             .and_then(|state| std::fs::read_dir(state.join("sessions")).ok())
             .into_iter()
             .flatten()
             .flatten()
             .filter_map(|entry| std::fs::read_link(entry.path()).ok())
             .map(|target| format!("/{}/", target.display()))
-            .collect();
-        workers_of(server)
+            .collect()
+    }
+
+    /// Whether a worker's command line is an idle pre-started worker's: on a `_pooled.<key>`
+    /// directory no session's link names yet.
+    fn is_pooled(cmdline: &str, adopted: &[String]) -> bool {
+        cmdline.contains("/_pooled.") && !adopted.iter().any(|a| cmdline.contains(a))
+    }
+
+    /// The idle pre-started workers of `server`.
+    pub fn pooled_workers(server: u32) -> Vec<u32> {
+        let adopted = adopted_dirs(server);
+        live_workers(server)
             .into_iter()
-            .filter(|(pid, state)| {
-                let cmdline = cmdline(*pid);
-                *state != 'Z'
-                    && cmdline.contains("/_pooled.")
-                    && !adopted.iter().any(|a| cmdline.contains(a))
-            })
+            .filter(|(_, cmdline)| is_pooled(cmdline, &adopted))
             .map(|(pid, _)| pid)
             .collect()
     }
@@ -1286,13 +1302,11 @@ pub mod procfs {
 
     /// The live workers of `server` that serve sessions (not the idle pre-started ones).
     pub fn session_workers(server: u32) -> Vec<u32> {
-        let pooled = pooled_workers(server);
-        workers_of(server)
+        let adopted = adopted_dirs(server);
+        live_workers(server)
             .into_iter()
-            .filter(|(pid, state)| {
-                // `serve` only: not a precompile or jail check, nor a worker exiting.
-                *state != 'Z' && !pooled.contains(pid) && cmdline(*pid).contains(" serve ")
-            })
+            // `serve` only: not a precompile, jail check or fork server, nor a worker exiting.
+            .filter(|(_, cmdline)| cmdline.contains(" serve ") && !is_pooled(cmdline, &adopted))
             .map(|(pid, _)| pid)
             .collect()
     }
