@@ -72,18 +72,33 @@ fn run_code(port: u16, token: &str, session: &str, id: u64, code: &str) -> Value
     reply["result"]["structuredContent"].clone()
 }
 
+/// A server process killed when the test ends before it stopped it (a failed assertion), so
+/// that its workers do not outlive the test run.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 #[test]
 fn streamable_http_serves_sessions_behind_a_token() {
     let port = 20_000 + (std::process::id() % 20_000) as u16;
     let state = tempfile::tempdir().unwrap();
-    let mut server = std::process::Command::new(server_binary())
-        .args(["--http", &format!("127.0.0.1:{port}")])
-        .env("SANDBOX_HTTP_TOKEN", "s3cret")
-        .env("SANDBOX_STATE_DIR", state.path().join("state"))
-        .env("RUST_LOG", "warn")
-        .stdin(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut server = KillOnDrop(
+        std::process::Command::new(server_binary())
+            .args(["--http", &format!("127.0.0.1:{port}")])
+            .env("SANDBOX_HTTP_TOKEN", "s3cret")
+            .env("SANDBOX_STATE_DIR", state.path().join("state"))
+            .env("RUST_LOG", "warn")
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "the server did not listen");
@@ -111,17 +126,17 @@ fn streamable_http_serves_sessions_behind_a_token() {
         "each MCP session has its own sandbox"
     );
 
-    let serving: Vec<String> = (procfs::session_workers(server.id()).into_iter())
+    let serving: Vec<String> = (procfs::session_workers(server.0.id()).into_iter())
         .map(procfs::cmdline)
         .collect();
     assert_eq!(serving.len(), 2, "{serving:#?}");
     // Shutdown ends the pre-started workers too.
-    let workers: Vec<u32> = procfs::workers_of(server.id())
+    let workers: Vec<u32> = procfs::workers_of(server.0.id())
         .into_iter()
         .map(|(p, _)| p)
         .collect();
-    assert!(procfs::signal(server.id(), "TERM"));
-    let status = server.wait().unwrap();
+    assert!(procfs::signal(server.0.id(), "TERM"));
+    let status = server.0.wait().unwrap();
     assert!(status.success(), "{status:?}");
     let left: Vec<String> = (workers.iter())
         .filter(|w| procfs::all_workers().contains(w))
