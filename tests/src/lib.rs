@@ -1293,9 +1293,9 @@ pub mod procfs {
 
     /// The fork servers of `server` (`sandbox-worker fork-server`), live ones only.
     pub fn fork_servers(server: u32) -> Vec<u32> {
-        workers_of(server)
+        live_workers(server)
             .into_iter()
-            .filter(|(pid, state)| *state != 'Z' && cmdline(*pid).contains(" fork-server "))
+            .filter(|(_, cmdline)| cmdline.contains(" fork-server "))
             .map(|(pid, _)| pid)
             .collect()
     }

@@ -289,7 +289,7 @@ fn forked_worker(args: Vec<OsString>, loaded: Loaded, template: &ServeArgs) -> W
     };
     let early = jail::early_forked(options.jail);
     let args = options.into_serve_args(matches.subcommand().map(|(_, m)| m), early, false);
-    if !loaded.serves(&args, template) {
+    if !args.same_interpreter(template) {
         eprintln!("sandbox-worker: a fork request for another interpreter than the server's");
         return WorkerExit::Usage;
     }

@@ -110,13 +110,16 @@ impl Loaded {
         }
         self.pristine.is_some()
     }
+}
 
-    /// Whether this was loaded for the same interpreter as `args` names.
-    pub fn serves(&self, args: &ServeArgs, loaded_for: &ServeArgs) -> bool {
-        args.runtime == loaded_for.runtime
-            && args.module == loaded_for.module
-            && args.image == loaded_for.image
-            && args.wasm_sha256 == loaded_for.wasm_sha256
+impl ServeArgs {
+    /// Whether `other` names the same interpreter (runtime, module, image and build), so that
+    /// what was loaded for one serves the other.
+    pub fn same_interpreter(&self, other: &ServeArgs) -> bool {
+        self.runtime == other.runtime
+            && self.module == other.module
+            && self.image == other.image
+            && self.wasm_sha256 == other.wasm_sha256
     }
 }
 
