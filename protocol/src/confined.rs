@@ -597,13 +597,57 @@ impl Root {
         let source = self.open_dir_nofollow(src)?;
         let to_name = single_component(to_name)?;
         let target = to.create_private_dir(&to_name.to_string_lossy())?;
-        let (mut bytes, mut files) = (0u64, 0u64);
-        let mut stack = vec![(source, target, 0usize)];
+        source.copy_contents(target, limits, false).map(drop)
+    }
+
+    /// Copies everything in this root into `into` (which should be empty): directories,
+    /// regular files and symlinks (as links, their text copied, never followed); FIFOs,
+    /// sockets and devices are skipped. What a session's `/app` holds, for a checkpoint or a
+    /// fork. Returns the bytes and entries copied, as a disk quota counts them.
+    ///
+    /// # Errors
+    /// [`ConfinedError::TooLarge`] over `limits`, and I/O errors; what was copied stays.
+    pub fn copy_contents_into(
+        &self,
+        into: &Root,
+        limits: CopyLimits,
+    ) -> Result<Usage, ConfinedError> {
+        self.try_clone()?
+            .copy_contents(into.try_clone()?, limits, true)
+    }
+
+    fn copy_contents(
+        self,
+        into: Root,
+        limits: CopyLimits,
+        links: bool,
+    ) -> Result<Usage, ConfinedError> {
+        let mut copied = Usage {
+            complete: true,
+            ..Usage::default()
+        };
+        let mut files = 0u64;
+        let mut stack = vec![(self, into, 0usize)];
         while let Some((from, into, depth)) = stack.pop() {
             for entry in from.dir.entries()? {
                 let entry = entry?;
                 let name = PathBuf::from(entry.file_name());
                 let kind = EntryKind::of(entry.metadata()?.file_type());
+                let copies = matches!(kind, EntryKind::Dir | EntryKind::File)
+                    || (links && kind == EntryKind::Symlink);
+                if !copies {
+                    continue;
+                }
+                copied.entries += 1;
+                if kind != EntryKind::Dir {
+                    files += 1;
+                    if files > limits.max_files {
+                        return Err(ConfinedError::TooLarge {
+                            what: "the number of files".into(),
+                            limit: limits.max_files,
+                        });
+                    }
+                }
                 match kind {
                     EntryKind::Dir => {
                         if depth + 1 > limits.max_depth {
@@ -618,30 +662,27 @@ impl Root {
                         stack.push((sub_from, sub_into, depth + 1));
                     }
                     EntryKind::File => {
-                        files += 1;
-                        if files > limits.max_files {
-                            return Err(ConfinedError::TooLarge {
-                                what: "the number of files".into(),
-                                limit: limits.max_files,
-                            });
-                        }
                         let (mut input, _) = from.open_regular(&name, Follow::No)?;
                         let mut output = into.create_new_file(&name)?;
-                        let budget = limits.max_bytes.saturating_sub(bytes);
-                        let copied = io::copy(&mut (&mut input).take(budget + 1), &mut output)?;
-                        bytes += copied;
-                        if bytes > limits.max_bytes {
+                        let budget = limits.max_bytes.saturating_sub(copied.bytes);
+                        copied.bytes += io::copy(&mut (&mut input).take(budget + 1), &mut output)?;
+                        if copied.bytes > limits.max_bytes {
                             return Err(ConfinedError::TooLarge {
                                 what: "the total size".into(),
                                 limit: limits.max_bytes,
                             });
                         }
                     }
+                    EntryKind::Symlink => {
+                        let text = from.dir.read_link_contents(&name)?;
+                        copied.bytes += text.as_os_str().len() as u64;
+                        into.dir.symlink_contents(&text, &name)?;
+                    }
                     _ => {}
                 }
             }
         }
-        Ok(())
+        Ok(copied)
     }
 }
 

@@ -37,4 +37,4 @@ pub use runtime::{
 };
 
 /// Bumped whenever a message changes shape; the worker refuses a supervisor that speaks another.
-pub const PROTOCOL_VERSION: u32 = 7;
+pub const PROTOCOL_VERSION: u32 = 8;

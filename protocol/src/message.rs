@@ -23,6 +23,17 @@ pub enum Request {
     /// [`Response::DiskCharged`] at once, even while an execution runs. Granted space is
     /// counted from now on; a refusal changes nothing.
     ChargeDisk { bytes: u64, entries: u64 },
+    /// Count `bytes` and `entries` the session keeps outside its files (its checkpoints)
+    /// against its disk quota from now on, in place of what was held before: answered with
+    /// [`Response::DiskCharged`] at once. Less is always granted; more only when it fits.
+    HoldDisk { bytes: u64, entries: u64 },
+    /// Capture the interpreter's state once the executions before it are done: answered with
+    /// [`Response::SnapshotPart`]s, then [`Response::Snapshotted`].
+    Snapshot,
+    /// One part of a state to restore (a log of layers: a full one, then changes); after the
+    /// `last` one the worker replaces its interpreter with that state (or keeps it, when the
+    /// state does not fit) and answers [`Response::Restored`].
+    RestorePart { data: Vec<u8>, last: bool },
     /// Finish and exit. Closing the socket means the same.
     Shutdown,
 }
@@ -94,8 +105,47 @@ pub enum Response {
     DiskCharged(DiskCharge),
     /// The report of one [`Request::Execute`].
     Executed(ExecutionReport),
+    /// One part of the interpreter's state after an execution that returned, sent before its
+    /// report: a layer of a log ([`Request::RestorePart`] takes such a log). A `full` layer
+    /// replaces every layer before it; another holds only the pages changed since the last.
+    StatePart {
+        data: Vec<u8>,
+        last: bool,
+        full: bool,
+    },
+    /// One part of the snapshot asked for ([`Request::Snapshot`]), in order.
+    SnapshotPart { data: Vec<u8> },
+    /// The snapshot is complete (every part sent), or why there is none.
+    Snapshotted(Result<SnapshotInfo, String>),
+    /// The answer to the last [`Request::RestorePart`].
+    Restored(Result<RestoreInfo, String>),
     /// The worker cannot serve: it says why and then exits.
     Failed { message: String },
+}
+
+/// The most bytes of a snapshot one frame carries.
+pub const SNAPSHOT_PART: usize = 16 << 20;
+
+/// What a snapshot cost and holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotInfo {
+    /// Its size, compressed, as sent.
+    pub bytes: u64,
+    /// The interpreter's linear memory, and how much of it the snapshot carries (what differs
+    /// from a fresh instance).
+    pub memory_bytes: u64,
+    pub changed_bytes: u64,
+    pub took_us: u64,
+    /// Guest descriptors open at the time beyond the preopened directories: a restored
+    /// interpreter finds them closed.
+    pub open_descriptors: Vec<u32>,
+}
+
+/// What a restore cost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestoreInfo {
+    pub took_us: u64,
+    pub memory_bytes: u64,
 }
 
 /// A [`Request::ChargeDisk`] granted or refused, with the numbers a refusal is explained by.
@@ -217,12 +267,15 @@ pub struct Restart {
     pub state: StateAfterRestart,
 }
 
-/// What survived a restart (clients see `"rolled_back"` or `"lost"`).
+/// What survived a restart (clients see `"resumed"`, `"rolled_back"` or `"lost"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StateAfterRestart {
-    /// Variables and functions from before this execution are back (JavaScript rollback).
+    /// A new worker took over the session's state after the last call that returned: nothing
+    /// was lost.
+    Resumed,
+    /// Variables and functions from before this execution are back.
     RolledBack,
     /// A fresh interpreter: every variable, function and import is gone. Files in /app remain.
     Lost,

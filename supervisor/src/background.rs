@@ -19,6 +19,9 @@ use crate::health::Health;
 use crate::runtimes::Runtimes;
 use crate::session::SessionTable;
 
+/// How often idle sessions are looked for to suspend (within this of their idle time).
+const SUSPEND_CHECK: Duration = Duration::from_secs(2);
+
 /// The running loops.
 #[derive(Debug)]
 pub struct Background {
@@ -63,6 +66,16 @@ impl Background {
                 loop {
                     tokio::time::sleep(period).await;
                     sessions.reap_idle().await;
+                }
+            }
+        });
+        // Idle sessions give their workers back within a few seconds of their idle time.
+        background.spawn({
+            let sessions = sessions.clone();
+            async move {
+                loop {
+                    tokio::time::sleep(SUSPEND_CHECK).await;
+                    sessions.suspend_idle();
                 }
             }
         });

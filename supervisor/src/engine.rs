@@ -74,6 +74,14 @@ pub enum Unavailable {
 }
 
 impl Sandbox {
+    /// What starting a session's worker takes.
+    pub fn host(&self) -> Host<'_> {
+        Host {
+            config: &self.config,
+            runtimes: &self.runtimes,
+        }
+    }
+
     /// The service over `sessions`, with the import costs of the data directory's vendored
     /// packages and of CPython's compiled-in ones, read once.
     pub fn new(
@@ -180,10 +188,7 @@ impl Sandbox {
         );
         let progress = (call.progress)(&execution_id);
         let executions = self.executions.clone();
-        let host = Host {
-            config: &self.config,
-            runtimes: &self.runtimes,
-        };
+        let host = self.host();
         let job = Job {
             execution_id: execution_id.clone(),
             work,

@@ -25,7 +25,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("configuration", &["config", "redact"]),
     ("files", &["workspace", "runtimes", "packages"]),
-    ("workers", &["worker", "persist", "pool", "metrics"]),
+    ("workers", &["worker", "pool", "metrics"]),
     ("sessions", &["session", "executions"]),
     ("answers", &["report", "resources", "health", "background"]),
     ("engine", &["engine"]),

@@ -7,7 +7,8 @@
 //! variables) and what they resolve to; files ([`workspace`], [`runtimes`], [`packages`]:
 //! session files only through the confined layer, `sandbox_protocol::confined`); workers
 //! ([`worker`] spawns and talks to one `sandbox-worker` process per session, [`pool`],
-//! [`persist`], [`metrics`]); [`session`], each owned by one client, queueing its executions,
+//! [`metrics`]); [`session`], each owned by one client, queueing its executions, keeping its
+//! state and checkpoints,
 //! and [`executions`] in flight; answers ([`report`], [`resources`], [`health`]); the MCP
 //! handler [`server`] and its [`tools`]; and the transports ([`guard`], where panics become
 //! answers and [`redact`] takes host paths out; [`http`]; [`stdio`]) with [`check_config`].
@@ -33,7 +34,6 @@ pub mod metrics;
 pub mod notify;
 pub mod owner;
 pub mod packages;
-pub mod persist;
 pub mod pool;
 pub mod redact;
 pub mod report;

@@ -101,8 +101,8 @@ pub enum Kill {
     Timeout,
     /// It did not answer the interrupt of a cancel.
     Cancel,
-    /// Its idle persistent session gave it up for memory.
-    Evicted,
+    /// Its session was suspended (idle, or for memory): its state stays on disk.
+    Suspended,
 }
 
 impl Kill {
@@ -110,7 +110,7 @@ impl Kill {
         match self {
             Kill::Timeout => "timeout",
             Kill::Cancel => "cancel",
-            Kill::Evicted => "evicted",
+            Kill::Suspended => "suspended",
         }
     }
 }

@@ -20,13 +20,12 @@ use crate::worker::Worker;
 use crate::worker::fork_server::ForkServers;
 use crate::workspace::SessionFiles;
 
-/// The part of a session's limits its worker is started with: the rest (fuel, timeout,
-/// persistence) travels with each request, so any session of this shape can use the worker.
+/// The part of a session's limits its worker is started with: the rest (fuel, timeout)
+/// travels with each request, so any session of this shape can use the worker.
 pub fn worker_shape(limits: &SessionLimits) -> SessionLimits {
     SessionLimits {
         fuel: 0,
         timeout: Duration::ZERO,
-        auto_persist_globals: false,
         ..limits.clone()
     }
 }
@@ -149,7 +148,6 @@ mod tests {
         let mut other = small.clone();
         other.fuel *= 2;
         other.timeout += Duration::from_secs(5);
-        other.auto_persist_globals = true;
         assert_eq!(worker_shape(&small), worker_shape(&other));
         other.memory_bytes /= 2;
         assert_ne!(worker_shape(&small), worker_shape(&other));

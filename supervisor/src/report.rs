@@ -63,9 +63,6 @@ pub struct ExecuteCodeResult {
     pub restart_reason: Option<String>,
     #[serde(skip_serializing_if = "is_zero")]
     pub memory_bytes: u64,
-    /// auto_persist_globals after a restart.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub state_restored: Option<crate::persist::Restored>,
     /// From half the budget on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fuel_analysis: Option<FuelAnalysis>,
@@ -151,7 +148,6 @@ impl ExecuteCodeResult {
             state_after_restart: None,
             restart_reason: None,
             memory_bytes: 0,
-            state_restored: None,
             fuel_analysis: None,
             guidance_summary: None,
             actionable_guidance: Vec::new(),
@@ -184,13 +180,19 @@ impl ExecuteCodeResult {
         result.error_message = None;
         result.fuel_budget = execution.fuel_budget;
         result.execution_id = execution.execution_id;
-        result.state_restored = execution.restored;
         if let Some(why) = execution.replaced_worker {
             result.session_restarted = true;
-            result.state_after_restart = Some(StateAfterRestart::Lost);
-            result.restart_reason = Some(format!(
-                "{why}; a fresh interpreter runs this call: variables, functions and imports from earlier calls are gone, files in /app are kept"
-            ));
+            result.restart_reason = Some(if execution.resumed {
+                result.state_after_restart = Some(StateAfterRestart::Resumed);
+                format!(
+                    "{why}; a new worker took over the session's state: variables, functions and imports are as the last call that returned left them, files in /app are kept"
+                )
+            } else {
+                result.state_after_restart = Some(StateAfterRestart::Lost);
+                format!(
+                    "{why}; a fresh interpreter runs this call: variables, functions and imports from earlier calls are gone, files in /app are kept"
+                )
+            });
         }
         match execution.outcome {
             Ok(report) => result.fill_from_report(report),
@@ -203,9 +205,9 @@ impl ExecuteCodeResult {
                 };
                 result.error_type = Some(kind);
                 result.error_message = Some(format!(
-                    "the execution {what} and the worker did not respond, so it was killed; the next call starts a fresh interpreter (variables are lost, files in /app are kept)"
+                    "the execution {what} and the worker did not respond, so it was killed; the next call continues from the session's state before this one (its changes to variables are lost, files in /app are kept)"
                 ));
-                result.state_after_restart = Some(StateAfterRestart::Lost);
+                result.state_after_restart = Some(StateAfterRestart::RolledBack);
             }
             Err(ExecFailure::CancelledWhileQueued) => {
                 result.error_type = Some(ErrorType::Cancelled);
@@ -216,9 +218,9 @@ impl ExecuteCodeResult {
             Err(ExecFailure::Crashed { exit }) => {
                 result.error_type = Some(ErrorType::WorkerCrashed);
                 result.error_message = Some(format!(
-                    "the sandbox worker died during the execution ({exit}); the next call starts a fresh interpreter (variables are lost, files in /app are kept)"
+                    "the sandbox worker died during the execution ({exit}); the next call continues from the session's state before this one (its changes to variables are lost, files in /app are kept)"
                 ));
-                result.state_after_restart = Some(StateAfterRestart::Lost);
+                result.state_after_restart = Some(StateAfterRestart::RolledBack);
             }
             Err(ExecFailure::NotTaken { exit }) => {
                 result.error_type = Some(ErrorType::WorkerCrashed);
@@ -316,13 +318,6 @@ impl ExecuteCodeResult {
         }
         if let Some(reason) = &self.restart_reason {
             text.push_str(&format!("session restarted: {reason}\n"));
-        }
-        if let Some(restored) = &self.state_restored {
-            text.push_str(&format!(
-                "state restored: {} (not restored: {})\n",
-                restored.restored.join(", "),
-                restored.not_restored.join(", ")
-            ));
         }
         if let Some(summary) = &self.guidance_summary {
             text.push_str(&format!("why: {summary}\n"));

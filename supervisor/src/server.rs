@@ -160,6 +160,9 @@ impl SandboxServer {
             + Self::execute_command_router()
             + Self::get_workspace_info_router()
             + Self::reset_workspace_router()
+            + Self::checkpoint_session_router()
+            + Self::restore_session_router()
+            + Self::fork_session_router()
             + Self::install_package_router()
             + Self::list_available_packages_router()
             + Self::get_execution_guidance_router()
@@ -256,7 +259,7 @@ mod tests {
     #[test]
     fn every_numeric_argument_has_bounds() {
         let tools = SandboxServer::tool_router().list_all();
-        assert_eq!(tools.len(), 11);
+        assert_eq!(tools.len(), crate::tools::ALL.len());
         let mut numeric = Vec::new();
         for tool in &tools {
             let properties = tool.input_schema["properties"].as_object();

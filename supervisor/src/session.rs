@@ -11,6 +11,8 @@
 //! pre-started worker of its shape from the pool ([`crate::pool`]) together with that worker's
 //! directories, so its call does not wait for an interpreter to start.
 
+mod checkpoints;
+mod resume;
 mod setup;
 mod table;
 
@@ -26,6 +28,7 @@ use sandbox_protocol::{
 use tokio_util::sync::CancellationToken;
 
 pub use crate::owner::{Owner, valid_session_id};
+pub use checkpoints::{Checkpoint, MAX_LABEL_CHARS, StateError, Taken};
 pub use setup::{PYTHON_MIN_MEMORY, SessionSpec};
 pub use table::{CreateError, SessionTable, Usage};
 
@@ -69,6 +72,8 @@ pub struct Session {
     line: Mutex<Option<Arc<WorkerLine>>>,
     /// Installs into the session, one at a time (a worker answers one disk charge at a time).
     installs: tokio::sync::Mutex<()>,
+    /// Its checkpoints, oldest first (see [`checkpoints`]).
+    checkpoints: Mutex<Vec<Checkpoint>>,
 }
 
 /// Disk space reserved for files the server is about to move into a session (an install),
@@ -90,9 +95,8 @@ struct Attempt {
     outcome: Result<ExecutionReport, ExecFailure>,
     /// Why the previous worker is gone, when this try had to start a new one.
     replaced_worker: Option<String>,
-    restored: Option<crate::persist::Restored>,
-    /// Saved state was restored (or tried) before the execution.
-    restored_first: bool,
+    /// The new worker took over the session's state (see [`resume`]).
+    resumed: bool,
     /// The fuel the execution was given.
     fuel_budget: u64,
 }
@@ -105,8 +109,9 @@ struct Runner {
     generation: u64,
     /// Why the previous worker is gone, told to the next call.
     lost: Option<String>,
-    /// The interpreter is fresh after a loss: restore saved state before the next execution.
-    needs_restore: bool,
+    /// The current worker took over the session's state after the previous one was lost
+    /// (told to the next call).
+    resumed: bool,
 }
 
 /// What a session is asked to run.
@@ -155,8 +160,9 @@ pub struct Execution {
     pub outcome: Result<ExecutionReport, ExecFailure>,
     /// Set when this call had to start a new worker because the previous one was gone.
     pub replaced_worker: Option<String>,
-    /// What `auto_persist_globals` brought back before this execution, when it restored.
-    pub restored: Option<crate::persist::Restored>,
+    /// The worker that replaced a lost one took over the session's state (variables as the
+    /// last call that returned left them).
+    pub resumed: bool,
 }
 
 /// One execution asked of a session.
@@ -221,6 +227,11 @@ impl Session {
         (Utc::now() - last).to_std().unwrap_or_default()
     }
 
+    /// Its runtime, limits and TTL as created: what a fork of it gets.
+    pub fn spec(&self) -> SessionSpec {
+        self.spec.clone()
+    }
+
     /// The runtime the session runs on: its language's.
     pub fn runtime(&self) -> Runtime {
         self.spec.runtime
@@ -268,7 +279,7 @@ impl Session {
                 fuel_budget: self.execution_fuel(timeout),
                 outcome: Err(ExecFailure::CancelledWhileQueued),
                 replaced_worker: None,
-                restored: None,
+                resumed: false,
             })
         };
         let mut runner = if matches!(work, Work::Inspect) {
@@ -284,7 +295,6 @@ impl Session {
         };
         on_start();
         self.touch();
-        let user_code = matches!(work, Work::Code(_));
         let mut attempts = 0;
         let attempt = loop {
             attempts += 1;
@@ -304,33 +314,31 @@ impl Session {
             }
         };
         let Attempt {
-            outcome,
+            mut outcome,
             replaced_worker,
-            restored,
-            restored_first,
+            resumed,
             fuel_budget,
         } = attempt;
+        self.keep_states(&mut runner).await;
+        self.roll_back_lost(&mut runner, &mut outcome).await;
         if let Ok(report) = &outcome {
             self.executions.fetch_add(1, Ordering::Relaxed);
             self.fuel_used
                 .fetch_add(report.fuel_consumed, Ordering::Relaxed);
         }
-        let save = self.limits().auto_persist_globals && user_code;
-        self.settle(&mut runner, &outcome, save, restored_first)
-            .await;
+        self.settle(&mut runner, &outcome);
         self.touch();
         Ok(Execution {
             execution_id,
             fuel_budget,
             outcome,
             replaced_worker,
-            restored,
+            resumed,
         })
     }
 
     /// Sends `request` to the session's worker, starting one first when there is none (or it
-    /// died while idle), and restoring saved state into a fresh interpreter of an
-    /// auto-persist session (and, in JavaScript, defining `_state`).
+    /// died while idle), which takes over the session's state ([`resume`]).
     ///
     /// # Errors
     /// When no worker can be started.
@@ -341,8 +349,30 @@ impl Session {
         (work, execution_id, timeout): (&Work, &str, Duration),
         cancel: &CancellationToken,
     ) -> Result<Attempt, SessionError> {
-        // A worker that died while idle (killed, OOM-killed) is noticed here, before the
-        // request is sent, so this call restarts the session instead of failing.
+        self.notice_idle_death(runner);
+        let fresh_worker = runner.worker.is_none();
+        // A worker started since the last one was lost (for a checkpoint) leaves the notice
+        // to this call.
+        let replaced_worker = if fresh_worker {
+            self.start_worker(runner, host).await?
+        } else {
+            runner.lost.take()
+        };
+        let resumed = replaced_worker.is_some() && std::mem::take(&mut runner.resumed);
+        let fuel = self.execution_fuel(timeout);
+        let request = work.to_request(execution_id.to_owned(), fuel, timeout);
+        let worker = runner.worker.as_mut().expect("started above");
+        Ok(Attempt {
+            outcome: worker.execute(&request, cancel).await,
+            fuel_budget: fuel,
+            replaced_worker,
+            resumed,
+        })
+    }
+
+    /// Notices a worker that died while idle (killed, OOM-killed) before anything is sent to
+    /// it, so the call at hand restarts the session instead of failing.
+    fn notice_idle_death(&self, runner: &mut Runner) {
         if let Some(exit) = runner.worker.as_mut().and_then(Worker::exited) {
             crate::metrics::global().worker_crashed(self.runtime(), Crash::Idle);
             self.lose_worker(
@@ -350,30 +380,6 @@ impl Session {
                 format!("the previous worker died while idle ({exit})"),
             );
         }
-        let fresh_worker = runner.worker.is_none();
-        let replaced_worker = if fresh_worker {
-            self.start_worker(runner, host).await?
-        } else {
-            None
-        };
-        // The limits of the runtime the worker started on (fixed from now on).
-        let limits = self.limits();
-        let fuel = self.execution_fuel(timeout);
-        let request = work.to_request(execution_id.to_owned(), fuel, timeout);
-        let restored_first = limits.auto_persist_globals && (runner.needs_restore || fresh_worker);
-        let worker = runner.worker.as_mut().expect("started above");
-        let restored = if restored_first {
-            crate::persist::restore(worker, self.language()).await
-        } else {
-            None
-        };
-        Ok(Attempt {
-            outcome: worker.execute(&request, cancel).await,
-            fuel_budget: fuel,
-            replaced_worker,
-            restored,
-            restored_first,
-        })
     }
 
     /// Starts a worker on the session's runtime, which is fixed from now on. Returns why the
@@ -430,6 +436,10 @@ impl Session {
             "worker ready"
         );
         self.install_worker(runner, worker);
+        if let Err(e) = self.resume(runner).await {
+            runner.lost = lost;
+            return Err(e);
+        }
         Ok(lost)
     }
 
@@ -462,39 +472,18 @@ impl Session {
         Some((pooled.worker, pooled.version))
     }
 
-    /// After an execution: whether the next one restores saved state first, saving it now
-    /// after a successful user execution of an auto-persist session (`save`), and dropping a
-    /// worker that failed.
-    async fn settle(
-        &self,
-        runner: &mut Runner,
-        outcome: &Result<ExecutionReport, ExecFailure>,
-        save: bool,
-        restored_first: bool,
-    ) {
+    /// After an execution: counts a restart, and drops a worker that failed.
+    fn settle(&self, runner: &mut Runner, outcome: &Result<ExecutionReport, ExecFailure>) {
         if let Some(restart) = outcome.as_ref().ok().and_then(|r| r.restart.as_ref()) {
             let kept = match restart.state {
                 sandbox_protocol::StateAfterRestart::Lost => "lost",
                 sandbox_protocol::StateAfterRestart::RolledBack => "rolled_back",
+                sandbox_protocol::StateAfterRestart::Resumed => "resumed",
             };
             crate::metrics::global().interpreter_restarted(self.runtime(), kept);
         }
         match outcome {
-            Ok(report)
-                if report
-                    .restart
-                    .as_ref()
-                    .is_some_and(|r| r.state == sandbox_protocol::StateAfterRestart::Lost) =>
-            {
-                runner.needs_restore = true;
-            }
-            Ok(report) if save && report.error.is_none() => {
-                if let Some(worker) = runner.worker.as_mut() {
-                    crate::persist::save(worker, self.language()).await;
-                }
-                runner.needs_restore = false;
-            }
-            Ok(_) => runner.needs_restore &= !restored_first,
+            Ok(_) => {}
             Err(failure) => {
                 let metrics = crate::metrics::global();
                 match failure {
@@ -535,13 +524,12 @@ impl Session {
         }
     }
 
-    /// Forgets a worker that is gone: the next call starts a fresh one, restores saved state
-    /// and is told `why`.
+    /// Forgets a worker that is gone: the next call starts a fresh one, which takes over the
+    /// session's state, and is told `why`.
     fn lose_worker(&self, runner: &mut Runner, why: String) {
         runner.worker = None;
         self.forget_worker();
         runner.lost = Some(why);
-        runner.needs_restore = true;
     }
 
     /// Reaps the worker `pid` as soon as it dies while idle, so no zombie waits for the
@@ -589,10 +577,10 @@ impl Session {
         });
     }
 
-    /// Stops the worker of an idle session that saves its variables (`auto_persist_globals`),
-    /// to free memory: its next call starts a fresh worker, restores them and says why. Returns
-    /// false, doing nothing, when the session is busy or has no worker.
-    fn evict(&self) -> bool {
+    /// Suspends an idle session (`why`: after its idle time, or for memory): its worker stops,
+    /// its state stays on disk (see [`resume`]), and its next call resumes it and says so.
+    /// Returns false, doing nothing, when the session is busy or has no worker.
+    fn suspend(&self, why: &str) -> bool {
         let Ok(mut runner) = self.runner.try_lock() else {
             return false;
         };
@@ -600,13 +588,9 @@ impl Session {
             return false;
         };
         self.forget_worker();
-        runner.lost = Some(
-            "the worker was stopped while the session was idle, to free memory for new sessions"
-                .into(),
-        );
-        runner.needs_restore = true;
-        tracing::info!(session = %self.id, pid = worker.pid(), "idle worker evicted to free memory");
-        crate::metrics::global().worker_killed(self.runtime(), Kill::Evicted);
+        runner.lost = Some(format!("the session was suspended {why}"));
+        tracing::info!(session = %self.id, pid = worker.pid(), why, "session suspended");
+        crate::metrics::global().worker_killed(self.runtime(), Kill::Suspended);
         // Dropping it kills its process group; tokio reaps it.
         drop(worker);
         true
@@ -762,8 +746,8 @@ impl Session {
         // Held while deleting, so no execution of this session starts meanwhile.
         let mut runner = self.runner.lock().await;
         runner.lost = None;
-        runner.needs_restore = false;
         self.touch();
+        self.forget_state().await;
         let files = self.files();
         let emptied = tokio::task::spawn_blocking(move || {
             let tmp = crate::workspace::empty(&files.tmp);

@@ -31,6 +31,11 @@ pub const STATE_LOCK: &str = ".lock";
 /// The name of a default-location state directory: `sandbox-mcp-<pid>` in `$TMPDIR`.
 pub const DEFAULT_STATE_PREFIX: &str = "sandbox-mcp-";
 
+/// The directories of a session's checkpoints and of its interpreter's state, beside `app`
+/// and `tmp`.
+const CHECKPOINTS: &str = "checkpoints";
+const STATE: &str = "state";
+
 /// Most entries listed; a workspace with more says so instead of producing a huge reply.
 const MAX_LISTED: usize = 1000;
 
@@ -120,6 +125,10 @@ pub struct SessionFiles {
     pub app: Root,
     /// `/tmp`.
     pub tmp: Root,
+    /// The session's checkpoints, one directory each; never mounted, so no guest reaches them.
+    pub checkpoints: Root,
+    /// The interpreter's state after its last execution (`session::resume`); never mounted.
+    pub state: Root,
     /// Host paths of `/app` and `/tmp`, only to hand to the worker as its preopens (server-made
     /// directories; the guest cannot rename a preopen's root).
     pub app_path: PathBuf,
@@ -129,15 +138,16 @@ pub struct SessionFiles {
 }
 
 impl SessionFiles {
-    /// True when `/app` and `/tmp` hold nothing: no tool and no guest has written here, so the
-    /// session may move to other directories without losing anything.
+    /// True when `/app` and `/tmp` hold nothing, nor its checkpoints and state: no tool, no
+    /// guest and no execution has written here, so the session may move to other directories
+    /// without losing anything.
     pub fn is_untouched(&self) -> bool {
         let empty = |root: &Root| {
             root.dir()
                 .entries()
                 .is_ok_and(|mut entries| entries.next().is_none())
         };
-        empty(&self.app) && empty(&self.tmp)
+        empty(&self.app) && empty(&self.tmp) && empty(&self.checkpoints) && empty(&self.state)
     }
 }
 
@@ -210,9 +220,11 @@ impl StateDirs {
         let made = (|| {
             let app = dir.create_private_dir("app")?;
             let tmp = dir.create_private_dir("tmp")?;
-            Ok::<_, ConfinedError>((app, tmp))
+            let checkpoints = dir.create_private_dir(CHECKPOINTS)?;
+            let state = dir.create_private_dir(STATE)?;
+            Ok::<_, ConfinedError>((app, tmp, checkpoints, state))
         })();
-        let (app, tmp) = match made {
+        let (app, tmp, checkpoints, state) = match made {
             Ok(dirs) => dirs,
             Err(e) => {
                 let _ = self.sessions.remove_tree(Path::new(&name));
@@ -227,6 +239,8 @@ impl StateDirs {
             key,
             app,
             tmp,
+            checkpoints,
+            state,
             alias: None,
         })
     }

@@ -14,7 +14,7 @@ use sandbox_protocol::{
     GuestError, Language, Response,
 };
 
-use crate::connection::{Ended, Job, Outbox, Reply};
+use crate::connection::{Ended, Job, Outbox, Reply, Task};
 use crate::host::{Control, SessionConfig};
 use crate::quota::{Amount, SharedQuota};
 use crate::shell::{
@@ -52,9 +52,11 @@ impl ShellRunner {
     }
 
     /// Charges files the supervisor is about to move into the session to its disk quota
-    /// ([`Request::ChargeDisk`](sandbox_protocol::Request::ChargeDisk)). A session without a
-    /// quota grants everything.
-    pub fn charge_install(&self, bytes: u64, entries: u64) -> DiskCharge {
+    /// ([`Request::ChargeDisk`](sandbox_protocol::Request::ChargeDisk)), or sets what the
+    /// session holds outside its files (`hold`:
+    /// [`Request::HoldDisk`](sandbox_protocol::Request::HoldDisk)). A session without a quota
+    /// grants everything.
+    pub fn charge_disk(&self, bytes: u64, entries: u64, hold: bool) -> DiskCharge {
         let Some(quota) = &self.quota else {
             return DiskCharge {
                 granted: true,
@@ -67,7 +69,13 @@ impl ShellRunner {
         };
         let mut quota = crate::quota::lock(quota);
         let limits = quota.limits();
-        let (granted, used, exact) = match quota.charge_install(Amount { bytes, entries }) {
+        let amount = Amount { bytes, entries };
+        let charged = if hold {
+            quota.hold(amount)
+        } else {
+            quota.charge_install(amount)
+        };
+        let (granted, used, exact) = match charged {
             Ok(used) => (true, used, true),
             Err(refusal) => (false, refusal.used, refusal.exact),
         };
@@ -86,7 +94,7 @@ impl ShellRunner {
     pub fn start(
         &mut self,
         command: CommandRequest,
-        jobs: Sender<Job>,
+        jobs: Sender<Task>,
         outbox: Outbox,
         control: Arc<Control>,
     ) {
@@ -120,7 +128,7 @@ fn run(
     fs: &FsView,
     state: &Mutex<ShellState>,
     language: Language,
-    jobs: Sender<Job>,
+    jobs: Sender<Task>,
     limits: &ShellLimits,
     cancel: Arc<AtomicBool>,
 ) -> ExecutionReport {
@@ -190,7 +198,7 @@ fn command_error(error: Option<&ShellError>, exit_code: i32) -> Option<GuestErro
 
 /// The shell's way into the session's interpreter.
 struct WorkerInterpreters {
-    jobs: Sender<Job>,
+    jobs: Sender<Task>,
     language: Language,
     fuel: u64,
     deadline: Instant,
@@ -293,7 +301,7 @@ impl Interpreters for WorkerInterpreters {
             request,
             reply: Reply::Shell(reply),
         };
-        let report = match self.jobs.send(job) {
+        let report = match self.jobs.send(Task::Run(job)) {
             Ok(()) => reports.recv().ok(),
             Err(_) => None,
         };
@@ -387,11 +395,11 @@ mod tests {
     /// requests it saw once the shell is done.
     fn guest(
         answer: impl Fn(&ExecuteRequest) -> ExecutionReport + Send + 'static,
-    ) -> (Sender<Job>, JoinHandle<Vec<ExecuteRequest>>) {
-        let (jobs, received): (Sender<Job>, Receiver<Job>) = mpsc::channel();
+    ) -> (Sender<Task>, JoinHandle<Vec<ExecuteRequest>>) {
+        let (jobs, received): (Sender<Task>, Receiver<Task>) = mpsc::channel();
         let thread = std::thread::spawn(move || {
             let mut seen = Vec::new();
-            while let Ok(job) = received.recv() {
+            while let Ok(Task::Run(job)) = received.recv() {
                 let Reply::Shell(reply) = job.reply else {
                     panic!("a shell run's report goes back to the shell");
                 };
@@ -514,7 +522,7 @@ mod tests {
     #[test]
     fn a_vanished_interpreter_is_an_error_not_a_hang() {
         let (_dir, fs) = workspace();
-        let (jobs, received) = mpsc::channel::<Job>();
+        let (jobs, received) = mpsc::channel::<Task>();
         drop(received);
         let limits = limits(Instant::now() + Duration::from_secs(30));
         let report = run(

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use sandbox_protocol::{
     ErrorKind, ExecuteRequest, ExecutionReport, FrameError, GuestError, JailReport, Language,
-    ReadyInfo, Response, write_frame_blocking,
+    ReadyInfo, Response, SNAPSHOT_PART, SnapshotInfo, write_frame_blocking,
 };
 
 use crate::host::Control;
@@ -23,6 +23,18 @@ use crate::{ReadyClock, WorkerError};
 pub struct Job {
     pub request: ExecuteRequest,
     pub reply: Reply,
+}
+
+/// What the guest thread is asked to do, in arrival order.
+#[derive(Debug)]
+pub enum Task {
+    /// An execution, from the supervisor or from a shell command line.
+    Run(Job),
+    /// A snapshot of the interpreter for the supervisor ([`sandbox_protocol::Request::Snapshot`]).
+    Snapshot,
+    /// Replace the interpreter with this snapshot's (the parts of
+    /// [`sandbox_protocol::Request::RestorePart`] put together).
+    Restore(Vec<u8>),
 }
 
 /// Where a report goes: to the supervisor, or to the shell that asked for the run.
@@ -134,8 +146,9 @@ fn report_failure(writer: &mut UnixStream, error: &WorkerError) {
 
 /// The guest thread's end of the connection.
 pub struct Link {
-    /// The executions to run, from the reader and from shell command lines.
-    pub requests: Receiver<Job>,
+    /// The executions to run, from the reader and from shell command lines, and the
+    /// supervisor's snapshots and restores.
+    pub requests: Receiver<Task>,
     pub outbox: Outbox,
     /// Cancel requests for the execution in progress, set by the reader.
     pub control: Arc<Control>,
@@ -148,16 +161,19 @@ pub struct Link {
 }
 
 impl Link {
-    /// The next execution to run, waiting for it; `None` once the reader is gone (or, for a
-    /// supervisor's job, once the supervisor is). A job whose cancel overtook it (the reader
-    /// read the `Cancel` before this thread took the job) is answered at once as cancelled,
-    /// without running, and the wait goes on: the interpreter never saw it, so the session is
-    /// exactly as it was. A supervisor's job is acknowledged (`Started`) before it is handed
-    /// over: a worker that dies before that ran none of it, and the supervisor runs it again
-    /// on a fresh worker.
-    pub fn next_job(&self) -> Option<Job> {
+    /// The next task, waiting for it; `None` once the reader is gone (or, for a supervisor's
+    /// job, once the supervisor is). A job whose cancel overtook it (the reader read the
+    /// `Cancel` before this thread took the job) is answered at once as cancelled, without
+    /// running, and the wait goes on: the interpreter never saw it, so the session is exactly
+    /// as it was. A supervisor's job is acknowledged (`Started`) before it is handed over: a
+    /// worker that dies before that ran none of it, and the supervisor runs it again on a
+    /// fresh worker.
+    pub fn next_task(&self) -> Option<Task> {
         loop {
-            let job = self.requests.recv().ok()?;
+            let job = match self.requests.recv().ok()? {
+                Task::Run(job) => job,
+                other => return Some(other),
+            };
             if !self
                 .control
                 .cancelled_before_start(&job.request.execution_id)
@@ -168,7 +184,7 @@ impl Link {
                     };
                     self.send(&started).ok()?;
                 }
-                return Some(job);
+                return Some(Task::Run(job));
             }
             tracing::debug!(execution_id = %job.request.execution_id, "cancelled before it began");
             let report = not_run(job.request.execution_id);
@@ -176,6 +192,44 @@ impl Link {
                 return None;
             }
         }
+    }
+
+    /// Sends the interpreter's state after an execution (a layer, `full` or not) in parts.
+    ///
+    /// # Errors
+    /// When the supervisor has gone away.
+    pub fn send_state(&self, layer: &[u8], full: bool) -> Result<(), FrameError> {
+        let mut parts = layer.chunks(SNAPSHOT_PART).peekable();
+        while let Some(part) = parts.next() {
+            self.send(&Response::StatePart {
+                data: part.to_vec(),
+                last: parts.peek().is_none(),
+                full,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Sends a snapshot in parts, then what it holds (or why there is none).
+    ///
+    /// # Errors
+    /// When the supervisor has gone away.
+    pub fn send_snapshot(
+        &self,
+        snapshot: Result<(Vec<u8>, SnapshotInfo), String>,
+    ) -> Result<(), FrameError> {
+        let info = match snapshot {
+            Ok((bytes, info)) => {
+                for part in bytes.chunks(SNAPSHOT_PART) {
+                    self.send(&Response::SnapshotPart {
+                        data: part.to_vec(),
+                    })?;
+                }
+                Ok(info)
+            }
+            Err(why) => Err(why),
+        };
+        self.send(&Response::Snapshotted(info))
     }
 
     /// Delivers an execution's report where its job said.
@@ -257,7 +311,7 @@ pub(crate) mod tests {
     }
 
     /// [`link`], with the sending end of its jobs.
-    fn link_with_jobs() -> (Link, Sender<Job>, UnixStream, Receiver<Ending>) {
+    fn link_with_jobs() -> (Link, Sender<Task>, UnixStream, Receiver<Ending>) {
         let (worker, supervisor) = UnixStream::pair().unwrap();
         let (jobs, requests) = mpsc::channel();
         let (outbox, endings) = Outbox::new(worker);
@@ -315,9 +369,11 @@ pub(crate) mod tests {
     #[test]
     fn a_job_cancelled_before_it_began_is_answered_without_running() {
         let (link, jobs, mut supervisor, _endings) = link_with_jobs();
-        let job = |id: &str| Job {
-            request: ExecuteRequest::user(id.into(), "1".into(), 1, 1),
-            reply: Reply::Socket,
+        let job = |id: &str| {
+            Task::Run(Job {
+                request: ExecuteRequest::user(id.into(), "1".into(), 1, 1),
+                reply: Reply::Socket,
+            })
         };
         jobs.send(job("exec-1")).unwrap();
         jobs.send(job("exec-2")).unwrap();
@@ -325,7 +381,9 @@ pub(crate) mod tests {
             !link.control.request_cancel("exec-1"),
             "exec-1 has not begun"
         );
-        let next = link.next_job().expect("the job after it");
+        let Some(Task::Run(next)) = link.next_task() else {
+            panic!("the job after it")
+        };
         assert_eq!(next.request.execution_id, "exec-2");
         match read_frame_blocking::<Response>(&mut supervisor).unwrap() {
             Some(Response::Executed(report)) => {
@@ -345,7 +403,7 @@ pub(crate) mod tests {
         );
         assert!(nothing_pending(&mut supervisor));
         drop(jobs);
-        assert!(link.next_job().is_none(), "the reader is gone");
+        assert!(link.next_task().is_none(), "the reader is gone");
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod python;
 pub mod quota;
 pub mod serve;
 pub mod shell;
+pub mod snapshot;
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -336,6 +336,7 @@ impl ServeOptions {
             stdout_cap: self.stdout_cap,
             stderr_cap: self.stderr_cap,
             quota: None,
+            clock_since: None,
         };
         if self.disk_quota_bytes.is_some() || self.disk_quota_files.is_some() {
             let limits = QuotaLimits {

@@ -165,6 +165,7 @@ fn image_config(
         stdout_cap: 1 << 20,
         stderr_cap: 1 << 20,
         quota: None,
+        clock_since: None,
     })
 }
 
@@ -296,6 +297,7 @@ fn compile_config(data_dir: &Path, pycache: &Path) -> SessionConfig {
         stdout_cap: 1 << 20,
         stderr_cap: 1 << 20,
         quota: None,
+        clock_since: None,
     }
 }
 

@@ -251,6 +251,9 @@ pub struct Modules<'a> {
     pub module: &'a LazyModule,
     pub image: Option<&'a Module>,
     pub pristine: Option<Pristine>,
+    /// What the memory of a fresh instance of each is ([`crate::snapshot::module_identity`]).
+    pub module_identity: &'a str,
+    pub image_identity: &'a str,
 }
 
 /// Runs the Python session until the supervisor goes away.

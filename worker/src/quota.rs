@@ -174,6 +174,9 @@ pub struct Quota {
     /// Bytes in files the guest deleted while it still had them open (they still take disk
     /// space, but no walk sees them), as last measured by the WASI side.
     hidden: u64,
+    /// What the session keeps outside these directories and pays for all the same (its
+    /// checkpoints), as the supervisor last set it ([`Quota::hold`]).
+    held: Amount,
     refusals: u64,
     last_refusal: Option<Refusal>,
     recounts: u64,
@@ -187,6 +190,7 @@ impl Quota {
             roots,
             used: None,
             hidden: 0,
+            held: Amount::ZERO,
             refusals: 0,
             last_refusal: None,
             recounts: 0,
@@ -238,6 +242,25 @@ impl Quota {
     pub fn charge_install(&mut self, growth: Amount) -> Result<Amount, Refusal> {
         self.admit(growth, || None)?;
         Ok(self.used.unwrap_or(growth))
+    }
+
+    /// Makes `held` what the session keeps outside its directories, in place of what it held
+    /// before: less is always granted, more only when it fits, as an install's files would.
+    /// Returns what the session now uses, counted afresh.
+    ///
+    /// # Errors
+    /// The refusal, with the numbers counted afresh; what was held stays held.
+    pub fn hold(&mut self, held: Amount) -> Result<Amount, Refusal> {
+        let before = self.held;
+        let growth = held.minus(before);
+        if growth != Amount::ZERO {
+            self.admit(growth, || None)?;
+        }
+        self.held = held;
+        // Counted afresh: the supervisor changes held space when it adds or removes a
+        // checkpoint or puts one's files back in `/app`, and the running total must not stay
+        // below what the directories now hold.
+        Ok(self.recount(None).0)
     }
 
     fn admit(
@@ -338,7 +361,8 @@ impl Quota {
         let mut counted = Amount {
             bytes: usage.bytes.saturating_add(self.hidden),
             entries: usage.entries,
-        };
+        }
+        .plus(self.held);
         let exact = usage.complete && roots.len() == self.roots.len();
         if !exact && let Some(previous) = self.used {
             counted = counted.max(previous);
@@ -364,6 +388,28 @@ mod tests {
             .map(|(d, g)| (g.to_string(), d.path().to_path_buf()))
             .collect();
         Quota::new(LIMITS, roots)
+    }
+
+    /// What the session holds outside its files (checkpoints) counts like its files, through
+    /// every recount, and can shrink at any time.
+    #[test]
+    fn held_space_counts_through_recounts_and_is_refused_past_the_limit() {
+        let (app, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(app.path().join("a"), vec![0u8; 100]).unwrap();
+        let mut q = quota(&[&app, &tmp]);
+        let held = |bytes, entries| Amount { bytes, entries };
+        assert_eq!(q.hold(held(600, 2)).unwrap(), held(700, 3));
+        // A recount (crossing with a guest's charge) still counts what is held.
+        let refusal = q.charge(Amount::bytes(400), || None).unwrap_err();
+        assert_eq!(refusal.used, held(700, 3));
+        // More than fits is refused and changes nothing.
+        let refusal = q.hold(held(950, 2)).unwrap_err();
+        assert_eq!(refusal.used, held(700, 3));
+        assert_eq!(q.usage(), held(700, 3));
+        // Less is granted and frees room for the guest.
+        assert_eq!(q.hold(held(100, 1)).unwrap(), held(200, 2));
+        q.charge(Amount::bytes(400), || None).unwrap();
+        assert_eq!(q.usage(), held(600, 2));
     }
 
     #[test]

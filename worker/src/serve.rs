@@ -23,11 +23,15 @@ use sandbox_protocol::{
 use wasmtime::{Linker, Module};
 
 use crate::command::ShellRunner;
-use crate::connection::{Ended, Ending, Job, Link, Outbox, Reply};
+use crate::connection::{Ended, Ending, Job, Link, Outbox, Reply, Task};
 use crate::engine::{self, LazyModule, engine, load_module};
 use crate::host::{Control, HostState, SessionConfig, build_linker};
 use crate::jail::{self, JailArgs, JailSpec};
-use crate::{ReadyClock, WorkerError, javascript, probe, python};
+use crate::{ReadyClock, WorkerError, javascript, probe, python, snapshot};
+
+/// The largest snapshot a worker takes in to restore: a whole wasm32 memory, uncompressed, and
+/// its page list.
+const MAX_RESTORE: usize = (4 << 30) + (8 << 20);
 
 /// Native stack of the guest thread: Wasmtime runs wasm on it, and the engine allows 8 MiB of
 /// wasm stack plus host frames.
@@ -58,6 +62,10 @@ pub struct Loaded {
     image: Option<Module>,
     linker: Linker<HostState>,
     pristine: Option<python::Pristine>,
+    /// What a fresh instance's memory is, of the module and of its image (named before the
+    /// jail, which may hide the image's file).
+    module_identity: String,
+    image_identity: String,
 }
 
 impl Loaded {
@@ -82,6 +90,8 @@ impl Loaded {
             image,
             linker,
             pristine: None,
+            module_identity: snapshot::module_identity(&args.wasm_sha256, None),
+            image_identity: snapshot::module_identity(&args.wasm_sha256, args.image.as_deref()),
         })
     }
 
@@ -169,6 +179,7 @@ fn serve(
     let plan = args
         .probe
         .then(|| probe::Plan::new(&args.workspace, &args.module));
+    crate::snapshot::open_pagemap();
     let jail = match enter_jail(&args) {
         Ok(report) => report,
         Err(e) => {
@@ -202,6 +213,7 @@ fn serve(
     let reading = Reader {
         stream: reader,
         jobs,
+        restoring: Vec::new(),
         shell,
         control,
         outbox,
@@ -245,6 +257,8 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
                 image,
                 linker,
                 pristine,
+                module_identity,
+                image_identity,
             } = loaded;
             let served = match args.runtime.language() {
                 Language::Python => python::serve(
@@ -252,6 +266,8 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
                         module: &module,
                         image: image.as_ref(),
                         pristine,
+                        module_identity: &module_identity,
+                        image_identity: &image_identity,
                     },
                     &linker,
                     &args.workspace,
@@ -264,7 +280,13 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
                         .get()
                         .map_err(WorkerError::Engine)
                         .and_then(|module| {
-                            javascript::serve(module, &linker, &args.workspace, &args.config, link)
+                            javascript::serve(
+                                (module, &module_identity),
+                                &linker,
+                                &args.workspace,
+                                &args.config,
+                                link,
+                            )
                         })
                 }
             };
@@ -276,8 +298,10 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
 /// The reader thread: every frame from the supervisor.
 struct Reader {
     stream: UnixStream,
-    /// Executions for the guest thread.
-    jobs: Sender<Job>,
+    /// Executions, snapshots and restores for the guest thread.
+    jobs: Sender<Task>,
+    /// The parts of a snapshot to restore received so far.
+    restoring: Vec<u8>,
     shell: ShellRunner,
     control: Arc<Control>,
     outbox: Outbox,
@@ -310,7 +334,21 @@ impl Reader {
                         request,
                         reply: Reply::Socket,
                     };
-                    self.jobs.send(job).ok()?;
+                    self.jobs.send(Task::Run(job)).ok()?;
+                }
+                Ok(Some(Request::Snapshot)) => self.jobs.send(Task::Snapshot).ok()?,
+                Ok(Some(Request::RestorePart { data, last })) => {
+                    // A snapshot is bounded by the memory cap (4 GiB at most), and the
+                    // supervisor sends only what a worker gave it: past that it is no snapshot.
+                    if self.restoring.len() + data.len() > MAX_RESTORE {
+                        tracing::warn!("dropping the connection after a snapshot past any memory");
+                        return Some(Ok(Ended::SupervisorGone));
+                    }
+                    self.restoring.extend_from_slice(&data);
+                    if last {
+                        let snapshot = std::mem::take(&mut self.restoring);
+                        self.jobs.send(Task::Restore(snapshot)).ok()?;
+                    }
                 }
                 Ok(Some(Request::Command(command))) => {
                     // Taken at once: the shell thread starts now (see `Response::Started`).
@@ -331,9 +369,19 @@ impl Reader {
                     let found = self.control.request_cancel(&execution_id);
                     tracing::debug!(%execution_id, found, "cancel requested");
                 }
-                Ok(Some(Request::ChargeDisk { bytes, entries })) => {
-                    let charge = self.shell.charge_install(bytes, entries);
-                    tracing::debug!(bytes, entries, granted = charge.granted, "install charged");
+                Ok(Some(
+                    request @ (Request::ChargeDisk { bytes, entries }
+                    | Request::HoldDisk { bytes, entries }),
+                )) => {
+                    let hold = matches!(request, Request::HoldDisk { .. });
+                    let charge = self.shell.charge_disk(bytes, entries, hold);
+                    tracing::debug!(
+                        bytes,
+                        entries,
+                        hold,
+                        granted = charge.granted,
+                        "disk charged"
+                    );
                     if self.outbox.send(&Response::DiskCharged(charge)).is_err() {
                         return Some(Ok(Ended::SupervisorGone));
                     }
@@ -366,7 +414,7 @@ mod tests {
     fn connected_reader() -> (
         Reader,
         UnixStream,
-        mpsc::Receiver<Job>,
+        mpsc::Receiver<Task>,
         mpsc::Receiver<Ending>,
     ) {
         let (worker, supervisor) = UnixStream::pair().unwrap();
@@ -378,10 +426,12 @@ mod tests {
             stdout_cap: 1,
             stderr_cap: 1,
             quota: None,
+            clock_since: None,
         };
         let reader = Reader {
             stream: worker,
             jobs,
+            restoring: Vec::new(),
             shell: ShellRunner::new(
                 Language::Python,
                 std::path::Path::new("/nonexistent"),
@@ -410,7 +460,9 @@ mod tests {
         );
         let request = ExecuteRequest::user("exec-1".into(), "1".into(), 1, 1);
         send(&mut supervisor, &Request::Execute(request.clone()));
-        let job = jobs.recv().unwrap();
+        let Task::Run(job) = jobs.recv().unwrap() else {
+            panic!("an execution")
+        };
         assert_eq!(job.request, request);
         assert!(matches!(job.reply, Reply::Socket));
         let cancelled = control.start_shell("exec-2");

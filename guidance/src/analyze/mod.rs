@@ -118,8 +118,6 @@ pub struct SessionRecommendation {
     pub fuel_budget: u64,
     pub timeout_seconds: u64,
     pub memory_bytes: u64,
-    /// Whether to persist globals across restarts (multi-turn workflows).
-    pub auto_persist_globals: bool,
     pub reason: String,
 }
 

@@ -107,7 +107,6 @@ pub(super) fn recommend_session(
         fuel_budget,
         timeout_seconds: timeout,
         memory_bytes: needs.memory.clamp(flavor.memory_bytes, MAX_MEMORY_BYTES),
-        auto_persist_globals: needs.multi_turn,
         reason,
     }
 }
@@ -231,9 +230,6 @@ pub(super) fn session_next_call(
                 .map_or(0, |f| sandbox_protocol::flavor_execution_fuel(f, runtime));
             if session.fuel_budget > flavor_fuel {
                 args["fuel_budget"] = json!(session.fuel_budget);
-            }
-            if session.auto_persist_globals {
-                args["auto_persist_globals"] = json!(true);
             }
             Some(NextCall::new(
                 "create_session",

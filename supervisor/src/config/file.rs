@@ -350,12 +350,12 @@ mod tests {
     #[test]
     fn the_file_is_below_the_flags_and_above_the_defaults() {
         let (dir, path) = config_file(
-            "max_sessions = 5\nevict_idle_secs = 9\nallow_pypi = true\nhttp = \"127.0.0.1:8765\"\n\
+            "max_sessions = 5\nsuspend_idle_secs = 9\nallow_pypi = true\nhttp = \"127.0.0.1:8765\"\n\
              worker_pool = \"python=1\"\nstate_dir = \"state\"\nhttp_token = \"s3cret-token\"\n",
         );
         let s = parse_with(&path, &["--max-sessions", "8"]).unwrap();
         assert_eq!(s.admission.max_sessions, 8);
-        assert_eq!(s.admission.evict_idle_secs, 9);
+        assert_eq!(s.admission.suspend_idle_secs, 9);
         assert!(s.packages.index);
         assert_eq!(s.transport.http, Some("127.0.0.1:8765".parse().unwrap()));
         assert_eq!(s.admission.worker_pool.to_string(), "python=1");
@@ -366,7 +366,7 @@ mod tests {
         assert_eq!(p.file.as_deref(), Some(path.as_path()));
         let source = |key| p.get(key).map(|e| e.source.clone());
         assert_eq!(source("max_sessions"), Some(Source::Flag));
-        assert_eq!(source("evict_idle_secs"), Some(Source::File));
+        assert_eq!(source("suspend_idle_secs"), Some(Source::File));
         assert_eq!(source("allow_pypi"), Some(Source::File));
         assert_eq!(source("principal_max_sessions"), Some(Source::Default));
         assert_eq!(source("config"), Some(Source::Flag));
@@ -463,7 +463,7 @@ mod tests {
         for (text, reason) in [
             ("max_sessions = 0", "0 is not in 1.."),
             ("default_timeout_secs = 301", "301 is not in 1..=300"),
-            ("evict_idle_secs = -1", "-1 is negative"),
+            ("suspend_idle_secs = -1", "-1 is negative"),
             ("worker_pool = \"ruby=1\"", "unknown runtime \"ruby\""),
             ("require = \"seccomp,teleport\"", "teleport"),
             ("http = \"localhost\"", "invalid socket address"),
@@ -547,7 +547,7 @@ mod tests {
     #[test]
     fn a_variable_beats_the_file() {
         let (_dir, path) =
-            config_file("max_sessions = 5\nevict_idle_secs = 9\nprincipal_max_sessions = 3\n");
+            config_file("max_sessions = 5\nsuspend_idle_secs = 9\nprincipal_max_sessions = 3\n");
         let output = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
@@ -557,7 +557,7 @@ mod tests {
             .env(CHILD, "1")
             .env("SANDBOX_CONFIG", &path)
             .env("SANDBOX_MAX_SESSIONS", "7")
-            .env("SANDBOX_EVICT_IDLE_SECS", "11")
+            .env("SANDBOX_SUSPEND_IDLE_SECS", "11")
             .env("SANDBOX_PRINCIPAL_MAX_EXECUTIONS", "")
             .output()
             .unwrap();
@@ -580,7 +580,7 @@ mod tests {
         // SANDBOX_CONFIG names the file; the flag beats SANDBOX_MAX_SESSIONS, which beats the file.
         let s = Settings::try_parse_args(["sandbox-mcp", "--max-sessions", "8"]).unwrap();
         assert_eq!(s.admission.max_sessions, 8);
-        assert_eq!(s.admission.evict_idle_secs, 11);
+        assert_eq!(s.admission.suspend_idle_secs, 11);
         assert_eq!(s.admission.principal_max_sessions, 3);
         // An empty variable is unset: the default stands.
         assert_eq!(s.admission.principal_max_executions, 16);
@@ -588,8 +588,8 @@ mod tests {
         assert_eq!(source("config"), Source::Env("SANDBOX_CONFIG".into()));
         assert_eq!(source("max_sessions"), Source::Flag);
         assert_eq!(
-            source("evict_idle_secs"),
-            Source::Env("SANDBOX_EVICT_IDLE_SECS".into())
+            source("suspend_idle_secs"),
+            Source::Env("SANDBOX_SUSPEND_IDLE_SECS".into())
         );
         assert_eq!(source("principal_max_sessions"), Source::File);
         assert_eq!(source("principal_max_executions"), Source::Default);

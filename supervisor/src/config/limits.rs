@@ -78,8 +78,6 @@ pub struct SessionLimits {
     pub disk_quota_bytes: u64,
     /// Most files, directories and links /app and /tmp may hold together.
     pub disk_quota_files: u64,
-    /// Save the session's variables after each success and restore them after a restart.
-    pub auto_persist_globals: bool,
 }
 
 impl From<&FlavorSpec> for SessionLimits {
@@ -96,7 +94,6 @@ impl From<&FlavorSpec> for SessionLimits {
             disk_bytes: spec.disk_file_bytes,
             disk_quota_bytes: spec.disk_quota_bytes,
             disk_quota_files: spec.disk_quota_files,
-            auto_persist_globals: false,
         }
     }
 }
@@ -137,7 +134,6 @@ mod tests {
             assert_eq!(limits.disk_bytes, spec.disk_file_bytes);
             assert_eq!(limits.disk_quota_bytes, spec.disk_quota_bytes);
             assert_eq!(limits.disk_quota_files, spec.disk_quota_files);
-            assert!(!limits.auto_persist_globals);
         }
         let small = SessionLimits::default();
         assert_eq!(

@@ -88,10 +88,9 @@ pub struct SupervisorConfig {
     pub worker_pool: PoolSizes,
     /// Start workers by forking them from a fork server per runtime (`SANDBOX_FORK_SERVERS`).
     pub fork_servers: bool,
-    /// When memory is short for a new session, the workers of `auto_persist_globals` sessions
-    /// idle this long may be stopped (their variables come back on their next call); `None`:
-    /// never.
-    pub evict_idle: Option<Duration>,
+    /// Sessions idle this long are suspended: their workers stop, their state stays on disk
+    /// and their next call resumes it. `None`: only when memory is short for a new session.
+    pub suspend_idle: Option<Duration>,
     /// Whether workers get their own cgroup.
     pub cgroups: CgroupSupport,
     /// Caps per HTTP client (a named principal, or one MCP session): sessions at once.
@@ -208,7 +207,7 @@ impl SupervisorConfig {
             memory_budget: default_memory_budget(),
             worker_pool: PoolSizes::none(),
             fork_servers: false,
-            evict_idle: None,
+            suspend_idle: None,
             cgroups: CgroupSupport::Unavailable {
                 reason: "not detected".into(),
             },
@@ -242,8 +241,8 @@ impl SupervisorConfig {
         }
         self.worker_pool = admission.worker_pool.clone();
         self.fork_servers = admission.fork_servers;
-        self.evict_idle =
-            (admission.evict_idle_secs > 0).then(|| Duration::from_secs(admission.evict_idle_secs));
+        self.suspend_idle = (admission.suspend_idle_secs > 0)
+            .then(|| Duration::from_secs(admission.suspend_idle_secs));
         self.principal_max_sessions = count(admission.principal_max_sessions);
         self.principal_max_executions = count(admission.principal_max_executions);
         if let Some(cache) = &paths.cache_dir {

@@ -179,6 +179,7 @@ impl SessionTable {
             runner: tokio::sync::Mutex::default(),
             line: Mutex::new(None),
             installs: tokio::sync::Mutex::new(()),
+            checkpoints: Mutex::new(Vec::new()),
         });
         self.expired
             .lock()

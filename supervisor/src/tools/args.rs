@@ -64,7 +64,7 @@ impl From<RuntimeArg> for Runtime {
 /// act on one session.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct SessionSelector {
-    /// Default: your session for `language`.
+    /// Default: yours for `language`.
     #[serde(default)]
     pub session_id: Option<String>,
     /// Default python.

@@ -16,7 +16,7 @@ use crate::packages::names::quote;
 use crate::server::SandboxServer;
 
 /// What the model reads about `cancel_execution`.
-pub const DESCRIPTION: &str = "Stop a running or queued execution: an interrupt first (session state kept), a kill if ignored. Returns cancelled and status.";
+pub const DESCRIPTION: &str = "Stop a running or queued execution: an interrupt first (session state kept), a kill if ignored.";
 
 /// Longest `execution_id` accepted (ours are 37 characters).
 const MAX_EXECUTION_ID_LEN: usize = 128;
@@ -50,7 +50,6 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         annotations(
-            title = "Cancel execution",
             destructive_hint = false,
             idempotent_hint = true,
             open_world_hint = false

@@ -22,40 +22,44 @@ use crate::server::SandboxServer;
 use crate::session::{CreateError, SessionSpec, Usage};
 
 /// What the model reads about `create_session`.
-pub const DESCRIPTION: &str = "Create a session with your own id, flavor, limits or runtime (execute_code otherwise creates one on demand). Fails if the id exists.";
+pub const DESCRIPTION: &str = "Create a session with your own id, flavor or limits (execute_code otherwise creates one on demand). Fails if the id exists.";
 
 /// Arguments of `create_session`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CreateSessionArgs {
     pub language: LanguageArg,
-    /// The language's runtime (python, javascript); optional.
+    /// The language's runtime: accepted and checked, but left out of the schema (each
+    /// language has one runtime, and every tool-list byte is read by the model).
     #[serde(default)]
+    #[schemars(skip)]
     pub runtime: Option<RuntimeArg>,
     /// 1-64 letters, digits, - or _ (default: generated).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// small (1 CPU, 1 GiB; default), medium (2, 2 GiB), large (4, 4 GiB); the limit
-    /// arguments override it.
+    /// small (default), medium, large: 1, 2, 4 CPUs and GiB; limits below override it.
     #[serde(default)]
     pub flavor: Option<Flavor>,
-    /// Fixed cap per call, 10^6 to 5×10^12; unset, fuel lasts until the timeout.
+    /// Fixed fuel per call, 10^6 to 5×10^12.
     #[serde(default)]
     #[schemars(range(min = 1_000_000, max = 5_000_000_000_000_u64))]
     pub fuel_budget: Option<u64>,
-    /// Bytes, from 32 MiB to 4 GiB.
+    /// Bytes, 32 MiB to 4 GiB.
     #[serde(default)]
     #[schemars(range(min = 33_554_432, max = 4_294_967_296_u64))]
     pub memory_bytes: Option<u64>,
-    /// Seconds per execution, from 0.1 to 300.
+    /// Seconds per execution, 0.1 to 300.
     #[serde(default)]
     #[schemars(range(min = 0.1, max = 300))]
     pub timeout: Option<f64>,
-    /// Idle seconds before deletion, from 1 to 2592000 (default 86400).
+    /// Idle seconds before deletion, 1 to 2592000 (default 86400).
     #[serde(default)]
     #[schemars(range(min = 1, max = 2_592_000))]
     pub ttl_seconds: Option<u64>,
-    /// Save serialisable variables after each success; restore them after a restart.
+    /// Retired: every session now keeps its whole state through restarts. Still accepted
+    /// (and ignored) so that older clients' calls work; left out of the schema.
     #[serde(default)]
+    #[schemars(skip)]
+    #[allow(dead_code, reason = "accepted for older clients, and ignored")]
     pub auto_persist_globals: Option<bool>,
 }
 
@@ -83,7 +87,7 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         output_schema = schema_for_output::<SessionInfo>(),
-        annotations(title = "Create session", destructive_hint = false, open_world_hint = false)
+        annotations(destructive_hint = false, open_world_hint = false)
     )]
     async fn create_session(
         &self,
@@ -125,33 +129,7 @@ impl SandboxServer {
                     "session {id:?} already exists; use it with execute_code, or destroy_session it first"
                 ),
             )),
-            Err(e @ CreateError::ClientLimit { .. }) => NoCapacity {
-                success: false,
-                error_type: ErrorType::ResourcesExhausted,
-                error_message: format!(
-                    "{e} ({}); destroy_session one you no longer need",
-                    self.sandbox.config.principal_max_sessions
-                ),
-                usage: None,
-                actionable_guidance: &[
-                    "destroy_session a session you no longer need",
-                    "reuse an existing session by passing its session_id to execute_code",
-                ],
-            }
-            .reply(),
-            Err(CreateError::ResourcesExhausted(usage)) => NoCapacity {
-                success: false,
-                error_type: ErrorType::ResourcesExhausted,
-                error_message: usage.to_string(),
-                usage: Some(&usage),
-                actionable_guidance: &[
-                    "wait a minute for idle sessions to expire, then retry",
-                    "destroy_session a session you no longer need",
-                    "ask for a smaller flavor or memory_bytes",
-                ],
-            }
-            .reply(),
-            Err(other) => Err(McpError::internal_error(other.to_string(), None)),
+            Err(other) => creation_refused(self, other),
         }
     }
 
@@ -176,7 +154,6 @@ impl SandboxServer {
         if let Some(timeout) = timeout_arg(args.timeout)? {
             limits.timeout = timeout;
         }
-        limits.auto_persist_globals = args.auto_persist_globals.unwrap_or(false);
         let ttl = match args.ttl_seconds {
             Some(secs) => Duration::from_secs(bounded(
                 "ttl_seconds",
@@ -206,6 +183,46 @@ fn check_runtime(language: Language, runtime: Option<RuntimeArg>) -> Result<(), 
         ));
     }
     Ok(())
+}
+
+/// The answer when a session cannot be created for lack of capacity (or its workspace): what
+/// `create_session` and `fork_session` say.
+///
+/// # Errors
+/// An internal error for a workspace that could not be made (a server fault).
+pub(crate) fn creation_refused(
+    server: &SandboxServer,
+    error: CreateError,
+) -> Result<CallToolResult, McpError> {
+    match error {
+        e @ CreateError::ClientLimit { .. } => NoCapacity {
+            success: false,
+            error_type: ErrorType::ResourcesExhausted,
+            error_message: format!(
+                "{e} ({}); destroy_session one you no longer need",
+                server.sandbox.config.principal_max_sessions
+            ),
+            usage: None,
+            actionable_guidance: &[
+                "destroy_session a session you no longer need",
+                "reuse an existing session by passing its session_id to execute_code",
+            ],
+        }
+        .reply(),
+        CreateError::ResourcesExhausted(usage) => NoCapacity {
+            success: false,
+            error_type: ErrorType::ResourcesExhausted,
+            error_message: usage.to_string(),
+            usage: Some(&usage),
+            actionable_guidance: &[
+                "wait a minute for idle sessions to expire, then retry",
+                "destroy_session a session you no longer need",
+                "ask for a smaller flavor or memory_bytes",
+            ],
+        }
+        .reply(),
+        other => Err(McpError::internal_error(other.to_string(), None)),
+    }
 }
 
 #[cfg(test)]

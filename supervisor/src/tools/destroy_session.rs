@@ -35,7 +35,6 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         annotations(
-            title = "Destroy session",
             idempotent_hint = true,
             open_world_hint = false
         )

@@ -18,7 +18,7 @@ use crate::server::SandboxServer;
 use crate::session::Work;
 
 /// What the model reads about `execute_code`.
-pub const DESCRIPTION: &str = "Run Python or JavaScript (QuickJS) in a persistent session: variables, imports and files persist between calls. Returns stdout, stderr, exit_code, result (the last expression's repr). Files in /app (cwd); /tmp is scratch, /data read-only. No network, no subprocesses. Python 3.15 with numpy, pandas, scipy, sklearn, matplotlib (figures return as images). JavaScript is not Node.js: no require/fs; use readText/writeText/requireVendor. A call runs until its timeout (default 30 s; pass timeout for longer work). On failure follow error_type, actionable_guidance and next_call.";
+pub const DESCRIPTION: &str = "Run Python or JavaScript (QuickJS) in a persistent session: variables, imports and files persist between calls. result is the last expression's repr. Files in /app (cwd); /tmp is scratch, /data read-only. No network, no subprocesses. Python 3.15 with numpy, pandas, scipy, sklearn, matplotlib (figures return as images). JavaScript is not Node.js: no require/fs; use readText/writeText/requireVendor. A call runs until its timeout (default 30 s; pass timeout for longer work). On failure follow error_type, actionable_guidance and next_call.";
 
 /// Arguments of `execute_code`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -26,11 +26,10 @@ pub struct ExecuteCodeArgs {
     /// Python statements, or JavaScript global script (not a module: no `import`).
     pub code: String,
     pub language: LanguageArg,
-    /// Default: your session for `language`; a new id (1-64 letters, digits, - or _) creates
-    /// one.
+    /// Default: your session for `language`; a new id creates one.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Seconds, from 0.1 to 300 (default: the session's, 30 for small).
+    /// Seconds, 0.1 to 300 (default: the session's, 30 for small).
     #[serde(default)]
     #[schemars(range(min = 0.1, max = 300))]
     pub timeout: Option<f64>,
@@ -44,7 +43,7 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         output_schema = schema_for_output::<ExecuteCodeResult>(),
-        annotations(title = "Execute code", destructive_hint = false, open_world_hint = false)
+        annotations(destructive_hint = false, open_world_hint = false)
     )]
     async fn execute_code(
         &self,

@@ -25,7 +25,7 @@ use crate::server::SandboxServer;
 use crate::session::{Session, Work};
 
 /// What the model reads about `execute_command`.
-pub const DESCRIPTION: &str = "Run a shell command line in a session (cwd /app): pipes, &&, ||, ;, redirects, globs, $VARS, cd. Built-ins only (`help` lists them: ls grep sed find cp rm ...); `python FILE` / `node FILE` use the session's interpreter; `pip install NAME` installs. Sees only /app, /tmp and /data (read-only). Result as execute_code.";
+pub const DESCRIPTION: &str = "Run a shell command line in a session (cwd /app): pipes, &&, ||, ;, redirects, globs, $VARS, cd. Built-ins only (`help` lists them); `python FILE`, `node FILE` and `pip install NAME` use the session. Sees only /app, /tmp and /data (read-only). Result as execute_code.";
 
 /// Arguments of `execute_command`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -33,7 +33,7 @@ pub struct ExecuteCommandArgs {
     pub command: String,
     #[serde(flatten)]
     pub session: SessionSelector,
-    /// Seconds, from 0.1 to 300 (default: the session's).
+    /// Seconds, 0.1 to 300 (default: the session's).
     #[serde(default)]
     #[schemars(range(min = 0.1, max = 300))]
     pub timeout: Option<f64>,
@@ -44,7 +44,7 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         output_schema = schema_for_output::<ExecuteCodeResult>(),
-        annotations(title = "Execute command", open_world_hint = false)
+        annotations(open_world_hint = false)
     )]
     async fn execute_command(
         &self,

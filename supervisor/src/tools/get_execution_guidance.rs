@@ -15,7 +15,7 @@ use crate::guidance;
 use crate::server::SandboxServer;
 
 /// What the model reads about `get_execution_guidance`.
-pub const DESCRIPTION: &str = "Analyse code without running it: risky patterns (network, subprocesses, threads, heavy imports, paths outside /app), estimated fuel, recommended fuel_budget, timeout and flavor, and warnings (modules that fail in WebAssembly, QuickJS [value, err] APIs).";
+pub const DESCRIPTION: &str = "Analyse code without running it: risky patterns, WebAssembly pitfalls, estimated fuel, and the fuel_budget, timeout and flavor to use.";
 
 /// Largest `context` accepted.
 const MAX_CONTEXT_BYTES: usize = 64 << 10;
@@ -25,7 +25,7 @@ const MAX_CONTEXT_BYTES: usize = 64 << 10;
 pub struct GuidanceArgs {
     pub code: String,
     pub language: LanguageArg,
-    /// What the code is for, or what failed last time (default: none).
+    /// What the code is for, or what failed last time.
     #[serde(default)]
     pub context: Option<String>,
 }
@@ -35,7 +35,7 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         output_schema = schema_for_output::<guidance::ExecutionGuidance>(),
-        annotations(title = "Execution guidance", read_only_hint = true, open_world_hint = false)
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn get_execution_guidance(
         &self,

@@ -19,11 +19,11 @@ use super::session_info::{LimitsInfo, SessionInfo};
 use crate::engine::disk_usage;
 use crate::executions::ExecutionInfo;
 use crate::server::SandboxServer;
-use crate::session::{Session, Work};
+use crate::session::{Checkpoint, Session, Work};
 use crate::workspace::FileEntry;
 
 /// What the model reads about `get_workspace_info`.
-pub const DESCRIPTION: &str = "Describe a session without running code: runtime, variables, modules, files in /app, limits, disk quota use, running executions, expires_at.";
+pub const DESCRIPTION: &str = "Describe a session without running code: variables, modules, files in /app, checkpoints, limits, disk use, running executions, expiry.";
 
 /// How long the interpreter may take to describe its state.
 const INSPECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -61,6 +61,8 @@ struct WorkspaceInfo<'a> {
     executions_run: u64,
     fuel_used_total: u64,
     running_executions: Vec<ExecutionInfo>,
+    /// Saved states to restore_session or fork_session from, oldest first.
+    checkpoints: Vec<Checkpoint>,
     /// Why variables are not shown, when they are not.
     #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<&'static str>,
@@ -100,7 +102,6 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         annotations(
-            title = "Workspace info",
             read_only_hint = true,
             open_world_hint = false
         )
@@ -120,7 +121,12 @@ impl SandboxServer {
             &session.files().app,
             args.include_system_files.unwrap_or(false),
         );
-        let usage = disk_usage(&session).await;
+        let mut usage = disk_usage(&session).await;
+        let checkpoints = session.checkpoints();
+        for checkpoint in &checkpoints {
+            usage.bytes += checkpoint.bytes;
+            usage.entries += checkpoint.entries;
+        }
         let SessionInfo {
             created_at,
             expires_at,
@@ -146,7 +152,7 @@ impl SandboxServer {
             files_truncated: listing.truncated,
             memory_bytes: interpreter.memory_bytes,
             disk_usage: DiskUsage {
-                covers: "/app and /tmp together",
+                covers: "/app, /tmp and checkpoints together",
                 bytes_used: usage.bytes,
                 bytes_quota,
                 entries_used: usage.entries,
@@ -156,10 +162,11 @@ impl SandboxServer {
             executions_run: session.executions.load(Ordering::Relaxed),
             fuel_used_total: session.fuel_used.load(Ordering::Relaxed),
             running_executions: running,
+            checkpoints,
             note: interpreter.note,
         };
         let text = format!(
-            "session {} ({}): {} variables, {} files ({} bytes), {} running executions; disk quota: {} of {} bytes and {} of {} files, directories and links used (/app and /tmp)",
+            "session {} ({}): {} variables, {} files ({} bytes), {} running executions; disk quota: {} of {} bytes and {} of {} files, directories and links used (/app, /tmp and {} checkpoints)",
             session.id,
             info.runtime,
             info.variables.as_array().map_or(0, Vec::len),
@@ -170,6 +177,7 @@ impl SandboxServer {
             bytes_quota,
             usage.entries,
             entries_quota,
+            info.checkpoints.len(),
         );
         reply::structured(&info, false, text)
     }

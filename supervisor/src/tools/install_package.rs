@@ -19,7 +19,7 @@ use crate::server::SandboxServer;
 use crate::session::{Session, Work};
 
 /// What the model reads about `install_package`.
-pub const DESCRIPTION: &str = "Install a package into a session, importable at once. Python: pure-Python wheels and dependencies, fetched by the server; compiled ones (numpy, pandas, scipy, ...) are built in already. JavaScript: vendored or operator-provided packages, for requireVendor(name). Check list_available_packages first.";
+pub const DESCRIPTION: &str = "Install a package into a session, importable at once. Python: pure-Python wheels (numpy, pandas, scipy are built in). JavaScript: vendored packages, for requireVendor(name). Check list_available_packages first.";
 
 /// How long a running interpreter may take to notice newly installed packages.
 const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -29,7 +29,7 @@ const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct InstallPackageArgs {
     /// A PyPI or npm name only (e.g. "tabulate"): no paths, URLs, extras or options.
     pub package: String,
-    /// Exact, e.g. "0.9.0" (default: newest pure-Python release).
+    /// Exact (default: newest pure-Python release).
     #[serde(default)]
     pub version: Option<String>,
     #[serde(flatten)]
@@ -41,8 +41,6 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         annotations(
-            title = "Install package",
-            read_only_hint = false,
             destructive_hint = false,
             open_world_hint = true
         )

@@ -23,7 +23,7 @@ use crate::server::SandboxServer;
 use crate::session::Session;
 
 /// What the model reads about `list_available_packages`.
-pub const DESCRIPTION: &str = "List what imports without installing: Python packages compiled in and vendored, by category with first-import fuel, and JavaScript modules, helpers and requireVendor packages.";
+pub const DESCRIPTION: &str = "List what imports without installing: Python packages built in and vendored (with first-import fuel), JavaScript modules and requireVendor packages.";
 
 /// Arguments of `list_available_packages`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -31,7 +31,7 @@ pub struct ListPackagesArgs {
     /// Default: both.
     #[serde(default)]
     pub language: Option<LanguageArg>,
-    /// Also list what this session installed (default: none).
+    /// Also list what this session installed.
     #[serde(default)]
     pub session_id: Option<String>,
 }
@@ -113,7 +113,6 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         annotations(
-            title = "List available packages",
             read_only_hint = true,
             open_world_hint = false
         )

@@ -180,7 +180,6 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         annotations(
-            title = "List runtimes",
             read_only_hint = true,
             open_world_hint = false
         )

@@ -1,4 +1,4 @@
-//! The eleven MCP tools, one file each (mini-redis `cmd/` style). A tool's file holds its
+//! The fourteen MCP tools, one file each (mini-redis `cmd/` style). A tool's file holds its
 //! argument struct (whose doc comments are the JSON Schema descriptions the model reads), its
 //! description, its annotations and its handler, in a `#[tool_router]` block of its own that
 //! `server.rs` combines with the others.
@@ -12,15 +12,18 @@
 //! stay under 2,000 tokens (bytes/4), each fact said once: the pitfalls every language call
 //! shares are in `execute_code`'s description, an argument's bounds and default in its own.
 //! Annotations state only what differs from MCP's defaults (not read-only, destructive, not
-//! idempotent, open world): a hint left out means its default, at no cost.
+//! idempotent, open world): a hint left out means its default, at no cost. No tool has a
+//! title: its name says as much, and fourteen titles cost 400 bytes of every tools/list.
 //! The README quotes each description verbatim (tests check both).
 
 pub mod args;
 pub mod cancel_execution;
+pub mod checkpoint_session;
 pub mod create_session;
 pub mod destroy_session;
 pub mod execute_code;
 pub mod execute_command;
+pub mod fork_session;
 pub mod get_execution_guidance;
 pub mod get_workspace_info;
 pub mod install_package;
@@ -28,13 +31,14 @@ pub mod list_available_packages;
 pub mod list_runtimes;
 pub mod reply;
 pub mod reset_workspace;
+pub mod restore_session;
 pub mod run;
 pub mod schema;
 pub mod session_info;
 pub mod sessions;
 
 /// Every tool and its description, in the order the README lists them.
-pub const ALL: [(&str, &str); 11] = [
+pub const ALL: [(&str, &str); 14] = [
     ("execute_code", execute_code::DESCRIPTION),
     ("cancel_execution", cancel_execution::DESCRIPTION),
     ("create_session", create_session::DESCRIPTION),
@@ -42,6 +46,9 @@ pub const ALL: [(&str, &str); 11] = [
     ("execute_command", execute_command::DESCRIPTION),
     ("get_workspace_info", get_workspace_info::DESCRIPTION),
     ("reset_workspace", reset_workspace::DESCRIPTION),
+    ("checkpoint_session", checkpoint_session::DESCRIPTION),
+    ("restore_session", restore_session::DESCRIPTION),
+    ("fork_session", fork_session::DESCRIPTION),
     ("install_package", install_package::DESCRIPTION),
     (
         "list_available_packages",

@@ -4,6 +4,7 @@
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResult, ContentBlock};
+use sandbox_protocol::ErrorType;
 use serde::Serialize;
 
 use crate::report::ExecuteCodeResult;
@@ -27,6 +28,37 @@ pub fn structured<T: Serialize>(
     };
     reply.content = vec![ContentBlock::text(text)];
     Ok(reply)
+}
+
+/// What a tool answers when it did not do what was asked, for a reason the model can act on.
+#[derive(Debug, Serialize)]
+struct Failed<'a> {
+    success: bool,
+    error_type: ErrorType,
+    error_message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_id: Option<&'a str>,
+    actionable_guidance: &'a [&'a str],
+}
+
+/// A failed result: `error_type`, the message and what to do next.
+///
+/// # Errors
+/// As [`structured`].
+pub fn failed(
+    error_type: ErrorType,
+    message: &str,
+    session_id: Option<&str>,
+    guidance: &[&str],
+) -> Result<CallToolResult, McpError> {
+    let failed = Failed {
+        success: false,
+        error_type,
+        error_message: message,
+        session_id,
+        actionable_guidance: guidance,
+    };
+    structured(&failed, true, format!("ERROR {error_type}: {message}"))
 }
 
 /// A structured result whose text block is the JSON itself (for small answers).
@@ -57,7 +89,7 @@ pub fn execution(result: &ExecuteCodeResult) -> Result<CallToolResult, McpError>
 
 #[cfg(test)]
 mod tests {
-    use sandbox_protocol::{ErrorType, Figure, Runtime};
+    use sandbox_protocol::{Figure, Runtime};
 
     use super::*;
     use crate::report::FigureInfo;

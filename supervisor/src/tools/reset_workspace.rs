@@ -14,7 +14,8 @@ use super::reply;
 use crate::server::SandboxServer;
 
 /// What the model reads about `reset_workspace`.
-pub const DESCRIPTION: &str = "Clear a session's variables, imports and files in /app and /tmp; its id stays valid. Returns what was deleted.";
+pub const DESCRIPTION: &str =
+    "Clear a session's variables, imports and files in /app and /tmp; its id stays valid.";
 
 /// Arguments of `reset_workspace`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -49,7 +50,6 @@ impl SandboxServer {
     #[tool(
         description = DESCRIPTION,
         annotations(
-            title = "Reset workspace",
             idempotent_hint = true,
             open_world_hint = false
         )

@@ -517,7 +517,7 @@ mod tests {
     #[test]
     fn no_tool_schema_has_a_type_array() {
         let tools = crate::server::SandboxServer::tool_router().list_all();
-        assert_eq!(tools.len(), 11);
+        assert_eq!(tools.len(), crate::tools::ALL.len());
         let mut found = Vec::new();
         for tool in &tools {
             let input = Value::Object((*tool.input_schema).clone());

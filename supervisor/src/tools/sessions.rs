@@ -95,6 +95,19 @@ impl SandboxServer {
         })
     }
 
+    /// The existing session `id` of the caller (the state tools name theirs).
+    pub(crate) fn named_session(
+        &self,
+        ctx: &rmcp::service::RequestContext<rmcp::RoleServer>,
+        id: String,
+    ) -> Result<Arc<Session>, McpError> {
+        let selector = SessionSelector {
+            session_id: Some(id),
+            language: None,
+        };
+        self.existing_session(&self.owner(ctx), &selector)
+    }
+
     /// An existing session for the tools that inspect or clear one: `session_id`, else the
     /// default session for `language` (without one: Python's, then JavaScript's).
     pub(crate) fn existing_session(

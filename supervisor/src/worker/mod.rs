@@ -15,7 +15,8 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use sandbox_protocol::{
     CachedModule, DiskCharge, ExecutionReport, FrameError, PROTOCOL_VERSION, ReadyInfo, Request,
-    Response, Runtime, WorkerExit, read_frame, write_frame,
+    Response, RestoreInfo, Runtime, SNAPSHOT_PART, SnapshotInfo, WorkerExit, read_frame,
+    write_frame,
 };
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -61,6 +62,33 @@ pub enum ExecFailure {
     CancelledWhileQueued,
 }
 
+/// How long a worker may take to snapshot or restore its interpreter (copying and compressing
+/// up to its whole memory) before it is taken for stalled.
+const STATE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The largest snapshot taken in: a whole wasm32 memory, uncompressed, and its page list.
+pub const MAX_SNAPSHOT: usize = (4 << 30) + (8 << 20);
+
+/// What one frame does to an answer being read ([`Worker::state_answer`]).
+enum Step<T> {
+    /// A part of it: read on.
+    More,
+    Done(T),
+    /// Not part of the exchange: the worker broke the protocol.
+    Unexpected,
+}
+
+/// Why a worker gave no snapshot or did not restore one.
+#[derive(Debug, thiserror::Error)]
+pub enum StateFailure {
+    /// The worker said why; it and its interpreter are as they were.
+    #[error("{0}")]
+    Refused(String),
+    /// The worker died, stalled or broke the protocol, and was killed.
+    #[error("the worker was lost: {0}")]
+    Lost(String),
+}
+
 /// A running worker and its connection. Dropping it kills the worker's process group and
 /// removes its cgroup.
 #[derive(Debug)]
@@ -75,6 +103,40 @@ pub struct Worker {
     /// Shared with [`WorkerLine`]s, so that a disk charge can be asked while an execution
     /// runs.
     line: Arc<WorkerLine>,
+    /// The interpreter's states sent after executions, not yet taken by the session.
+    states: StateInbox,
+}
+
+/// The layers of state a worker sends after each execution that returned
+/// ([`Response::StatePart`]), put together.
+#[derive(Debug, Default)]
+struct StateInbox {
+    partial: Vec<u8>,
+    layers: Vec<StateLayer>,
+}
+
+/// One layer of an interpreter's state: `full` replaces every layer before it.
+#[derive(Debug)]
+pub struct StateLayer {
+    pub bytes: Vec<u8>,
+    pub full: bool,
+}
+
+impl StateInbox {
+    /// Takes one part; a layer larger than any memory is dropped, and so is every layer
+    /// after it until the next full one (it would apply to a state the session lacks).
+    fn absorb(&mut self, data: &[u8], last: bool, full: bool) {
+        if self.partial.len() + data.len() > MAX_SNAPSHOT {
+            tracing::error!("a state layer larger than any memory; dropped");
+            self.partial = Vec::new();
+            return;
+        }
+        self.partial.extend_from_slice(data);
+        if last {
+            let bytes = std::mem::take(&mut self.partial);
+            self.layers.push(StateLayer { bytes, full });
+        }
+    }
 }
 
 /// The worker's connection as another task may use it while the worker's holder waits for an
@@ -118,9 +180,18 @@ impl WorkerLine {
         bytes: u64,
         entries: u64,
     ) -> Result<oneshot::Receiver<DiskCharge>, FrameError> {
+        self.ask_disk(Request::ChargeDisk { bytes, entries }).await
+    }
+
+    /// Sends `request` (a `ChargeDisk` or a `HoldDisk`), whose answer comes as for
+    /// [`WorkerLine::ask_charge`].
+    async fn ask_disk(
+        &self,
+        request: Request,
+    ) -> Result<oneshot::Receiver<DiskCharge>, FrameError> {
         let (answer, answered) = oneshot::channel();
         *self.charge.lock().unwrap_or_else(|e| e.into_inner()) = Some(answer);
-        self.send(&Request::ChargeDisk { bytes, entries }).await?;
+        self.send(&request).await?;
         Ok(answered)
     }
 }
@@ -155,6 +226,7 @@ impl Worker {
                 writer: tokio::sync::Mutex::new(writer),
                 charge: std::sync::Mutex::new(None),
             }),
+            states: StateInbox::default(),
         };
         let ready = tokio::time::timeout(STARTUP_TIMEOUT, worker.handshake()).await;
         match ready {
@@ -202,6 +274,11 @@ impl Worker {
     }
 
     /// The connection as another task may use it while this worker's holder waits.
+    /// The layers of state the worker sent since this was last asked, oldest first.
+    pub fn take_states(&mut self) -> Vec<StateLayer> {
+        std::mem::take(&mut self.states.layers)
+    }
+
     pub fn line(&self) -> Arc<WorkerLine> {
         self.line.clone()
     }
@@ -218,6 +295,111 @@ impl Worker {
             Err(e) => return Err(format!("{e}; {}", self.kill().await)),
         };
         self.read_charge(answered).await
+    }
+
+    /// Makes `bytes` and `entries` what the session keeps outside its files (its checkpoints)
+    /// and pays for from its disk quota: more is granted only when it fits, and the session's
+    /// files are counted afresh either way.
+    ///
+    /// # Errors
+    /// As [`Worker::charge_disk`].
+    pub async fn hold_disk(&mut self, bytes: u64, entries: u64) -> Result<DiskCharge, String> {
+        let asked = self.line.ask_disk(Request::HoldDisk { bytes, entries });
+        let answered = match asked.await {
+            Ok(answered) => answered,
+            Err(e) => return Err(format!("{e}; {}", self.kill().await)),
+        };
+        self.read_charge(answered).await
+    }
+
+    /// The interpreter's state between executions: a snapshot the worker takes once the
+    /// executions before it are done, and what it holds.
+    ///
+    /// # Errors
+    /// [`StateFailure::Refused`] when the worker could not take one (it goes on);
+    /// [`StateFailure::Lost`] when it died, stalled or broke the protocol (it was killed).
+    pub async fn snapshot(&mut self) -> Result<(Vec<u8>, SnapshotInfo), StateFailure> {
+        if let Err(e) = self.line.send(&Request::Snapshot).await {
+            return Err(StateFailure::Lost(format!("{e}; {}", self.kill().await)));
+        }
+        let mut bytes = Vec::new();
+        let info = self
+            .state_answer("a snapshot", |response| match response {
+                Response::SnapshotPart { data } if bytes.len() + data.len() <= MAX_SNAPSHOT => {
+                    bytes.extend_from_slice(&data);
+                    Step::More
+                }
+                Response::Snapshotted(info) => Step::Done(info),
+                _ => Step::Unexpected,
+            })
+            .await?;
+        Ok((bytes, info))
+    }
+
+    /// Replaces the worker's interpreter with the state in `snapshot` (taken of the same
+    /// interpreter build, by any worker).
+    ///
+    /// # Errors
+    /// [`StateFailure::Refused`] when the worker refused it (its interpreter is unchanged);
+    /// [`StateFailure::Lost`] when it died, stalled or broke the protocol (it was killed).
+    pub async fn restore(&mut self, snapshot: &[u8]) -> Result<RestoreInfo, StateFailure> {
+        let mut parts = snapshot.chunks(SNAPSHOT_PART).peekable();
+        if parts.peek().is_none() {
+            return Err(StateFailure::Refused("an empty snapshot".into()));
+        }
+        while let Some(part) = parts.next() {
+            let request = Request::RestorePart {
+                data: part.to_vec(),
+                last: parts.peek().is_none(),
+            };
+            if let Err(e) = self.line.send(&request).await {
+                return Err(StateFailure::Lost(format!("{e}; {}", self.kill().await)));
+            }
+        }
+        self.state_answer("an answer to a restore", |response| match response {
+            Response::Restored(restored) => Step::Done(restored),
+            _ => Step::Unexpected,
+        })
+        .await
+    }
+
+    /// Reads frames until `take` has the answer, handing disk charges over, keeping state
+    /// layers and skipping acknowledgements, for at most [`STATE_TIMEOUT`].
+    async fn state_answer<T>(
+        &mut self,
+        what: &str,
+        mut take: impl FnMut(Response) -> Step<Result<T, String>>,
+    ) -> Result<T, StateFailure> {
+        let read = async {
+            loop {
+                match read_frame::<Response>(&mut self.reader).await {
+                    Ok(Some(Response::DiskCharged(charge))) => self.line.deliver_charge(charge),
+                    Ok(Some(Response::Started { .. })) => {}
+                    Ok(Some(Response::StatePart { data, last, full })) => {
+                        self.states.absorb(&data, last, full);
+                    }
+                    Ok(Some(response)) => match take(response) {
+                        Step::More => {}
+                        Step::Done(answer) => return Ok(answer),
+                        Step::Unexpected => {
+                            return Err(format!("an unexpected frame instead of {what}"));
+                        }
+                    },
+                    Ok(None) => return Err("the worker closed its connection".to_owned()),
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        };
+        match tokio::time::timeout(STATE_TIMEOUT, read).await {
+            Ok(Ok(Ok(answer))) => Ok(answer),
+            Ok(Ok(Err(refused))) => Err(StateFailure::Refused(refused)),
+            Ok(Err(why)) => Err(StateFailure::Lost(format!("{why}; {}", self.kill().await))),
+            Err(_) => Err(StateFailure::Lost(format!(
+                "no {what} within {} s; {}",
+                STATE_TIMEOUT.as_secs(),
+                self.kill().await
+            ))),
+        }
     }
 
     /// Reads this worker's frames until the answer to the charge in flight, whether it comes
@@ -238,6 +420,9 @@ impl Worker {
                 match read_frame::<Response>(&mut self.reader).await {
                     Ok(Some(Response::DiskCharged(charge))) => return Ok(charge),
                     Ok(Some(Response::Started { .. })) => {}
+                    Ok(Some(Response::StatePart { data, last, full })) => {
+                        self.states.absorb(&data, last, full);
+                    }
                     Ok(Some(other)) => return Err(format!("unexpected {other:?}")),
                     Ok(None) => return Err("the worker closed its connection".to_owned()),
                     Err(e) => return Err(e.to_string()),
@@ -290,7 +475,7 @@ impl Worker {
             let deadline = tokio::time::sleep(timeout + KILL_GRACE);
             tokio::pin!(deadline);
             let mut cancelled = false;
-            let (reader, line) = (&mut self.reader, &self.line);
+            let (reader, line, states) = (&mut self.reader, &self.line, &mut self.states);
             loop {
                 // A fresh read per frame: a read completes (or fails) before the next begins,
                 // and the select below never drops one half-way except at the deadline,
@@ -320,6 +505,9 @@ impl Worker {
                         taken = true;
                     }
                     Ok(Ok(Some(Response::DiskCharged(charge)))) => line.deliver_charge(charge),
+                    Ok(Ok(Some(Response::StatePart { data, last, full }))) => {
+                        states.absorb(&data, last, full);
+                    }
                     other => break other,
                 }
             }

@@ -1,7 +1,7 @@
 //! Kill-the-worker chaos: under concurrent load on 8 sessions of both languages, SIGKILL random
 //! workers at random moments (at least 200 kills, bounded in time). The supervisor must never
-//! die, every call must get a result or a clean error within its timeout plus a second, sessions
-//! that were never killed keep their state, and nothing leaks: no zombie, no orphan, no
+//! die, every call must get a result or a clean error within its timeout plus a second, every
+//! session keeps its state (killed or not), and nothing leaks: no zombie, no orphan, no
 //! session's files after its destroy (an adopted session's pooled directory included), no
 //! socket or workspace after shutdown.
 
@@ -229,20 +229,14 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
     );
     assert!(kills >= KILLS, "only {kills} kills in {RUN_LIMIT:?}");
 
-    // Protected sessions kept their state; victims answer again after a restart.
-    for i in 6..8 {
+    // Every session kept its state: the protected ones in their workers, the victims through
+    // every kill (each new worker resumed the state after the last call that returned).
+    for i in 0..8 {
         let (id, language) = session(i);
         let marker = server
             .exec(language, "marker", json!({ "session_id": id }))
             .await?;
         assert_eq!(marker.str("result"), i.to_string(), "{marker:?}");
-    }
-    for i in 0..6 {
-        let (id, language) = session(i);
-        let reply = server
-            .exec(language, "1 + 1", json!({ "session_id": id }))
-            .await?;
-        assert_eq!(reply.str("result"), "2", "{reply:?}");
     }
     // Every killed worker was reaped: no zombie children.
     let zombies: Vec<u32> = procfs::workers_of(server.pid)

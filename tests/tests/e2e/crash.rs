@@ -1,5 +1,6 @@
 //! A worker killed mid-call: the call gets a clean `worker_crashed` answer, the next call
-//! restarts the session and says so, other sessions and the MCP stream are untouched.
+//! resumes the session from its state before that call and says so, other sessions and the MCP
+//! stream are untouched.
 
 use std::time::Duration;
 
@@ -55,17 +56,22 @@ async fn killing_a_worker_mid_call_is_a_clean_error() -> anyhow::Result<()> {
         crashed.str("error_message").contains("SIGKILL"),
         "{crashed:?}"
     );
+    assert_eq!(crashed.str("state_after_restart"), "rolled_back");
 
     let next = server
         .exec(
             "python",
-            "'doomed' in globals()",
+            "('doomed' in globals(), 'started' in dir())",
             json!({ "session_id": "victim" }),
         )
         .await?;
     assert!(next.bool("session_restarted"), "{next:?}");
-    assert_eq!(next.str("state_after_restart"), "lost");
-    assert_eq!(next.str("result"), "False");
+    assert_eq!(next.str("state_after_restart"), "resumed");
+    assert_eq!(
+        next.str("result"),
+        "(True, False)",
+        "the state before the crashed call"
+    );
     assert_ne!(
         procfs::worker_of_session(server.pid, "victim"),
         Some(pid),
@@ -91,8 +97,8 @@ async fn killing_a_worker_mid_call_is_a_clean_error() -> anyhow::Result<()> {
 }
 
 /// A call that lands on a worker killed an instant before (the server has not yet seen the
-/// death) is never lost: the worker never took it, so it runs on a fresh worker and says the
-/// session restarted, with the state of an idle death. Fifty rounds of "kill the idle worker,
+/// death) is never lost, nor is the session's state: the worker never took the call, so it runs
+/// on a fresh worker that resumed the state after the last call that returned, and says so. Fifty rounds of "kill the idle worker,
 /// call at once", for code and for command lines, in Python and JavaScript; every call runs.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_right_after_its_idle_worker_died_runs_on_a_fresh_worker() -> anyhow::Result<()> {
@@ -105,8 +111,12 @@ async fn a_call_right_after_its_idle_worker_died_runs_on_a_fresh_worker() -> any
     ];
     for (language, tool, count) in rounds {
         let session = format!("{language}-{tool}");
+        let setup = match language {
+            "python" => "kept = lambda n: n * 2",
+            _ => "var kept = (n) => n * 2",
+        };
         let first = server
-            .exec(language, "1", json!({ "session_id": session }))
+            .exec(language, setup, json!({ "session_id": session }))
             .await?;
         assert!(!first.is_error, "{first:?}");
         for round in 0..count {
@@ -115,7 +125,7 @@ async fn a_call_right_after_its_idle_worker_died_runs_on_a_fresh_worker() -> any
             assert!(procfs::signal(pid, "KILL"), "SIGKILL to {pid}");
             let args = match tool {
                 "execute_code" => json!({
-                    "language": language, "session_id": session, "code": format!("{round} * 2"),
+                    "language": language, "session_id": session, "code": format!("kept({round})"),
                 }),
                 _ => json!({ "session_id": session, "command": format!("echo round {round}") }),
             };
@@ -133,7 +143,7 @@ async fn a_call_right_after_its_idle_worker_died_runs_on_a_fresh_worker() -> any
                 reply.str("restart_reason").contains("died while idle"),
                 "{reply:?}"
             );
-            assert_eq!(reply.str("state_after_restart"), "lost", "{reply:?}");
+            assert_eq!(reply.str("state_after_restart"), "resumed", "{reply:?}");
         }
     }
     server.stop().await

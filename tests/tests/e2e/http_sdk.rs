@@ -14,18 +14,21 @@ use serde_json::Value;
 const TOKEN: &str = "sdk-interop-0123456789abcdef";
 
 /// Every tool the server lists.
-const TOOLS: [&str; 11] = [
+const TOOLS: [&str; 14] = [
     "cancel_execution",
+    "checkpoint_session",
     "create_session",
     "destroy_session",
     "execute_code",
     "execute_command",
+    "fork_session",
     "get_execution_guidance",
     "get_workspace_info",
     "install_package",
     "list_available_packages",
     "list_runtimes",
     "reset_workspace",
+    "restore_session",
 ];
 
 /// The tools with structured results: the SDK checks each successful result of theirs against
@@ -84,7 +87,7 @@ fn handshake_and_tools(report: &sdk::Report) {
             .map(|tools| tools.keys().map(String::as_str).collect())
             .unwrap_or_default();
         names.sort_unstable();
-        ensure!(names == TOOLS, "all 11 tools, in one page");
+        ensure!(names == TOOLS, "all 14 tools, in one page");
         ensure!(facts["next_cursor"].is_null(), "no second page");
         for tool in WITH_OUTPUT_SCHEMA {
             ensure!(

@@ -27,6 +27,7 @@ mod python;
 mod quota;
 mod reaping;
 mod scientific;
+mod sessions_as_values;
 mod supervision;
 mod teaching;
 mod tenancy;

@@ -177,12 +177,16 @@ async fn health_readiness_and_metrics_follow_the_service() {
         .await
         .unwrap();
     assert_eq!(stubborn.str("error_type"), "timeout", "{stubborn:?}");
-    assert_eq!(stubborn.str("state_after_restart"), "lost", "{stubborn:?}");
+    assert_eq!(
+        stubborn.str("state_after_restart"),
+        "rolled_back",
+        "{stubborn:?}"
+    );
     let metrics = scrape(&server);
     assert_eq!(
         series(
             &metrics,
-            r#"sandbox_interpreter_restarts_total{language="python",runtime="python",reason="lost"}"#
+            r#"sandbox_interpreter_restarts_total{language="python",runtime="python",reason="rolled_back"}"#
         ),
         Some(1.0),
         "{metrics}"

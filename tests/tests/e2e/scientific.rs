@@ -297,7 +297,7 @@ async fn each_execution_is_a_turn_of_its_own_and_a_killed_interpreter_is_replace
     );
 
     // Code that swallows the soft interrupt is stopped by the hard deadline: the interpreter
-    // is lost, and the next call runs on a new one.
+    // is replaced, and the session's state before the call is put back into the new one.
     let stubborn = server
         .exec(
             "python",
@@ -308,14 +308,18 @@ async fn each_execution_is_a_turn_of_its_own_and_a_killed_interpreter_is_replace
     assert!(stubborn.is_error);
     assert_eq!(stubborn.str("error_type"), "timeout", "{stubborn:?}");
     assert!(stubborn.bool("session_restarted"), "{stubborn:?}");
-    assert_eq!(stubborn.str("state_after_restart"), "lost", "{stubborn:?}");
+    assert_eq!(
+        stubborn.str("state_after_restart"),
+        "rolled_back",
+        "{stubborn:?}"
+    );
     let fresh = ok(
         &server,
         "turns",
         "import sys\n(globals().get('kept'), sys.version_info[:2])",
     )
     .await?;
-    assert_eq!(fresh.str("result"), "(None, (3, 15))", "{fresh:?}");
+    assert_eq!(fresh.str("result"), "('yes', (3, 15))", "{fresh:?}");
     server.stop().await
 }
 

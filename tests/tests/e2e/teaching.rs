@@ -1,5 +1,5 @@
 //! Results that teach: error classes with advice (>= 2 fixes, a next_call that works), fuel
-//! analysis, auto_persist_globals, execution guidance, resources, and the seed's scenarios.
+//! analysis, state kept through restarts, execution guidance, resources, and the seed's scenarios.
 
 use sandbox_tests::{Reply, Server};
 use serde_json::{Value, json};
@@ -166,15 +166,20 @@ async fn seed_scenarios_multi_turn_one_off_and_javascript_csv() -> anyhow::Resul
     server.stop().await
 }
 
+/// Every session keeps its whole state through a forced restart (functions too, which the
+/// retired `auto_persist_globals` could not save); the option is still accepted, and changes
+/// nothing.
 #[tokio::test(flavor = "multi_thread")]
-async fn auto_persist_globals_restores_after_a_forced_restart() -> anyhow::Result<()> {
+async fn state_survives_a_forced_restart_and_the_retired_option_is_accepted() -> anyhow::Result<()>
+{
     let server = Server::start().await?;
-    server
+    let created = server
         .call(
             "create_session",
             json!({ "language": "python", "session_id": "keep", "auto_persist_globals": true }),
         )
         .await?;
+    assert!(!created.is_error, "{created:?}");
     server
         .exec(
             "python",
@@ -190,42 +195,26 @@ async fn auto_persist_globals_restores_after_a_forced_restart() -> anyhow::Resul
             json!({ "session_id": "keep", "timeout": 1 }),
         )
         .await?;
-    assert_eq!(forced.str("state_after_restart"), "lost");
+    assert_eq!(
+        forced.str("state_after_restart"),
+        "rolled_back",
+        "{forced:?}"
+    );
     let back = server
         .exec(
             "python",
-            "json.dumps(rows)",
+            "(json.dumps(rows), helper())",
             json!({ "session_id": "keep" }),
         )
         .await?;
-    assert_eq!(back.str("result"), "'[1, 2, 3]'", "{back:?}");
-    let restored = &back.value["state_restored"];
-    assert_eq!(restored["restored"], json!(["json", "rows"]));
-    assert_eq!(
-        restored["not_restored"],
-        json!(["helper"]),
-        "functions are named as not restored"
-    );
+    assert_eq!(back.str("result"), "('[1, 2, 3]', 1)", "{back:?}");
+    assert!(!back.has("state_restored"), "{back:?}");
 
-    // Without the option, a restart says plainly that state was lost.
-    let plain = server
-        .exec(
-            "python",
-            stubborn,
-            json!({ "session_id": "plain", "timeout": 1 }),
-        )
-        .await?;
-    assert!(
-        plain.str("restart_reason").contains("restarted"),
-        "{plain:?}"
-    );
-    assert!(plain.value["state_restored"].is_null());
-
-    server.call("create_session", json!({ "language": "javascript", "session_id": "jkeep", "auto_persist_globals": true })).await?;
+    // JavaScript: every global, `_state` included when code made one, comes back.
     server
         .exec(
             "javascript",
-            "var _state = { step: 3 }; var names = ['a']",
+            "var _state = { step: 3 }; var names = ['a']; const twice = (n) => 2 * n",
             json!({ "session_id": "jkeep" }),
         )
         .await?;
@@ -233,61 +222,13 @@ async fn auto_persist_globals_restores_after_a_forced_restart() -> anyhow::Resul
     let js = server
         .exec(
             "javascript",
-            "_state.step + names.length",
+            "twice(_state.step + names.length)",
             json!({ "session_id": "jkeep" }),
         )
         .await?;
-    assert_eq!(js.str("result"), "4", "{js:?}");
+    assert_eq!(js.str("result"), "8", "{js:?}");
     assert!(js.bool("session_restarted"));
-    assert_eq!(
-        js.value["state_restored"]["restored"],
-        json!(["_state", "names"])
-    );
-    server.stop().await
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn javascript_state_object_exists_from_the_first_call_and_survives() -> anyhow::Result<()> {
-    let server = Server::start().await?;
-    let session =
-        json!({ "language": "javascript", "session_id": "js-state", "auto_persist_globals": true });
-    server.call("create_session", session.clone()).await?;
-    let at = json!({ "session_id": "js-state" });
-    // The seed's promise: `_state` is there, empty, in the very first call.
-    let first = server
-        .exec(
-            "javascript",
-            "_state.n = 7; JSON.stringify(_state)",
-            at.clone(),
-        )
-        .await?;
-    assert!(!first.is_error, "{first:?}");
-    assert_eq!(first.str("result"), "\"{\\\"n\\\":7}\"");
-    assert!(
-        first.value["state_restored"].is_null(),
-        "nothing was saved yet: {first:?}"
-    );
-    // A worker killed while idle comes back with it.
-    server.kill_worker_of("js-state").await?;
-    let back = server
-        .exec("javascript", "_state.n += 1; _state.n", at.clone())
-        .await?;
-    assert!(!back.is_error, "{back:?}");
-    assert_eq!(back.str("result"), "8");
-    assert!(back.bool("session_restarted"));
-    assert_eq!(back.value["state_restored"]["restored"], json!(["_state"]));
-    // reset_workspace clears it with the files: the next call starts from `{}` again.
-    server.call("reset_workspace", at.clone()).await?;
-    let fresh = server
-        .exec("javascript", "Object.keys(_state).length", at.clone())
-        .await?;
-    assert!(!fresh.is_error, "{fresh:?}");
-    assert_eq!(fresh.str("result"), "0");
-    // Without auto_persist_globals there is no `_state`.
-    let plain = server
-        .exec("javascript", "typeof _state", json!({}))
-        .await?;
-    assert_eq!(plain.str("result"), "\"undefined\"");
+    assert_eq!(js.str("state_after_restart"), "resumed");
     server.stop().await
 }
 

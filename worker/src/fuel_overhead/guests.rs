@@ -31,6 +31,7 @@ fn bench_config() -> SessionConfig {
         stdout_cap: 1 << 20,
         stderr_cap: 1 << 20,
         quota: None,
+        clock_since: None,
     }
 }
 

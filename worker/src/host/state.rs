@@ -23,6 +23,9 @@ use super::written::WrittenFiles;
 use crate::capture::Capture;
 use crate::quota::{Quota, QuotaLimits, SharedQuota};
 
+/// Wiggle's hostcall fuel for the calls the host makes itself (its glue's own default).
+const HOSTCALL_FUEL: usize = 128 << 20;
+
 /// Per-session settings fixed when the worker starts.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -35,6 +38,9 @@ pub struct SessionConfig {
     /// The disk quota of `/app` and `/tmp`, shared by every interpreter instance of the session
     /// and its shell; `None` for no quota (build steps such as `compile-python`).
     pub quota: Option<SharedQuota>,
+    /// When the guest's monotonic clock reads zero: now for a new interpreter, earlier for one
+    /// restored from a snapshot, so that its clock goes on from where the snapshot left it.
+    pub clock_since: Option<Instant>,
 }
 
 impl SessionConfig {
@@ -131,7 +137,7 @@ impl HostState {
         soft: SoftInterrupt,
         control: Arc<Control>,
     ) -> Result<Self> {
-        let clock_base = Instant::now();
+        let clock_base = config.clock_since.unwrap_or_else(Instant::now);
         let mut builder = WasiCtxBuilder::new();
         builder
             .args(args)
@@ -236,6 +242,81 @@ impl HostState {
         }
     }
 
+    /// The guest's monotonic clock now, in nanoseconds.
+    pub fn clock_ns(&self) -> u64 {
+        u64::try_from(self.clock_base.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// The guest descriptors open from `first` on (past stdio and the preopened directories):
+    /// what a snapshot cannot carry. Probed through WASI up to the highest number the quota
+    /// tracker has seen opened (`path_open` and `fd_renumber` are the only ways to get one).
+    pub fn open_descriptors(&mut self, first: u32) -> Vec<u32> {
+        use wasmtime_wasi::p1::types::Fd;
+        use wasmtime_wasi::p1::wasi_snapshot_preview1::WasiSnapshotPreview1;
+        let highest = (self.quota.as_ref())
+            .and_then(|q| q.fds.keys().max().copied())
+            .unwrap_or(0)
+            .max(first);
+        let mut no_memory: [u8; 0] = [];
+        let mut gm = wiggle::GuestMemory::Unshared(&mut no_memory);
+        (first..=highest)
+            .filter(|n| {
+                wasmtime_wasi::runtime::in_tokio(self.wasi.fd_fdstat_get(&mut gm, Fd::from(*n)))
+                    .is_ok()
+            })
+            .collect()
+    }
+
+    /// Holds descriptor numbers `fds` (open in the interpreter a snapshot was taken of) with
+    /// a read-only handle on `/app`'s directory each, so that a restored interpreter's stale
+    /// file objects fail (a directory cannot be read or written as a file) instead of reaching
+    /// whatever file would otherwise be opened under their number. WASI gives a new descriptor
+    /// the lowest free number, so handles are opened until every number is held, and the ones
+    /// opened on the way are closed. Returns the numbers that could not be held.
+    pub fn hold_descriptors(&mut self, fds: &[u32]) -> Vec<u32> {
+        use std::collections::BTreeSet;
+        use wasmtime_wasi::p1::types::{Fd, Fdflags, Lookupflags, Oflags, Rights};
+        use wasmtime_wasi::p1::wasi_snapshot_preview1::WasiSnapshotPreview1;
+        use wasmtime_wasi::runtime::in_tokio;
+        const APP: u32 = 3;
+        let mut wanted: BTreeSet<u32> = fds.iter().copied().collect();
+        let highest = wanted.last().copied().unwrap_or(0);
+        let mut path = *b".";
+        let mut gm = wiggle::GuestMemory::Unshared(&mut path);
+        let mut passing = Vec::new();
+        // What wiggle's glue sets before each call it makes: reading the path spends it.
+        self.wasi.set_hostcall_fuel(HOSTCALL_FUEL);
+        while !wanted.is_empty() {
+            let opened = in_tokio(self.wasi.path_open(
+                &mut gm,
+                Fd::from(APP),
+                Lookupflags::empty(),
+                wiggle::GuestPtr::new((0, 1)),
+                Oflags::DIRECTORY,
+                Rights::FD_READDIR,
+                Rights::empty(),
+                Fdflags::empty(),
+            ));
+            let fd = match opened {
+                Ok(fd) => u32::from(fd),
+                Err(e) => {
+                    tracing::debug!(error = ?e, "cannot open a descriptor to hold");
+                    break;
+                }
+            };
+            if !wanted.remove(&fd) {
+                passing.push(fd);
+            }
+            if fd >= highest {
+                break;
+            }
+        }
+        for fd in passing {
+            let _ = in_tokio(self.wasi.fd_close(&mut gm, Fd::from(fd)));
+        }
+        wanted.into_iter().collect()
+    }
+
     /// Linear memory size as last granted by the limiter (it sees the initial allocation too).
     fn memory_size(&self) -> u64 {
         self.limiter.granted as u64
@@ -257,6 +338,7 @@ pub(super) mod tests {
             stdout_cap: 8,
             stderr_cap: 4,
             quota: None,
+            clock_since: None,
         };
         let state = HostState::new(
             workspace.path(),
@@ -352,6 +434,7 @@ pub(super) mod tests {
             stdout_cap: 1,
             stderr_cap: 1,
             quota: None,
+            clock_since: None,
         };
         let limits = QuotaLimits {
             bytes: 10,

@@ -15,13 +15,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use sandbox_protocol::{
-    ExecuteRequest, ExecutionKind, ExecutionReport, Language, Restart, StateAfterRestart,
+    ExecuteRequest, ExecutionKind, ExecutionReport, Language, Response, Restart, StateAfterRestart,
 };
 use wasmtime::{Linker, Module, Result};
 
 use self::guest::{EvalResult, Guest, STARTUP_FUEL};
 use crate::WorkerError;
-use crate::connection::Link;
+use crate::connection::{Link, Task};
 use crate::host::{Control, HostState, Outcome, SessionConfig, classify_trap, fuel_for};
 
 /// QuickJS-NG version vendored by rquickjs 0.14.0.
@@ -79,6 +79,11 @@ pub struct JsSession<'m> {
     /// more takes about a fifth of a warm call, so it is done after the report is sent.
     snapshot_stale: bool,
     cell: i32,
+    /// What a fresh instance's memory is ([`crate::snapshot::module_identity`]), and its size.
+    identity: String,
+    base_bytes: usize,
+    /// What of its memory the supervisor has (see [`crate::snapshot::Tracker`]).
+    tracker: crate::snapshot::Tracker,
 }
 
 impl<'m> JsSession<'m> {
@@ -94,6 +99,7 @@ impl<'m> JsSession<'m> {
         control: Arc<Control>,
     ) -> Result<Self> {
         let mut guest = Guest::instantiate(module, linker, workspace, &config, control.clone())?;
+        let base_bytes = guest.memory.data_size(&guest.store);
         guest.store.set_fuel(STARTUP_FUEL)?;
         guest.init(config.memory_bytes)?;
         guest.run(BASELINE.as_bytes(), 0)?;
@@ -108,6 +114,82 @@ impl<'m> JsSession<'m> {
             snapshot,
             snapshot_stale: false,
             cell: 0,
+            identity: String::new(),
+            base_bytes,
+            tracker: crate::snapshot::Tracker::default(),
+        })
+    }
+
+    /// Names the module's initial memory in this session's snapshots.
+    pub fn with_identity(mut self, identity: &str) -> Self {
+        self.identity = identity.to_owned();
+        self
+    }
+
+    /// A snapshot of the context between executions (as the last one that returned left it).
+    pub fn take_snapshot(&mut self) -> (Vec<u8>, sandbox_protocol::SnapshotInfo) {
+        self.settle();
+        crate::snapshot::take(self.at_rest())
+    }
+
+    /// The layer of its state the supervisor does not have yet, and whether it is full.
+    pub fn state_layer(&mut self) -> (Vec<u8>, bool) {
+        let mut tracker = std::mem::take(&mut self.tracker);
+        let layer = crate::snapshot::layer_of(self.at_rest(), &mut tracker);
+        self.tracker = tracker;
+        layer
+    }
+
+    fn at_rest(&mut self) -> crate::snapshot::AtRest<'_> {
+        crate::snapshot::AtRest {
+            store: &mut self.guest.store,
+            memory: self.guest.memory,
+            base_bytes: self.base_bytes,
+            module: &self.identity,
+            cell: u64::try_from(self.cell).unwrap_or(0),
+            first_free: 4 + self.config.mounts.len() as u32,
+        }
+    }
+
+    /// Replaces the context with `bytes`' (a snapshot of this module): written into a fresh
+    /// instance, which becomes the rollback point too. On failure nothing changes.
+    ///
+    /// # Errors
+    /// When the snapshot is malformed, of another module, or over the memory cap.
+    pub fn restore(&mut self, bytes: &[u8]) -> Result<sandbox_protocol::RestoreInfo> {
+        let started = std::time::Instant::now();
+        let layers = crate::snapshot::parse_layers(bytes)?;
+        let config = SessionConfig {
+            clock_since: Some(crate::snapshot::clock_since(&layers)),
+            ..self.config.clone()
+        };
+        let mut guest = Guest::instantiate(
+            self.module,
+            self.linker,
+            self.workspace,
+            &config,
+            self.control.clone(),
+        )?;
+        let base_bytes = guest.memory.data_size(&guest.store);
+        crate::snapshot::restore_into(
+            &layers,
+            &mut guest.store,
+            guest.memory,
+            &self.identity,
+            config.memory_bytes,
+        )?;
+        let last = layers.last().map_or(0, |l| l.meta.memory_bytes);
+        self.guest = guest;
+        self.base_bytes = base_bytes;
+        self.cell = layers
+            .last()
+            .map_or(0, |l| i32::try_from(l.meta.cell).unwrap_or(0));
+        self.tracker.sync(self.guest.memory.data(&self.guest.store));
+        self.snapshot_stale = true;
+        self.settle();
+        Ok(sandbox_protocol::RestoreInfo {
+            took_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            memory_bytes: last,
         })
     }
 
@@ -250,6 +332,8 @@ impl<'m> JsSession<'m> {
         guest.memory.data_mut(&mut guest.store)[..self.snapshot.len()]
             .copy_from_slice(&self.snapshot);
         self.guest = guest;
+        // Every page was written: the next state sent is full.
+        self.tracker.reset();
         Ok(())
     }
 
@@ -270,6 +354,8 @@ impl<'m> JsSession<'m> {
         })?;
         self.guest = fresh.guest;
         self.snapshot = fresh.snapshot;
+        self.base_bytes = fresh.base_bytes;
+        self.tracker.reset();
         Ok(())
     }
 }
@@ -279,13 +365,13 @@ impl<'m> JsSession<'m> {
 /// # Errors
 /// When the guest cannot start, or cannot go on after a trap.
 pub fn serve(
-    module: &Module,
+    (module, identity): (&Module, &str),
     linker: &Linker<HostState>,
     workspace: &Path,
     config: &SessionConfig,
     link: Link,
 ) -> Result<(), WorkerError> {
-    let mut session = JsSession::start(
+    let session = JsSession::start(
         module,
         linker,
         workspace,
@@ -299,12 +385,27 @@ pub fn serve(
     {
         return Ok(());
     }
-    while let Some(job) = link.next_job() {
-        let report = session.execute(&job.request)?;
-        if link.deliver(job.reply, report).is_err() {
+    let mut session = session.with_identity(identity);
+    while let Some(task) = link.next_task() {
+        let sent = match task {
+            Task::Run(job) => {
+                let report = session.execute(&job.request)?;
+                let (layer, full) = session.state_layer();
+                let sent = link
+                    .send_state(&layer, full)
+                    .and_then(|()| link.deliver(job.reply, report));
+                session.settle();
+                sent
+            }
+            Task::Snapshot => link.send_snapshot(Ok(session.take_snapshot())),
+            Task::Restore(bytes) => {
+                let restored = session.restore(&bytes).map_err(|e| format!("{e:#}"));
+                link.send(&Response::Restored(restored))
+            }
+        };
+        if sent.is_err() {
             break;
         }
-        session.settle();
     }
     Ok(())
 }
@@ -364,6 +465,7 @@ mod tests {
                     stdout_cap: 1 << 20,
                     stderr_cap: 1 << 20,
                     quota: None,
+                    clock_since: None,
                 };
                 let mut session = JsSession::start(
                     quickjs(),
@@ -422,6 +524,49 @@ mod tests {
                 value(session, "[typeof lost, kept, partial].join()"),
                 r#""undefined,still here,1""#
             );
+        });
+    }
+
+    /// A snapshot carries every kind of value, closures and suspended generators included, and
+    /// restoring it brings all of them back; one of another module changes nothing.
+    #[test]
+    fn a_snapshot_restores_closures_generators_and_classes() {
+        with_session(|session, _| {
+            session.identity = "test-module".into();
+            value(
+                session,
+                "let x = 41; const add = (n) => x + n; class P { constructor(v) { this.v = v } get twice() { return this.v * 2 } }\n\
+                 var p = new P(21); function* counter() { let i = 0; while (true) yield ++i } var it = counter(); it.next(); it.next();",
+            );
+            let (bytes, info) = session.take_snapshot();
+            assert_eq!(info.bytes, bytes.len() as u64);
+            assert!(info.changed_bytes > 0 && info.changed_bytes <= info.memory_bytes);
+            value(session, "x = 1000; p = null; it.next(); var later = 1");
+            let restored = session.restore(&bytes).expect("restore");
+            assert_eq!(restored.memory_bytes, info.memory_bytes);
+            assert_eq!(
+                value(
+                    session,
+                    "[add(1), p.twice, it.next().value, typeof later].join()"
+                ),
+                r#""42,42,3,undefined""#
+            );
+            // The restored context is the rollback point and a base for the next snapshot.
+            let (again, _) = session.take_snapshot();
+            value(session, "x = 5");
+            session
+                .restore(&again)
+                .expect("a snapshot of a restored context");
+            assert_eq!(value(session, "x"), "41");
+            // Another module's snapshot, or a damaged one, is refused and changes nothing.
+            session.identity = "another-module".into();
+            let refused = session.restore(&bytes).unwrap_err();
+            assert!(
+                format!("{refused:#}").contains("another interpreter build"),
+                "{refused:#}"
+            );
+            assert!(session.restore(&bytes[..bytes.len() / 2]).is_err());
+            assert_eq!(value(session, "x"), "41");
         });
     }
 

@@ -9,7 +9,10 @@ use std::any::Any;
 use std::path::Path;
 use std::sync::Arc;
 
-use sandbox_protocol::{ErrorKind, ExecuteRequest, ExecutionReport, GuestError, Language, Runtime};
+use sandbox_protocol::{
+    ErrorKind, ExecuteRequest, ExecutionReport, GuestError, Language, Response, RestoreInfo,
+    Runtime,
+};
 use wasmtime::{AsContextMut, Linker, Memory, Module, Result, Store, TypedFunc, format_err};
 
 use super::{
@@ -17,7 +20,7 @@ use super::{
     parse_figures, parse_status,
 };
 use crate::WorkerError;
-use crate::connection::{Link, Reply};
+use crate::connection::{Link, Reply, Task};
 use crate::host::{
     Control, DriverChannel, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap,
     clear_sigint, fuel_for, new_store,
@@ -94,6 +97,13 @@ struct Interpreter {
     store: Store<HostState>,
     exports: Exports,
     cell: u64,
+    /// The module it is an instance of (a restore makes a fresh one), what that module's
+    /// memory starts as ([`crate::snapshot::module_identity`]) and how large it starts.
+    module: Module,
+    identity: String,
+    base_bytes: usize,
+    /// What of its memory the supervisor has (see [`crate::snapshot::Tracker`]).
+    tracker: crate::snapshot::Tracker,
 }
 
 impl Interpreter {
@@ -112,11 +122,80 @@ impl Interpreter {
         state.driver = Some(Box::new(Fd0::default()));
         let mut store = new_store(module.engine(), state, fuel)?;
         let exports = Exports::bind(&mut store, module, linker)?;
+        let base_bytes = exports.memory.data_size(&store);
         Ok(Self {
             store,
             exports,
             cell: 0,
+            module: module.clone(),
+            identity: String::new(),
+            base_bytes,
+            tracker: crate::snapshot::Tracker::default(),
         })
+    }
+
+    /// A snapshot of the interpreter between executions.
+    fn snapshot(&mut self, config: &SessionConfig) -> (Vec<u8>, sandbox_protocol::SnapshotInfo) {
+        crate::snapshot::take(self.at_rest(config))
+    }
+
+    /// The layer of its state the supervisor does not have yet, and whether it is full.
+    fn state_layer(&mut self, config: &SessionConfig) -> (Vec<u8>, bool) {
+        let mut tracker = std::mem::take(&mut self.tracker);
+        let layer = crate::snapshot::layer_of(self.at_rest(config), &mut tracker);
+        self.tracker = tracker;
+        layer
+    }
+
+    fn at_rest(&mut self, config: &SessionConfig) -> crate::snapshot::AtRest<'_> {
+        crate::snapshot::AtRest {
+            store: &mut self.store,
+            memory: self.exports.memory,
+            base_bytes: self.base_bytes,
+            module: &self.identity,
+            cell: self.cell,
+            first_free: first_free_descriptor(config),
+        }
+    }
+
+    /// A fresh instance of this interpreter's module with `bytes`' state written into it: the
+    /// session as it was when the snapshot was taken, with this session's directories and
+    /// limits. The current interpreter is untouched.
+    fn restored(
+        &self,
+        bytes: &[u8],
+        linker: &Linker<HostState>,
+        workspace: &Path,
+        config: &SessionConfig,
+        build: Build,
+        control: Arc<Control>,
+    ) -> Result<Self> {
+        let layers = crate::snapshot::parse_layers(bytes)?;
+        let config = SessionConfig {
+            clock_since: Some(crate::snapshot::clock_since(&layers)),
+            ..config.clone()
+        };
+        let mut fresh = Self::instantiate(
+            &self.module,
+            linker,
+            workspace,
+            &config,
+            build,
+            control,
+            STARTUP_FUEL,
+        )?;
+        crate::snapshot::restore_into(
+            &layers,
+            &mut fresh.store,
+            fresh.exports.memory,
+            &self.identity,
+            config.memory_bytes,
+        )?;
+        fresh.identity = self.identity.clone();
+        fresh.cell = layers.last().map_or(0, |l| l.meta.cell);
+        let memory = fresh.exports.memory.data(&fresh.store);
+        fresh.tracker.sync(memory);
+        Ok(fresh)
     }
 
     /// Instantiates CPython and sets the session up in its first turn: from `start.image`, a
@@ -124,6 +203,7 @@ impl Interpreter {
     /// the driver reported ready.
     fn start(
         start: Start<'_>,
+        identity: &str,
         linker: &Linker<HostState>,
         workspace: &Path,
         config: &SessionConfig,
@@ -160,6 +240,7 @@ impl Interpreter {
                 interpreter.first_turn(&format!("{preload}{DRIVER}"), "ready")?
             }
         };
+        interpreter.identity = identity.to_owned();
         Ok((interpreter, version))
     }
 
@@ -169,6 +250,7 @@ impl Interpreter {
     /// version once the driver reported ready.
     fn adopt(
         pristine: Pristine,
+        identity: &str,
         workspace: &Path,
         config: &SessionConfig,
         build: Build,
@@ -193,6 +275,7 @@ impl Interpreter {
             "adopted the fork server's interpreter"
         );
         let version = interpreter.first_turn(WAKE, "ready")?;
+        interpreter.identity = identity.to_owned();
         Ok((interpreter, version))
     }
 
@@ -366,6 +449,8 @@ pub(super) fn serve(
         module,
         image,
         mut pristine,
+        module_identity,
+        image_identity,
     } = modules;
     let mut image = image.filter(|_| {
         let fits = matches_imaged_layout(build.runtime, config);
@@ -381,7 +466,7 @@ pub(super) fn serve(
     loop {
         let mut started = None;
         if let (Some(_), Some(ready)) = (image, pristine.take()) {
-            match Interpreter::adopt(ready, workspace, config, build, &link) {
+            match Interpreter::adopt(ready, image_identity, workspace, config, build, &link) {
                 Ok(interpreter) => started = Some(interpreter),
                 Err(e) => {
                     tracing::warn!(error = %format!("{e:#}"), "cannot adopt the fork server's interpreter");
@@ -391,6 +476,7 @@ pub(super) fn serve(
         if let (None, Some(imaged)) = (&started, image) {
             match Interpreter::start(
                 Start::Image(imaged),
+                image_identity,
                 linker,
                 workspace,
                 config,
@@ -411,6 +497,7 @@ pub(super) fn serve(
                     module: module.get()?,
                     preload,
                 },
+                module_identity,
                 linker,
                 workspace,
                 config,
@@ -428,22 +515,58 @@ pub(super) fn serve(
             return Ok(());
         }
         loop {
-            let Some(job) = link.next_job() else {
+            let Some(task) = link.next_task() else {
                 return Ok(());
             };
-            match interpreter.execute(&job.request) {
-                Ok(report) => {
-                    if link.deliver(job.reply, report).is_err() {
-                        return Ok(());
+            let sent = match task {
+                Task::Run(job) => match interpreter.execute(&job.request) {
+                    Ok(report) => {
+                        let (layer, full) = interpreter.state_layer(config);
+                        link.send_state(&layer, full)
+                            .and_then(|()| link.deliver(job.reply, report))
                     }
+                    Err(report) => {
+                        carried = Some((report, job.reply));
+                        break;
+                    }
+                },
+                Task::Snapshot => link.send_snapshot(Ok(interpreter.snapshot(config))),
+                Task::Restore(bytes) => {
+                    let started = std::time::Instant::now();
+                    let restored = interpreter.restored(
+                        &bytes,
+                        linker,
+                        workspace,
+                        config,
+                        build,
+                        link.control.clone(),
+                    );
+                    let answer = restored.map(|fresh| {
+                        interpreter = fresh;
+                        RestoreInfo {
+                            took_us: elapsed_us(started),
+                            memory_bytes: interpreter.exports.memory.data_size(&interpreter.store)
+                                as u64,
+                        }
+                    });
+                    link.send(&Response::Restored(answer.map_err(|e| format!("{e:#}"))))
                 }
-                Err(report) => {
-                    carried = Some((report, job.reply));
-                    break;
-                }
+            };
+            if sent.is_err() {
+                return Ok(());
             }
         }
     }
+}
+
+/// Microseconds since `started`.
+fn elapsed_us(started: std::time::Instant) -> u64 {
+    u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+/// The first guest descriptor past stdio, `/app` and the session's mounts.
+fn first_free_descriptor(config: &SessionConfig) -> u32 {
+    4 + config.mounts.len() as u32
 }
 
 /// Whether the session's preopened directories after `/app` are, in order, those of the
@@ -544,7 +667,7 @@ pub fn make_image(
         PRELOAD_FUEL,
     )?;
     // Descriptors 0-2, /app, then the mounts: the first that must be closed.
-    let first_free = 4 + config.mounts.len();
+    let first_free = first_free_descriptor(config);
     let source = format!("{}_sandbox_imaging = {first_free}\n{DRIVER}", build.preload);
     interpreter.first_turn(&source, "imaged")?;
     Ok(interpreter.exports.memory.data(&interpreter.store).to_vec())

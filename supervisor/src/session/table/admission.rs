@@ -144,24 +144,16 @@ impl SessionTable {
         memory::demand(session.runtime(), measured.get(&pid).copied())
     }
 
-    /// Stops the workers of idle `auto_persist_globals` sessions, longest idle first, until
-    /// `shortfall` bytes are freed (as admission counts them, and as the host will see them).
-    /// Only sessions idle for the configured time qualify; their variables come back on their
-    /// next call. Returns the bytes freed.
+    /// Suspends idle sessions, longest idle first, until `shortfall` bytes are freed (as
+    /// admission counts them, and as the host will see them): their state is on disk and
+    /// their next call resumes it. Returns the bytes freed.
     pub(super) fn evict_idle(
         &self,
         sessions: &HashMap<SessionKey, Arc<Session>>,
         shortfall: u64,
     ) -> u64 {
-        let Some(min_idle) = self.config.evict_idle else {
-            return 0;
-        };
-        let mut candidates: Vec<&Arc<Session>> = sessions
-            .values()
-            .filter(|s| {
-                s.limits().auto_persist_globals && s.has_worker() && s.idle_for() >= min_idle
-            })
-            .collect();
+        let mut candidates: Vec<&Arc<Session>> =
+            sessions.values().filter(|s| s.has_worker()).collect();
         candidates.sort_by_key(|s| std::cmp::Reverse(s.idle_for()));
         let mut freed = 0;
         for session in candidates {
@@ -172,15 +164,15 @@ impl SessionTable {
                 let measured = self.measured.lock().unwrap_or_else(|e| e.into_inner());
                 self.demand_of(session, &measured)
             };
-            if session.evict() {
+            if session.suspend("to free memory for new sessions") {
                 freed += demand;
             }
         }
         freed
     }
 
-    /// Admits a new session of `runtime` next to `sessions`, evicting idle persistent workers
-    /// first when memory is what is short.
+    /// Admits a new session of `runtime` next to `sessions`, suspending idle sessions first
+    /// when memory is what is short.
     pub(super) fn admit_new(
         &self,
         sessions: &HashMap<SessionKey, Arc<Session>>,

@@ -2,6 +2,7 @@
 //! pre-started workers kept full (failures retried less and less often), and the one worker
 //! start readiness waits for when there is no pool.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use sandbox_protocol::Runtime;
@@ -10,7 +11,7 @@ use super::{REMEMBERED_EXPIRED, SessionKey, SessionTable};
 use crate::memory;
 use crate::pool::{Pooled, worker_shape};
 use crate::runtimes::Runtimes;
-use crate::session::SessionSpec;
+use crate::session::{Session, SessionSpec};
 use crate::worker::Worker;
 
 /// How long the pool waits after a worker failed to start before trying again; each failure
@@ -26,6 +27,26 @@ fn next_retry(previous: Option<Duration>) -> Duration {
 }
 
 impl SessionTable {
+    /// Suspends every session idle past the configured time (`suspend_idle_secs`): its worker
+    /// stops, its state stays on disk, and its next call resumes it. Busy sessions are never
+    /// idle.
+    pub fn suspend_idle(&self) {
+        let Some(after) = self.config.suspend_idle else {
+            return;
+        };
+        let idle: Vec<Arc<Session>> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|s| s.has_worker() && s.idle_for() >= after)
+            .cloned()
+            .collect();
+        for session in idle {
+            session.suspend("after the session was idle");
+        }
+    }
+
     /// Stops and removes every session idle past its TTL. Busy sessions are never idle.
     pub async fn reap_idle(&self) {
         let idle: Vec<SessionKey> = self
@@ -38,13 +59,17 @@ impl SessionTable {
             .collect();
         for (owner, id) in idle {
             tracing::info!(session = %id, %owner, "session expired");
+            // Remembered first: a call that arrives once the session is out of the table is
+            // told it expired, never given a new session of that id.
+            {
+                let mut expired = self.expired.lock().unwrap_or_else(|e| e.into_inner());
+                expired.push_back((owner.clone(), id.clone()));
+                if expired.len() > REMEMBERED_EXPIRED {
+                    expired.pop_front();
+                }
+            }
             if let Some(session) = self.destroy(&owner, &id).await {
                 crate::metrics::global().session_reaped(session.runtime());
-            }
-            let mut expired = self.expired.lock().unwrap_or_else(|e| e.into_inner());
-            expired.push_back((owner, id));
-            if expired.len() > REMEMBERED_EXPIRED {
-                expired.pop_front();
             }
         }
     }

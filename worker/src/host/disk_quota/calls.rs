@@ -302,6 +302,7 @@ with open('/app/timings', 'w') as f:
             quota: quota.map(|limits| {
                 Quota::new(limits, vec![("/app".into(), app.path().to_path_buf())]).into_shared()
             }),
+            clock_since: None,
         };
         let build = crate::python::Build::of(&cached.wasm_sha256);
         crate::python::run_once(

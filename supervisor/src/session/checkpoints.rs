@@ -1,0 +1,368 @@
+//! Sessions as values. A checkpoint is a session's interpreter, as a snapshot its worker takes
+//! between executions, and a copy of its `/app`, kept in the session's own directory
+//! (`checkpoints/<id>/state` and `checkpoints/<id>/app`) and paid for from its disk quota.
+//! Restoring one puts both back; a fork starts a new session from the live state or from a
+//! checkpoint. `/tmp` is scratch and is never captured.
+//!
+//! Checkpoints are found by id in the session's own list, never through a path a client named,
+//! so another session's checkpoint id answers like a missing one. The snapshot bytes are the
+//! guest's: only a worker reads them, and only into a fresh instance of the same interpreter
+//! build, after checking every size (`worker/src/snapshot.rs`).
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use sandbox_protocol::DiskCharge;
+use sandbox_protocol::confined::{ConfinedError, CopyLimits, Follow, Root, Usage};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{Host, Runner, Session, SessionError};
+use crate::config::SessionLimits;
+use crate::metrics::Crash;
+use crate::worker::{MAX_SNAPSHOT, StateFailure, Worker};
+use crate::workspace::SessionFiles;
+
+/// The most checkpoints one session keeps.
+pub const MAX_CHECKPOINTS: usize = 32;
+
+/// The longest label kept, in characters.
+pub const MAX_LABEL_CHARS: usize = 200;
+
+/// A checkpoint's snapshot file and its copy of `/app`, inside its directory.
+const STATE_FILE: &str = "state";
+const APP_COPY: &str = "app";
+
+/// The deepest `/app` a checkpoint or fork copies.
+const MAX_COPY_DEPTH: usize = 256;
+
+/// One checkpoint, as `get_workspace_info` lists it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Checkpoint {
+    pub checkpoint_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Disk it takes (snapshot and copy of /app), counted in the session's quota.
+    pub bytes: u64,
+    pub created_at: DateTime<Utc>,
+    /// Files and directories it holds, counted in the quota too.
+    #[serde(skip)]
+    pub entries: u64,
+}
+
+/// A new checkpoint and what it cost.
+#[derive(Debug)]
+pub struct Taken {
+    pub checkpoint: Checkpoint,
+    pub took: Duration,
+    /// The interpreter's memory, and the compressed snapshot of what differs from a fresh one.
+    pub memory_bytes: u64,
+    pub state_bytes: u64,
+    /// Guest descriptors open at the time: a restore finds them closed.
+    pub open_descriptors: Vec<u32>,
+}
+
+/// Why a checkpoint, restore or fork did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("this session has no checkpoint {0:?}")]
+    NoCheckpoint(String),
+    #[error(
+        "this session already keeps {MAX_CHECKPOINTS} checkpoints, the most one may; restore or fork from one, or destroy the session"
+    )]
+    TooMany,
+    #[error(
+        "the checkpoint does not fit the session's disk quota ({} of {} bytes, {} of {} files used)",
+        .0.used_bytes, .0.quota_bytes, .0.used_entries, .0.quota_entries
+    )]
+    Quota(DiskCharge),
+    #[error(transparent)]
+    Start(#[from] SessionError),
+    #[error("the interpreter's state could not be {what}: {failure}")]
+    Worker {
+        what: &'static str,
+        failure: StateFailure,
+    },
+    #[error("the session's files could not be copied: {0}")]
+    Files(String),
+}
+
+impl Session {
+    /// The session's checkpoints, oldest first.
+    pub fn checkpoints(&self) -> Vec<Checkpoint> {
+        self.checkpoint_list().clone()
+    }
+
+    fn checkpoint_list(&self) -> std::sync::MutexGuard<'_, Vec<Checkpoint>> {
+        self.checkpoints.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes a checkpoint once the executions queued before it are done: the interpreter (a
+    /// worker is started first if the session has none) and a copy of `/app`, labelled `label`.
+    ///
+    /// # Errors
+    /// See [`StateError`]; nothing is kept of a checkpoint that failed.
+    pub async fn checkpoint(
+        self: &Arc<Self>,
+        host: Host<'_>,
+        label: Option<String>,
+    ) -> Result<Taken, StateError> {
+        let started = Instant::now();
+        let mut runner = self.runner.lock().await;
+        self.touch();
+        if self.checkpoint_list().len() >= MAX_CHECKPOINTS {
+            return Err(StateError::TooMany);
+        }
+        let (state, info) = self.snapshot(&mut runner, host).await?;
+        let checkpoint_id = format!("cp-{}", &uuid::Uuid::new_v4().simple().to_string()[..10]);
+        let (files, limits) = (self.files(), self.limits());
+        let (id, state_len) = (checkpoint_id.clone(), state.len() as u64);
+        let written = blocking(move || write_checkpoint(&files, &id, &state, &limits)).await?;
+        let checkpoint = Checkpoint {
+            checkpoint_id,
+            label,
+            bytes: written.bytes,
+            entries: written.entries,
+            created_at: Utc::now(),
+        };
+        let mut all = self.checkpoints();
+        all.push(checkpoint.clone());
+        if let Err(e) = self.hold_checkpoints(&mut runner, &all).await {
+            let (files, id) = (self.files(), checkpoint.checkpoint_id.clone());
+            blocking(move || {
+                remove_checkpoint(&files, &id);
+                Ok(())
+            })
+            .await?;
+            return Err(e);
+        }
+        self.checkpoint_list().push(checkpoint.clone());
+        Ok(Taken {
+            checkpoint,
+            took: started.elapsed(),
+            memory_bytes: info.memory_bytes,
+            state_bytes: state_len,
+            open_descriptors: info.open_descriptors,
+        })
+    }
+
+    /// Puts the session back as checkpoint `checkpoint_id` left it, once the executions queued
+    /// before it are done: its interpreter, then its `/app`. The checkpoint stays.
+    ///
+    /// # Errors
+    /// See [`StateError`]. A refused snapshot changes nothing; a failure while `/app` is being
+    /// put back leaves the interpreter restored and says what of the files failed.
+    pub async fn restore(
+        self: &Arc<Self>,
+        host: Host<'_>,
+        checkpoint_id: &str,
+    ) -> Result<Duration, StateError> {
+        let started = Instant::now();
+        let mut runner = self.runner.lock().await;
+        self.touch();
+        let (state, saved_app) = self.saved_state(checkpoint_id).await?;
+        self.restore_interpreter(&mut runner, host, &state).await?;
+        let (files, limits) = (self.files(), self.limits());
+        blocking(move || {
+            crate::workspace::empty(&files.app)?;
+            saved_app.copy_contents_into(&files.app, copy_limits(&limits))
+        })
+        .await?;
+        // The files changed under the worker's running total: have them counted afresh.
+        self.hold_checkpoints(&mut runner, &self.checkpoints())
+            .await?;
+        Ok(started.elapsed())
+    }
+
+    /// Makes `target` (a new session of the same owner, runtime and limits) a copy of this
+    /// one: of its live state (as its last finished execution left it) or of checkpoint
+    /// `checkpoint_id`; its `/app` first, then its interpreter.
+    ///
+    /// # Errors
+    /// See [`StateError`]; the caller destroys `target`.
+    pub async fn fork_into(
+        self: &Arc<Self>,
+        host: Host<'_>,
+        target: &Arc<Session>,
+        checkpoint_id: Option<&str>,
+    ) -> Result<(), StateError> {
+        let mut runner = self.runner.lock().await;
+        self.touch();
+        let (state, app) = match checkpoint_id {
+            Some(id) => self.saved_state(id).await?,
+            None => {
+                let (state, _) = self.snapshot(&mut runner, host).await?;
+                let app = self.files().app.try_clone().map_err(ConfinedError::from);
+                (state, app.map_err(|e| StateError::Files(e.to_string()))?)
+            }
+        };
+        // Copied while this session's queue is held: no execution changes /app meanwhile.
+        let (to, limits) = (target.files(), target.limits());
+        blocking(move || app.copy_contents_into(&to.app, copy_limits(&limits))).await?;
+        drop(runner);
+        let mut runner = target.runner.lock().await;
+        target.restore_interpreter(&mut runner, host, &state).await
+    }
+
+    /// A snapshot of the interpreter, from a worker started first if there is none. A worker
+    /// lost meanwhile is the session's loss, told to its next call.
+    async fn snapshot(
+        self: &Arc<Self>,
+        runner: &mut Runner,
+        host: Host<'_>,
+    ) -> Result<(Vec<u8>, sandbox_protocol::SnapshotInfo), StateError> {
+        let worker = self.live_worker(runner, host).await?;
+        let taken = worker.snapshot().await;
+        taken.map_err(|failure| self.state_failed(runner, failure, "saved"))
+    }
+
+    /// Replaces the interpreter with `state`, on a worker started first if there is none, and
+    /// makes it the session's kept state. The session then owes its next call no restart
+    /// notice.
+    async fn restore_interpreter(
+        self: &Arc<Self>,
+        runner: &mut Runner,
+        host: Host<'_>,
+        state: &[u8],
+    ) -> Result<(), StateError> {
+        let worker = self.live_worker(runner, host).await?;
+        let restored = worker.restore(state).await;
+        restored.map_err(|failure| self.state_failed(runner, failure, "restored"))?;
+        runner.lost = None;
+        runner.resumed = false;
+        self.replace_state(state.to_vec()).await;
+        Ok(())
+    }
+
+    /// The session's worker, started first when it has none or it died while idle.
+    async fn live_worker<'r>(
+        self: &Arc<Self>,
+        runner: &'r mut Runner,
+        host: Host<'_>,
+    ) -> Result<&'r mut Worker, SessionError> {
+        self.notice_idle_death(runner);
+        if runner.worker.is_none() {
+            // Why the previous worker is gone is still owed to the next execution.
+            runner.lost = self.start_worker(runner, host).await?;
+        }
+        Ok(runner.worker.as_mut().expect("started above"))
+    }
+
+    /// A snapshot or restore that failed: a lost worker is forgotten (the next call starts
+    /// another and says why).
+    fn state_failed(
+        &self,
+        runner: &mut Runner,
+        failure: StateFailure,
+        what: &'static str,
+    ) -> StateError {
+        if let StateFailure::Lost(why) = &failure {
+            crate::metrics::global().worker_crashed(self.runtime(), Crash::Execution);
+            self.lose_worker(
+                runner,
+                format!(
+                    "the previous worker died while the interpreter's state was {what} ({why})"
+                ),
+            );
+        }
+        StateError::Worker { what, failure }
+    }
+
+    /// The snapshot of checkpoint `checkpoint_id` and a handle on its copy of `/app`.
+    async fn saved_state(&self, checkpoint_id: &str) -> Result<(Vec<u8>, Root), StateError> {
+        let known = self
+            .checkpoint_list()
+            .iter()
+            .any(|c| c.checkpoint_id == checkpoint_id);
+        if !known {
+            return Err(StateError::NoCheckpoint(checkpoint_id.to_owned()));
+        }
+        let (files, id) = (self.files(), checkpoint_id.to_owned());
+        blocking(move || {
+            let dir = files.checkpoints.open_dir_nofollow(Path::new(&id))?;
+            let state = dir.read_regular(Path::new(STATE_FILE), Follow::No, MAX_SNAPSHOT as u64)?;
+            Ok((state, dir.open_dir_nofollow(Path::new(APP_COPY))?))
+        })
+        .await
+    }
+
+    /// Has the worker count `checkpoints` against the session's disk quota (and its files
+    /// afresh), one disk request at a time with installs.
+    async fn hold_checkpoints(
+        &self,
+        runner: &mut Runner,
+        checkpoints: &[Checkpoint],
+    ) -> Result<(), StateError> {
+        let _one_at_a_time = self.installs.lock().await;
+        let bytes = checkpoints.iter().map(|c| c.bytes).sum();
+        let entries = checkpoints.iter().map(|c| c.entries).sum();
+        let Some(worker) = runner.worker.as_mut() else {
+            return Err(StateError::Worker {
+                what: "counted",
+                failure: StateFailure::Lost("the session has no worker".into()),
+            });
+        };
+        match worker.hold_disk(bytes, entries).await {
+            Ok(charge) if charge.granted => Ok(()),
+            Ok(charge) => Err(StateError::Quota(charge)),
+            Err(why) => Err(self.state_failed(runner, StateFailure::Lost(why), "counted")),
+        }
+    }
+}
+
+/// What a copy of a session's `/app` may take: what its quota allows.
+fn copy_limits(limits: &SessionLimits) -> CopyLimits {
+    CopyLimits {
+        max_bytes: limits.disk_quota_bytes,
+        max_files: limits.disk_quota_files,
+        max_depth: MAX_COPY_DEPTH,
+    }
+}
+
+/// Writes checkpoint `id` of `files`: its snapshot and a copy of `/app`. Returns the disk it
+/// takes (its directories counted); on failure nothing of it is left.
+fn write_checkpoint(
+    files: &SessionFiles,
+    id: &str,
+    state: &[u8],
+    limits: &SessionLimits,
+) -> Result<Usage, ConfinedError> {
+    let written = (|| {
+        let dir = files.checkpoints.create_private_dir(id)?;
+        let mut state_file = dir.create_new_file(Path::new(STATE_FILE))?;
+        state_file.write_all(state)?;
+        let app = dir.create_private_dir(APP_COPY)?;
+        let copied = files.app.copy_contents_into(&app, copy_limits(limits))?;
+        Ok(Usage {
+            bytes: copied.bytes + state.len() as u64,
+            // The checkpoint's directory, its state file and its app directory.
+            entries: copied.entries + 3,
+            complete: true,
+        })
+    })();
+    if written.is_err() {
+        remove_checkpoint(files, id);
+    }
+    written
+}
+
+/// Deletes checkpoint `id`'s directory; a failure is logged (the session's directory goes
+/// with the session anyway).
+fn remove_checkpoint(files: &SessionFiles, id: &str) {
+    if let Err(e) = files.checkpoints.remove_tree(Path::new(id)) {
+        tracing::warn!(checkpoint = id, error = %e, "cannot remove a checkpoint");
+    }
+}
+
+/// Runs file work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ConfinedError> + Send + 'static,
+) -> Result<T, StateError> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done.map_err(|e| StateError::Files(e.to_string())),
+        Err(e) => Err(StateError::Files(e.to_string())),
+    }
+}

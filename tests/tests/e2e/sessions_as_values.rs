@@ -1,0 +1,404 @@
+//! Sessions as values: `checkpoint_session`, `restore_session` and `fork_session` on real
+//! workers, for Python and JavaScript. A checkpoint captures every kind of value (lambdas,
+//! closures, generators mid-iteration, class instances, imported modules) and `/app`, not
+//! `/tmp`; a restore brings exactly that back and leaves the checkpoint usable; a fork, from the
+//! live state or a checkpoint, evolves independently of its source. Checkpoints are the
+//! session's own: listed by `get_workspace_info`, paid for from its disk quota, unknown to any
+//! other session, and gone with it.
+
+use anyhow::{Result, ensure};
+use sandbox_tests::{Reply, Server, rpc_error_type};
+use serde_json::json;
+
+async fn checkpoint(server: &Server, session: &str, label: &str) -> Result<Reply> {
+    let reply = server
+        .call(
+            "checkpoint_session",
+            json!({ "session_id": session, "label": label }),
+        )
+        .await?;
+    ensure!(!reply.is_error, "checkpoint of {session}: {reply:?}");
+    Ok(reply)
+}
+
+async fn restore(server: &Server, session: &str, checkpoint_id: &str) -> Result<Reply> {
+    server
+        .call(
+            "restore_session",
+            json!({ "session_id": session, "checkpoint_id": checkpoint_id }),
+        )
+        .await
+}
+
+/// Runs `code` in `session` of `language` and returns its stdout.
+async fn stdout(server: &Server, language: &str, session: &str, code: &str) -> Result<String> {
+    let reply = server
+        .exec(language, code, json!({ "session_id": session }))
+        .await?;
+    ensure!(!reply.is_error, "{code}\n-> {reply:?}");
+    Ok(reply.str("stdout").to_owned())
+}
+
+const PYTHON_STATE: &str = r#"
+import json, fractions
+x = 41
+add = lambda n: x + n
+def make_counter():
+    count = 0
+    def bump():
+        nonlocal count
+        count += 1
+        return count
+    return bump
+bump = make_counter(); bump()
+def numbers():
+    i = 0
+    while True:
+        i += 1
+        yield i
+it = numbers(); next(it); next(it)
+class Point:
+    def __init__(self, x, y): self.x, self.y = x, y
+    def norm2(self): return self.x * self.x + self.y * self.y
+p = Point(3, 4)
+import numpy as np
+arr = np.arange(10) * 2
+half = fractions.Fraction(1, 2)
+open("notes.txt", "w").write("first")
+open("/tmp/scratch.txt", "w").write("scratch")
+"#;
+
+const PYTHON_CHANGE: &str = r#"
+x = 1000
+p = None
+next(it)
+bump()
+later = "only after"
+open("notes.txt", "w").write("second")
+open("extra.txt", "w").write("new")
+"#;
+
+const PYTHON_PROBE: &str = r#"
+import os
+print(add(1), bump(), next(it), p.norm2(), int(arr.sum()), half * 2, "later" in globals(),
+      open("notes.txt").read(), sorted(f for f in os.listdir(".") if not f.startswith(".")))
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_checkpoints_restore_every_kind_of_value_and_app_but_not_tmp() -> Result<()> {
+    let server = Server::start().await?;
+    server.forbid_own_host_paths();
+    stdout(&server, "python", "values", PYTHON_STATE).await?;
+    let saved = checkpoint(&server, "values", "before the change").await?;
+    let checkpoint_id = saved.str("checkpoint_id").to_owned();
+    ensure!(saved.u64("bytes") > 0);
+    stdout(&server, "python", "values", PYTHON_CHANGE).await?;
+
+    let restored = restore(&server, "values", &checkpoint_id).await?;
+    ensure!(!restored.is_error, "{restored:?}");
+    let expected = "42 2 3 25 90 1 False first ['notes.txt']\n";
+    ensure!(stdout(&server, "python", "values", PYTHON_PROBE).await? == expected);
+    // /tmp is scratch: what is there now stays, whatever the checkpoint saw.
+    let tmp = stdout(
+        &server,
+        "python",
+        "values",
+        "print(open('/tmp/scratch.txt').read())",
+    )
+    .await?;
+    ensure!(tmp == "scratch\n", "{tmp:?}");
+
+    // The checkpoint stays valid after a restore: the same state comes back again.
+    stdout(&server, "python", "values", PYTHON_CHANGE).await?;
+    ensure!(!restore(&server, "values", &checkpoint_id).await?.is_error);
+    ensure!(stdout(&server, "python", "values", PYTHON_PROBE).await? == expected);
+
+    // Listed with its label, and its disk counted in the quota.
+    let info = server
+        .call("get_workspace_info", json!({ "session_id": "values" }))
+        .await?;
+    let listed = info.list("checkpoints");
+    ensure!(listed.len() == 1, "{listed:?}");
+    ensure!(listed[0]["checkpoint_id"] == checkpoint_id.as_str());
+    ensure!(listed[0]["label"] == "before the change");
+    ensure!(info.field("disk_usage")["bytes_used"].as_u64() >= listed[0]["bytes"].as_u64());
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn forks_start_from_the_live_state_or_a_checkpoint_and_evolve_independently() -> Result<()> {
+    let server = Server::start().await?;
+    stdout(&server, "python", "origin", PYTHON_STATE).await?;
+    let saved = checkpoint(&server, "origin", "base").await?;
+    let checkpoint_id = saved.str("checkpoint_id").to_owned();
+    stdout(&server, "python", "origin", PYTHON_CHANGE).await?;
+
+    // From the live state: the change is there, with its files.
+    let live = server
+        .call(
+            "fork_session",
+            json!({ "session_id": "origin", "new_session_id": "live-copy" }),
+        )
+        .await?;
+    ensure!(
+        !live.is_error && live.str("session_id") == "live-copy",
+        "{live:?}"
+    );
+    ensure!(live.str("forked_from") == "origin");
+    let probe = "import os\nprint(x, p, later, open('notes.txt').read(), sorted(f for f in os.listdir('.') if not f.startswith('.')))";
+    let changed = "1000 None only after second ['extra.txt', 'notes.txt']\n";
+    ensure!(stdout(&server, "python", "live-copy", probe).await? == changed);
+
+    // From the checkpoint, with a generated id: the state before the change.
+    let from_checkpoint = server
+        .call(
+            "fork_session",
+            json!({ "session_id": "origin", "checkpoint_id": checkpoint_id }),
+        )
+        .await?;
+    ensure!(!from_checkpoint.is_error, "{from_checkpoint:?}");
+    let copy = from_checkpoint.str("session_id").to_owned();
+    ensure!(copy != "origin" && copy != "live-copy");
+    let expected = "42 2 3 25 90 1 False first ['notes.txt']\n";
+    ensure!(stdout(&server, "python", &copy, PYTHON_PROBE).await? == expected);
+
+    // Independent: what one does, the others never see.
+    stdout(
+        &server,
+        "python",
+        "live-copy",
+        "x = -1\nopen('notes.txt', 'w').write('fork')",
+    )
+    .await?;
+    let origin = stdout(
+        &server,
+        "python",
+        "origin",
+        "print(x, open('notes.txt').read())",
+    )
+    .await?;
+    ensure!(origin == "1000 second\n", "{origin:?}");
+    let other = stdout(
+        &server,
+        "python",
+        &copy,
+        "print(x, open('notes.txt').read())",
+    )
+    .await?;
+    ensure!(other == "41 first\n", "{other:?}");
+    // A fork has no checkpoints of its own.
+    let info = server
+        .call("get_workspace_info", json!({ "session_id": "live-copy" }))
+        .await?;
+    ensure!(info.list("checkpoints").is_empty());
+
+    // A new_session_id that exists is an invalid argument, and nothing is created.
+    let taken = server
+        .call_refused(
+            "fork_session",
+            json!({ "session_id": "origin", "new_session_id": "live-copy" }),
+        )
+        .await?;
+    ensure!(
+        rpc_error_type(&taken) == Some("invalid_argument"),
+        "{taken:?}"
+    );
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn javascript_checkpoints_keep_closures_generators_and_classes() -> Result<()> {
+    let server = Server::start().await?;
+    let state = "let x = 41; const add = (n) => x + n;\n\
+                 class P { constructor(v) { this.v = v } get twice() { return this.v * 2 } }\n\
+                 var p = new P(21); function* counter() { let i = 0; while (true) yield ++i }\n\
+                 var it = counter(); it.next(); writeText('/app/notes.txt', 'first');";
+    stdout(&server, "javascript", "js", state).await?;
+    let saved = checkpoint(&server, "js", "js base").await?;
+    let checkpoint_id = saved.str("checkpoint_id").to_owned();
+    stdout(
+        &server,
+        "javascript",
+        "js",
+        "x = 1000; p = null; it.next(); var later = 1; writeText('/app/notes.txt', 'second')",
+    )
+    .await?;
+    let fork = server
+        .call(
+            "fork_session",
+            json!({ "session_id": "js", "new_session_id": "js-fork" }),
+        )
+        .await?;
+    ensure!(!fork.is_error, "{fork:?}");
+
+    ensure!(!restore(&server, "js", &checkpoint_id).await?.is_error);
+    let probe = "console.log([add(1), p.twice, it.next().value, typeof later, readText('/app/notes.txt')].join())";
+    let back = stdout(&server, "javascript", "js", probe).await?;
+    ensure!(back == "42,42,2,undefined,first\n", "{back:?}");
+    let forked = stdout(
+        &server,
+        "javascript",
+        "js-fork",
+        "console.log([x, p, it.next().value, later, readText('/app/notes.txt')].join())",
+    )
+    .await?;
+    ensure!(forked == "1000,,3,1,second\n", "{forked:?}");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn checkpoints_belong_to_their_session_and_count_against_its_quota() -> Result<()> {
+    let server = Server::start_with_env(&[
+        ("SANDBOX_DEFAULT_DISK_QUOTA_BYTES", "6000000"),
+        ("SANDBOX_DEFAULT_DISK_QUOTA_FILES", "200"),
+    ])
+    .await?;
+    stdout(&server, "python", "mine", "y = 1").await?;
+    stdout(&server, "python", "other", "y = 2").await?;
+    let saved = checkpoint(&server, "mine", "small").await?;
+    let checkpoint_id = saved.str("checkpoint_id").to_owned();
+
+    // Another session's checkpoint answers like a missing one, and changes nothing.
+    let foreign = restore(&server, "other", &checkpoint_id).await?;
+    ensure!(foreign.is_error, "{foreign:?}");
+    ensure!(foreign.str("error_type") == "invalid_argument");
+    let missing = restore(&server, "other", "cp-0000000000").await?;
+    ensure!(
+        missing
+            .str("error_message")
+            .replace("cp-0000000000", &checkpoint_id)
+            == foreign.str("error_message")
+    );
+    ensure!(stdout(&server, "python", "other", "print(y)").await? == "2\n");
+    let forked = server
+        .call(
+            "fork_session",
+            json!({ "session_id": "other", "checkpoint_id": checkpoint_id }),
+        )
+        .await?;
+    ensure!(forked.is_error && forked.str("error_type") == "invalid_argument");
+
+    // A checkpoint whose copy of /app does not fit the quota is refused and leaves nothing:
+    // /app filled so that it fits once (beside the first checkpoint), not twice.
+    const QUOTA: u64 = 6_000_000;
+    let first = saved.u64("bytes");
+    let big = QUOTA / 2 - first + 200_000;
+    stdout(
+        &server,
+        "python",
+        "mine",
+        &format!("open('big.bin', 'wb').write(b'x' * {big})"),
+    )
+    .await?;
+    let over = server
+        .call("checkpoint_session", json!({ "session_id": "mine" }))
+        .await?;
+    ensure!(
+        over.is_error && over.str("error_type") == "disk_quota",
+        "{over:?}"
+    );
+    let info = server
+        .call("get_workspace_info", json!({ "session_id": "mine" }))
+        .await?;
+    ensure!(info.list("checkpoints").len() == 1);
+    // The first checkpoint still counts: the guest cannot write into its share of the quota.
+    let more = QUOTA - first - big + 100_000;
+    let full = server
+        .exec(
+            "python",
+            &format!("open('more.bin', 'wb').write(b'y' * {more})"),
+            json!({ "session_id": "mine" }),
+        )
+        .await?;
+    ensure!(
+        full.is_error && full.str("error_type") == "disk_quota",
+        "{full:?}"
+    );
+
+    // Destroyed with the session: a new session of the same id has none.
+    server
+        .call("destroy_session", json!({ "session_id": "mine" }))
+        .await?;
+    stdout(&server, "python", "mine", "y = 3").await?;
+    let gone = restore(&server, "mine", &checkpoint_id).await?;
+    ensure!(gone.is_error && gone.str("error_type") == "invalid_argument");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_checkpoint_says_which_open_files_a_restore_closes() -> Result<()> {
+    let server = Server::start().await?;
+    stdout(
+        &server,
+        "python",
+        "open-files",
+        "log = open('log.txt', 'w')\nlog.write('kept')\nlog.flush()",
+    )
+    .await?;
+    let saved = checkpoint(&server, "open-files", "with a file open").await?;
+    let note = saved.field("note").as_str().unwrap_or_default().to_owned();
+    ensure!(note.contains("closed after a restore"), "{:?}", saved.value);
+    let restored = restore(&server, "open-files", saved.str("checkpoint_id")).await?;
+    ensure!(!restored.is_error);
+    // The file object is back but its descriptor is held closed: Python says so, and a file
+    // opened now never shares the stale object's number.
+    let stale = server
+        .exec(
+            "python",
+            "f = open('other.txt', 'w')\nlog.write('more')\nlog.flush()",
+            json!({ "session_id": "open-files" }),
+        )
+        .await?;
+    ensure!(
+        stale.is_error && stale.str("error_type") == "runtime_error",
+        "{stale:?}"
+    );
+    let read = stdout(
+        &server,
+        "python",
+        "open-files",
+        "f.write('own'); f.close()\nprint(open('log.txt').read(), open('other.txt').read())",
+    )
+    .await?;
+    ensure!(read == "kept own\n", "{read:?}");
+    server.stop().await
+}
+
+/// Every kind of value survives a worker killed between calls, in both languages: the next
+/// call resumes the state after the last call that returned and says so.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_worker_loses_no_kind_of_value() -> Result<()> {
+    let server = Server::start().await?;
+    stdout(&server, "python", "survivor", PYTHON_STATE).await?;
+    stdout(&server, "python", "survivor", "bump()").await?;
+    server.kill_worker_of("survivor").await?;
+    let probe = server
+        .exec("python", PYTHON_PROBE, json!({ "session_id": "survivor" }))
+        .await?;
+    ensure!(!probe.is_error, "{probe:?}");
+    ensure!(probe.str("state_after_restart") == "resumed", "{probe:?}");
+    // bump() ran once more before the kill; nothing else changed.
+    ensure!(
+        probe.str("stdout") == "42 3 3 25 90 1 False first ['notes.txt']\n",
+        "{probe:?}"
+    );
+
+    stdout(
+        &server,
+        "javascript",
+        "js-survivor",
+        "class Box { constructor(v) { this.v = v } }\nvar box = new Box(5); function* steps() { yield 1; yield 2; yield 3 }\nvar walk = steps(); walk.next(); const plus = (n) => box.v + n;",
+    )
+    .await?;
+    server.kill_worker_of("js-survivor").await?;
+    let js = server
+        .exec(
+            "javascript",
+            "console.log(plus(1), walk.next().value, box instanceof Box)",
+            json!({ "session_id": "js-survivor" }),
+        )
+        .await?;
+    ensure!(js.str("stdout") == "6 2 true\n", "{js:?}");
+    ensure!(js.str("state_after_restart") == "resumed", "{js:?}");
+    server.stop().await
+}
