@@ -76,15 +76,22 @@ pub struct SnapshotMeta {
     pub descriptors: Vec<u32>,
 }
 
-/// A parsed snapshot: what it says and its pages, decompressed.
+/// A parsed snapshot: what it says, its page indices, and its pages still compressed (they are
+/// decompressed a chunk at a time straight into the memory they restore, so a restore never
+/// holds a second copy of a large state).
 #[derive(Debug)]
-pub struct Snapshot {
+pub struct Snapshot<'a> {
     pub meta: SnapshotMeta,
     /// Page indices, strictly increasing, each below `memory_bytes / PAGE`.
     pages: Vec<u32>,
-    /// `pages.len() * PAGE` bytes, the pages in order.
-    data: Vec<u8>,
+    /// The pages in order, [`CHUNK_PAGES`] to a chunk (the last may hold fewer), each an LZ4
+    /// block.
+    chunks: Vec<&'a [u8]>,
 }
+
+/// Pages compressed together: large enough for LZ4 to find repeats, small enough that taking
+/// or restoring a snapshot holds only this much uncompressed beside the memory.
+const CHUNK_PAGES: usize = 256;
 
 /// `/proc/self/pagemap`, opened before the jail hides `/proc` (see [`open_pagemap`]).
 static PAGEMAP: Mutex<Option<File>> = Mutex::new(None);
@@ -149,7 +156,6 @@ fn capture_since(
         tracker.hashes.resize(memory.len().div_ceil(PAGE), 0);
     }
     let mut pages = Vec::new();
-    let mut data = Vec::new();
     for (index, page) in memory.chunks(PAGE).enumerate() {
         if !written.as_ref().is_none_or(|w| w[index]) {
             continue;
@@ -168,12 +174,9 @@ fn capture_since(
             continue;
         }
         pages.push(u32::try_from(index).expect("a wasm32 memory has fewer than 2^32 pages"));
-        data.extend_from_slice(page);
-        data.resize(pages.len() * PAGE, 0);
     }
-    let compressed = lz4_flex::block::compress(&data);
     let module = meta.module.as_bytes();
-    let mut out = Vec::with_capacity(64 + module.len() + pages.len() * 4 + compressed.len());
+    let mut out = Vec::with_capacity(64 + module.len() + pages.len() * (4 + PAGE / 2));
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(module.len() as u32).to_le_bytes());
     out.extend_from_slice(module);
@@ -189,8 +192,17 @@ fn capture_since(
     for page in &pages {
         out.extend_from_slice(&page.to_le_bytes());
     }
-    out.extend_from_slice(&(compressed.len() as u64).to_le_bytes());
-    out.extend_from_slice(&compressed);
+    let mut scratch = Vec::with_capacity(CHUNK_PAGES * PAGE);
+    for chunk in pages.chunks(CHUNK_PAGES) {
+        scratch.clear();
+        for &page in chunk {
+            let at = page as usize * PAGE;
+            scratch.extend_from_slice(&memory[at..at + PAGE]);
+        }
+        let compressed = lz4_flex::block::compress(&scratch);
+        out.extend_from_slice(&(compressed.len() as u32).to_le_bytes());
+        out.extend_from_slice(&compressed);
+    }
     (out, pages.len())
 }
 
@@ -355,7 +367,7 @@ pub fn take(mut instance: AtRest<'_>) -> (Vec<u8>, SnapshotInfo) {
 /// # Errors
 /// When a layer is of another module, past the memory cap, or the memory cannot grow.
 pub fn restore_into(
-    layers: &[Snapshot],
+    layers: &[Snapshot<'_>],
     store: &mut Store<HostState>,
     memory: Memory,
     module: &str,
@@ -376,7 +388,7 @@ pub fn restore_into(
         memory.grow(&mut *store, grow)?;
     }
     for layer in layers {
-        layer.write_into(memory.data_mut(&mut *store));
+        layer.write_into(memory.data_mut(&mut *store))?;
     }
     let unheld = store.data_mut().hold_descriptors(&last.meta.descriptors);
     if !unheld.is_empty() {
@@ -401,7 +413,7 @@ pub fn layer_of(mut instance: AtRest<'_>, tracker: &mut Tracker) -> (Vec<u8>, bo
 }
 
 /// When the monotonic clock of an interpreter restored from `layers` must read zero.
-pub fn clock_since(layers: &[Snapshot]) -> Instant {
+pub fn clock_since(layers: &[Snapshot<'_>]) -> Instant {
     let elapsed = Duration::from_nanos(layers.last().map_or(0, |l| l.meta.clock_ns));
     Instant::now()
         .checked_sub(elapsed)
@@ -441,7 +453,7 @@ const MAX_LAYERS: usize = 1 << 16;
 ///
 /// # Errors
 /// When any layer is malformed, or the log is cut short.
-pub fn parse_layers(mut bytes: &[u8]) -> Result<Vec<Snapshot>, SnapshotError> {
+pub fn parse_layers(mut bytes: &[u8]) -> Result<Vec<Snapshot<'_>>, SnapshotError> {
     let mut layers = Vec::new();
     while !bytes.is_empty() {
         if layers.len() == MAX_LAYERS {
@@ -459,12 +471,13 @@ pub fn parse_layers(mut bytes: &[u8]) -> Result<Vec<Snapshot>, SnapshotError> {
     Ok(layers)
 }
 
-impl Snapshot {
-    /// Parses and decompresses `bytes`, checking every size and index first.
+impl<'a> Snapshot<'a> {
+    /// Parses `bytes`, checking every size and index (the pages are decompressed, and checked,
+    /// as they are written).
     ///
     /// # Errors
     /// When `bytes` is not a well-formed snapshot.
-    pub fn parse(bytes: &[u8]) -> Result<Self, SnapshotError> {
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, SnapshotError> {
         let mut fields = Fields(bytes);
         if fields
             .take(MAGIC.len(), "magic")
@@ -509,18 +522,13 @@ impl Snapshot {
             }
             pages.push(page);
         }
-        let compressed_len = fields.u64("payload length")?;
-        let compressed = fields.take(
-            usize::try_from(compressed_len).map_err(|_| SnapshotError::Malformed("payload"))?,
-            "payload",
-        )?;
+        let mut chunks = Vec::with_capacity(pages.len().div_ceil(CHUNK_PAGES));
+        for _ in 0..pages.len().div_ceil(CHUNK_PAGES) {
+            let len = fields.u32("chunk length")? as usize;
+            chunks.push(fields.take(len, "chunk")?);
+        }
         if !fields.0.is_empty() {
             return Err(SnapshotError::Malformed("bytes after the payload"));
-        }
-        let mut data = vec![0u8; pages.len() * PAGE];
-        match lz4_flex::block::decompress_into(compressed, &mut data) {
-            Ok(n) if n == data.len() => {}
-            _ => return Err(SnapshotError::Malformed("payload")),
         }
         Ok(Self {
             meta: SnapshotMeta {
@@ -531,7 +539,7 @@ impl Snapshot {
                 descriptors,
             },
             pages,
-            data,
+            chunks,
         })
     }
 
@@ -563,11 +571,24 @@ impl Snapshot {
     }
 
     /// Writes the pages into `memory`, which must already be `meta.memory_bytes` long.
-    pub fn write_into(&self, memory: &mut [u8]) {
-        for (page, bytes) in self.pages.iter().zip(self.data.chunks_exact(PAGE)) {
-            let at = *page as usize * PAGE;
-            memory[at..at + PAGE].copy_from_slice(bytes);
+    ///
+    /// # Errors
+    /// When a chunk does not decompress to exactly its pages (what was written before it is
+    /// then in `memory`: the caller throws the instance away).
+    pub fn write_into(&self, memory: &mut [u8]) -> Result<(), SnapshotError> {
+        let mut scratch = vec![0u8; CHUNK_PAGES * PAGE];
+        for (pages, chunk) in self.pages.chunks(CHUNK_PAGES).zip(&self.chunks) {
+            let want = pages.len() * PAGE;
+            match lz4_flex::block::decompress_into(chunk, &mut scratch[..want]) {
+                Ok(n) if n == want => {}
+                _ => return Err(SnapshotError::Malformed("payload")),
+            }
+            for (page, bytes) in pages.iter().zip(scratch.chunks_exact(PAGE)) {
+                let at = *page as usize * PAGE;
+                memory[at..at + PAGE].copy_from_slice(bytes);
+            }
         }
+        Ok(())
     }
 
     /// How many pages it carries.
@@ -612,7 +633,7 @@ mod tests {
         assert!(snapshot.page_count() >= 3 && snapshot.page_count() <= 17);
         assert_eq!(snapshot.page_count(), pages);
         let mut fresh = vec![0u8; len];
-        snapshot.write_into(&mut fresh);
+        snapshot.write_into(&mut fresh).unwrap();
         assert_eq!(fresh, memory);
         assert!(
             snapshot
@@ -631,6 +652,35 @@ mod tests {
             snapshot.check_fits("python-3.15/abc", 8 * 65536, 1 << 30),
             Err(SnapshotError::Smaller { .. })
         ));
+    }
+
+    /// A state of many chunks (and a last, shorter one) comes back byte for byte, and the
+    /// tracker then sends only the pages that change.
+    #[test]
+    fn large_states_round_trip_in_chunks_and_layers_carry_only_changes() {
+        let len = 40 * 65536;
+        let (mut buffer, skip) = aligned(len);
+        let memory = &mut buffer[skip..skip + len];
+        for (i, byte) in memory.iter_mut().enumerate() {
+            *byte = (i.wrapping_mul(2_654_435_761) >> 13) as u8;
+        }
+        let mut tracker = Tracker::default();
+        let (first, full) = tracker.layer(memory, 0, &meta(len as u64));
+        assert!(full);
+        memory[3 * PAGE] ^= 1;
+        memory[len - 1] ^= 1;
+        let (second, full) = tracker.layer(memory, 0, &meta(len as u64));
+        assert!(!full);
+        let mut log = first;
+        log.extend_from_slice(&second);
+        let layers = parse_layers(&log).unwrap();
+        assert_eq!(layers.len(), 2);
+        assert_eq!(layers[1].page_count(), 2, "only the two pages changed");
+        let mut fresh = vec![0u8; len];
+        for layer in &layers {
+            layer.write_into(&mut fresh).unwrap();
+        }
+        assert!(fresh == memory, "the state after both layers");
     }
 
     #[test]
@@ -690,11 +740,15 @@ mod tests {
         let mut forged = good.clone();
         forged[index_at..index_at + 4].copy_from_slice(&1000u32.to_le_bytes());
         assert!(Snapshot::parse(&forged).is_err());
-        // A corrupt payload.
+        // A corrupt payload parses, and is refused as it is written.
         let mut forged = good;
         let last = forged.len() - 1;
         forged[last] ^= 0xff;
-        let _ = Snapshot::parse(&forged);
+        forged[last - 1] ^= 0x5a;
+        if let Ok(snapshot) = Snapshot::parse(&forged) {
+            let mut fresh = vec![0u8; len];
+            let _ = snapshot.write_into(&mut fresh);
+        }
     }
 
     #[test]

@@ -49,7 +49,7 @@ async fn idle_death_is_reaped(adopted: bool) -> Result<()> {
         "no zombie worker: {:?}",
         procfs::workers_of(server.pid)
     );
-    // The next call starts a fresh interpreter and says why.
+    // The next call's new worker resumes the session's state and says why.
     let next = server
         .exec(
             "python",
@@ -58,8 +58,9 @@ async fn idle_death_is_reaped(adopted: bool) -> Result<()> {
         )
         .await?;
     ensure!(!next.is_error, "{next:?}");
-    assert_eq!(next.str("result"), "False");
+    assert_eq!(next.str("result"), "True");
     ensure!(next.bool("session_restarted"), "{next:?}");
+    assert_eq!(next.str("state_after_restart"), "resumed");
     ensure!(
         next.str("restart_reason").contains("died while idle"),
         "{}",

@@ -331,9 +331,9 @@ impl<'m> JsSession<'m> {
         }
         guest.memory.data_mut(&mut guest.store)[..self.snapshot.len()]
             .copy_from_slice(&self.snapshot);
+        // The memory is again the state the supervisor has (taken after the same execution as
+        // the last layer): the tracker stays as it is.
         self.guest = guest;
-        // Every page was written: the next state sent is full.
-        self.tracker.reset();
         Ok(())
     }
 
@@ -390,10 +390,15 @@ pub fn serve(
         let sent = match task {
             Task::Run(job) => {
                 let report = session.execute(&job.request)?;
-                let (layer, full) = session.state_layer();
-                let sent = link
-                    .send_state(&layer, full)
-                    .and_then(|()| link.deliver(job.reply, report));
+                // A call that trapped left the state the supervisor has (rolled back), or a
+                // fresh context it replaces with that state: nothing new to send.
+                let sent = if report.restart.is_none() {
+                    let (layer, full) = session.state_layer();
+                    link.send_state(&layer, full)
+                } else {
+                    Ok(())
+                };
+                let sent = sent.and_then(|()| link.deliver(job.reply, report));
                 session.settle();
                 sent
             }

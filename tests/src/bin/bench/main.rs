@@ -3,7 +3,7 @@
 //!
 //!   cargo build --release -p sandbox-tests --bin sandbox-bench
 //!   target/release/sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']...
-//!                                [--sdk-only] [--advice] [ITERATIONS]
+//!                                [--sdk-only] [--advice] [--state] [ITERATIONS]
 //!
 //! - New sessions: `create_session` plus the first `execute_code`, timed together, per runtime
 //!   (target p50 ≤ 10 ms; ≤ 50 ms with numpy and pandas imported).
@@ -20,6 +20,9 @@
 //!   a server with its default configuration (≤ 4 GiB total RSS; a refusal is printed).
 //! - Fuel metering's overhead (≤ 30 %), from `sandbox-worker fuel-overhead`, and the first
 //!   import time and fuel of the heaviest vendored packages.
+//! - Sessions as values ([`state`], issue 28): checkpoint (≤ 20 ms; ≤ 150 ms with pandas and a
+//!   50 MB DataFrame), restore and resume after a kill (≤ 30 ms), fork (≤ 50 ms), per runtime.
+//!   `--state` measures only these.
 //!
 //! `--against 'CMD ARGS'` also starts another MCP stdio server from that command line and
 //! prints its figures in a column beside ours (what it cannot be measured on says `n/a` and
@@ -53,6 +56,7 @@ mod latency;
 mod memory;
 mod reference;
 mod sdk;
+mod state;
 mod subject;
 mod suite;
 mod table;
@@ -89,10 +93,12 @@ struct Options {
     sdk_only: bool,
     /// Only the advice corpora's scores.
     advice: bool,
+    /// Only the sessions-as-values figures.
+    state: bool,
     iterations: usize,
 }
 
-const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']... [--sdk-only] [--advice] [ITERATIONS]";
+const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']... [--sdk-only] [--advice] [--state] [ITERATIONS]";
 
 fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
     let mut options = Options {
@@ -101,6 +107,7 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
         sdk_against: Vec::new(),
         sdk_only: false,
         advice: false,
+        state: false,
         iterations: 300,
     };
     let mut args = args.into_iter();
@@ -111,6 +118,8 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
             options.sdk_only = true;
         } else if arg == "--advice" {
             options.advice = true;
+        } else if arg == "--state" {
+            options.state = true;
         } else if let Some(command) = arg.strip_prefix("--against=") {
             options.against = Some(foreign::split_command(command)?);
         } else if arg == "--against" {
@@ -152,6 +161,7 @@ async fn measure_ours(plan: &Plan) -> Result<Vec<Row>> {
             fuel::heaviest_imports(&text, 3)
         });
     rows.extend(suite::runtime_rows(&subject, plan, heaviest).await);
+    rows.extend(state::state_rows(&subject).await);
     drop(subject);
     stop(server).await;
 
@@ -331,6 +341,15 @@ async fn main() -> Result<()> {
     if options.advice {
         return advice::report().await;
     }
+    if options.state {
+        let server = Arc::new(CommandServer::sandbox_mcp().await?);
+        let subject = Subject::new(Arc::clone(&server) as SharedClient, server.pid).await?;
+        let rows = state::state_rows(&subject).await;
+        drop(subject);
+        stop(server).await;
+        println!("{}", table::render(&rows, &[]));
+        return Ok(());
+    }
     let reference = if options.check {
         if reference::under_ci() {
             println!(
@@ -401,6 +420,7 @@ mod tests {
                 sdk_against: Vec::new(),
                 sdk_only: false,
                 advice: false,
+                state: false,
                 iterations: 300
             }
         );
