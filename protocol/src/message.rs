@@ -33,7 +33,11 @@ pub enum Request {
     /// One part of a state to restore (a log of layers: a full one, then changes); after the
     /// `last` one the worker replaces its interpreter with that state (or keeps it, when the
     /// state does not fit) and answers [`Response::Restored`].
-    RestorePart { data: Vec<u8>, last: bool },
+    RestorePart {
+        #[serde(with = "serde_bytes")]
+        data: Vec<u8>,
+        last: bool,
+    },
     /// Finish and exit. Closing the socket means the same.
     Shutdown,
 }
@@ -54,6 +58,7 @@ pub struct ExecuteRequest {
     /// `sys.argv` / `scriptArgs` (from a shell `python FILE ARGS`); empty: unchanged.
     pub argv: Vec<String>,
     /// What the code reads from stdin (a shell pipe); empty for `execute_code`.
+    #[serde(with = "serde_bytes")]
     pub stdin: Vec<u8>,
 }
 
@@ -109,12 +114,16 @@ pub enum Response {
     /// report: a layer of a log ([`Request::RestorePart`] takes such a log). A `full` layer
     /// replaces every layer before it; another holds only the pages changed since the last.
     StatePart {
+        #[serde(with = "serde_bytes")]
         data: Vec<u8>,
         last: bool,
         full: bool,
     },
     /// One part of the snapshot asked for ([`Request::Snapshot`]), in order.
-    SnapshotPart { data: Vec<u8> },
+    SnapshotPart {
+        #[serde(with = "serde_bytes")]
+        data: Vec<u8>,
+    },
     /// The snapshot is complete (every part sent), or why there is none.
     Snapshotted(Result<SnapshotInfo, String>),
     /// The answer to the last [`Request::RestorePart`].
@@ -185,7 +194,9 @@ pub struct ReadyInfo {
 pub struct ExecutionReport {
     pub execution_id: String,
     /// Raw bytes the guest wrote to fd 1, up to the cap (not necessarily UTF-8).
+    #[serde(with = "serde_bytes")]
     pub stdout: Vec<u8>,
+    #[serde(with = "serde_bytes")]
     pub stderr: Vec<u8>,
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
@@ -218,6 +229,7 @@ pub const MAX_WRITTEN_FILES: usize = 64;
 pub struct Figure {
     /// `image/png`.
     pub mime: String,
+    #[serde(with = "serde_bytes")]
     pub data: Vec<u8>,
 }
 

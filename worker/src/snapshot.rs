@@ -206,23 +206,11 @@ fn capture_since(
     (out, pages.len())
 }
 
-/// A hash of one page (never 0, which [`Tracker`] reads as "never sent"): four independent
-/// multiply-rotate lanes over its words, fast enough to run over every written page after each
-/// execution. Not cryptographic: a guest that forges a collision only keeps a page of its own
-/// session's saved state stale.
+/// A hash of one page (never 0, which [`Tracker`] reads as "never sent"): XXH3, fast enough
+/// to run over every written page after each execution. Not cryptographic: a guest that forges
+/// a collision only keeps a page of its own session's saved state stale.
 fn page_hash(page: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut lanes = [K, K.rotate_left(17), K.rotate_left(34), K.rotate_left(51)];
-    for block in page.chunks_exact(32) {
-        for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
-            let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-            *lane = (*lane ^ word).wrapping_mul(K).rotate_left(31);
-        }
-    }
-    let folded = lanes.iter().fold(0u64, |acc, lane| {
-        (acc ^ lane).wrapping_mul(K).rotate_left(27)
-    });
-    folded | 1
+    xxhash_rust::xxh3::xxh3_64(page) | 1
 }
 
 /// What the pages of an interpreter's memory held when its state was last sent to the
