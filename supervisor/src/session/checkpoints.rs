@@ -357,8 +357,8 @@ fn remove_checkpoint(files: &SessionFiles, id: &str) {
     }
 }
 
-/// Runs file work off the async threads.
-async fn blocking<T: Send + 'static>(
+/// Runs file work off the async threads (a join failure reads as a files error too).
+pub(super) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ConfinedError> + Send + 'static,
 ) -> Result<T, StateError> {
     match tokio::task::spawn_blocking(work).await {

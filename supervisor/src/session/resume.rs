@@ -18,6 +18,7 @@ use sandbox_protocol::confined::{ConfinedError, Follow};
 
 use sandbox_protocol::StateAfterRestart;
 
+use super::checkpoints::blocking;
 use super::{Runner, Session, SessionError};
 use crate::metrics::Crash;
 use crate::worker::{MAX_SNAPSHOT, SpawnError, StateFailure, StateLayer};
@@ -97,15 +98,11 @@ impl Session {
     /// When the worker died taking it (it is forgotten).
     pub(super) async fn resume(&self, runner: &mut Runner) -> Result<(), SessionError> {
         let files = self.files();
-        let log = match tokio::task::spawn_blocking(move || read(&files)).await {
-            Ok(Ok(Some(log))) => log,
-            Ok(Ok(None)) => return Ok(()),
-            Ok(Err(e)) => {
-                tracing::error!(session = %self.id, error = %e, "cannot read the session's state");
-                return Ok(());
-            }
+        let log = match blocking(move || read(&files)).await {
+            Ok(Some(log)) => log,
+            Ok(None) => return Ok(()),
             Err(e) => {
-                tracing::error!(session = %self.id, error = %e, "reading the session's state panicked");
+                tracing::error!(session = %self.id, error = %e, "cannot read the session's state");
                 return Ok(());
             }
         };
@@ -127,8 +124,7 @@ impl Session {
             }
             Err(StateFailure::Refused(why)) => {
                 tracing::warn!(session = %self.id, %why, "the session's state cannot be resumed; starting afresh");
-                let files = self.files();
-                let _ = tokio::task::spawn_blocking(move || clear(&files)).await;
+                self.forget_state().await;
                 Ok(())
             }
             Err(StateFailure::Lost(why)) => {
@@ -153,11 +149,7 @@ impl Session {
             return;
         }
         let files = self.files();
-        let saved = tokio::task::spawn_blocking(move || save(&files, &layers)).await;
-        if let Err(e) = saved
-            .map_err(|e| e.to_string())
-            .and_then(|s| s.map_err(|e| e.to_string()))
-        {
+        if let Err(e) = blocking(move || save(&files, &layers)).await {
             tracing::error!(session = %self.id, error = %e, "cannot keep the session's state");
         }
     }
@@ -198,11 +190,7 @@ impl Session {
     /// interpreter is that state.
     pub(super) async fn replace_state(&self, state: Vec<u8>) {
         let files = self.files();
-        let replaced = tokio::task::spawn_blocking(move || replace(&files, &state)).await;
-        if let Err(e) = replaced
-            .map_err(|e| e.to_string())
-            .and_then(|r| r.map_err(|e| e.to_string()))
-        {
+        if let Err(e) = blocking(move || replace(&files, &state)).await {
             tracing::error!(session = %self.id, error = %e, "cannot keep the session's restored state");
         }
     }
