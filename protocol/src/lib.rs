@@ -9,7 +9,8 @@
 //!
 //! The facts both sides must agree on are stated here once: [`outcome`] names every error
 //! class, [`flavor`] the session sizes, [`runtime`] the languages, interpreter files, mounts,
-//! cached modules and worker exit statuses.
+//! cached modules and worker exit statuses. [`snapshot`] is the format of an interpreter's
+//! saved state, which the worker writes and the supervisor keeps and compacts.
 
 pub mod confined;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod jail;
 pub mod message;
 pub mod outcome;
 pub mod runtime;
+pub mod snapshot;
 
 pub use error::FrameError;
 pub use flavor::{

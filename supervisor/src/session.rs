@@ -74,6 +74,8 @@ pub struct Session {
     installs: tokio::sync::Mutex<()>,
     /// Its checkpoints, oldest first (see [`checkpoints`]).
     checkpoints: Mutex<Vec<Checkpoint>>,
+    /// What orders changes to its state log (see [`resume`]).
+    state_log: Arc<resume::StateLog>,
 }
 
 /// Disk space reserved for files the server is about to move into a session (an install),

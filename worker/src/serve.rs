@@ -179,7 +179,7 @@ fn serve(
     let plan = args
         .probe
         .then(|| probe::Plan::new(&args.workspace, &args.module));
-    crate::snapshot::open_pagemap();
+    crate::snapshot::watch::open();
     let jail = match enter_jail(&args) {
         Ok(report) => report,
         Err(e) => {

@@ -180,6 +180,7 @@ impl SessionTable {
             line: Mutex::new(None),
             installs: tokio::sync::Mutex::new(()),
             checkpoints: Mutex::new(Vec::new()),
+            state_log: Arc::default(),
         });
         self.expired
             .lock()

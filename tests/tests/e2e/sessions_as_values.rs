@@ -6,7 +6,7 @@
 //! session's own: listed by `get_workspace_info`, paid for from its disk quota, unknown to any
 //! other session, and gone with it.
 
-use anyhow::{Result, ensure};
+use anyhow::{Context, Result, ensure};
 use sandbox_tests::{Reply, Server, rpc_error_type};
 use serde_json::json;
 
@@ -400,5 +400,73 @@ async fn a_killed_worker_loses_no_kind_of_value() -> Result<()> {
         .await?;
     ensure!(js.str("stdout") == "6 2 true\n", "{js:?}");
     ensure!(js.str("state_after_restart") == "resumed", "{js:?}");
+    server.stop().await
+}
+
+/// The number of layers in a session's state log (`state/log`: each a `u64` length, then it).
+fn layers_in_log(server: &Server, session: &str) -> Result<usize> {
+    let app = server
+        .workspace_of(session)
+        .context("the session's directory")?;
+    let log = std::fs::read(
+        app.parent()
+            .context("the session's directory")?
+            .join("state/log"),
+    )?;
+    let (mut at, mut count) = (0usize, 0usize);
+    while at + 8 <= log.len() {
+        let len = u64::from_le_bytes(log[at..at + 8].try_into()?) as usize;
+        at += 8 + len;
+        count += 1;
+    }
+    ensure!(at == log.len(), "a log cut short");
+    Ok(count)
+}
+
+/// Calls that each change megabytes leave a layer each in the session's log; the server
+/// compacts the log into one layer off the call path (newer pages winning over older ones),
+/// and a session resumed from the compacted log has exactly its state.
+#[tokio::test]
+async fn a_long_log_is_compacted_and_still_resumes_the_exact_state() -> Result<()> {
+    let server = Server::start().await?;
+    stdout(
+        &server,
+        "python",
+        "grower",
+        "import hashlib, os\nblobs = []\ndef digest(): return hashlib.sha256(b''.join(blobs)).hexdigest()",
+    )
+    .await?;
+    let calls = 24;
+    for call in 0..calls {
+        // New random megabytes each call, and the first blob rewritten: the newest wins.
+        let code =
+            format!("blobs.append(os.urandom(1 << 19)); blobs[0] = os.urandom(1 << 19); {call}");
+        stdout(&server, "python", "grower", &code).await?;
+    }
+    let before = stdout(&server, "python", "grower", "print(digest(), len(blobs))").await?;
+    ensure!(before.ends_with(&format!(" {calls}\n")), "{before}");
+    let mut layers = layers_in_log(&server, "grower")?;
+    for _ in 0..100 {
+        if layers < calls / 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        layers = layers_in_log(&server, "grower")?;
+    }
+    ensure!(
+        layers < calls / 2,
+        "{layers} layers after {calls} calls: never compacted"
+    );
+
+    server.kill_worker_of("grower").await?;
+    let after = server
+        .exec(
+            "python",
+            "print(digest(), len(blobs))",
+            json!({ "session_id": "grower" }),
+        )
+        .await?;
+    ensure!(after.str("state_after_restart") == "resumed", "{after:?}");
+    ensure!(after.str("stdout") == before, "{after:?} != {before}");
     server.stop().await
 }

@@ -31,6 +31,11 @@ pub enum Check {
     /// Landlock does not govern chmod, so this is what keeps an escaped guest from planting a
     /// set-id file for another local user to run.
     PlainMode(u8),
+    /// `ioctl` on the two descriptors that watch the worker's own memory (the userfaultfd and
+    /// `/proc/self/pagemap`, opened before the jail: `snapshot::watch`), with only the commands
+    /// that register and write-protect memory and scan for written pages. Not allowed at all
+    /// when they are not open; never on any other descriptor (no terminal or device ioctls).
+    WriteWatch,
     /// Answered `ENOSYS`, so glibc falls back to `clone`, whose flags seccomp can see
     /// (`clone3` passes them in memory).
     NotImplemented,
@@ -102,6 +107,7 @@ pub const ALLOWED: &[(&str, Check)] = &[
     ("fallocate", Check::Any),
     ("fadvise64", Check::Any),
     ("ppoll", Check::Any),
+    ("ioctl", Check::WriteWatch),
     // Files beneath directory handles (WASI paths, the confined layer of the shell).
     ("openat", Check::Any),
     ("openat2", Check::Any),
@@ -182,7 +188,6 @@ pub const DENIED: &[&str] = &[
     "name_to_handle_at",
     "setuid",
     "setgid",
-    "ioctl",
 ];
 
 /// The number of a system call by name, on the architecture we are built for.
@@ -358,8 +363,9 @@ fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
     SeccompRule::new(conditions).map_err(|e| e.to_string())
 }
 
-fn rules_for(check: Check, pid: u64) -> Result<Vec<SeccompRule>, String> {
-    Ok(match check {
+/// The rules allowing `check`'s forms of a call; `None` when no form of it is allowed here.
+fn rules_for(check: Check, pid: u64) -> Result<Option<Vec<SeccompRule>>, String> {
+    Ok(Some(match check {
         Check::Any | Check::NotImplemented => Vec::new(),
         Check::Thread => vec![rule(vec![
             condition(
@@ -392,7 +398,28 @@ fn rules_for(check: Check, pid: u64) -> Result<Vec<SeccompRule>, String> {
             SeccompCmpOp::MaskedEq(u64::from(libc::S_ISUID | libc::S_ISGID)),
             0,
         )?])?],
-    })
+        Check::WriteWatch => {
+            let Some((faults, pagemap)) = crate::snapshot::watch::descriptors() else {
+                return Ok(None);
+            };
+            use crate::snapshot::watch::{PAGEMAP_SCAN, UFFDIO_REGISTER, UFFDIO_WRITEPROTECT};
+            [
+                (faults, UFFDIO_REGISTER),
+                (faults, UFFDIO_WRITEPROTECT),
+                (pagemap, PAGEMAP_SCAN),
+            ]
+            .iter()
+            .map(|&(fd, request)| {
+                // Both are `int`-sized in the kernel: compare the low 32 bits only.
+                let dword = |arg, value| {
+                    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)
+                        .map_err(|e| e.to_string())
+                };
+                rule(vec![dword(0, fd as u64)?, dword(1, request)?])
+            })
+            .collect::<Result<_, _>>()?
+        }
+    }))
 }
 
 fn target_arch() -> Result<seccompiler::TargetArch, String> {
@@ -417,7 +444,9 @@ pub fn filters() -> Result<(BpfProgram, BpfProgram), String> {
         if *check == Check::NotImplemented {
             nosys.insert(nr, Vec::new());
         }
-        allow.insert(nr, rules_for(*check, pid)?);
+        if let Some(rules) = rules_for(*check, pid)? {
+            allow.insert(nr, rules);
+        }
     }
     let compile = |rules, mismatch, matched| -> Result<BpfProgram, String> {
         let filter =
@@ -477,6 +506,7 @@ mod tests {
         assert_eq!(check("prlimit64"), Some(Check::ReadOwnLimits));
         assert_eq!(check("fcntl"), Some(Check::FdFlags));
         assert_eq!(check("fchmodat"), Some(Check::PlainMode(2)));
+        assert_eq!(check("ioctl"), Some(Check::WriteWatch));
         // What the worker provably needs.
         for needed in [
             "rt_sigreturn",
@@ -505,6 +535,8 @@ mod tests {
 
     #[test]
     fn the_filters_deny_and_allow_what_they_should() {
+        crate::snapshot::watch::open();
+        let watch = crate::snapshot::watch::descriptors();
         let (allow, nosys) = filters().unwrap();
         fn errno() -> i32 {
             // SAFETY: reads this thread's errno.
@@ -558,6 +590,35 @@ mod tests {
                 // SAFETY: see above.
                 if unsafe { libc::getppid() } <= 0 {
                     return 16;
+                }
+                let mut size = [0u16; 4];
+                // SAFETY: see above.
+                if unsafe { libc::ioctl(0, libc::TIOCGWINSZ, size.as_mut_ptr()) } != -1
+                    || errno() != libc::EPERM
+                {
+                    return 17;
+                }
+                if let Some((faults, pagemap)) = watch {
+                    // Only the watch's own commands, only on its own descriptors.
+                    // SAFETY: see above.
+                    if unsafe { libc::ioctl(pagemap, libc::TIOCGWINSZ, size.as_mut_ptr()) } != -1
+                        || errno() != libc::EPERM
+                    {
+                        return 18;
+                    }
+                    let scan = crate::snapshot::watch::PAGEMAP_SCAN;
+                    // SAFETY: see above.
+                    if unsafe { libc::ioctl(faults, scan as _, std::ptr::null_mut::<u8>()) } != -1
+                        || errno() != libc::EPERM
+                    {
+                        return 19;
+                    }
+                    // SAFETY: see above (the kernel refuses the null argument, not seccomp).
+                    if unsafe { libc::ioctl(pagemap, scan as _, std::ptr::null_mut::<u8>()) } != -1
+                        || errno() == libc::EPERM
+                    {
+                        return 20;
+                    }
                 }
                 0
             })();

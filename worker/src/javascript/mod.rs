@@ -129,7 +129,10 @@ impl<'m> JsSession<'m> {
     /// A snapshot of the context between executions (as the last one that returned left it).
     pub fn take_snapshot(&mut self) -> (Vec<u8>, sandbox_protocol::SnapshotInfo) {
         self.settle();
-        crate::snapshot::take(self.at_rest())
+        let tracker = std::mem::take(&mut self.tracker);
+        let taken = crate::snapshot::take(self.at_rest(), &tracker);
+        self.tracker = tracker;
+        taken
     }
 
     /// The layer of its state the supervisor does not have yet, and whether it is full.
@@ -332,8 +335,9 @@ impl<'m> JsSession<'m> {
         guest.memory.data_mut(&mut guest.store)[..self.snapshot.len()]
             .copy_from_slice(&self.snapshot);
         // The memory is again the state the supervisor has (taken after the same execution as
-        // the last layer): the tracker stays as it is.
+        // the last layer): the tracker keeps its hashes, but the kernel watched the old mapping.
         self.guest = guest;
+        self.tracker.memory_replaced();
         Ok(())
     }
 

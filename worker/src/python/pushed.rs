@@ -136,7 +136,10 @@ impl Interpreter {
 
     /// A snapshot of the interpreter between executions.
     fn snapshot(&mut self, config: &SessionConfig) -> (Vec<u8>, sandbox_protocol::SnapshotInfo) {
-        crate::snapshot::take(self.at_rest(config))
+        let tracker = std::mem::take(&mut self.tracker);
+        let taken = crate::snapshot::take(self.at_rest(config), &tracker);
+        self.tracker = tracker;
+        taken
     }
 
     /// The layer of its state the supervisor does not have yet, and whether it is full.

@@ -1,0 +1,457 @@
+//! Snapshots of an interpreter at rest: the pages of its linear memory that differ from what a
+//! fresh instance of the same module starts with, with the few numbers the host keeps beside
+//! them (the format: `sandbox_protocol::snapshot`). Taken between executions (the wasm stack is
+//! empty, the module's mutable globals hold their initial values, exactly what a memory image
+//! relies on), restored only into a fresh instance of the same module.
+//!
+//! Which pages differ is asked of the kernel, not found by comparing: a page of a fresh instance
+//! is either the module's initial memory, mapped copy-on-write from the module (present as a
+//! file or shared page, or not present at all), or fresh zeros (not present, or the zero page).
+//! A page the guest wrote is private and anonymous (or swapped out). The kernel says which is
+//! which ([`watch::written_pages`]), so a snapshot reads only the pages the session changed;
+//! without it every page that is not zero is taken, which is only slower and larger. After each
+//! call only the pages that call wrote are looked at ([`Watch`]), and a [`Tracker`] sends those
+//! whose content changed as a layer, uncompressed (the supervisor compacts its log of them).
+//! A checkpoint's snapshot is compressed.
+//!
+//! A snapshot is guest-controlled bytes once written: [`Snapshot::parse`] checks every size and
+//! index before anything is allocated or copied, and the caller checks the module identity and
+//! the session's memory cap.
+
+pub mod watch;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use sandbox_protocol::SnapshotInfo;
+pub use sandbox_protocol::snapshot::{
+    PAGE, Packing, Snapshot, SnapshotError, SnapshotMeta, framed_layer, parse_layers,
+};
+use wasmtime::{Memory, Store};
+
+use crate::host::HostState;
+use watch::{Watch, written_pages};
+
+/// The snapshot of `memory`, whose first `base_bytes` are the module's initial memory (the rest
+/// started as zeros), described by `meta`; and how many pages it carries. `sent` is the
+/// memory's tracker, whose sent pages it adds to those the kernel calls written (see
+/// [`watch::written_pages`]).
+pub fn capture(
+    memory: &[u8],
+    base_bytes: usize,
+    meta: &SnapshotMeta,
+    sent: &Tracker,
+) -> (Vec<u8>, usize) {
+    capture_since(memory, base_bytes, meta, Err(sent))
+}
+
+/// [`capture`] of the pages that changed since `tracker` last saw them (all of them when it
+/// never did), recording what they hold now (`Ok`); or of all of them, adding the pages a
+/// tracker sent (`Err`).
+fn capture_since(
+    memory: &[u8],
+    base_bytes: usize,
+    meta: &SnapshotMeta,
+    tracker: Result<&mut Tracker, &Tracker>,
+) -> (Vec<u8>, usize) {
+    let count = memory.len().div_ceil(PAGE);
+    let (candidates, mut tracker) = match tracker {
+        Ok(tracker) => (tracker.candidates(memory), Some(tracker)),
+        Err(sent) => (sent.with_sent(written_pages(memory), count), None),
+    };
+    let mut pages = Vec::new();
+    for index in candidates {
+        let page = &memory[index * PAGE..((index + 1) * PAGE).min(memory.len())];
+        let hash = tracker.as_deref_mut().map(|tracker| {
+            let hash = page_hash(page);
+            let seen = std::mem::replace(&mut tracker.hashes[index], hash);
+            (hash, seen)
+        });
+        if hash.is_some_and(|(hash, seen)| hash == seen) {
+            continue; // as it was when last sent
+        }
+        // A zero page past the initial memory is what a fresh instance has there too.
+        let never_sent = hash.is_none_or(|(_, seen)| seen == 0);
+        if never_sent && index * PAGE >= base_bytes && page.iter().all(|b| *b == 0) {
+            continue;
+        }
+        pages.push(u32::try_from(index).expect("a wasm32 memory has fewer than 2^32 pages"));
+    }
+    let page_of = |page: u32| {
+        let at = page as usize * PAGE;
+        &memory[at..at + PAGE]
+    };
+    // A layer sent after a call, even the first (full) one, is stored as it is: compressing it
+    // would cost more than the call (the supervisor compresses the log when it compacts it).
+    let packing = match &tracker {
+        Some(_) => Packing::Stored,
+        None => Packing::Compressed,
+    };
+    let out = sandbox_protocol::snapshot::encode(meta, &pages, page_of, packing);
+    (out, pages.len())
+}
+
+/// The indices of the pages `written` flags, or of all `count` pages when the kernel could not
+/// say.
+fn flagged(written: Option<Vec<bool>>, count: usize) -> Vec<usize> {
+    match written {
+        Some(flags) => (flags.iter().enumerate())
+            .filter_map(|(index, w)| w.then_some(index))
+            .collect(),
+        None => (0..count).collect(),
+    }
+}
+
+/// A hash of one page (never 0, which [`Tracker`] reads as "never sent"): XXH3, fast enough
+/// to run over every written page after each execution. Not cryptographic: a guest that forges
+/// a collision only keeps a page of its own session's saved state stale.
+fn page_hash(page: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(page) | 1
+}
+
+/// What the pages of an interpreter's memory held when its state was last sent to the
+/// supervisor, so that the state after each execution costs only the pages it changed (a
+/// layer). The first layer after a reset is full: every page that differs from a fresh
+/// instance; the supervisor compacts the log of layers after it (`sandbox_protocol::snapshot::
+/// compact`), so no full layer is ever due again.
+#[derive(Debug)]
+pub struct Tracker {
+    /// Per page: the hash last sent, 0 for never.
+    hashes: Vec<u64>,
+    /// Whether the next layer is the first (full) one.
+    first: bool,
+    /// The kernel's record of the pages written since the last layer, when it keeps one.
+    watch: Option<Watch>,
+}
+
+impl Default for Tracker {
+    fn default() -> Self {
+        Self {
+            hashes: Vec::new(),
+            first: true,
+            watch: None,
+        }
+    }
+}
+
+impl Tracker {
+    /// Forgets what was sent: the next layer is full (a new interpreter, a rollback).
+    pub fn reset(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Records `memory` as sent (an interpreter just restored from the supervisor's state).
+    pub fn sync(&mut self, memory: &[u8]) {
+        self.hashes.clear();
+        self.hashes.resize(memory.len().div_ceil(PAGE), 0);
+        for index in flagged(written_pages(memory), self.hashes.len()) {
+            let page = &memory[index * PAGE..((index + 1) * PAGE).min(memory.len())];
+            self.hashes[index] = page_hash(page);
+        }
+        self.watch = Watch::arm(memory);
+        self.first = false;
+    }
+
+    /// The interpreter's memory is another mapping now, holding what was last sent (a rollback
+    /// copied it into a fresh instance): the next layer looks at every written page again.
+    pub fn memory_replaced(&mut self) {
+        self.watch = None;
+    }
+
+    /// The pages `written` flags (all `count` when the kernel could not say), and those this
+    /// tracker sent.
+    fn with_sent(&self, written: Option<Vec<bool>>, count: usize) -> Vec<usize> {
+        let Some(mut flags) = written else {
+            return (0..count).collect();
+        };
+        for (flag, hash) in flags.iter_mut().zip(&self.hashes) {
+            *flag |= *hash != 0;
+        }
+        flagged(Some(flags), count)
+    }
+
+    /// The pages of `memory` that may have changed since the last layer: those the kernel saw
+    /// written since then, or (without a watch) every page written since the instance began,
+    /// after which the kernel watches it.
+    fn candidates(&mut self, memory: &[u8]) -> Vec<usize> {
+        self.hashes.resize(memory.len().div_ceil(PAGE), 0);
+        if let Some(written) = self.watch.as_mut().and_then(|w| w.take_written(memory)) {
+            return written.into_iter().flatten().collect();
+        }
+        let written = flagged(written_pages(memory), self.hashes.len());
+        self.watch = Watch::arm(memory);
+        written
+    }
+
+    /// The layer of the state now, and whether it is full (it then replaces every layer
+    /// before it).
+    pub fn layer(
+        &mut self,
+        memory: &[u8],
+        base_bytes: usize,
+        meta: &SnapshotMeta,
+    ) -> (Vec<u8>, bool) {
+        let full = self.first;
+        let (layer, _) = capture_since(memory, base_bytes, meta, Ok(self));
+        self.first = false;
+        (framed_layer(&layer), full)
+    }
+}
+
+/// Names what a fresh instance's memory is made of, for [`Snapshot::check_fits`]: the wasm
+/// (`wasm_sha256`) alone for a module's own initial memory, or the memory image's file too
+/// (`image`: its name, size and time, which change whenever the image is made again).
+pub fn module_identity(wasm_sha256: &str, image: Option<&Path>) -> String {
+    let wasm = wasm_sha256.get(..16).unwrap_or(wasm_sha256);
+    let Some(image) = image else {
+        return format!("wasm:{wasm}");
+    };
+    let name = image.file_name().map(|n| n.to_string_lossy().into_owned());
+    let stamp = std::fs::metadata(image).ok().map(|m| {
+        let modified = (m.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        format!("{}:{modified}", m.len())
+    });
+    format!(
+        "wasm:{wasm}:image:{}:{}",
+        name.unwrap_or_default(),
+        stamp.unwrap_or_default()
+    )
+}
+
+/// An instance at rest, as a snapshot sees it.
+pub struct AtRest<'a> {
+    pub store: &'a mut Store<HostState>,
+    pub memory: Memory,
+    /// The size of a fresh instance's memory (what the module starts with).
+    pub base_bytes: usize,
+    pub module: &'a str,
+    pub cell: u64,
+    /// The first guest descriptor past stdio and the preopened directories.
+    pub first_free: u32,
+}
+
+impl AtRest<'_> {
+    /// What a snapshot of the instance says besides its pages.
+    fn meta(&mut self) -> SnapshotMeta {
+        let descriptors = self.store.data_mut().open_descriptors(self.first_free);
+        SnapshotMeta {
+            module: self.module.to_owned(),
+            cell: self.cell,
+            clock_ns: self.store.data().clock_ns(),
+            memory_bytes: self.memory.data_size(&*self.store) as u64,
+            descriptors,
+        }
+    }
+}
+
+/// Takes the snapshot of `instance`, whose memory `tracker` follows, and says what it holds.
+pub fn take(mut instance: AtRest<'_>, tracker: &Tracker) -> (Vec<u8>, SnapshotInfo) {
+    let started = Instant::now();
+    let meta = instance.meta();
+    let memory = instance.memory.data(&*instance.store);
+    let (layer, pages) = capture(memory, instance.base_bytes, &meta, tracker);
+    let bytes = framed_layer(&layer);
+    let info = SnapshotInfo {
+        bytes: bytes.len() as u64,
+        memory_bytes: meta.memory_bytes,
+        changed_bytes: (pages * PAGE) as u64,
+        took_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        open_descriptors: meta.descriptors,
+    };
+    tracing::debug!(?info, "snapshot taken");
+    (bytes, info)
+}
+
+/// Writes `layers` (a full state and the changes after it, oldest first) into the fresh instance
+/// of `module` in `store`, growing its memory (through the session's limiter) to the last
+/// layer's size first, and holds the descriptors the last one lists closed.
+///
+/// # Errors
+/// When a layer is of another module, past the memory cap, or the memory cannot grow.
+pub fn restore_into(
+    layers: &[Snapshot<'_>],
+    store: &mut Store<HostState>,
+    memory: Memory,
+    module: &str,
+    cap: usize,
+) -> wasmtime::Result<()> {
+    let Some(last) = layers.last() else {
+        return Err(SnapshotError::Malformed("no layer").into());
+    };
+    let have = memory.data_size(&*store) as u64;
+    for layer in layers {
+        layer.check_fits(module, have, cap as u64)?;
+        if layer.meta.memory_bytes > last.meta.memory_bytes {
+            return Err(SnapshotError::Malformed("a memory that shrinks").into());
+        }
+    }
+    let grow = (last.meta.memory_bytes - have) / 65536;
+    if grow > 0 {
+        memory.grow(&mut *store, grow)?;
+    }
+    for layer in layers {
+        layer.write_into(memory.data_mut(&mut *store))?;
+    }
+    let unheld = store.data_mut().hold_descriptors(&last.meta.descriptors);
+    if !unheld.is_empty() {
+        tracing::warn!(
+            ?unheld,
+            "descriptors of the snapshot that could not be held closed"
+        );
+    }
+    Ok(())
+}
+
+/// The layer of `instance`'s state that `tracker` says the supervisor does not have yet, and
+/// whether it is full.
+pub fn layer_of(mut instance: AtRest<'_>, tracker: &mut Tracker) -> (Vec<u8>, bool) {
+    let started = Instant::now();
+    let meta = instance.meta();
+    let memory = instance.memory.data(&*instance.store);
+    let (layer, full) = tracker.layer(memory, instance.base_bytes, &meta);
+    let us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    tracing::debug!(bytes = layer.len(), full, us, "state layer");
+    (layer, full)
+}
+
+/// When the monotonic clock of an interpreter restored from `layers` must read zero.
+pub fn clock_since(layers: &[Snapshot<'_>]) -> Instant {
+    let elapsed = Duration::from_nanos(layers.last().map_or(0, |l| l.meta.clock_ns));
+    Instant::now()
+        .checked_sub(elapsed)
+        .unwrap_or_else(Instant::now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(memory_bytes: u64) -> SnapshotMeta {
+        SnapshotMeta {
+            module: "python-3.15/abc".into(),
+            cell: 7,
+            clock_ns: 123,
+            memory_bytes,
+            descriptors: vec![5, 9],
+        }
+    }
+
+    /// A page-aligned buffer of `len` bytes (a Vec's own alignment is not a page's).
+    fn aligned(len: usize) -> (Vec<u8>, usize) {
+        let buffer = vec![0u8; len + PAGE];
+        let skip = buffer.as_ptr().align_offset(PAGE);
+        (buffer, skip)
+    }
+
+    #[test]
+    fn a_snapshot_round_trips_and_carries_the_written_pages_only() {
+        let len = 4 * 65536;
+        let (mut buffer, skip) = aligned(len);
+        let memory = &mut buffer[skip..skip + len];
+        memory[10] = 1;
+        memory[5 * PAGE + 3] = 2;
+        memory[len - 1] = 3;
+        let (bytes, pages) = capture(memory, 65536, &meta(len as u64), &Tracker::default());
+        let snapshot = Snapshot::parse(&bytes).unwrap();
+        assert_eq!(snapshot.meta, meta(len as u64));
+        // Zero pages past the initial memory are left out, whatever the kernel says.
+        assert!(snapshot.page_count() >= 3 && snapshot.page_count() <= 17);
+        assert_eq!(snapshot.page_count(), pages);
+        let mut fresh = vec![0u8; len];
+        snapshot.write_into(&mut fresh).unwrap();
+        assert_eq!(fresh, memory);
+        assert!(
+            snapshot
+                .check_fits("python-3.15/abc", 65536, len as u64)
+                .is_ok()
+        );
+        assert!(matches!(
+            snapshot.check_fits("python-3.15/other", 65536, len as u64),
+            Err(SnapshotError::OtherModule { .. })
+        ));
+        assert!(matches!(
+            snapshot.check_fits("python-3.15/abc", 65536, 65536),
+            Err(SnapshotError::OverCap { .. })
+        ));
+        assert!(matches!(
+            snapshot.check_fits("python-3.15/abc", 8 * 65536, 1 << 30),
+            Err(SnapshotError::Smaller { .. })
+        ));
+    }
+
+    /// A state of many chunks (and a last, shorter one) comes back byte for byte, and the
+    /// tracker then sends only the pages that change.
+    #[test]
+    fn large_states_round_trip_in_chunks_and_layers_carry_only_changes() {
+        let len = 40 * 65536;
+        let (mut buffer, skip) = aligned(len);
+        let memory = &mut buffer[skip..skip + len];
+        for (i, byte) in memory.iter_mut().enumerate() {
+            *byte = (i.wrapping_mul(2_654_435_761) >> 13) as u8;
+        }
+        let mut tracker = Tracker::default();
+        let (first, full) = tracker.layer(memory, 0, &meta(len as u64));
+        assert!(full);
+        memory[3 * PAGE] ^= 1;
+        memory[len - 1] ^= 1;
+        let (second, full) = tracker.layer(memory, 0, &meta(len as u64));
+        assert!(!full);
+        let mut log = first;
+        log.extend_from_slice(&second);
+        let layers = parse_layers(&log).unwrap();
+        assert_eq!(layers.len(), 2);
+        assert_eq!(layers[1].page_count(), 2, "only the two pages changed");
+        let mut fresh = vec![0u8; len];
+        for layer in &layers {
+            layer.write_into(&mut fresh).unwrap();
+        }
+        assert!(fresh == memory, "the state after both layers");
+    }
+
+    #[test]
+    fn malformed_snapshots_are_refused_before_anything_is_copied() {
+        let len = 65536;
+        let (mut buffer, skip) = aligned(len);
+        let memory = &mut buffer[skip..skip + len];
+        memory[0] = 9;
+        let (good, _) = capture(memory, len, &meta(len as u64), &Tracker::default());
+        assert!(Snapshot::parse(&good).is_ok());
+        assert_eq!(Snapshot::parse(b"nope").unwrap_err(), SnapshotError::Format);
+        for cut in [9, 20, good.len() - 1] {
+            assert!(Snapshot::parse(&good[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut longer = good.clone();
+        longer.push(0);
+        assert!(Snapshot::parse(&longer).is_err());
+        // A memory size that is not whole wasm pages, or past 4 GiB.
+        let size_at = 8 + 4 + meta(0).module.len() + 16; // magic, module, cell, clock
+        let index_at = size_at + 8 + 4 + 2 * 4 + 4;
+        for bad in [1u64, 5 << 30] {
+            let mut forged = good.clone();
+            forged[size_at..size_at + 8].copy_from_slice(&bad.to_le_bytes());
+            assert!(Snapshot::parse(&forged).is_err(), "{bad}");
+        }
+        // A page index past the memory.
+        let mut forged = good.clone();
+        forged[index_at..index_at + 4].copy_from_slice(&1000u32.to_le_bytes());
+        assert!(Snapshot::parse(&forged).is_err());
+        // A corrupt payload parses, and is refused as it is written.
+        let mut forged = good;
+        let last = forged.len() - 1;
+        forged[last] ^= 0xff;
+        forged[last - 1] ^= 0x5a;
+        if let Ok(snapshot) = Snapshot::parse(&forged) {
+            let mut fresh = vec![0u8; len];
+            let _ = snapshot.write_into(&mut fresh);
+        }
+    }
+
+    #[test]
+    fn fuzz_snapshot_parser() {
+        bolero::check!().for_each(|bytes: &[u8]| {
+            let _ = Snapshot::parse(bytes);
+        });
+    }
+}
