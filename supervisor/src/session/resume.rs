@@ -156,10 +156,10 @@ fn compact_now(
         let _ = dir.remove_file(COMPACTED_LOG);
         return Ok(None);
     }
-    // The layers appended since it was read, still in order after the compacted one.
-    let mut now = dir.open_with(LOG, &options)?;
-    now.seek(SeekFrom::Start(len))?;
-    let appended = std::io::copy(&mut now, &mut out)?;
+    // The layers appended since it was read, still in order after the compacted one: the same
+    // file (only a replacement renames another over it, and that bumps the generation).
+    file.seek(SeekFrom::Start(len))?;
+    let appended = std::io::copy(&mut file, &mut out)?;
     dir.rename(COMPACTED_LOG, dir, LOG)?;
     drop(current);
     Ok(Some((len, compacted.len() as u64 + appended)))

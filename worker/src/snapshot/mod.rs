@@ -42,23 +42,20 @@ pub fn capture(
     meta: &SnapshotMeta,
     sent: &Tracker,
 ) -> (Vec<u8>, usize) {
-    capture_since(memory, base_bytes, meta, Err(sent))
+    let candidates = sent.with_sent(written_pages(memory), memory.len().div_ceil(PAGE));
+    capture_pages(memory, base_bytes, meta, candidates, None)
 }
 
-/// [`capture`] of the pages that changed since `tracker` last saw them (all of them when it
-/// never did), recording what they hold now (`Ok`); or of all of them, adding the pages a
-/// tracker sent (`Err`).
-fn capture_since(
+/// The snapshot of the pages `candidates` names (ascending) that differ from what a fresh
+/// instance has; with a `tracker`, only those that changed since it last saw them, recording
+/// what they hold now.
+fn capture_pages(
     memory: &[u8],
     base_bytes: usize,
     meta: &SnapshotMeta,
-    tracker: Result<&mut Tracker, &Tracker>,
+    candidates: Vec<usize>,
+    mut tracker: Option<&mut Tracker>,
 ) -> (Vec<u8>, usize) {
-    let count = memory.len().div_ceil(PAGE);
-    let (candidates, mut tracker) = match tracker {
-        Ok(tracker) => (tracker.candidates(memory), Some(tracker)),
-        Err(sent) => (sent.with_sent(written_pages(memory), count), None),
-    };
     let mut pages = Vec::new();
     for index in candidates {
         let page = &memory[index * PAGE..((index + 1) * PAGE).min(memory.len())];
@@ -192,7 +189,8 @@ impl Tracker {
         meta: &SnapshotMeta,
     ) -> (Vec<u8>, bool) {
         let full = self.first;
-        let (layer, _) = capture_since(memory, base_bytes, meta, Ok(self));
+        let candidates = self.candidates(memory);
+        let (layer, _) = capture_pages(memory, base_bytes, meta, candidates, Some(self));
         self.first = false;
         (framed_layer(&layer), full)
     }
