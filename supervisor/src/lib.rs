@@ -218,7 +218,8 @@ pub async fn run(config: SupervisorConfig, transport: Transport) -> anyhow::Resu
 /// are removed).
 pub async fn shutdown(config: &SupervisorConfig, sessions: &SessionTable) {
     sessions.shutdown().await;
-    if config.keep_state {
+    // Durable sessions stay for the next server, which clears the rest (sockets, scratch).
+    if config.keep_state || config.durable_sessions {
         return;
     }
     let state_dir = config.state_dir.clone();

@@ -82,6 +82,38 @@ impl Owner {
     }
 }
 
+/// An owner who can come back after the server restarts, as a durable session's record names
+/// it (`session::durable`): the stdio client, or a principal of the tokens file. A connection
+/// without a principal cannot: nobody could ever prove to be it again.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LastingOwner {
+    Local,
+    Principal { name: String },
+}
+
+impl Owner {
+    /// How a record names this owner, when it can come back.
+    pub fn lasting(&self) -> Option<LastingOwner> {
+        match self.kind {
+            OwnerKind::Local => Some(LastingOwner::Local),
+            OwnerKind::Principal => Some(LastingOwner::Principal {
+                name: self.id.to_string(),
+            }),
+            OwnerKind::Connection => None,
+        }
+    }
+}
+
+impl From<LastingOwner> for Owner {
+    fn from(owner: LastingOwner) -> Self {
+        match owner {
+            LastingOwner::Local => Owner::local(),
+            LastingOwner::Principal { name } => Owner::principal(&name),
+        }
+    }
+}
+
 impl std::fmt::Display for Owner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.kind {

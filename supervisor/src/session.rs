@@ -12,6 +12,7 @@
 //! directories, so its call does not wait for an interpreter to start.
 
 mod checkpoints;
+mod durable;
 mod resume;
 mod setup;
 mod table;
@@ -76,6 +77,30 @@ pub struct Session {
     checkpoints: Mutex<Vec<Checkpoint>>,
     /// What orders changes to its state log (see [`resume`]).
     state_log: Arc<resume::StateLog>,
+    /// It outlives the server: its record is kept beside its files ([`durable`]).
+    durable: bool,
+}
+
+/// What a session is made of: a new one's, or one a previous server kept ([`durable`]).
+struct Parts {
+    id: String,
+    owner: Owner,
+    spec: SessionSpec,
+    key: String,
+    files: SessionFiles,
+    created_at: DateTime<Utc>,
+    last_used: DateTime<Utc>,
+    durable: bool,
+    kept: Option<Kept>,
+}
+
+/// What a kept session brings beside its files.
+struct Kept {
+    executions: u64,
+    fuel_used: u64,
+    checkpoints: Vec<Checkpoint>,
+    /// Why its first call starts a new worker (when it has a state to resume).
+    lost: Option<String>,
 }
 
 /// Disk space reserved for files the server is about to move into a session (an install),
@@ -198,6 +223,50 @@ pub enum SessionError {
 }
 
 impl Session {
+    fn new(parts: Parts, pool: Arc<WorkerPool>, dirs: Arc<StateDirs>) -> Self {
+        let Parts {
+            id,
+            owner,
+            spec,
+            key,
+            files,
+            created_at,
+            last_used,
+            durable,
+            kept,
+        } = parts;
+        let kept = kept.map_or((0, 0, Vec::new(), None, false), |k| {
+            (k.executions, k.fuel_used, k.checkpoints, k.lost, true)
+        });
+        let (executions, fuel_used, checkpoints, lost, started) = kept;
+        Self {
+            id,
+            owner,
+            ttl: spec.ttl,
+            spec,
+            created_at,
+            key,
+            files: Mutex::new(Arc::new(files)),
+            pool,
+            dirs,
+            last_used: Mutex::new(last_used),
+            worker_pid: AtomicU32::new(0),
+            // A kept session counts like a suspended one: no memory until its next call.
+            started: started.into(),
+            executions: executions.into(),
+            fuel_used: fuel_used.into(),
+            runner: tokio::sync::Mutex::new(Runner {
+                lost,
+                ..Runner::default()
+            }),
+            line: Mutex::new(None),
+            installs: tokio::sync::Mutex::new(()),
+            checkpoints: Mutex::new(checkpoints),
+            state_log: Arc::default(),
+            durable,
+        }
+    }
+
     /// When the session expires if it stays idle from now (the latest date chrono can hold for
     /// a TTL past it; TTLs are bounded, this only keeps the arithmetic total).
     pub fn expires_at(&self) -> DateTime<Utc> {
@@ -218,6 +287,11 @@ impl Session {
     /// [`Session::adopt_pooled`]): hold them while working in them, not longer.
     pub fn files(&self) -> Arc<SessionFiles> {
         self.files.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// When it was last used.
+    fn last_used(&self) -> DateTime<Utc> {
+        *self.last_used.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn touch(&self) {
@@ -442,6 +516,10 @@ impl Session {
             runner.lost = lost;
             return Err(e);
         }
+        if let Err(e) = self.hold_kept_checkpoints(runner).await {
+            runner.lost = lost;
+            return Err(e);
+        }
         Ok(lost)
     }
 
@@ -467,6 +545,9 @@ impl Session {
         let adopted = Arc::new(self.dirs.adopted(&self.id, pooled.files));
         let own = std::mem::replace(&mut *files, adopted);
         drop(files);
+        // Before its own directory goes: a kill in between leaves two records, and the
+        // newer one wins.
+        self.keep_record();
         // Empty directories: removing them takes a few system calls.
         if let Err(e) = self.dirs.remove_session(&own) {
             tracing::warn!(session = %self.id, error = %e, "cannot remove a session's unused directory");

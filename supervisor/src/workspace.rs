@@ -121,6 +121,9 @@ pub struct SessionFiles {
     pub name: String,
     /// The nonce alone: names the worker's socket and cgroup.
     pub key: String,
+    /// The session's directory itself: holds its record (`session::durable`) beside the
+    /// directories below; never mounted.
+    pub root: Root,
     /// `/app`.
     pub app: Root,
     /// `/tmp`.
@@ -179,10 +182,23 @@ impl StateDirs {
     /// # Errors
     /// When another live server holds the directory, or a directory cannot be created.
     pub fn create(state_dir: &Path) -> io::Result<Self> {
+        Self::open(state_dir, false)
+    }
+
+    /// [`StateDirs::create`], keeping the sessions' directories a predecessor left when
+    /// `keep_sessions` (durable sessions): its sockets and scratch are cleared all the same.
+    ///
+    /// # Errors
+    /// When another live server holds the directory, or a directory cannot be created.
+    pub fn open(state_dir: &Path, keep_sessions: bool) -> io::Result<Self> {
         create_private_dir(state_dir).map_err(io::Error::other)?;
         let root = Root::open_ambient(state_dir)?;
         let lock = lock_state_dir(&root)?;
         for part in [STATE_SESSIONS, STATE_SOCKETS, STATE_STAGING, STATE_EMPTY] {
+            if keep_sessions && part == STATE_SESSIONS {
+                create_private_dir(&state_dir.join(part)).map_err(io::Error::other)?;
+                continue;
+            }
             // Leftovers of a server killed before it could clean up (we hold the lock now).
             if let Err(e) = root.remove_tree(Path::new(part)) {
                 tracing::warn!(part, error = %e, "cannot clear a predecessor's state");
@@ -231,18 +247,63 @@ impl StateDirs {
                 return Err(e);
             }
         };
+        Ok(self.session_files(name, key, dir, (app, tmp, checkpoints, state)))
+    }
+
+    fn session_files(
+        &self,
+        name: String,
+        key: String,
+        root: Root,
+        (app, tmp, checkpoints, state): (Root, Root, Root, Root),
+    ) -> SessionFiles {
         let base = self.path.join(STATE_SESSIONS).join(&name);
-        Ok(SessionFiles {
+        SessionFiles {
             app_path: base.join("app"),
             tmp_path: base.join("tmp"),
             name,
             key,
+            root,
             app,
             tmp,
             checkpoints,
             state,
             alias: None,
-        })
+        }
+    }
+
+    /// The sessions' directories a predecessor left (see [`StateDirs::open`]), opened as they
+    /// were made; the links naming adopted directories are removed (whoever keeps a directory
+    /// names it again), and an entry that is not a whole session directory is deleted.
+    pub fn kept_sessions(&self) -> Vec<SessionFiles> {
+        let Ok(entries) = self.sessions.dir().entries() else {
+            return Vec::new();
+        };
+        let names: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        let mut kept = Vec::new();
+        for name in names {
+            let opened = (|| {
+                let root = self.sessions.open_dir_nofollow(Path::new(&name))?;
+                let part = |part: &str| root.open_dir_nofollow(Path::new(part));
+                let parts = (part("app")?, part("tmp")?, part(CHECKPOINTS)?, part(STATE)?);
+                Ok::<_, ConfinedError>((root, parts))
+            })();
+            match (opened, name.rsplit_once('.')) {
+                (Ok((root, parts)), Some((_, key))) if !key.is_empty() => {
+                    let key = key.to_owned();
+                    kept.push(self.session_files(name, key, root, parts));
+                }
+                _ => {
+                    if let Err(e) = self.sessions.remove_tree(Path::new(&name)) {
+                        tracing::warn!(entry = %name, error = %e, "cannot remove a leftover in the sessions' directory");
+                    }
+                }
+            }
+        }
+        kept
     }
 
     /// Names a pooled directory after session `id`, which adopted it: links `<id>.<nonce>` to

@@ -971,6 +971,9 @@ pub struct HttpStart {
     pub open_files: Option<u64>,
     /// A file for the server's stderr (its logs); inherited otherwise.
     pub log: Option<PathBuf>,
+    /// The state directory, e.g. a previous server's (durable sessions); a fresh one
+    /// otherwise.
+    pub state_dir: Option<PathBuf>,
 }
 
 /// A TCP port nobody listens on right now.
@@ -1006,7 +1009,10 @@ impl HttpServer {
             bail!("{} not found", bin.display());
         }
         let scratch = tempfile::tempdir()?;
-        let state_dir = scratch.path().join("state");
+        let state_dir = how
+            .state_dir
+            .clone()
+            .unwrap_or_else(|| scratch.path().join("state"));
         let port = free_port()?;
         let listen = how
             .listen_ip
@@ -1116,8 +1122,32 @@ impl HttpServer {
     }
 }
 
+impl HttpServer {
+    /// Sends `signal` (`KILL`, `TERM`) to the server and waits (at most 20 s) until it has
+    /// exited; returns its exit status.
+    ///
+    /// # Errors
+    /// When it is still running after 20 s.
+    pub async fn end_with(mut self, signal: &str) -> Result<std::process::ExitStatus> {
+        procfs::signal(self.pid, signal);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(status);
+            }
+            if Instant::now() > deadline {
+                bail!("sandbox-mcp did not exit within 20 s of SIG{signal}");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
 impl Drop for HttpServer {
     fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(Some(_))) {
+            return;
+        }
         procfs::signal(self.pid, "TERM");
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {

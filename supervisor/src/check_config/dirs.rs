@@ -54,6 +54,17 @@ impl Report {
 
     /// Sessions' workspaces and sockets: creatable or writable, ours, and on disk.
     pub(super) fn state_dir(&mut self, settings: &Settings) {
+        if settings.paths.durable_sessions && settings.paths.state_dir.is_none() {
+            let message = "durable sessions need a state directory that outlives the server, \
+                           and none is set (the default is a new one per process)"
+                .to_owned();
+            let fix = format!(
+                "set {} to a directory on disk, e.g. /var/lib/sandbox-mcp, or turn {} off",
+                setting("state_dir"),
+                setting("durable_sessions")
+            );
+            return self.error(Subject::StateDir, message, fix);
+        }
         let dir = absolute(settings.paths.state_dir.clone().unwrap_or_else(|| {
             std::env::temp_dir().join(format!("sandbox-mcp-{}", std::process::id()))
         }));
@@ -87,9 +98,14 @@ impl Report {
         } else {
             "will be created"
         };
+        let durable = if settings.paths.durable_sessions {
+            "; sessions outlive the server in it"
+        } else {
+            ""
+        };
         self.ok(
             Subject::StateDir,
-            format!("state directory {} {verb} on disk", dir.display()),
+            format!("state directory {} {verb} on disk{durable}", dir.display()),
         );
     }
 

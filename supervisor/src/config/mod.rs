@@ -70,6 +70,10 @@ pub struct SupervisorConfig {
     pub state_dir: PathBuf,
     /// Leave the state directory behind at shutdown (for debugging).
     pub keep_state: bool,
+    /// Sessions of owners who can come back (the stdio client, named principals) outlive the
+    /// server: their directories stay in the state directory, each with its record, and the
+    /// next server resumes them (`session::durable`).
+    pub durable_sessions: bool,
     pub defaults: SessionLimits,
     /// Read-only `/data` in every sandbox (vendored packages under `site-packages/`).
     pub data_dir: Option<PathBuf>,
@@ -129,6 +133,10 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "durable sessions (SANDBOX_DURABLE_SESSIONS) need a state directory of their own that outlives the server: set SANDBOX_STATE_DIR (--state-dir)"
+    )]
+    DurableWithoutStateDir,
     #[error("SANDBOX_SHARED_DIR {0} is not a directory")]
     SharedMissing(PathBuf),
 }
@@ -160,6 +168,9 @@ impl SupervisorConfig {
             return Err(ConfigError::WorkerMissing(worker_bin));
         }
         let runtime_dir = absolute(find_runtime_dir(paths.runtime_dir.as_deref(), &exe_dir)?);
+        if paths.durable_sessions && paths.state_dir.is_none() {
+            return Err(ConfigError::DurableWithoutStateDir);
+        }
         let state_dir = absolute(paths.state_dir.clone().unwrap_or_else(|| {
             std::env::temp_dir().join(format!("sandbox-mcp-{}", std::process::id()))
         }));
@@ -198,6 +209,7 @@ impl SupervisorConfig {
             runtime_dir,
             state_dir,
             keep_state: false,
+            durable_sessions: false,
             defaults: SessionLimits::default(),
             data_dir: None,
             shared_dir: None,
@@ -249,6 +261,7 @@ impl SupervisorConfig {
             self.cache_dir = cache.clone();
         }
         self.keep_state = paths.keep_state;
+        self.durable_sessions = paths.durable_sessions;
         let data_dir = (paths.data_dir.clone()).unwrap_or_else(|| self.runtime_dir.join("data"));
         self.data_dir = data_dir.is_dir().then_some(data_dir);
         self.packages = settings.packages.clone();

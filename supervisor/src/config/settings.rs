@@ -327,6 +327,13 @@ pub struct PathSettings {
     #[arg(long, env = "SANDBOX_KEEP_STATE", action = ArgAction::SetTrue,
           value_parser = set_means_on)]
     pub keep_state: bool,
+    /// Keep sessions across a restart of the server, even a SIGKILL: their variables, files
+    /// and checkpoints stay in --state-dir (which must be set), and a new server on it
+    /// resumes them for the same owner (the stdio client, a principal of the tokens file);
+    /// false or 0: sessions end with the server [default: false]
+    #[arg(long, value_name = "BOOL", env = "SANDBOX_DURABLE_SESSIONS", default_value = "false",
+          value_parser = off_for_zero_or_false, action = ArgAction::Set)]
+    pub durable_sessions: bool,
     /// Read-only /data in every sandbox (vendored packages) [default: RUNTIME_DIR/data, if it
     /// exists]
     #[arg(long, value_name = "DIR", env = "SANDBOX_DATA_DIR")]

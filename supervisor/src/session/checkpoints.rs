@@ -32,6 +32,20 @@ pub const MAX_CHECKPOINTS: usize = 32;
 /// The longest label kept, in characters.
 pub const MAX_LABEL_CHARS: usize = 200;
 
+/// A checkpoint id: this prefix and as many lowercase hex digits.
+const CHECKPOINT_PREFIX: &str = "cp-";
+const CHECKPOINT_DIGITS: usize = 10;
+
+/// Whether `id` is a checkpoint id as this server makes them (and so a safe directory name).
+pub fn valid_checkpoint_id(id: &str) -> bool {
+    id.strip_prefix(CHECKPOINT_PREFIX).is_some_and(|digits| {
+        digits.len() == CHECKPOINT_DIGITS
+            && digits
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
 /// A checkpoint's snapshot file and its copy of `/app`, inside its directory.
 const STATE_FILE: &str = "state";
 const APP_COPY: &str = "app";
@@ -117,7 +131,10 @@ impl Session {
             return Err(StateError::TooMany);
         }
         let (state, info) = self.snapshot(&mut runner, host).await?;
-        let checkpoint_id = format!("cp-{}", &uuid::Uuid::new_v4().simple().to_string()[..10]);
+        let checkpoint_id = format!(
+            "{CHECKPOINT_PREFIX}{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..CHECKPOINT_DIGITS]
+        );
         let (files, limits) = (self.files(), self.limits());
         let (id, state_len) = (checkpoint_id.clone(), state.len() as u64);
         let written = blocking(move || write_checkpoint(&files, &id, &state, &limits)).await?;
@@ -140,6 +157,8 @@ impl Session {
             return Err(e);
         }
         self.checkpoint_list().push(checkpoint.clone());
+        // Before the answer: a checkpoint the client was told of outlives a restart.
+        self.keep_record_async().await;
         Ok(Taken {
             checkpoint,
             took: started.elapsed(),
@@ -287,6 +306,33 @@ impl Session {
             Ok((state, dir.open_dir_nofollow(Path::new(APP_COPY))?))
         })
         .await
+    }
+
+    /// Has a new worker count the session's checkpoints against its disk quota, as its
+    /// predecessor did (after a restart of the worker, or of the server).
+    ///
+    /// # Errors
+    /// When the worker died meanwhile (it is forgotten).
+    pub(super) async fn hold_kept_checkpoints(
+        &self,
+        runner: &mut Runner,
+    ) -> Result<(), SessionError> {
+        let checkpoints = self.checkpoints();
+        if checkpoints.is_empty() {
+            return Ok(());
+        }
+        match self.hold_checkpoints(runner, &checkpoints).await {
+            Ok(()) => Ok(()),
+            // Its files and checkpoints were within the quota when written; a quota that
+            // cannot hold them now refuses the guest's next write, which says so.
+            Err(StateError::Quota(charge)) => {
+                tracing::warn!(session = %self.id, used_bytes = charge.used_bytes, quota_bytes = charge.quota_bytes, "the session's checkpoints and files exceed its disk quota");
+                Ok(())
+            }
+            Err(e) => Err(SessionError::Spawn(crate::worker::SpawnError::Died(
+                e.to_string(),
+            ))),
+        }
     }
 
     /// Has the worker count `checkpoints` against the session's disk quota (and its files

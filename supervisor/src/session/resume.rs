@@ -193,6 +193,27 @@ pub fn read(files: &SessionFiles) -> Result<Option<Vec<u8>>, ConfinedError> {
     }
 }
 
+/// Whether the session has a state log (a worker started for it takes the state over).
+pub fn has_state(files: &SessionFiles) -> bool {
+    files
+        .state
+        .dir()
+        .symlink_metadata(LOG)
+        .is_ok_and(|m| m.is_file() && m.len() > 0)
+}
+
+/// When the session's state log was last written: the end of its last call that returned.
+pub fn written_at(files: &SessionFiles) -> Option<chrono::DateTime<chrono::Utc>> {
+    let modified = files
+        .state
+        .dir()
+        .symlink_metadata(LOG)
+        .ok()?
+        .modified()
+        .ok()?;
+    Some(modified.into_std().into())
+}
+
 /// Forgets the session's state (`reset_workspace`, or a log no worker can take).
 pub fn clear(files: &SessionFiles, log: &StateLog) {
     let mut generation = log.lock();

@@ -10,12 +10,12 @@ pub use admission::Usage;
 use admission::count_refusal;
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use chrono::Utc;
 
-use super::{Owner, Session, SessionSpec};
+use super::{Owner, Parts, Session, SessionSpec};
 use crate::config::SupervisorConfig;
 use crate::memory::{Footprint, ProcFs};
 use crate::metrics::{AdmissionLevels, Levels, Refusal};
@@ -63,7 +63,7 @@ impl SessionTable {
     /// # Errors
     /// When the state directory's parts cannot be created.
     pub fn new(config: Arc<SupervisorConfig>) -> std::io::Result<Self> {
-        let dirs = Arc::new(StateDirs::create(&config.state_dir)?);
+        let dirs = Arc::new(StateDirs::open(&config.state_dir, config.durable_sessions)?);
         let serving = config.jail.entry == crate::jail_layers::WorkerEntry::Serve;
         let sizes = if serving {
             config.worker_pool.clone()
@@ -71,12 +71,26 @@ impl SessionTable {
             crate::config::PoolSizes::none()
         };
         let forks = ForkServers::new(serving && config.fork_servers);
+        let pool = Arc::new(WorkerPool::new(sizes, forks));
+        let mut sessions = HashMap::new();
+        if config.durable_sessions {
+            for session in super::durable::take_over(&dirs, &pool) {
+                let key = (session.owner.clone(), session.id.clone());
+                sessions.insert(key, Arc::new(session));
+            }
+            if !sessions.is_empty() {
+                tracing::info!(
+                    sessions = sessions.len(),
+                    "sessions taken over from the previous server"
+                );
+            }
+        }
         Ok(Self {
             config,
             dirs,
-            sessions: Mutex::default(),
+            sessions: Mutex::new(sessions),
             expired: Mutex::default(),
-            pool: Arc::new(WorkerPool::new(sizes, forks)),
+            pool,
             measured: Mutex::default(),
             proc_fs: ProcFs::default(),
         })
@@ -161,27 +175,22 @@ impl SessionTable {
             .create_session(id)
             .map_err(|e| CreateError::Workspace(e.to_string()))?;
         let now = Utc::now();
-        let session = Arc::new(Session {
-            id: id.to_owned(),
-            owner: owner.clone(),
-            ttl: spec.ttl,
-            spec,
-            created_at: now,
-            key: files.key.clone(),
-            files: Mutex::new(Arc::new(files)),
-            pool: self.pool.clone(),
-            dirs: self.dirs.clone(),
-            last_used: Mutex::new(now),
-            worker_pid: AtomicU32::new(0),
-            started: Default::default(),
-            executions: Default::default(),
-            fuel_used: Default::default(),
-            runner: tokio::sync::Mutex::default(),
-            line: Mutex::new(None),
-            installs: tokio::sync::Mutex::new(()),
-            checkpoints: Mutex::new(Vec::new()),
-            state_log: Arc::default(),
-        });
+        let session = Arc::new(Session::new(
+            Parts {
+                id: id.to_owned(),
+                owner: owner.clone(),
+                spec,
+                key: files.key.clone(),
+                files,
+                created_at: now,
+                last_used: now,
+                durable: self.config.durable_sessions && owner.lasting().is_some(),
+                kept: None,
+            },
+            self.pool.clone(),
+            self.dirs.clone(),
+        ));
+        session.keep_record();
         self.expired
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -241,7 +250,10 @@ impl SessionTable {
         }
     }
 
-    /// Kills every worker and removes every workspace, concurrently.
+    /// Kills every worker, concurrently. With durable sessions, the sessions that outlive the
+    /// server have their records written afresh and the other sessions' and pooled workers'
+    /// directories are removed; otherwise the whole state directory goes afterwards (see
+    /// `crate::shutdown`).
     pub async fn shutdown(&self) {
         let pooled = self.pool.drain();
         let sessions: Vec<Arc<Session>> = self
@@ -252,14 +264,35 @@ impl SessionTable {
             .map(|(_, s)| s)
             .collect();
         let mut stopping = tokio::task::JoinSet::new();
+        let durable = self.config.durable_sessions;
         for session in sessions {
-            stopping.spawn(async move { session.stop().await });
+            let dirs = self.dirs.clone();
+            stopping.spawn(async move {
+                session.stop().await;
+                if !durable {
+                    return;
+                }
+                tokio::task::spawn_blocking(move || {
+                    if session.durable {
+                        session.keep_record();
+                    } else if let Err(e) = dirs.remove_session(&session.files()) {
+                        tracing::warn!(session = %session.id, error = %e, "cannot remove a session directory");
+                    }
+                })
+                .await
+                .ok();
+            });
         }
         for pooled in pooled {
-            stopping.spawn(async move { pooled.worker.shutdown().await });
+            let dirs = self.dirs.clone();
+            stopping.spawn(async move {
+                pooled.worker.shutdown().await;
+                if durable && let Err(e) = dirs.remove_session(&pooled.files) {
+                    tracing::warn!(error = %e, "cannot remove a pooled worker's directory");
+                }
+            });
         }
         while stopping.join_next().await.is_some() {}
-        // The directories go with the whole state directory (see `crate::shutdown`).
     }
 
     /// What the metrics show at a scrape: every session's runtime and whether it has a worker,

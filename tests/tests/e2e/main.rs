@@ -6,6 +6,7 @@ mod advice_corpus;
 mod arguments;
 mod chaos;
 mod crash;
+mod durable;
 mod escape_delete;
 mod escape_packages;
 mod escape_resources;
