@@ -20,6 +20,7 @@ use sandbox_protocol::confined::{ConfinedError, CopyLimits, Follow, Root, Usage}
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::resume::Newest;
 use super::{Host, Runner, Session, SessionError};
 use crate::config::SessionLimits;
 use crate::metrics::Crash;
@@ -65,6 +66,10 @@ pub struct Checkpoint {
     /// Files and directories it holds, counted in the quota too.
     #[serde(skip)]
     pub entries: u64,
+    /// The length of its state: its state file may be longer (a link to the session's log,
+    /// which went on growing; see `resume::link_into`).
+    #[serde(skip)]
+    pub state_bytes: u64,
 }
 
 /// A new checkpoint and what it cost.
@@ -130,20 +135,47 @@ impl Session {
         if self.checkpoint_list().len() >= MAX_CHECKPOINTS {
             return Err(StateError::TooMany);
         }
-        let (state, info) = self.snapshot(&mut runner, host).await?;
         let checkpoint_id = format!(
             "{CHECKPOINT_PREFIX}{}",
             &uuid::Uuid::new_v4().simple().to_string()[..CHECKPOINT_DIGITS]
         );
-        let (files, limits) = (self.files(), self.limits());
-        let (id, state_len) = (checkpoint_id.clone(), state.len() as u64);
-        let written = blocking(move || write_checkpoint(&files, &id, &state, &limits)).await?;
+        // A worker holds the session's disk quota, checkpoints included (and one started now
+        // resumes the state the log holds).
+        self.live_worker(&mut runner, host).await?;
+        // The log holds the state after the last execution: the checkpoint is a link to it,
+        // whatever the state's size. Otherwise the worker takes a snapshot.
+        let (files, limits, log, id) = (
+            self.files(),
+            self.limits(),
+            self.state_log.clone(),
+            checkpoint_id.clone(),
+        );
+        let linked =
+            blocking(move || write_checkpoint(&files, &id, StateSource::Log(&log), &limits))
+                .await?;
+        let written = match linked {
+            Some(written) => written,
+            None => {
+                let (state, info) = self.snapshot(&mut runner, host).await?;
+                let (files, limits, id) = (self.files(), self.limits(), checkpoint_id.clone());
+                let newest = Newest {
+                    memory_bytes: info.memory_bytes,
+                    descriptors: info.open_descriptors,
+                };
+                blocking(move || {
+                    write_checkpoint(&files, &id, StateSource::Bytes(&state, newest), &limits)
+                })
+                .await?
+                .expect("a snapshot is always written")
+            }
+        };
         let checkpoint = Checkpoint {
             checkpoint_id,
             label,
-            bytes: written.bytes,
-            entries: written.entries,
+            bytes: written.usage.bytes,
+            entries: written.usage.entries,
             created_at: Utc::now(),
+            state_bytes: written.state_bytes,
         };
         let mut all = self.checkpoints();
         all.push(checkpoint.clone());
@@ -160,11 +192,11 @@ impl Session {
         // Before the answer: a checkpoint the client was told of outlives a restart.
         self.keep_record_async().await;
         Ok(Taken {
-            checkpoint,
             took: started.elapsed(),
-            memory_bytes: info.memory_bytes,
-            state_bytes: state_len,
-            open_descriptors: info.open_descriptors,
+            memory_bytes: written.newest.memory_bytes,
+            state_bytes: checkpoint.state_bytes,
+            open_descriptors: written.newest.descriptors,
+            checkpoint,
         })
     }
 
@@ -183,7 +215,8 @@ impl Session {
         let mut runner = self.runner.lock().await;
         self.touch();
         let (state, saved_app) = self.saved_state(checkpoint_id).await?;
-        self.restore_interpreter(&mut runner, host, &state).await?;
+        self.restore_interpreter(&mut runner, host, &state, Some(checkpoint_id))
+            .await?;
         let (files, limits) = (self.files(), self.limits());
         blocking(move || {
             crate::workspace::empty(&files.app)?;
@@ -213,7 +246,11 @@ impl Session {
         let (state, app) = match checkpoint_id {
             Some(id) => self.saved_state(id).await?,
             None => {
-                let (state, _) = self.snapshot(&mut runner, host).await?;
+                let (files, log) = (self.files(), self.state_log.clone());
+                let state = match blocking(move || super::resume::read_live(&files, &log)).await? {
+                    Some(state) => state,
+                    None => self.snapshot(&mut runner, host).await?.0,
+                };
                 let app = self.files().app.try_clone().map_err(ConfinedError::from);
                 (state, app.map_err(|e| StateError::Files(e.to_string()))?)
             }
@@ -223,7 +260,9 @@ impl Session {
         blocking(move || app.copy_contents_into(&to.app, copy_limits(&limits))).await?;
         drop(runner);
         let mut runner = target.runner.lock().await;
-        target.restore_interpreter(&mut runner, host, &state).await
+        target
+            .restore_interpreter(&mut runner, host, &state, None)
+            .await
     }
 
     /// A snapshot of the interpreter, from a worker started first if there is none. A worker
@@ -238,20 +277,41 @@ impl Session {
         taken.map_err(|failure| self.state_failed(runner, failure, "saved"))
     }
 
-    /// Replaces the interpreter with `state`, on a worker started first if there is none, and
-    /// makes it the session's kept state. The session then owes its next call no restart
-    /// notice.
+    /// Replaces the interpreter with `state` (checkpoint `checkpoint_id`'s, when it is one of
+    /// this session's), on a worker started first if there is none, and makes it the session's
+    /// kept state. The session then owes its next call no restart notice.
     async fn restore_interpreter(
         self: &Arc<Self>,
         runner: &mut Runner,
         host: Host<'_>,
         state: &[u8],
+        checkpoint_id: Option<&str>,
     ) -> Result<(), StateError> {
         let worker = self.live_worker(runner, host).await?;
         let restored = worker.restore(state).await;
         restored.map_err(|failure| self.state_failed(runner, failure, "restored"))?;
         runner.lost = None;
         runner.resumed = false;
+        // The checkpoint's own file becomes the log when it holds just that state: nothing
+        // is written.
+        if let (Some(id), Some(newest)) = (checkpoint_id, Newest::of(state)) {
+            let (files, log, id) = (self.files(), self.state_log.clone(), id.to_owned());
+            let len = state.len() as u64;
+            let linked = blocking(move || {
+                let dir = files.checkpoints.open_dir_nofollow(Path::new(&id))?;
+                let adopted =
+                    super::resume::adopt_as_log(&files, &log, &dir, STATE_FILE, (len, newest))?;
+                Ok(adopted)
+            })
+            .await;
+            match linked {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(session = %self.id, error = %e, "cannot link a checkpoint as the log; writing it")
+                }
+            }
+        }
         self.replace_state(state.to_vec()).await;
         Ok(())
     }
@@ -292,17 +352,16 @@ impl Session {
 
     /// The snapshot of checkpoint `checkpoint_id` and a handle on its copy of `/app`.
     async fn saved_state(&self, checkpoint_id: &str) -> Result<(Vec<u8>, Root), StateError> {
-        let known = self
+        let state_bytes = self
             .checkpoint_list()
             .iter()
-            .any(|c| c.checkpoint_id == checkpoint_id);
-        if !known {
-            return Err(StateError::NoCheckpoint(checkpoint_id.to_owned()));
-        }
+            .find(|c| c.checkpoint_id == checkpoint_id)
+            .map(|c| c.state_bytes)
+            .ok_or_else(|| StateError::NoCheckpoint(checkpoint_id.to_owned()))?;
         let (files, id) = (self.files(), checkpoint_id.to_owned());
         blocking(move || {
             let dir = files.checkpoints.open_dir_nofollow(Path::new(&id))?;
-            let state = dir.read_regular(Path::new(STATE_FILE), Follow::No, MAX_SNAPSHOT as u64)?;
+            let state = read_state(&dir, state_bytes)?;
             Ok((state, dir.open_dir_nofollow(Path::new(APP_COPY))?))
         })
         .await
@@ -368,31 +427,81 @@ fn copy_limits(limits: &SessionLimits) -> CopyLimits {
     }
 }
 
-/// Writes checkpoint `id` of `files`: its snapshot and a copy of `/app`. Returns the disk it
-/// takes (its directories counted); on failure nothing of it is left.
+/// Where a new checkpoint's state comes from.
+enum StateSource<'a> {
+    /// A snapshot the worker took, and what it says of the interpreter.
+    Bytes(&'a [u8], Newest),
+    /// The session's log, when it holds the state after the last execution (a link to it).
+    Log(&'a super::resume::StateLog),
+}
+
+/// A checkpoint as written.
+struct Written {
+    /// The disk it takes, its directories counted.
+    usage: Usage,
+    state_bytes: u64,
+    newest: Newest,
+}
+
+/// Writes checkpoint `id` of `files`: its state and a copy of `/app`. `None` (nothing written)
+/// when the state was to come from a log that cannot give it; on failure nothing of it is left.
 fn write_checkpoint(
     files: &SessionFiles,
     id: &str,
-    state: &[u8],
+    source: StateSource<'_>,
     limits: &SessionLimits,
-) -> Result<Usage, ConfinedError> {
+) -> Result<Option<Written>, ConfinedError> {
     let written = (|| {
         let dir = files.checkpoints.create_private_dir(id)?;
-        let mut state_file = dir.create_new_file(Path::new(STATE_FILE))?;
-        state_file.write_all(state)?;
+        let (state_bytes, newest) = match source {
+            StateSource::Bytes(state, newest) => {
+                let mut state_file = dir.create_new_file(Path::new(STATE_FILE))?;
+                state_file.write_all(state)?;
+                (state.len() as u64, newest)
+            }
+            StateSource::Log(log) => {
+                match super::resume::link_into(files, log, &dir, STATE_FILE)? {
+                    Some(linked) => (linked.bytes, linked.newest),
+                    None => return Ok(None),
+                }
+            }
+        };
         let app = dir.create_private_dir(APP_COPY)?;
         let copied = files.app.copy_contents_into(&app, copy_limits(limits))?;
-        Ok(Usage {
-            bytes: copied.bytes + state.len() as u64,
-            // The checkpoint's directory, its state file and its app directory.
-            entries: copied.entries + 3,
-            complete: true,
-        })
+        Ok(Some(Written {
+            usage: Usage {
+                bytes: copied.bytes + state_bytes,
+                // The checkpoint's directory, its state file and its app directory.
+                entries: copied.entries + 3,
+                complete: true,
+            },
+            state_bytes,
+            newest,
+        }))
     })();
-    if written.is_err() {
+    if !matches!(written, Ok(Some(_))) {
         remove_checkpoint(files, id);
     }
     written
+}
+
+/// The first `state_bytes` of the state file in checkpoint directory `dir`: all of the
+/// checkpoint's state (a file linked to the session's log may have grown past it).
+///
+/// # Errors
+/// When it cannot be read, or is shorter.
+fn read_state(dir: &Root, state_bytes: u64) -> Result<Vec<u8>, ConfinedError> {
+    use std::io::Read;
+    if state_bytes > MAX_SNAPSHOT as u64 * 2 {
+        return Err(std::io::Error::other("a checkpoint's state past any memory").into());
+    }
+    let (file, _) = dir.open_regular(Path::new(STATE_FILE), Follow::No)?;
+    let mut state = Vec::with_capacity(state_bytes as usize);
+    file.take(state_bytes).read_to_end(&mut state)?;
+    if state.len() as u64 != state_bytes {
+        return Err(std::io::Error::other("a checkpoint's state is shorter than it was").into());
+    }
+    Ok(state)
 }
 
 /// Deletes checkpoint `id`'s directory; a failure is logged (the session's directory goes
@@ -401,6 +510,60 @@ fn remove_checkpoint(files: &SessionFiles, id: &str) {
     if let Err(e) = files.checkpoints.remove_tree(Path::new(id)) {
         tracing::warn!(checkpoint = id, error = %e, "cannot remove a checkpoint");
     }
+}
+
+/// Checks the checkpoints a previous server left in `files` (see `durable`): one whose state
+/// file is shorter than its state is dropped; one whose file is the log's is linked to it (the
+/// longest such length is returned, for the log to cut its file back to when it moves on);
+/// another is cut back to its state (the log may have grown it before moving on).
+pub(super) fn settle_kept(
+    files: &SessionFiles,
+    kept: Vec<Checkpoint>,
+) -> (Vec<Checkpoint>, Option<u64>) {
+    use std::os::unix::fs::MetadataExt;
+    let inode = |file: &cap_std::fs::File| {
+        file.try_clone()
+            .ok()
+            .and_then(|f| f.into_std().metadata().ok())
+            .map(|m| (m.dev(), m.ino(), m.len()))
+    };
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true).write(true);
+    cap_fs_ext::OpenOptionsFollowExt::follow(&mut options, cap_fs_ext::FollowSymlinks::No);
+    let log = files
+        .state
+        .dir()
+        .open_with(super::resume::LOG, &options)
+        .ok()
+        .as_ref()
+        .and_then(inode);
+    let mut linked: Option<u64> = None;
+    let mut whole = Vec::new();
+    for checkpoint in kept {
+        let id = &checkpoint.checkpoint_id;
+        let file = files
+            .checkpoints
+            .open_dir_nofollow(Path::new(id))
+            .ok()
+            .and_then(|dir| dir.dir().open_with(STATE_FILE, &options).ok());
+        let Some((file, (dev, ino, len))) = file.and_then(|f| inode(&f).map(|i| (f, i))) else {
+            tracing::warn!(checkpoint = %id, "a kept checkpoint has no state; dropped");
+            continue;
+        };
+        if len < checkpoint.state_bytes {
+            tracing::warn!(checkpoint = %id, "a kept checkpoint's state is cut short; dropped");
+            continue;
+        }
+        if log.is_some_and(|(log_dev, log_ino, _)| (log_dev, log_ino) == (dev, ino)) {
+            linked = Some(linked.map_or(checkpoint.state_bytes, |l| l.max(checkpoint.state_bytes)));
+        } else if len > checkpoint.state_bytes
+            && let Err(e) = file.set_len(checkpoint.state_bytes)
+        {
+            tracing::warn!(checkpoint = %id, error = %e, "cannot cut a kept checkpoint back to its state");
+        }
+        whole.push(checkpoint);
+    }
+    (whole, linked)
 }
 
 /// Runs file work off the async threads (a join failure reads as a files error too).

@@ -100,6 +100,7 @@ struct RecordCheckpoint {
     label: Option<String>,
     bytes: u64,
     entries: u64,
+    state_bytes: u64,
     created_at: DateTime<Utc>,
 }
 
@@ -142,6 +143,7 @@ impl Record {
                     label: c.label,
                     bytes: c.bytes,
                     entries: c.entries,
+                    state_bytes: c.state_bytes,
                     created_at: c.created_at,
                 })
                 .collect(),
@@ -201,6 +203,7 @@ impl Record {
             (
                 self.checkpoints.iter().all(|c| {
                     super::checkpoints::valid_checkpoint_id(&c.checkpoint_id)
+                        && c.state_bytes <= crate::worker::MAX_SNAPSHOT as u64 * 2
                         && c.label.as_ref().is_none_or(|l| {
                             l.chars().count() <= super::checkpoints::MAX_LABEL_CHARS
                         })
@@ -300,7 +303,8 @@ pub fn take_over(dirs: &Arc<StateDirs>, pool: &Arc<WorkerPool>) -> Vec<Session> 
             );
             continue;
         }
-        let checkpoints = whole_checkpoints(&files, &record);
+        let (checkpoints, linked) =
+            super::checkpoints::settle_kept(&files, whole_checkpoints(&files, &record));
         let lost = super::resume::has_state(&files)
             .then(|| "the server was restarted; the session was kept on disk".to_owned());
         let own_name = format!("{}.{}", record.id, files.key);
@@ -310,7 +314,7 @@ pub fn take_over(dirs: &Arc<StateDirs>, pool: &Arc<WorkerPool>) -> Vec<Session> 
             dirs.adopted(&record.id, files)
         };
         tracing::info!(session = %record.id, runtime = %record.runtime, checkpoints = checkpoints.len(), "session taken over from the previous server");
-        sessions.push(Session::new(
+        let session = Session::new(
             Parts {
                 id: record.id.clone(),
                 owner: record.owner.clone().into(),
@@ -329,7 +333,9 @@ pub fn take_over(dirs: &Arc<StateDirs>, pool: &Arc<WorkerPool>) -> Vec<Session> 
             },
             pool.clone(),
             dirs.clone(),
-        ));
+        );
+        session.state_log.adopt_linked(linked);
+        sessions.push(session);
     }
     sessions
 }
@@ -370,6 +376,7 @@ fn whole_checkpoints(files: &SessionFiles, record: &Record) -> Vec<Checkpoint> {
             label: c.label.clone(),
             bytes: c.bytes,
             entries: c.entries,
+            state_bytes: c.state_bytes,
             created_at: c.created_at,
         })
         .collect()
@@ -445,6 +452,7 @@ mod tests {
                 label: Some("before".into()),
                 bytes: 10,
                 entries: 3,
+                state_bytes: 0,
                 created_at: now,
             }],
         }
@@ -511,16 +519,13 @@ mod tests {
                 label: None,
                 bytes: 1,
                 entries: 1,
+                state_bytes: 0,
                 created_at: Utc::now(),
             });
-            files
-                .checkpoints
-                .create_private_dir("cp-0123456789")
-                .unwrap();
-            files
-                .checkpoints
-                .create_private_dir("cp-bbbbbbbbbb")
-                .unwrap();
+            for id in ["cp-0123456789", "cp-bbbbbbbbbb"] {
+                let dir = files.checkpoints.create_private_dir(id).unwrap();
+                dir.create_new_file(Path::new("state")).unwrap();
+            }
             write(&files, &recorded).unwrap();
             kept_files = files.name.clone();
             let unrecorded = dirs.create_session("s2").unwrap();

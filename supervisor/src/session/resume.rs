@@ -32,7 +32,7 @@ use crate::workspace::SessionFiles;
 
 /// The log, where a full layer is written before it replaces the log, and where a compaction
 /// writes the log that replaces it.
-const LOG: &str = "log";
+pub(super) const LOG: &str = "log";
 const NEXT_LOG: &str = "log.next";
 const COMPACTED_LOG: &str = "log.compacted";
 
@@ -42,19 +42,192 @@ const MIN_TAIL_BYTES: u64 = 8 << 20;
 /// One compaction at a time in the whole server: it holds a session's state in memory.
 static COMPACTING: AtomicBool = AtomicBool::new(false);
 
-/// What orders the changes to one session's log: the call path's appends and replacements,
-/// and a compaction's swap.
+/// What orders the changes to one session's log (the call path's appends and replacements, a
+/// compaction's swap, a checkpoint's link), and what is known of it.
 #[derive(Debug, Default)]
 pub struct StateLog {
+    inner: Mutex<LogState>,
+}
+
+#[derive(Debug, Default)]
+struct LogState {
     /// Bumped whenever the log is replaced or removed: a compaction of an older log is then
     /// thrown away.
-    generation: Mutex<u64>,
+    generation: u64,
+    /// The log may not hold the state after the session's last execution (a layer could not
+    /// be kept), until a full layer replaces it.
+    stale: bool,
+    /// What the log's newest layer says of the interpreter: its memory size and the guest
+    /// descriptors it held open. Unknown (`None`) until a layer is kept in this server.
+    newest: Option<Newest>,
+    /// The longest checkpoint that is a link to the log's current file ([`link_into`]): once
+    /// the log moves to another file, nothing appends to this one and it is cut back to that.
+    linked: Option<u64>,
+}
+
+/// What a log's newest layer says of the interpreter.
+#[derive(Debug, Clone)]
+pub struct Newest {
+    pub memory_bytes: u64,
+    pub descriptors: Vec<u32>,
+}
+
+impl Newest {
+    /// What the newest of `layers` (framed, oldest first) says; `None` when it cannot be read.
+    pub fn of(layers: &[u8]) -> Option<Self> {
+        let parsed = sandbox_protocol::snapshot::parse_layers(layers).ok()?;
+        let meta = &parsed.last()?.meta;
+        Some(Self {
+            memory_bytes: meta.memory_bytes,
+            descriptors: meta.descriptors.clone(),
+        })
+    }
 }
 
 impl StateLog {
-    fn lock(&self) -> std::sync::MutexGuard<'_, u64> {
-        self.generation.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, LogState> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Takes over a log a previous server left: the longest of its checkpoints that are links
+    /// to the log's file.
+    pub fn adopt_linked(&self, linked: Option<u64>) {
+        self.lock().linked = linked;
+    }
+}
+
+/// A checkpoint made by linking the session's log ([`link_into`]).
+#[derive(Debug)]
+pub struct Linked {
+    /// The length of the log when linked: the checkpoint's state is that much of the file.
+    pub bytes: u64,
+    pub newest: Newest,
+}
+
+/// Runs `swap` (which renames another file over the log, or removes it), then cuts the log's
+/// former file back to the longest checkpoint linked to it: nothing appends to it any more.
+fn retire<T>(
+    dir: &cap_std::fs::Dir,
+    state: &mut LogState,
+    swap: impl FnOnce() -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    let former = state.linked.and_then(|_| {
+        let mut options = OpenOptions::new();
+        options.write(true).follow(FollowSymlinks::No);
+        dir.open_with(LOG, &options).ok()
+    });
+    let swapped = swap()?;
+    if let (Some(former), Some(len)) = (former, state.linked.take()) {
+        let cut = former.metadata().and_then(|m| {
+            if m.len() > len {
+                former.set_len(len)
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = cut {
+            tracing::warn!(error = %e, "cannot cut a checkpoint's state back to its length");
+        }
+    }
+    Ok(swapped)
+}
+
+/// Links the session's log into checkpoint directory `dir` as `name`, when the log holds the
+/// state after the session's last execution: the checkpoint is then that much of the file,
+/// taken in no time whatever the state's size. `None` when it does not (no log, a stale one,
+/// or one whose newest layer this server has not seen): the worker is asked for a snapshot.
+///
+/// # Errors
+/// When the link cannot be made.
+pub fn link_into(
+    files: &SessionFiles,
+    log: &StateLog,
+    dir: &sandbox_protocol::confined::Root,
+    name: &str,
+) -> std::io::Result<Option<Linked>> {
+    let mut state = log.lock();
+    let Some(newest) = state.newest.clone().filter(|_| !state.stale) else {
+        return Ok(None);
+    };
+    let meta = match files.state.dir().symlink_metadata(LOG) {
+        Ok(meta) if meta.is_file() && meta.len() > 0 => meta,
+        Ok(_) => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    files.state.dir().hard_link(LOG, dir.dir(), name)?;
+    let bytes = meta.len();
+    state.linked = Some(state.linked.map_or(bytes, |l| l.max(bytes)));
+    Ok(Some(Linked { bytes, newest }))
+}
+
+/// Makes file `name` of checkpoint directory `dir` the session's log (a restore of that
+/// checkpoint, whose state of `len` bytes says `newest`), when the file holds exactly that
+/// state: a link, nothing written; or when it is the log's own file, grown past this state
+/// only by the log (no longer checkpoint is linked to it): cut back. False, changing nothing,
+/// otherwise.
+///
+/// # Errors
+/// When the link or the swap fails; the log is then as it was.
+pub fn adopt_as_log(
+    files: &SessionFiles,
+    log: &StateLog,
+    dir: &sandbox_protocol::confined::Root,
+    name: &str,
+    (len, newest): (u64, Newest),
+) -> std::io::Result<bool> {
+    let log_dir = files.state.dir();
+    let mut state = log.lock();
+    let mut options = OpenOptions::new();
+    options.write(true).follow(FollowSymlinks::No);
+    let file = dir.dir().open_with(name, &options)?.into_std();
+    let identity = |file: &std::fs::File| {
+        use std::os::unix::fs::MetadataExt;
+        file.metadata().map(|m| (m.dev(), m.ino(), m.len()))
+    };
+    let (dev, ino, size) = identity(&file)?;
+    let current = log_dir
+        .open_with(LOG, &options)
+        .ok()
+        .and_then(|f| identity(&f.into_std()).ok());
+    if size != len {
+        // The log's own file, grown past the checkpoint: cut back when no other checkpoint
+        // linked to it is longer.
+        let is_log = current.is_some_and(|(d, i, _)| (d, i) == (dev, ino));
+        if !(is_log && state.linked == Some(len)) {
+            return Ok(false);
+        }
+        file.set_len(len)?;
+        state.generation += 1;
+        state.stale = false;
+        state.newest = Some(newest);
+        return Ok(true);
+    }
+    let _ = log_dir.remove_file(NEXT_LOG);
+    dir.dir().hard_link(name, log_dir, NEXT_LOG)?;
+    retire(log_dir, &mut state, || {
+        log_dir.rename(NEXT_LOG, log_dir, LOG)
+    })?;
+    // A rename between two links of one file does nothing: the file was the log already.
+    let _ = log_dir.remove_file(NEXT_LOG);
+    state.generation += 1;
+    state.stale = false;
+    state.newest = Some(newest);
+    // Appends to the log now grow the checkpoint's file: it is cut back when the log moves on.
+    state.linked = Some(len);
+    Ok(true)
+}
+
+/// The session's log when it holds the state after its last execution (as [`link_into`]).
+///
+/// # Errors
+/// When it exists but cannot be read.
+pub fn read_live(files: &SessionFiles, log: &StateLog) -> Result<Option<Vec<u8>>, ConfinedError> {
+    let state = log.lock();
+    if state.stale || state.newest.is_none() {
+        return Ok(None);
+    }
+    read(files)
 }
 
 /// Adds `layers` (oldest first) to the session's log; whether the log is due a compaction.
@@ -67,22 +240,37 @@ pub fn save(
     layers: &[StateLayer],
 ) -> Result<bool, ConfinedError> {
     let dir = files.state.dir();
-    let mut generation = log.lock();
-    for layer in layers {
-        if layer.full {
-            let _ = dir.remove_file(NEXT_LOG);
-            let mut next = files.state.create_new_file(Path::new(NEXT_LOG))?;
-            next.write_all(&layer.bytes)?;
-            dir.rename(NEXT_LOG, dir, LOG)?;
-            *generation += 1;
-        } else {
-            let mut options = OpenOptions::new();
-            options.append(true).follow(FollowSymlinks::No);
-            let mut log = dir.open_with(LOG, &options)?;
-            log.write_all(&layer.bytes)?;
+    let mut state = log.lock();
+    let kept = (|| {
+        for layer in layers {
+            if layer.full {
+                let _ = dir.remove_file(NEXT_LOG);
+                let mut next = files.state.create_new_file(Path::new(NEXT_LOG))?;
+                next.write_all(&layer.bytes)?;
+                retire(dir, &mut state, || dir.rename(NEXT_LOG, dir, LOG))?;
+                state.generation += 1;
+                state.stale = false;
+            } else {
+                let mut options = OpenOptions::new();
+                options.append(true).follow(FollowSymlinks::No);
+                let mut log = dir.open_with(LOG, &options)?;
+                log.write_all(&layer.bytes)?;
+            }
+        }
+        Ok::<_, ConfinedError>(())
+    })();
+    match kept {
+        Ok(()) => {
+            if let Some(newest) = layers.last() {
+                state.newest = Newest::of(&newest.bytes);
+            }
+        }
+        Err(e) => {
+            state.stale = true;
+            return Err(e);
         }
     }
-    drop(generation);
+    drop(state);
     Ok(compaction_due(files).unwrap_or(false))
 }
 
@@ -132,10 +320,10 @@ fn compact_now(
     let mut options = OpenOptions::new();
     options.read(true).follow(FollowSymlinks::No);
     let (generation, mut file, len) = {
-        let generation = log.lock();
+        let state = log.lock();
         let file = dir.open_with(LOG, &options)?;
         let len = file.metadata()?.len();
-        (*generation, file, len)
+        (state.generation, file, len)
     };
     if len > MAX_SNAPSHOT as u64 * 2 {
         return Ok(None);
@@ -151,8 +339,8 @@ fn compact_now(
         .create_new_file(Path::new(COMPACTED_LOG))
         .map_err(std::io::Error::other)?;
     out.write_all(&compacted)?;
-    let current = log.lock();
-    if *current != generation {
+    let mut current = log.lock();
+    if current.generation != generation {
         let _ = dir.remove_file(COMPACTED_LOG);
         return Ok(None);
     }
@@ -160,7 +348,7 @@ fn compact_now(
     // file (only a replacement renames another over it, and that bumps the generation).
     file.seek(SeekFrom::Start(len))?;
     let appended = std::io::copy(&mut file, &mut out)?;
-    dir.rename(COMPACTED_LOG, dir, LOG)?;
+    retire(dir, &mut current, || dir.rename(COMPACTED_LOG, dir, LOG))?;
     drop(current);
     Ok(Some((len, compacted.len() as u64 + appended)))
 }
@@ -175,6 +363,12 @@ pub fn replace(files: &SessionFiles, log: &StateLog, state: &[u8]) -> Result<(),
         full: true,
     };
     save(files, log, std::slice::from_ref(&layer)).map(drop)
+}
+
+/// Forgets the session's log after a layer was lost: it no longer holds the session's state.
+fn lose(files: &SessionFiles, log: &StateLog) {
+    clear(files, log);
+    log.lock().stale = true;
 }
 
 /// The session's log, when it has one.
@@ -216,10 +410,18 @@ pub fn written_at(files: &SessionFiles) -> Option<chrono::DateTime<chrono::Utc>>
 
 /// Forgets the session's state (`reset_workspace`, or a log no worker can take).
 pub fn clear(files: &SessionFiles, log: &StateLog) {
-    let mut generation = log.lock();
-    *generation += 1;
+    let dir = files.state.dir();
+    let mut state = log.lock();
+    state.generation += 1;
+    state.stale = false;
+    state.newest = None;
     for name in [LOG, NEXT_LOG, COMPACTED_LOG] {
-        if let Err(e) = files.state.dir().remove_file(name)
+        let removed = if name == LOG {
+            retire(dir, &mut state, || dir.remove_file(name))
+        } else {
+            dir.remove_file(name)
+        };
+        if let Err(e) = removed
             && e.kind() != std::io::ErrorKind::NotFound
         {
             tracing::warn!(error = %e, "cannot remove a session's state log");
@@ -282,10 +484,16 @@ impl Session {
         let Some(worker) = runner.worker.as_mut() else {
             return;
         };
-        let layers = worker.take_states();
-        if layers.is_empty() {
-            return;
-        }
+        let layers = match worker.take_states() {
+            Ok(layers) if layers.is_empty() => return,
+            Ok(layers) => layers,
+            Err(crate::worker::LayerLost) => {
+                tracing::error!(session = %self.id, "a state layer was lost: the session's state is no longer kept");
+                let (files, log) = (self.files(), self.state_log.clone());
+                let _ = tokio::task::spawn_blocking(move || lose(&files, &log)).await;
+                return;
+            }
+        };
         let (files, log) = (self.files(), self.state_log.clone());
         match blocking(move || save(&files, &log, &layers)).await {
             Ok(false) => {}
@@ -339,5 +547,96 @@ impl Session {
         if let Err(e) = blocking(move || replace(&files, &log, &state)).await {
             tracing::error!(session = %self.id, error = %e, "cannot keep the session's restored state");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sandbox_protocol::snapshot::{PAGE, Packing, SnapshotMeta, encode, framed_layer};
+
+    /// A layer of one page filled with `value`, holding descriptor 7 open.
+    fn layer(value: u8, full: bool) -> StateLayer {
+        let meta = SnapshotMeta {
+            module: "test-module".into(),
+            cell: 1,
+            clock_ns: 0,
+            memory_bytes: 65536,
+            descriptors: vec![7],
+        };
+        let page = vec![value; PAGE];
+        let bytes = framed_layer(&encode(&meta, &[0], |_| &page, Packing::Stored));
+        StateLayer { bytes, full }
+    }
+
+    fn len_of(dir: &sandbox_protocol::confined::Root, name: &str) -> u64 {
+        dir.dir().symlink_metadata(name).unwrap().len()
+    }
+
+    #[test]
+    fn a_checkpoint_links_the_log_and_is_cut_back_to_its_length_when_the_log_moves_on() {
+        let state = tempfile::tempdir().unwrap();
+        let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
+        let files = dirs.create_session("s").unwrap();
+        let log = StateLog::default();
+        let checkpoint = files.checkpoints.create_private_dir("cp").unwrap();
+        assert!(
+            link_into(&files, &log, &checkpoint, "none")
+                .unwrap()
+                .is_none(),
+            "no log yet"
+        );
+
+        save(&files, &log, &[layer(1, true)]).unwrap();
+        let linked = link_into(&files, &log, &checkpoint, "state")
+            .unwrap()
+            .expect("a current log is linked");
+        assert_eq!(linked.newest.descriptors, [7]);
+        assert_eq!(linked.newest.memory_bytes, 65536);
+        assert_eq!(len_of(&checkpoint, "state"), linked.bytes);
+
+        // Appended after the checkpoint: the linked file grows, the checkpoint is its start.
+        save(&files, &log, &[layer(2, false)]).unwrap();
+        assert!(len_of(&checkpoint, "state") > linked.bytes);
+        // The log moves to another file: the checkpoint's file is cut back to its state.
+        let whole = read(&files).unwrap().unwrap();
+        replace(&files, &log, &whole).unwrap();
+        assert_eq!(len_of(&checkpoint, "state"), linked.bytes);
+        assert_eq!(len_of(&files.state, LOG), whole.len() as u64);
+
+        // A restore of the checkpoint makes its file the log: appends grow it, and it is cut
+        // back to the checkpoint's state once the log moves on.
+        let state_bytes = linked.bytes;
+        let newest = Newest::of(&read(&files).unwrap().unwrap()).unwrap();
+        assert!(adopt_as_log(&files, &log, &checkpoint, "state", (state_bytes, newest)).unwrap());
+        save(&files, &log, &[layer(4, false)]).unwrap();
+        assert!(len_of(&checkpoint, "state") > state_bytes);
+        assert!(files.state.dir().symlink_metadata(NEXT_LOG).is_err());
+        let whole = read(&files).unwrap().unwrap();
+        replace(&files, &log, &whole).unwrap();
+        assert_eq!(len_of(&checkpoint, "state"), state_bytes);
+
+        // Restoring the newest checkpoint linked to the log's own file cuts the log back.
+        let again = files.checkpoints.create_private_dir("cp2").unwrap();
+        let linked = link_into(&files, &log, &again, "state").unwrap().unwrap();
+        save(&files, &log, &[layer(5, false)]).unwrap();
+        let newest = linked.newest.clone();
+        assert!(adopt_as_log(&files, &log, &again, "state", (linked.bytes, newest)).unwrap());
+        assert_eq!(len_of(&files.state, LOG), linked.bytes);
+
+        // A log that missed a layer is never linked, until a full layer replaces it.
+        log.lock().stale = true;
+        assert!(
+            link_into(&files, &log, &checkpoint, "stale")
+                .unwrap()
+                .is_none()
+        );
+        assert!(read_live(&files, &log).unwrap().is_none());
+        save(&files, &log, &[layer(3, true)]).unwrap();
+        assert!(
+            link_into(&files, &log, &checkpoint, "again")
+                .unwrap()
+                .is_some()
+        );
     }
 }

@@ -113,7 +113,14 @@ pub struct Worker {
 struct StateInbox {
     partial: Vec<u8>,
     layers: Vec<StateLayer>,
+    /// A layer was dropped: the layers after it apply to a state the session lacks.
+    lost: bool,
 }
+
+/// A layer of state the worker sent was dropped (larger than any memory): the layers after it,
+/// until a full one, are dropped too.
+#[derive(Debug, Clone, Copy)]
+pub struct LayerLost;
 
 /// One layer of an interpreter's state: `full` replaces every layer before it.
 #[derive(Debug)]
@@ -126,10 +133,18 @@ impl StateInbox {
     /// Takes one part; a layer larger than any memory is dropped, and so is every layer
     /// after it until the next full one (it would apply to a state the session lacks).
     fn absorb(&mut self, data: &[u8], last: bool, full: bool) {
+        if self.lost && !full {
+            return;
+        }
         if self.partial.len() + data.len() > MAX_SNAPSHOT {
             tracing::error!("a state layer larger than any memory; dropped");
             self.partial = Vec::new();
+            self.layers.clear();
+            self.lost = true;
             return;
+        }
+        if last && full {
+            self.lost = false;
         }
         self.partial.extend_from_slice(data);
         if last {
@@ -274,9 +289,13 @@ impl Worker {
     }
 
     /// The connection as another task may use it while this worker's holder waits.
-    /// The layers of state the worker sent since this was last asked, oldest first.
-    pub fn take_states(&mut self) -> Vec<StateLayer> {
-        std::mem::take(&mut self.states.layers)
+    /// The layers of state the worker sent since this was last asked, oldest first; `Err`
+    /// when one was dropped, so the session's state is no longer what its log holds.
+    pub fn take_states(&mut self) -> Result<Vec<StateLayer>, LayerLost> {
+        if self.states.lost {
+            return Err(LayerLost);
+        }
+        Ok(std::mem::take(&mut self.states.layers))
     }
 
     pub fn line(&self) -> Arc<WorkerLine> {

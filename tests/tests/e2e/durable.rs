@@ -10,43 +10,11 @@ use anyhow::{Result, ensure};
 use sandbox_tests::{Client, HttpServer, HttpStart, Reply, Server};
 use serde_json::json;
 
+use crate::sessions_as_values::{JS_PROBE, JS_STATE, PYTHON_PROBE, PYTHON_STATE};
+
 const ALICE: &str = "alice-durable-token-71c3";
 const BOB: &str = "bob-durable-token-a0e2";
 const SHARED: &str = "shared-durable-token-5d8f";
-
-/// Every kind of Python value, a file in /app, and one in /tmp (scratch, never captured).
-const PYTHON_STATE: &str = r#"
-x = 41
-add = lambda n: x + n
-def make_counter():
-    count = 0
-    def bump():
-        nonlocal count
-        count += 1
-        return count
-    return bump
-bump = make_counter(); bump()
-def numbers():
-    i = 0
-    while True:
-        i += 1
-        yield i
-it = numbers(); next(it); next(it)
-class Point:
-    def __init__(self, x, y): self.x, self.y = x, y
-    def norm2(self): return self.x * self.x + self.y * self.y
-p = Point(3, 4)
-import numpy as np
-arr = np.arange(10) * 2
-open("notes.txt", "w").write("first")
-"#;
-
-const PYTHON_PROBE: &str =
-    "print(add(1), bump(), next(it), p.norm2(), int(arr.sum()), open('notes.txt').read())";
-
-const JS_STATE: &str = "class Box { constructor(v) { this.v = v } }\nvar box = new Box(5); function* steps() { yield 1; yield 2; yield 3 }\nvar walk = steps(); walk.next(); const plus = (n) => box.v + n;";
-
-const JS_PROBE: &str = "console.log(plus(1), walk.next().value, box instanceof Box)";
 
 async fn run(client: &Client, language: &str, session: &str, code: &str) -> Result<Reply> {
     let reply = client
@@ -123,7 +91,7 @@ async fn a_principals_sessions_survive_a_sigkill_and_a_sigterm_of_the_server() -
     let probe = run(&alice, "python", "py", PYTHON_PROBE).await?;
     ensure_resumed(&probe)?;
     ensure!(
-        probe.str("stdout") == "1001 2 3 25 90 second\n",
+        probe.str("stdout") == "1001 2 3 25 90 1 False second ['notes.txt']\n",
         "{probe:?}"
     );
     let js = run(&alice, "javascript", "js", JS_PROBE).await?;
@@ -149,7 +117,10 @@ async fn a_principals_sessions_survive_a_sigkill_and_a_sigterm_of_the_server() -
     ensure!(!restored.is_error, "{restored:?}");
     let back = run(&alice, "python", "py", PYTHON_PROBE).await?;
     // The checkpoint was taken with bump() at 1 and the generator at 2.
-    ensure!(back.str("stdout") == "42 2 3 25 90 first\n", "{back:?}");
+    ensure!(
+        back.str("stdout") == "42 2 3 25 90 1 False first ['notes.txt']\n",
+        "{back:?}"
+    );
 
     // Another principal still sees none of it.
     let bob = second.connect(Some(BOB)).await?;

@@ -39,7 +39,7 @@ async fn stdout(server: &Server, language: &str, session: &str, code: &str) -> R
     Ok(reply.str("stdout").to_owned())
 }
 
-const PYTHON_STATE: &str = r#"
+pub(crate) const PYTHON_STATE: &str = r#"
 import json, fractions
 x = 41
 add = lambda n: x + n
@@ -78,7 +78,11 @@ open("notes.txt", "w").write("second")
 open("extra.txt", "w").write("new")
 "#;
 
-const PYTHON_PROBE: &str = r#"
+/// A class instance, a generator mid-iteration and a closure in JavaScript, and their probe.
+pub(crate) const JS_STATE: &str = "class Box { constructor(v) { this.v = v } }\nvar box = new Box(5); function* steps() { yield 1; yield 2; yield 3 }\nvar walk = steps(); walk.next(); const plus = (n) => box.v + n;";
+pub(crate) const JS_PROBE: &str = "console.log(plus(1), walk.next().value, box instanceof Box)";
+
+pub(crate) const PYTHON_PROBE: &str = r#"
 import os
 print(add(1), bump(), next(it), p.norm2(), int(arr.sum()), half * 2, "later" in globals(),
       open("notes.txt").read(), sorted(f for f in os.listdir(".") if not f.startswith(".")))
@@ -383,18 +387,12 @@ async fn a_killed_worker_loses_no_kind_of_value() -> Result<()> {
         "{probe:?}"
     );
 
-    stdout(
-        &server,
-        "javascript",
-        "js-survivor",
-        "class Box { constructor(v) { this.v = v } }\nvar box = new Box(5); function* steps() { yield 1; yield 2; yield 3 }\nvar walk = steps(); walk.next(); const plus = (n) => box.v + n;",
-    )
-    .await?;
+    stdout(&server, "javascript", "js-survivor", JS_STATE).await?;
     server.kill_worker_of("js-survivor").await?;
     let js = server
         .exec(
             "javascript",
-            "console.log(plus(1), walk.next().value, box instanceof Box)",
+            JS_PROBE,
             json!({ "session_id": "js-survivor" }),
         )
         .await?;
