@@ -30,6 +30,10 @@ pub enum Request {
     /// Capture the interpreter's state once the executions before it are done: answered with
     /// [`Response::SnapshotPart`]s, then [`Response::Snapshotted`].
     Snapshot,
+    /// Send the interpreter's state layer now, as after an execution: a pre-started worker's
+    /// first (full) layer, taken while it waits, so that its session's first call does not.
+    /// Answered with [`Response::StatePart`]s only.
+    SendState,
     /// One part of a state to restore (a log of layers: a full one, then changes); after the
     /// `last` one the worker replaces its interpreter with that state (or keeps it, when the
     /// state does not fit) and answers [`Response::Restored`].

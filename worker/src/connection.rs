@@ -32,6 +32,8 @@ pub enum Task {
     Run(Job),
     /// A snapshot of the interpreter for the supervisor ([`sandbox_protocol::Request::Snapshot`]).
     Snapshot,
+    /// The interpreter's state layer, sent now ([`sandbox_protocol::Request::SendState`]).
+    SendState,
     /// Replace the interpreter with this snapshot's (the parts of
     /// [`sandbox_protocol::Request::RestorePart`] put together).
     Restore(Vec<u8>),

@@ -337,6 +337,7 @@ impl Reader {
                     self.jobs.send(Task::Run(job)).ok()?;
                 }
                 Ok(Some(Request::Snapshot)) => self.jobs.send(Task::Snapshot).ok()?,
+                Ok(Some(Request::SendState)) => self.jobs.send(Task::SendState).ok()?,
                 Ok(Some(Request::RestorePart { data, last })) => {
                     // A snapshot is bounded by the memory cap (4 GiB at most), and the
                     // supervisor sends only what a worker gave it: past that it is no snapshot.

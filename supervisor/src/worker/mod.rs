@@ -355,6 +355,18 @@ impl Worker {
         Ok((bytes, info))
     }
 
+    /// Asks the worker for its state layer now (a pooled worker's first, full one, taken while
+    /// it waits); read, like every layer, by whoever next reads its frames.
+    ///
+    /// # Errors
+    /// When the worker's connection is gone.
+    pub async fn send_state_now(&self) -> Result<(), String> {
+        self.line
+            .send(&Request::SendState)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
     /// Replaces the worker's interpreter with the state in `snapshot` (taken of the same
     /// interpreter build, by any worker).
     ///
@@ -375,11 +387,18 @@ impl Worker {
                 return Err(StateFailure::Lost(format!("{e}; {}", self.kill().await)));
             }
         }
-        self.state_answer("an answer to a restore", |response| match response {
-            Response::Restored(restored) => Step::Done(restored),
-            _ => Step::Unexpected,
-        })
-        .await
+        let restored = self
+            .state_answer("an answer to a restore", |response| match response {
+                Response::Restored(restored) => Step::Done(restored),
+                _ => Step::Unexpected,
+            })
+            .await;
+        if restored.is_ok() {
+            // Layers of the interpreter it replaced (a pooled worker's first) are of no state
+            // the session has.
+            self.states = StateInbox::default();
+        }
+        restored
     }
 
     /// Reads frames until `take` has the answer, handing disk charges over, keeping state

@@ -407,6 +407,10 @@ pub fn serve(
                 sent
             }
             Task::Snapshot => link.send_snapshot(Ok(session.take_snapshot())),
+            Task::SendState => {
+                let (layer, full) = session.state_layer();
+                link.send_state(&layer, full)
+            }
             Task::Restore(bytes) => {
                 let restored = session.restore(&bytes).map_err(|e| format!("{e:#}"));
                 link.send(&Response::Restored(restored))

@@ -534,6 +534,10 @@ pub(super) fn serve(
                     }
                 },
                 Task::Snapshot => link.send_snapshot(Ok(interpreter.snapshot(config))),
+                Task::SendState => {
+                    let (layer, full) = interpreter.state_layer(config);
+                    link.send_state(&layer, full)
+                }
                 Task::Restore(bytes) => {
                     let started = std::time::Instant::now();
                     let restored = interpreter.restored(

@@ -190,6 +190,10 @@ impl SessionTable {
         {
             Ok((worker, ready)) => {
                 tracing::debug!(pid = worker.pid(), %runtime, startup_ms = ready.startup_us as f64 / 1000.0, from_image = ready.from_image, "worker pooled");
+                // Its first layer of state (every page it wrote) is taken while it waits.
+                if let Err(e) = worker.send_state_now().await {
+                    tracing::debug!(pid = worker.pid(), error = %e, "a pooled worker's state was not asked for");
+                }
                 Ok(Pooled {
                     runtime,
                     shape: worker_shape(&limits),
