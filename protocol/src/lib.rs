@@ -28,7 +28,7 @@ pub use flavor::{
     flavor_execution_fuel,
 };
 pub use frame::{
-    MAX_FRAME_LEN, read_frame, read_frame_blocking, write_frame, write_frame_blocking,
+    MAX_FRAME_LEN, encode, read_frame, read_frame_blocking, write_frame, write_frame_blocking,
 };
 pub use jail::{JailReport, Layer, LayerSet, LayerState};
 pub use message::*;

@@ -42,6 +42,11 @@ pub enum Request {
         data: Vec<u8>,
         last: bool,
     },
+    /// A state to restore, as [`Request::RestorePart`]s would carry it, in the file whose
+    /// descriptor comes with this frame (`SCM_RIGHTS`, read-only): its first `len` bytes. The
+    /// worker reads it itself, so the bytes cross no socket. Answered with
+    /// [`Response::Restored`]; without a descriptor, refused.
+    RestoreFile { len: u64 },
     /// Finish and exit. Closing the socket means the same.
     Shutdown,
 }

@@ -164,6 +164,12 @@ fn serve(
         socket: args.socket.clone(),
         source,
     })?;
+    // A state layer (hundreds of kilobytes after each call) or a snapshot goes out in one
+    // write instead of a round trip per default-sized buffer (the kernel caps it at
+    // net.core.wmem_max).
+    if let Err(e) = rustix::net::sockopt::set_socket_send_buffer_size(&stream, SEND_BUFFER) {
+        tracing::debug!(error = %e, "the connection keeps its default send buffer");
+    }
     let mut reader = stream.try_clone()?;
     let (outbox, endings) = Outbox::new(stream);
     let shell = ShellRunner::new(args.runtime.language(), &args.workspace, &args.config);
@@ -211,7 +217,7 @@ fn serve(
     };
     spawn_guest(args, loaded, link)?;
     let reading = Reader {
-        stream: reader,
+        stream: Inbound::new(reader),
         jobs,
         restoring: Vec::new(),
         shell,
@@ -295,9 +301,58 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
     Ok(())
 }
 
+/// The send buffer asked for the connection to the supervisor.
+const SEND_BUFFER: usize = 4 << 20;
+
+/// The supervisor's end of the connection as the reader reads it: every read is a `recvmsg`
+/// that keeps the descriptors a frame brings ([`Request::RestoreFile`]); a plain `read` would
+/// drop them.
+struct Inbound {
+    stream: UnixStream,
+    /// Descriptors received and not yet taken, oldest first (a few at most).
+    descriptors: std::collections::VecDeque<std::os::fd::OwnedFd>,
+}
+
+/// Descriptors kept waiting at most; more are closed at once (the supervisor sends one per
+/// restore).
+const MAX_WAITING_DESCRIPTORS: usize = 4;
+
+impl Inbound {
+    fn new(stream: UnixStream) -> Self {
+        Self {
+            stream,
+            descriptors: std::collections::VecDeque::new(),
+        }
+    }
+}
+
+impl std::io::Read for Inbound {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+        let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+        let mut ancillary = RecvAncillaryBuffer::new(&mut space);
+        let received = rustix::net::recvmsg(
+            &self.stream,
+            &mut [std::io::IoSliceMut::new(buf)],
+            &mut ancillary,
+            RecvFlags::CMSG_CLOEXEC,
+        )?;
+        for message in ancillary.drain() {
+            if let RecvAncillaryMessage::ScmRights(fds) = message {
+                for fd in fds {
+                    if self.descriptors.len() < MAX_WAITING_DESCRIPTORS {
+                        self.descriptors.push_back(fd);
+                    }
+                }
+            }
+        }
+        Ok(received.bytes)
+    }
+}
+
 /// The reader thread: every frame from the supervisor.
 struct Reader {
-    stream: UnixStream,
+    stream: Inbound,
     /// Executions, snapshots and restores for the guest thread.
     jobs: Sender<Task>,
     /// The parts of a snapshot to restore received so far.
@@ -338,6 +393,28 @@ impl Reader {
                 }
                 Ok(Some(Request::Snapshot)) => self.jobs.send(Task::Snapshot).ok()?,
                 Ok(Some(Request::SendState)) => self.jobs.send(Task::SendState).ok()?,
+                Ok(Some(Request::RestoreFile { len })) => {
+                    let state = match self.stream.descriptors.pop_front() {
+                        Some(fd) if len <= MAX_RESTORE as u64 => {
+                            // From the file's start, whatever its offset: a short or unreadable
+                            // file is refused as no snapshot.
+                            let mut state = vec![0; len as usize];
+                            let file = std::fs::File::from(fd);
+                            match std::os::unix::fs::FileExt::read_exact_at(&file, &mut state, 0) {
+                                Ok(()) => state,
+                                Err(_) => Vec::new(),
+                            }
+                        }
+                        Some(_) => {
+                            tracing::warn!(
+                                "dropping the connection after a snapshot past any memory"
+                            );
+                            return Some(Ok(Ended::SupervisorGone));
+                        }
+                        None => Vec::new(),
+                    };
+                    self.jobs.send(Task::Restore(state)).ok()?;
+                }
                 Ok(Some(Request::RestorePart { data, last })) => {
                     // A snapshot is bounded by the memory cap (4 GiB at most), and the
                     // supervisor sends only what a worker gave it: past that it is no snapshot.
@@ -430,7 +507,7 @@ mod tests {
             clock_since: None,
         };
         let reader = Reader {
-            stream: worker,
+            stream: Inbound::new(worker),
             jobs,
             restoring: Vec::new(),
             shell: ShellRunner::new(
@@ -446,6 +523,49 @@ mod tests {
 
     fn send(supervisor: &mut UnixStream, request: &Request) {
         write_frame_blocking(supervisor, request).unwrap();
+    }
+
+    /// Sends `request` with `fd` attached to its first byte, as the supervisor passes a file.
+    fn send_with_fd(supervisor: &UnixStream, request: &Request, fd: std::os::fd::BorrowedFd<'_>) {
+        use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+        let frame = sandbox_protocol::encode(request).unwrap();
+        let fds = [fd];
+        let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut ancillary = SendAncillaryBuffer::new(&mut space);
+        assert!(ancillary.push(SendAncillaryMessage::ScmRights(&fds)));
+        let sent = rustix::net::sendmsg(
+            supervisor,
+            &[std::io::IoSlice::new(&frame)],
+            &mut ancillary,
+            SendFlags::empty(),
+        )
+        .unwrap();
+        assert_eq!(sent, frame.len());
+    }
+
+    /// A state to restore comes as a file whose descriptor rides with the request: the reader
+    /// reads its first `len` bytes itself; a request without a descriptor restores nothing.
+    #[test]
+    fn a_state_file_passed_with_the_request_is_read_by_the_worker() {
+        use std::io::Write;
+        use std::os::fd::AsFd;
+        let (reader, mut supervisor, jobs, endings) = connected_reader();
+        let thread = std::thread::spawn(move || reader.run());
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(b"the state, then bytes past it").unwrap();
+        send_with_fd(&supervisor, &Request::RestoreFile { len: 9 }, file.as_fd());
+        let Task::Restore(state) = jobs.recv().unwrap() else {
+            panic!("a restore")
+        };
+        assert_eq!(state, b"the state");
+        send(&mut supervisor, &Request::RestoreFile { len: 9 });
+        let Task::Restore(state) = jobs.recv().unwrap() else {
+            panic!("a restore")
+        };
+        assert!(state.is_empty(), "no descriptor, no state");
+        send(&mut supervisor, &Request::Shutdown);
+        thread.join().unwrap();
+        assert_eq!(endings.recv().unwrap().unwrap(), Ended::Shutdown);
     }
 
     #[test]

@@ -371,6 +371,22 @@ fn lose(files: &SessionFiles, log: &StateLog) {
     log.lock().stale = true;
 }
 
+/// The session's log opened for reading, and its length, when it has one.
+///
+/// # Errors
+/// When it exists but cannot be opened.
+fn open_log(files: &SessionFiles) -> Result<Option<(std::fs::File, u64)>, ConfinedError> {
+    match files.state.open_regular(Path::new(LOG), Follow::No) {
+        Ok((_, meta)) if meta.len() == 0 => Ok(None),
+        Ok((_, meta)) if meta.len() > MAX_SNAPSHOT as u64 * 2 => {
+            Err(std::io::Error::other("the session's state log is larger than any state").into())
+        }
+        Ok((file, meta)) => Ok(Some((file.into_std(), meta.len()))),
+        Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// The session's log, when it has one.
 ///
 /// # Errors
@@ -438,8 +454,8 @@ impl Session {
     /// When the worker died taking it (it is forgotten).
     pub(super) async fn resume(&self, runner: &mut Runner) -> Result<(), SessionError> {
         let files = self.files();
-        let log = match blocking(move || read(&files)).await {
-            Ok(Some(log)) => log,
+        let opened = match blocking(move || open_log(&files)).await {
+            Ok(Some(opened)) => opened,
             Ok(None) => return Ok(()),
             Err(e) => {
                 tracing::error!(session = %self.id, error = %e, "cannot read the session's state");
@@ -450,12 +466,27 @@ impl Session {
             return Ok(());
         };
         let started = std::time::Instant::now();
-        match worker.restore(&log).await {
+        // The worker reads the log itself; should the descriptor not go, the bytes do.
+        let (file, len) = opened;
+        let mut restored = worker.restore_file(&file, len).await;
+        if let Err(StateFailure::Refused(why)) = &restored {
+            tracing::debug!(session = %self.id, %why, "the log's file was not taken; sending its bytes");
+            let files = self.files();
+            match blocking(move || read(&files)).await {
+                Ok(Some(log)) => restored = worker.restore(&log).await,
+                Ok(None) => return Ok(()),
+                Err(e) => {
+                    tracing::error!(session = %self.id, error = %e, "cannot read the session's state");
+                    return Ok(());
+                }
+            }
+        }
+        match restored {
             Ok(info) => {
                 runner.resumed = true;
                 tracing::info!(
                     session = %self.id,
-                    bytes = log.len(),
+                    bytes = len,
                     memory_bytes = info.memory_bytes,
                     took_ms = started.elapsed().as_secs_f64() * 1000.0,
                     "session state resumed"

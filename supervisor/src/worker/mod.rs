@@ -234,6 +234,7 @@ impl Worker {
         let (guard, stream) = spawn::launch(&plan, fork_server).await?;
         #[allow(deprecated, reason = "see Worker")]
         let (reader, writer) = stream.split();
+        widen_send_buffer(&writer);
         let mut worker = Self {
             process: guard.disarm(),
             reader,
@@ -387,6 +388,56 @@ impl Worker {
                 return Err(StateFailure::Lost(format!("{e}; {}", self.kill().await)));
             }
         }
+        self.restored().await
+    }
+
+    /// Replaces the worker's interpreter with the state in the first `len` bytes of `file`,
+    /// which the worker reads itself: its descriptor goes with the request, so no byte of the
+    /// state crosses the socket.
+    ///
+    /// # Errors
+    /// As [`Worker::restore`]; a request that could not carry the descriptor is
+    /// [`StateFailure::Refused`] with nothing sent (the state may then go as bytes).
+    pub async fn restore_file(
+        &mut self,
+        file: &std::fs::File,
+        len: u64,
+    ) -> Result<RestoreInfo, StateFailure> {
+        use std::os::fd::AsFd;
+        use tokio::io::AsyncWriteExt;
+        let frame = sandbox_protocol::encode(&Request::RestoreFile { len })
+            .map_err(|e| StateFailure::Refused(e.to_string()))?;
+        {
+            let mut writer = self.line.writer.lock().await;
+            #[allow(deprecated, reason = "see Worker")]
+            let SendHalf::UdSocket(half) = &*writer;
+            let fds = [file.as_fd()];
+            let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+            let mut ancillary = rustix::net::SendAncillaryBuffer::new(&mut space);
+            if !ancillary.push(rustix::net::SendAncillaryMessage::ScmRights(&fds)) {
+                return Err(StateFailure::Refused("no room for a descriptor".into()));
+            }
+            // The socket is non-blocking; the connection is idle and the frame small, so it
+            // goes at once (the descriptor with its first byte), or not at all.
+            let sent = rustix::net::sendmsg(
+                half.as_fd(),
+                &[std::io::IoSlice::new(&frame)],
+                &mut ancillary,
+                rustix::net::SendFlags::NOSIGNAL,
+            )
+            .map_err(|e| StateFailure::Refused(format!("cannot pass the state's file: {e}")))?;
+            if sent < frame.len()
+                && let Err(e) = writer.write_all(&frame[sent..]).await
+            {
+                drop(writer);
+                return Err(StateFailure::Lost(format!("{e}; {}", self.kill().await)));
+            }
+        }
+        self.restored().await
+    }
+
+    /// The worker's answer to a restore.
+    async fn restored(&mut self) -> Result<RestoreInfo, StateFailure> {
         let restored = self
             .state_answer("an answer to a restore", |response| match response {
                 Response::Restored(restored) => Step::Done(restored),
@@ -607,6 +658,21 @@ impl Worker {
         {
             self.kill().await;
         }
+    }
+}
+
+/// The send buffer asked for a worker's connection: a state to restore (megabytes) goes out in
+/// one write instead of a round trip per default-sized buffer (the kernel caps it at
+/// net.core.wmem_max).
+const SEND_BUFFER: usize = 4 << 20;
+
+#[allow(deprecated, reason = "see Worker")]
+fn widen_send_buffer(writer: &SendHalf) {
+    use std::os::fd::AsFd;
+    if let SendHalf::UdSocket(half) = writer
+        && let Err(e) = rustix::net::sockopt::set_socket_send_buffer_size(half.as_fd(), SEND_BUFFER)
+    {
+        tracing::debug!(error = %e, "a worker's connection keeps its default send buffer");
     }
 }
 
