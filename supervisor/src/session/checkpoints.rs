@@ -130,6 +130,8 @@ impl Session {
         label: Option<String>,
     ) -> Result<Taken, StateError> {
         let started = Instant::now();
+        // Disk requests one at a time, taken before the queue as installs take them.
+        let installs = self.installs.lock().await;
         let mut runner = self.runner.lock().await;
         self.touch();
         if self.checkpoint_list().len() >= MAX_CHECKPOINTS {
@@ -179,7 +181,7 @@ impl Session {
         };
         let mut all = self.checkpoints();
         all.push(checkpoint.clone());
-        if let Err(e) = self.hold_checkpoints(&mut runner, &all).await {
+        if let Err(e) = self.hold_checkpoints(&mut runner, &all, &installs).await {
             let (files, id) = (self.files(), checkpoint.checkpoint_id.clone());
             blocking(move || {
                 remove_checkpoint(&files, &id);
@@ -212,6 +214,7 @@ impl Session {
         checkpoint_id: &str,
     ) -> Result<Duration, StateError> {
         let started = Instant::now();
+        let installs = self.installs.lock().await;
         let mut runner = self.runner.lock().await;
         self.touch();
         let (state, saved_app) = self.saved_state(checkpoint_id).await?;
@@ -224,7 +227,7 @@ impl Session {
         })
         .await?;
         // The files changed under the worker's running total: have them counted afresh.
-        self.hold_checkpoints(&mut runner, &self.checkpoints())
+        self.hold_checkpoints(&mut runner, &self.checkpoints(), &installs)
             .await?;
         Ok(started.elapsed())
     }
@@ -380,7 +383,14 @@ impl Session {
         if checkpoints.is_empty() {
             return Ok(());
         }
-        match self.hold_checkpoints(runner, &checkpoints).await {
+        // The queue is held here, so waiting for an install (which may wait for the queue)
+        // could deadlock: while one runs, this worker holds them at the next checkpoint or
+        // restore instead.
+        let Ok(installs) = self.installs.try_lock() else {
+            tracing::debug!(session = %self.id, "an install runs: the checkpoints are held later");
+            return Ok(());
+        };
+        match self.hold_checkpoints(runner, &checkpoints, &installs).await {
             Ok(()) => Ok(()),
             // Its files and checkpoints were within the quota when written; a quota that
             // cannot hold them now refuses the guest's next write, which says so.
@@ -395,13 +405,14 @@ impl Session {
     }
 
     /// Has the worker count `checkpoints` against the session's disk quota (and its files
-    /// afresh), one disk request at a time with installs.
+    /// afresh), one disk request at a time with installs: the caller holds their lock, taken
+    /// before the session's queue (the order installs take them in).
     async fn hold_checkpoints(
         &self,
         runner: &mut Runner,
         checkpoints: &[Checkpoint],
+        _one_at_a_time: &tokio::sync::MutexGuard<'_, ()>,
     ) -> Result<(), StateError> {
-        let _one_at_a_time = self.installs.lock().await;
         let bytes = checkpoints.iter().map(|c| c.bytes).sum();
         let entries = checkpoints.iter().map(|c| c.entries).sum();
         let Some(worker) = runner.worker.as_mut() else {
