@@ -330,9 +330,10 @@ pub struct PathSettings {
     /// Keep sessions across a restart of the server, even a SIGKILL: their variables, files
     /// and checkpoints stay in --state-dir (which must be set), and a new server on it
     /// resumes them for the same owner (the stdio client, a principal of the tokens file);
-    /// false or 0: sessions end with the server [default: false]
+    /// on only for true or 1 (an opt-in: anything else keeps sessions ending with the server)
+    /// [default: false]
     #[arg(long, value_name = "BOOL", env = "SANDBOX_DURABLE_SESSIONS", default_value = "false",
-          value_parser = off_for_zero_or_false, action = ArgAction::Set)]
+          value_parser = one_or_true, action = ArgAction::Set)]
     pub durable_sessions: bool,
     /// Read-only /data in every sandbox (vendored packages) [default: RUNTIME_DIR/data, if it
     /// exists]
@@ -703,5 +704,20 @@ mod tests {
         assert_eq!(set_means_on(""), Ok(true));
         assert_eq!(set_means_on("1"), Ok(true));
         assert_eq!(set_means_on("false"), Ok(false));
+    }
+
+    #[test]
+    fn durable_sessions_are_on_only_when_asked_for_plainly() {
+        let durable = |value: &str| {
+            parse(&["--durable-sessions", value])
+                .unwrap()
+                .paths
+                .durable_sessions
+        };
+        assert!(durable("true") && durable("1"));
+        for off in ["false", "0", "off", "no", ""] {
+            assert!(!durable(off), "{off:?} turned durable sessions on");
+        }
+        assert!(!parse(&[]).unwrap().paths.durable_sessions);
     }
 }
