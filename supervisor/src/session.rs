@@ -38,7 +38,7 @@ use crate::metrics::{Crash, Kill};
 use crate::pool::{WorkerPool, worker_shape};
 use crate::runtimes::Runtimes;
 pub use crate::worker::ExecFailure;
-use crate::worker::{SpawnError, Worker, WorkerLine};
+use crate::worker::{SpawnError, SpawnRequest, Worker, WorkerLine};
 use crate::workspace::{SessionFiles, StateDirs};
 
 /// One session.
@@ -485,20 +485,16 @@ impl Session {
         }
         let files = self.files();
         let fork_server = self.pool.forks.get(runtime, module);
-        let (worker, ready) = Worker::spawn(
-            config,
-            module,
-            &files,
-            runner.generation,
-            runtime,
-            &limits,
-            fork_server.as_ref(),
-        )
-        .await
-        .inspect_err(|e| {
-            crate::metrics::global().worker_start_failed(runtime, &e.to_string());
-            runner.lost = lost.clone();
-        })?;
+        // A session with a saved state has its worker wait for it: setting a fresh session
+        // up first (CPython's wake) would be undone by the restore.
+        let request = SpawnRequest::new(&files, module, runner.generation, runtime, &limits)
+            .resuming(resume::has_state(&files));
+        let (worker, ready) = Worker::spawn(config, request, fork_server.as_ref())
+            .await
+            .inspect_err(|e| {
+                crate::metrics::global().worker_start_failed(runtime, &e.to_string());
+                runner.lost = lost.clone();
+            })?;
         let how = if ready.forked { "fork" } else { "spawn" };
         crate::metrics::global().worker_started(runtime, how);
         tracing::info!(

@@ -130,7 +130,7 @@ pub struct CommandServer {
     stderr_log: tempfile::NamedTempFile,
     /// The scratch directory holding our server's state directory (see
     /// [`CommandServer::sandbox_mcp`]); removed when the server is dropped.
-    _scratch: Option<tempfile::TempDir>,
+    scratch: Option<tempfile::TempDir>,
 }
 
 impl std::ops::Deref for CommandServer {
@@ -206,8 +206,14 @@ impl CommandServer {
             client: Client::new(service),
             pid,
             stderr_log,
-            _scratch: scratch,
+            scratch,
         })
+    }
+
+    /// The state directory the server was given (`SANDBOX_STATE_DIR`), when this started it
+    /// in a scratch directory of its own.
+    pub fn state_dir(&self) -> Option<PathBuf> {
+        self.scratch.as_ref().map(|s| s.path().join("state"))
     }
 
     /// The last lines the server wrote to stderr (for error messages).

@@ -125,6 +125,11 @@ struct ServeOptions {
     /// execution without losing its state only on the build it knows
     #[arg(long, value_name = "HEX", default_value = "")]
     wasm_sha256: String,
+    /// The supervisor's first request restores the session's saved state: an interpreter
+    /// started from the memory image waits for it instead of setting a fresh session up
+    /// (which the restore would replace), and does so only if a request needs it first
+    #[arg(long)]
+    resume: bool,
     /// Linear-memory cap of the interpreter, in bytes
     #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
     memory_bytes: usize,
@@ -352,6 +357,7 @@ impl ServeOptions {
             module: self.module,
             image: self.image,
             wasm_sha256: self.wasm_sha256,
+            resume: self.resume,
             config,
             jail: JailArgs {
                 requested: self.jail,

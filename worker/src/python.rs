@@ -28,7 +28,7 @@ mod pushed;
 use crate::host::{HostState, Outcome, SessionConfig};
 use build::DRIVER;
 pub use build::{Build, PINNED_SHA256};
-pub use pushed::{Pristine, image_digest, make_image, run_once, run_turn_in};
+pub use pushed::{Pristine, WakeAt, image_digest, make_image, run_once, run_turn_in};
 
 /// Fuel for interpreter start-up (about 0.2 × 10^9 measured), before the first execution.
 const STARTUP_FUEL: u64 = 5_000_000_000;
@@ -266,9 +266,16 @@ pub fn serve(
     workspace: &std::path::Path,
     config: &SessionConfig,
     build: Build,
-    link: Link,
+    (link, first_wake): (Link, WakeAt),
 ) -> Result<(), WorkerError> {
-    pushed::serve(modules, linker, workspace, config, build, link)
+    pushed::serve(
+        modules,
+        linker,
+        workspace,
+        config,
+        build,
+        (link, first_wake),
+    )
 }
 
 /// The report of an execution whose trap (or exit) ended the interpreter it ran in: the next

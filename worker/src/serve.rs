@@ -23,7 +23,7 @@ use sandbox_protocol::{
 use wasmtime::{Linker, Module};
 
 use crate::command::ShellRunner;
-use crate::connection::{Ended, Ending, Job, Link, Outbox, Reply, Task};
+use crate::connection::{Ended, Ending, Job, Link, MappedState, Outbox, Reply, StateBytes, Task};
 use crate::engine::{self, LazyModule, engine, load_module};
 use crate::host::{Control, HostState, SessionConfig, build_linker};
 use crate::jail::{self, JailArgs, JailSpec};
@@ -47,6 +47,8 @@ pub struct ServeArgs {
     /// The interpreter compiled with its memory image, when precompile made one.
     pub image: Option<PathBuf>,
     pub wasm_sha256: String,
+    /// A restore of the session's state comes first (`--resume`): see [`python::serve`].
+    pub resume: bool,
     pub config: SessionConfig,
     /// The jail layers asked for and required, and what `main` did before anything else.
     pub jail: JailArgs,
@@ -266,6 +268,11 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
                 module_identity,
                 image_identity,
             } = loaded;
+            let wake = if args.resume {
+                python::WakeAt::FirstNeed
+            } else {
+                python::WakeAt::Start
+            };
             let served = match args.runtime.language() {
                 Language::Python => python::serve(
                     python::Modules {
@@ -279,7 +286,7 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
                     &args.workspace,
                     &args.config,
                     python::Build::of(&args.wasm_sha256),
-                    link,
+                    (link, wake),
                 ),
                 Language::JavaScript => {
                     module
@@ -394,15 +401,18 @@ impl Reader {
                 Ok(Some(Request::Snapshot)) => self.jobs.send(Task::Snapshot).ok()?,
                 Ok(Some(Request::SendState)) => self.jobs.send(Task::SendState).ok()?,
                 Ok(Some(Request::RestoreFile { len })) => {
+                    let began = std::time::Instant::now();
                     let state = match self.stream.descriptors.pop_front() {
                         Some(fd) if len <= MAX_RESTORE as u64 => {
-                            // From the file's start, whatever its offset: a short or unreadable
+                            // From the file's start, whatever its offset: a short or unmappable
                             // file is refused as no snapshot.
-                            let mut state = vec![0; len as usize];
                             let file = std::fs::File::from(fd);
-                            match std::os::unix::fs::FileExt::read_exact_at(&file, &mut state, 0) {
-                                Ok(()) => state,
-                                Err(_) => Vec::new(),
+                            match MappedState::map(&file, len as usize) {
+                                Ok(mapped) => StateBytes::Mapped(mapped),
+                                Err(e) => {
+                                    tracing::debug!(error = %e, "a state file not mapped");
+                                    StateBytes::Parts(Vec::new())
+                                }
                             }
                         }
                         Some(_) => {
@@ -411,8 +421,13 @@ impl Reader {
                             );
                             return Some(Ok(Ended::SupervisorGone));
                         }
-                        None => Vec::new(),
+                        None => StateBytes::Parts(Vec::new()),
                     };
+                    tracing::debug!(
+                        us = began.elapsed().as_micros() as u64,
+                        len,
+                        "state file mapped"
+                    );
                     self.jobs.send(Task::Restore(state)).ok()?;
                 }
                 Ok(Some(Request::RestorePart { data, last })) => {
@@ -425,7 +440,9 @@ impl Reader {
                     self.restoring.extend_from_slice(&data);
                     if last {
                         let snapshot = std::mem::take(&mut self.restoring);
-                        self.jobs.send(Task::Restore(snapshot)).ok()?;
+                        self.jobs
+                            .send(Task::Restore(StateBytes::Parts(snapshot)))
+                            .ok()?;
                     }
                 }
                 Ok(Some(Request::Command(command))) => {
@@ -557,12 +574,17 @@ mod tests {
         let Task::Restore(state) = jobs.recv().unwrap() else {
             panic!("a restore")
         };
-        assert_eq!(state, b"the state");
+        assert_eq!(&*state, b"the state");
         send(&mut supervisor, &Request::RestoreFile { len: 9 });
         let Task::Restore(state) = jobs.recv().unwrap() else {
             panic!("a restore")
         };
         assert!(state.is_empty(), "no descriptor, no state");
+        send_with_fd(&supervisor, &Request::RestoreFile { len: 99 }, file.as_fd());
+        let Task::Restore(state) = jobs.recv().unwrap() else {
+            panic!("a restore")
+        };
+        assert!(state.is_empty(), "a file shorter than said is no state");
         send(&mut supervisor, &Request::Shutdown);
         thread.join().unwrap();
         assert_eq!(endings.recv().unwrap().unwrap(), Ended::Shutdown);

@@ -63,6 +63,11 @@ struct LogState {
     /// The longest checkpoint that is a link to the log's current file ([`link_into`]): once
     /// the log moves to another file, nothing appends to this one and it is cut back to that.
     linked: Option<u64>,
+    /// Restores in flight that read the log's file in a worker ([`StateLog::lend`]), and the
+    /// cuts [`retire`] put off meanwhile: a worker maps the file, and a read past a cut would
+    /// end it.
+    lent: usize,
+    put_off: Vec<(std::fs::File, u64)>,
 }
 
 /// What a log's newest layer says of the interpreter.
@@ -94,6 +99,46 @@ impl StateLog {
     pub fn adopt_linked(&self, linked: Option<u64>) {
         self.lock().linked = linked;
     }
+
+    /// Lends the log's file to a worker that restores from it: no file of the log is cut back
+    /// until the returned value drops (once the worker answered, or is gone).
+    pub fn lend(self: &std::sync::Arc<Self>) -> Lent {
+        self.lock().lent += 1;
+        Lent(self.clone())
+    }
+}
+
+/// A log's file lent to a restoring worker ([`StateLog::lend`]).
+pub struct Lent(std::sync::Arc<StateLog>);
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        let put_off = {
+            let mut state = self.0.lock();
+            state.lent -= 1;
+            if state.lent > 0 {
+                return;
+            }
+            std::mem::take(&mut state.put_off)
+        };
+        for (file, len) in put_off {
+            cut_back(&file, len);
+        }
+    }
+}
+
+/// Cuts `file` (a log's former file) back to `len`, the longest checkpoint linked to it.
+fn cut_back(file: &std::fs::File, len: u64) {
+    let cut = file.metadata().and_then(|m| {
+        if m.len() > len {
+            file.set_len(len)
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(e) = cut {
+        tracing::warn!(error = %e, "cannot cut a checkpoint's state back to its length");
+    }
 }
 
 /// A checkpoint made by linking the session's log ([`link_into`]).
@@ -118,15 +163,11 @@ fn retire<T>(
     });
     let swapped = swap()?;
     if let (Some(former), Some(len)) = (former, state.linked.take()) {
-        let cut = former.metadata().and_then(|m| {
-            if m.len() > len {
-                former.set_len(len)
-            } else {
-                Ok(())
-            }
-        });
-        if let Err(e) = cut {
-            tracing::warn!(error = %e, "cannot cut a checkpoint's state back to its length");
+        let former = former.into_std();
+        if state.lent > 0 {
+            state.put_off.push((former, len));
+        } else {
+            cut_back(&former, len);
         }
     }
     Ok(swapped)
@@ -194,7 +235,8 @@ pub fn adopt_as_log(
         // The log's own file, grown past the checkpoint: cut back when no other checkpoint
         // linked to it is longer.
         let is_log = current.is_some_and(|(d, i, _)| (d, i) == (dev, ino));
-        if !(is_log && state.linked == Some(len)) {
+        // Nor while a worker reads the file (see `StateLog::lend`).
+        if !(is_log && state.linked == Some(len)) || state.lent > 0 {
             return Ok(false);
         }
         file.set_len(len)?;
@@ -453,6 +495,8 @@ impl Session {
     /// # Errors
     /// When the worker died taking it (it is forgotten).
     pub(super) async fn resume(&self, runner: &mut Runner) -> Result<(), SessionError> {
+        // Before the file is opened: a compaction meanwhile must not cut it under the worker.
+        let _lent = self.state_log.lend();
         let files = self.files();
         let opened = match blocking(move || open_log(&files)).await {
             Ok(Some(opened)) => opened,
@@ -489,6 +533,7 @@ impl Session {
                     bytes = len,
                     memory_bytes = info.memory_bytes,
                     took_ms = started.elapsed().as_secs_f64() * 1000.0,
+                    worker_ms = info.took_us as f64 / 1000.0,
                     "session state resumed"
                 );
                 Ok(())
@@ -669,5 +714,52 @@ mod tests {
                 .unwrap()
                 .is_some()
         );
+    }
+
+    /// A worker maps the log's file while it restores from it: a cut meanwhile would end it,
+    /// so the log's former file is cut back only once the last restore is done.
+    #[test]
+    fn a_lent_log_file_is_cut_back_only_when_every_restore_of_it_is_done() {
+        let state = tempfile::tempdir().unwrap();
+        let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
+        let files = dirs.create_session("s").unwrap();
+        let log = std::sync::Arc::new(StateLog::default());
+        let checkpoint = files.checkpoints.create_private_dir("cp").unwrap();
+        save(&files, &log, &[layer(1, true)]).unwrap();
+        let linked = link_into(&files, &log, &checkpoint, "state")
+            .unwrap()
+            .unwrap();
+        save(&files, &log, &[layer(2, false)]).unwrap();
+        let grown = len_of(&checkpoint, "state");
+        assert!(grown > linked.bytes);
+
+        let first = log.lend();
+        let second = log.lend();
+        // While lent, the log's own file is not made a checkpoint's by a cut either.
+        let newest = linked.newest.clone();
+        assert!(!adopt_as_log(&files, &log, &checkpoint, "state", (linked.bytes, newest)).unwrap());
+        let whole = read(&files).unwrap().unwrap();
+        replace(&files, &log, &whole).unwrap();
+        assert_eq!(len_of(&checkpoint, "state"), grown, "not cut while lent");
+        drop(first);
+        assert_eq!(
+            len_of(&checkpoint, "state"),
+            grown,
+            "one restore still reads it"
+        );
+        drop(second);
+        assert_eq!(
+            len_of(&checkpoint, "state"),
+            linked.bytes,
+            "cut once both are done"
+        );
+        // Nothing is put off once nothing is lent.
+        let again = files.checkpoints.create_private_dir("cp2").unwrap();
+        let linked = link_into(&files, &log, &again, "state").unwrap().unwrap();
+        save(&files, &log, &[layer(3, false)]).unwrap();
+        let whole = read(&files).unwrap().unwrap();
+        replace(&files, &log, &whole).unwrap();
+        assert_eq!(len_of(&again, "state"), linked.bytes);
+        assert!(log.lock().put_off.is_empty());
     }
 }

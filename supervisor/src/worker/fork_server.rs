@@ -172,6 +172,7 @@ impl ForkServer {
             runtime,
             limits: &config.defaults,
             module,
+            resume: false,
         };
         let mut plan = SpawnPlan::build(config, &request).map_err(|e| e.to_string())?;
         plan.args[0] = FORK_SERVER_ENTRY.into();

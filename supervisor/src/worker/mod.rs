@@ -14,9 +14,8 @@ use interprocess::local_socket::tokio::{RecvHalf, SendHalf, prelude::*};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use sandbox_protocol::{
-    CachedModule, DiskCharge, ExecutionReport, FrameError, PROTOCOL_VERSION, ReadyInfo, Request,
-    Response, RestoreInfo, Runtime, SNAPSHOT_PART, SnapshotInfo, WorkerExit, read_frame,
-    write_frame,
+    DiskCharge, ExecutionReport, FrameError, PROTOCOL_VERSION, ReadyInfo, Request, Response,
+    RestoreInfo, SNAPSHOT_PART, SnapshotInfo, WorkerExit, read_frame, write_frame,
 };
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -24,8 +23,7 @@ use tokio_util::sync::CancellationToken;
 pub use plan::{PlanError, SpawnPlan, SpawnRequest};
 pub use spawn::SpawnError;
 
-use crate::config::{SessionLimits, SupervisorConfig};
-use crate::workspace::SessionFiles;
+use crate::config::SupervisorConfig;
 use fork_server::ForkServer;
 use spawn::WorkerProcess;
 
@@ -220,14 +218,9 @@ impl Worker {
     /// See [`SpawnError`].
     pub async fn spawn(
         config: &SupervisorConfig,
-        module: &CachedModule,
-        files: &SessionFiles,
-        generation: u64,
-        runtime: Runtime,
-        limits: &SessionLimits,
+        request: SpawnRequest<'_>,
         fork_server: Option<&Arc<ForkServer>>,
     ) -> Result<(Self, ReadyInfo), SpawnError> {
-        let request = SpawnRequest::new(files, module, generation, runtime, limits);
         let plan = SpawnPlan::build(config, &request)?;
         // A jail probe attacks instead of serving: only `serve` workers are forked.
         let fork_server = fork_server.filter(|_| plan.serves());

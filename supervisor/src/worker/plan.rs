@@ -68,6 +68,9 @@ pub struct SpawnRequest<'a> {
     pub runtime: Runtime,
     pub limits: &'a SessionLimits,
     pub module: &'a CachedModule,
+    /// The session's state is restored into the worker before anything else: its interpreter
+    /// waits for it rather than setting a fresh session up first (`--resume`).
+    pub resume: bool,
 }
 
 impl<'a> SpawnRequest<'a> {
@@ -88,7 +91,14 @@ impl<'a> SpawnRequest<'a> {
             runtime,
             limits,
             module,
+            resume: false,
         }
+    }
+
+    /// The request for a worker that takes over the session's saved state first.
+    #[must_use]
+    pub fn resuming(self, resume: bool) -> Self {
+        Self { resume, ..self }
     }
 }
 
@@ -282,6 +292,9 @@ fn worker_args(
     if let Some(image) = &request.module.image {
         args.extend(["--image".into(), image.into()]);
     }
+    if request.resume {
+        args.push("--resume".into());
+    }
     for (flag, value) in [
         ("--memory-bytes", limits.memory_bytes.to_string()),
         ("--stdout-cap", limits.stdout_cap.to_string()),
@@ -409,6 +422,7 @@ mod tests {
             runtime,
             limits,
             module,
+            resume: false,
         };
         SpawnPlan::build(config, &request)
     }

@@ -401,6 +401,41 @@ async fn a_killed_worker_loses_no_kind_of_value() -> Result<()> {
     server.stop().await
 }
 
+/// A worker started to resume a state waits for it instead of setting a fresh session up; when
+/// the state turns out unusable (here: a log overwritten with junk while the session had no
+/// worker), the session starts afresh on that worker, fully set up (its packages importable),
+/// and the call says the state was lost.
+#[tokio::test]
+async fn a_state_the_new_worker_refuses_starts_the_session_afresh_and_set_up() -> Result<()> {
+    let server = Server::start().await?;
+    stdout(&server, "python", "spoiled", "x = 41").await?;
+    server.kill_worker_of("spoiled").await?;
+    let app = server
+        .workspace_of("spoiled")
+        .context("the session's directory")?;
+    let log = app
+        .parent()
+        .context("the session's directory")?
+        .join("state/log");
+    let mut junk = 24u64.to_le_bytes().to_vec();
+    junk.extend_from_slice(b"not a layer of any state");
+    std::fs::write(&log, &junk)?;
+    let after = server
+        .exec(
+            "python",
+            "import numpy
+print('x' in globals(), numpy.arange(3).sum())",
+            json!({ "session_id": "spoiled" }),
+        )
+        .await?;
+    ensure!(!after.is_error, "{after:?}");
+    ensure!(after.str("stdout") == "False 3\n", "{after:?}");
+    ensure!(after.str("state_after_restart") == "lost", "{after:?}");
+    let again = stdout(&server, "python", "spoiled", "x = 1\nprint(x + 1)").await?;
+    ensure!(again == "2\n", "{again:?}");
+    server.stop().await
+}
+
 /// The number of layers in a session's state log (`state/log`: each a `u64` length, then it).
 fn layers_in_log(server: &Server, session: &str) -> Result<usize> {
     let app = server

@@ -413,6 +413,7 @@ pub fn serve(
             }
             Task::Restore(bytes) => {
                 let restored = session.restore(&bytes).map_err(|e| format!("{e:#}"));
+                drop(bytes);
                 link.send(&Response::Restored(restored))
             }
         };

@@ -173,7 +173,9 @@ impl Interpreter {
         build: Build,
         control: Arc<Control>,
     ) -> Result<Self> {
+        let began = std::time::Instant::now();
         let layers = crate::snapshot::parse_layers(bytes)?;
+        let parsed = elapsed_us(began);
         let config = SessionConfig {
             clock_since: Some(crate::snapshot::clock_since(&layers)),
             ..config.clone()
@@ -187,6 +189,7 @@ impl Interpreter {
             control,
             STARTUP_FUEL,
         )?;
+        let instantiated = elapsed_us(began);
         crate::snapshot::restore_into(
             &layers,
             &mut fresh.store,
@@ -196,14 +199,21 @@ impl Interpreter {
         )?;
         fresh.identity = self.identity.clone();
         fresh.cell = layers.last().map_or(0, |l| l.meta.cell);
+        let written = elapsed_us(began);
         let memory = fresh.exports.memory.data(&fresh.store);
         fresh.tracker.sync(memory);
+        tracing::debug!(
+            parsed,
+            instantiated,
+            written,
+            synced = elapsed_us(began),
+            "restored (µs since the restore began)"
+        );
         Ok(fresh)
     }
 
-    /// Instantiates CPython and sets the session up in its first turn: from `start.image`, a
-    /// wake of the driver; otherwise `preload` and the driver. The interpreter's version once
-    /// the driver reported ready.
+    /// Instantiates CPython and sets the session up in its first turn: from an image, a wake of
+    /// the driver (now, or when a request first needs it); otherwise `preload` and the driver.
     fn start(
         start: Start<'_>,
         identity: &str,
@@ -212,11 +222,11 @@ impl Interpreter {
         config: &SessionConfig,
         build: Build,
         link: &Link,
-    ) -> Result<(Self, String)> {
+    ) -> Result<(Self, Woken)> {
         let control = link.control.clone();
         let mut interpreter;
         let version = match start {
-            Start::Image(image) => {
+            Start::Image { image, wake } => {
                 interpreter = Self::instantiate(
                     image,
                     linker,
@@ -230,7 +240,10 @@ impl Interpreter {
                     us = link.ready_clock.elapsed_us(),
                     "instantiated from the image"
                 );
-                interpreter.first_turn(WAKE, "ready")?
+                match wake {
+                    WakeAt::Start => Woken::Version(interpreter.wake()?),
+                    WakeAt::FirstNeed => Woken::NotYet,
+                }
             }
             Start::Cold { module, preload } => {
                 let fuel = if preload.is_empty() {
@@ -240,7 +253,7 @@ impl Interpreter {
                 };
                 interpreter =
                     Self::instantiate(module, linker, workspace, config, build, control, fuel)?;
-                interpreter.first_turn(&format!("{preload}{DRIVER}"), "ready")?
+                Woken::Version(interpreter.first_turn(&format!("{preload}{DRIVER}"), "ready")?)
             }
         };
         interpreter.identity = identity.to_owned();
@@ -249,16 +262,16 @@ impl Interpreter {
 
     /// Takes over a pristine interpreter for this session: its host state (descriptors, limits,
     /// captures, cancel control) is replaced by the session's, which is all an instantiation
-    /// gives an instance besides its memory, then its driver is woken. The interpreter's
-    /// version once the driver reported ready.
+    /// gives an instance besides its memory, then its driver is woken (now, or when a request
+    /// first needs it: see [`WakeAt`]).
     fn adopt(
         pristine: Pristine,
         identity: &str,
         workspace: &Path,
         config: &SessionConfig,
         build: Build,
-        link: &Link,
-    ) -> Result<(Self, String)> {
+        (link, wake): (&Link, WakeAt),
+    ) -> Result<(Self, Woken)> {
         let Pristine(mut interpreter) = pristine;
         let size = interpreter.exports.memory.data_size(&interpreter.store);
         if size > config.memory_bytes {
@@ -277,9 +290,18 @@ impl Interpreter {
             us = link.ready_clock.elapsed_us(),
             "adopted the fork server's interpreter"
         );
-        let version = interpreter.first_turn(WAKE, "ready")?;
+        let woken = match wake {
+            WakeAt::Start => Woken::Version(interpreter.wake()?),
+            WakeAt::FirstNeed => Woken::NotYet,
+        };
         interpreter.identity = identity.to_owned();
-        Ok((interpreter, version))
+        Ok((interpreter, woken))
+    }
+
+    /// Runs the driver's wake (what depends on the session: import paths, random seeds): the
+    /// first turn of an instance of the memory image. The interpreter's version.
+    fn wake(&mut self) -> Result<String> {
+        self.first_turn(WAKE, "ready")
     }
 
     /// Reads one byte of every page of the memory and writes one back unchanged, so its
@@ -431,12 +453,32 @@ enum Start<'a> {
         preload: &'a str,
     },
     /// A memory image of such a first turn ([`make_image`]): the first turn wakes the driver.
-    Image(&'a Module),
+    Image { image: &'a Module, wake: WakeAt },
+}
+
+/// When an instance of the memory image runs its wake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeAt {
+    /// Before the worker says it is ready: a new session.
+    Start,
+    /// When the first request that runs guest code or takes its state comes. A worker started
+    /// to resume a saved state (`--resume`) is given that state first, which replaces the
+    /// whole interpreter: its wake (~10 ms of CPython) would be thrown away.
+    FirstNeed,
+}
+
+/// Whether a started interpreter's driver has reported ready.
+enum Woken {
+    /// It has, with the interpreter's version.
+    Version(String),
+    /// Not yet ([`WakeAt::FirstNeed`]).
+    NotYet,
 }
 
 /// Runs the pushed Python session until the supervisor goes away. With `image` (the module
 /// compiled with a memory image of [`make_image`]), every interpreter of the session starts
-/// from it; should that fail, the session goes on from `module`.
+/// from it; should that fail, the session goes on from `module`. The first interpreter runs
+/// its wake at `first_wake`; every later one (after an execution that ended one) at once.
 ///
 /// # Errors
 /// When the interpreter cannot start, at first or after a restart.
@@ -446,7 +488,7 @@ pub(super) fn serve(
     workspace: &Path,
     config: &SessionConfig,
     build: Build,
-    link: Link,
+    (link, first_wake): (Link, WakeAt),
 ) -> Result<(), WorkerError> {
     let super::Modules {
         module,
@@ -463,13 +505,22 @@ pub(super) fn serve(
         fits
     });
     let mut preload = build.preload;
+    let mut wake = first_wake;
     // The report of an execution that ended the previous interpreter, sent once the next one
     // is ready (so the caller hears about the restart and can continue at once).
     let mut carried: Option<(ExecutionReport, Reply)> = None;
     loop {
         let mut started = None;
         if let (Some(_), Some(ready)) = (image, pristine.take()) {
-            match Interpreter::adopt(ready, image_identity, workspace, config, build, &link) {
+            let adopted = Interpreter::adopt(
+                ready,
+                image_identity,
+                workspace,
+                config,
+                build,
+                (&link, wake),
+            );
+            match adopted {
                 Ok(interpreter) => started = Some(interpreter),
                 Err(e) => {
                     tracing::warn!(error = %format!("{e:#}"), "cannot adopt the fork server's interpreter");
@@ -478,7 +529,10 @@ pub(super) fn serve(
         }
         if let (None, Some(imaged)) = (&started, image) {
             match Interpreter::start(
-                Start::Image(imaged),
+                Start::Image {
+                    image: imaged,
+                    wake,
+                },
                 image_identity,
                 linker,
                 workspace,
@@ -493,13 +547,14 @@ pub(super) fn serve(
                 }
             }
         }
-        let (mut interpreter, version) = match started {
-            Some(started) => started,
-            None => Interpreter::start(
-                Start::Cold {
-                    module: module.get()?,
-                    preload,
-                },
+        // The module is mapped only for this (see `LazyModule`).
+        let start_cold = |preload| {
+            let cold = Start::Cold {
+                module: module.get()?,
+                preload,
+            };
+            Interpreter::start(
+                cold,
                 module_identity,
                 linker,
                 workspace,
@@ -507,9 +562,19 @@ pub(super) fn serve(
                 build,
                 &link,
             )
-            .map_err(|e| WorkerError::Runtime(format!("CPython failed to start: {e:#}")))?,
+            .map_err(|e| WorkerError::Runtime(format!("CPython failed to start: {e:#}")))
+        };
+        let (mut interpreter, woken) = match started {
+            Some(started) => started,
+            None => start_cold(preload)?,
+        };
+        let (version, mut asleep) = match woken {
+            Woken::Version(version) => (version, false),
+            // The version is the driver's to say; the restored state's driver says it next.
+            Woken::NotYet => (String::new(), true),
         };
         preload = "";
+        wake = WakeAt::Start;
         let sent = match carried.take() {
             Some((report, reply)) => link.deliver(reply, report),
             None => link.send_ready(Language::Python, version, image.is_some()),
@@ -521,6 +586,15 @@ pub(super) fn serve(
             let Some(task) = link.next_task() else {
                 return Ok(());
             };
+            if asleep && !matches!(task, Task::Restore(_)) {
+                // No state came to replace it: the session starts afresh after all.
+                if let Err(e) = interpreter.wake() {
+                    tracing::warn!(error = %format!("{e:#}"), "cannot wake an instance of the memory image: starting cold");
+                    image = None;
+                    interpreter = start_cold(build.preload)?.0;
+                }
+                asleep = false;
+            }
             let sent = match task {
                 Task::Run(job) => match interpreter.execute(&job.request) {
                     Ok(report) => {
@@ -548,8 +622,11 @@ pub(super) fn serve(
                         build,
                         link.control.clone(),
                     );
+                    drop(bytes);
                     let answer = restored.map(|fresh| {
                         interpreter = fresh;
+                        // A state is taken only between executions of a woken interpreter.
+                        asleep = false;
                         RestoreInfo {
                             took_us: elapsed_us(started),
                             memory_bytes: interpreter.exports.memory.data_size(&interpreter.store)

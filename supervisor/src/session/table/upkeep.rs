@@ -12,7 +12,7 @@ use crate::memory;
 use crate::pool::{Pooled, worker_shape};
 use crate::runtimes::Runtimes;
 use crate::session::{Session, SessionSpec};
-use crate::worker::Worker;
+use crate::worker::{SpawnRequest, Worker};
 
 /// How long the pool waits after a worker failed to start before trying again; each failure
 /// in a row doubles the wait, up to [`POOL_RETRY_MAX`] (a broken host is not retried, and
@@ -177,17 +177,8 @@ impl SessionTable {
             .create_pooled()
             .map_err(|e| format!("cannot create its directory: {e}"))?;
         let fork_server = self.pool.forks.get(runtime, module);
-        match Worker::spawn(
-            &self.config,
-            module,
-            &files,
-            1,
-            runtime,
-            &limits,
-            fork_server.as_ref(),
-        )
-        .await
-        {
+        let request = SpawnRequest::new(&files, module, 1, runtime, &limits);
+        match Worker::spawn(&self.config, request, fork_server.as_ref()).await {
             Ok((worker, ready)) => {
                 tracing::debug!(pid = worker.pid(), %runtime, startup_ms = ready.startup_us as f64 / 1000.0, from_image = ready.from_image, "worker pooled");
                 // Its first layer of state (every page it wrote) is taken while it waits.

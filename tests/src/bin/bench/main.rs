@@ -21,8 +21,10 @@
 //! - Fuel metering's overhead (≤ 30 %), from `sandbox-worker fuel-overhead`, and the first
 //!   import time and fuel of the heaviest vendored packages.
 //! - Sessions as values ([`state`], issue 28): checkpoint (≤ 20 ms; ≤ 150 ms with pandas and a
-//!   50 MB DataFrame), restore and resume after a kill (≤ 30 ms), fork (≤ 50 ms), per runtime.
-//!   `--state` measures only these.
+//!   50 MB DataFrame), restore and resume after a kill (≤ 30 ms), fork (≤ 50 ms), per runtime;
+//!   and 1,000 idle Python sessions suspended on a server of their own: its process tree before
+//!   and after, their disk use, and a suspended session's first call (≤ 30 ms).
+//!   `--state` measures only these (about two minutes).
 //!
 //! `--against 'CMD ARGS'` also starts another MCP stdio server from that command line and
 //! prints its figures in a column beside ours (what it cannot be measured on says `n/a` and
@@ -177,6 +179,7 @@ async fn measure_ours(plan: &Plan) -> Result<Vec<Row>> {
     rows.push(suite::scientific_sessions_row(&subject, SCIENTIFIC_SESSIONS).await);
     drop(subject);
     stop(server).await;
+    rows.extend(state::suspended_rows(state::SUSPENDED_SESSIONS).await);
 
     let worker = server_binary().with_file_name("sandbox-worker");
     let runtimes: Option<PathBuf> = host::data_dir().and_then(|d| d.parent().map(Into::into));
@@ -344,9 +347,10 @@ async fn main() -> Result<()> {
     if options.state {
         let server = Arc::new(CommandServer::sandbox_mcp().await?);
         let subject = Subject::new(Arc::clone(&server) as SharedClient, server.pid).await?;
-        let rows = state::state_rows(&subject).await;
+        let mut rows = state::state_rows(&subject).await;
         drop(subject);
         stop(server).await;
+        rows.extend(state::suspended_rows(state::SUSPENDED_SESSIONS).await);
         println!("{}", table::render(&rows, &[]));
         return Ok(());
     }

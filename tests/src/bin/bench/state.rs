@@ -2,13 +2,16 @@
 //! checkpoint of a plain Python session and of one holding pandas and a 50 MB DataFrame, a
 //! restore, a fork from the live state, and the first call after the session's worker was
 //! killed (a new worker resumes the state), per runtime; and what a checkpoint takes on disk.
+//! [`suspended_rows`]: a thousand idle Python sessions suspended, on a server of their own.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use crate::subject::{JAVASCRIPT, Lang, PYTHON, Subject, call_ok};
+use sandbox_tests::bench_support::{self, CommandServer};
+
+use crate::subject::{JAVASCRIPT, Lang, PYTHON, SharedClient, Subject, call_ok};
 use crate::suite::label;
 use crate::table::{Row, Target, Value};
 
@@ -138,4 +141,137 @@ async fn measure(
             of: Some("snapshot and /app".into()),
         },
     ))
+}
+
+/// Python sessions in the suspended-sessions figure.
+pub const SUSPENDED_SESSIONS: usize = 1000;
+
+/// Sessions of the suspended figure whose first call is timed (each must see its variable).
+const RESUMED_SAMPLES: usize = 12;
+
+/// `count` Python sessions, each given a variable and then left idle until it is suspended, on
+/// a server of its own (`SANDBOX_SUSPEND_IDLE_SECS=1`, room for them all): the server's process
+/// tree before the first and once every one is suspended, what their states take on disk, and
+/// the first call of a few of them afterwards (each must print its own variable). Issue 28:
+/// suspended sessions cost disk, not memory.
+pub async fn suspended_rows(count: usize) -> Vec<Row> {
+    let label_of = |what: &str| label(PYTHON, &format!("{count} suspended sessions: {what}"));
+    let measured = suspended(count).await;
+    let (before, after, disk, resumed) = match measured {
+        Ok(figures) => figures,
+        Err(e) => {
+            let why = || Value::missing("failed", &format!("{e:#}"));
+            (why(), why(), why(), why())
+        }
+    };
+    vec![
+        Row::new(label_of("server before the first"), Target::None, before),
+        Row::new(
+            label_of("server once all are suspended"),
+            Target::None,
+            after,
+        ),
+        Row::new(
+            label_of("their files and states on disk"),
+            Target::None,
+            disk,
+        ),
+        Row::new(
+            label_of("first call of one (resumed)"),
+            Target::AtMostMs(30.0),
+            resumed,
+        ),
+    ]
+}
+
+async fn suspended(count: usize) -> Result<(Value, Value, Value, Value)> {
+    let max_sessions = (count + 16).to_string();
+    let server = std::sync::Arc::new(
+        CommandServer::sandbox_mcp_with(&[
+            ("SANDBOX_MAX_SESSIONS", &max_sessions),
+            ("SANDBOX_SUSPEND_IDLE_SECS", "1"),
+        ])
+        .await?,
+    );
+    let state_dir = server.state_dir().context("the server's state directory")?;
+    let subject = Subject::new(server.clone() as SharedClient, server.pid).await?;
+    // One session first, so that both interpreters are compiled and the pool is full.
+    let warm = subject.create_session(PYTHON).await?;
+    subject.run(PYTHON, "1", Some(&warm)).await?;
+    subject.destroy_session(&warm).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (memory, processes) = bench_support::tree_memory(subject.pid)?;
+    let before = Value::Memory { memory, processes };
+
+    let mut made = Vec::with_capacity(count);
+    for n in 0..count {
+        let id = subject.create_session(PYTHON).await?;
+        subject
+            .run(PYTHON, &format!("n = {n}"), Some(&id))
+            .await
+            .with_context(|| format!("session {n}"))?;
+        made.push(id);
+        if (n + 1) % 100 == 0 {
+            eprintln!("sandbox-bench: {} sessions made", n + 1);
+        }
+    }
+    // Suspended within the setting plus the 5 s the issue allows: then only the pool and the
+    // fork servers are left below the server.
+    let settled = sandbox_tests::eventually(Duration::from_secs(30), || {
+        bench_support::tree_memory(subject.pid).is_ok_and(|(_, now)| now <= processes)
+    })
+    .await;
+    anyhow::ensure!(
+        settled,
+        "sessions still hold workers 30 s after the last call"
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (memory, processes) = bench_support::tree_memory(subject.pid)?;
+    let after = Value::Density {
+        sessions: count,
+        memory,
+        processes,
+        refused: None,
+    };
+    let disk = Value::Size {
+        bytes: disk_use(&state_dir.join("sessions"))?,
+        of: Some(format!("{count} sessions' directories")),
+    };
+
+    let mut resumes = Vec::new();
+    for n in (0..count).step_by((count / RESUMED_SAMPLES).max(1)) {
+        let (reply, took) = subject.run(PYTHON, "print(n)", Some(&made[n])).await?;
+        let answer = reply.structured_content.unwrap_or_default();
+        anyhow::ensure!(
+            answer["stdout"].as_str().map(str::trim) == Some(n.to_string().as_str())
+                && answer["state_after_restart"] == "resumed",
+            "session {n} did not come back with its variable: {answer}"
+        );
+        resumes.push(took);
+    }
+    drop(subject);
+    if let Ok(server) = std::sync::Arc::try_unwrap(server) {
+        let _ = server.stop().await;
+    }
+    Ok((before, after, disk, Value::latency(resumes)))
+}
+
+/// The bytes of the files below `dir`, each file once however many links it has.
+fn disk_use(dir: &std::path::Path) -> Result<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = std::collections::HashSet::new();
+    let mut pending = vec![dir.to_path_buf()];
+    let mut total = 0;
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            let meta = entry.metadata()?;
+            if meta.is_dir() {
+                pending.push(entry.path());
+            } else if seen.insert((meta.dev(), meta.ino())) {
+                total += meta.blocks() * 512;
+            }
+        }
+    }
+    Ok(total)
 }
