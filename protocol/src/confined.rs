@@ -383,10 +383,32 @@ impl Root {
         rel: &Path,
         follow: Follow,
     ) -> Result<(File, Metadata), ConfinedError> {
+        self.open_regular_with(rel, follow, false)
+    }
+
+    /// [`Root::open_regular`], open for writing too (to cut a file back, say).
+    ///
+    /// # Errors
+    /// As [`Root::open_regular`].
+    pub fn open_regular_writable(
+        &self,
+        rel: &Path,
+        follow: Follow,
+    ) -> Result<(File, Metadata), ConfinedError> {
+        self.open_regular_with(rel, follow, true)
+    }
+
+    fn open_regular_with(
+        &self,
+        rel: &Path,
+        follow: Follow,
+        write: bool,
+    ) -> Result<(File, Metadata), ConfinedError> {
         let rel = plain_relative(rel)?;
         let mut options = OpenOptions::new();
         options
             .read(true)
+            .write(write)
             .custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32);
         if follow == Follow::No {
             options.follow(FollowSymlinks::No);
@@ -1152,6 +1174,32 @@ mod tests {
             r.read_regular(Path::new("sub"), Follow::No, 10),
             Err(ConfinedError::NotRegular(EntryKind::Dir))
         ));
+    }
+
+    /// A file opened to be written (cut back) is a regular file inside the root, never one a
+    /// link points at, and the write goes to that file.
+    #[test]
+    fn writable_opens_refuse_links_and_what_is_not_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("log"), "0123456789").unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        symlink("log", dir.path().join("link")).unwrap();
+        let r = root(dir.path());
+        assert!(matches!(
+            r.open_regular_writable(Path::new("link"), Follow::No),
+            Err(ConfinedError::Symlink)
+        ));
+        // A directory is refused by the open itself (EISDIR).
+        assert!(
+            r.open_regular_writable(Path::new("sub"), Follow::No)
+                .is_err()
+        );
+        let (file, meta) = r
+            .open_regular_writable(Path::new("log"), Follow::No)
+            .unwrap();
+        assert_eq!(meta.len(), 10);
+        file.set_len(4).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("log")).unwrap(), b"0123");
     }
 
     #[test]

@@ -531,23 +531,8 @@ pub(super) fn settle_kept(
     files: &SessionFiles,
     kept: Vec<Checkpoint>,
 ) -> (Vec<Checkpoint>, Option<u64>) {
-    use std::os::unix::fs::MetadataExt;
-    let inode = |file: &cap_std::fs::File| {
-        file.try_clone()
-            .ok()
-            .and_then(|f| f.into_std().metadata().ok())
-            .map(|m| (m.dev(), m.ino(), m.len()))
-    };
-    let mut options = cap_std::fs::OpenOptions::new();
-    options.read(true).write(true);
-    cap_fs_ext::OpenOptionsFollowExt::follow(&mut options, cap_fs_ext::FollowSymlinks::No);
-    let log = files
-        .state
-        .dir()
-        .open_with(super::resume::LOG, &options)
-        .ok()
-        .as_ref()
-        .and_then(inode);
+    use super::resume::{identity, open_to_cut};
+    let log = open_to_cut(&files.state, super::resume::LOG).and_then(|f| identity(&f).ok());
     let mut linked: Option<u64> = None;
     let mut whole = Vec::new();
     for checkpoint in kept {
@@ -556,8 +541,9 @@ pub(super) fn settle_kept(
             .checkpoints
             .open_dir_nofollow(Path::new(id))
             .ok()
-            .and_then(|dir| dir.dir().open_with(STATE_FILE, &options).ok());
-        let Some((file, (dev, ino, len))) = file.and_then(|f| inode(&f).map(|i| (f, i))) else {
+            .and_then(|dir| open_to_cut(&dir, STATE_FILE));
+        let Some((file, (dev, ino, len))) = file.and_then(|f| identity(&f).ok().map(|i| (f, i)))
+        else {
             tracing::warn!(checkpoint = %id, "a kept checkpoint has no state; dropped");
             continue;
         };

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::OpenOptions;
-use sandbox_protocol::confined::{ConfinedError, Follow};
+use sandbox_protocol::confined::{ConfinedError, Follow, Root};
 
 use sandbox_protocol::StateAfterRestart;
 
@@ -152,18 +152,13 @@ pub struct Linked {
 /// Runs `swap` (which renames another file over the log, or removes it), then cuts the log's
 /// former file back to the longest checkpoint linked to it: nothing appends to it any more.
 fn retire<T>(
-    dir: &cap_std::fs::Dir,
+    root: &Root,
     state: &mut LogState,
     swap: impl FnOnce() -> std::io::Result<T>,
 ) -> std::io::Result<T> {
-    let former = state.linked.and_then(|_| {
-        let mut options = OpenOptions::new();
-        options.write(true).follow(FollowSymlinks::No);
-        dir.open_with(LOG, &options).ok()
-    });
+    let former = state.linked.and_then(|_| open_to_cut(root, LOG));
     let swapped = swap()?;
     if let (Some(former), Some(len)) = (former, state.linked.take()) {
-        let former = former.into_std();
         if state.lent > 0 {
             state.put_off.push((former, len));
         } else {
@@ -202,6 +197,21 @@ pub fn link_into(
     Ok(Some(Linked { bytes, newest }))
 }
 
+/// The regular file `name` of `root` (never through a link), open to be cut back.
+pub(super) fn open_to_cut(root: &Root, name: &str) -> Option<std::fs::File> {
+    let opened = root.open_regular_writable(Path::new(name), Follow::No);
+    opened.ok().map(|(file, _)| file.into_std())
+}
+
+/// What tells a state file from another, and how long it is: (device, inode, length).
+///
+/// # Errors
+/// When its metadata cannot be read.
+pub(super) fn identity(file: &std::fs::File) -> std::io::Result<(u64, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    file.metadata().map(|m| (m.dev(), m.ino(), m.len()))
+}
+
 /// Makes file `name` of checkpoint directory `dir` the session's log (a restore of that
 /// checkpoint, whose state of `len` bytes says `newest`), when the file holds exactly that
 /// state: a link, nothing written; or when it is the log's own file, grown past this state
@@ -213,24 +223,16 @@ pub fn link_into(
 pub fn adopt_as_log(
     files: &SessionFiles,
     log: &StateLog,
-    dir: &sandbox_protocol::confined::Root,
+    dir: &Root,
     name: &str,
     (len, newest): (u64, Newest),
-) -> std::io::Result<bool> {
+) -> Result<bool, ConfinedError> {
     let log_dir = files.state.dir();
     let mut state = log.lock();
-    let mut options = OpenOptions::new();
-    options.write(true).follow(FollowSymlinks::No);
-    let file = dir.dir().open_with(name, &options)?.into_std();
-    let identity = |file: &std::fs::File| {
-        use std::os::unix::fs::MetadataExt;
-        file.metadata().map(|m| (m.dev(), m.ino(), m.len()))
-    };
+    let (file, _) = dir.open_regular_writable(Path::new(name), Follow::No)?;
+    let file = file.into_std();
     let (dev, ino, size) = identity(&file)?;
-    let current = log_dir
-        .open_with(LOG, &options)
-        .ok()
-        .and_then(|f| identity(&f.into_std()).ok());
+    let current = open_to_cut(&files.state, LOG).and_then(|f| identity(&f).ok());
     if size != len {
         // The log's own file, grown past the checkpoint: cut back when no other checkpoint
         // linked to it is longer.
@@ -247,7 +249,7 @@ pub fn adopt_as_log(
     }
     let _ = log_dir.remove_file(NEXT_LOG);
     dir.dir().hard_link(name, log_dir, NEXT_LOG)?;
-    retire(log_dir, &mut state, || {
+    retire(&files.state, &mut state, || {
         log_dir.rename(NEXT_LOG, log_dir, LOG)
     })?;
     // A rename between two links of one file does nothing: the file was the log already.
@@ -289,7 +291,7 @@ pub fn save(
                 let _ = dir.remove_file(NEXT_LOG);
                 let mut next = files.state.create_new_file(Path::new(NEXT_LOG))?;
                 next.write_all(&layer.bytes)?;
-                retire(dir, &mut state, || dir.rename(NEXT_LOG, dir, LOG))?;
+                retire(&files.state, &mut state, || dir.rename(NEXT_LOG, dir, LOG))?;
                 state.generation += 1;
                 state.stale = false;
             } else {
@@ -390,7 +392,9 @@ fn compact_now(
     // file (only a replacement renames another over it, and that bumps the generation).
     file.seek(SeekFrom::Start(len))?;
     let appended = std::io::copy(&mut file, &mut out)?;
-    retire(dir, &mut current, || dir.rename(COMPACTED_LOG, dir, LOG))?;
+    retire(&files.state, &mut current, || {
+        dir.rename(COMPACTED_LOG, dir, LOG)
+    })?;
     drop(current);
     Ok(Some((len, compacted.len() as u64 + appended)))
 }
@@ -475,7 +479,7 @@ pub fn clear(files: &SessionFiles, log: &StateLog) {
     state.newest = None;
     for name in [LOG, NEXT_LOG, COMPACTED_LOG] {
         let removed = if name == LOG {
-            retire(dir, &mut state, || dir.remove_file(name))
+            retire(&files.state, &mut state, || dir.remove_file(name))
         } else {
             dir.remove_file(name)
         };
