@@ -23,7 +23,9 @@ use sandbox_protocol::{
 use wasmtime::{Linker, Module};
 
 use crate::command::ShellRunner;
-use crate::connection::{Ended, Ending, Job, Link, MappedState, Outbox, Reply, StateBytes, Task};
+use crate::connection::{
+    Ended, Ending, Job, Link, MappedState, Outbox, Reply, StateBytes, Task, WakeAt,
+};
 use crate::engine::{self, LazyModule, engine, load_module};
 use crate::host::{Control, HostState, SessionConfig, build_linker};
 use crate::jail::{self, JailArgs, JailSpec};
@@ -269,9 +271,9 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
                 image_identity,
             } = loaded;
             let wake = if args.resume {
-                python::WakeAt::FirstNeed
+                WakeAt::FirstNeed
             } else {
-                python::WakeAt::Start
+                WakeAt::Start
             };
             let served = match args.runtime.language() {
                 Language::Python => python::serve(
@@ -298,7 +300,7 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
                                 &linker,
                                 &args.workspace,
                                 &args.config,
-                                link,
+                                (link, wake),
                             )
                         })
                 }

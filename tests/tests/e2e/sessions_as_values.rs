@@ -401,17 +401,11 @@ async fn a_killed_worker_loses_no_kind_of_value() -> Result<()> {
     server.stop().await
 }
 
-/// A worker started to resume a state waits for it instead of setting a fresh session up; when
-/// the state turns out unusable (here: a log overwritten with junk while the session had no
-/// worker), the session starts afresh on that worker, fully set up (its packages importable),
-/// and the call says the state was lost.
-#[tokio::test]
-async fn a_state_the_new_worker_refuses_starts_the_session_afresh_and_set_up() -> Result<()> {
-    let server = Server::start().await?;
-    stdout(&server, "python", "spoiled", "x = 41").await?;
-    server.kill_worker_of("spoiled").await?;
+/// Kills `session`'s worker and overwrites its state log with junk.
+async fn spoil_state(server: &Server, session: &str) -> Result<()> {
+    server.kill_worker_of(session).await?;
     let app = server
-        .workspace_of("spoiled")
+        .workspace_of(session)
         .context("the session's directory")?;
     let log = app
         .parent()
@@ -420,11 +414,22 @@ async fn a_state_the_new_worker_refuses_starts_the_session_afresh_and_set_up() -
     let mut junk = 24u64.to_le_bytes().to_vec();
     junk.extend_from_slice(b"not a layer of any state");
     std::fs::write(&log, &junk)?;
+    Ok(())
+}
+
+/// A worker started to resume a state waits for it instead of setting a fresh session up; when
+/// the state turns out unusable (here: a log overwritten with junk while the session had no
+/// worker), the session starts afresh on that worker, fully set up (its packages importable,
+/// its context's globals there), and the call says the state was lost.
+#[tokio::test]
+async fn a_state_the_new_worker_refuses_starts_the_session_afresh_and_set_up() -> Result<()> {
+    let server = Server::start().await?;
+    stdout(&server, "python", "spoiled", "x = 41").await?;
+    spoil_state(&server, "spoiled").await?;
     let after = server
         .exec(
             "python",
-            "import numpy
-print('x' in globals(), numpy.arange(3).sum())",
+            "import numpy\nprint('x' in globals(), numpy.arange(3).sum())",
             json!({ "session_id": "spoiled" }),
         )
         .await?;
@@ -432,6 +437,27 @@ print('x' in globals(), numpy.arange(3).sum())",
     ensure!(after.str("stdout") == "False 3\n", "{after:?}");
     ensure!(after.str("state_after_restart") == "lost", "{after:?}");
     let again = stdout(&server, "python", "spoiled", "x = 1\nprint(x + 1)").await?;
+    ensure!(again == "2\n", "{again:?}");
+
+    stdout(&server, "javascript", "js-spoiled", "var x = 41").await?;
+    spoil_state(&server, "js-spoiled").await?;
+    let js = server
+        .exec(
+            "javascript",
+            "console.log(typeof x, JSON.stringify([1, 2].map((n) => n * 2)))",
+            json!({ "session_id": "js-spoiled" }),
+        )
+        .await?;
+    ensure!(!js.is_error, "{js:?}");
+    ensure!(js.str("stdout") == "undefined [2,4]\n", "{js:?}");
+    ensure!(js.str("state_after_restart") == "lost", "{js:?}");
+    let again = stdout(
+        &server,
+        "javascript",
+        "js-spoiled",
+        "var y = 1; console.log(y + 1)",
+    )
+    .await?;
     ensure!(again == "2\n", "{again:?}");
     server.stop().await
 }

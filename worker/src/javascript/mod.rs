@@ -21,7 +21,7 @@ use wasmtime::{Linker, Module, Result};
 
 use self::guest::{EvalResult, Guest, STARTUP_FUEL};
 use crate::WorkerError;
-use crate::connection::{Link, Task};
+use crate::connection::{Link, Task, WakeAt};
 use crate::host::{Control, HostState, Outcome, SessionConfig, classify_trap, fuel_for};
 
 /// QuickJS-NG version vendored by rquickjs 0.14.0.
@@ -79,6 +79,9 @@ pub struct JsSession<'m> {
     /// more takes about a fifth of a warm call, so it is done after the report is sent.
     snapshot_stale: bool,
     cell: i32,
+    /// The instance's runtime and context are not created yet ([`WakeAt::FirstNeed`]): a
+    /// restore or [`JsSession::wake`] comes first.
+    asleep: bool,
     /// What a fresh instance's memory is ([`crate::snapshot::module_identity`]), and its size.
     identity: String,
     base_bytes: usize,
@@ -98,12 +101,25 @@ impl<'m> JsSession<'m> {
         config: SessionConfig,
         control: Arc<Control>,
     ) -> Result<Self> {
-        let mut guest = Guest::instantiate(module, linker, workspace, &config, control.clone())?;
+        let mut session = Self::instantiate(module, linker, workspace, config, control)?;
+        session.wake()?;
+        Ok(session)
+    }
+
+    /// Instantiates the guest, leaving its runtime and context to [`JsSession::wake`] or to a
+    /// restore (which replaces the instance).
+    ///
+    /// # Errors
+    /// When the guest cannot be instantiated.
+    pub fn instantiate(
+        module: &'m Module,
+        linker: &'m Linker<HostState>,
+        workspace: &'m Path,
+        config: SessionConfig,
+        control: Arc<Control>,
+    ) -> Result<Self> {
+        let guest = Guest::instantiate(module, linker, workspace, &config, control.clone())?;
         let base_bytes = guest.memory.data_size(&guest.store);
-        guest.store.set_fuel(STARTUP_FUEL)?;
-        guest.init(config.memory_bytes)?;
-        guest.run(BASELINE.as_bytes(), 0)?;
-        let snapshot = guest.memory.data(&guest.store).to_vec();
         Ok(Self {
             module,
             linker,
@@ -111,13 +127,31 @@ impl<'m> JsSession<'m> {
             config,
             control,
             guest,
-            snapshot,
+            snapshot: Vec::new(),
             snapshot_stale: false,
             cell: 0,
+            asleep: true,
             identity: String::new(),
             base_bytes,
             tracker: crate::snapshot::Tracker::default(),
         })
+    }
+
+    /// Creates the runtime and context of an instance that has none yet; nothing otherwise.
+    ///
+    /// # Errors
+    /// When the guest cannot initialise.
+    pub fn wake(&mut self) -> Result<()> {
+        if !self.asleep {
+            return Ok(());
+        }
+        let guest = &mut self.guest;
+        guest.store.set_fuel(STARTUP_FUEL)?;
+        guest.init(self.config.memory_bytes)?;
+        guest.run(BASELINE.as_bytes(), 0)?;
+        self.snapshot = guest.memory.data(&guest.store).to_vec();
+        self.asleep = false;
+        Ok(())
     }
 
     /// Names the module's initial memory in this session's snapshots.
@@ -190,6 +224,8 @@ impl<'m> JsSession<'m> {
         self.tracker.sync(self.guest.memory.data(&self.guest.store));
         self.snapshot_stale = true;
         self.settle();
+        // A state is taken only of a context that exists.
+        self.asleep = false;
         Ok(sandbox_protocol::RestoreInfo {
             took_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
             memory_bytes: last,
@@ -373,16 +409,21 @@ pub fn serve(
     linker: &Linker<HostState>,
     workspace: &Path,
     config: &SessionConfig,
-    link: Link,
+    (link, wake): (Link, WakeAt),
 ) -> Result<(), WorkerError> {
-    let session = JsSession::start(
+    let failed =
+        |e: wasmtime::Error| WorkerError::Runtime(format!("QuickJS failed to start: {e:#}"));
+    let mut session = JsSession::instantiate(
         module,
         linker,
         workspace,
         config.clone(),
         link.control.clone(),
     )
-    .map_err(|e| WorkerError::Runtime(format!("QuickJS failed to start: {e:#}")))?;
+    .map_err(failed)?;
+    if wake == WakeAt::Start {
+        session.wake().map_err(failed)?;
+    }
     if link
         .send_ready(Language::JavaScript, QUICKJS_VERSION.into(), false)
         .is_err()
@@ -391,6 +432,10 @@ pub fn serve(
     }
     let mut session = session.with_identity(identity);
     while let Some(task) = link.next_task() {
+        if !matches!(task, Task::Restore(_)) {
+            // No state came to replace the instance: the session starts afresh after all.
+            session.wake().map_err(failed)?;
+        }
         let sent = match task {
             Task::Run(job) => {
                 let report = session.execute(&job.request)?;

@@ -20,7 +20,7 @@ use super::{
     parse_figures, parse_status,
 };
 use crate::WorkerError;
-use crate::connection::{Link, Reply, Task};
+use crate::connection::{Link, Reply, Task, WakeAt};
 use crate::host::{
     Control, DriverChannel, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap,
     clear_sigint, fuel_for, new_store,
@@ -454,17 +454,6 @@ enum Start<'a> {
     },
     /// A memory image of such a first turn ([`make_image`]): the first turn wakes the driver.
     Image { image: &'a Module, wake: WakeAt },
-}
-
-/// When an instance of the memory image runs its wake.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WakeAt {
-    /// Before the worker says it is ready: a new session.
-    Start,
-    /// When the first request that runs guest code or takes its state comes. A worker started
-    /// to resume a saved state (`--resume`) is given that state first, which replaces the
-    /// whole interpreter: its wake (~10 ms of CPython) would be thrown away.
-    FirstNeed,
 }
 
 /// Whether a started interpreter's driver has reported ready.
