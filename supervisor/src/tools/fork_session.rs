@@ -60,7 +60,11 @@ impl SandboxServer {
             ),
         };
         let sessions = &self.sandbox.sessions;
-        let fork = match sessions.create(&owner, &new_id, source.spec()) {
+        // The source's runtime and limits, so that its state and /app fit; the TTL of a new
+        // session made by `create_session` without one, as the issue asks of a fork.
+        let mut spec = source.spec();
+        spec.ttl = self.sandbox.config.explicit_session_ttl;
+        let fork = match sessions.create(&owner, &new_id, spec) {
             Ok(fork) => fork,
             Err(CreateError::Exists(id)) => {
                 return Err(invalid_argument(

@@ -190,11 +190,41 @@ async fn forks_start_from_the_live_state_or_a_checkpoint_and_evolve_independentl
     )
     .await?;
     ensure!(other == "41 first\n", "{other:?}");
-    // A fork has no checkpoints of its own.
+    // A fork has no checkpoints of its own, and the TTL of a new session, whatever the
+    // source's (a short one here).
     let info = server
         .call("get_workspace_info", json!({ "session_id": "live-copy" }))
         .await?;
     ensure!(info.list("checkpoints").is_empty());
+    let short = server
+        .call(
+            "create_session",
+            json!({ "session_id": "short-lived", "language": "python", "ttl_seconds": 30 }),
+        )
+        .await?;
+    ensure!(!short.is_error, "{short:?}");
+    let forked = server
+        .call(
+            "fork_session",
+            json!({ "session_id": "short-lived", "new_session_id": "short-fork" }),
+        )
+        .await?;
+    ensure!(!forked.is_error, "{forked:?}");
+    let expiry = |reply: &Reply| {
+        chrono::DateTime::parse_from_rfc3339(reply.str("expires_at"))
+            .map(|at| (at.with_timezone(&chrono::Utc) - chrono::Utc::now()).num_seconds())
+    };
+    let fork_info = server
+        .call("get_workspace_info", json!({ "session_id": "short-fork" }))
+        .await?;
+    let source_info = server
+        .call("get_workspace_info", json!({ "session_id": "short-lived" }))
+        .await?;
+    let (fork_left, source_left) = (expiry(&fork_info)?, expiry(&source_info)?);
+    ensure!(
+        source_left <= 30 && fork_left > 60,
+        "source expires in {source_left} s, its fork in {fork_left} s"
+    );
 
     // A new_session_id that exists is an invalid argument, and nothing is created.
     let taken = server
