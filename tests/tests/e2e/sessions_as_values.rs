@@ -454,41 +454,40 @@ async fn spoil_state(server: &Server, session: &str) -> Result<()> {
 #[tokio::test]
 async fn a_state_the_new_worker_refuses_starts_the_session_afresh_and_set_up() -> Result<()> {
     let server = Server::start().await?;
-    stdout(&server, "python", "spoiled", "x = 41").await?;
-    spoil_state(&server, "spoiled").await?;
-    let after = server
-        .exec(
+    // Per language: a variable, a probe that needs the set-up, what it prints afresh, and a
+    // call after it.
+    let cases = [
+        (
             "python",
+            "x = 41",
             "import numpy\nprint('x' in globals(), numpy.arange(3).sum())",
-            json!({ "session_id": "spoiled" }),
-        )
-        .await?;
-    ensure!(!after.is_error, "{after:?}");
-    ensure!(after.str("stdout") == "False 3\n", "{after:?}");
-    ensure!(after.str("state_after_restart") == "lost", "{after:?}");
-    let again = stdout(&server, "python", "spoiled", "x = 1\nprint(x + 1)").await?;
-    ensure!(again == "2\n", "{again:?}");
-
-    stdout(&server, "javascript", "js-spoiled", "var x = 41").await?;
-    spoil_state(&server, "js-spoiled").await?;
-    let js = server
-        .exec(
+            "False 3\n",
+            "x = 1\nprint(x + 1)",
+        ),
+        (
             "javascript",
+            "var x = 41",
             "console.log(typeof x, JSON.stringify([1, 2].map((n) => n * 2)))",
-            json!({ "session_id": "js-spoiled" }),
-        )
-        .await?;
-    ensure!(!js.is_error, "{js:?}");
-    ensure!(js.str("stdout") == "undefined [2,4]\n", "{js:?}");
-    ensure!(js.str("state_after_restart") == "lost", "{js:?}");
-    let again = stdout(
-        &server,
-        "javascript",
-        "js-spoiled",
-        "var y = 1; console.log(y + 1)",
-    )
-    .await?;
-    ensure!(again == "2\n", "{again:?}");
+            "undefined [2,4]\n",
+            "var y = 1; console.log(y + 1)",
+        ),
+    ];
+    for (language, set, probe, fresh, next) in cases {
+        let session = format!("spoiled-{language}");
+        stdout(&server, language, &session, set).await?;
+        spoil_state(&server, &session).await?;
+        let after = server
+            .exec(language, probe, json!({ "session_id": session }))
+            .await?;
+        ensure!(!after.is_error, "{language}: {after:?}");
+        ensure!(after.str("stdout") == fresh, "{language}: {after:?}");
+        ensure!(
+            after.str("state_after_restart") == "lost",
+            "{language}: {after:?}"
+        );
+        let again = stdout(&server, language, &session, next).await?;
+        ensure!(again == "2\n", "{language}: {again:?}");
+    }
     server.stop().await
 }
 
