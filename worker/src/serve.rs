@@ -49,7 +49,8 @@ pub struct ServeArgs {
     /// The interpreter compiled with its memory image, when precompile made one.
     pub image: Option<PathBuf>,
     pub wasm_sha256: String,
-    /// A restore of the session's state comes first (`--resume`): see [`python::serve`].
+    /// A restore of the session's state comes first (`--resume`): the interpreter waits for it
+    /// before setting a session up (see [`WakeAt::FirstNeed`]), in either language.
     pub resume: bool,
     pub config: SessionConfig,
     /// The jail layers asked for and required, and what `main` did before anything else.
