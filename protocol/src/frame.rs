@@ -135,14 +135,17 @@ pub async fn read_frame<T: DeserializeOwned>(
             n => filled += n,
         }
     }
-    let mut payload = vec![0u8; checked_len(prefix)?];
-    reader
-        .read_exact(&mut payload)
-        .await
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::UnexpectedEof => FrameError::Truncated,
-            _ => FrameError::Io(e),
-        })?;
+    // Read into spare capacity, not a zeroed buffer: state layers are hundreds of kilobytes
+    // after every call.
+    let len = checked_len(prefix)?;
+    let mut payload = Vec::with_capacity(len);
+    let read = (&mut *reader)
+        .take(len as u64)
+        .read_to_end(&mut payload)
+        .await?;
+    if read < len {
+        return Err(FrameError::Truncated);
+    }
     decode(&payload).map(Some)
 }
 

@@ -321,8 +321,48 @@ pub fn encode<'m>(
     page_of: impl Fn(u32) -> &'m [u8],
     packing: Packing,
 ) -> Vec<u8> {
+    let mut out = Vec::with_capacity(encoded_capacity(meta, pages, packing));
+    encode_into(&mut out, meta, pages, page_of, packing);
+    out
+}
+
+/// [`encode`] as one entry of a log of layers, as [`framed_layer`] makes it, without copying
+/// the layer to frame it.
+pub fn encode_framed<'m>(
+    meta: &SnapshotMeta,
+    pages: &[u32],
+    page_of: impl Fn(u32) -> &'m [u8],
+    packing: Packing,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + encoded_capacity(meta, pages, packing));
+    out.extend_from_slice(&[0; 8]);
+    encode_into(&mut out, meta, pages, page_of, packing);
+    let len = (out.len() - 8) as u64;
+    out[..8].copy_from_slice(&len.to_le_bytes());
+    out
+}
+
+/// Room for [`encode`]'s bytes: exact when stored, a guess when compressed.
+fn encoded_capacity(meta: &SnapshotMeta, pages: &[u32], packing: Packing) -> usize {
+    let page_bytes = match packing {
+        Packing::Stored => PAGE,
+        Packing::Compressed => PAGE / 2,
+    };
+    let chunks = pages.len().div_ceil(CHUNK_PAGES);
+    64 + meta.module.len()
+        + 4 * meta.descriptors.len()
+        + pages.len() * (4 + page_bytes)
+        + 4 * chunks
+}
+
+fn encode_into<'m>(
+    out: &mut Vec<u8>,
+    meta: &SnapshotMeta,
+    pages: &[u32],
+    page_of: impl Fn(u32) -> &'m [u8],
+    packing: Packing,
+) {
     let module = meta.module.as_bytes();
-    let mut out = Vec::with_capacity(64 + module.len() + pages.len() * (4 + PAGE / 2));
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(module.len() as u32).to_le_bytes());
     out.extend_from_slice(module);
@@ -359,7 +399,6 @@ pub fn encode<'m>(
             }
         }
     }
-    out
 }
 
 /// One full layer (framed) holding what the log of layers `log` holds: each page as its
@@ -394,13 +433,12 @@ pub fn compact(log: &[u8], cap: u64) -> Result<Vec<u8>, SnapshotError> {
         })?;
     }
     let indices: Vec<u32> = pages.keys().copied().collect();
-    let layer = encode(
+    Ok(encode_framed(
         &last.meta,
         &indices,
         |page| &pages[&page],
         Packing::Compressed,
-    );
-    Ok(framed_layer(&layer))
+    ))
 }
 
 #[cfg(test)]

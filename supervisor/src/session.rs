@@ -483,6 +483,8 @@ impl Session {
             self.install_worker(runner, worker);
             return Ok(lost);
         }
+        // The layers of the calls answered before are in the log (see [`resume`]).
+        self.state_log.settled().await;
         let files = self.files();
         let fork_server = self.pool.forks.get(runtime, module);
         // A session with a saved state has its worker wait for it: setting a fresh session
@@ -849,5 +851,7 @@ impl Session {
         if let Some(worker) = runner.worker.take() {
             worker.shutdown().await;
         }
+        // Nothing writes into its directory once it is stopped (it may be removed next).
+        self.state_log.settled().await;
     }
 }

@@ -292,11 +292,19 @@ impl Link {
         }
     }
 
-    /// Sends the interpreter's state after an execution (a layer, `full` or not) in parts.
+    /// Sends the interpreter's state after an execution (a layer, `full` or not) in parts: a
+    /// layer of one part (nearly every one) goes as it is, not copied.
     ///
     /// # Errors
     /// When the supervisor has gone away.
-    pub fn send_state(&self, layer: &[u8], full: bool) -> Result<(), FrameError> {
+    pub fn send_state(&self, layer: Vec<u8>, full: bool) -> Result<(), FrameError> {
+        if layer.len() <= SNAPSHOT_PART {
+            return self.send(&Response::StatePart {
+                data: layer,
+                last: true,
+                full,
+            });
+        }
         let mut parts = layer.chunks(SNAPSHOT_PART).peekable();
         while let Some(part) = parts.next() {
             self.send(&Response::StatePart {

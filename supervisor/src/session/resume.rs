@@ -12,11 +12,19 @@
 //! ([`compact`]): one compressed layer holding each page as the newest layer has it, then the
 //! layers appended meanwhile, renamed over the log. So a log stays within about twice the
 //! state, and no call waits for it.
+//!
+//! Only a durable session's call waits for its layer to be written ([`save`]): the layer must
+//! outlive the server. Any other session outlives only a worker, and a worker's death cannot
+//! take the layer from the server's memory: its call is answered first and the layer written
+//! just behind it ([`save_behind`], in call order by ticket). Whatever reads or changes the
+//! log takes its lock, which waits for the layers written behind (`StateLog::lock`), so a
+//! resume, a checkpoint or a compaction always sees every call answered before it.
 
+use std::collections::BTreeSet;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::OpenOptions;
@@ -47,6 +55,8 @@ static COMPACTING: AtomicBool = AtomicBool::new(false);
 #[derive(Debug, Default)]
 pub struct StateLog {
     inner: Mutex<LogState>,
+    /// Signalled whenever a layer written behind its call is in the log (or given up).
+    written: Condvar,
 }
 
 #[derive(Debug, Default)]
@@ -68,6 +78,22 @@ struct LogState {
     /// end it.
     lent: usize,
     put_off: Vec<(std::fs::File, u64)>,
+    /// Layers written behind their calls ([`save_behind`]): the tickets handed out, the last
+    /// one done (every ticket up to it is in the log or given up), and tickets given up ahead
+    /// of their turn (a writer cancelled at shutdown).
+    tickets: u64,
+    done: u64,
+    given_up: BTreeSet<u64>,
+}
+
+impl LogState {
+    /// Ticket `number`'s turn is over: the next ticket may write.
+    fn finish(&mut self, number: u64) {
+        self.done = number;
+        while self.given_up.remove(&(self.done + 1)) {
+            self.done += 1;
+        }
+    }
 }
 
 /// What a log's newest layer says of the interpreter.
@@ -90,8 +116,41 @@ impl Newest {
 }
 
 impl StateLog {
-    fn lock(&self) -> std::sync::MutexGuard<'_, LogState> {
+    /// The log, once every layer written behind a call before now is in it.
+    fn lock(&self) -> MutexGuard<'_, LogState> {
+        let state = self.lock_now();
+        self.written
+            .wait_while(state, |s| s.done < s.tickets)
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The log as it is, with layers perhaps still to be written behind their calls.
+    fn lock_now(&self) -> MutexGuard<'_, LogState> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A place in the order of the layers written behind their calls: taken on the call path,
+    /// so the layers go into the log in the order of the calls.
+    pub fn ticket(self: &Arc<Self>) -> Ticket {
+        let mut state = self.lock_now();
+        state.tickets += 1;
+        Ticket {
+            log: self.clone(),
+            number: state.tickets,
+            done: false,
+        }
+    }
+
+    /// Waits (off the async threads) until every layer written behind a call is in the log.
+    pub async fn settled(self: &Arc<Self>) {
+        let pending = {
+            let state = self.lock_now();
+            state.done < state.tickets
+        };
+        if pending {
+            let log = self.clone();
+            let _ = tokio::task::spawn_blocking(move || drop(log.lock())).await;
+        }
     }
 
     /// Takes over a log a previous server left: the longest of its checkpoints that are links
@@ -105,6 +164,32 @@ impl StateLog {
     pub fn lend(self: &std::sync::Arc<Self>) -> Lent {
         self.lock().lent += 1;
         Lent(self.clone())
+    }
+}
+
+/// One layer's place in the order of writes behind their calls ([`StateLog::ticket`]).
+/// Dropped unwritten (its writer was cancelled at shutdown), it lets the next ones go and
+/// marks the log stale: it no longer holds the whole state.
+pub struct Ticket {
+    log: Arc<StateLog>,
+    number: u64,
+    done: bool,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let mut state = self.log.lock_now();
+        state.stale = true;
+        if state.done + 1 == self.number {
+            state.finish(self.number);
+        } else {
+            state.given_up.insert(self.number);
+        }
+        drop(state);
+        self.log.written.notify_all();
     }
 }
 
@@ -283,15 +368,51 @@ pub fn save(
     log: &StateLog,
     layers: &[StateLayer],
 ) -> Result<bool, ConfinedError> {
-    let dir = files.state.dir();
     let mut state = log.lock();
+    save_locked(files, &mut state, layers)?;
+    drop(state);
+    Ok(compaction_due(files).unwrap_or(false))
+}
+
+/// [`save`] for a call already answered: waits for `ticket`'s turn (the layers of the calls
+/// before), then adds `layers`; whether the log is due a compaction.
+///
+/// # Errors
+/// When the log cannot be written: the session's state after this call is then not kept.
+pub fn save_behind(
+    files: &SessionFiles,
+    mut ticket: Ticket,
+    layers: &[StateLayer],
+) -> Result<bool, ConfinedError> {
+    let log = ticket.log.clone();
+    let state = log.lock_now();
+    let mut state = log
+        .written
+        .wait_while(state, |s| s.done + 1 < ticket.number)
+        .unwrap_or_else(|e| e.into_inner());
+    let kept = save_locked(files, &mut state, layers);
+    state.finish(ticket.number);
+    ticket.done = true;
+    drop(state);
+    log.written.notify_all();
+    kept?;
+    Ok(compaction_due(files).unwrap_or(false))
+}
+
+/// [`save`]'s work, with the log locked.
+fn save_locked(
+    files: &SessionFiles,
+    state: &mut LogState,
+    layers: &[StateLayer],
+) -> Result<(), ConfinedError> {
+    let dir = files.state.dir();
     let kept = (|| {
         for layer in layers {
             if layer.full {
                 let _ = dir.remove_file(NEXT_LOG);
                 let mut next = files.state.create_new_file(Path::new(NEXT_LOG))?;
                 next.write_all(&layer.bytes)?;
-                retire(&files.state, &mut state, || dir.rename(NEXT_LOG, dir, LOG))?;
+                retire(&files.state, state, || dir.rename(NEXT_LOG, dir, LOG))?;
                 state.generation += 1;
                 state.stale = false;
             } else {
@@ -308,14 +429,13 @@ pub fn save(
             if let Some(newest) = layers.last() {
                 state.newest = Newest::of(&newest.bytes);
             }
+            Ok(())
         }
         Err(e) => {
             state.stale = true;
-            return Err(e);
+            Err(e)
         }
     }
-    drop(state);
-    Ok(compaction_due(files).unwrap_or(false))
 }
 
 /// Whether the layers after the log's first (full) one outweigh it and [`MIN_TAIL_BYTES`].
@@ -558,8 +678,8 @@ impl Session {
         }
     }
 
-    /// Keeps the layers of state the worker sent with the executions that just returned, before
-    /// the call is answered.
+    /// Keeps the layers of state the worker sent with the executions that just returned: a
+    /// durable session's before the call is answered, any other's just behind it.
     pub(super) async fn keep_states(&self, runner: &mut Runner) {
         let Some(worker) = runner.worker.as_mut() else {
             return;
@@ -575,6 +695,20 @@ impl Session {
             }
         };
         let (files, log) = (self.files(), self.state_log.clone());
+        if !self.durable {
+            // Answered first: only the server's death could lose the layer, and this
+            // session ends with the server.
+            let ticket = log.ticket();
+            let (id, cap) = (self.id.clone(), self.limits().memory_bytes);
+            tokio::task::spawn_blocking(move || match save_behind(&files, ticket, &layers) {
+                Ok(false) => {}
+                Ok(true) => compact(&files, &log, cap),
+                Err(e) => {
+                    tracing::error!(session = %id, error = %e, "cannot keep the session's state");
+                }
+            });
+            return;
+        }
         match blocking(move || save(&files, &log, &layers)).await {
             Ok(false) => {}
             Ok(true) => {
@@ -765,5 +899,61 @@ mod tests {
         replace(&files, &log, &whole).unwrap();
         assert_eq!(len_of(&again, "state"), linked.bytes);
         assert!(log.lock().put_off.is_empty());
+    }
+
+    /// Layers written behind their calls go into the log in the order of their tickets,
+    /// whatever order their writers run in; whoever reads the log waits for them; a ticket
+    /// dropped unwritten lets the next ones go and leaves the log stale.
+    #[test]
+    fn layers_written_behind_their_calls_land_in_call_order_and_readers_wait_for_them() {
+        let state = tempfile::tempdir().unwrap();
+        let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
+        let files = std::sync::Arc::new(dirs.create_session("s").unwrap());
+        let log = std::sync::Arc::new(StateLog::default());
+        let tickets: Vec<Ticket> = (0..4).map(|_| log.ticket()).collect();
+        // The last writer starts first, the first last.
+        let writers: Vec<_> = tickets
+            .into_iter()
+            .enumerate()
+            .rev()
+            .map(|(n, ticket)| {
+                let files = files.clone();
+                let handle = std::thread::spawn(move || {
+                    save_behind(&files, ticket, &[layer(n as u8 + 1, n == 0)]).unwrap()
+                });
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                handle
+            })
+            .collect();
+        // A reader waits for all four, then sees them oldest first.
+        let whole = read_live(&files, &log).unwrap().unwrap();
+        let layers = sandbox_protocol::snapshot::parse_layers(&whole).unwrap();
+        let firsts: Vec<u8> = layers
+            .iter()
+            .map(|l| {
+                let mut page = vec![0; 65536];
+                l.write_into(&mut page).unwrap();
+                page[0]
+            })
+            .collect();
+        assert_eq!(firsts, [1, 2, 3, 4]);
+        for writer in writers {
+            writer.join().unwrap();
+        }
+
+        // A ticket given up (its writer cancelled) before the one after it is written.
+        let given_up = log.ticket();
+        let next = log.ticket();
+        let writer = {
+            let files = files.clone();
+            std::thread::spawn(move || save_behind(&files, next, &[layer(9, false)]).unwrap())
+        };
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(!writer.is_finished(), "waits for the ticket before it");
+        drop(given_up);
+        writer.join().unwrap();
+        let state = log.lock();
+        assert!(state.stale, "a layer went missing");
+        assert_eq!((state.done, state.tickets), (6, 6));
     }
 }

@@ -130,7 +130,7 @@ pub struct StateLayer {
 impl StateInbox {
     /// Takes one part; a layer larger than any memory is dropped, and so is every layer
     /// after it until the next full one (it would apply to a state the session lacks).
-    fn absorb(&mut self, data: &[u8], last: bool, full: bool) {
+    fn absorb(&mut self, data: Vec<u8>, last: bool, full: bool) {
         if self.lost && !full {
             return;
         }
@@ -144,7 +144,12 @@ impl StateInbox {
         if last && full {
             self.lost = false;
         }
-        self.partial.extend_from_slice(data);
+        if last && self.partial.is_empty() {
+            // A layer of one part (nearly every one): kept as it came.
+            self.layers.push(StateLayer { bytes: data, full });
+            return;
+        }
+        self.partial.extend_from_slice(&data);
         if last {
             let bytes = std::mem::take(&mut self.partial);
             self.layers.push(StateLayer { bytes, full });
@@ -458,7 +463,7 @@ impl Worker {
                     Ok(Some(Response::DiskCharged(charge))) => self.line.deliver_charge(charge),
                     Ok(Some(Response::Started { .. })) => {}
                     Ok(Some(Response::StatePart { data, last, full })) => {
-                        self.states.absorb(&data, last, full);
+                        self.states.absorb(data, last, full);
                     }
                     Ok(Some(response)) => match take(response) {
                         Step::More => {}
@@ -503,7 +508,7 @@ impl Worker {
                     Ok(Some(Response::DiskCharged(charge))) => return Ok(charge),
                     Ok(Some(Response::Started { .. })) => {}
                     Ok(Some(Response::StatePart { data, last, full })) => {
-                        self.states.absorb(&data, last, full);
+                        self.states.absorb(data, last, full);
                     }
                     Ok(Some(other)) => return Err(format!("unexpected {other:?}")),
                     Ok(None) => return Err("the worker closed its connection".to_owned()),
@@ -588,7 +593,7 @@ impl Worker {
                     }
                     Ok(Ok(Some(Response::DiskCharged(charge)))) => line.deliver_charge(charge),
                     Ok(Ok(Some(Response::StatePart { data, last, full }))) => {
-                        states.absorb(&data, last, full);
+                        states.absorb(data, last, full);
                     }
                     other => break other,
                 }

@@ -443,7 +443,7 @@ pub fn serve(
                 // fresh context it replaces with that state: nothing new to send.
                 let sent = if report.restart.is_none() {
                     let (layer, full) = session.state_layer();
-                    link.send_state(&layer, full)
+                    link.send_state(layer, full)
                 } else {
                     Ok(())
                 };
@@ -454,7 +454,7 @@ pub fn serve(
             Task::Snapshot => link.send_snapshot(Ok(session.take_snapshot())),
             Task::SendState => {
                 let (layer, full) = session.state_layer();
-                link.send_state(&layer, full)
+                link.send_state(layer, full)
             }
             Task::Restore(bytes) => {
                 let restored = session.restore(&bytes).map_err(|e| format!("{e:#}"));

@@ -588,7 +588,7 @@ pub(super) fn serve(
                 Task::Run(job) => match interpreter.execute(&job.request) {
                     Ok(report) => {
                         let (layer, full) = interpreter.state_layer(config);
-                        link.send_state(&layer, full)
+                        link.send_state(layer, full)
                             .and_then(|()| link.deliver(job.reply, report))
                     }
                     Err(report) => {
@@ -599,7 +599,7 @@ pub(super) fn serve(
                 Task::Snapshot => link.send_snapshot(Ok(interpreter.snapshot(config))),
                 Task::SendState => {
                     let (layer, full) = interpreter.state_layer(config);
-                    link.send_state(&layer, full)
+                    link.send_state(layer, full)
                 }
                 Task::Restore(bytes) => {
                     let started = std::time::Instant::now();

@@ -43,19 +43,20 @@ pub fn capture(
     sent: &Tracker,
 ) -> (Vec<u8>, usize) {
     let candidates = sent.with_sent(written_pages(memory), memory.len().div_ceil(PAGE));
-    capture_pages(memory, base_bytes, meta, candidates, None)
+    let pages = changed_pages(memory, base_bytes, candidates, None);
+    let page_of = |page: u32| page_bytes(memory, page);
+    let bytes = sandbox_protocol::snapshot::encode(meta, &pages, page_of, Packing::Compressed);
+    (bytes, pages.len())
 }
 
-/// The snapshot of the pages `candidates` names (ascending) that differ from what a fresh
-/// instance has; with a `tracker`, only those that changed since it last saw them, recording
-/// what they hold now.
-fn capture_pages(
+/// The pages `candidates` names (ascending) that differ from what a fresh instance has; with
+/// a `tracker`, only those that changed since it last saw them, recording what they hold now.
+fn changed_pages(
     memory: &[u8],
     base_bytes: usize,
-    meta: &SnapshotMeta,
     candidates: Vec<usize>,
     mut tracker: Option<&mut Tracker>,
-) -> (Vec<u8>, usize) {
+) -> Vec<u32> {
     let mut pages = Vec::new();
     for index in candidates {
         let page = &memory[index * PAGE..((index + 1) * PAGE).min(memory.len())];
@@ -74,18 +75,13 @@ fn capture_pages(
         }
         pages.push(u32::try_from(index).expect("a wasm32 memory has fewer than 2^32 pages"));
     }
-    let page_of = |page: u32| {
-        let at = page as usize * PAGE;
-        &memory[at..at + PAGE]
-    };
-    // A layer sent after a call, even the first (full) one, is stored as it is: compressing it
-    // would cost more than the call (the supervisor compresses the log when it compacts it).
-    let packing = match &tracker {
-        Some(_) => Packing::Stored,
-        None => Packing::Compressed,
-    };
-    let out = sandbox_protocol::snapshot::encode(meta, &pages, page_of, packing);
-    (out, pages.len())
+    pages
+}
+
+/// Page `page` of `memory`.
+fn page_bytes(memory: &[u8], page: u32) -> &[u8] {
+    let at = page as usize * PAGE;
+    &memory[at..at + PAGE]
 }
 
 /// The indices of the pages `written` flags, or of all `count` pages when the kernel could not
@@ -190,9 +186,15 @@ impl Tracker {
     ) -> (Vec<u8>, bool) {
         let full = self.first;
         let candidates = self.candidates(memory);
-        let (layer, _) = capture_pages(memory, base_bytes, meta, candidates, Some(self));
+        let pages = changed_pages(memory, base_bytes, candidates, Some(self));
         self.first = false;
-        (framed_layer(&layer), full)
+        // Stored as it is, even the first (full) one: compressing it would cost more than the
+        // call (the supervisor compresses the log when it compacts it). Framed as it is made:
+        // a layer is a few hundred kilobytes after every call, and each copy counts.
+        let page_of = |page: u32| page_bytes(memory, page);
+        let framed =
+            sandbox_protocol::snapshot::encode_framed(meta, &pages, page_of, Packing::Stored);
+        (framed, full)
     }
 }
 
