@@ -5,6 +5,15 @@
 //! ([`Watch::take_written`]), so the state after a call costs the pages that call wrote, not
 //! every page the session ever wrote.
 //!
+//! A page written by every call (the interpreter's allocator and stack, a few dozen pages of
+//! CPython's) would take a write fault after every call. After [`HOT_AFTER`] calls in a row a
+//! page is left unprotected and named written every time instead ([`Watch::take_written`]),
+//! which costs hashing it (at most [`MAX_HOT`] pages). Every [`HOT_REFRESH`] calls the watch
+//! protects them again, so a page no longer written every call goes back to costing nothing.
+//! A fault costs about as much as the `ioctl` that protects a run of pages: only a walk that
+//! protects as it goes (`PM_SCAN_WP_MATCHING`) is cheaper, and it would protect the hot pages
+//! too, so the walk only reads, and the written runs are protected after it.
+//!
 //! Both descriptors are opened before the jail ([`open`]): the jail lets `ioctl` through only on
 //! them, and only with the three commands used here (`jail::seccomp`). The kernel resolves a
 //! write to a protected page by itself (`UFFD_FEATURE_WP_ASYNC`): nothing waits and no message
@@ -43,7 +52,6 @@ const UFFD_FEATURE_WP_UNPOPULATED: u64 = 1 << 13;
 const UFFD_FEATURE_WP_ASYNC: u64 = 1 << 15;
 const UFFDIO_REGISTER_MODE_WP: u64 = 1 << 1;
 const UFFDIO_WRITEPROTECT_MODE_WP: u64 = 1 << 0;
-const PM_SCAN_WP_MATCHING: u64 = 1 << 0;
 const PM_SCAN_CHECK_WPASYNC: u64 = 1 << 1;
 const PAGE_IS_WRITTEN: u64 = 1 << 1;
 const PAGE_IS_FILE: u64 = 1 << 2;
@@ -175,6 +183,13 @@ pub fn written_pages(memory: &[u8]) -> Option<Vec<bool>> {
     written_pages_locked(&kernel.as_ref()?.pagemap, memory)
 }
 
+/// Calls in a row that write a page before it is left unprotected (see the module's doc).
+const HOT_AFTER: u8 = 3;
+/// The most pages left unprotected: each is hashed after every call.
+const MAX_HOT: usize = 256;
+/// Calls after which the pages left unprotected are protected again.
+const HOT_REFRESH: u32 = 64;
+
 /// A linear memory whose writes the kernel records: registered with the userfaultfd and
 /// write-protected, so that each write un-protects its page and marks it written.
 #[derive(Debug)]
@@ -183,6 +198,14 @@ pub struct Watch {
     start: usize,
     /// How much of it is watched: the memory's size when it was last armed or scanned.
     len: usize,
+    /// Pages left unprotected because every recent call wrote them (indices, ascending).
+    hot: Vec<usize>,
+    /// For each page, how many calls in a row wrote it (up to [`HOT_AFTER`]), and the pages
+    /// the last call wrote.
+    streak: Vec<u8>,
+    last_written: Vec<usize>,
+    /// Calls since the hot pages were last protected again.
+    since_refresh: u32,
 }
 
 impl Watch {
@@ -196,16 +219,25 @@ impl Watch {
         let kernel = KERNEL.lock().unwrap_or_else(|e| e.into_inner());
         let faults = kernel.as_ref()?.faults.as_ref()?.as_raw_fd();
         protect(faults, start..start + memory.len())?;
-        Some(Self {
+        Some(Self::new(start, memory.len()))
+    }
+
+    fn new(start: usize, len: usize) -> Self {
+        Self {
             start,
-            len: memory.len(),
-        })
+            len,
+            hot: Vec::new(),
+            streak: vec![0; len / PAGE],
+            last_written: Vec::new(),
+            since_refresh: 0,
+        }
     }
 
     /// The pages of `memory` written since the watch was armed or last asked (page indices,
-    /// in ranges, ascending), all of them watched again from now on; `None` when the kernel
-    /// cannot say (the memory moved, or is no longer registered): the watch is then useless
-    /// and the caller looks at every written page instead.
+    /// in ranges, ascending), all of them watched again from now on, and the hot pages (left
+    /// unprotected, written or not); `None` when the kernel cannot say (the memory moved, or
+    /// is no longer registered): the watch is then useless and the caller looks at every
+    /// written page instead.
     pub fn take_written(&mut self, memory: &[u8]) -> Option<Vec<Range<usize>>> {
         if memory.as_ptr() as usize != self.start || memory.len() < self.len {
             return None;
@@ -213,10 +245,33 @@ impl Watch {
         let kernel = KERNEL.lock().unwrap_or_else(|e| e.into_inner());
         let kernel = kernel.as_ref()?;
         let faults = kernel.faults.as_ref()?.as_raw_fd();
-        let mut written = scan(
+        // One walk finds every page without protection: those written since the last call,
+        // and the hot ones. Only the written ones are protected again (a walk that protected
+        // as it went would protect the hot ones too); the guest runs in neither step.
+        let found = scan(
             kernel.pagemap.as_raw_fd(),
             self.start..self.start + self.len,
         )?;
+        let cold: Vec<usize> = (found.into_iter().flatten())
+            .filter(|page| self.hot.binary_search(page).is_err())
+            .collect();
+        let named = page_ranges(&merged(&cold, &self.hot));
+        let promoted = self.follow_heat(&cold);
+        let protect_again: Vec<usize> = (cold.iter().copied())
+            .filter(|page| promoted.binary_search(page).is_err())
+            .collect();
+        for range in page_ranges(&protect_again) {
+            write_protect(faults, self.page_span(&range), true)?;
+        }
+        self.hot = merged(&self.hot, &promoted);
+        if self.since_refresh >= HOT_REFRESH {
+            // Named above with what they hold now: watched like the rest from here on.
+            for range in page_ranges(&std::mem::take(&mut self.hot)) {
+                write_protect(faults, self.page_span(&range), true)?;
+            }
+            self.since_refresh = 0;
+        }
+        let mut written = named;
         // Memory the last call grew: each written page of it, then watched like the rest.
         if memory.len() > self.len {
             let grown = &memory[self.len..];
@@ -231,9 +286,63 @@ impl Watch {
             );
             protect(faults, self.start + self.len..self.start + memory.len())?;
             self.len = memory.len();
+            self.streak.resize(self.len / PAGE, 0);
         }
         Some(written)
     }
+
+    /// Counts the calls in a row that wrote each protected page (`written`, ascending: those
+    /// this call wrote) and returns those that reached [`HOT_AFTER`], to be left unprotected
+    /// (at most [`MAX_HOT`] in all).
+    fn follow_heat(&mut self, written: &[usize]) -> Vec<usize> {
+        self.since_refresh += 1;
+        for &page in &self.last_written {
+            if written.binary_search(&page).is_err()
+                && let Some(streak) = self.streak.get_mut(page)
+            {
+                *streak = 0;
+            }
+        }
+        let mut promoted = Vec::new();
+        for &page in written {
+            let Some(streak) = self.streak.get_mut(page) else {
+                continue;
+            };
+            *streak = (*streak + 1).min(HOT_AFTER);
+            if *streak == HOT_AFTER && self.hot.len() + promoted.len() < MAX_HOT {
+                promoted.push(page);
+            }
+        }
+        self.last_written = written.to_vec();
+        promoted
+    }
+
+    /// The addresses of the pages `pages` (indices).
+    fn page_span(&self, pages: &Range<usize>) -> Range<usize> {
+        self.start + pages.start * PAGE..self.start + pages.end * PAGE
+    }
+}
+
+/// The union of `a` and `b` (ascending indices, each without repeats), ascending.
+fn merged(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let mut all = Vec::with_capacity(a.len() + b.len());
+    all.extend_from_slice(a);
+    all.extend_from_slice(b);
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+/// `pages` (ascending indices) as runs of consecutive pages.
+fn page_ranges(pages: &[usize]) -> Vec<Range<usize>> {
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    for &page in pages {
+        match ranges.last_mut() {
+            Some(last) if last.end == page => last.end += 1,
+            _ => ranges.push(page..page + 1),
+        }
+    }
+    ranges
 }
 
 /// [`written_pages`] with the kernel's descriptors already in hand: asked with `PAGEMAP_SCAN`,
@@ -310,12 +419,17 @@ fn protect(faults: RawFd, range: Range<usize>) -> Option<()> {
         tracing::debug!(error = %std::io::Error::last_os_error(), "userfaultfd registration refused");
         return None;
     }
+    write_protect(faults, range, true)
+}
+
+/// Write-protects `range` of a registered memory (`on`), or lifts the protection.
+fn write_protect(faults: RawFd, range: Range<usize>, on: bool) -> Option<()> {
     let mut protect = UffdioWriteprotect {
         range: UffdioRange {
             start: range.start as u64,
-            len,
+            len: (range.end - range.start) as u64,
         },
-        mode: UFFDIO_WRITEPROTECT_MODE_WP,
+        mode: if on { UFFDIO_WRITEPROTECT_MODE_WP } else { 0 },
     };
     // SAFETY: UFFDIO_WRITEPROTECT reads exactly a `uffdio_writeprotect`.
     if unsafe { libc::ioctl(faults, UFFDIO_WRITEPROTECT as _, &raw mut protect) } != 0 {
@@ -325,14 +439,14 @@ fn protect(faults: RawFd, range: Range<usize>) -> Option<()> {
     Some(())
 }
 
-/// The pages of `range` written since they were last protected, as page indices from the
-/// range's start; protected again in the same step.
+/// The pages of `range` without write-protection (written since they were last protected),
+/// as page indices from the range's start.
 fn scan(pagemap: RawFd, range: Range<usize>) -> Option<Vec<Range<usize>>> {
     let regions = scan_regions(
         pagemap,
         range,
         ScanFor {
-            flags: PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
+            flags: PM_SCAN_CHECK_WPASYNC,
             category_mask: PAGE_IS_WRITTEN,
             category_anyof_mask: 0,
             return_mask: PAGE_IS_WRITTEN,
@@ -492,10 +606,40 @@ mod tests {
         );
         // Memory that is not the watched one is refused, not misread.
         let other = Mapping::new(24);
-        let mut moved = Watch {
-            start: other.0.as_ptr() as usize,
-            len: other.0.len(),
-        };
+        let mut moved = Watch::new(other.0.as_ptr() as usize, other.0.len());
         assert_eq!(moved.take_written(other.0), None, "never registered");
+    }
+
+    /// A page every call writes is left unprotected and named after every call, written or
+    /// not, until the watch protects it again; pages written now and then stay protected.
+    #[test]
+    fn pages_every_call_writes_are_left_unprotected_and_always_named() {
+        open();
+        let mapping = Mapping::new(16);
+        let Some(mut watch) = Watch::arm(mapping.0) else {
+            return; // no watch here (see the test above)
+        };
+        for _ in 0..HOT_AFTER {
+            mapping.0[2 * PAGE] += 1;
+            mapping.0[9 * PAGE] += 1;
+            assert_eq!(watch.take_written(mapping.0), Some(vec![2..3, 9..10]));
+        }
+        assert_eq!(watch.hot, [2, 9], "written by every call");
+        // Named though nothing wrote them, and a page written once is scanned as before.
+        mapping.0[5 * PAGE] = 1;
+        assert_eq!(watch.take_written(mapping.0), Some(vec![2..3, 5..6, 9..10]));
+        // Protected again after HOT_REFRESH calls: then named only when written.
+        let mut calls = 0;
+        while !watch.hot.is_empty() {
+            assert!(
+                calls < HOT_REFRESH,
+                "protected again within HOT_REFRESH calls"
+            );
+            watch.take_written(mapping.0).unwrap();
+            calls += 1;
+        }
+        assert_eq!(watch.take_written(mapping.0), Some(vec![]));
+        mapping.0[9 * PAGE] += 1;
+        assert_eq!(watch.take_written(mapping.0), Some(vec![9..10]));
     }
 }
