@@ -1,7 +1,7 @@
 //! Nothing lost to a worker's death: after every execution that returned, the worker sends the
-//! interpreter's state as a layer (the pages it changed, or all of them), and the session keeps
-//! the layers in a log in its own directory (`state/log`, never mounted) before the call is
-//! answered. A worker that starts for a session with a log is given it first, so the session
+//! interpreter's state as a layer (the pages it changed, or all of them) before its report, and
+//! the session keeps the layers in a log in its own directory (`state/log`, never mounted). A
+//! worker that starts for a session with a log is given it first, so the session
 //! goes on from the state after its last call that returned, whatever ended the worker before
 //! (a kill while idle, a crash during a call, the reaper, an idle suspension).
 //!
