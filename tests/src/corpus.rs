@@ -188,6 +188,19 @@ impl Case {
                 "summary: {summary}\n      first fix: {}",
                 fixes.first().copied().unwrap_or("(none)")
             ));
+            // What ran, for a case whose class depends on a budget (a heavy import's fuel).
+            let facts = [
+                "session_id",
+                "fuel_consumed",
+                "fuel_budget",
+                "execution_time_ms",
+            ]
+            .map(|field| format!("{field} {}", reply.value[field]));
+            wrong.push(format!(
+                "ran: {}; stdout: {:?}",
+                facts.join(", "),
+                reply.value["stdout"]
+            ));
         }
         wrong
     }
