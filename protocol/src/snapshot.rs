@@ -444,9 +444,8 @@ pub fn compact(log: &[u8], cap: u64) -> Result<Vec<u8>, SnapshotError> {
 /// What a grown log of layers `log` is replaced with: its first layer kept as it is and every
 /// layer after it merged into one ([`compact`] of those), which costs the pages the calls since
 /// changed (a few hundred, written again and again) instead of decompressing and compressing
-/// the whole state; or, once that merged layer would weigh more than half the first (or when
-/// the first is not compressed yet), one full layer ([`compact`] of all). Checked as
-/// [`compact`] checks.
+/// the whole state; or, once that merged layer would weigh more than half the first, one full
+/// layer ([`compact`] of all). Checked as [`compact`] checks.
 ///
 /// # Errors
 /// When the log is malformed or over `cap`.
@@ -456,9 +455,7 @@ pub fn compact_log(log: &[u8], cap: u64) -> Result<Vec<u8>, SnapshotError> {
         .map_err(|_| SnapshotError::Malformed("layer length"))?;
     let first = Snapshot::parse(fields.take(first_len, "layer")?)?;
     let tail = fields.0;
-    // A first layer as a worker sent it (stored, not compressed) is compressed with the rest.
-    let compressed = (first.chunks.iter()).all(|chunk| matches!(chunk, Chunk::Compressed(_)));
-    if tail.is_empty() || !compressed {
+    if tail.is_empty() {
         return compact(log, cap);
     }
     let merged = compact(tail, cap)?;
@@ -599,12 +596,6 @@ mod tests {
         let whole = compact_log(&churned, len as u64).unwrap();
         assert_eq!(parse_layers(&whole).unwrap().len(), 1);
         assert!(replay(&whole, len) == replay(&churned, len));
-        // A first layer stored as the worker sent it: everything compressed into one.
-        let mut sent = layer(&memory, &all, 1, Packing::Stored);
-        sent.extend(layer(&memory, &[3], 2, Packing::Stored));
-        let packed = compact_log(&sent, len as u64).unwrap();
-        assert_eq!(parse_layers(&packed).unwrap().len(), 1);
-        assert!(packed.len() < sent.len() / 2);
         // Checked as compact checks: the cap, and a memory that shrinks.
         assert!(matches!(
             compact_log(&log, len as u64 / 2),
