@@ -441,47 +441,6 @@ pub fn compact(log: &[u8], cap: u64) -> Result<Vec<u8>, SnapshotError> {
     ))
 }
 
-/// What a grown log of layers `log` is replaced with: its first layer kept as it is and every
-/// layer after it merged into one ([`compact`] of those), which costs the pages the calls since
-/// changed (a few hundred, written again and again) instead of decompressing and compressing
-/// the whole state; or, once that merged layer would weigh more than half the first, one full
-/// layer ([`compact`] of all). Checked as [`compact`] checks.
-///
-/// # Errors
-/// When the log is malformed or over `cap`.
-pub fn compact_log(log: &[u8], cap: u64) -> Result<Vec<u8>, SnapshotError> {
-    let mut fields = Fields(log);
-    let first_len = usize::try_from(fields.u64("layer length")?)
-        .map_err(|_| SnapshotError::Malformed("layer length"))?;
-    let first = Snapshot::parse(fields.take(first_len, "layer")?)?;
-    let tail = fields.0;
-    if tail.is_empty() {
-        return compact(log, cap);
-    }
-    let merged = compact(tail, cap)?;
-    let newest = parse_layers(&merged)?
-        .pop()
-        .expect("parse_layers refuses an empty log")
-        .meta;
-    if first.meta.memory_bytes > cap {
-        return Err(SnapshotError::OverCap {
-            need: first.meta.memory_bytes,
-            cap,
-        });
-    }
-    if first.meta.memory_bytes > newest.memory_bytes {
-        return Err(SnapshotError::Malformed("a memory that shrinks"));
-    }
-    let first_framed = &log[..8 + first_len];
-    if merged.len() * 2 > first_framed.len() {
-        return compact(log, cap);
-    }
-    let mut out = Vec::with_capacity(first_framed.len() + merged.len());
-    out.extend_from_slice(first_framed);
-    out.extend_from_slice(&merged);
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -548,64 +507,6 @@ mod tests {
         assert!(compacted.len() < log.len());
     }
 
-    /// A log whose later layers change a few pages keeps its first layer byte for byte and
-    /// merges the rest into one; one whose later layers outweigh half the first becomes one
-    /// layer. Either restores the same memory.
-    #[test]
-    fn a_log_keeps_its_first_layer_and_merges_the_rest_until_they_outweigh_it() {
-        let len = 4 * 65536;
-        let mut memory: Vec<u8> = (0..len)
-            .map(|i: usize| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-            .collect();
-        let all: Vec<u32> = (0..64).collect();
-        let first = layer(&memory, &all, 1, Packing::Compressed);
-        let mut log = first.clone();
-        for cell in 2..40 {
-            memory[3 * PAGE] = cell as u8;
-            memory[50 * PAGE + 1] = cell as u8;
-            log.extend(layer(&memory, &[3, 50], cell, Packing::Stored));
-        }
-        let compacted = compact_log(&log, len as u64).unwrap();
-        assert_eq!(
-            &compacted[..first.len()],
-            &first[..],
-            "the first layer as it was"
-        );
-        let layers = parse_layers(&compacted).unwrap();
-        assert_eq!(layers.len(), 2);
-        assert_eq!(layers[1].page_count(), 2);
-        assert_eq!(layers[1].meta, meta(len as u64, 39));
-        assert!(replay(&compacted, len) == replay(&log, len));
-        assert!(compacted.len() < log.len() / 4);
-        // Compacted again after more calls: still the first layer and one more.
-        memory[7 * PAGE] = 9;
-        let mut grown = compacted.clone();
-        grown.extend(layer(&memory, &[7], 40, Packing::Stored));
-        let again = compact_log(&grown, len as u64).unwrap();
-        assert_eq!(parse_layers(&again).unwrap().len(), 2);
-        assert!(replay(&again, len) == replay(&grown, len));
-
-        // Later layers that change most pages: one full layer.
-        let mut churned = first.clone();
-        for cell in 2..5 {
-            for byte in memory.iter_mut().step_by(PAGE) {
-                *byte = byte.wrapping_add(cell as u8);
-            }
-            churned.extend(layer(&memory, &all, cell, Packing::Stored));
-        }
-        let whole = compact_log(&churned, len as u64).unwrap();
-        assert_eq!(parse_layers(&whole).unwrap().len(), 1);
-        assert!(replay(&whole, len) == replay(&churned, len));
-        // Checked as compact checks: the cap, and a memory that shrinks.
-        assert!(matches!(
-            compact_log(&log, len as u64 / 2),
-            Err(SnapshotError::OverCap { .. })
-        ));
-        let mut shrinking = first.clone();
-        shrinking.extend(layer(&memory[..len / 2], &[3], 2, Packing::Stored));
-        assert!(compact_log(&shrinking, len as u64).is_err());
-    }
-
     #[test]
     fn stored_chunks_must_hold_exactly_their_pages() {
         let memory = vec![1u8; 65536];
@@ -624,7 +525,6 @@ mod tests {
     fn fuzz_compaction() {
         bolero::check!().for_each(|bytes: &[u8]| {
             let _ = compact(bytes, 1 << 24);
-            let _ = compact_log(bytes, 1 << 24);
         });
     }
 }

@@ -9,11 +9,9 @@
 //! The worker sends a full layer only first: per-call layers are the pages the call changed,
 //! stored uncompressed so that they cost the call almost nothing. Once the layers after the
 //! first outweigh it (and a few megabytes), the supervisor compacts the log off the call path
-//! ([`compact`]): the first layer as it is and one compressed layer holding each page the later
-//! layers changed as the newest has it (the same few hundred pages, written by call after call);
-//! once that would outweigh half the first, one compressed layer of everything. Then the layers
-//! appended meanwhile, renamed over the log. So a log stays within about twice the state, and
-//! no call waits for it.
+//! ([`compact`]): one compressed layer holding each page as the newest layer has it, then the
+//! layers appended meanwhile, renamed over the log. So a log stays within about twice the
+//! state, and no call waits for it.
 //!
 //! Only a durable session's call waits for its layer to be written ([`save`]): the layer must
 //! outlive the server. Any other session outlives only a worker, and a worker's death cannot
@@ -452,9 +450,8 @@ fn compaction_due(files: &SessionFiles) -> std::io::Result<bool> {
     Ok(tail > u64::from_le_bytes(first).max(MIN_TAIL_BYTES))
 }
 
-/// Replaces the session's log by a smaller one of the same state
-/// ([`sandbox_protocol::snapshot::compact_log`]), followed by whatever was appended while it
-/// was made; nothing when the log was replaced meanwhile, or
+/// Replaces the session's log by one compressed full layer of the same state, followed by
+/// whatever was appended while it was made; nothing when the log was replaced meanwhile, or
 /// another compaction runs. Off the call path: a compaction that fails leaves the log as it was.
 /// The log is the worker's bytes: parsed with every check a worker makes, and expanded to at
 /// most `cap` (the session's memory cap), one compaction at a time in the whole server.
@@ -497,7 +494,7 @@ fn compact_now(
     }
     let mut bytes = Vec::with_capacity(len as usize);
     (&mut file).take(len).read_to_end(&mut bytes)?;
-    let compacted = sandbox_protocol::snapshot::compact_log(&bytes, cap)
+    let compacted = sandbox_protocol::snapshot::compact(&bytes, cap)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
     drop(bytes);
     let _ = dir.remove_file(COMPACTED_LOG);
