@@ -424,13 +424,25 @@ def _sandbox_main():
             if finder is None or not hasattr(finder, "archive"):
                 del sys.path_importer_cache[path]
         # Every instance of an image starts with the image's random state: draw new seeds.
-        for name, reseed in (("random", "seed"), ("numpy.random", "seed")):
+        # numpy's legacy generator is given a full Mersenne Twister key (624 words) from the
+        # host's entropy: `seed()` without one derives it through a SeedSequence, about
+        # 0.6 ms of a new session's start.
+        entropy = os.urandom(624 * 4)
+        for name in ("random", "numpy.random"):
             module = sys.modules.get(name)
-            if module is not None:
-                try:
-                    getattr(module, reseed)()
-                except Exception:
-                    pass
+            try:
+                if name == "random" and module is not None:
+                    module.seed(entropy)
+                elif module is not None:
+                    numpy = sys.modules["numpy"]
+                    module.seed(numpy.frombuffer(entropy, dtype=numpy.uint32))
+            except Exception:
+                pass
+        # logging's relative times count from its import, which was the image's making.
+        logging = sys.modules.get("logging")
+        if logging is not None:
+            import time
+            logging._startTime = time.time_ns()
         status("ready", "", sys.version.split()[0])
 
     # The host marks the making of a memory image by defining `_sandbox_imaging` (the lowest
