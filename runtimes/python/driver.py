@@ -424,20 +424,16 @@ def _sandbox_main():
             if finder is None or not hasattr(finder, "archive"):
                 del sys.path_importer_cache[path]
         # Every instance of an image starts with the image's random state: draw new seeds.
-        # numpy's legacy generator is given a full Mersenne Twister key (624 words) from the
-        # host's entropy: `seed()` without one derives it through a SeedSequence, about
-        # 0.6 ms of a new session's start.
-        entropy = os.urandom(624 * 4)
+        # (numpy's `seed()` derives its key through a SeedSequence: 0.6 ms when warm, but a
+        # 624-word key handed over as an array costs a new worker more, in pages it touches
+        # for the first time, than it saves.)
         for name in ("random", "numpy.random"):
             module = sys.modules.get(name)
-            try:
-                if name == "random" and module is not None:
-                    module.seed(entropy)
-                elif module is not None:
-                    numpy = sys.modules["numpy"]
-                    module.seed(numpy.frombuffer(entropy, dtype=numpy.uint32))
-            except Exception:
-                pass
+            if module is not None:
+                try:
+                    module.seed()
+                except Exception:
+                    pass
         # logging's relative times count from its import, which was the image's making.
         logging = sys.modules.get("logging")
         if logging is not None:

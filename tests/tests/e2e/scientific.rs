@@ -426,7 +426,12 @@ async fn a_new_session_starts_from_the_memory_image_with_its_own_state() -> anyh
     }
     // `random` and numpy's global generator are both seeded afresh in each instance.
     let seeds = |result: &str| -> Vec<String> {
-        result.split(", ").skip(3).take(2).map(str::to_owned).collect()
+        result
+            .split(", ")
+            .skip(3)
+            .take(2)
+            .map(str::to_owned)
+            .collect()
     };
     let (one, two) = (seeds(&draws[0]), seeds(&draws[1]));
     assert!(
