@@ -2,7 +2,8 @@
 # Prepares everything sandbox-mcp needs on a fresh Debian machine, then (with --serve) starts it.
 #
 #   runtimes/prepare.sh            # install what is missing, fetch + build the interpreters,
-#                                  # build the workspace, precompile the interpreters
+#                                  # build the toolbox and the workspace,
+#                                  # precompile the interpreters
 #   runtimes/prepare.sh --serve    # the same, then run the MCP server on stdio
 #
 # Python is CPython 3.15 with numpy, pandas, scipy, scikit-learn and matplotlib compiled in
@@ -152,6 +153,14 @@ fi
 # --- QuickJS-NG guest (cargo rebuilds only when its sources changed) ---------------------------
 log "building the QuickJS-NG guest"
 runtimes/build-js-guest.sh "$OUT" >&2
+
+# --- the toolbox: execute_command's commands as WebAssembly (uutils coreutils, crates pinned by
+# runtimes/toolbox/Cargo.lock; cargo rebuilds only when they changed) ---------------------------
+log "building the toolbox of commands (uutils coreutils for wasm32-wasip1; 2-4 minutes the first time)"
+cargo build --release --locked --target wasm32-wasip1 \
+  --manifest-path runtimes/toolbox/Cargo.toml --target-dir target/toolbox >&2
+cp target/toolbox/wasm32-wasip1/release/toolbox.wasm "$OUT/toolbox.wasm.new"
+mv "$OUT/toolbox.wasm.new" "$OUT/toolbox.wasm"
 
 # --- the server and the worker, then the .cwasm cache ------------------------------------------
 log "building sandbox-mcp and sandbox-worker (release)"

@@ -35,7 +35,7 @@ pub use message::*;
 pub use outcome::ErrorType;
 pub use runtime::{
     CachedModule, IMAGED_SESSION_MOUNTS, Language, ModuleManifest, Mount, PYTHON_DIR, Runtime,
-    WorkerExit,
+    TOOLBOX_FILE, WorkerExit,
 };
 
 /// Bumped whenever a message changes shape; the worker refuses a supervisor that speaks another.

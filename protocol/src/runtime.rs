@@ -221,8 +221,21 @@ pub struct CachedModule {
     pub image: Option<PathBuf>,
 }
 
-/// What `precompile` prints: every interpreter it found, by runtime.
-pub type ModuleManifest = std::collections::BTreeMap<Runtime, CachedModule>;
+/// What `precompile` prints: every interpreter it found, by runtime, and the toolbox of
+/// commands (`toolbox`, when the runtime directory has one). As JSON, one object: the
+/// runtimes' names and `toolbox` are its keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleManifest {
+    /// The WebAssembly commands of `execute_command` ([`TOOLBOX_FILE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toolbox: Option<CachedModule>,
+    #[serde(flatten)]
+    pub runtimes: std::collections::BTreeMap<Runtime, CachedModule>,
+}
+
+/// The toolbox in the runtime directory: uutils coreutils' commands as one wasm32-wasip1
+/// program (built by `runtimes/prepare.sh` from `runtimes/toolbox`).
+pub const TOOLBOX_FILE: &str = "toolbox.wasm";
 
 /// A host directory preopened inside the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -350,20 +363,26 @@ mod tests {
 
     #[test]
     fn manifest_is_json_keyed_by_runtime() {
-        let mut manifest = ModuleManifest::new();
-        manifest.insert(
-            Runtime::Python,
-            CachedModule {
-                cwasm: "/c/js.cwasm".into(),
-                wasm_sha256: "ab".into(),
-                compiled: true,
-                image: None,
-            },
-        );
+        let module = |cwasm: &str| CachedModule {
+            cwasm: cwasm.into(),
+            wasm_sha256: "ab".into(),
+            compiled: true,
+            image: None,
+        };
+        let mut manifest = ModuleManifest::default();
+        manifest
+            .runtimes
+            .insert(Runtime::Python, module("/c/py.cwasm"));
         let json = serde_json::to_string(&manifest).unwrap();
+        assert!(json.starts_with(r#"{"python":{"#), "{json}");
         assert_eq!(
             serde_json::from_str::<ModuleManifest>(&json).unwrap(),
             manifest
         );
+        manifest.toolbox = Some(module("/c/toolbox.cwasm"));
+        let json = serde_json::to_string(&manifest).unwrap();
+        let read: ModuleManifest = serde_json::from_str(&json).unwrap();
+        assert_eq!(read, manifest, "{json}");
+        assert_eq!(read.runtimes.len(), 1, "the toolbox is not a runtime");
     }
 }

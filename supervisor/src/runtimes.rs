@@ -25,12 +25,18 @@ pub struct Manifest {
 impl Manifest {
     /// The cached module of `runtime`, if precompile found its interpreter.
     pub fn module(&self, runtime: Runtime) -> Option<&CachedModule> {
-        self.modules.get(&runtime)
+        self.modules.runtimes.get(&runtime)
+    }
+
+    /// The compiled toolbox of `execute_command`'s WebAssembly commands, if precompile found one.
+    pub fn toolbox(&self) -> Option<&CachedModule> {
+        self.modules.toolbox.as_ref()
     }
 
     /// Whether an interpreter that can start from a memory image has none yet.
     fn lacks_images(&self) -> bool {
         self.modules
+            .runtimes
             .iter()
             .any(|(runtime, module)| runtime.imaged_layout().is_some() && module.image.is_none())
     }
@@ -284,7 +290,7 @@ async fn precompile(config: &SupervisorConfig, images: Images) -> Result<Manifes
     let modules = parse_manifest(&output.stdout)?;
     tracing::info!(
         ms = started.elapsed().as_millis() as u64,
-        compiled = ?modules.iter().filter(|(_, m)| m.compiled).map(|(r, _)| r.as_str()).collect::<Vec<_>>(),
+        compiled = ?modules.runtimes.iter().filter(|(_, m)| m.compiled).map(|(r, _)| r.as_str()).collect::<Vec<_>>(),
         "interpreters ready"
     );
     Ok(Manifest { modules })
@@ -369,7 +375,7 @@ mod tests {
             parse_manifest(br#"{"python-scientific":{"cwasm":"/c/sci.cwasm","wasm_sha256":"cc"}}"#)
                 .unwrap();
         assert_eq!(
-            old[&Runtime::Python].cwasm.to_str(),
+            old.runtimes[&Runtime::Python].cwasm.to_str(),
             Some("/c/sci.cwasm"),
             "the old name of CPython 3.15"
         );

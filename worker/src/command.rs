@@ -20,6 +20,7 @@ use crate::quota::{Amount, SharedQuota};
 use crate::shell::{
     self, FsView, InterpreterRun, Interpreters, Mount, ShellError, ShellLimits, ShellState,
 };
+use crate::toolbox::{ToolCall, ToolEnd, ToolRun, Toolbox};
 
 /// Starts shell command lines for one session.
 pub struct ShellRunner {
@@ -30,6 +31,8 @@ pub struct ShellRunner {
     stderr_cap: usize,
     /// The session's disk quota, shared with the guest's WASI host.
     quota: Option<SharedQuota>,
+    /// The WebAssembly commands, when the server has them.
+    toolbox: Option<Arc<Toolbox>>,
 }
 
 impl ShellRunner {
@@ -48,6 +51,16 @@ impl ShellRunner {
             stdout_cap: config.stdout_cap,
             stderr_cap: config.stderr_cap,
             quota: config.quota.clone(),
+            toolbox: None,
+        }
+    }
+
+    /// The same shell, running `toolbox`'s commands.
+    #[must_use]
+    pub fn with_toolbox(self, toolbox: Option<Toolbox>) -> Self {
+        Self {
+            toolbox: toolbox.map(Arc::new),
+            ..self
         }
     }
 
@@ -100,6 +113,7 @@ impl ShellRunner {
     ) {
         let cancel = control.start_shell(&command.execution_id);
         let (fs, state, language) = (self.fs.clone(), self.state.clone(), self.language);
+        let toolbox = self.toolbox.clone();
         let limits = ShellLimits {
             stdout_cap: self.stdout_cap,
             stderr_cap: self.stderr_cap,
@@ -110,7 +124,10 @@ impl ShellRunner {
         let spawned = std::thread::Builder::new()
             .name("shell".into())
             .spawn(move || {
-                let report = run(&command, &fs, &state, language, jobs, &limits, cancel);
+                let interpreters =
+                    WorkerInterpreters::new(&command, language, jobs, &limits, cancel)
+                        .with_toolbox(toolbox);
+                let report = run(&command, &fs, &state, interpreters, &limits);
                 control.end_shell();
                 if outbox.send(&Response::Executed(report)).is_err() {
                     outbox.end(Ok(Ended::SupervisorGone));
@@ -127,25 +144,10 @@ fn run(
     command: &CommandRequest,
     fs: &FsView,
     state: &Mutex<ShellState>,
-    language: Language,
-    jobs: Sender<Task>,
+    mut interpreters: WorkerInterpreters,
     limits: &ShellLimits,
-    cancel: Arc<AtomicBool>,
 ) -> ExecutionReport {
     let started = Instant::now();
-    let mut interpreters = WorkerInterpreters {
-        jobs,
-        language,
-        fuel: command.fuel,
-        deadline: limits.deadline,
-        parent: command.execution_id.clone(),
-        runs: 0,
-        fuel_consumed: 0,
-        memory_bytes: 0,
-        restart: None,
-        figures: Vec::new(),
-        cancel,
-    };
     let mut shell_state = state.lock().unwrap_or_else(|e| e.into_inner());
     let outcome = shell::execute(
         &command.command,
@@ -214,9 +216,38 @@ struct WorkerInterpreters {
     /// The command's cancel flag (the shell polls its own clone): a run is not started once it
     /// is set, and a run that starts just before it is set inherits it (`Control`).
     cancel: Arc<AtomicBool>,
+    /// The session's WebAssembly commands.
+    toolbox: Option<Arc<Toolbox>>,
 }
 
 impl WorkerInterpreters {
+    fn new(
+        command: &CommandRequest,
+        language: Language,
+        jobs: Sender<Task>,
+        limits: &ShellLimits,
+        cancel: Arc<AtomicBool>,
+    ) -> Self {
+        Self {
+            jobs,
+            language,
+            fuel: command.fuel,
+            deadline: limits.deadline,
+            parent: command.execution_id.clone(),
+            runs: 0,
+            fuel_consumed: 0,
+            memory_bytes: 0,
+            restart: None,
+            figures: Vec::new(),
+            cancel,
+            toolbox: None,
+        }
+    }
+
+    fn with_toolbox(self, toolbox: Option<Arc<Toolbox>>) -> Self {
+        Self { toolbox, ..self }
+    }
+
     /// Why no run of `language` may start now: another language than the session's, a cancel
     /// that arrived between two commands of the line, or no time left. Else the time left.
     fn refusal(&self, language: Language) -> Result<Duration, InterpreterRun> {
@@ -326,6 +357,39 @@ impl Interpreters for WorkerInterpreters {
             ..InterpreterRun::default()
         }
     }
+
+    fn has_tool(&self, name: &str) -> bool {
+        self.toolbox.is_some() && Toolbox::has(name)
+    }
+
+    fn run_tool(
+        &mut self,
+        argv: &[String],
+        cwd: &str,
+        env: &[(String, String)],
+        stdin: &[u8],
+    ) -> ToolRun {
+        let Some(toolbox) = self.toolbox.clone() else {
+            return ToolRun {
+                stdout: Vec::new(),
+                stderr: format!("{}: this server has no toolbox\n", argv[0]).into_bytes(),
+                end: ToolEnd::Exited(127),
+                fuel_consumed: 0,
+            };
+        };
+        let call = ToolCall {
+            argv,
+            cwd,
+            env,
+            stdin,
+            deadline: self.deadline,
+            cancel: &self.cancel,
+            fuel: self.fuel.saturating_sub(self.fuel_consumed),
+        };
+        let ran = toolbox.run(&call);
+        self.fuel_consumed += ran.fuel_consumed;
+        ran
+    }
 }
 
 #[cfg(test)]
@@ -423,10 +487,14 @@ mod tests {
             &request(line),
             &fs,
             &Mutex::new(ShellState::default()),
-            Language::Python,
-            jobs,
+            WorkerInterpreters::new(
+                &request(line),
+                Language::Python,
+                jobs,
+                &limits,
+                limits.cancel.clone(),
+            ),
             &limits,
-            limits.cancel.clone(),
         );
         (report, guest.join().unwrap())
     }
@@ -529,10 +597,14 @@ mod tests {
             &request("python t.py"),
             &fs,
             &Mutex::new(ShellState::default()),
-            Language::Python,
-            jobs,
+            WorkerInterpreters::new(
+                &request("python t.py"),
+                Language::Python,
+                jobs,
+                &limits,
+                limits.cancel.clone(),
+            ),
             &limits,
-            limits.cancel.clone(),
         );
         assert_eq!(report.stderr, b"the interpreter is gone\n");
         assert_eq!(report.exit_code, 1);
@@ -580,10 +652,14 @@ mod tests {
                 &request(line),
                 &fs,
                 &Mutex::new(ShellState::default()),
-                Language::Python,
-                jobs,
+                WorkerInterpreters::new(
+                    &request(line),
+                    Language::Python,
+                    jobs,
+                    &limits,
+                    limits.cancel.clone(),
+                ),
                 &limits,
-                limits.cancel.clone(),
             );
             let error = report.error.unwrap_or_else(|| panic!("{line}: no error"));
             assert_eq!(error.kind, kind, "{line}: {error:?}");
@@ -601,19 +677,9 @@ mod tests {
         // only the shell's flag can be set, since no interpreter run is current.
         let (jobs, guest) = guest(|r| report_for(r, "ran\n", 1));
         let cancel = Arc::new(AtomicBool::new(true));
-        let mut interpreters = WorkerInterpreters {
-            jobs,
-            language: Language::Python,
-            fuel: 1,
-            deadline: Instant::now() + Duration::from_secs(30),
-            parent: "exec-cmd".into(),
-            runs: 0,
-            fuel_consumed: 0,
-            memory_bytes: 0,
-            restart: None,
-            figures: Vec::new(),
-            cancel,
-        };
+        let limits = limits(Instant::now() + Duration::from_secs(30));
+        let mut interpreters =
+            WorkerInterpreters::new(&request("python"), Language::Python, jobs, &limits, cancel);
         let run = interpreters.run(Language::Python, "while True: pass", &[], &[]);
         drop(interpreters);
         assert!(

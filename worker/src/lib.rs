@@ -29,6 +29,7 @@ pub mod quota;
 pub mod serve;
 pub mod shell;
 pub mod snapshot;
+pub mod toolbox;
 
 use std::path::PathBuf;
 use std::time::Instant;

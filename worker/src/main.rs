@@ -121,6 +121,10 @@ struct ServeOptions {
     /// whose directories are the image's start from it
     #[arg(long, value_name = "CWASM")]
     image: Option<PathBuf>,
+    /// The compiled toolbox (uutils coreutils' commands as WebAssembly), as `precompile`
+    /// reported it: `execute_command` runs its commands inside the sandbox
+    #[arg(long, value_name = "CWASM")]
+    toolbox: Option<PathBuf>,
     /// SHA-256 of the interpreter's wasm, as `precompile` reported it; Python stops a timed-out
     /// execution without losing its state only on the build it knows
     #[arg(long, value_name = "HEX", default_value = "")]
@@ -356,6 +360,7 @@ impl ServeOptions {
             workspace: self.workspace,
             module: self.module,
             image: self.image,
+            toolbox: self.toolbox,
             wasm_sha256: self.wasm_sha256,
             resume: self.resume,
             config,

@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use sandbox_protocol::{CachedModule, IMAGED_SESSION_MOUNTS, ModuleManifest, Mount, Runtime};
+use sandbox_protocol::{
+    CachedModule, IMAGED_SESSION_MOUNTS, ModuleManifest, Mount, Runtime, TOOLBOX_FILE,
+};
 use wasmtime::{Linker, Module};
 
 use crate::WorkerError;
@@ -38,7 +40,7 @@ pub fn precompile_all(
     let engine = engine::engine();
     let shipped = runtime_dir.join("cache");
     let shipped = (shipped != cache_dir).then_some(shipped.as_path());
-    let mut manifest = ModuleManifest::new();
+    let mut manifest = ModuleManifest::default();
     for runtime in Runtime::ALL {
         let wasm = runtime_dir.join(runtime.wasm_file_name());
         let started = Instant::now();
@@ -76,9 +78,42 @@ pub fn precompile_all(
                 ),
             }
         }
-        manifest.insert(runtime, cached);
+        manifest.runtimes.insert(runtime, cached);
     }
+    manifest.toolbox = precompile_toolbox(runtime_dir, cache_dir, shipped);
     Ok(manifest)
+}
+
+/// The toolbox of `execute_command` ([`TOOLBOX_FILE`]) compiled into the cache, or `None`
+/// when the runtime directory has none or it does not compile: commands are then missing, and
+/// interpreters are not held up for it.
+fn precompile_toolbox(
+    runtime_dir: &Path,
+    cache_dir: &Path,
+    shipped: Option<&Path>,
+) -> Option<CachedModule> {
+    let wasm = runtime_dir.join(TOOLBOX_FILE);
+    if !wasm.is_file() {
+        tracing::info!(
+            "no toolbox in the runtime directory: execute_command has its built-ins only"
+        );
+        return None;
+    }
+    let started = Instant::now();
+    match engine::precompile_beside(engine::engine(), "toolbox", &wasm, cache_dir, shipped) {
+        Ok(cached) => {
+            tracing::info!(
+                compiled = cached.compiled,
+                ms = started.elapsed().as_millis() as u64,
+                "toolbox ready"
+            );
+            Some(cached)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "no toolbox: execute_command has its built-ins only");
+            None
+        }
+    }
 }
 
 /// The `.cwasm` of `runtime`'s memory image ([`python::make_image`]), found in the cache or

@@ -29,6 +29,7 @@ use crate::connection::{
 use crate::engine::{self, LazyModule, engine, load_module};
 use crate::host::{Control, HostState, SessionConfig, build_linker};
 use crate::jail::{self, JailArgs, JailSpec};
+use crate::toolbox::ToolboxModule;
 use crate::{ReadyClock, WorkerError, javascript, probe, python, snapshot};
 
 /// The largest snapshot a worker takes in to restore: a whole wasm32 memory, uncompressed, and
@@ -48,6 +49,8 @@ pub struct ServeArgs {
     pub module: PathBuf,
     /// The interpreter compiled with its memory image, when precompile made one.
     pub image: Option<PathBuf>,
+    /// The compiled toolbox of `execute_command`'s WebAssembly commands.
+    pub toolbox: Option<PathBuf>,
     pub wasm_sha256: String,
     /// A restore of the session's state comes first (`--resume`): the interpreter waits for it
     /// before setting a session up (see [`WakeAt::FirstNeed`]), in either language.
@@ -67,6 +70,8 @@ pub struct Loaded {
     image: Option<Module>,
     linker: Linker<HostState>,
     pristine: Option<python::Pristine>,
+    /// The toolbox of `execute_command`, when the server has one and it loads.
+    toolbox: Option<ToolboxModule>,
     /// What a fresh instance's memory is, of the module and of its image (named before the
     /// jail, which may hide the image's file).
     module_identity: String,
@@ -90,11 +95,18 @@ impl Loaded {
             None => LazyModule::mapped(args.module.clone()).map_err(WorkerError::Engine)?,
         };
         let linker = build_linker(engine()).map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
+        // Without it, commands are the shell's built-ins only: slower to notice, not broken.
+        let toolbox = args.toolbox.as_deref().and_then(|cwasm| {
+            ToolboxModule::load(cwasm, &linker)
+                .inspect_err(|e| tracing::warn!(error = %e, "toolbox unusable: built-ins only"))
+                .ok()
+        });
         Ok(Self {
             module,
             image,
             linker,
             pristine: None,
+            toolbox,
             module_identity: snapshot::module_identity(&args.wasm_sha256, None),
             image_identity: snapshot::module_identity(&args.wasm_sha256, args.image.as_deref()),
         })
@@ -134,6 +146,7 @@ impl ServeArgs {
         self.runtime == other.runtime
             && self.module == other.module
             && self.image == other.image
+            && self.toolbox == other.toolbox
             && self.wasm_sha256 == other.wasm_sha256
     }
 }
@@ -177,12 +190,14 @@ fn serve(
     }
     let mut reader = stream.try_clone()?;
     let (outbox, endings) = Outbox::new(stream);
-    let shell = ShellRunner::new(args.runtime.language(), &args.workspace, &args.config);
     let forked = loaded.is_some();
     let loaded = match loaded {
         Some(loaded) => loaded,
         None => Loaded::load(&args).map_err(|e| outbox.fail(e))?,
     };
+    let toolbox = (loaded.toolbox.as_ref()).map(|t| t.for_session(&args.workspace, &args.config));
+    let shell = ShellRunner::new(args.runtime.language(), &args.workspace, &args.config)
+        .with_toolbox(toolbox);
     tracing::debug!(us = ready_clock.elapsed_us(), forked, "modules mapped");
 
     // The jail, while this is the only thread: the socket is connected and the module mapped,
@@ -270,6 +285,7 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
                 pristine,
                 module_identity,
                 image_identity,
+                toolbox: _,
             } = loaded;
             let wake = if args.resume {
                 WakeAt::FirstNeed

@@ -71,28 +71,36 @@ impl ForkServers {
         }
     }
 
-    /// The live server of `runtime` that serves `module`, if there is one.
-    pub fn get(&self, runtime: Runtime, module: &CachedModule) -> Option<Arc<ForkServer>> {
+    /// The live server of `runtime` that serves `module` with `toolbox`, if there is one.
+    pub fn get(
+        &self,
+        runtime: Runtime,
+        module: &CachedModule,
+        toolbox: Option<&CachedModule>,
+    ) -> Option<Arc<ForkServer>> {
         let servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
         let server = servers.get(&runtime)?;
-        (server.is_alive() && server.module == *module).then(|| server.clone())
+        let serves = server.module == *module && server.toolbox.as_ref() == toolbox;
+        (server.is_alive() && serves).then(|| server.clone())
     }
 
-    /// Makes sure each runtime of `modules` has a live server for its module, starting the
-    /// missing ones (one at a time; a failure is logged and tried again on the next round).
-    pub async fn keep_up(&self, config: &SupervisorConfig, modules: &[(Runtime, CachedModule)]) {
+    /// Makes sure each runtime of `modules` has a live server for its module (and `toolbox`),
+    /// starting the missing ones (one at a time; a failure is logged and tried again on the
+    /// next round).
+    pub async fn keep_up(&self, config: &SupervisorConfig, (modules, toolbox): &Wanted) {
         if !self.enabled {
             return;
         }
         for (runtime, module) in modules {
             if self
-                .get(*runtime, module)
+                .get(*runtime, module, toolbox.as_ref())
                 .is_some_and(|server| server.check_alive())
             {
                 continue;
             }
             let generation = self.started.fetch_add(1, Ordering::Relaxed) + 1;
-            match ForkServer::start(config, *runtime, module, generation).await {
+            let serving = (module, toolbox.as_ref());
+            match ForkServer::start(config, *runtime, serving, generation).await {
                 Ok(server) => {
                     tracing::info!(%runtime, pid = server.pid, pristine = server.pristine, "fork server up");
                     let old = (self.servers.lock().unwrap_or_else(|e| e.into_inner()))
@@ -110,7 +118,7 @@ impl ForkServers {
     pub async fn keep_up_forever<F, Fut>(&self, config: &SupervisorConfig, modules: F)
     where
         F: Fn() -> Fut,
-        Fut: Future<Output = Vec<(Runtime, CachedModule)>>,
+        Fut: Future<Output = Wanted>,
     {
         if !self.enabled {
             return;
@@ -133,9 +141,13 @@ impl ForkServers {
 
 /// One fork server process and its connection. Dropping it kills the server (never the workers
 /// it forked: they are the supervisor's children, owned by their sessions).
+/// The interpreters fork servers are wanted for, and the toolbox their workers load.
+pub type Wanted = (Vec<(Runtime, CachedModule)>, Option<CachedModule>);
+
 #[derive(Debug)]
 pub struct ForkServer {
     module: CachedModule,
+    toolbox: Option<CachedModule>,
     pid: u32,
     /// Whether it holds an instantiated interpreter for its workers to adopt.
     pristine: bool,
@@ -159,7 +171,7 @@ impl ForkServer {
     async fn start(
         config: &SupervisorConfig,
         runtime: Runtime,
-        module: &CachedModule,
+        (module, toolbox): (&CachedModule, Option<&CachedModule>),
         generation: u64,
     ) -> Result<Self, String> {
         let placeholder = config.state_dir.join(STATE_EMPTY);
@@ -172,6 +184,7 @@ impl ForkServer {
             runtime,
             limits: &config.defaults,
             module,
+            toolbox,
             resume: false,
         };
         let mut plan = SpawnPlan::build(config, &request).map_err(|e| e.to_string())?;
@@ -192,6 +205,7 @@ impl ForkServer {
         match ready.await {
             Ok(Ok(Some(ForkReply::Ready { pristine }))) => Ok(Self {
                 module: module.clone(),
+                toolbox: toolbox.cloned(),
                 pid,
                 pristine,
                 line: tokio::sync::Mutex::new(Line {

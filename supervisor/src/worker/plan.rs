@@ -68,6 +68,9 @@ pub struct SpawnRequest<'a> {
     pub runtime: Runtime,
     pub limits: &'a SessionLimits,
     pub module: &'a CachedModule,
+    /// The compiled toolbox of `execute_command`'s WebAssembly commands, when the server has
+    /// one (`--toolbox`).
+    pub toolbox: Option<&'a CachedModule>,
     /// The session's state is restored into the worker before anything else: its interpreter
     /// waits for it rather than setting a fresh session up first (`--resume`).
     pub resume: bool,
@@ -91,8 +94,15 @@ impl<'a> SpawnRequest<'a> {
             runtime,
             limits,
             module,
+            toolbox: None,
             resume: false,
         }
+    }
+
+    /// The request with the server's toolbox of commands.
+    #[must_use]
+    pub fn with_toolbox(self, toolbox: Option<&'a CachedModule>) -> Self {
+        Self { toolbox, ..self }
     }
 
     /// The request for a worker that takes over the session's saved state first.
@@ -292,6 +302,9 @@ fn worker_args(
     if let Some(image) = &request.module.image {
         args.extend(["--image".into(), image.into()]);
     }
+    if let Some(toolbox) = request.toolbox {
+        args.extend(["--toolbox".into(), toolbox.cwasm.clone().into()]);
+    }
     if request.resume {
         args.push("--resume".into());
     }
@@ -422,6 +435,7 @@ mod tests {
             runtime,
             limits,
             module,
+            toolbox: None,
             resume: false,
         };
         SpawnPlan::build(config, &request)

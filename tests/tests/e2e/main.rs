@@ -32,6 +32,7 @@ mod sessions_as_values;
 mod supervision;
 mod teaching;
 mod tenancy;
+mod toolbox;
 mod tools;
 mod vendor_python;
 mod workspace_tools;

@@ -33,6 +33,7 @@ use std::time::Instant;
 use sandbox_protocol::Language;
 
 use crate::quota::{self, SharedQuota};
+use crate::toolbox::{ToolEnd, ToolRun};
 use exec::{Abort, Shell};
 
 /// Exit status of a command line stopped at its deadline (as `timeout(1)`).
@@ -101,6 +102,28 @@ pub trait Interpreters {
 
     /// `pip install NAME[==VER] ...`: the session's `install_package`.
     fn pip_install(&mut self, requirements: &[String]) -> InterpreterRun;
+
+    /// Whether `name` is one of the session's WebAssembly commands ([`crate::toolbox`]).
+    fn has_tool(&self, _name: &str) -> bool {
+        false
+    }
+
+    /// Runs one of the session's WebAssembly commands: `argv` (`argv[0]` is its name) in the
+    /// working directory `cwd`, with the shell's variables `env` and the piped `stdin`.
+    fn run_tool(
+        &mut self,
+        argv: &[String],
+        _cwd: &str,
+        _env: &[(String, String)],
+        _stdin: &[u8],
+    ) -> ToolRun {
+        ToolRun {
+            stdout: Vec::new(),
+            stderr: format!("{}: not available here\n", argv[0]).into_bytes(),
+            end: ToolEnd::Exited(127),
+            fuel_consumed: 0,
+        }
+    }
 }
 
 /// The result of one interpreter run or package install.

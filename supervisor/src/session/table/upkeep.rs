@@ -10,7 +10,7 @@ use sandbox_protocol::Runtime;
 use super::{REMEMBERED_EXPIRED, SessionKey, SessionTable};
 use crate::memory;
 use crate::pool::{Pooled, worker_shape};
-use crate::runtimes::Runtimes;
+use crate::runtimes::{Manifest, Runtimes};
 use crate::session::{Session, SessionSpec};
 use crate::worker::{SpawnRequest, Worker};
 
@@ -90,14 +90,14 @@ impl SessionTable {
             }
             let mut failed = false;
             for runtime in self.pool.missing() {
-                let Some(module) = manifest.module(runtime) else {
+                if manifest.module(runtime).is_none() {
                     continue;
-                };
+                }
                 if let Err(usage) = self.usage_for(runtime.expected_use_bytes()).admit(false) {
                     tracing::debug!(%runtime, %usage, "no room to pool a worker");
                     break;
                 }
-                match self.start_pooled(runtime, module).await {
+                match self.start_pooled(runtime, &manifest).await {
                     Ok(pooled) => {
                         crate::metrics::global().worker_started(runtime, "pooled");
                         self.pool.put(pooled);
@@ -125,10 +125,11 @@ impl SessionTable {
             .forks
             .keep_up_forever(config, || async {
                 let manifest = runtimes.keep_trying(config).await;
-                Runtime::ALL
+                let modules = Runtime::ALL
                     .into_iter()
                     .filter_map(|runtime| Some((runtime, manifest.module(runtime)?.clone())))
-                    .collect()
+                    .collect();
+                (modules, manifest.toolbox().cloned())
             })
             .await;
     }
@@ -138,13 +139,13 @@ impl SessionTable {
     pub async fn probe_worker_start(&self, runtimes: &Runtimes) {
         // Readiness reports the interpreters' failure until a retry succeeds.
         let manifest = runtimes.keep_trying(&self.config).await;
-        let Some((runtime, module)) = Runtime::ALL
+        let Some(runtime) = Runtime::ALL
             .into_iter()
-            .find_map(|runtime| Some((runtime, manifest.module(runtime)?)))
+            .find(|runtime| manifest.module(*runtime).is_some())
         else {
             return;
         };
-        match self.start_pooled(runtime, module).await {
+        match self.start_pooled(runtime, &manifest).await {
             Ok(probe) => {
                 crate::metrics::global().worker_started(runtime, "probe");
                 probe.worker.shutdown().await;
@@ -161,11 +162,10 @@ impl SessionTable {
 
     /// Starts one pooled worker of `runtime` with a default session's limits, on directories
     /// of its own.
-    async fn start_pooled(
-        &self,
-        runtime: Runtime,
-        module: &sandbox_protocol::CachedModule,
-    ) -> Result<Pooled, String> {
+    async fn start_pooled(&self, runtime: Runtime, manifest: &Manifest) -> Result<Pooled, String> {
+        let module = manifest
+            .module(runtime)
+            .ok_or_else(|| format!("no {runtime} interpreter in the manifest"))?;
         let limits = SessionSpec::new(
             runtime.language(),
             self.config.defaults.clone(),
@@ -176,8 +176,9 @@ impl SessionTable {
             .dirs
             .create_pooled()
             .map_err(|e| format!("cannot create its directory: {e}"))?;
-        let fork_server = self.pool.forks.get(runtime, module);
-        let request = SpawnRequest::new(&files, module, 1, runtime, &limits);
+        let fork_server = self.pool.forks.get(runtime, module, manifest.toolbox());
+        let request =
+            SpawnRequest::new(&files, module, 1, runtime, &limits).with_toolbox(manifest.toolbox());
         match Worker::spawn(&self.config, request, fork_server.as_ref()).await {
             Ok((worker, ready)) => {
                 tracing::debug!(pid = worker.pid(), %runtime, startup_ms = ready.startup_us as f64 / 1000.0, from_image = ready.from_image, "worker pooled");

@@ -26,6 +26,7 @@ mod tr;
 mod walk;
 
 use super::exec::{Abort, Ctx};
+use crate::toolbox::ToolEnd;
 
 /// A built-in's entry point: the context and the arguments after the name.
 pub(crate) type Run = fn(&mut Ctx<'_, '_>, &[String]) -> Result<i32, Abort>;
@@ -158,16 +159,66 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Ab
         }
         return (b.run)(ctx, &argv[1..]);
     }
+    if let Some(tool) = tool_name(ctx, name) {
+        return run_tool(ctx, tool, argv);
+    }
     if name.contains('/') {
         return scripts::run_file(ctx, argv);
     }
+    let tools = crate::toolbox::COMMANDS.join(" ");
+    let tools = if ctx.sh.interpreters.has_tool("nl") {
+        format!(" and these WebAssembly tools: {tools}")
+    } else {
+        String::new()
+    };
     let msg = format!(
-        "{name}: command not found\nThis sandbox shell has only built-in commands (no external \
-         programs): {}\nRun `help` for details; use python -c or node -e for anything else.\n",
+        "{name}: command not found\nThis sandbox shell has its built-in commands (no external \
+         programs): {}{tools}\nRun `help` for details; use python -c or node -e for anything \
+         else.\n",
         names()
     );
     ctx.err(msg.as_bytes());
     Ok(127)
+}
+
+/// The toolbox command `name` runs (`sha256sum`, `/usr/bin/sha256sum`), if it is one.
+fn tool_name<'n>(ctx: &Ctx<'_, '_>, name: &'n str) -> Option<&'n str> {
+    let base = match name.rsplit_once('/') {
+        Some((dir, base)) if ["/bin", "/usr/bin", "/usr/local/bin"].contains(&dir) => base,
+        Some(_) => return None,
+        None => name,
+    };
+    ctx.sh.interpreters.has_tool(base).then_some(base)
+}
+
+/// Runs the toolbox command `tool` with `argv`'s arguments, in a fresh WebAssembly instance
+/// inside the sandbox (see [`crate::toolbox`]), with what is piped in and the shell's cwd and
+/// variables.
+fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, Abort> {
+    ctx.check()?;
+    let mut argv = argv.to_vec();
+    argv[0] = tool.to_owned();
+    let env: Vec<(String, String)> = (ctx.sh.state.vars.iter())
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    let stdin = ctx.stdin.all().to_vec();
+    let cwd = ctx.cwd().to_owned();
+    let ran = ctx.sh.interpreters.run_tool(&argv, &cwd, &env, &stdin);
+    ctx.out(&ran.stdout);
+    ctx.err(&ran.stderr);
+    match ran.end {
+        ToolEnd::Exited(status) => Ok(status),
+        ToolEnd::TimedOut => Err(Abort::Timeout),
+        ToolEnd::Cancelled => Err(Abort::Cancelled),
+        ToolEnd::OutOfFuel => {
+            ctx.warn("stopped: out of fuel (the call's fuel budget)");
+            Ok(137)
+        }
+        ToolEnd::Failed(why) => {
+            ctx.warn(format_args!("stopped: {why}"));
+            Ok(crate::shell::EXIT_INTERNAL)
+        }
+    }
 }
 
 #[cfg(test)]

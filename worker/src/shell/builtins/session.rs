@@ -479,6 +479,9 @@ pub(super) fn which(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
     for a in args.iter().filter(|a| !a.starts_with('-')) {
         if find(a).is_some() {
             ctx.outs(&format!("{a}: shell built-in command\n"));
+        } else if ctx.sh.interpreters.has_tool(a) {
+            // Where `/usr/bin/NAME` runs it from.
+            ctx.outs(&format!("/usr/bin/{a}\n"));
         } else {
             ctx.err(
                 format!("which: no {a} in (shell built-ins; run `help` for the list)\n").as_bytes(),
@@ -496,6 +499,11 @@ pub(super) fn type_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
             Some(d) => {
                 ctx.outs(&format!("{a} is {d}\n"));
             }
+            None if ctx.sh.interpreters.has_tool(a) => {
+                ctx.outs(&format!(
+                    "{a} is /usr/bin/{a} (a WebAssembly tool in the sandbox)\n"
+                ));
+            }
             None => {
                 ctx.warn(format_args!("{a}: not found"));
                 status = 1;
@@ -508,6 +516,13 @@ pub(super) fn type_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
 pub(super) fn help(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
     if let Some(name) = args.first() {
         let Some(b) = find(name) else {
+            if ctx.sh.interpreters.has_tool(name) {
+                ctx.outs(&format!(
+                    "{name}: uutils coreutils' {name}, run as WebAssembly inside the sandbox \
+                     (GNU options); `{name} --help` lists them\n"
+                ));
+                return Ok(0);
+            }
             ctx.warn(format_args!("no help topics match '{name}'"));
             return Ok(1);
         };
@@ -516,8 +531,9 @@ pub(super) fn help(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
         return Ok(0);
     }
     let mut text = String::from(
-        "A small POSIX-like shell over the session's files. Every command is built in (there are \
-         no\nexternal programs); paths are confined to the mounts (/app is home and read-write).\n\
+        "A small POSIX-like shell over the session's files. Its commands are built in, or tools\n\
+         run as WebAssembly inside the sandbox (no host programs); paths are confined to the\n\
+         mounts (/app is home and read-write).\n\
          Syntax: pipes |, && || ; and newlines, redirections > >> < 2> 2>> 2>&1 &> <<EOF <<<,\n\
          quotes ' \" and \\, $VAR ${VAR} ${VAR:-default} $?, NAME=value, globs * ? [abc], \
          # comments.\nNot supported: $(...), `...`, if/for/while/case, functions, subshells, & \
@@ -526,6 +542,14 @@ pub(super) fn help(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
     let width = BUILTINS.iter().map(|b| b.name.len()).max().unwrap_or(8);
     for b in BUILTINS {
         text.push_str(&format!("  {:<width$}  {}\n", b.name, b.about));
+    }
+    if ctx.sh.interpreters.has_tool("nl") {
+        text.push_str(
+            "\nWebAssembly tools (uutils coreutils, GNU options), run inside the sandbox:\n",
+        );
+        for line in crate::toolbox::COMMANDS.chunks(10) {
+            text.push_str(&format!("  {}\n", line.join(" ")));
+        }
     }
     text.push_str("\nRun `help NAME` or `NAME --help` for a command's options.\n");
     ctx.outs(&text);

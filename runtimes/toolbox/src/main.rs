@@ -1,0 +1,90 @@
+//! One WebAssembly program for the commands of uutils coreutils that `execute_command` runs
+//! inside the session's sandbox: the command is `argv[0]` (a multi-call binary, as coreutils'
+//! own), the working directory is `$PWD` (WASI has none of its own; the worker sets it to the
+//! shell's), and every path goes through the session's preopened directories.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::exit;
+
+/// The commands this program runs, sorted (the worker's list of them is checked against this).
+pub const COMMANDS: &[&str] = &include!("commands.rs");
+
+type Args = std::vec::IntoIter<OsString>;
+
+fn run(name: &str, args: Args) -> Option<i32> {
+    Some(match name {
+        "arch" => uu_arch::uumain(args),
+        "b2sum" => uu_b2sum::uumain(args),
+        "base32" => uu_base32::uumain(args),
+        "base64" => uu_base64::uumain(args),
+        "basenc" => uu_basenc::uumain(args),
+        "cksum" => uu_cksum::uumain(args),
+        "comm" => uu_comm::uumain(args),
+        "csplit" => uu_csplit::uumain(args),
+        "expand" => uu_expand::uumain(args),
+        "expr" => uu_expr::uumain(args),
+        "factor" => uu_factor::uumain(args),
+        "fmt" => uu_fmt::uumain(args),
+        "fold" => uu_fold::uumain(args),
+        "join" => uu_join::uumain(args),
+        "link" => uu_link::uumain(args),
+        "ln" => uu_ln::uumain(args),
+        "md5sum" => uu_md5sum::uumain(args),
+        "mktemp" => uu_mktemp::uumain(args),
+        "nl" => uu_nl::uumain(args),
+        "numfmt" => uu_numfmt::uumain(args),
+        "od" => uu_od::uumain(args),
+        "paste" => uu_paste::uumain(args),
+        "pathchk" => uu_pathchk::uumain(args),
+        "pr" => uu_pr::uumain(args),
+        "ptx" => uu_ptx::uumain(args),
+        "sha1sum" => uu_sha1sum::uumain(args),
+        "sha224sum" => uu_sha224sum::uumain(args),
+        "sha256sum" => uu_sha256sum::uumain(args),
+        "sha384sum" => uu_sha384sum::uumain(args),
+        "sha512sum" => uu_sha512sum::uumain(args),
+        "shuf" => uu_shuf::uumain(args),
+        "split" => uu_split::uumain(args),
+        "sum" => uu_sum::uumain(args),
+        "truncate" => uu_truncate::uumain(args),
+        "tsort" => uu_tsort::uumain(args),
+        "unexpand" => uu_unexpand::uumain(args),
+        "uname" => uu_uname::uumain(args),
+        "unlink" => uu_unlink::uumain(args),
+        _ => return None,
+    })
+}
+
+fn main() {
+    if let Some(dir) = std::env::var_os("PWD") {
+        if let Err(e) = std::env::set_current_dir(&dir) {
+            eprintln!("cannot enter the working directory {}: {e}", dir.to_string_lossy());
+            exit(1);
+        }
+    }
+    let mut args: Vec<OsString> = uucore::args_os().collect();
+    let name = args
+        .first()
+        .map(|a| a.to_string_lossy().rsplit('/').next().unwrap_or_default().to_owned())
+        .unwrap_or_default();
+    if name == "--list" {
+        println!("{}", COMMANDS.join("\n"));
+        exit(0);
+    }
+    if !COMMANDS.contains(&name.as_str()) {
+        eprintln!("{name}: not a command of this toolbox");
+        exit(127);
+    }
+    if let Err(e) = uucore::locale::setup_localization(&name) {
+        eprintln!("{name}: cannot set up its messages: {e}");
+        exit(1);
+    }
+    args[0] = OsString::from(&name);
+    let code = run(&name, args.into_iter()).unwrap_or(127);
+    if let Err(e) = std::io::stdout().flush() {
+        eprintln!("{name}: write error: {e}");
+        exit(1);
+    }
+    exit(code);
+}

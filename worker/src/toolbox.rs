@@ -1,0 +1,220 @@
+//! The WebAssembly commands of `execute_command`: uutils coreutils' tools built as one
+//! wasm32-wasip1 program (`runtimes/toolbox`, see [`sandbox_protocol::TOOLBOX_FILE`]). The shell
+//! runs each command line's tool in a fresh instance of it, inside the same sandbox as the
+//! interpreters: the session's preopened directories (writes charged to the disk quota by the
+//! same shadows), its memory cap, the command line's fuel, deadline and cancel flag, and capped
+//! output. No host code touches the files such a command names: WASI resolves every path
+//! beneath a preopened directory.
+//!
+//! The module is mapped before the jail, like the interpreters (the jail may hide its file);
+//! each command instantiates it from an [`InstancePre`], so a command costs its own start, not
+//! the module's.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use wasmtime::{InstancePre, Linker, Store, Trap, UpdateDeadline};
+
+use crate::engine::{EngineError, load_module};
+use crate::host::{Control, HostState, SessionConfig, SoftInterrupt, new_store};
+
+/// The commands of the toolbox, sorted: the list the toolbox program itself is built with.
+pub const COMMANDS: &[&str] = &include!("../../runtimes/toolbox/src/commands.rs");
+
+/// The toolbox's module, mapped and linked: what a worker (or a fork server, for every worker
+/// it forks) loads before its jail.
+#[derive(Clone)]
+pub struct ToolboxModule(InstancePre<HostState>);
+
+impl std::fmt::Debug for ToolboxModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolboxModule").finish_non_exhaustive()
+    }
+}
+
+impl ToolboxModule {
+    /// Maps the compiled toolbox at `cwasm` and links it.
+    ///
+    /// # Errors
+    /// When it cannot be mapped, or does not link (another build of the worker).
+    pub fn load(cwasm: &Path, linker: &Linker<HostState>) -> Result<Self, EngineError> {
+        let module = load_module(crate::engine::engine(), cwasm)?;
+        let pre = linker
+            .instantiate_pre(&module)
+            .map_err(|e| EngineError::Compile {
+                path: cwasm.to_path_buf(),
+                message: format!("the toolbox does not link: {e:#}"),
+            })?;
+        Ok(Self(pre))
+    }
+
+    /// The toolbox of the session whose `/app` is `workspace`, with `config`'s directories and
+    /// limits.
+    pub fn for_session(&self, workspace: &Path, config: &SessionConfig) -> Toolbox {
+        Toolbox {
+            pre: self.0.clone(),
+            workspace: workspace.to_path_buf(),
+            config: config.clone(),
+        }
+    }
+}
+
+/// The toolbox of one session, ready to instantiate.
+pub struct Toolbox {
+    pre: InstancePre<HostState>,
+    /// The session's directories and limits, as its interpreter has them.
+    workspace: PathBuf,
+    config: SessionConfig,
+}
+
+impl std::fmt::Debug for Toolbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Toolbox").finish_non_exhaustive()
+    }
+}
+
+/// One command of the toolbox to run.
+#[derive(Debug)]
+pub struct ToolCall<'a> {
+    /// The command's name and arguments (`argv[0]` is the command's name).
+    pub argv: &'a [String],
+    /// The shell's working directory (a guest path).
+    pub cwd: &'a str,
+    /// The shell's variables.
+    pub env: &'a [(String, String)],
+    pub stdin: &'a [u8],
+    pub deadline: Instant,
+    pub cancel: &'a Arc<AtomicBool>,
+    /// The fuel it may burn.
+    pub fuel: u64,
+}
+
+/// How a command of the toolbox ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolEnd {
+    /// It exited with this status.
+    Exited(i32),
+    /// The command line's deadline passed.
+    TimedOut,
+    Cancelled,
+    OutOfFuel,
+    /// It trapped (a bug of the tool, or its memory cap): the message.
+    Failed(String),
+}
+
+/// What a command of the toolbox did.
+#[derive(Debug)]
+pub struct ToolRun {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub end: ToolEnd,
+    pub fuel_consumed: u64,
+}
+
+impl Toolbox {
+    /// Whether `name` is a command of the toolbox.
+    pub fn has(name: &str) -> bool {
+        COMMANDS.binary_search(&name).is_ok()
+    }
+
+    /// Runs `call` in a fresh instance and says what it did.
+    pub fn run(&self, call: &ToolCall<'_>) -> ToolRun {
+        let mut env: Vec<(&str, &str)> = call
+            .env
+            .iter()
+            .filter(|(name, _)| name != "PWD")
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+            .collect();
+        env.push(("PWD", call.cwd));
+        let args: Vec<&str> = call.argv.iter().map(String::as_str).collect();
+        let failed = |message: String| ToolRun {
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            end: ToolEnd::Failed(message),
+            fuel_consumed: 0,
+        };
+        let state = match HostState::new(
+            &self.workspace,
+            &env,
+            &args,
+            &self.config,
+            SoftInterrupt::None,
+            Arc::new(Control::default()),
+        ) {
+            Ok(state) => state,
+            Err(e) => return failed(format!("cannot open the session's directories: {e:#}")),
+        };
+        let mut store = match new_store(self.pre.module().engine(), state, call.fuel) {
+            Ok(store) => store,
+            Err(e) => return failed(format!("{e:#}")),
+        };
+        store.data_mut().piped_stdin = call.stdin.iter().copied().collect();
+        let (deadline, cancel) = (call.deadline, call.cancel.clone());
+        store.epoch_deadline_callback(move |_| {
+            if cancel.load(Ordering::Relaxed) || Instant::now() >= deadline {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Continue(1))
+            }
+        });
+        let end = self.start(&mut store, call);
+        let fuel_consumed = call.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
+        let state = store.data_mut();
+        ToolRun {
+            stdout: state.stdout.take().0,
+            stderr: state.stderr.take().0,
+            end,
+            fuel_consumed,
+        }
+    }
+
+    /// Instantiates the toolbox in `store` and runs its `_start`.
+    fn start(&self, store: &mut Store<HostState>, call: &ToolCall<'_>) -> ToolEnd {
+        let ran = self.pre.instantiate(&mut *store).and_then(|instance| {
+            // The shadows of the standard streams and of file writes read the guest's buffers
+            // through it.
+            store.data_mut().memory = instance.get_memory(&mut *store, "memory");
+            let start = instance.get_typed_func::<(), ()>(&mut *store, "_start")?;
+            start.call(&mut *store, ())
+        });
+        let Err(error) = ran else {
+            return ToolEnd::Exited(0);
+        };
+        if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+            return ToolEnd::Exited(exit.0);
+        }
+        match error.downcast_ref::<Trap>() {
+            Some(Trap::Interrupt) if call.cancel.load(Ordering::Relaxed) => ToolEnd::Cancelled,
+            Some(Trap::Interrupt) => ToolEnd::TimedOut,
+            Some(Trap::OutOfFuel) => ToolEnd::OutOfFuel,
+            _ if store.data().limiter.hit_cap => {
+                ToolEnd::Failed("out of memory (the session's memory cap)".into())
+            }
+            _ => ToolEnd::Failed(format!("{error:#}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_command_is_one_the_toolbox_program_runs() {
+        let program = include_str!("../../runtimes/toolbox/src/main.rs");
+        for name in COMMANDS {
+            let arm = format!("\"{name}\" => uu_{name}::uumain(args),");
+            assert!(
+                program.contains(&arm),
+                "{name} has no arm in the toolbox's main.rs"
+            );
+        }
+        assert!(
+            COMMANDS.windows(2).all(|w| w[0] < w[1]),
+            "sorted, no duplicates"
+        );
+        assert!(Toolbox::has("sha256sum") && Toolbox::has("nl") && !Toolbox::has("rm"));
+    }
+}
