@@ -25,6 +25,8 @@
 //!   and 1,000 idle Python sessions suspended on a server of their own: its process tree before
 //!   and after, their disk use, and a suspended session's first call (≤ 30 ms).
 //!   `--state` measures only these (about two minutes).
+//! - `execute_command` ([`commands`], issue 29): a warm `ls -la` (≤ 3 ms), a warm WebAssembly
+//!   tool, and `find | xargs grep` over 1,000 files (≤ 150 ms). `--commands` measures only these.
 //!
 //! `--against 'CMD ARGS'` also starts another MCP stdio server from that command line and
 //! prints its figures in a column beside ours (what it cannot be measured on says `n/a` and
@@ -52,6 +54,7 @@
 //! Timings are printed, never asserted by tests.
 
 mod advice;
+mod commands;
 mod foreign;
 mod fuel;
 mod latency;
@@ -97,10 +100,14 @@ struct Options {
     advice: bool,
     /// Only the sessions-as-values figures.
     state: bool,
+    /// Only `execute_command`'s figures.
+    commands: bool,
+    /// Only the usage.
+    help: bool,
     iterations: usize,
 }
 
-const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']... [--sdk-only] [--advice] [--state] [ITERATIONS]";
+const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']... [--sdk-only] [--advice] [--state] [--commands] [ITERATIONS]";
 
 fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
     let mut options = Options {
@@ -110,6 +117,8 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
         sdk_only: false,
         advice: false,
         state: false,
+        commands: false,
+        help: false,
         iterations: 300,
     };
     let mut args = args.into_iter();
@@ -122,6 +131,10 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
             options.advice = true;
         } else if arg == "--state" {
             options.state = true;
+        } else if arg == "--commands" {
+            options.commands = true;
+        } else if arg == "--help" || arg == "-h" {
+            options.help = true;
         } else if let Some(command) = arg.strip_prefix("--against=") {
             options.against = Some(foreign::split_command(command)?);
         } else if arg == "--against" {
@@ -164,6 +177,7 @@ async fn measure_ours(plan: &Plan) -> Result<Vec<Row>> {
         });
     rows.extend(suite::runtime_rows(&subject, plan, heaviest).await);
     rows.extend(state::state_rows(&subject).await);
+    rows.extend(commands::command_rows(&subject).await);
     drop(subject);
     stop(server).await;
 
@@ -341,6 +355,12 @@ fn check(rows: &[Row], reference: &[reference::Figure]) -> Result<()> {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<()> {
     let options = parse_options(std::env::args().skip(1))?;
+    if options.help {
+        println!(
+            "{USAGE}\n(the figures each option measures: the doc comment of tests/src/bin/bench/main.rs)"
+        );
+        return Ok(());
+    }
     if options.advice {
         return advice::report().await;
     }
@@ -351,6 +371,15 @@ async fn main() -> Result<()> {
         drop(subject);
         stop(server).await;
         rows.extend(state::suspended_rows(state::SUSPENDED_SESSIONS).await);
+        println!("{}", table::render(&rows, &[]));
+        return Ok(());
+    }
+    if options.commands {
+        let server = Arc::new(CommandServer::sandbox_mcp().await?);
+        let subject = Subject::new(Arc::clone(&server) as SharedClient, server.pid).await?;
+        let rows = commands::command_rows(&subject).await;
+        drop(subject);
+        stop(server).await;
         println!("{}", table::render(&rows, &[]));
         return Ok(());
     }
@@ -425,6 +454,8 @@ mod tests {
                 sdk_only: false,
                 advice: false,
                 state: false,
+                commands: false,
+                help: false,
                 iterations: 300
             }
         );
@@ -451,6 +482,8 @@ mod tests {
                 .sdk_only
         );
         assert!(parse(&["--advice"]).unwrap().advice);
+        assert!(parse(&["--commands"]).unwrap().commands);
+        assert!(parse(&["--help"]).unwrap().help);
     }
 
     #[test]

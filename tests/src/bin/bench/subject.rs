@@ -390,8 +390,12 @@ pub fn summary_of(result: &CallToolResult) -> String {
     if let Some(structured) = &result.structured_content {
         let kind = structured["error_type"].as_str().unwrap_or("");
         let message = structured["error_message"].as_str().unwrap_or("");
+        let stderr = structured["stderr"].as_str().unwrap_or("").trim();
         if !kind.is_empty() || !message.is_empty() {
-            return format!("{kind}: {message}");
+            return match stderr {
+                "" => format!("{kind}: {message}"),
+                stderr => format!("{kind}: {message} (stderr: {stderr})"),
+            };
         }
     }
     let text: String = result
