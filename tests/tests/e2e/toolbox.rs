@@ -23,6 +23,9 @@ const FIXTURE: &[(&str, &str)] = &[
     ),
     ("pairs.txt", "a b\nb c\na c\n"),
     ("spaces.txt", "a       b       c\n        indented\n"),
+    ("p.txt", "1\n2\n3\n4\n5\n"),
+    ("q.txt", "1\nX\n3\n5\n6\n7\n"),
+    ("r.txt", "0\n1\n2\n"),
 ];
 
 /// Command lines compared with GNU coreutils, output and status.
@@ -76,6 +79,21 @@ const LINES: &[&str] = &[
     "cp a.txt c.txt && truncate -s 5 c.txt && cat c.txt",
     "shuf -i 1-5 | sort -n",
     "sha256sum --no-such-option a.txt",
+    "diff p.txt q.txt",
+    "diff q.txt p.txt",
+    "diff r.txt p.txt",
+    "diff p.txt r.txt",
+    "diff a.txt a.txt",
+    "diff -q s1.txt s2.txt",
+    "diff -u p.txt q.txt | tail -n +3",
+    "diff -U1 q.txt p.txt | tail -n +3",
+    "diff -c p.txt q.txt | tail -n +3",
+    "cat s1.txt | diff - s2.txt",
+    "diff a.txt missing.txt",
+    // (`cmp` without -s/-l says "byte 3" as GNU diffutils 3.9+ does; 3.8 says "char 3".)
+    "cmp -s s1.txt s2.txt",
+    "cmp -l s1.txt s2.txt",
+    "cmp a.txt a.txt",
 ];
 
 async fn command(server: &Server, session: &str, line: &str) -> Result<Reply> {
@@ -211,6 +229,19 @@ async fn webassembly_tools_stay_inside_the_sandbox_and_its_limits() -> Result<()
             !reply.text.contains("/work/") && !reply.text.contains("/tmp/."),
             "{line}: a host path: {}",
             reply.text
+        );
+    }
+    // An output format the library does not print as GNU does is refused, not printed wrong.
+    for line in ["diff -e a b", "diff -y a b"] {
+        let reply = command(
+            &server,
+            session,
+            &format!("printf 1 > a; printf 2 > b; {line}"),
+        )
+        .await?;
+        ensure!(
+            reply.u64("exit_code") == 2 && reply.str("stderr").contains("use diff -u"),
+            "{line}: {reply:?}"
         );
     }
     // A link out of the sandbox is refused where it is made.
