@@ -8,6 +8,7 @@ use std::io::Write;
 use std::process::{ExitCode, exit};
 
 mod diff;
+mod own;
 
 /// The commands this program runs, sorted (the worker's list of them is checked against this).
 pub const COMMANDS: &[&str] = &include!("commands.rs");
@@ -18,6 +19,8 @@ fn run(name: &str, args: Args) -> Option<i32> {
     Some(match name {
         "cmp" => exit_status(diffutilslib::cmp::main(std::env::args_os().peekable())),
         "diff" => diff::main(args),
+        "rev" => own::rev(args),
+        "tac" => own::tac(args),
         "arch" => uu_arch::uumain(args),
         "b2sum" => uu_b2sum::uumain(args),
         "base32" => uu_base32::uumain(args),

@@ -94,6 +94,13 @@ const LINES: &[&str] = &[
     "cmp -s s1.txt s2.txt",
     "cmp -l s1.txt s2.txt",
     "cmp a.txt a.txt",
+    "tac a.txt",
+    "printf 'a\\nb' | tac",
+    "printf 'a\\nb\\n' | tac -b",
+    "printf 'ab,cd,ef' | tac -s ,",
+    "tac a.txt missing.txt s1.txt",
+    "rev a.txt",
+    "rev missing.txt",
 ];
 
 async fn command(server: &Server, session: &str, line: &str) -> Result<Reply> {
@@ -244,6 +251,14 @@ async fn webassembly_tools_stay_inside_the_sandbox_and_its_limits() -> Result<()
             "{line}: {reply:?}"
         );
     }
+    // rev reverses characters, not bytes (the session's locale is C.UTF-8).
+    let reversed = command(
+        &server,
+        session,
+        "printf 'h\\xc3\\xa9llo\\nw\\xc3\\xb6rld' | rev",
+    )
+    .await?;
+    ensure!(reversed.str("stdout") == "olléh\ndlröw", "{reversed:?}");
     // A link out of the sandbox is refused where it is made.
     let link = command(&server, session, "ln -s /etc/passwd out").await?;
     ensure!(link.u64("exit_code") == 1, "{link:?}");

@@ -1,0 +1,197 @@
+//! Commands no uutils crate builds for WASI: `tac` (uu_tac maps its input with mmap) and `rev`
+//! (util-linux). They follow GNU tac and util-linux rev, and refuse what they do not do.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+
+/// Where a command's output goes: stdout, written once.
+fn emit(out: &[u8]) -> bool {
+    std::io::stdout().write_all(out).is_ok()
+}
+
+/// The bytes of `path` (`-`: stdin).
+fn read_input(path: &str) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    if path == "-" {
+        std::io::stdin().read_to_end(&mut bytes)?;
+    } else {
+        std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    }
+    Ok(bytes)
+}
+
+/// What the OS says of `error`, without Rust's " (os error N)".
+fn reason(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
+    }
+}
+
+fn strings(args: super::Args) -> Result<Vec<String>, String> {
+    args.skip(1)
+        .map(|a: OsString| a.into_string().map_err(|a| format!("{}: not UTF-8", a.display())))
+        .collect()
+}
+
+/// `tac [-b] [-s SEP] [FILE]...`: each file's records (ending with SEP, a newline by default)
+/// last to first; with `-b` a separator begins its record instead. `-r` (a regular-expression
+/// separator) is refused.
+pub fn tac(args: super::Args) -> i32 {
+    let args = match strings(args) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("tac: {e}");
+            return 1;
+        }
+    };
+    let usage = "Try 'tac --help' for more information.";
+    let (mut before, mut separator, mut files) = (false, b"\n".to_vec(), Vec::new());
+    let mut words = args.into_iter();
+    let mut options = true;
+    while let Some(word) = words.next() {
+        if !options || word == "-" || !word.starts_with('-') {
+            files.push(word);
+            continue;
+        }
+        match word.as_str() {
+            "--" => options = false,
+            "-b" | "--before" => before = true,
+            "-s" | "--separator" => match words.next() {
+                Some(sep) => separator = sep.into_bytes(),
+                None => {
+                    eprintln!("tac: option requires an argument -- 's'\n{usage}");
+                    return 1;
+                }
+            },
+            "-r" | "--regex" => {
+                eprintln!("tac: -r (a regular-expression separator) is not supported here");
+                return 1;
+            }
+            "--help" => {
+                println!(
+                    "Usage: tac [OPTION]... [FILE]...\nWrite each FILE to standard output, last line first.\n\n  -b, --before             attach the separator before instead of after\n  -s, --separator=STRING   use STRING as the separator instead of newline"
+                );
+                return 0;
+            }
+            other if other.starts_with("--separator=") => {
+                separator = other["--separator=".len()..].as_bytes().to_vec();
+            }
+            other if other.starts_with("-s") && other.len() > 2 => {
+                separator = other[2..].as_bytes().to_vec();
+            }
+            other if other.starts_with("--") => {
+                eprintln!("tac: unrecognized option '{other}'\n{usage}");
+                return 1;
+            }
+            other => {
+                eprintln!("tac: invalid option -- '{}'\n{usage}", &other[1..2]);
+                return 1;
+            }
+        }
+    }
+    if separator.is_empty() {
+        eprintln!("tac: separator cannot be empty");
+        return 1;
+    }
+    if files.is_empty() {
+        files.push("-".into());
+    }
+    let mut status = 0;
+    for file in files {
+        match read_input(&file) {
+            Ok(bytes) => {
+                if !emit(&reversed_records(&bytes, &separator, before)) {
+                    return 1;
+                }
+            }
+            Err(e) => {
+                eprintln!("tac: failed to open '{file}' for reading: {}", reason(&e));
+                status = 1;
+            }
+        }
+    }
+    status
+}
+
+/// The records of `bytes` last to first. A record ends with `separator` (or, `before`, starts
+/// with it); text after the last separator is the last record, without one.
+fn reversed_records(bytes: &[u8], separator: &[u8], before: bool) -> Vec<u8> {
+    let mut cuts = vec![0];
+    let mut at = 0;
+    while let Some(found) = find(&bytes[at..], separator) {
+        let start = at + found;
+        cuts.push(if before { start } else { start + separator.len() });
+        at = start + separator.len();
+    }
+    cuts.push(bytes.len());
+    cuts.dedup();
+    let mut out = Vec::with_capacity(bytes.len());
+    for pair in cuts.windows(2).rev() {
+        out.extend_from_slice(&bytes[pair[0]..pair[1]]);
+    }
+    out
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// `rev [FILE]...`: each line's characters right to left (bytes, where a line is not UTF-8).
+pub fn rev(args: super::Args) -> i32 {
+    let args = match strings(args) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("rev: {e}");
+            return 1;
+        }
+    };
+    let mut files = Vec::new();
+    for word in args {
+        match word.as_str() {
+            "-h" | "--help" => {
+                println!("Usage: rev [options] [file ...]\n\nReverse lines characterwise.");
+                return 0;
+            }
+            "-" => files.push(word),
+            option if option.starts_with('-') => {
+                eprintln!("rev: invalid option -- '{}'\nTry 'rev --help' for more information.", option.trim_start_matches('-'));
+                return 1;
+            }
+            _ => files.push(word),
+        }
+    }
+    if files.is_empty() {
+        files.push("-".into());
+    }
+    let mut status = 0;
+    for file in files {
+        match read_input(&file) {
+            Ok(bytes) => {
+                let mut out = Vec::with_capacity(bytes.len());
+                for line in bytes.split_inclusive(|b| *b == b'\n') {
+                    let (text, newline) = match line.strip_suffix(b"\n") {
+                        Some(text) => (text, true),
+                        None => (line, false),
+                    };
+                    match std::str::from_utf8(text) {
+                        Ok(text) => out.extend(text.chars().rev().collect::<String>().bytes()),
+                        Err(_) => out.extend(text.iter().rev()),
+                    }
+                    if newline {
+                        out.push(b'\n');
+                    }
+                }
+                if !emit(&out) {
+                    return 1;
+                }
+            }
+            Err(e) => {
+                eprintln!("rev: cannot open {file}: {}", reason(&e));
+                status = 1;
+            }
+        }
+    }
+    status
+}
