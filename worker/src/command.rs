@@ -435,6 +435,26 @@ mod tests {
         }
     }
 
+    /// Runs `line` in a fresh shell over `fs`, its interpreter runs going to `jobs`.
+    fn run_line(
+        line: &str,
+        fs: &FsView,
+        jobs: Sender<Task>,
+        limits: &ShellLimits,
+    ) -> ExecutionReport {
+        let command = request(line);
+        let cancel = limits.cancel.clone();
+        let interpreters =
+            WorkerInterpreters::new(&command, Language::Python, jobs, limits, cancel);
+        run(
+            &command,
+            fs,
+            &Mutex::new(ShellState::default()),
+            interpreters,
+            limits,
+        )
+    }
+
     /// A report for `request`, as the guest thread would send it.
     fn report_for(request: &ExecuteRequest, stdout: &str, fuel: u64) -> ExecutionReport {
         ExecutionReport {
@@ -483,19 +503,7 @@ mod tests {
         let (_dir, fs) = workspace();
         let (jobs, guest) = guest(answer);
         let limits = limits(Instant::now() + Duration::from_secs(30));
-        let report = run(
-            &request(line),
-            &fs,
-            &Mutex::new(ShellState::default()),
-            WorkerInterpreters::new(
-                &request(line),
-                Language::Python,
-                jobs,
-                &limits,
-                limits.cancel.clone(),
-            ),
-            &limits,
-        );
+        let report = run_line(line, &fs, jobs, &limits);
         (report, guest.join().unwrap())
     }
 
@@ -648,19 +656,7 @@ mod tests {
             let (jobs, guest) = guest(|r| report_for(r, "ran\n", 1));
             let limits = limits(Instant::now() + left);
             limits.cancel.store(cancelled, Ordering::SeqCst);
-            let report = run(
-                &request(line),
-                &fs,
-                &Mutex::new(ShellState::default()),
-                WorkerInterpreters::new(
-                    &request(line),
-                    Language::Python,
-                    jobs,
-                    &limits,
-                    limits.cancel.clone(),
-                ),
-                &limits,
-            );
+            let report = run_line(line, &fs, jobs, &limits);
             let error = report.error.unwrap_or_else(|| panic!("{line}: no error"));
             assert_eq!(error.kind, kind, "{line}: {error:?}");
             assert_eq!(report.exit_code, exit_code, "{line}");

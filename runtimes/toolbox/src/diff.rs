@@ -30,19 +30,31 @@ pub fn main(args: super::Args) -> i32 {
             eprintln!(
                 "{}: {} output is not supported here; use diff -u (or -c, or the default format)",
                 params.executable.to_string_lossy(),
-                if params.format == Format::Ed { "ed script (-e)" } else { "side-by-side (-y)" },
+                if params.format == Format::Ed {
+                    "ed script (-e)"
+                } else {
+                    "side-by-side (-y)"
+                },
             );
             return 2;
         }
     };
     let differs = !out.is_empty();
     if params.brief && differs {
-        println!("Files {} and {} differ", shown(&params.from), shown(&params.to));
+        println!(
+            "Files {} and {} differ",
+            shown(&params.from),
+            shown(&params.to)
+        );
     } else {
         write_out(&out);
     }
     if !differs && params.report_identical_files {
-        println!("Files {} and {} are identical", shown(&params.from), shown(&params.to));
+        println!(
+            "Files {} and {} are identical",
+            shown(&params.from),
+            shown(&params.to)
+        );
     }
     i32::from(differs)
 }
@@ -100,5 +112,10 @@ fn collapse_header(line: &str) -> String {
         return line.to_owned();
     }
     let newline = if line.ends_with('\n') { "\n" } else { "" };
-    format!("{}{}{}{newline}", collapse(left), &body[at..=at], collapse(right))
+    format!(
+        "{}{}{}{newline}",
+        collapse(left),
+        &body[at..=at],
+        collapse(right)
+    )
 }

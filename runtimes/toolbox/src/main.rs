@@ -66,14 +66,23 @@ fn run(name: &str, args: Args) -> Option<i32> {
 fn main() {
     if let Some(dir) = std::env::var_os("PWD") {
         if let Err(e) = std::env::set_current_dir(&dir) {
-            eprintln!("cannot enter the working directory {}: {e}", dir.to_string_lossy());
+            eprintln!(
+                "cannot enter the working directory {}: {e}",
+                dir.to_string_lossy()
+            );
             exit(1);
         }
     }
     let mut args: Vec<OsString> = uucore::args_os().collect();
     let name = args
         .first()
-        .map(|a| a.to_string_lossy().rsplit('/').next().unwrap_or_default().to_owned())
+        .map(|a| {
+            a.to_string_lossy()
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
         .unwrap_or_default();
     if name == "--list" {
         println!("{}", COMMANDS.join("\n"));

@@ -31,7 +31,10 @@ fn reason(error: &std::io::Error) -> String {
 
 fn strings(args: super::Args) -> Result<Vec<String>, String> {
     args.skip(1)
-        .map(|a: OsString| a.into_string().map_err(|a| format!("{}: not UTF-8", a.display())))
+        .map(|a: OsString| {
+            a.into_string()
+                .map_err(|a| format!("{}: not UTF-8", a.display()))
+        })
         .collect()
 }
 
@@ -95,6 +98,20 @@ pub fn tac(args: super::Args) -> i32 {
         eprintln!("tac: separator cannot be empty");
         return 1;
     }
+    each_input(
+        files,
+        |file, e| eprintln!("tac: failed to open '{file}' for reading: {e}"),
+        |bytes| reversed_records(bytes, &separator, before),
+    )
+}
+
+/// Writes `transform` of each of `files` (`-`: stdin, also when there are none) to stdout, in
+/// order; an input that cannot be read is reported by `unreadable` and makes the status 1.
+fn each_input(
+    mut files: Vec<String>,
+    unreadable: impl Fn(&str, String),
+    transform: impl Fn(&[u8]) -> Vec<u8>,
+) -> i32 {
     if files.is_empty() {
         files.push("-".into());
     }
@@ -102,12 +119,12 @@ pub fn tac(args: super::Args) -> i32 {
     for file in files {
         match read_input(&file) {
             Ok(bytes) => {
-                if !emit(&reversed_records(&bytes, &separator, before)) {
+                if !emit(&transform(&bytes)) {
                     return 1;
                 }
             }
             Err(e) => {
-                eprintln!("tac: failed to open '{file}' for reading: {}", reason(&e));
+                unreadable(&file, reason(&e));
                 status = 1;
             }
         }
@@ -122,7 +139,11 @@ fn reversed_records(bytes: &[u8], separator: &[u8], before: bool) -> Vec<u8> {
     let mut at = 0;
     while let Some(found) = find(&bytes[at..], separator) {
         let start = at + found;
-        cuts.push(if before { start } else { start + separator.len() });
+        cuts.push(if before {
+            start
+        } else {
+            start + separator.len()
+        });
         at = start + separator.len();
     }
     cuts.push(bytes.len());
@@ -156,42 +177,37 @@ pub fn rev(args: super::Args) -> i32 {
             }
             "-" => files.push(word),
             option if option.starts_with('-') => {
-                eprintln!("rev: invalid option -- '{}'\nTry 'rev --help' for more information.", option.trim_start_matches('-'));
+                eprintln!(
+                    "rev: invalid option -- '{}'\nTry 'rev --help' for more information.",
+                    option.trim_start_matches('-')
+                );
                 return 1;
             }
             _ => files.push(word),
         }
     }
-    if files.is_empty() {
-        files.push("-".into());
-    }
-    let mut status = 0;
-    for file in files {
-        match read_input(&file) {
-            Ok(bytes) => {
-                let mut out = Vec::with_capacity(bytes.len());
-                for line in bytes.split_inclusive(|b| *b == b'\n') {
-                    let (text, newline) = match line.strip_suffix(b"\n") {
-                        Some(text) => (text, true),
-                        None => (line, false),
-                    };
-                    match std::str::from_utf8(text) {
-                        Ok(text) => out.extend(text.chars().rev().collect::<String>().bytes()),
-                        Err(_) => out.extend(text.iter().rev()),
-                    }
-                    if newline {
-                        out.push(b'\n');
-                    }
-                }
-                if !emit(&out) {
-                    return 1;
-                }
-            }
-            Err(e) => {
-                eprintln!("rev: cannot open {file}: {}", reason(&e));
-                status = 1;
-            }
+    each_input(
+        files,
+        |file, e| eprintln!("rev: cannot open {file}: {e}"),
+        reversed_lines,
+    )
+}
+
+/// Each line of `bytes` right to left: its characters when it is UTF-8, else its bytes.
+fn reversed_lines(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        let (text, newline) = match line.strip_suffix(b"\n") {
+            Some(text) => (text, true),
+            None => (line, false),
+        };
+        match std::str::from_utf8(text) {
+            Ok(text) => out.extend(text.chars().rev().collect::<String>().bytes()),
+            Err(_) => out.extend(text.iter().rev()),
+        }
+        if newline {
+            out.push(b'\n');
         }
     }
-    status
+    out
 }
