@@ -161,13 +161,20 @@ class Spin:
         self.session = session
         self.execution_id: str | None = None
         self.id_known = anyio.Event()
+        # The first message can come as the execution is handed to the worker, before its
+        # code runs (a cancel then finds nothing ran); a later one comes while the loop runs.
+        self.running = anyio.Event()
+        self.messages = 0
         self.result: Any = None
 
     async def on_progress(self, value: float, total: float | None, message: str | None) -> None:
+        self.messages += 1
         found = EXECUTION_ID.search(message or "")
         if found and self.execution_id is None:
             self.execution_id = found.group(0)
             self.id_known.set()
+        if self.messages >= 2:
+            self.running.set()
 
     async def run(self) -> None:
         self.result = await self.session.call_tool(
@@ -190,6 +197,7 @@ async def cancel_by_id(session: ClientSession) -> Facts:
     async with anyio.create_task_group() as group:
         group.start_soon(spin.run)
         await spin.id_known.wait()
+        await spin.running.wait()
         cancelled = await session.call_tool(
             "cancel_execution", {"execution_id": spin.execution_id}
         )
@@ -211,6 +219,7 @@ async def abandon(session: ClientSession, wire: Wire) -> Facts:
     async with anyio.create_task_group() as group:
         group.start_soon(spin.run)
         await spin.id_known.wait()
+        await spin.running.wait()
         group.cancel_scope.cancel()
     after = await execute(session, "python", "n > 0", session_id=CANCEL_SESSION)
     late = await session.call_tool("cancel_execution", {"execution_id": spin.execution_id})
