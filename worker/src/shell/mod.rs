@@ -5,8 +5,10 @@
 //! [`expand`] with patterns from [`glob`], execution in [`exec`] over the [`streams`]), the
 //! built-in commands ([`builtins`]) and the confinement of every file access to the session's
 //! mounts ([`path`]). Nothing else of the host is reachable:
-//! there are no external programs, only built-ins; the interpreters are reached through the
-//! [`Interpreters`] the worker passes in; every path goes through [`path::Fs`], which refuses
+//! there are no host programs, only built-ins; the interpreters and the WebAssembly tools of
+//! the toolbox (which run inside the sandbox, never touching a path here) are reached through
+//! the [`Interpreters`] the worker passes in; every path a built-in names goes through
+//! [`path::Fs`], which refuses
 //! anything outside the mounts, writes to read-only mounts, and symlinks leading out, and does
 //! every file operation through a handle on the mount's root (never through a host path); and no
 //! message ever contains a host path.

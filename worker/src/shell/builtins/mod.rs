@@ -3,9 +3,11 @@
 //! [`io`] (inputs, lines, per-operand errors), [`walk`] (tree walks) and [`posix`] (regular
 //! expressions); name patterns are the shell's own [`Glob`](crate::shell::glob::Glob).
 //!
-//! There are no external programs: a name that is not in [`BUILTINS`] exits 127 with the list of
-//! what is available, so an agent learns at once what it can use. `/bin/ls`-style paths to a
-//! built-in run the built-in; other paths are scripts run by [`scripts::run_file`].
+//! There are no host programs: a name that is not in [`BUILTINS`] runs the session's
+//! WebAssembly tool of that name when the toolbox has one ([`crate::toolbox`], inside the
+//! sandbox), and otherwise exits 127 with the list of what is available, so an agent learns at
+//! once what it can use. `/bin/ls`-style paths to a built-in or a tool run it; other paths are
+//! scripts run by [`scripts::run_file`].
 
 mod args;
 mod cond;
