@@ -110,6 +110,13 @@ pub trait Interpreters {
         false
     }
 
+    /// Whether the session has the toolbox of WebAssembly commands at all.
+    fn has_toolbox(&self) -> bool {
+        crate::toolbox::COMMANDS
+            .iter()
+            .any(|name| self.has_tool(name))
+    }
+
     /// Runs one of the session's WebAssembly commands: `argv` (`argv[0]` is its name) in the
     /// working directory `cwd`, with the shell's variables `env` and the piped `stdin`.
     fn run_tool(

@@ -168,7 +168,7 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Ab
         return scripts::run_file(ctx, argv);
     }
     let tools = crate::toolbox::COMMANDS.join(" ");
-    let tools = if ctx.sh.interpreters.has_tool("nl") {
+    let tools = if ctx.sh.interpreters.has_toolbox() {
         format!(" and these WebAssembly tools: {tools}")
     } else {
         String::new()

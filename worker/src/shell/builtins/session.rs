@@ -543,7 +543,7 @@ pub(super) fn help(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
     for b in BUILTINS {
         text.push_str(&format!("  {:<width$}  {}\n", b.name, b.about));
     }
-    if ctx.sh.interpreters.has_tool("nl") {
+    if ctx.sh.interpreters.has_toolbox() {
         text.push_str(
             "\nWebAssembly tools (uutils coreutils, GNU options), run inside the sandbox:\n",
         );
