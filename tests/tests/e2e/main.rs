@@ -29,6 +29,7 @@ mod quota;
 mod reaping;
 mod scientific;
 mod sessions_as_values;
+mod shell_language;
 mod supervision;
 mod teaching;
 mod tenancy;

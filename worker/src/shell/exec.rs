@@ -1,24 +1,42 @@
-//! Runs a parsed script: and/or lists, pipelines, redirections and assignments, and hands each
-//! simple command to its built-in with a [`Ctx`] holding where its stdin, stdout and stderr go.
+//! Runs a parsed script: and/or lists, pipelines, compound commands (groups, subshells, `if`,
+//! loops, `case`, `((...))`, `[[ ... ]]`), functions, redirections and assignments, and hands
+//! each simple command to its built-in with a [`Ctx`] holding where its stdin, stdout and
+//! stderr go. Word expansion calls back into the shell through [`Env`] for variables and
+//! command substitution.
 //!
 //! Pipeline stages run one after another; each stage's stdout is buffered (up to [`PIPE_CAP`])
 //! and becomes the next stage's stdin. A full buffer tells the producer to stop, which is how
 //! `seq 1 1e12 | head -1` ends (like SIGPIPE); a consumer that then reads the whole cut input gets
-//! a warning, so no silent data loss. Multi-stage pipelines run in a copy of the shell state, as
-//! bash runs them in subshells (`cd x | cat` does not change directory).
+//! a warning, so no silent data loss. Multi-stage pipelines, `( ... )` and `$(...)` run in a copy
+//! of the shell's state (variables, cwd, functions, options, positional parameters), as bash
+//! runs them in subshells (`cd x | cat` does not change directory).
 //!
-//! The deadline and cancel flag are checked before every command ([`Shell::check`]) and by
-//! built-ins inside their loops; they end the whole script with [`Abort`].
+//! The deadline and cancel flag are checked before every command ([`Shell::check`]), at every
+//! loop iteration, and by built-ins inside their loops; they end the whole script with
+//! [`Abort`]. `break`, `continue` and `return` travel up as [`Abort`] too, to the loop or
+//! function that takes them. Nesting at run time is bounded: functions by [`MAX_FUNCTION_DEPTH`],
+//! commands running commands by [`MAX_NESTING`], scripts by [`MAX_DEPTH`], and all of it
+//! together by the native stack it may use ([`MAX_STACK`]).
+//!
+//! `set -e` follows POSIX: a failure does not stop the script inside the condition of `if`,
+//! `while` or `until`, in any but the last command of `&&`/`||`, or under `!`; that holds for
+//! everything such a command runs (function bodies included).
 
+use std::collections::HashMap;
 use std::fmt::Display;
 use std::io::Read;
+use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::builtins;
-use super::expand::{self, MAX_EXPANSION, Scope, TooLong};
+use super::expand::{self, Env, Error as ExpandError, MAX_EXPANSION};
+use super::glob::Glob;
 use super::lexer::Word;
-use super::parser::{self, AndOr, Command, Connector, Pipeline, Redirect, RedirectKind, Script};
+use super::parser::{
+    self, AndOr, CaseEnd, Command, Compound, Cond, Connector, Function, Pipeline, Redirect,
+    RedirectKind, Script, Simple,
+};
 use super::path::{Access, Fs, FsError, Resolved};
 use super::streams::{Io, PIPE_CAP};
 // The built-ins reach the streams through here, with the shell they belong to.
@@ -35,23 +53,39 @@ pub(crate) const MAX_DEPTH: usize = 8;
 /// level is native stack, and overflowing it would kill the worker.
 pub(crate) const MAX_NESTING: usize = 64;
 
+/// How deep functions may call functions (bash's `FUNCNEST`): a runaway recursion ends with a
+/// message instead of taking the worker's stack.
+pub(crate) const MAX_FUNCTION_DEPTH: usize = 100;
+
+/// Native stack the shell may use below where it started: the shell thread has 2 MiB, and a
+/// WebAssembly tool or interpreter call at the deepest point needs room of its own. Every
+/// compound command and function call checks it, so no combination of nesting (functions in
+/// loops in substitutions in `eval`...) can overflow.
+const MAX_STACK: usize = 900 << 10;
+
 /// Most bytes all shell variables may hold together; they persist in the session.
 pub(crate) const MAX_VARS: usize = 32 << 20;
 
-/// What stops a script early.
+/// What stops a script (or part of it) early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Abort {
     Timeout,
     Cancelled,
     /// The `exit` built-in, with its status.
     Exit(i32),
+    /// `return N`: ends the running function or sourced script.
+    Return(i32),
+    /// `break N`: ends N enclosing loops.
+    Break(usize),
+    /// `continue N`: ends N-1 enclosing loops and goes on with the next iteration of the Nth.
+    Continue(usize),
 }
 
 /// `set` options. They last for one call (a session-wide `set -e` would make later, unrelated
 /// calls stop at their first failure), and a child shell (`sh -c`, `sh FILE`) starts without.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Options {
-    /// `-e`: stop at the first failing command (outside `&&`/`||` lists and `!`).
+    /// `-e`: stop at the first failing command (outside conditions, `&&`/`||` lists and `!`).
     pub errexit: bool,
     /// `-o pipefail`: a pipeline fails when any stage fails.
     pub pipefail: bool,
@@ -59,6 +93,21 @@ pub(crate) struct Options {
     pub xtrace: bool,
     /// `-u`: accepted; unset variables still expand to nothing.
     pub nounset: bool,
+}
+
+/// A command's assignments, expanded.
+type Assignments = Vec<(String, String)>;
+
+/// The variables `local` saved in one function call, to put back when it returns.
+type LocalFrame = Vec<(String, Option<String>)>;
+
+/// What a subshell restores when it ends.
+struct Saved {
+    state: ShellState,
+    options: Options,
+    functions: HashMap<String, Rc<Function>>,
+    positional: Vec<String>,
+    locals: Vec<LocalFrame>,
 }
 
 /// The interpreter of one `execute` call.
@@ -70,7 +119,7 @@ pub(crate) struct Shell<'a> {
     pub io: Io,
     /// `$?`.
     pub status: i32,
-    /// `$0`, `$1`, ... of the running script.
+    /// `$0`, `$1`, ... of the running script or function.
     pub positional: Vec<String>,
     /// The first guest path refused by confinement.
     pub restriction: Option<String>,
@@ -80,11 +129,33 @@ pub(crate) struct Shell<'a> {
     nesting: usize,
     /// `set` options, for this call (and inherited by `source`, not by child shells).
     pub options: Options,
+    /// Functions defined in this call (they do not persist between calls).
+    pub functions: HashMap<String, Rc<Function>>,
+    /// One frame per running function call, for `local`.
+    pub locals: Vec<LocalFrame>,
+    /// Loops running around the current command (`break` and `continue` need one).
+    pub loops: usize,
+    /// Functions and sourced scripts running (`return` needs one).
+    pub returnable: usize,
+    /// While above zero, `set -e` does not stop the script (conditions, `&&`/`||`, `!`).
+    errexit_off: usize,
+    /// The status of the last command substitution, for a command that is only assignments.
+    subst_status: Option<i32>,
+    /// Where the stack was when the shell started (see [`MAX_STACK`]).
+    stack_base: usize,
     /// Where the running script's commands read and write unless redirected: the outcome's
-    /// streams at top level, the calling command's inside `sh FILE`.
+    /// streams at top level, the calling command's inside `sh FILE` or a redirected compound
+    /// command.
     base_in: Input,
     base_out: Target,
     base_err: Target,
+}
+
+/// The address of a local of the caller's frame: how deep the stack is.
+#[inline(never)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    std::ptr::addr_of!(marker) as usize
 }
 
 impl<'a> Shell<'a> {
@@ -106,6 +177,13 @@ impl<'a> Shell<'a> {
             depth: 0,
             nesting: 0,
             options: Options::default(),
+            functions: HashMap::new(),
+            locals: Vec::new(),
+            loops: 0,
+            returnable: 0,
+            errexit_off: 0,
+            subst_status: None,
+            stack_base: stack_position(),
             base_in: Input::default(),
             base_out: Target::Stdout,
             base_err: Target::Stderr,
@@ -126,12 +204,43 @@ impl<'a> Shell<'a> {
         Ok(())
     }
 
+    /// Whether the shell may nest one level deeper (see [`MAX_STACK`]); a message when not.
+    fn room_to_nest(&mut self) -> bool {
+        if stack_position().abs_diff(self.stack_base) < MAX_STACK {
+            return true;
+        }
+        self.io
+            .write(self.base_err, b"sh: nested too deeply (out of stack)\n");
+        false
+    }
+
     /// Remembers the first confinement refusal.
     pub(crate) fn record(&mut self, e: &FsError) {
         if let Some(p) = e.restricted()
             && self.restriction.is_none()
         {
             self.restriction = Some(p.to_string());
+        }
+    }
+
+    /// `sh: msg` on the current stderr.
+    fn complain(&mut self, msg: impl Display) {
+        let line = format!("sh: {msg}\n");
+        self.io.write(self.base_err, line.as_bytes());
+    }
+
+    /// What a failed expansion means for the command: status 1, or the end of the script.
+    fn expansion_failed(&mut self, e: ExpandError) -> Result<i32, Abort> {
+        match e {
+            ExpandError::Stopped(a) => Err(a),
+            ExpandError::Fatal(msg) => {
+                self.complain(msg);
+                Err(Abort::Exit(1))
+            }
+            other => {
+                self.complain(other);
+                Ok(1)
+            }
         }
     }
 
@@ -142,35 +251,45 @@ impl<'a> Shell<'a> {
         Ok(self.status)
     }
 
+    /// Runs `script` as a condition (`if`, `while`): `set -e` does not apply inside.
+    fn run_condition(&mut self, script: &Script) -> Result<i32, Abort> {
+        self.errexit_off += 1;
+        let result = self.run_script(script);
+        self.errexit_off -= 1;
+        result
+    }
+
     fn run_and_or(&mut self, list: &AndOr) -> Result<i32, Abort> {
-        self.status = self.run_pipeline(&list.first)?;
-        // `set -e` only reacts to the last pipeline of a list, and not to a negated one (bash).
-        let mut final_ran = list.rest.is_empty() && !list.first.negated;
+        // `set -e` only reacts to the last pipeline of a list, and not to a negated one.
+        let shielded = !list.rest.is_empty() || list.first.negated;
+        self.status = self.run_pipeline(&list.first, shielded)?;
+        let mut final_ran = !shielded;
         for (i, (connector, pipeline)) in list.rest.iter().enumerate() {
             let run = match connector {
                 Connector::And => self.status == 0,
                 Connector::Or => self.status != 0,
             };
             if run {
-                self.status = self.run_pipeline(pipeline)?;
-                final_ran = i + 1 == list.rest.len() && !pipeline.negated;
+                let shielded = i + 1 < list.rest.len() || pipeline.negated;
+                self.status = self.run_pipeline(pipeline, shielded)?;
+                final_ran = !shielded;
             }
         }
-        if self.options.errexit && final_ran && self.status != 0 {
+        if self.options.errexit && self.errexit_off == 0 && final_ran && self.status != 0 {
             return Err(Abort::Exit(self.status));
         }
         Ok(self.status)
     }
 
-    fn run_pipeline(&mut self, p: &Pipeline) -> Result<i32, Abort> {
-        let status = if let [only] = p.commands.as_slice() {
-            self.run_command(only, self.base_in.clone(), self.base_out)?
+    fn run_pipeline(&mut self, p: &Pipeline, shielded: bool) -> Result<i32, Abort> {
+        self.errexit_off += usize::from(shielded);
+        let result = if let [only] = p.commands.as_slice() {
+            self.run_command(only, self.base_in.clone(), self.base_out)
         } else {
-            let saved_state = self.state.clone();
-            let result = self.run_stages(&p.commands);
-            *self.state = saved_state;
-            result?
+            self.subshell(|sh| sh.run_stages(&p.commands))
         };
+        self.errexit_off -= usize::from(shielded);
+        let status = result?;
         Ok(if p.negated {
             i32::from(status == 0)
         } else {
@@ -188,11 +307,8 @@ impl<'a> Shell<'a> {
             } else {
                 self.io.open_pipe()
             };
-            // Each stage is a subshell: `exit` ends only that stage.
-            let result = match self.run_command(cmd, input, out) {
-                Err(Abort::Exit(code)) => Ok(code),
-                other => other,
-            };
+            // Each stage is a subshell: `exit` (or `break`...) ends only that stage.
+            let result = ended_subshell(self.run_command(cmd, input, out));
             input = if last {
                 Input::default()
             } else {
@@ -207,56 +323,341 @@ impl<'a> Shell<'a> {
         Ok(status)
     }
 
-    fn scope(&self) -> Scope<'_> {
-        Scope {
-            vars: &self.state.vars,
-            positional: &self.positional,
-            status: self.status,
-            fs: &self.fs,
-            cwd: &self.state.cwd,
-            deadline: self.limits.deadline,
-            cancel: &self.limits.cancel,
+    /// Runs `f` in a copy of the shell's state, as bash runs a subshell: variables, cwd,
+    /// functions, options and positional parameters come back as they were, and `exit` ends
+    /// only the subshell.
+    fn subshell(&mut self, f: impl FnOnce(&mut Self) -> Result<i32, Abort>) -> Result<i32, Abort> {
+        let saved = Saved {
+            state: self.state.clone(),
+            options: self.options,
+            functions: self.functions.clone(),
+            positional: self.positional.clone(),
+            locals: self.locals.clone(),
+        };
+        let result = f(self);
+        *self.state = saved.state;
+        self.options = saved.options;
+        self.functions = saved.functions;
+        self.positional = saved.positional;
+        self.locals = saved.locals;
+        ended_subshell(result)
+    }
+
+    /// Runs `f` with the script's default streams set to these (a redirected compound command,
+    /// a pipeline stage, a substitution).
+    fn with_streams<T>(
+        &mut self,
+        streams: (Input, Target, Target),
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let saved = (
+            std::mem::replace(&mut self.base_in, streams.0),
+            std::mem::replace(&mut self.base_out, streams.1),
+            std::mem::replace(&mut self.base_err, streams.2),
+        );
+        let result = f(self);
+        (self.base_in, self.base_out, self.base_err) = saved;
+        result
+    }
+
+    fn run_command(&mut self, cmd: &Command, stdin: Input, out: Target) -> Result<i32, Abort> {
+        match cmd {
+            Command::Simple(simple) => self.run_simple(simple, stdin, out),
+            Command::Function(f) => {
+                self.functions.insert(f.name.clone(), Rc::clone(f));
+                Ok(0)
+            }
+            Command::Compound { body, redirects } => {
+                self.check()?;
+                if !self.room_to_nest() {
+                    return Ok(126);
+                }
+                let mark = self.io.file_count();
+                let mut fds = Fds {
+                    stdin,
+                    out,
+                    err: self.base_err,
+                };
+                let result = match self.apply_redirects(redirects, &mut fds) {
+                    Ok(true) => {
+                        let streams = (fds.stdin, fds.out, fds.err);
+                        self.with_streams(streams, |sh| sh.run_compound(body))
+                    }
+                    Ok(false) => Ok(1),
+                    Err(e) => Err(e),
+                };
+                self.io.close_files(mark);
+                result
+            }
+        }
+    }
+
+    fn run_compound(&mut self, body: &Compound) -> Result<i32, Abort> {
+        match body {
+            Compound::Group(script) => self.run_script(script),
+            Compound::Subshell(script) => self.subshell(|sh| sh.run_script(script)),
+            Compound::If {
+                branches,
+                otherwise,
+            } => {
+                for (cond, then) in branches {
+                    if self.run_condition(cond)? == 0 {
+                        return self.run_script(then);
+                    }
+                }
+                match otherwise {
+                    Some(script) => self.run_script(script),
+                    None => Ok(0),
+                }
+            }
+            Compound::For { var, words, body } => {
+                let items = match words {
+                    Some(words) => {
+                        let mut items = Vec::new();
+                        for w in words {
+                            match expand::fields(w, self) {
+                                Ok(f) => items.extend(f),
+                                Err(e) => return self.expansion_failed(e),
+                            }
+                        }
+                        items
+                    }
+                    None => self.positional.get(1..).unwrap_or_default().to_vec(),
+                };
+                self.run_loop(body, |sh, n| {
+                    let Some(item) = items.get(n) else {
+                        return Ok(false);
+                    };
+                    Ok(sh.set_var(var, item.clone()))
+                })
+            }
+            Compound::ArithFor {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                if self.arith_command(init)?.is_none() {
+                    return Ok(1);
+                }
+                self.run_loop(body, |sh, n| {
+                    if n > 0 && sh.arith_command(step)?.is_none() {
+                        return Ok(false);
+                    }
+                    if cond.parts.is_empty() {
+                        return Ok(true);
+                    }
+                    Ok(sh.arith_command(cond)?.is_some_and(|v| v != 0))
+                })
+            }
+            Compound::Loop { until, cond, body } => self.run_loop(body, |sh, _| {
+                let status = sh.run_condition(cond)?;
+                Ok((status == 0) != *until)
+            }),
+            Compound::Case { word, arms } => {
+                let subject = match expand::text(word, self) {
+                    Ok(s) => s,
+                    Err(e) => return self.expansion_failed(e),
+                };
+                let mut status = 0;
+                let mut fall_into = false;
+                for arm in arms {
+                    let mut hit = fall_into;
+                    for p in &arm.patterns {
+                        if hit {
+                            break;
+                        }
+                        let pattern = match expand::pattern(p, self) {
+                            Ok(p) => p,
+                            Err(e) => return self.expansion_failed(e),
+                        };
+                        hit = Glob::new(&pattern, false).is_ok_and(|g| g.matches(&subject));
+                    }
+                    if !hit {
+                        continue;
+                    }
+                    status = if arm.body.items.is_empty() {
+                        0
+                    } else {
+                        self.run_script(&arm.body)?
+                    };
+                    match arm.end {
+                        CaseEnd::Break => break,
+                        CaseEnd::FallThrough => fall_into = true,
+                        CaseEnd::TryNext => fall_into = false,
+                    }
+                }
+                Ok(status)
+            }
+            Compound::Arith(expr) => Ok(match self.arith_command(expr)? {
+                Some(v) => i32::from(v == 0),
+                None => 1,
+            }),
+            Compound::Cond(cond) => match self.eval_cond(cond) {
+                Ok(true) => Ok(0),
+                Ok(false) => Ok(1),
+                Err(CondError::Expand(e)) => self.expansion_failed(e),
+                Err(CondError::Message(msg)) => {
+                    self.complain(msg);
+                    Ok(2)
+                }
+            },
+        }
+    }
+
+    /// The value of an arithmetic word; `None` after a message when it is not a valid
+    /// expression (the command then fails, and the script goes on, as with bash's `((...))`).
+    fn arith_command(&mut self, expr: &Word) -> Result<Option<i64>, Abort> {
+        match expand::arithmetic(expr, self) {
+            Ok(v) => Ok(Some(v)),
+            Err(ExpandError::Stopped(a)) => Err(a),
+            Err(e) => {
+                self.complain(e);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Runs a loop: `next(shell, n)` says whether iteration `n` runs (and sets it up), then
+    /// `body` runs. The deadline is checked at every iteration; `break` and `continue` end
+    /// here or travel on to an outer loop.
+    fn run_loop(
+        &mut self,
+        body: &Script,
+        mut next: impl FnMut(&mut Self, usize) -> Result<bool, Abort>,
+    ) -> Result<i32, Abort> {
+        self.loops += 1;
+        let result = (|| {
+            let mut status = 0;
+            let mut n = 0;
+            loop {
+                self.check()?;
+                if self.io.pipe_full(self.base_out) {
+                    // The reader will see no more: bash's loop would die of SIGPIPE here.
+                    return Ok(141);
+                }
+                let go = match next(self, n) {
+                    Ok(go) => go,
+                    Err(Abort::Break(1)) => return Ok(0),
+                    Err(Abort::Break(k)) => return Err(Abort::Break(k - 1)),
+                    Err(Abort::Continue(1)) => {
+                        n += 1;
+                        continue;
+                    }
+                    Err(Abort::Continue(k)) => return Err(Abort::Continue(k - 1)),
+                    Err(other) => return Err(other),
+                };
+                if !go {
+                    return Ok(status);
+                }
+                n += 1;
+                match self.run_script(body) {
+                    Ok(s) => status = s,
+                    Err(Abort::Break(1)) => return Ok(0),
+                    Err(Abort::Break(k)) => return Err(Abort::Break(k - 1)),
+                    Err(Abort::Continue(1)) => status = 0,
+                    Err(Abort::Continue(k)) => return Err(Abort::Continue(k - 1)),
+                    Err(other) => return Err(other),
+                }
+            }
+        })();
+        self.loops -= 1;
+        result
+    }
+
+    /// Evaluates `[[ ... ]]`.
+    fn eval_cond(&mut self, cond: &Cond) -> Result<bool, CondError> {
+        Ok(match cond {
+            Cond::Or(a, b) => self.eval_cond(a)? || self.eval_cond(b)?,
+            Cond::And(a, b) => self.eval_cond(a)? && self.eval_cond(b)?,
+            Cond::Not(a) => !self.eval_cond(a)?,
+            Cond::Word(w) => !expand::text(w, self)?.is_empty(),
+            Cond::Unary(op, w) => {
+                let arg = expand::text(w, self)?;
+                if op == "-v" {
+                    return Ok(self.state.vars.contains_key(&arg));
+                }
+                let mut ctx = self.ctx("[[");
+                builtins::unary_test(&mut ctx, op, &arg)
+            }
+            Cond::Binary(a, op, b) => {
+                let left = expand::text(a, self)?;
+                match op.as_str() {
+                    "==" | "=" | "!=" => {
+                        let pattern = expand::pattern(b, self)?;
+                        let hit = Glob::new(&pattern, false).is_ok_and(|g| g.matches(&left));
+                        hit == (op != "!=")
+                    }
+                    "=~" => {
+                        let source = expand::regex(b, self)?;
+                        let re = regex::Regex::new(&source).map_err(|e| {
+                            CondError::Message(format!("[[: invalid regular expression: {e}"))
+                        })?;
+                        re.is_match(&left)
+                    }
+                    _ => {
+                        let right = expand::text(b, self)?;
+                        let mut ctx = self.ctx("[[");
+                        builtins::binary_test(&mut ctx, &left, op, &right)
+                            .map_err(CondError::Message)?
+                    }
+                }
+            }
+        })
+    }
+
+    /// A context for a built-in helper run on the script's own streams.
+    fn ctx(&mut self, name: &str) -> Ctx<'_, 'a> {
+        let (out, err, stdin) = (self.base_out, self.base_err, self.base_in.clone());
+        Ctx {
+            sh: self,
+            out,
+            err,
+            stdin,
+            name: name.into(),
         }
     }
 
     /// Expands a command's words and assignment values, within [`MAX_EXPANSION`] together.
-    fn expand_command(
-        &self,
-        cmd: &Command,
-    ) -> Result<(Vec<String>, Vec<(String, String)>), TooLong> {
-        let scope = self.scope();
+    fn expand_command(&mut self, cmd: &Simple) -> Result<(Vec<String>, Assignments), ExpandError> {
         let mut size = 0;
-        let mut argv = Vec::new();
+        let mut argv: Vec<String> = Vec::new();
         for w in &cmd.words {
-            for f in expand::fields(w, &scope)? {
+            // `local x=$y` and `export x=$y` take their assignments whole, as bash does.
+            let declaration = argv
+                .first()
+                .is_some_and(|name| matches!(name.as_str(), "local" | "export" | "readonly"));
+            let expanded = if declaration && parser::assignment_word(w) {
+                vec![expand::text(w, self)?]
+            } else {
+                expand::fields(w, self)?
+            };
+            for f in expanded {
                 size += f.len();
                 if size > MAX_EXPANSION {
-                    return Err(TooLong);
+                    return Err(ExpandError::TooLong);
                 }
                 argv.push(f);
             }
         }
         let mut assigns = Vec::new();
         for (k, v) in &cmd.assigns {
-            let v = expand::text(v, &scope)?;
+            let v = expand::text(v, self)?;
             size += v.len();
             if size > MAX_EXPANSION {
-                return Err(TooLong);
+                return Err(ExpandError::TooLong);
             }
             assigns.push((k.clone(), v));
         }
         Ok((argv, assigns))
     }
 
-    fn run_command(&mut self, cmd: &Command, stdin: Input, out: Target) -> Result<i32, Abort> {
+    fn run_simple(&mut self, cmd: &Simple, stdin: Input, out: Target) -> Result<i32, Abort> {
         self.check()?;
+        self.subst_status = None;
         let (argv, assigns) = match self.expand_command(cmd) {
             Ok(x) => x,
-            Err(e) => {
-                self.io
-                    .write(self.base_err, format!("sh: {e}\n").as_bytes());
-                return Ok(1);
-            }
+            Err(e) => return self.expansion_failed(e),
         };
         if self.options.xtrace {
             let words: Vec<String> = assigns
@@ -273,11 +674,17 @@ impl<'a> Shell<'a> {
             out,
             err: self.base_err,
         };
-        let redirected = self.apply_redirects(&cmd.redirects, &mut fds);
+        let redirected = match self.apply_redirects(&cmd.redirects, &mut fds) {
+            Ok(r) => r,
+            Err(e) => {
+                self.io.close_files(mark);
+                return Err(e);
+            }
+        };
         let result = if !redirected {
             Ok(1)
         } else if argv.is_empty() {
-            let mut status = 0;
+            let mut status = self.subst_status.unwrap_or(0);
             for (k, v) in assigns {
                 if !self.set_var(&k, v) {
                     status = 1;
@@ -295,7 +702,10 @@ impl<'a> Shell<'a> {
             for (k, v) in assigns {
                 self.state.vars.insert(k, v);
             }
-            let result = self.run_argv(&argv, fds.out, fds.err, fds.stdin.clone());
+            let result = match self.functions.get(&argv[0]).cloned() {
+                Some(f) => self.call_function(&f, &argv, (fds.stdin.clone(), fds.out, fds.err)),
+                None => self.run_argv(&argv, fds.out, fds.err, fds.stdin.clone()),
+            };
             for (k, old) in saved {
                 match old {
                     Some(v) => self.state.vars.insert(k, v),
@@ -314,6 +724,98 @@ impl<'a> Shell<'a> {
         };
         self.io.close_files(mark);
         result
+    }
+
+    /// Calls a function: `argv[1..]` become `$1`..., `local` variables and the positional
+    /// parameters come back when it returns.
+    fn call_function(
+        &mut self,
+        f: &Function,
+        argv: &[String],
+        streams: (Input, Target, Target),
+    ) -> Result<i32, Abort> {
+        if self.locals.len() >= MAX_FUNCTION_DEPTH {
+            let msg = format!(
+                "sh: {}: maximum function nesting level exceeded ({MAX_FUNCTION_DEPTH})\n",
+                f.name
+            );
+            self.io.write(streams.2, msg.as_bytes());
+            return Ok(1);
+        }
+        if !self.room_to_nest() {
+            return Ok(126);
+        }
+        let zero = self
+            .positional
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "sh".into());
+        let args = std::iter::once(zero)
+            .chain(argv[1..].iter().cloned())
+            .collect();
+        let saved_positional = std::mem::replace(&mut self.positional, args);
+        let saved_loops = std::mem::take(&mut self.loops);
+        self.locals.push(Vec::new());
+        self.returnable += 1;
+        let result = self.with_streams(streams, |sh| {
+            let (stdin, out) = (sh.base_in.clone(), sh.base_out);
+            sh.run_command(&f.body, stdin, out)
+        });
+        self.returnable -= 1;
+        if let Some(frame) = self.locals.pop() {
+            for (name, old) in frame.into_iter().rev() {
+                match old {
+                    Some(v) => self.state.vars.insert(name, v),
+                    None => self.state.vars.remove(&name),
+                };
+            }
+        }
+        self.loops = saved_loops;
+        self.positional = saved_positional;
+        match result {
+            Err(Abort::Return(code)) => Ok(code),
+            other => other,
+        }
+    }
+
+    /// `$(...)`: runs `script` in a subshell with its stdout captured.
+    fn capture(&mut self, script: &Script) -> Result<String, Abort> {
+        self.check()?;
+        if !self.room_to_nest() {
+            return Ok(String::new());
+        }
+        let pipe = self.io.open_pipe();
+        let streams = (self.base_in.clone(), pipe, self.base_err);
+        let saved_loops = std::mem::take(&mut self.loops);
+        let saved_returnable = std::mem::take(&mut self.returnable);
+        let result = self.with_streams(streams, |sh| sh.subshell(|sh| sh.run_script(script)));
+        self.loops = saved_loops;
+        self.returnable = saved_returnable;
+        let captured = self.io.close_pipe();
+        let status = result?;
+        // `$?` is the substitution's status for the rest of the command's expansions (bash).
+        self.subst_status = Some(status);
+        self.status = status;
+        Ok(String::from_utf8_lossy(captured.all()).into_owned())
+    }
+
+    /// Runs `eval`'s text in this shell.
+    ///
+    /// # Errors
+    /// As [`Shell::run_argv`].
+    pub(crate) fn eval(&mut self, src: &str, fds: (Input, Target, Target)) -> Result<i32, Abort> {
+        if !self.room_to_nest() {
+            return Ok(126);
+        }
+        let script = match parser::parse(src) {
+            Ok(s) => s,
+            Err(msg) => {
+                self.io
+                    .write(fds.2, format!("sh: eval: {msg}\n").as_bytes());
+                return Ok(2);
+            }
+        };
+        self.with_streams(fds, |sh| sh.run_script(&script))
     }
 
     /// Sets a shell variable; `false` (after a message) when the variables would hold more than
@@ -345,33 +847,41 @@ impl<'a> Shell<'a> {
         false
     }
 
-    fn redirect_path(&mut self, w: &Word) -> Option<String> {
-        let fields = expand::fields(w, &self.scope()).unwrap_or_default();
+    /// The path a redirection names; `Ok(None)` after a message when it is not one word.
+    fn redirect_path(&mut self, w: &Word) -> Result<Option<String>, Abort> {
+        let fields = match expand::fields(w, self) {
+            Ok(f) => f,
+            Err(e) => return self.expansion_failed(e).map(|_| None),
+        };
         if let [one] = fields.as_slice() {
-            return Some(one.clone());
+            return Ok(Some(one.clone()));
         }
-        let text = expand::text(w, &self.scope()).unwrap_or_default();
-        self.io.write(
-            self.base_err,
-            format!("sh: {text}: ambiguous redirect\n").as_bytes(),
-        );
-        None
+        let text = expand::text(w, self).unwrap_or_default();
+        self.complain(format_args!("{text}: ambiguous redirect"));
+        Ok(None)
     }
 
     /// Applies redirections left to right; `false` (after a message) when one fails.
-    fn apply_redirects(&mut self, redirects: &[Redirect], fds: &mut Fds) -> bool {
-        redirects
-            .iter()
-            .all(|r| self.apply_redirect(r, fds).is_some())
+    fn apply_redirects(&mut self, redirects: &[Redirect], fds: &mut Fds) -> Result<bool, Abort> {
+        for r in redirects {
+            if self.apply_redirect(r, fds)?.is_none() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// One redirection; `None` (after a message) when it fails.
-    fn apply_redirect(&mut self, r: &Redirect, fds: &mut Fds) -> Option<()> {
+    fn apply_redirect(&mut self, r: &Redirect, fds: &mut Fds) -> Result<Option<()>, Abort> {
         match &r.kind {
             RedirectKind::Read(w) => {
-                let path = self.redirect_path(w)?;
+                let Some(path) = self.redirect_path(w)? else {
+                    return Ok(None);
+                };
                 let read = self.read_redirect(&path, fds);
-                let input = read.map_err(|e| self.redirect_error(&path, &e)).ok()?;
+                let Ok(input) = read.map_err(|e| self.redirect_error(&path, &e)) else {
+                    return Ok(None);
+                };
                 if r.fd == 0 {
                     fds.stdin = input;
                 }
@@ -381,7 +891,9 @@ impl<'a> Shell<'a> {
                 append,
                 both,
             } => {
-                let path = self.redirect_path(target)?;
+                let Some(path) = self.redirect_path(target)? else {
+                    return Ok(None);
+                };
                 let to = match path.as_str() {
                     "/dev/null" => Target::Null,
                     "/dev/stdout" => fds.out,
@@ -391,7 +903,10 @@ impl<'a> Shell<'a> {
                             .fs
                             .resolve(&self.state.cwd, &path, Access::Write, true)
                             .and_then(|res| self.io.open_file(&self.fs, &res, *append));
-                        opened.map_err(|e| self.redirect_error(&path, &e)).ok()?
+                        let Ok(to) = opened.map_err(|e| self.redirect_error(&path, &e)) else {
+                            return Ok(None);
+                        };
+                        to
                     }
                 };
                 if *both {
@@ -407,20 +922,18 @@ impl<'a> Shell<'a> {
             RedirectKind::Close if r.fd == 0 => fds.stdin = Input::default(),
             RedirectKind::Close => fds.set(r.fd, Target::Null),
             RedirectKind::Here { body, newline } => {
-                let expanded = expand::text(body, &self.scope());
-                let mut text = expanded
-                    .map_err(|e| {
-                        self.io
-                            .write(self.base_err, format!("sh: {e}\n").as_bytes())
-                    })
-                    .ok()?;
+                let empty = Word::default();
+                let mut text = match expand::text(body.get().unwrap_or(&empty), self) {
+                    Ok(t) => t,
+                    Err(e) => return self.expansion_failed(e).map(|_| None),
+                };
                 if *newline {
                     text.push('\n');
                 }
                 fds.stdin = Input::new(text.into_bytes(), false);
             }
         }
-        Some(())
+        Ok(Some(()))
     }
 
     fn read_redirect(&mut self, path: &str, fds: &Fds) -> Result<Input, FsError> {
@@ -512,9 +1025,22 @@ impl<'a> Shell<'a> {
         let saved_positional = positional.map(|p| std::mem::replace(&mut self.positional, p));
         let saved_state = isolated.then(|| (self.state.clone(), std::mem::take(&mut self.options)));
         let saved_status = self.status;
+        // A child shell's `break` and `return` cannot reach the caller's loops and functions.
+        let saved_frames = isolated.then(|| {
+            (
+                std::mem::take(&mut self.loops),
+                std::mem::take(&mut self.returnable),
+                std::mem::take(&mut self.locals),
+                self.functions.clone(),
+            )
+        });
         self.depth += 1;
         let result = self.run_script(&script);
         self.depth -= 1;
+        if let Some((loops, returnable, locals, functions)) = saved_frames {
+            (self.loops, self.returnable, self.locals) = (loops, returnable, locals);
+            self.functions = functions;
+        }
         (self.base_in, self.base_out, self.base_err) = saved_base;
         if let Some(p) = saved_positional {
             self.positional = p;
@@ -524,10 +1050,105 @@ impl<'a> Shell<'a> {
             self.options = options;
             self.status = saved_status;
         }
-        match result {
-            Err(Abort::Exit(code)) if isolated => Ok(code),
-            other => other,
+        if isolated {
+            ended_subshell(result)
+        } else {
+            result
         }
+    }
+}
+
+/// What ends a subshell (or a pipeline stage, or a child shell) ends only there: `exit` and
+/// `return` give its status, `break` and `continue` have no loop to reach.
+fn ended_subshell(result: Result<i32, Abort>) -> Result<i32, Abort> {
+    match result {
+        Err(Abort::Exit(code) | Abort::Return(code)) => Ok(code),
+        Err(Abort::Break(_) | Abort::Continue(_)) => Ok(0),
+        other => other,
+    }
+}
+
+/// Why `[[ ... ]]` could not be evaluated.
+enum CondError {
+    Expand(ExpandError),
+    /// A bad operand or regular expression: status 2.
+    Message(String),
+}
+
+impl From<ExpandError> for CondError {
+    fn from(e: ExpandError) -> Self {
+        Self::Expand(e)
+    }
+}
+
+impl super::arith::Vars for Shell<'_> {
+    fn get_var(&mut self, name: &str) -> Option<String> {
+        self.state.vars.get(name).cloned()
+    }
+
+    fn set_var_arith(&mut self, name: &str, value: String) -> Result<(), String> {
+        if self.set_var(name, value) {
+            Ok(())
+        } else {
+            Err(format!("{name}: cannot set the variable"))
+        }
+    }
+}
+
+impl Env for Shell<'_> {
+    fn param(&mut self, name: &str) -> Option<String> {
+        match name {
+            "?" => Some(self.status.to_string()),
+            // There is no process to name: a fixed, harmless value for `tmp.$$` file names.
+            "$" => Some("1".into()),
+            "#" => Some(self.positional.len().saturating_sub(1).to_string()),
+            "@" | "*" => Some(self.positional.get(1..).unwrap_or_default().join(" ")),
+            "!" | "-" => Some(String::new()),
+            n if n.chars().all(|c| c.is_ascii_digit()) => {
+                let i: usize = n.parse().ok()?;
+                if i == 0 {
+                    Some(
+                        self.positional
+                            .first()
+                            .cloned()
+                            .unwrap_or_else(|| "sh".into()),
+                    )
+                } else {
+                    self.positional.get(i).cloned()
+                }
+            }
+            n => self.state.vars.get(n).cloned(),
+        }
+    }
+
+    fn positional(&self) -> Vec<String> {
+        self.positional.get(1..).unwrap_or_default().to_vec()
+    }
+
+    fn assign(&mut self, name: &str, value: String) -> Result<(), ExpandError> {
+        if self.set_var(name, value) {
+            Ok(())
+        } else {
+            Err(ExpandError::Failed(format!(
+                "{name}: cannot set the variable"
+            )))
+        }
+    }
+
+    fn substitute(&mut self, script: &Script) -> Result<String, ExpandError> {
+        self.capture(script).map_err(ExpandError::Stopped)
+    }
+
+    fn fs(&self) -> &Fs {
+        &self.fs
+    }
+
+    fn cwd(&self) -> &str {
+        &self.state.cwd
+    }
+
+    fn stopped(&self) -> Option<Abort> {
+        self.check().err()
     }
 }
 

@@ -1,16 +1,21 @@
-//! Word expansion: parameters, tilde, field splitting of unquoted expansions, and pathname
-//! globbing (patterns from [`super::glob`]) against the confined filesystem.
+//! Word expansion, in bash's order: brace expansion (`{a,b}`, `{1..10}`), then tilde,
+//! parameters (`$NAME` and every `${NAME<op>...}`), command substitution (`$(...)`, run by the
+//! shell through [`Env::substitute`]) and arithmetic (`$((...))`, by [`super::arith`]), then
+//! field splitting of unquoted results (on `IFS`) and pathname globbing (patterns from
+//! [`super::glob`]) against the confined filesystem. Patterns of `case`, `[[ == ]]` and
+//! `${NAME#pattern}` come from here too, with their quoted characters made literal.
 //!
 //! Globs only ever list directories through [`Fs`], so a pattern cannot reveal anything outside
 //! the mounts: an inaccessible directory simply matches nothing and the word stays literal, as in
-//! bash when nothing matches.
+//! bash when nothing matches. Everything an expansion makes is bounded: [`MAX_EXPANSION`] bytes
+//! per command, [`MAX_BRACE_WORDS`] words per brace expansion, and the loops that match patterns
+//! against long values check the deadline.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
-
+use super::arith;
+use super::exec::Abort;
 use super::glob::Glob;
-use super::lexer::{Fallback, Part, Word};
+use super::lexer::{ParamOp, Part, Word};
+use super::parser::Script;
 use super::path::{Access, Fs, join};
 
 /// Most paths one glob expands to: bounds memory and time for `/*/*/*/*`-style patterns.
@@ -20,22 +25,48 @@ const MAX_GLOB_MATCHES: usize = 100_000;
 /// `A=$A$A` repeated, must not exhaust the worker's memory.
 pub(crate) const MAX_EXPANSION: usize = 16 << 20;
 
-/// An expansion went over [`MAX_EXPANSION`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("expansion too long (over {} MiB)", MAX_EXPANSION >> 20)]
-pub(crate) struct TooLong;
+/// Most words one brace expansion may make: `{1..1000000000}` or `{a,b}` repeated thirty
+/// times would otherwise take the worker's memory before any command runs.
+pub(crate) const MAX_BRACE_WORDS: usize = 100_000;
 
-/// What expansion reads.
-pub(crate) struct Scope<'a> {
-    pub vars: &'a BTreeMap<String, String>,
-    /// `$0`, `$1`, ...
-    pub positional: &'a [String],
-    pub status: i32,
-    pub fs: &'a Fs,
-    pub cwd: &'a str,
-    /// Globbing stops listing directories once the deadline passed or the call was cancelled.
-    pub deadline: Instant,
-    pub cancel: &'a AtomicBool,
+/// Why a word could not be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Error {
+    /// Over [`MAX_EXPANSION`]: the command fails (status 1) and the script goes on.
+    #[error("expansion too long (over {} MiB)", MAX_EXPANSION >> 20)]
+    TooLong,
+    /// The command fails (status 1) and the script goes on.
+    #[error("{0}")]
+    Failed(String),
+    /// Ends the script with status 1, as an expansion error ends a non-interactive bash
+    /// (`${X:?msg}`, division by zero in `$((...))`).
+    #[error("{0}")]
+    Fatal(String),
+    /// The deadline passed, the call was cancelled, or a substitution ended the shell.
+    #[error("stopped")]
+    Stopped(Abort),
+}
+
+/// What expansion reads and runs: the shell (or a test's stand-in).
+pub(crate) trait Env: arith::Vars {
+    /// The value of a parameter (variables, `$?`, `$1`, `$#`...), `None` when unset.
+    fn param(&mut self, name: &str) -> Option<String>;
+    /// `$1`, `$2`...
+    fn positional(&self) -> Vec<String>;
+    /// `${NAME:=word}`.
+    ///
+    /// # Errors
+    /// When the variable cannot take the value.
+    fn assign(&mut self, name: &str, value: String) -> Result<(), Error>;
+    /// `$(...)`: runs `script` in a subshell and returns its stdout.
+    ///
+    /// # Errors
+    /// When the deadline passes or the call is cancelled.
+    fn substitute(&mut self, script: &Script) -> Result<String, Error>;
+    fn fs(&self) -> &Fs;
+    fn cwd(&self) -> &str;
+    /// Whether the deadline passed or the call was cancelled (and which).
+    fn stopped(&self) -> Option<Abort>;
 }
 
 /// A character and whether quoting made it literal.
@@ -45,49 +76,9 @@ pub(crate) struct Ch {
     pub quoted: bool,
 }
 
-impl Scope<'_> {
-    /// The value of a parameter, `None` when unset.
-    fn param(&self, name: &str) -> Option<String> {
-        match name {
-            "?" => Some(self.status.to_string()),
-            // There is no process to name: a fixed, harmless value for `tmp.$$` file names.
-            "$" => Some("1".into()),
-            "#" => Some(self.positional.len().saturating_sub(1).to_string()),
-            "@" | "*" => Some(self.positional.get(1..).unwrap_or_default().join(" ")),
-            "!" | "-" => Some(String::new()),
-            n if n.chars().all(|c| c.is_ascii_digit()) => {
-                let i: usize = n.parse().ok()?;
-                if i == 0 {
-                    Some(
-                        self.positional
-                            .first()
-                            .cloned()
-                            .unwrap_or_else(|| "sh".into()),
-                    )
-                } else {
-                    self.positional.get(i).cloned()
-                }
-            }
-            n => self.vars.get(n).cloned(),
-        }
-    }
+/// `IFS`'s default: blanks and newlines.
+const DEFAULT_IFS: &str = " \t\n";
 
-    fn stopped(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed) || Instant::now() >= self.deadline
-    }
-
-    fn value(&self, name: &str, fallback: Option<&Fallback>) -> Option<String> {
-        let v = self.param(name);
-        match fallback {
-            Some(f) if v.is_none() || (f.when_empty && v.as_deref() == Some("")) => {
-                Some(f.text.clone())
-            }
-            _ => v,
-        }
-    }
-}
-
-#[derive(Default)]
 struct Fields {
     done: Vec<Vec<Ch>>,
     cur: Vec<Ch>,
@@ -96,9 +87,28 @@ struct Fields {
     /// Bytes expanded so far, and whether that went over the limit (the rest is dropped).
     size: usize,
     overflow: bool,
+    /// Whether unquoted expansions are split into fields (not in assignments, patterns...).
+    split: bool,
+    ifs: String,
+    /// The last split ended a field at IFS white space (so a following `,` of `IFS=', '`
+    /// belongs to the same separator).
+    after_blank: bool,
 }
 
 impl Fields {
+    fn new(split: bool, ifs: Option<String>) -> Self {
+        Self {
+            done: Vec::new(),
+            cur: Vec::new(),
+            started: false,
+            size: 0,
+            overflow: false,
+            split,
+            ifs: ifs.unwrap_or_else(|| DEFAULT_IFS.into()),
+            after_blank: false,
+        }
+    }
+
     fn room(&mut self, s: &str) -> bool {
         self.size += s.len();
         self.overflow |= self.size > MAX_EXPANSION;
@@ -112,22 +122,44 @@ impl Fields {
         self.cur.extend(s.chars().map(|c| Ch { c, quoted }));
         if quoted || !s.is_empty() {
             self.started = true;
+            self.after_blank = false;
         }
     }
 
-    /// An unquoted expansion: split on blanks and newlines.
+    /// An unquoted expansion: split on `IFS` (when splitting).
     fn push_split(&mut self, s: &str) {
+        if !self.split {
+            self.push(s, false);
+            return;
+        }
         if !self.room(s) {
             return;
         }
         for c in s.chars() {
-            if matches!(c, ' ' | '\t' | '\n') {
-                self.finish();
-            } else {
+            if !self.ifs.contains(c) {
                 self.cur.push(Ch { c, quoted: false });
                 self.started = true;
+                self.after_blank = false;
+            } else if DEFAULT_IFS.contains(c) {
+                if self.started {
+                    self.finish();
+                    self.after_blank = true;
+                }
+            } else {
+                // A non-blank separator ends a field, even an empty one.
+                if self.started || !self.after_blank {
+                    self.done.push(std::mem::take(&mut self.cur));
+                    self.started = false;
+                }
+                self.after_blank = false;
             }
         }
+    }
+
+    /// Ends the current field and starts the next one (between the words of `"$@"`).
+    fn next_field(&mut self) {
+        self.done.push(std::mem::take(&mut self.cur));
+        self.started = false;
     }
 
     fn finish(&mut self) {
@@ -136,65 +168,492 @@ impl Fields {
             self.started = false;
         }
     }
+
+    fn into_text(mut self) -> String {
+        self.finish();
+        let fields: Vec<String> = self.done.iter().map(|f| text_of(f)).collect();
+        fields.join(" ")
+    }
 }
 
-fn expand_parts(word: &Word, scope: &Scope) -> Result<Vec<Vec<Ch>>, TooLong> {
-    let mut f = Fields::default();
+fn stopped(env: &dyn Env) -> Result<(), Error> {
+    env.stopped().map_or(Ok(()), |a| Err(Error::Stopped(a)))
+}
+
+/// Expands the parts of `word` into `f`. `force_quoted`: the word is inside double quotes (an
+/// operand of a quoted `${...}`); `top`: it is a whole word (where `~` can start).
+fn expand_word(
+    word: &Word,
+    env: &mut dyn Env,
+    f: &mut Fields,
+    force_quoted: bool,
+    top: bool,
+) -> Result<(), Error> {
     for (i, part) in word.parts.iter().enumerate() {
         match part {
             Part::Lit { text, quoted } => {
+                let quoted = *quoted || force_quoted;
                 // `~` and `~/...` at the start of a word are $HOME.
-                if i == 0 && !quoted && (text == "~" || text.starts_with("~/")) {
-                    let home = scope.vars.get("HOME").map_or("/app", String::as_str);
-                    f.push(home, true);
+                if top && i == 0 && !quoted && (text == "~" || text.starts_with("~/")) {
+                    let home = env.param("HOME").unwrap_or_else(|| "/app".into());
+                    f.push(&home, true);
                     f.push(&text[1..], false);
                 } else {
-                    f.push(text, *quoted);
+                    f.push(text, quoted);
                 }
             }
-            Part::Param {
-                name,
-                quoted: true,
-                fallback: None,
-            } if name == "@" => {
-                // "$@": one field per positional parameter.
-                for (n, arg) in scope.positional.iter().skip(1).enumerate() {
-                    if n > 0 {
-                        f.done.push(std::mem::take(&mut f.cur));
-                    }
-                    f.push(arg, true);
-                }
+            Part::Param { name, quoted, op } => {
+                param(f, env, name, *quoted || force_quoted, op.as_deref())?;
             }
-            Part::Param {
-                name,
-                quoted,
-                fallback,
-            } => {
-                let value = scope.value(name, fallback.as_ref()).unwrap_or_default();
-                if *quoted {
-                    f.push(&value, true);
+            Part::Command { script, quoted } => {
+                let out = env.substitute(script)?;
+                let out = out.trim_end_matches('\n');
+                if *quoted || force_quoted {
+                    f.push(out, true);
                 } else {
-                    f.push_split(&value);
+                    f.push_split(out);
+                }
+            }
+            Part::Arith { expr, quoted } => {
+                let v = arithmetic(expr, env)?;
+                push_value(f, &v.to_string(), *quoted || force_quoted);
+            }
+        }
+        if f.overflow {
+            return Err(Error::TooLong);
+        }
+    }
+    Ok(())
+}
+
+/// Evaluates an arithmetic word (after its expansions).
+///
+/// # Errors
+/// [`Error::Fatal`] for a bad expression, as bash ends a script there.
+pub(crate) fn arithmetic(expr: &Word, env: &mut dyn Env) -> Result<i64, Error> {
+    let text = text(expr, env)?;
+    arith::eval(&text, env).map_err(Error::Fatal)
+}
+
+fn push_value(f: &mut Fields, value: &str, quoted: bool) {
+    if quoted {
+        f.push(value, true);
+    } else {
+        f.push_split(value);
+    }
+}
+
+/// Pushes a list of words (`$@`, `$*`): separate fields when quoted `$@`, one field joined by
+/// a space for quoted `$*`, split when unquoted.
+fn push_list(f: &mut Fields, list: &[String], quoted: bool, at: bool) {
+    if quoted && at {
+        for (n, arg) in list.iter().enumerate() {
+            if n > 0 {
+                f.next_field();
+            }
+            f.push(arg, true);
+        }
+    } else if quoted {
+        f.push(&list.join(" "), true);
+    } else {
+        for (n, arg) in list.iter().enumerate() {
+            if n > 0 && f.split {
+                f.finish();
+            } else if n > 0 {
+                f.push(" ", false);
+            }
+            f.push_split(arg);
+        }
+    }
+}
+
+/// One `$NAME` or `${NAME<op>...}`.
+fn param(
+    f: &mut Fields,
+    env: &mut dyn Env,
+    name: &str,
+    quoted: bool,
+    op: Option<&ParamOp>,
+) -> Result<(), Error> {
+    let list = matches!(name, "@" | "*");
+    match op {
+        None if list => {
+            push_list(f, &env.positional(), quoted, name == "@");
+            return Ok(());
+        }
+        Some(ParamOp::Slice { offset, length }) if list => {
+            // `${@:2}`: from `$2` on (offset 0 would be `$0`).
+            let mut all = vec![env.param("0").unwrap_or_default()];
+            all.extend(env.positional());
+            let slice = slice_range(all.len(), offset, length.as_ref(), env)?;
+            push_list(f, &all[slice], quoted, name == "@");
+            return Ok(());
+        }
+        Some(ParamOp::Length) if list => {
+            f.push(&env.positional().len().to_string(), quoted);
+            return Ok(());
+        }
+        _ => {}
+    }
+    let value = env.param(name);
+    let null = |colon: bool| value.is_none() || (colon && value.as_deref() == Some(""));
+    let v = value.clone().unwrap_or_default();
+    let Some(op) = op else {
+        push_value(f, &v, quoted);
+        return Ok(());
+    };
+    match op {
+        ParamOp::Length => f.push(&v.chars().count().to_string(), quoted),
+        ParamOp::Default { word, colon } => {
+            if null(*colon) {
+                expand_word(word, env, f, quoted, false)?;
+            } else {
+                push_value(f, &v, quoted);
+            }
+        }
+        ParamOp::Assign { word, colon } => {
+            if null(*colon) {
+                if !super::lexer::is_name(name) {
+                    return Err(Error::Fatal(format!("${name}: cannot assign in this way")));
+                }
+                let new = text(word, env)?;
+                env.assign(name, new.clone())?;
+                push_value(f, &new, quoted);
+            } else {
+                push_value(f, &v, quoted);
+            }
+        }
+        ParamOp::Alternative { word, colon } => {
+            if !null(*colon) {
+                expand_word(word, env, f, quoted, false)?;
+            }
+        }
+        ParamOp::Error { word, colon } => {
+            if null(*colon) {
+                let msg = text(word, env)?;
+                let msg = if msg.is_empty() {
+                    "parameter null or not set".to_string()
+                } else {
+                    msg
+                };
+                return Err(Error::Fatal(format!("{name}: {msg}")));
+            }
+            push_value(f, &v, quoted);
+        }
+        ParamOp::RemovePrefix { pattern, longest } => {
+            let p = Pattern::of(pattern, env)?;
+            let out = p.remove_prefix(&v, *longest, env)?;
+            push_value(f, out, quoted);
+        }
+        ParamOp::RemoveSuffix { pattern, longest } => {
+            let p = Pattern::of(pattern, env)?;
+            let out = p.remove_suffix(&v, *longest, env)?;
+            push_value(f, out, quoted);
+        }
+        ParamOp::Replace {
+            pattern,
+            with,
+            all,
+            anchor,
+        } => {
+            let p = Pattern::of(pattern, env)?;
+            let with = text(with, env)?;
+            let out = p.replace(&v, &with, *all, *anchor, env)?;
+            push_value(f, &out, quoted);
+        }
+        ParamOp::Slice { offset, length } => {
+            let chars: Vec<char> = v.chars().collect();
+            let range = slice_range(chars.len(), offset, length.as_ref(), env)?;
+            let out: String = chars[range].iter().collect();
+            push_value(f, &out, quoted);
+        }
+    }
+    Ok(())
+}
+
+/// The range `${NAME:offset:length}` takes of `len` items (negative offsets count from the
+/// end; a negative length is an end counted from the end).
+fn slice_range(
+    len: usize,
+    offset: &Word,
+    length: Option<&Word>,
+    env: &mut dyn Env,
+) -> Result<std::ops::Range<usize>, Error> {
+    let len = i64::try_from(len).unwrap_or(i64::MAX);
+    let offset = arithmetic(offset, env)?;
+    let start = if offset < 0 { len + offset } else { offset };
+    if start < 0 || start > len {
+        return Ok(0..0);
+    }
+    let end = match length {
+        None => len,
+        Some(w) => {
+            let n = arithmetic(w, env)?;
+            let end = if n < 0 {
+                len + n
+            } else {
+                start.saturating_add(n)
+            };
+            if end < start {
+                return Err(Error::Fatal(format!("{n}: substring expression < 0")));
+            }
+            end.min(len)
+        }
+    };
+    Ok(start as usize..end as usize)
+}
+
+/// A pattern of `${NAME#pattern}` and friends: a plain string when it has no pattern
+/// characters (the common, fast case), else a compiled glob.
+struct Pattern {
+    literal: Option<String>,
+    glob: Option<Glob>,
+}
+
+impl Pattern {
+    fn of(word: &Word, env: &mut dyn Env) -> Result<Self, Error> {
+        let (text, literal) = pattern_text(word, env)?;
+        Ok(if literal {
+            Self {
+                literal: Some(unescape(&text)),
+                glob: None,
+            }
+        } else {
+            Self {
+                literal: None,
+                glob: Glob::new(&text, false).ok(),
+            }
+        })
+    }
+
+    /// Whether `s` matches the whole pattern.
+    fn matches(&self, s: &str) -> bool {
+        match (&self.literal, &self.glob) {
+            (Some(l), _) => l == s,
+            (None, Some(g)) => g.matches(s),
+            (None, None) => false,
+        }
+    }
+
+    /// The cut points of `v`: every char boundary, in order.
+    fn cuts(v: &str) -> Vec<usize> {
+        v.char_indices().map(|(i, _)| i).chain([v.len()]).collect()
+    }
+
+    fn remove_prefix<'v>(
+        &self,
+        v: &'v str,
+        longest: bool,
+        env: &mut dyn Env,
+    ) -> Result<&'v str, Error> {
+        if let Some(l) = &self.literal {
+            return Ok(v.strip_prefix(l.as_str()).unwrap_or(v));
+        }
+        let mut cuts = Self::cuts(v);
+        if longest {
+            cuts.reverse();
+        }
+        for (n, &i) in cuts.iter().enumerate() {
+            if n % 256 == 255 {
+                stopped(env)?;
+            }
+            if self.matches(&v[..i]) {
+                return Ok(&v[i..]);
+            }
+        }
+        Ok(v)
+    }
+
+    fn remove_suffix<'v>(
+        &self,
+        v: &'v str,
+        longest: bool,
+        env: &mut dyn Env,
+    ) -> Result<&'v str, Error> {
+        if let Some(l) = &self.literal {
+            return Ok(v.strip_suffix(l.as_str()).unwrap_or(v));
+        }
+        let mut cuts = Self::cuts(v);
+        if !longest {
+            cuts.reverse();
+        }
+        for (n, &i) in cuts.iter().enumerate() {
+            if n % 256 == 255 {
+                stopped(env)?;
+            }
+            if self.matches(&v[i..]) {
+                return Ok(&v[..i]);
+            }
+        }
+        Ok(v)
+    }
+
+    fn replace(
+        &self,
+        v: &str,
+        with: &str,
+        all: bool,
+        anchor: Option<char>,
+        env: &mut dyn Env,
+    ) -> Result<String, Error> {
+        match anchor {
+            Some('#') => {
+                let rest = self.remove_prefix(v, true, env)?;
+                return Ok(if rest.len() == v.len() && !self.matches("") {
+                    v.to_string()
+                } else {
+                    format!("{with}{rest}")
+                });
+            }
+            Some(_) => {
+                let rest = self.remove_suffix(v, true, env)?;
+                return Ok(if rest.len() == v.len() && !self.matches("") {
+                    v.to_string()
+                } else {
+                    format!("{rest}{with}")
+                });
+            }
+            None => {}
+        }
+        if let Some(l) = &self.literal {
+            return Ok(match (l.is_empty(), all) {
+                (true, _) => v.to_string(),
+                (false, true) => v.replace(l.as_str(), with),
+                (false, false) => v.replacen(l.as_str(), with, 1),
+            });
+        }
+        let cuts = Self::cuts(v);
+        let mut out = String::new();
+        let mut k = 0;
+        let mut tries = 0usize;
+        while k < cuts.len() {
+            let start = cuts[k];
+            // The longest non-empty match starting here.
+            let mut found = None;
+            for e in (k + 1..cuts.len()).rev() {
+                tries += 1;
+                if tries.is_multiple_of(256) {
+                    stopped(env)?;
+                }
+                if self.matches(&v[start..cuts[e]]) {
+                    found = Some(e);
+                    break;
+                }
+            }
+            match found {
+                Some(e) => {
+                    out.push_str(with);
+                    k = e;
+                    if !all {
+                        out.push_str(&v[cuts[k]..]);
+                        return Ok(out);
+                    }
+                }
+                None => {
+                    if let Some(&next) = cuts.get(k + 1) {
+                        out.push_str(&v[start..next]);
+                    }
+                    k += 1;
                 }
             }
         }
+        Ok(out)
     }
-    f.finish();
-    if f.overflow {
-        return Err(TooLong);
-    }
-    Ok(f.done)
 }
 
-/// Expands a word into arguments: parameters, splitting of unquoted expansions, globbing.
+/// A backslash-escaped pattern without its backslashes.
+fn unescape(p: &str) -> String {
+    let mut out = String::new();
+    let mut chars = p.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            out.extend(chars.next());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A word as a glob pattern (quoted characters escaped) and whether it is just literal text.
+fn pattern_text(word: &Word, env: &mut dyn Env) -> Result<(String, bool), Error> {
+    let mut f = Fields::new(false, None);
+    expand_word(word, env, &mut f, false, true)?;
+    f.finish();
+    let mut text = String::new();
+    let mut literal = true;
+    for (n, field) in f.done.iter().enumerate() {
+        if n > 0 {
+            text.push(' ');
+        }
+        for ch in field {
+            let special = matches!(ch.c, '*' | '?' | '[' | ']' | '\\');
+            if ch.quoted && special {
+                text.push('\\');
+            } else if special {
+                literal = false;
+            }
+            text.push(ch.c);
+        }
+    }
+    Ok((text, literal))
+}
+
+/// A word as a shell pattern for [`Glob`] (`case`, `[[ x == pattern ]]`): quoted characters
+/// are literal.
 ///
 /// # Errors
-/// [`TooLong`] past [`MAX_EXPANSION`].
-pub(crate) fn fields(word: &Word, scope: &Scope) -> Result<Vec<String>, TooLong> {
+/// As [`fields`].
+pub(crate) fn pattern(word: &Word, env: &mut dyn Env) -> Result<String, Error> {
+    Ok(pattern_text(word, env)?.0)
+}
+
+/// A word as a regular expression (`[[ x =~ regex ]]`): quoted characters are literal.
+///
+/// # Errors
+/// As [`fields`].
+pub(crate) fn regex(word: &Word, env: &mut dyn Env) -> Result<String, Error> {
+    let mut f = Fields::new(false, None);
+    expand_word(word, env, &mut f, false, true)?;
+    f.finish();
+    let mut text = String::new();
+    for field in &f.done {
+        for ch in field {
+            if ch.quoted {
+                text.push_str(&regex::escape(ch.c.encode_utf8(&mut [0; 4])));
+            } else {
+                text.push(ch.c);
+            }
+        }
+    }
+    Ok(text)
+}
+
+/// Expands a word into arguments: braces, parameters, substitutions, splitting, globbing.
+///
+/// # Errors
+/// See [`Error`].
+pub(crate) fn fields(word: &Word, env: &mut dyn Env) -> Result<Vec<String>, Error> {
     let mut out = Vec::new();
-    for field in expand_parts(word, scope)? {
+    match braces(word, env)? {
+        Some(words) => {
+            for w in &words {
+                expand_fields(w, env, &mut out)?;
+            }
+        }
+        None => expand_fields(word, env, &mut out)?,
+    }
+    Ok(out)
+}
+
+fn expand_fields(word: &Word, env: &mut dyn Env, out: &mut Vec<String>) -> Result<(), Error> {
+    let ifs = env.param("IFS");
+    let mut f = Fields::new(true, ifs);
+    expand_word(word, env, &mut f, false, true)?;
+    f.finish();
+    for field in f.done {
         if has_glob(&field) {
-            let matches = glob(&field, scope);
+            let matches = glob(&field, env);
             if !matches.is_empty() {
                 out.extend(matches);
                 continue;
@@ -202,27 +661,215 @@ pub(crate) fn fields(word: &Word, scope: &Scope) -> Result<Vec<String>, TooLong>
         }
         out.push(text_of(&field));
     }
-    Ok(out)
+    Ok(())
 }
 
-/// Expands a word into one string without splitting or globbing (assignments, here-documents).
+/// Expands a word into one string without splitting or globbing (assignments, here-documents,
+/// `case` words).
 ///
 /// # Errors
-/// [`TooLong`] past [`MAX_EXPANSION`].
-pub(crate) fn text(word: &Word, scope: &Scope) -> Result<String, TooLong> {
-    let mut out = String::new();
-    for part in &word.parts {
-        match part {
-            Part::Lit { text, .. } => out.push_str(text),
-            Part::Param { name, fallback, .. } => {
-                out.push_str(&scope.value(name, fallback.as_ref()).unwrap_or_default());
-            }
-        }
-        if out.len() > MAX_EXPANSION {
-            return Err(TooLong);
+/// See [`Error`].
+pub(crate) fn text(word: &Word, env: &mut dyn Env) -> Result<String, Error> {
+    let mut f = Fields::new(false, None);
+    expand_word(word, env, &mut f, false, true)?;
+    Ok(f.into_text())
+}
+
+/// One piece of a word during brace expansion: an unquoted character (where braces, commas and
+/// `..` count) or any other part, kept whole.
+#[derive(Debug, Clone, Copy)]
+enum Unit<'w> {
+    Char(char),
+    Part(&'w Part),
+}
+
+/// The words brace expansion makes of `word`, or `None` when it has no unquoted brace.
+fn braces(word: &Word, env: &mut dyn Env) -> Result<Option<Vec<Word>>, Error> {
+    let has_brace = word.parts.iter().any(|p| {
+        matches!(p, Part::Lit { text, quoted: false } if text.contains('{') && text.contains('}'))
+    });
+    if !has_brace {
+        return Ok(None);
+    }
+    let mut units = Vec::new();
+    for p in &word.parts {
+        match p {
+            Part::Lit {
+                text,
+                quoted: false,
+            } => units.extend(text.chars().map(Unit::Char)),
+            other => units.push(Unit::Part(other)),
         }
     }
-    Ok(out)
+    // Depth first, first alternative first: the words come out in bash's order, and a word
+    // with many groups never recurses.
+    let mut stack = vec![units];
+    let mut out = Vec::new();
+    let mut budget = 0usize;
+    while let Some(units) = stack.pop() {
+        if out.len() % 1024 == 1023 {
+            stopped(env)?;
+        }
+        let Some((open, close, alternatives)) = brace_group(&units)? else {
+            out.push(to_word(&units));
+            if out.len() > MAX_BRACE_WORDS {
+                return Err(too_many_words());
+            }
+            continue;
+        };
+        for alt in alternatives.into_iter().rev() {
+            let mut w = Vec::with_capacity(units.len() + alt.len());
+            w.extend_from_slice(&units[..open]);
+            w.extend(alt);
+            w.extend_from_slice(&units[close + 1..]);
+            budget += w.len();
+            if budget > MAX_EXPANSION {
+                return Err(Error::TooLong);
+            }
+            stack.push(w);
+        }
+    }
+    Ok(Some(out))
+}
+
+fn too_many_words() -> Error {
+    Error::Failed(format!(
+        "brace expansion: more than {MAX_BRACE_WORDS} words"
+    ))
+}
+
+fn to_word(units: &[Unit]) -> Word {
+    let mut w = Word::default();
+    for u in units {
+        match u {
+            Unit::Char(c) => w.push_lit(c.encode_utf8(&mut [0; 4]), false),
+            Unit::Part(p) => w.parts.push((*p).clone()),
+        }
+    }
+    w
+}
+
+type Alternatives<'w> = Vec<Vec<Unit<'w>>>;
+
+/// The leftmost brace group that expands (`{a,b}` with a comma at its level, or a sequence
+/// `{x..y[..step]}`): where it opens and closes and what it stands for.
+fn brace_group<'w>(units: &[Unit<'w>]) -> Result<Option<(usize, usize, Alternatives<'w>)>, Error> {
+    let mut close_of = vec![usize::MAX; units.len()];
+    let mut comma_owner = Vec::new();
+    let mut open = Vec::new();
+    for (i, u) in units.iter().enumerate() {
+        match u {
+            Unit::Char('{') => open.push(i),
+            Unit::Char('}') => {
+                if let Some(o) = open.pop() {
+                    close_of[o] = i;
+                }
+            }
+            Unit::Char(',') => {
+                if let Some(&o) = open.last() {
+                    comma_owner.push((i, o));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut has_comma = vec![false; units.len()];
+    for &(_, o) in &comma_owner {
+        has_comma[o] = true;
+    }
+    for o in 0..units.len() {
+        let c = close_of[o];
+        if c == usize::MAX {
+            continue;
+        }
+        if has_comma[o] {
+            let mut alts = Vec::new();
+            let mut from = o + 1;
+            for &(i, owner) in &comma_owner {
+                if owner == o && i < c {
+                    alts.push(units[from..i].to_vec());
+                    from = i + 1;
+                }
+            }
+            alts.push(units[from..c].to_vec());
+            return Ok(Some((o, c, alts)));
+        }
+        let inner: Option<String> = units[o + 1..c]
+            .iter()
+            .map(|u| match u {
+                Unit::Char(ch) => Some(*ch),
+                Unit::Part(_) => None,
+            })
+            .collect();
+        if let Some(words) = inner.as_deref().map(sequence).transpose()?.flatten() {
+            let alts = words
+                .into_iter()
+                .map(|w| w.chars().map(Unit::Char).collect())
+                .collect();
+            return Ok(Some((o, c, alts)));
+        }
+    }
+    Ok(None)
+}
+
+/// `x..y` or `x..y..step` of numbers (zero-padded when an end is) or single letters.
+fn sequence(inner: &str) -> Result<Option<Vec<String>>, Error> {
+    let parts: Vec<&str> = inner.split("..").collect();
+    let (start, end, step) = match parts.as_slice() {
+        [a, b] => (*a, *b, None),
+        [a, b, s] => (*a, *b, Some(*s)),
+        _ => return Ok(None),
+    };
+    let step = match step.map(str::parse::<i64>) {
+        None => 1,
+        Some(Ok(s)) => s.unsigned_abs().max(1),
+        Some(Err(_)) => return Ok(None),
+    };
+    let count = |a: i64, b: i64| (a.abs_diff(b) / step).saturating_add(1);
+    if let (Ok(a), Ok(b)) = (start.parse::<i64>(), end.parse::<i64>()) {
+        if count(a, b) > MAX_BRACE_WORDS as u64 {
+            return Err(too_many_words());
+        }
+        let padded = |s: &str| {
+            s.trim_start_matches('-').len() > 1 && s.trim_start_matches('-').starts_with('0')
+        };
+        let width = if padded(start) || padded(end) {
+            start.len().max(end.len())
+        } else {
+            0
+        };
+        let up = a <= b;
+        let (mut v, end, step) = (i128::from(a), i128::from(b), i128::from(step));
+        let mut out = Vec::new();
+        while if up { v <= end } else { v >= end } {
+            out.push(format!("{v:0width$}"));
+            v += if up { step } else { -step };
+        }
+        return Ok(Some(out));
+    }
+    let letter = |s: &str| {
+        let mut cs = s.chars();
+        match (cs.next(), cs.next()) {
+            (Some(c), None) if c.is_ascii_alphabetic() => Some(c as u8),
+            _ => None,
+        }
+    };
+    let (Some(a), Some(b)) = (letter(start), letter(end)) else {
+        return Ok(None);
+    };
+    let up = a <= b;
+    let (mut v, end) = (i64::from(a), i64::from(b));
+    let step = i64::try_from(step).unwrap_or(i64::MAX);
+    let mut out = Vec::new();
+    while if up { v <= end } else { v >= end } {
+        out.push(char::from(v as u8).to_string());
+        v = if up {
+            v.saturating_add(step)
+        } else {
+            v.saturating_sub(step)
+        };
+    }
+    Ok(Some(out))
 }
 
 /// Whether unquoted `*`, `?` or `[` make these characters a pattern.
@@ -236,7 +883,7 @@ fn text_of(chs: &[Ch]) -> String {
 }
 
 /// Pathname expansion of one field, sorted; empty when nothing matches.
-fn glob(field: &[Ch], scope: &Scope) -> Vec<String> {
+fn glob(field: &[Ch], env: &dyn Env) -> Vec<String> {
     let comps: Vec<&[Ch]> = field
         .split(|ch| ch.c == '/')
         .filter(|c| !c.is_empty())
@@ -248,7 +895,7 @@ fn glob(field: &[Ch], scope: &Scope) -> Vec<String> {
     let mut paths = vec![String::from(if absolute { "/" } else { "" })];
     for comp in &comps[..=last_glob] {
         paths = if has_glob(comp) {
-            match matching_entries(&paths, comp, scope) {
+            match matching_entries(&paths, comp, env) {
                 Some(found) => found,
                 None => return Vec::new(),
             }
@@ -270,12 +917,12 @@ fn glob(field: &[Ch], scope: &Scope) -> Vec<String> {
             .into_iter()
             .map(|p| if rest.is_empty() { p } else { join(&p, &rest) })
             .filter(|p| {
-                let found = scope.fs.resolve(scope.cwd, p, Access::Read, !dir_only);
+                let found = env.fs().resolve(env.cwd(), p, Access::Read, !dir_only);
                 let meta = found.and_then(|r| {
                     if dir_only {
-                        scope.fs.stat(&r)
+                        env.fs().stat(&r)
                     } else {
-                        scope.fs.lstat(&r)
+                        env.fs().lstat(&r)
                     }
                 });
                 meta.is_ok_and(|m| !dir_only || m.is_dir())
@@ -289,7 +936,7 @@ fn glob(field: &[Ch], scope: &Scope) -> Vec<String> {
 
 /// The entries of the directories `dirs` whose names `comp` matches (hidden ones only when it
 /// starts with a dot), at most [`MAX_GLOB_MATCHES`]; `None` once the call is stopped.
-fn matching_entries(dirs: &[String], comp: &[Ch], scope: &Scope) -> Option<Vec<String>> {
+fn matching_entries(dirs: &[String], comp: &[Ch], env: &dyn Env) -> Option<Vec<String>> {
     // Quoted characters are literal in the pattern, and so is a backslash an expansion put there.
     let mut text = String::new();
     for ch in comp {
@@ -303,14 +950,14 @@ fn matching_entries(dirs: &[String], comp: &[Ch], scope: &Scope) -> Option<Vec<S
     let dotted = comp.first().is_some_and(|ch| ch.c == '.');
     let mut found = Vec::new();
     for dir in dirs {
-        if scope.stopped() {
+        if env.stopped().is_some() {
             return None;
         }
         let at = if dir.is_empty() { "." } else { dir };
-        let listed = scope
-            .fs
-            .resolve(scope.cwd, at, Access::Read, true)
-            .and_then(|node| scope.fs.list(&node));
+        let listed = env
+            .fs()
+            .resolve(env.cwd(), at, Access::Read, true)
+            .and_then(|node| env.fs().list(&node));
         for e in listed.into_iter().flatten() {
             let hidden = e.name.starts_with('.') && !dotted;
             if !hidden && pattern.as_ref().is_some_and(|p| p.matches(&e.name)) {
@@ -328,138 +975,78 @@ fn matching_entries(dirs: &[String], comp: &[Ch], scope: &Scope) -> Option<Vec<S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shell::lexer::Tok;
-    use crate::shell::lexer::tokenize;
-    use crate::shell::{FsView, Mount};
 
-    fn word(src: &str) -> Word {
-        match tokenize(src).unwrap().toks.remove(0) {
-            Tok::Word(w) => w,
-            t => panic!("{t:?}"),
-        }
+    fn seq(inner: &str) -> Option<String> {
+        sequence(inner).unwrap().map(|words| words.join(" "))
     }
 
-    struct Env {
-        _dir: tempfile::TempDir,
-        fs: Fs,
-        vars: BTreeMap<String, String>,
-        positional: Vec<String>,
+    /// The brace expansion of an unquoted word, as text.
+    fn braced(text: &str) -> String {
+        let word = Word::lit(text);
+        let mut units: Vec<Unit> = Vec::new();
+        if let Part::Lit { text, .. } = &word.parts[0] {
+            units.extend(text.chars().map(Unit::Char));
+        }
+        let mut out = Vec::new();
+        let mut stack = vec![units];
+        while let Some(u) = stack.pop() {
+            match brace_group(&u).unwrap() {
+                None => out.push(text_of_units(&u)),
+                Some((open, close, alts)) => {
+                    for alt in alts.into_iter().rev() {
+                        let mut w = u[..open].to_vec();
+                        w.extend(alt);
+                        w.extend_from_slice(&u[close + 1..]);
+                        stack.push(w);
+                    }
+                }
+            }
+        }
+        out.join(" ")
     }
 
-    fn env() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        for f in [
-            "a.txt",
-            "b.txt",
-            "c.py",
-            ".hidden.txt",
-            "sub/x.txt",
-            "sub/y.py",
-            "other/x.txt",
-        ] {
-            let p = dir.path().join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, "").unwrap();
-        }
-        let fs = Fs::new(&FsView {
-            mounts: vec![Mount {
-                guest: "/app".into(),
-                host: dir.path().into(),
-                writable: true,
-            }],
-        });
-        let vars = BTreeMap::from([
-            ("A".to_string(), "x  y".to_string()),
-            ("E".to_string(), String::new()),
-            ("G".to_string(), "*.py".to_string()),
-            ("HOME".to_string(), "/app".to_string()),
-        ]);
-        Env {
-            _dir: dir,
-            fs,
-            vars,
-            positional: vec!["sh".into(), "p 1".into(), "p2".into()],
-        }
-    }
-
-    fn expand(e: &Env, src: &str) -> Vec<String> {
-        let cancel = AtomicBool::new(false);
-        let scope = Scope {
-            vars: &e.vars,
-            positional: &e.positional,
-            status: 3,
-            fs: &e.fs,
-            cwd: "/app",
-            deadline: Instant::now() + std::time::Duration::from_secs(60),
-            cancel: &cancel,
-        };
-        fields(&word(src), &scope).unwrap()
+    fn text_of_units(units: &[Unit]) -> String {
+        units
+            .iter()
+            .map(|u| match u {
+                Unit::Char(c) => *c,
+                Unit::Part(_) => '?',
+            })
+            .collect()
     }
 
     #[test]
-    fn parameters_and_splitting() {
-        let e = env();
-        assert_eq!(expand(&e, "$A"), ["x", "y"]);
-        assert_eq!(expand(&e, "\"$A\""), ["x  y"]);
-        assert_eq!(expand(&e, "a${A}b"), ["ax", "yb"]);
-        assert!(expand(&e, "$E").is_empty());
-        assert!(expand(&e, "$UNSET").is_empty());
-        assert_eq!(expand(&e, "\"$E\""), [""]);
-        assert_eq!(expand(&e, "''"), [""]);
-        assert_eq!(expand(&e, "$?"), ["3"]);
-        assert_eq!(expand(&e, "${E:-d}${E-u}"), ["d"]);
-        assert_eq!(expand(&e, "${NO-u}"), ["u"]);
-        assert_eq!(expand(&e, "$1"), ["p", "1"]);
-        assert_eq!(expand(&e, "\"$@\""), ["p 1", "p2"]);
-        assert_eq!(expand(&e, "$#"), ["2"]);
-        assert_eq!(expand(&e, "~/x"), ["/app/x"]);
-        assert_eq!(expand(&e, "'~'"), ["~"]);
-    }
-
-    #[test]
-    fn globbing() {
-        let e = env();
-        assert_eq!(expand(&e, "*.txt"), ["a.txt", "b.txt"]);
-        assert_eq!(expand(&e, ".*"), [".hidden.txt"]);
-        assert_eq!(expand(&e, "[ab].txt"), ["a.txt", "b.txt"]);
-        assert_eq!(expand(&e, "[!a].txt"), ["b.txt"]);
-        assert_eq!(expand(&e, "?.py"), ["c.py"]);
-        assert_eq!(expand(&e, "*/x.txt"), ["other/x.txt", "sub/x.txt"]);
-        assert_eq!(expand(&e, "/app/s*/*.py"), ["/app/sub/y.py"]);
-        assert_eq!(expand(&e, "*/"), ["other/", "sub/"]);
-        assert_eq!(expand(&e, "/a*"), ["/app"]);
-        assert_eq!(expand(&e, "$G"), ["c.py"]);
-        assert_eq!(expand(&e, "\"*.txt\""), ["*.txt"]);
-        assert_eq!(expand(&e, "\\*.txt"), ["*.txt"]);
-        assert_eq!(expand(&e, "[\"!\"a].txt"), ["a.txt"]);
-        assert_eq!(expand(&e, "[a\"-\"c].*"), ["a.txt", "c.py"]);
-        assert_eq!(expand(&e, "*.none"), ["*.none"]);
-        assert_eq!(expand(&e, "/etc/*"), ["/etc/*"]);
-        assert_eq!(expand(&e, "../../*"), ["../../app"]);
-    }
-
-    #[test]
-    fn expansions_are_bounded() {
-        let mut e = env();
-        e.vars.insert("BIG".into(), "x".repeat(MAX_EXPANSION / 4));
-        let cancel = AtomicBool::new(false);
-        let scope = Scope {
-            vars: &e.vars,
-            positional: &e.positional,
-            status: 0,
-            fs: &e.fs,
-            cwd: "/app",
-            deadline: Instant::now() + std::time::Duration::from_secs(60),
-            cancel: &cancel,
-        };
-        assert!(fields(&word("$BIG$BIG$BIG"), &scope).is_ok());
-        assert_eq!(fields(&word("$BIG$BIG$BIG$BIG$BIG"), &scope), Err(TooLong));
+    fn sequences() {
+        assert_eq!(seq("1..3").as_deref(), Some("1 2 3"));
+        assert_eq!(seq("3..1").as_deref(), Some("3 2 1"));
+        assert_eq!(seq("-1..1").as_deref(), Some("-1 0 1"));
+        assert_eq!(seq("01..3").as_deref(), Some("01 02 03"));
+        assert_eq!(seq("1..10..4").as_deref(), Some("1 5 9"));
+        assert_eq!(seq("1..10..-4").as_deref(), Some("1 5 9"));
+        assert_eq!(seq("a..c").as_deref(), Some("a b c"));
+        assert_eq!(seq("C..A").as_deref(), Some("C B A"));
+        assert_eq!(seq("a..e..2").as_deref(), Some("a c e"));
+        for not_a_sequence in ["1..", "..2", "a..1", "1..2..x", "ab..c", "1..2..3..4", "x"] {
+            assert_eq!(seq(not_a_sequence), None, "{not_a_sequence}");
+        }
+        assert_eq!(sequence("1..1000000"), Err(too_many_words()));
         assert_eq!(
-            fields(&word("\"$BIG$BIG$BIG$BIG$BIG\""), &scope),
-            Err(TooLong)
+            sequence("-9223372036854775808..9223372036854775807"),
+            Err(too_many_words())
         );
-        assert_eq!(text(&word("$BIG$BIG$BIG$BIG$BIG"), &scope), Err(TooLong));
-        cancel.store(true, Ordering::Relaxed);
-        assert_eq!(fields(&word("*.txt"), &scope).unwrap(), ["*.txt"]);
+    }
+
+    #[test]
+    fn brace_groups() {
+        assert_eq!(braced("a{b,c}d"), "abd acd");
+        assert_eq!(braced("{a,b}{1,2}"), "a1 a2 b1 b2");
+        assert_eq!(braced("{a,{b,c}d}"), "a bd cd");
+        assert_eq!(braced("{a{b,c}}"), "{ab} {ac}");
+        assert_eq!(braced("{a,{b}"), "{a,{b}");
+        assert_eq!(braced("{a,b"), "{a,b");
+        assert_eq!(braced("{}"), "{}");
+        assert_eq!(braced("{x}"), "{x}");
+        assert_eq!(braced("{,a}"), " a");
+        assert_eq!(braced("x{1..3}"), "x1 x2 x3");
     }
 }

@@ -1,8 +1,9 @@
 //! A small POSIX-like shell for the `execute_command` tool, run host-side in the worker (not in
 //! WebAssembly) over the session's files.
 //!
-//! It owns the command language (tokens from [`lexer`], grammar in [`parser`], expansion in
-//! [`expand`] with patterns from [`glob`], execution in [`exec`] over the [`streams`]), the
+//! It owns the command language, bash's as agents type it (tokens from [`lexer`], grammar in
+//! [`parser`] with compound commands and functions, expansion in [`expand`] with patterns from
+//! [`glob`] and arithmetic from [`arith`], execution in [`exec`] over the [`streams`]), the
 //! built-in commands ([`builtins`]) and the confinement of every file access to the session's
 //! mounts ([`path`]). Nothing else of the host is reachable:
 //! there are no host programs, only built-ins; the interpreters and the WebAssembly tools of
@@ -14,10 +15,14 @@
 //! message ever contains a host path.
 //!
 //! Output is capped like the interpreters' (truncation is flagged, never an error); the deadline
-//! and the cancel flag are checked between commands and inside every loop that can be long.
+//! and the cancel flag are checked between commands, at every iteration of a shell loop, and
+//! inside every built-in loop that can be long. Parsing is linear and its nesting bounded, and so
+//! is execution (functions, substitutions, scripts), so no script can overflow the shell
+//! thread's stack or run past its deadline.
 //! Everything a command adds to `/app` and `/tmp` (files, directories, links, bytes) is charged
 //! to the session's disk quota first, and a refusal makes the outcome `disk_quota`.
 
+mod arith;
 mod builtins;
 mod exec;
 mod expand;
@@ -228,7 +233,7 @@ pub fn execute(
         shell.check().and_then(|()| shell.run_script(&parsed))
     }));
     let (exit_code, error) = match run {
-        Ok(Ok(code) | Err(Abort::Exit(code))) => {
+        Ok(Ok(code) | Err(Abort::Exit(code) | Abort::Return(code))) => {
             let refused = limits.quota.as_ref().zip(quota_mark).and_then(|(q, mark)| {
                 let q = quota::lock(q);
                 q.refusal_since(mark)
@@ -244,6 +249,8 @@ pub fn execute(
             let restricted = shell.restriction.take().map(ShellError::PathRestriction);
             (code, restricted.or(refused))
         }
+        // `break` and `continue` refuse to run outside a loop, so they never get here.
+        Ok(Err(Abort::Break(_) | Abort::Continue(_))) => (shell.status, None),
         Ok(Err(Abort::Timeout)) => {
             shell.io.write(
                 streams::Target::Stderr,

@@ -1,5 +1,6 @@
 //! Where commands read and write: the outcome's capped stdout and stderr, pipe buffers between
-//! pipeline stages, redirection files (charged to the disk quota), and stdin as bytes in memory.
+//! pipeline stages (and for command substitutions), redirection files (charged to the disk
+//! quota), and stdin as bytes in memory with a read position its copies share.
 //!
 //! Every output is bounded: a [`Sink`] keeps its first bytes and says when it dropped the rest,
 //! which is how a producer learns that its reader will see no more (the shell's SIGPIPE), and
@@ -173,6 +174,12 @@ impl Io {
         Target::Pipe(self.pipes.len() - 1)
     }
 
+    /// Whether `t` is a pipe that took all it can (its reader will see no more): a loop
+    /// writing there stops, as at SIGPIPE.
+    pub(crate) fn pipe_full(&self, t: Target) -> bool {
+        matches!(t, Target::Pipe(i) if self.pipes.get(i).is_some_and(|p| p.truncated))
+    }
+
     /// The last pipe opened, as the next stage's stdin.
     pub(crate) fn close_pipe(&mut self) -> Input {
         self.pipes
@@ -183,6 +190,10 @@ impl Io {
 }
 
 /// A command's stdin: bytes already in memory (a pipe, a file, a here-document).
+///
+/// Copies share one read position, as processes share a file descriptor: each `read` of
+/// `while read line; do ...; done < file` takes the next line, and a command in the loop that
+/// reads its stdin takes the rest.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Input {
     data: Rc<Vec<u8>>,
@@ -190,6 +201,8 @@ pub(crate) struct Input {
     pub truncated: bool,
     /// Someone read it to the end (so a cut matters).
     consumed: Rc<Cell<bool>>,
+    /// How much of it has been read.
+    pos: Rc<Cell<usize>>,
 }
 
 impl Input {
@@ -198,19 +211,39 @@ impl Input {
             data: Rc::new(data),
             truncated,
             consumed: Rc::default(),
+            pos: Rc::default(),
         }
     }
 
-    /// All of it (marks it consumed).
+    /// All that is left of it (marks it consumed).
     pub(crate) fn all(&self) -> &[u8] {
         self.consumed.set(true);
-        &self.data
+        let start = self.pos.get().min(self.data.len());
+        self.pos.set(self.data.len());
+        &self.data[start..]
+    }
+
+    /// The next line (up to and without `delim`), and whether `delim` ended it; `None` at the
+    /// end of the input.
+    pub(crate) fn read_line(&self, delim: u8) -> Option<(Vec<u8>, bool)> {
+        let start = self.pos.get().min(self.data.len());
+        let rest = &self.data[start..];
+        if rest.is_empty() {
+            self.consumed.set(true);
+            return None;
+        }
+        let (line, used, ended) = match rest.iter().position(|&b| b == delim) {
+            Some(i) => (&rest[..i], i + 1, true),
+            None => (rest, rest.len(), false),
+        };
+        self.pos.set(start + used);
+        Some((line.to_vec(), ended))
     }
 
     pub(crate) fn reader(&self) -> StdinReader {
         StdinReader {
             data: Rc::clone(&self.data),
-            pos: 0,
+            pos: Rc::clone(&self.pos),
             consumed: Rc::clone(&self.consumed),
         }
     }
@@ -220,10 +253,10 @@ impl Input {
     }
 }
 
-/// Reads an [`Input`]; reaching its end marks it consumed.
+/// Reads an [`Input`] from its shared position; reaching its end marks it consumed.
 pub(crate) struct StdinReader {
     data: Rc<Vec<u8>>,
-    pos: usize,
+    pos: Rc<Cell<usize>>,
     consumed: Rc<Cell<bool>>,
 }
 
@@ -242,7 +275,7 @@ impl Read for StdinReader {
 
 impl BufRead for StdinReader {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        let rest = &self.data[self.pos.min(self.data.len())..];
+        let rest = &self.data[self.pos.get().min(self.data.len())..];
         if rest.is_empty() {
             self.consumed.set(true);
         }
@@ -250,7 +283,7 @@ impl BufRead for StdinReader {
     }
 
     fn consume(&mut self, amt: usize) {
-        self.pos += amt;
+        self.pos.set(self.pos.get() + amt);
     }
 }
 

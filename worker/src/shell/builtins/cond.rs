@@ -1,5 +1,6 @@
 //! `test` and `[`: conditions on strings, integers and files (POSIX precedence: `!`, then `-a`,
-//! then `-o`, with parentheses). File probes go through the confined filesystem; a probe of a
+//! then `-o`, with parentheses). The operators of `[[ ... ]]` are these same tests
+//! ([`unary_test`], [`binary_test`]). File probes go through the confined filesystem; a probe of a
 //! path outside the sandbox is simply false.
 
 use crate::shell::exec::{Abort, Ctx};
@@ -113,7 +114,7 @@ impl TestEval<'_, '_, '_> {
         };
         let Some(m) = meta else { return false };
         match op {
-            "-e" | "-r" => true,
+            "-e" | "-r" | "-a" => true,
             "-f" => m.kind == Kind::File,
             "-d" => m.kind == Kind::Dir,
             "-s" => m.len > 0,
@@ -178,6 +179,42 @@ impl TestEval<'_, '_, '_> {
                 }
             }
         }
+    }
+}
+
+/// A unary file or string test of `[[ ... ]]` (`-f path`, `-z text`...).
+pub(crate) fn unary_test(ctx: &mut Ctx<'_, '_>, op: &str, arg: &str) -> bool {
+    let mut e = TestEval {
+        args: &[],
+        i: 0,
+        ctx,
+        error: None,
+        depth: 0,
+    };
+    e.unary(op, arg)
+}
+
+/// A binary test of `[[ ... ]]` other than pattern and regex matching (`-lt`, `<`, `-nt`...).
+///
+/// # Errors
+/// An operand that is not an integer where one is needed.
+pub(crate) fn binary_test(
+    ctx: &mut Ctx<'_, '_>,
+    a: &str,
+    op: &str,
+    b: &str,
+) -> Result<bool, String> {
+    let mut e = TestEval {
+        args: &[],
+        i: 0,
+        ctx,
+        error: None,
+        depth: 0,
+    };
+    let v = e.binary(a, op, b);
+    match e.error {
+        Some(msg) => Err(format!("[[: {msg}")),
+        None => Ok(v),
     }
 }
 

@@ -11,6 +11,7 @@
 
 mod args;
 mod cond;
+mod control;
 mod copy;
 mod files;
 mod find;
@@ -28,6 +29,7 @@ mod tr;
 mod walk;
 
 use super::exec::{Abort, Ctx};
+pub(crate) use cond::{binary_test, unary_test};
 use crate::toolbox::ToolEnd;
 
 /// A built-in's entry point: the context and the arguments after the name.
@@ -55,15 +57,19 @@ macro_rules! table {
 
 table! {
     "." => scripts::source, ". FILE [ARGS]", "run a shell script in this shell (same as source)";
+    ":" => control::colon, ": [ARG...]", "do nothing, successfully";
     "[" => cond::test, "[ EXPR ]", "evaluate a condition (same as test)";
     "basename" => session::basename, "basename NAME [SUFFIX]",
         "strip directory and suffix from a path";
     "bash" => scripts::sh, "bash [-c SCRIPT | FILE] [ARGS]",
         "run a script in a child shell (this shell)";
+    "break" => control::break_, "break [N]", "leave the innermost N loops";
     "cat" => text::cat, "cat [-n] [FILE...]", "concatenate files to stdout";
     "cd" => session::cd, "cd [DIR | -]", "change directory (persists between calls)";
     "chmod" => files::chmod, "chmod MODE FILE...",
         "change permission bits (octal or [ugoa][+-=][rwx])";
+    "continue" => control::continue_, "continue [N]",
+        "go on with the next iteration of the Nth loop";
     "cp" => copy::cp, "cp [-r] [-f] [-n] SRC... DEST", "copy files and directories";
     "cut" => text::cut, "cut -d DELIM -f LIST | -c LIST [-s] [FILE...]",
         "select fields or characters of lines";
@@ -73,6 +79,8 @@ table! {
     "echo" => printf::echo, "echo [-n] [-e] [ARG...]", "print arguments";
     "env" => session::env, "env [NAME=VALUE...] [COMMAND [ARG...]]",
         "print the environment, or run a command with more of it";
+    "eval" => control::eval, "eval [ARG...]",
+        "run the arguments as a command line in this shell";
     "exit" => session::exit, "exit [N]", "stop the script with status N";
     "export" => session::export, "export [NAME[=VALUE]...]",
         "set variables (all variables are exported)";
@@ -87,6 +95,10 @@ table! {
         "print lines matching a regular expression";
     "head" => text::head, "head [-n N | -N] [-c N] [FILE...]", "first lines of files";
     "help" => session::help, "help [COMMAND]", "list the commands, or describe one";
+    "let" => control::let_, "let EXPR...",
+        "evaluate arithmetic expressions (status 1 when the last is 0)";
+    "local" => control::local, "local NAME[=VALUE]...",
+        "make variables local to the running function";
     "ls" => files::ls, "ls [-laA1RhdrtS] [PATH...]", "list directory contents";
     "mkdir" => files::mkdir, "mkdir [-p] DIR...", "make directories";
     "mv" => copy::mv, "mv [-f] [-n] SRC... DEST", "move or rename files";
@@ -104,7 +116,11 @@ table! {
     "python3" => interp::python, "python3 FILE [ARGS] | python3 -c CODE [ARGS]",
         "same as python";
     "qjs" => interp::node, "qjs FILE [ARGS] | qjs -e CODE", "same as node";
+    "read" => control::read, "read [-r] [-p PROMPT] [-d DELIM] [NAME...]",
+        "read a line of stdin into variables (split on IFS)";
     "realpath" => session::realpath, "realpath PATH...", "print the absolute, normalised path";
+    "return" => control::return_, "return [N]",
+        "leave the running function or sourced script";
     "rm" => files::rm, "rm [-r] [-f] [-d] PATH...", "remove files or directories";
     "rmdir" => files::rmdir, "rmdir [-p] DIR...", "remove empty directories";
     "sed" => sed::sed, "sed [-n] [-E] [-i] [-e SCRIPT]... [SCRIPT] [FILE...]",
@@ -114,6 +130,7 @@ table! {
         "set options for this call: -e, -o pipefail, -x (-u accepted); or $1... with --";
     "sh" => scripts::sh, "sh [-c SCRIPT | FILE] [ARGS]",
         "run a script in a child shell (this shell)";
+    "shift" => control::shift, "shift [N]", "drop the first N positional parameters";
     "sleep" => session::sleep, "sleep SECONDS", "wait (bounded by the deadline)";
     "sort" => sort::sort, "sort [-rnufbu] [-k N[,M]] [-t SEP] [FILE...]", "sort lines";
     "source" => scripts::source, "source FILE [ARGS]", "run a shell script in this shell";

@@ -78,7 +78,14 @@ pub(super) fn source(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abor
     // `$1`... are the arguments, when there are any.
     let positional = (!rest.is_empty()).then(|| keeping_zero(ctx, rest.iter().cloned()));
     let fds = (ctx.stdin.clone(), ctx.out, ctx.err);
-    ctx.sh.run_source(&src, positional, fds, false)
+    // `return` ends the sourced script.
+    ctx.sh.returnable += 1;
+    let result = ctx.sh.run_source(&src, positional, fds, false);
+    ctx.sh.returnable -= 1;
+    match result {
+        Err(Abort::Return(code)) => Ok(code),
+        other => other,
+    }
 }
 
 /// New positional parameters for the running script: `$0` stays, `args` are `$1`... (what

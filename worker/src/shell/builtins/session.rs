@@ -534,10 +534,12 @@ pub(super) fn help(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
         "A small POSIX-like shell over the session's files. Its commands are built in, or tools\n\
          run as WebAssembly inside the sandbox (no host programs); paths are confined to the\n\
          mounts (/app is home and read-write).\n\
-         Syntax: pipes |, && || ; and newlines, redirections > >> < 2> 2>> 2>&1 &> <<EOF <<<,\n\
-         quotes ' \" and \\, $VAR ${VAR} ${VAR:-default} $?, NAME=value, globs * ? [abc], \
-         # comments.\nNot supported: $(...), `...`, if/for/while/case, functions, subshells, & \
-         (use python -c or node -e).\n\nCommands:\n",
+         Syntax (bash's): pipes |, && || ; and newlines, redirections > >> < 2> 2>&1 &> <<EOF\n\
+         <<<, quotes ' \" \\, $VAR ${VAR:-x} ${#VAR} ${VAR#pat} ${VAR/a/b} ${VAR:1:2}, $(...),\n\
+         `...`, $((...)), {a,b} {1..9}, globs, if/elif/else, for, for ((...)), while, until,\n\
+         case, { ...; }, ( ... ), ((...)), [[ ... ]], functions with local and return,\n\
+         break/continue, read, shift, eval. Not supported: &, arrays, <(...), select.\n\n\
+         Commands:\n",
     );
     let width = BUILTINS.iter().map(|b| b.name.len()).max().unwrap_or(8);
     for b in BUILTINS {

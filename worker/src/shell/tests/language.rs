@@ -1,5 +1,7 @@
 //! The command language: lists, pipes, redirections, here-documents, quoting, variables,
-//! globbing, `cd`, syntax errors, scripts and the interpreters.
+//! globbing, `cd`, syntax errors, scripts and the interpreters; compound commands, functions,
+//! substitutions, arithmetic, brace expansion, parameter operations, `[[ ]]`, `read` and
+//! `set -e`.
 
 use super::*;
 
@@ -150,7 +152,7 @@ fn variables() {
     assert!(s.ok("export").contains("declare -x B=\"3\"\n"));
     assert_eq!(s.ok("V=x; sh -c 'echo $V; V=y'; echo $V"), "x\nx\n");
     assert_eq!(s.ok("sh -c 'echo $0 $1 $#' n a b"), "n a 2\n");
-    assert!(s.run("echo ${A/x/y}").error.is_some());
+    assert_eq!(s.ok("A=axa; echo ${A/x/y}"), "aya\n");
 }
 
 #[test]
@@ -210,16 +212,21 @@ fn cd_persists() {
 fn syntax_errors_run_nothing() {
     let mut s = Sandbox::new();
     for script in [
-        "echo before; if true; then echo x; fi",
-        "echo before; for i in 1 2; do echo $i; done",
-        "echo before\nwhile true; do :; done",
-        "echo before; echo $(ls)",
-        "echo before; echo `ls`",
-        "echo before; (cd /tmp)",
+        "echo before; if true; then echo x",
+        "echo before; for i in 1 2; do echo $i",
+        "echo before\nwhile true; do :; done; done",
+        "echo before; echo $(ls",
+        "echo before; echo `ls",
+        "echo before; (cd /tmp",
         "echo before; sleep 1 &",
-        "echo before; f() { ls; }",
+        "echo before; f() ls",
         "echo before |",
-        "echo before; case x in x) ;; esac",
+        "echo before; case x in x) ;; ",
+        "echo before; cat <(ls)",
+        "echo before; select x in a; do :; done",
+        "echo before; a=(1 2)",
+        "echo before; echo ${a[0]}",
+        "echo before; coproc cat",
     ] {
         let o = s.run(script);
         assert_eq!(o.exit_code, EXIT_SYNTAX, "{script}");
@@ -228,7 +235,7 @@ fn syntax_errors_run_nothing() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.starts_with("sh: "), "{err}");
     }
-    let err = String::from_utf8(s.run("if true; then echo; fi").stderr).unwrap();
+    let err = String::from_utf8(s.run("select x in a; do :; done").stderr).unwrap();
     assert!(
         err.contains("not supported; use python -c or node -e"),
         "{err}"
@@ -276,7 +283,7 @@ fn scripts_and_nesting() {
     assert!(err.contains("nested too deeply"), "{err}");
     assert_eq!(code, 126);
     let (_, err, code) = s.sh("sh -c 'if'");
-    assert!(err.contains("not supported") && code == 2, "{err}");
+    assert!(err.contains("unexpected end of file") && code == 2, "{err}");
     let (_, err, code) = s.sh("./missing.sh");
     assert!(err.contains("No such file") && code == 127, "{err}");
 }
@@ -376,4 +383,345 @@ fn default_state() {
     assert_eq!(st.vars.get("HOME").map(String::as_str), Some("/app"));
     assert_eq!(st.vars.get("PWD").map(String::as_str), Some("/app"));
     assert_eq!(st.vars.len(), 4);
+}
+
+#[test]
+fn if_and_loops() {
+    let mut s = Sandbox::new();
+    assert_eq!(
+        s.ok("if false; then echo a; elif true; then echo b; else echo c; fi"),
+        "b\n"
+    );
+    assert_eq!(s.ok("if false; then echo a; fi; echo $?"), "0\n");
+    assert_eq!(s.ok("if ! false\nthen\n  echo neg\nfi"), "neg\n");
+    assert_eq!(s.ok("for i in 1 2 3; do echo -n $i; done; echo"), "123\n");
+    assert_eq!(
+        s.ok("for f in a 'b c'; do echo \"[$f]\"; done"),
+        "[a]\n[b c]\n"
+    );
+    assert_eq!(s.ok("set -- x y; for a; do echo $a; done"), "x\ny\n");
+    assert_eq!(s.ok("for i in; do echo never; done; echo ok"), "ok\n");
+    assert_eq!(
+        s.ok("i=0; while [ $i -lt 3 ]; do echo $i; i=$((i+1)); done"),
+        "0\n1\n2\n"
+    );
+    assert_eq!(
+        s.ok("n=3; until [ $n -eq 0 ]; do n=$((n-1)); done; echo $n"),
+        "0\n"
+    );
+    assert_eq!(
+        s.ok("for ((i=0; i<3; i++)); do echo -n $i; done; echo"),
+        "012\n"
+    );
+    assert_eq!(s.ok("for ((;;)); do break; done; echo out"), "out\n");
+    assert_eq!(
+        s.ok("for i in 1 2 3 4 5; do [ $i = 2 ] && continue; [ $i = 4 ] && break; echo $i; done"),
+        "1\n3\n"
+    );
+    assert_eq!(
+        s.ok("for i in a b; do for j in 1 2; do [ $j = 2 ] && continue 2; echo $i$j; done; done"),
+        "a1\nb1\n"
+    );
+    assert_eq!(
+        s.ok("for i in a b; do while true; do break 2; done; echo no; done; echo $i"),
+        "a\n"
+    );
+    let (_, err, code) = s.sh("break; echo $?");
+    assert!(err.contains("only meaningful in a") && code == 0, "{err}");
+    assert_eq!(s.ok("for i in 1 2; do echo $i; done | wc -l"), "2\n");
+    s.write("nums", "3\n1\n2\n");
+    assert_eq!(
+        s.ok("while read -r n; do echo \"<$n>\"; done < nums"),
+        "<3>\n<1>\n<2>\n"
+    );
+    assert_eq!(
+        s.ok("sort nums | while read n; do echo -n $n; done; echo"),
+        "123\n"
+    );
+    assert_eq!(
+        s.ok("for f in *; do echo $f; done > list; cat list"),
+        "list\nnums\n"
+    );
+}
+
+#[test]
+fn case_groups_and_subshells() {
+    let mut s = Sandbox::new();
+    let case = "for x in apple b.txt 42 Other; do case $x in\n  a*) echo fruit;;\n  *.txt|*.md) echo doc ;;\n  [0-9]*) echo num ;;\n  *) echo other;;\nesac; done";
+    assert_eq!(s.ok(case), "fruit\ndoc\nnum\nother\n");
+    assert_eq!(s.ok("case x in (y) echo y;; esac; echo $?"), "0\n");
+    assert_eq!(
+        s.ok("case a in a) echo 1;& b) echo 2;; c) echo 3;; esac"),
+        "1\n2\n"
+    );
+    assert_eq!(
+        s.ok("case ab in a*) echo 1;;& *b) echo 2;; *) echo 3;; esac"),
+        "1\n2\n"
+    );
+    assert_eq!(s.ok("p='*.c'; case x.c in $p) echo glob;; esac"), "glob\n");
+    assert_eq!(
+        s.ok("case x.c in '*.c') echo no;; *) echo quoted;; esac"),
+        "quoted\n"
+    );
+    assert_eq!(s.ok("{ echo a; echo b; } | wc -l"), "2\n");
+    assert_eq!(
+        s.ok("{ echo in; echo err >&2; } > out 2>&1; cat out"),
+        "in\nerr\n"
+    );
+    assert_eq!(
+        s.ok("X=1; (X=2; cd /tmp; echo $X $PWD); echo $X $PWD"),
+        "2 /tmp\n1 /app\n"
+    );
+    assert_eq!(s.ok("(exit 3); echo $?"), "3\n");
+    assert_eq!(
+        s.ok("(f() { echo inner; }; f); f 2>/dev/null; echo $?"),
+        "inner\n127\n"
+    );
+    assert_eq!(s.ok("(set -e; false; echo no); echo after"), "after\n");
+    assert_eq!(s.ok("if (( 2 > 1 )); then echo yes; fi"), "yes\n");
+    assert_eq!(
+        s.ok("{ read a; read b; } <<EOF\nx\ny\nEOF\necho $b$a"),
+        "yx\n"
+    );
+}
+
+#[test]
+fn functions() {
+    let mut s = Sandbox::new();
+    assert_eq!(
+        s.ok("greet() { echo \"hi $1 ($#)\"; }; greet bob x; greet"),
+        "hi bob (2)\nhi  (0)\n"
+    );
+    assert_eq!(s.ok("function f { return 3; echo no; }; f; echo $?"), "3\n");
+    assert_eq!(
+        s.ok("function g() {\n  echo \"$@\"\n}\ng a 'b c'"),
+        "a b c\n"
+    );
+    assert_eq!(
+        s.ok("x=global; f() { local x=local; echo $x; }; f; echo $x"),
+        "local\nglobal\n"
+    );
+    assert_eq!(
+        s.ok("f() { local v; v=$1; [ $v -le 1 ] && { echo 1; return; }; echo $(( v * $(f $((v-1))) )); }; f 5"),
+        "120\n"
+    );
+    assert_eq!(
+        s.ok("set -- a b; f() { shift; echo $1; }; f x y; echo $1"),
+        "y\na\n"
+    );
+    assert_eq!(s.ok("f() { echo body; } > fout; f; cat fout"), "body\n");
+    let (_, err, code) = s.sh("return 1");
+    assert!(err.contains("return") && code == 2, "{err}");
+    let (_, err, code) = s.sh("local x=1");
+    assert!(err.contains("function") && code == 1, "{err}");
+    // Functions last for the call, variables for the session.
+    assert_eq!(s.sh("f").2, 127);
+    s.write(
+        "lib.sh",
+        "helper() { echo helped; }\nreturn 4\necho never\n",
+    );
+    assert_eq!(s.ok("source lib.sh; echo $?; helper"), "4\nhelped\n");
+}
+
+#[test]
+fn substitutions() {
+    let mut s = Sandbox::new();
+    assert_eq!(s.ok("echo $(echo hi)"), "hi\n");
+    assert_eq!(s.ok("x=$(printf 'a\\n\\n\\n'); echo \"[$x]\""), "[a]\n");
+    assert_eq!(
+        s.ok("echo `echo back` $(echo $(echo nested))"),
+        "back nested\n"
+    );
+    assert_eq!(s.ok("echo \"`echo \\`echo deep\\``\""), "deep\n");
+    assert_eq!(
+        s.ok("printf '<%s>' $(echo a b) \"$(echo a b)\"; echo"),
+        "<a><b><a b>\n"
+    );
+    assert_eq!(s.ok("x=$(false); echo $?; y=$(true); echo $?"), "1\n0\n");
+    assert_eq!(
+        s.ok("cd /tmp; d=$(cd /app; pwd); echo $d $PWD; cd /app"),
+        "/app /tmp\n"
+    );
+    assert_eq!(s.ok("n=$(seq 1 5 | wc -l); echo $((n * 2))"), "10\n");
+    assert_eq!(s.ok("echo $(echo a; exit 3; echo b) $?"), "a 3\n");
+    assert_eq!(
+        s.ok("v=3; cat <<EOF\n$v $((v+1)) $(echo sub) ${v:-x} \\$v \\\\ \\`\nEOF"),
+        "3 4 sub 3 $v \\ `\n"
+    );
+    assert_eq!(
+        s.ok("cat <<'EOF'\n$v $((1+1)) $(echo)\nEOF"),
+        "$v $((1+1)) $(echo)\n"
+    );
+    assert_eq!(
+        s.ok("echo \"$(echo \"quoted inside\")\""),
+        "quoted inside\n"
+    );
+}
+
+#[test]
+fn arithmetic() {
+    let mut s = Sandbox::new();
+    assert_eq!(
+        s.ok("echo $((1 + 2 * 3)) $(( (1+2) * 3 )) $((7 % 3)) $((2**10))"),
+        "7 9 1 1024\n"
+    );
+    assert_eq!(
+        s.ok("a=5; echo $((a + 1)) $(($a * 2)) $((a > 3 ? 10 : 20))"),
+        "6 10 10\n"
+    );
+    assert_eq!(
+        s.ok("i=0; ((i++)); ((i += 5)); echo $i; ((i == 6)) && echo six"),
+        "6\nsix\n"
+    );
+    assert_eq!(s.ok("((0)); echo $?; (( 1 )); echo $?"), "1\n0\n");
+    assert_eq!(
+        s.ok("echo $((0x10 + 010)) $((-7 / 2)) $((1 << 3))"),
+        "24 -3 8\n"
+    );
+    assert_eq!(s.ok("let x=4 y=x*2; echo $x $y"), "4 8\n");
+    assert_eq!(
+        s.ok("echo $((9223372036854775807 + 1))"),
+        "-9223372036854775808\n"
+    );
+    let (out, err, code) = s.sh("echo a; echo $((1 / 0)); echo never");
+    assert!(
+        err.contains("division by 0") && out == "a\n" && code == 1,
+        "{err}"
+    );
+    let (_, err, code) = s.sh("((1/0)); echo after $?");
+    assert!(err.contains("division by 0") && code == 0, "{err}");
+}
+
+#[test]
+fn brace_expansion() {
+    let mut s = Sandbox::new();
+    assert_eq!(s.ok("echo {a,b,c}"), "a b c\n");
+    assert_eq!(
+        s.ok("echo x{a,b}y {1..3} {a..e} {01..03} {1..10..3} {5..1} {c..a}"),
+        "xay xby 1 2 3 a b c d e 01 02 03 1 4 7 10 5 4 3 2 1 c b a\n"
+    );
+    assert_eq!(s.ok("echo {a,b}{1,2} {a,{b,c}d}"), "a1 a2 b1 b2 a bd cd\n");
+    assert_eq!(
+        s.ok("echo {} {x} '{a,b}' \"{1..2}\" {a,b {,z}"),
+        "{} {x} {a,b} {1..2} {a,b z\n"
+    );
+    assert_eq!(s.ok("A={a,b}; echo $A"), "{a,b}\n");
+    assert_eq!(s.ok("mkdir -p build/{js,css} && ls build"), "css\njs\n");
+    let (_, err, code) = s.sh("echo {1..1000000} | wc -c");
+    assert!(err.contains("brace expansion") && code == 0, "{err}");
+    let (_, err, code) = s.sh(&format!("echo {}", "{a,b}".repeat(20)));
+    assert!(err.contains("more than 100000 words") && code == 1, "{err}");
+}
+
+#[test]
+fn parameter_operations() {
+    let mut s = Sandbox::new();
+    s.ok("p=/app/src/main.tar.gz");
+    assert_eq!(
+        s.ok("echo ${#p} ${p#*/} ${p##*/} ${p%.*} ${p%%.*}"),
+        "20 app/src/main.tar.gz main.tar.gz /app/src/main.tar /app/src/main\n"
+    );
+    assert_eq!(
+        s.ok("echo ${p/a/A} ${p//a/A} ${p/#\\/app/X} ${p/%gz/bz2}"),
+        "/App/src/main.tar.gz /App/src/mAin.tAr.gz X/src/main.tar.gz /app/src/main.tar.bz2\n"
+    );
+    assert_eq!(
+        s.ok("echo ${p:5} ${p:5:3} ${p: -2} ${p:1:-3}"),
+        "src/main.tar.gz src gz app/src/main.tar\n"
+    );
+    assert_eq!(
+        s.ok("unset u; echo ${u:-d} ${u-e} ${u:+no}x; echo ${u:=set} $u"),
+        "d e x\nset set\n"
+    );
+    assert_eq!(
+        s.ok("e=; echo ${e:-d} [${e-d}] ${e:+alt} ${p:+alt}"),
+        "d [] alt\n"
+    );
+    let (out, err, code) = s.sh("echo ${missing:?is required}; echo never");
+    assert!(
+        out.is_empty() && err.contains("missing: is required") && code == 1,
+        "{err}"
+    );
+    assert_eq!(
+        s.ok("set -- a b c; echo $# $@ $* ${@:2} \"$*\""),
+        "3 a b c a b c b c a b c\n"
+    );
+    assert_eq!(s.ok("echo $0; x='*.none'; echo ${x//./_}"), "sh\n*_none\n");
+}
+
+#[test]
+fn read_and_eval() {
+    let mut s = Sandbox::new();
+    assert_eq!(
+        s.ok("read a b <<< 'one two three'; echo \"$a|$b\""),
+        "one|two three\n"
+    );
+    assert_eq!(s.ok("IFS=: read -r x y <<< 'k:v:w'; echo $x $y"), "k v:w\n");
+    assert_eq!(s.ok("read -r line <<< 'a\\b'; echo \"$line\""), "a\\b\n");
+    assert_eq!(s.ok("read line <<< 'a\\b'; echo \"$line\""), "ab\n");
+    assert_eq!(s.ok("printf 'x' | { read v; echo $? $v; }"), "1 x\n");
+    assert_eq!(s.ok("read v < /dev/null; echo $?"), "1\n");
+    assert_eq!(
+        s.ok("echo hi | read -p 'prompt: ' REPLY; read; echo [$REPLY]"),
+        "[]\n"
+    );
+    assert_eq!(
+        s.ok("cmd='echo evaluated'; eval $cmd; eval 'x=5'; echo $x"),
+        "evaluated\n5\n"
+    );
+    assert_eq!(s.ok(": ignored args; echo $?"), "0\n");
+    assert_eq!(s.sh("read -a arr <<< 'a b'").2, 2);
+}
+
+#[test]
+fn conditional_expressions() {
+    let mut s = Sandbox::new();
+    s.write("f.txt", "x");
+    for (expr, want) in [
+        ("-f f.txt && -n x", 0),
+        ("abc == a*", 0),
+        ("abc == 'a*'", 1),
+        ("abc != b*", 0),
+        ("a < b", 0),
+        ("! -d f.txt", 0),
+        ("( -z '' || 1 -eq 2 ) && 3 -gt 2", 0),
+        ("ab12 =~ ^[a-z]+([0-9]+)$", 0),
+        ("x.y =~ x.y", 0),
+        ("xzy =~ 'x.y'", 1),
+        ("-v HOME", 0),
+        ("-e nope", 1),
+        ("''", 1),
+    ] {
+        assert_eq!(s.sh(&format!("[[ {expr} ]]")).2, want, "[[ {expr} ]]");
+    }
+    assert_eq!(
+        s.ok("x='a b'; [[ $x == 'a b' ]] && echo nosplit"),
+        "nosplit\n"
+    );
+    assert_eq!(s.sh("[[ a -lt b ]]").2, 2);
+    assert_eq!(s.sh("[[ a =~ ( ]]").2, 2);
+}
+
+#[test]
+fn errexit_follows_posix() {
+    let mut s = Sandbox::new();
+    assert_eq!(
+        s.ok("set -e; if false; then :; fi; while false; do :; done; false || true; ! true; echo alive"),
+        "alive\n"
+    );
+    assert_eq!(s.sh("set -e; f() { false; echo no; }; f; echo no").0, "");
+    assert_eq!(
+        s.ok("set -e; f() { false; echo in-or; }; f || echo rescued"),
+        "in-or\n"
+    );
+    assert_eq!(
+        s.sh("set -e; { false; echo no; }; echo no"),
+        (String::new(), String::new(), 1)
+    );
+    assert_eq!(s.sh("set -e; for i in 1; do false; done; echo no").2, 1);
+    assert_eq!(s.sh("set -e; x=$(false); echo no").2, 1);
+    assert_eq!(
+        s.ok("set -e; if f() { false; }; f; then echo t; else echo e; fi"),
+        "e\n"
+    );
 }

@@ -115,3 +115,61 @@ fn resource_abuse_is_bounded() {
     assert!(err.contains("output over 64 MiB") && code == 4, "{err}");
     assert!(started.elapsed() < Duration::from_secs(30));
 }
+
+#[test]
+fn language_nesting_and_loops_are_bounded() {
+    let mut s = Sandbox::new();
+    let started = Instant::now();
+    for script in [
+        "( ".repeat(10_000),
+        "$(".repeat(10_000),
+        "{ ".repeat(10_000),
+        "if true; then ".repeat(10_000),
+        "$((".repeat(10_000),
+        format!("echo {}", "`".repeat(10_001)),
+    ] {
+        let o = s.run(&script);
+        assert_eq!(o.exit_code, EXIT_SYNTAX);
+        assert!(matches!(o.error, Some(ShellError::Syntax(_))));
+    }
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // 60 levels parse and run.
+    let nested = format!("{}echo deep{}", "( ".repeat(60), " )".repeat(60));
+    assert_eq!(s.ok(&nested), "deep\n");
+    let nested = format!("echo {}x{}", "$(echo ".repeat(60), ")".repeat(60));
+    assert_eq!(s.ok(&nested), "x\n");
+    // Runaway recursion ends with bash's message.
+    let (_, err, _) = s.sh("f() { f; }; f");
+    assert!(
+        err.contains("maximum function nesting level exceeded (100)"),
+        "{err}"
+    );
+    let (out, err, _) = s.sh("f() { echo $(( $1 + 1 )); f $(( $1 + 1 )) | tail -n 1; }; f 0");
+    assert!(err.contains("nesting") && out.starts_with("1\n"), "{err}");
+    // Recursion through eval and substitutions is bounded by the stack guard or the limits.
+    let (_, err, _) = s.sh("f() { eval 'echo $(f)'; }; f");
+    assert!(err.contains("nest"), "{err}");
+    // An endless loop ends at the deadline; its output is capped like any output.
+    let mut limits = s.limits();
+    limits.deadline = Instant::now() + Duration::from_secs(1);
+    let started = Instant::now();
+    let o = s.run_with("while true; do :; done", &limits);
+    assert_eq!(
+        (o.exit_code, o.error),
+        (EXIT_TIMEOUT, Some(ShellError::Timeout))
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let mut limits = s.limits();
+    limits.deadline = Instant::now() + Duration::from_secs(1);
+    limits.stdout_cap = 1000;
+    let o = s.run_with("while :; do echo yes; done", &limits);
+    assert_eq!(o.stdout.len(), 1000);
+    assert!(o.stdout_truncated && o.error == Some(ShellError::Timeout));
+    // Stages run one after another: an endless loop feeding a pipe stops when the pipe is
+    // full (as bash's would at SIGPIPE) or at the deadline, never later.
+    let mut limits = s.limits();
+    limits.deadline = Instant::now() + Duration::from_secs(1);
+    let started = Instant::now();
+    s.run_with("for ((;;)); do echo y; done | head -n 2", &limits);
+    assert!(started.elapsed() < Duration::from_secs(3));
+}

@@ -1,0 +1,290 @@
+//! `execute_command`'s shell language (issue 29: "a shell that speaks POSIX"): compound
+//! commands, functions, substitutions, arithmetic, brace expansion, here-documents, parameter
+//! operations, `[[ ]]`, `read` and `set -e`. Every script line runs through the server and
+//! natively with `bash -c`, each in a directory holding the same files, and both must print the
+//! same stdout and exit with the same status. Then what the language must refuse or bound: deep
+//! nesting, and an endless loop at its deadline.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, ensure};
+use sandbox_tests::{Reply, Server};
+use serde_json::json;
+
+/// The files every line starts with.
+const FIXTURE: &[(&str, &str)] = &[
+    ("a.txt", "apple 3\nbanana 1\ncherry 2\n"),
+    ("nums.txt", "3\n1\n2\n"),
+    ("kv.txt", "name=alice\nage=30\ncity=paris\n"),
+    ("csv.txt", "x,1\ny,2\nz,3\n"),
+];
+
+/// Script lines compared with bash, stdout and status. Each runs in a subshell `( ... )` of its
+/// own, so that its variables and cwd do not reach the next line.
+const LINES: &[&str] = &[
+    // Compound commands.
+    "if [ -f a.txt ]; then echo yes; else echo no; fi",
+    "if false; then echo a; elif true; then echo b; else echo c; fi",
+    "if false; then echo a; fi; echo \"status $?\"",
+    "if ! grep -q zebra a.txt\nthen\n  echo 'no zebra'\nfi",
+    "for i in 1 2 3; do echo \"item $i\"; done",
+    "for f in *.txt; do echo \"$f\"; done",
+    "for w in $(cat nums.txt); do echo \"n=$w\"; done",
+    "for ((i = 0; i < 5; i += 2)); do echo $i; done",
+    "i=0; while [ $i -lt 3 ]; do echo $i; i=$((i + 1)); done",
+    "n=5; until [ $n -le 2 ]; do n=$((n - 1)); done; echo $n",
+    "for i in 1 2 3 4 5 6; do if [ $i -eq 2 ]; then continue; fi; if [ $i -eq 5 ]; then break; fi; echo $i; done",
+    "for i in a b c; do for j in 1 2 3; do [ $j -eq 2 ] && continue 2; echo $i$j; done; done",
+    "for i in x y; do while true; do break 2; done; echo never; done; echo \"after $i\"",
+    "case apple in a*) echo starts-with-a ;; *) echo other ;; esac",
+    "for x in report.md data.csv main.py notes; do case $x in *.md|*.txt) echo \"$x doc\";; *.csv) echo \"$x data\";; *.py) echo \"$x code\";; *) echo \"$x ?\";; esac; done",
+    "case 42 in [0-9][0-9]) echo two-digits;; esac",
+    "case x in y) echo y;; esac; echo \"status $?\"",
+    "case a in a) echo one;& b) echo two;; c) echo three;; esac",
+    "case ab in a*) echo first;;& *b) echo second;; *) echo third;; esac",
+    "case \"$(echo B)\" in\n  [a-z]) echo lower ;;\n  [A-Z]) echo upper ;;\nesac",
+    "{ echo one; echo two; } | wc -l",
+    "{ echo out; echo err >&2; } > both.txt 2>&1; cat both.txt",
+    "x=outer; (x=inner; echo $x); echo $x",
+    "(cd /tmp && pwd); [ \"$(pwd)\" != /tmp ] && echo back",
+    "(exit 7); echo $?",
+    "(echo in-subshell; exit 3) | cat; echo \"status $?\"",
+    "ls | while read f; do echo \"file: $f\"; done",
+    "while read -r line; do echo \"[$line]\"; done < a.txt",
+    "while IFS== read -r key value; do echo \"$key -> $value\"; done < kv.txt",
+    "while IFS=, read -r a b; do echo \"$b:$a\"; done < csv.txt",
+    "sort nums.txt | while read n; do echo $((n * 10)); done",
+    "count=0; while read -r l; do count=$((count + 1)); done < a.txt; echo $count",
+    "seq 1 5 | { sum=0; while read n; do sum=$((sum + n)); done; echo $sum; }",
+    "for i in 3 1 2; do echo $i; done | sort",
+    "for i in 1 2 3; do echo $i; done > out.txt; wc -l < out.txt",
+    "while read n; do echo \"got $n\"; done <<EOF\n1\n2\nEOF",
+    // Functions.
+    "greet() { echo \"hello $1\"; }; greet world; greet \"big world\"",
+    "f() { echo \"$# args: $*\"; }; f a b c; f",
+    "f() { return 3; }; f; echo \"returned $?\"",
+    "function g { echo \"in g\"; }; g",
+    "function h() {\n  echo \"args: $@\"\n}\nh x y",
+    "x=global; f() { local x=local; echo $x; }; f; echo $x",
+    "fact() { if [ $1 -le 1 ]; then echo 1; else echo $(( $1 * $(fact $(( $1 - 1 ))) )); fi; }; fact 6",
+    "fib() { local n=$1; if [ $n -lt 2 ]; then echo $n; return; fi; echo $(( $(fib $((n-1))) + $(fib $((n-2))) )); }; fib 10",
+    "f() { shift; echo \"$@\"; }; f drop keep these",
+    "set -- a b c; echo $#; shift; echo \"$@\"; shift 2; echo $#",
+    "up() { echo \"$1\" | tr a-z A-Z; }; for w in one two; do up $w; done",
+    "isodd() { [ $(( $1 % 2 )) -eq 1 ]; }; for n in 1 2 3; do isodd $n && echo \"$n odd\" || echo \"$n even\"; done",
+    "f() { echo body; } > fn.txt; f; cat fn.txt",
+    // Command substitution.
+    "echo \"today is $(echo Monday)\"",
+    "x=$(printf 'a\\n\\n\\n'); echo \"[$x]\"",
+    "echo `echo back` $(echo $(echo nested))",
+    "printf '<%s>' $(echo a b) \"$(echo a b)\"; echo",
+    "lines=$(wc -l < a.txt); echo \"lines: $lines\"",
+    "x=$(false); echo $?",
+    "echo $(seq 1 3)",
+    "n=$(seq 1 10 | wc -l); echo $((n * 2))",
+    "d=$(cd /tmp; pwd); echo $d",
+    "echo \"$(echo \"quoted $(echo inside)\")\"",
+    // Arithmetic.
+    "echo $((1 + 2 * 3)) $(( (1 + 2) * 3 )) $((7 / 2)) $((7 % 3)) $((2 ** 10))",
+    "a=5; echo $((a + 1)) $(($a * 2)) $((a > 3 ? 10 : 20)) $((a == 5))",
+    "i=0; ((i++)); ((i += 5)); echo $i; ((i == 6)) && echo six",
+    "((0)); echo $?; ((2 > 1)); echo $?",
+    "echo $((0x10 + 010)) $((-7 / 2)) $((1 << 4)) $((5 & 3)) $((5 | 3)) $((5 ^ 3)) $((!0)) $((~0))",
+    "echo $((9223372036854775807 + 1))",
+    "let x=4 y=x*2; echo $x $y",
+    "echo start; echo $((1 / 0)); echo never",
+    "((1 / 0)); echo \"after $?\"",
+    "x=3; x=$((x * x)); echo $x",
+    // Brace expansion (this made a directory named `{js,css}` before).
+    "mkdir -p build/{js,css} && ls build",
+    "echo {a,b,c}",
+    "echo x{a,b}y {1..5} {a..e}",
+    "echo {01..10}",
+    "echo {1..10..3} {5..1} {e..a}",
+    "echo {a,b}{1,2} {a,{b,c}d}",
+    "echo {} {x} '{a,b}' \"{1..3}\"",
+    "touch f{1..3}.log && ls *.log",
+    // Here-documents (an unquoted one left `$((1+1))` as written before).
+    "cat <<EOF\n1+1 = $((1+1))\nEOF",
+    "name=world; cat <<EOF\nhello $name\n${name:-x} $(echo sub) \\$name\nEOF",
+    "cat <<'EOF'\n$HOME $((1+1))\nEOF",
+    "cat <<-EOF\n\tindented $((2*3))\n\tEOF",
+    // Parameter operations.
+    "p=dir/sub/file.tar.gz; echo ${#p} ${p#*/} ${p##*/} ${p%.*} ${p%%.*}",
+    "p=hello-world-foo; echo ${p/-/_} ${p//-/_} ${p/#hello/bye} ${p/%foo/bar}",
+    "s=abcdef; echo ${s:2} ${s:1:3} ${s: -2}",
+    "unset u; echo ${u:-default} ${u:=assigned} $u",
+    "e=''; echo \"[${e:-empty}] [${e-unset}] [${e:+alt}]\"",
+    "set -- one two three; echo $# \"$@\" ${@:2}",
+    "f() { for a in \"$@\"; do echo \"<$a>\"; done; }; f 'a b' c",
+    "echo ${missing:?must be set}; echo never",
+    // `[[ ]]`.
+    "[[ abc == a* ]] && echo match",
+    "[[ abc == 'a*' ]] || echo literal",
+    "x='a b'; [[ $x == 'a b' ]] && echo nosplit",
+    "[[ -f a.txt && ! -d a.txt ]] && echo file",
+    "[[ ab12 =~ ^[a-z]+[0-9]+$ ]] && echo regex",
+    "[[ 2 -lt 10 ]] && [[ b > a ]] && echo compare",
+    // `read`, `eval`, `:`.
+    "read a b <<< \"one two three\"; echo \"$a|$b\"",
+    "echo \"x y\" | { read p q; echo $q $p; }",
+    "cmd=\"echo evaluated\"; eval $cmd",
+    "eval 'v=42'; echo $v",
+    ": ignored; echo $?",
+    // `set -e` and its POSIX exceptions.
+    "set -e; if false; then :; fi; false || true; ! true; echo alive",
+    "set -e; echo before; false; echo never",
+    "set -e; f() { false; echo in-f; }; f || echo rescued",
+    "true && { echo grouped; false; } || echo fallback",
+];
+
+async fn command(server: &Server, session: &str, line: &str, timeout: u64) -> Result<Reply> {
+    tokio::time::timeout(
+        Duration::from_secs(timeout + 10),
+        server.call(
+            "execute_command",
+            json!({ "command": line, "session_id": session, "timeout": timeout }),
+        ),
+    )
+    .await
+    .with_context(|| format!("{line}: no answer"))?
+}
+
+/// Writes the fixture into `/app/t0`, `/app/t1`, ... (through Python, byte for byte).
+async fn write_fixtures(server: &Server, session: &str, count: usize) -> Result<()> {
+    let files: serde_json::Map<String, serde_json::Value> = FIXTURE
+        .iter()
+        .map(|(name, text)| ((*name).to_owned(), json!(text)))
+        .collect();
+    let code = format!(
+        "import json, os\nfiles = json.loads({:?})\nfor n in range({count}):\n    \
+         os.makedirs(f't{{n}}')\n    for name, text in files.items():\n        \
+         open(f't{{n}}/{{name}}', 'w').write(text)",
+        serde_json::Value::Object(files).to_string()
+    );
+    let wrote = server
+        .call(
+            "execute_code",
+            json!({ "code": code, "session_id": session, "language": "python" }),
+        )
+        .await?;
+    ensure!(!wrote.is_error, "the fixture: {wrote:?}");
+    Ok(())
+}
+
+/// Runs `script` with bash in a fresh copy of the fixture: stdout and status.
+fn natively(script: &str) -> Result<(String, u64)> {
+    let dir = tempfile::tempdir()?;
+    for (name, text) in FIXTURE {
+        std::fs::write(dir.path().join(name), text)?;
+    }
+    let ran = std::process::Command::new("bash")
+        .args(["-c", script])
+        .current_dir(dir.path())
+        .env("LC_ALL", "C")
+        .output()?;
+    let status = ran.status.code().context("killed by a signal")?;
+    Ok((
+        String::from_utf8_lossy(&ran.stdout).into_owned(),
+        u64::try_from(status)?,
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shell_language_behaves_like_bash_on_the_same_files() -> Result<()> {
+    ensure!(LINES.len() >= 80, "only {} lines", LINES.len());
+    let server = Server::start().await?;
+    let session = "posix";
+    server
+        .call(
+            "create_session",
+            json!({ "language": "python", "session_id": session }),
+        )
+        .await?;
+    write_fixtures(&server, session, LINES.len()).await?;
+    let mut differ = Vec::new();
+    for (n, line) in LINES.iter().enumerate() {
+        // A subshell per line: its variables, functions and cwd end with it, on both sides.
+        let script = format!("(\n{line}\n)");
+        let ours = command(&server, session, &format!("cd /app/t{n} && {script}"), 30).await?;
+        let (stdout, status) = natively(&script)?;
+        if ours.str("stdout") != stdout || ours.u64("exit_code") != status {
+            differ.push(format!(
+                "{line}\n  bash: {status} {stdout:?}\n  ours: {} {:?} (stderr {:?})",
+                ours.u64("exit_code"),
+                ours.str("stdout"),
+                ours.str("stderr")
+            ));
+        }
+    }
+    ensure!(
+        differ.is_empty(),
+        "{} of {} lines differ from bash:\n{}",
+        differ.len(),
+        LINES.len(),
+        differ.join("\n")
+    );
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shell_language_refuses_and_bounds_what_it_must() -> Result<()> {
+    let server = Server::start().await?;
+    let session = "bounds";
+    server
+        .call(
+            "create_session",
+            json!({ "language": "javascript", "session_id": session }),
+        )
+        .await?;
+    // Unsupported syntax is a syntax error (status 2) before anything runs.
+    for line in [
+        "echo ran; sleep 1 &",
+        "echo ran; diff <(echo a) <(echo b)",
+        "echo ran; select x in a b; do echo $x; done",
+        "echo ran; arr=(1 2 3)",
+    ] {
+        let reply = command(&server, session, line, 10).await?;
+        ensure!(
+            reply.u64("exit_code") == 2
+                && reply.str("stdout").is_empty()
+                && reply.str("error_type") == "syntax_error",
+            "{line}: {reply:?}"
+        );
+    }
+    // Deep nesting is refused at once, and the session goes on.
+    let started = std::time::Instant::now();
+    for opener in ["( ", "$(", "{ ", "if true; then ", "$(( $(( "] {
+        let reply = command(&server, session, &opener.repeat(10_000), 10).await?;
+        ensure!(
+            reply.u64("exit_code") == 2 && reply.str("stderr").contains("nested too deeply"),
+            "{opener}: {reply:?}"
+        );
+    }
+    ensure!(started.elapsed() < Duration::from_secs(10));
+    let recursion = command(&server, session, "f() { f; }; f; echo survived", 10).await?;
+    ensure!(
+        recursion.str("stdout") == "survived\n"
+            && recursion
+                .str("stderr")
+                .contains("maximum function nesting level exceeded"),
+        "{recursion:?}"
+    );
+    let braces = command(&server, session, "echo {1..10000000}", 10).await?;
+    ensure!(
+        braces.u64("exit_code") == 1 && braces.str("stderr").contains("brace expansion"),
+        "{braces:?}"
+    );
+    // An endless loop ends at its deadline, as a timeout.
+    let started = std::time::Instant::now();
+    let endless = command(&server, session, "while true; do :; done", 1).await?;
+    ensure!(endless.str("error_type") == "timeout", "{endless:?}");
+    ensure!(
+        started.elapsed() < Duration::from_secs(8),
+        "stopped late: {:?}",
+        started.elapsed()
+    );
+    let after = command(&server, session, "for i in 1 2; do echo $i; done", 10).await?;
+    ensure!(after.str("stdout") == "1\n2\n", "{after:?}");
+    server.stop().await
+}

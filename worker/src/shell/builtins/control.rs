@@ -1,0 +1,312 @@
+//! Built-ins of the shell language itself: `:`, `break`, `continue`, `return`, `local`,
+//! `shift`, `eval`, `let` and `read`. The first three end loops and functions by returning an
+//! [`Abort`] that the loop or function call in [`crate::shell::exec`] takes.
+
+use crate::shell::arith;
+use crate::shell::exec::{Abort, Ctx};
+use crate::shell::lexer::is_name;
+
+pub(super) fn colon(_: &mut Ctx<'_, '_>, _: &[String]) -> Result<i32, Abort> {
+    Ok(0)
+}
+
+/// The `N` of `break N`/`continue N`/`shift N`, 1 when absent; `None` after a message.
+fn count(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Option<usize> {
+    match args.first() {
+        None => Some(1),
+        Some(n) => match n.parse::<usize>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                ctx.warn(format_args!("{n}: numeric argument required"));
+                None
+            }
+        },
+    }
+}
+
+/// `break [N]` and `continue [N]`.
+fn leave_loop(
+    ctx: &mut Ctx<'_, '_>,
+    args: &[String],
+    end: fn(usize) -> Abort,
+) -> Result<i32, Abort> {
+    if ctx.sh.loops == 0 {
+        ctx.warn("only meaningful in a `for', `while', or `until' loop");
+        return Ok(0);
+    }
+    match count(ctx, args) {
+        Some(0) => {
+            ctx.warn("0: loop count out of range");
+            Ok(1)
+        }
+        Some(n) => Err(end(n.min(ctx.sh.loops))),
+        None => Ok(2),
+    }
+}
+
+pub(super) fn break_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    leave_loop(ctx, args, Abort::Break)
+}
+
+pub(super) fn continue_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    leave_loop(ctx, args, Abort::Continue)
+}
+
+pub(super) fn return_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    if ctx.sh.returnable == 0 {
+        ctx.warn("can only `return' from a function or sourced script");
+        return Ok(2);
+    }
+    let code = match args.first().map(|n| (n, n.parse::<i64>())) {
+        None => ctx.sh.status,
+        Some((_, Ok(v))) => (v & 0xFF) as i32,
+        Some((n, Err(_))) => {
+            ctx.warn(format_args!("{n}: numeric argument required"));
+            2
+        }
+    };
+    Err(Abort::Return(code))
+}
+
+pub(super) fn local(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    if ctx.sh.locals.is_empty() {
+        ctx.warn("can only be used in a function");
+        return Ok(1);
+    }
+    let mut status = 0;
+    for a in args.iter().filter(|a| !a.starts_with('-')) {
+        let (name, value) = match a.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (a.as_str(), None),
+        };
+        if !is_name(name) {
+            ctx.warn(format_args!("`{a}': not a valid identifier"));
+            status = 1;
+            continue;
+        }
+        let old = ctx.sh.state.vars.get(name).cloned();
+        if let Some(frame) = ctx.sh.locals.last_mut()
+            && !frame.iter().any(|(n, _)| n == name)
+        {
+            frame.push((name.to_string(), old));
+        }
+        match value {
+            Some(v) => {
+                if !ctx.sh.set_var(name, v) {
+                    status = 1;
+                }
+            }
+            None => {
+                ctx.sh.state.vars.remove(name);
+            }
+        }
+    }
+    Ok(status)
+}
+
+pub(super) fn shift(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let Some(n) = count(ctx, args) else {
+        return Ok(2);
+    };
+    let have = ctx.sh.positional.len().saturating_sub(1);
+    if n > have {
+        return Ok(1);
+    }
+    ctx.sh.positional.drain(1..=n);
+    Ok(0)
+}
+
+pub(super) fn eval(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let src = args.join(" ");
+    let fds = (ctx.stdin.clone(), ctx.out, ctx.err);
+    ctx.sh.eval(&src, fds)
+}
+
+pub(super) fn let_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    if args.is_empty() {
+        ctx.warn("expression expected");
+        return Ok(1);
+    }
+    let mut last = 0;
+    for a in args {
+        match arith::eval(a, &mut *ctx.sh) {
+            Ok(v) => last = v,
+            Err(e) => {
+                ctx.warn(e);
+                return Ok(1);
+            }
+        }
+    }
+    Ok(i32::from(last == 0))
+}
+
+/// `read`'s options.
+struct ReadOptions {
+    raw: bool,
+    delim: u8,
+    names: Vec<String>,
+}
+
+/// Parses `read`'s options; `Err(status)` after a message.
+fn read_options(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<ReadOptions, i32> {
+    let mut o = ReadOptions {
+        raw: false,
+        delim: b'\n',
+        names: Vec::new(),
+    };
+    let mut rest = args.iter();
+    while let Some(a) = rest.next() {
+        if a == "--" {
+            o.names.extend(rest.by_ref().cloned());
+            break;
+        }
+        let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty()) else {
+            o.names.push(a.clone());
+            continue;
+        };
+        for (i, flag) in flags.char_indices() {
+            match flag {
+                'r' => o.raw = true,
+                // No terminal here: silent input and a timeout change nothing.
+                's' | 'e' => {}
+                'p' | 'd' | 't' => {
+                    // The value is the rest of this argument or the next one.
+                    let attached = &flags[i + 1..];
+                    let value = if attached.is_empty() {
+                        rest.next().cloned().unwrap_or_default()
+                    } else {
+                        attached.to_string()
+                    };
+                    // `-p PROMPT` prints only when the input is a terminal, never here.
+                    if flag == 'd' {
+                        o.delim = value.bytes().next().unwrap_or(0);
+                    }
+                    break;
+                }
+                'a' => {
+                    ctx.warn("-a: arrays are not supported; use python -c or node -e");
+                    return Err(2);
+                }
+                other => {
+                    ctx.warn(format_args!(
+                        "-{other}: invalid option (supported: -r, -p PROMPT, -d DELIM, -s, -t)"
+                    ));
+                    return Err(2);
+                }
+            }
+        }
+    }
+    if o.names.is_empty() {
+        o.names.push("REPLY".into());
+    }
+    if let Some(bad) = o.names.iter().find(|n| !is_name(n)) {
+        ctx.warn(format_args!("`{bad}': not a valid identifier"));
+        return Err(1);
+    }
+    Ok(o)
+}
+
+pub(super) fn read(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let o = match read_options(ctx, args) {
+        Ok(o) => o,
+        Err(status) => return Ok(status),
+    };
+    ctx.check()?;
+    // One logical line: without -r, a backslash at the end joins the next line.
+    let mut line = String::new();
+    let mut status = 0;
+    loop {
+        let Some((bytes, ended)) = ctx.stdin.read_line(o.delim) else {
+            status = 1;
+            break;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        if !ended {
+            status = 1;
+        }
+        if o.raw {
+            line.push_str(&text);
+            break;
+        }
+        let mut chars = text.chars();
+        let mut continued = false;
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                match chars.next() {
+                    Some(next) => line.push(next),
+                    None => continued = ended,
+                }
+            } else {
+                line.push(c);
+            }
+        }
+        if !continued {
+            break;
+        }
+    }
+    let ifs = ctx
+        .sh
+        .state
+        .vars
+        .get("IFS")
+        .cloned()
+        .unwrap_or_else(|| " \t\n".into());
+    let values = split_for_read(&line, &ifs, o.names.len());
+    for (name, value) in o.names.iter().zip(values) {
+        if !ctx.sh.set_var(name, value) {
+            status = 1;
+        }
+    }
+    Ok(status)
+}
+
+/// Splits a line into `n` values on `IFS` as `read` does: blanks in `IFS` around a separator
+/// count once, and the last value takes the rest of the line (without trailing blanks).
+fn split_for_read(line: &str, ifs: &str, n: usize) -> Vec<String> {
+    let blank = |c: char| ifs.contains(c) && matches!(c, ' ' | '\t' | '\n');
+    let sep = |c: char| ifs.contains(c);
+    let chars: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < chars.len() && blank(chars[i]) {
+        i += 1;
+    }
+    let mut values = Vec::new();
+    while values.len() + 1 < n {
+        let start = i;
+        while i < chars.len() && !sep(chars[i]) {
+            i += 1;
+        }
+        values.push(chars[start..i].iter().collect());
+        // The separator: blanks, at most one other IFS character, blanks.
+        while i < chars.len() && blank(chars[i]) {
+            i += 1;
+        }
+        if i < chars.len() && sep(chars[i]) && !blank(chars[i]) {
+            i += 1;
+            while i < chars.len() && blank(chars[i]) {
+                i += 1;
+            }
+        }
+    }
+    let mut end = chars.len();
+    while end > i && blank(chars[end - 1]) {
+        end -= 1;
+    }
+    values.push(chars[i..end].iter().collect());
+    values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_for_read;
+
+    #[test]
+    fn read_splits_on_ifs() {
+        assert_eq!(split_for_read("  a  b  c  ", " \t\n", 2), ["a", "b  c"]);
+        assert_eq!(split_for_read("a b", " \t\n", 3), ["a", "b", ""]);
+        assert_eq!(split_for_read("  x y ", " \t\n", 1), ["x y"]);
+        assert_eq!(split_for_read("a,,b", ",", 3), ["a", "", "b"]);
+        assert_eq!(split_for_read("a , b", ", ", 2), ["a", "b"]);
+        assert_eq!(split_for_read("  keep  ", "", 1), ["  keep  "]);
+    }
+}
