@@ -788,7 +788,13 @@ impl<'a> Shell<'a> {
         let streams = (self.base_in.clone(), pipe, self.base_err);
         let saved_loops = std::mem::take(&mut self.loops);
         let saved_returnable = std::mem::take(&mut self.returnable);
-        let result = self.with_streams(streams, |sh| sh.subshell(|sh| sh.run_script(script)));
+        let result = self.with_streams(streams, |sh| {
+            sh.subshell(|sh| {
+                // bash runs substitutions without `set -e` (unless in POSIX mode).
+                sh.options.errexit = false;
+                sh.run_script(script)
+            })
+        });
         self.loops = saved_loops;
         self.returnable = saved_returnable;
         let captured = self.io.close_pipe();

@@ -254,7 +254,9 @@ fn push_list(f: &mut Fields, list: &[String], quoted: bool, at: bool) {
             f.push(arg, true);
         }
     } else if quoted {
-        f.push(&list.join(" "), true);
+        // `"$*"` joins with the first character of IFS.
+        let sep: String = f.ifs.chars().next().map(String::from).unwrap_or_default();
+        f.push(&list.join(&sep), true);
     } else {
         for (n, arg) in list.iter().enumerate() {
             if n > 0 && f.split {
@@ -304,6 +306,21 @@ fn param(
     };
     match op {
         ParamOp::Length => f.push(&v.chars().count().to_string(), quoted),
+        ParamOp::Case { upper, all } => {
+            let change = |s: &str| {
+                if *upper {
+                    s.to_uppercase()
+                } else {
+                    s.to_lowercase()
+                }
+            };
+            let out = match v.chars().next() {
+                _ if *all => change(&v),
+                Some(first) => change(&first.to_string()) + &v[first.len_utf8()..],
+                None => String::new(),
+            };
+            push_value(f, &out, quoted);
+        }
         ParamOp::Default { word, colon } => {
             if null(*colon) {
                 expand_word(word, env, f, quoted, false)?;
@@ -670,7 +687,8 @@ fn expand_fields(word: &Word, env: &mut dyn Env, out: &mut Vec<String>) -> Resul
 /// # Errors
 /// See [`Error`].
 pub(crate) fn text(word: &Word, env: &mut dyn Env) -> Result<String, Error> {
-    let mut f = Fields::new(false, None);
+    let ifs = env.param("IFS");
+    let mut f = Fields::new(false, ifs);
     expand_word(word, env, &mut f, false, true)?;
     Ok(f.into_text())
 }

@@ -77,6 +77,9 @@ pub(crate) enum ParamOp {
     },
     /// `${NAME:offset}` / `${NAME:offset:length}` (arithmetic words).
     Slice { offset: Word, length: Option<Word> },
+    /// `${NAME^^}` / `${NAME^}` (`upper`), `${NAME,,}` / `${NAME,}`: the case of all (`all`)
+    /// or the first character.
+    Case { upper: bool, all: bool },
 }
 
 /// A shell word before expansion.
@@ -577,6 +580,12 @@ impl Lexer {
                 w.parts.push(part);
                 return Ok(());
             }
+            Some('\'') if !quoted => {
+                self.pos += 1;
+                return self.ansi_c_quoted(w);
+            }
+            // `$"..."` (a translated string) is just the string here.
+            Some('"') if !quoted => return Ok(()),
             Some(c) if c.is_ascii_alphabetic() || c == '_' => self.take_while(is_name_char),
             Some(c @ ('?' | '$' | '#' | '@' | '*' | '!' | '-' | '0'..='9')) => {
                 self.pos += 1;
@@ -593,6 +602,76 @@ impl Lexer {
             op: None,
         });
         Ok(())
+    }
+
+    /// `$'...'` after the `$'`: bash's C-like escapes, quoted.
+    fn ansi_c_quoted(&mut self, w: &mut Word) -> Result<(), String> {
+        let mut text = String::new();
+        loop {
+            match self.bump() {
+                None => return Err("unexpected end of file: unterminated $'".into()),
+                Some('\'') => break,
+                Some('\\') => {
+                    let Some(e) = self.bump() else {
+                        return Err("unexpected end of file: unterminated $'".into());
+                    };
+                    let simple = match e {
+                        'n' => Some('\n'),
+                        't' => Some('\t'),
+                        'r' => Some('\r'),
+                        'a' => Some('\x07'),
+                        'b' => Some('\x08'),
+                        'e' | 'E' => Some('\x1b'),
+                        'f' => Some('\x0c'),
+                        'v' => Some('\x0b'),
+                        '\\' | '\'' | '"' | '?' => Some(e),
+                        _ => None,
+                    };
+                    if let Some(c) = simple {
+                        text.push(c);
+                        continue;
+                    }
+                    let (radix, max) = match e {
+                        'x' => (16, 2),
+                        'u' => (16, 4),
+                        'U' => (16, 8),
+                        '0'..='7' => {
+                            self.pos -= 1;
+                            (8, 3)
+                        }
+                        other => {
+                            text.push('\\');
+                            text.push(other);
+                            continue;
+                        }
+                    };
+                    let digits = self.take_while_max(|c| c.is_digit(radix), max);
+                    match u32::from_str_radix(&digits, radix)
+                        .ok()
+                        .and_then(char::from_u32)
+                    {
+                        Some(c) => text.push(c),
+                        None => {
+                            text.push('\\');
+                            text.push(e);
+                            text.push_str(&digits);
+                        }
+                    }
+                }
+                Some(c) => text.push(c),
+            }
+        }
+        w.parts.push(Part::Lit { text, quoted: true });
+        Ok(())
+    }
+
+    /// Consumes at most `max` characters while `keep` holds.
+    fn take_while_max(&mut self, keep: impl Fn(char) -> bool, max: usize) -> String {
+        let start = self.pos;
+        while self.pos - start < max && self.peek().is_some_and(&keep) {
+            self.pos += 1;
+        }
+        self.chars[start..self.pos].iter().collect()
     }
 
     /// `${...}` after the `${`, through the closing `}`.
@@ -635,6 +714,14 @@ impl Lexer {
         let op = match self.bump() {
             Some('}') => None,
             Some('[') => return Err(unsupported("arrays (`${NAME[...]}`)")),
+            Some(c @ ('^' | ',')) => {
+                let all = self.peek() == Some(c);
+                self.pos += usize::from(all);
+                Some(ParamOp::Case {
+                    upper: c == '^',
+                    all,
+                })
+            }
             Some(':') => match self.peek() {
                 Some(c @ ('-' | '=' | '+' | '?')) => {
                     self.pos += 1;
@@ -858,6 +945,11 @@ mod tests {
             );
         }
         assert!(tokenize("${a[0]}").unwrap_err().contains("arrays"));
+        assert_eq!(
+            words("$'a\\tb\\x41\\101\\u00e9\\'\\q'"),
+            vec![vec![lit("a\tbAAé'\\q", true)]]
+        );
+        assert!(tokenize("$'abc").is_err());
         assert!(matches!(
             words("$(echo a)")[0][0],
             Part::Command { quoted: false, .. }

@@ -700,7 +700,7 @@ impl Parser<'_> {
             };
             if cmd.words.is_empty() {
                 if let Some(assign) = assignment(&w) {
-                    if *self.peek()? == Tok::Op("(") && assign.1.parts.is_empty() {
+                    if *self.peek()? == Tok::Op("(") && !assign.1.parts.iter().any(non_empty_lit) {
                         return Err(unsupported("arrays (`NAME=(...)`)"));
                     }
                     cmd.assigns.push(assign);
@@ -793,6 +793,11 @@ impl Parser<'_> {
     }
 }
 
+/// Whether a part is text (an array assignment `NAME=(` or `NAME+=(` has none).
+fn non_empty_lit(p: &Part) -> bool {
+    matches!(p, Part::Lit { text, .. } if !text.is_empty())
+}
+
 /// Splits the header of `for ((init; cond; step))` at its two top-level `;`.
 fn split_arith_for(header: Word) -> Result<[Word; 3], String> {
     let mut parts: Vec<Word> = vec![Word::default()];
@@ -850,6 +855,11 @@ fn assignment(w: &Word) -> Option<(String, Word)> {
         return None;
     };
     let (name, rest) = text.split_once('=')?;
+    // `NAME+=value` appends: it is `NAME=${NAME}value`.
+    let (name, append) = match name.strip_suffix('+') {
+        Some(name) => (name, true),
+        None => (name, false),
+    };
     if !lexer::is_name(name) {
         return None;
     }
@@ -861,6 +871,16 @@ fn assignment(w: &Word) -> Option<(String, Word)> {
             text: rest.to_string(),
             quoted: false,
         };
+    }
+    if append {
+        value.parts.insert(
+            0,
+            Part::Param {
+                name: name.to_string(),
+                quoted: true,
+                op: None,
+            },
+        );
     }
     Some((name.to_string(), value))
 }
@@ -1040,6 +1060,7 @@ mod tests {
             ("select x in a; do b; done", "not supported"),
             ("coproc a", "not supported"),
             ("a=(1 2)", "arrays"),
+            ("a+=(3)", "arrays"),
             ("echo $(ls", "end of file"),
             ("[[ a", "end of file"),
             ("for ((i=0; i<3)); do a; done", "three expressions"),

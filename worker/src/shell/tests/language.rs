@@ -725,3 +725,81 @@ fn errexit_follows_posix() {
         "e\n"
     );
 }
+
+#[test]
+fn agrees_with_bash_on_edge_cases() {
+    let mut s = Sandbox::new();
+    let mut differ = Vec::new();
+    for (script, want) in [
+        (
+            "x=b; echo $(case $x in a) echo A;; b) echo B;; esac)",
+            "B\n",
+        ),
+        (
+            "unset x; echo \"${x:-a b}\" ${x:-\"c d\"} ${x:-e f}",
+            "a b c d e f\n",
+        ),
+        ("f() { echo \"[$1]\"; }; f \"${u:-a b}\"", "[a b]\n"),
+        (
+            "echo ${#}; set -- \"a b\" c; echo ${#} \"${#1}\"",
+            "0\n2 3\n",
+        ),
+        (
+            "v=\"  lead  trail  \"; echo \"[${v}]\" [$v]",
+            "[  lead  trail  ] [ lead trail ]\n",
+        ),
+        (
+            "IFS=,; x=\"a,b,,c\"; for i in $x; do echo \"<$i>\"; done; unset IFS",
+            "<a>\n<b>\n<>\n<c>\n",
+        ),
+        ("echo $(( $(echo 3) + 4 ))", "7\n"),
+        ("a=1; b=$((a++ + a)); echo $a $b", "2 3\n"),
+        ("echo \"$(echo \"a\nb\")\"", "a\nb\n"),
+        ("x=5; echo $((x<3?1:x<6?2:3))", "2\n"),
+        ("arr=\"one two\"; set -- $arr; echo $2", "two\n"),
+        ("unset x; echo ${x:-$(echo sub)}", "sub\n"),
+        (
+            "s=\"a.b.c\"; echo ${s//./-} ${s#*.} ${s%.*}",
+            "a-b-c b.c a.b\n",
+        ),
+        ("printf \"%s\\n\" {a,b}-{1,2}", "a-1\na-2\nb-1\nb-2\n"),
+        ("x=3; while (( x-- > 0 )); do echo $x; done", "2\n1\n0\n"),
+        ("echo $((  10 / 3 )) $(( -10 % 3 ))", "3 -1\n"),
+        ("f() { local IFS=:; echo \"$*\"; }; f a b c", "a:b:c\n"),
+        ("cat <<EOF | tr a-z A-Z\nhello $((6*7))\nEOF", "HELLO 42\n"),
+        (
+            "echo a && { echo b; false; } && echo c || echo d",
+            "a\nb\nd\n",
+        ),
+        ("f() { return; }; false; f; echo $?", "1\n"),
+        ("case \"\" in \"\") echo empty;; esac", "empty\n"),
+        ("v=abc; echo ${v:0:1}${v:1}", "abc\n"),
+        ("unset v; echo ${v:-`echo bt`}", "bt\n"),
+        (
+            "n=0; for f in /nonexist/*; do n=$((n+1)); done; echo $n",
+            "1\n",
+        ),
+        ("x=1; { x=2; }; echo $x", "2\n"),
+        ("echo $(( 2#1010 + 16#ff ))", "265\n"),
+        ("x=ab; x+=cd; x+=\"$x\"; echo $x", "abcdabcd\n"),
+        (
+            "set -e; x=$(false; echo no); echo \"[$x]\"; set +e",
+            "[no]\n",
+        ),
+        ("printf '%s|' $'a\\tb' $'it\\'s'; echo", "a\tb|it's|\n"),
+        (
+            "IFS=$'\\n'; for l in $(printf 'a b\\nc\\n'); do echo \"<$l>\"; done; unset IFS",
+            "<a b>\n<c>\n",
+        ),
+        (
+            "v=hello; echo ${v^^} ${v^} ${v,,}; V=ABC; echo ${V,} ${V,,}",
+            "HELLO Hello hello\naBC abc\n",
+        ),
+    ] {
+        let got = s.sh(script).0;
+        if got != want {
+            differ.push(format!("{script}\n  bash: {want:?}\n  ours: {got:?}"));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

@@ -173,3 +173,24 @@ fn language_nesting_and_loops_are_bounded() {
     s.run_with("for ((;;)); do echo y; done | head -n 2", &limits);
     assert!(started.elapsed() < Duration::from_secs(3));
 }
+
+#[test]
+fn loops_run_at_a_useful_speed() {
+    let mut s = Sandbox::new();
+    let started = Instant::now();
+    assert_eq!(
+        s.ok("n=0; for i in $(seq 1 20000); do n=$((n + i)); done; echo $n"),
+        "200010000\n"
+    );
+    assert_eq!(
+        s.ok("i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done; echo $i"),
+        "20000\n"
+    );
+    assert_eq!(
+        s.ok("f() { echo $1; }; for i in {1..5000}; do f $i; done | wc -l"),
+        "5000\n"
+    );
+    let took = started.elapsed();
+    eprintln!("loops took {took:?}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
