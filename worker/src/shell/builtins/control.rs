@@ -1,10 +1,74 @@
 //! Built-ins of the shell language itself: `:`, `break`, `continue`, `return`, `local`,
-//! `shift`, `eval`, `let` and `read`. The first three end loops and functions by returning an
+//! `shift`, `eval`, `let`, `read` and `command`. The first three end loops and functions by returning an
 //! [`Abort`] that the loop or function call in [`crate::shell::exec`] takes.
 
 use crate::shell::arith;
 use crate::shell::exec::{Abort, Ctx};
 use crate::shell::lexer::is_name;
+
+/// The reserved words, for `type` and `command -v`.
+pub(super) const KEYWORDS: [&str; 19] = [
+    "!", "[[", "]]", "case", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if",
+    "in", "then", "until", "while", "{", "}",
+];
+
+/// `command NAME [ARGS]` runs `NAME` as a command even when a function has that name;
+/// `command -v NAME...` says what each name is (a function, keyword or built-in: the name; a
+/// WebAssembly tool: its `/usr/bin` path) and fails when one is none of these; `-V` says it in
+/// words.
+pub(super) fn command(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let mut rest = args;
+    let mut mode = None;
+    while let Some(first) = rest.first() {
+        match first.as_str() {
+            "-v" => mode = Some('v'),
+            "-V" => mode = Some('V'),
+            "-p" => {}
+            "--" => {
+                rest = &rest[1..];
+                break;
+            }
+            _ => break,
+        }
+        rest = &rest[1..];
+    }
+    let Some(mode) = mode else {
+        if rest.is_empty() {
+            return Ok(0);
+        }
+        let stdin = ctx.stdin.clone();
+        return ctx.sh.run_argv(rest, ctx.out, ctx.err, stdin);
+    };
+    let mut status = 0;
+    for name in rest {
+        let what = if ctx.sh.functions.contains_key(name) {
+            Some((name.clone(), "a function".to_string()))
+        } else if KEYWORDS.contains(&name.as_str()) {
+            Some((name.clone(), "a shell keyword".to_string()))
+        } else if super::find(name).is_some() {
+            Some((name.clone(), "a shell builtin".to_string()))
+        } else if ctx.sh.interpreters.has_tool(name) {
+            let path = format!("/usr/bin/{name}");
+            Some((path.clone(), path))
+        } else {
+            None
+        };
+        match (what, mode) {
+            (Some((short, _)), 'v') => {
+                ctx.outs(&format!("{short}\n"));
+            }
+            (Some((_, long)), _) => {
+                ctx.outs(&format!("{name} is {long}\n"));
+            }
+            (None, 'v') => status = 1,
+            (None, _) => {
+                ctx.warn(format_args!("{name}: not found"));
+                status = 1;
+            }
+        }
+    }
+    Ok(status)
+}
 
 pub(super) fn colon(_: &mut Ctx<'_, '_>, _: &[String]) -> Result<i32, Abort> {
     Ok(0)

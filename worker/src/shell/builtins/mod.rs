@@ -68,6 +68,8 @@ table! {
     "cd" => session::cd, "cd [DIR | -]", "change directory (persists between calls)";
     "chmod" => files::chmod, "chmod MODE FILE...",
         "change permission bits (octal or [ugoa][+-=][rwx])";
+    "command" => control::command, "command [-v | -V] NAME [ARG...]",
+        "run NAME ignoring functions, or say what each NAME is (-v, -V)";
     "continue" => control::continue_, "continue [N]",
         "go on with the next iteration of the Nth loop";
     "cp" => copy::cp, "cp [-r] [-f] [-n] SRC... DEST", "copy files and directories";

@@ -495,7 +495,14 @@ pub(super) fn which(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
 pub(super) fn type_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
     let mut status = 0;
     for a in args.iter().filter(|a| !a.starts_with('-')) {
-        match describe(a) {
+        let language = if ctx.sh.functions.contains_key(a) {
+            Some("a function")
+        } else if super::control::KEYWORDS.contains(&a.as_str()) {
+            Some("a shell keyword")
+        } else {
+            None
+        };
+        match language.map(str::to_string).or_else(|| describe(a)) {
             Some(d) => {
                 ctx.outs(&format!("{a} is {d}\n"));
             }

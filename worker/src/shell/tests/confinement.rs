@@ -442,3 +442,38 @@ fn no_host_paths_in_any_output() {
         s.assert_no_host_paths(&o);
     }
 }
+
+/// The language's new ways to name a path (loops, substitutions, brace expansion, redirections
+/// of compound commands, functions, `eval`) all end in the same confined built-ins.
+#[test]
+fn compound_commands_and_substitutions_stay_confined() {
+    let mut s = Sandbox::new();
+    let mode = s.secret_mode();
+    for script in [
+        "for f in /etc/passwd /etc/hosts; do cat $f; done".to_string(),
+        "x=$(cat /etc/passwd); echo \"$x\"".to_string(),
+        "echo `cat /etc/shadow`".to_string(),
+        "cat /etc/{passwd,hosts}".to_string(),
+        "{ cat; } < /etc/passwd".to_string(),
+        "while read l; do echo $l; done < /etc/passwd".to_string(),
+        "{ echo evil; } > /etc/evil".to_string(),
+        "f() { cat \"$1\"; }; f /etc/passwd".to_string(),
+        "eval 'cat /etc/passwd'".to_string(),
+        "(cd /app/../..; cat etc/passwd)".to_string(),
+        "case x in x) cat /root/.ssh/id_rsa;; esac".to_string(),
+        "[[ -f /etc/passwd ]] || cat /etc/passwd".to_string(),
+        "cat <<EOF > /data/d.txt\noverwrite\nEOF".to_string(),
+    ] {
+        // The refusal is the outcome's error even when a later command succeeded.
+        let o = s.run(&script);
+        assert!(
+            matches!(o.error, Some(ShellError::PathRestriction(_))),
+            "{script}: {:?} {}",
+            o.error,
+            String::from_utf8_lossy(&o.stderr)
+        );
+        s.assert_no_host_paths(&o);
+    }
+    assert_eq!(s.ok("cat /data/d.txt"), "data line\n");
+    s.assert_outside_untouched(mode);
+}

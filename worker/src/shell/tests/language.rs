@@ -514,6 +514,15 @@ fn functions() {
     assert!(err.contains("return") && code == 2, "{err}");
     let (_, err, code) = s.sh("local x=1");
     assert!(err.contains("function") && code == 1, "{err}");
+    assert_eq!(
+        s.ok("ls() { echo mine; }; ls; command ls -d /data; type ls if | head -n 2"),
+        "mine\n/data\nls is a function\nif is a shell keyword\n"
+    );
+    assert_eq!(
+        s.ok("f() { :; }; command -v f echo || echo none"),
+        "f\necho\n"
+    );
+    assert_eq!(s.sh("command -v no-such-thing").2, 1);
     // Functions last for the call, variables for the session.
     assert_eq!(s.sh("f").2, 127);
     s.write(
