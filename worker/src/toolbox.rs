@@ -1,5 +1,6 @@
-//! The WebAssembly commands of `execute_command`: uutils coreutils' tools built as one
-//! wasm32-wasip1 program (`runtimes/toolbox`, see [`sandbox_protocol::TOOLBOX_FILE`]). The shell
+//! The WebAssembly commands of `execute_command`: uutils coreutils' tools, with grep, find,
+//! sed, du and stat of the toolbox's own, built as one wasm32-wasip1 program
+//! (`runtimes/toolbox`, see [`sandbox_protocol::TOOLBOX_FILE`]). The shell
 //! runs each command line's tool in a fresh instance of it, inside the same sandbox as the
 //! interpreters: the session's preopened directories (writes charged to the disk quota by the
 //! same shadows), its memory cap, the command line's fuel, deadline and cancel flag, and capped
@@ -22,6 +23,13 @@ use crate::host::{Control, HostState, SessionConfig, SoftInterrupt, new_store};
 
 /// The commands of the toolbox, sorted: the list the toolbox program itself is built with.
 pub const COMMANDS: &[&str] = &include!("../../runtimes/toolbox/src/commands.rs");
+
+/// The most a tool may write to stdout, and to stderr, in one run: as much as a pipe of the
+/// shell holds ([`crate::shell`]'s pipe cap), since a tool's output is often piped or
+/// redirected into a file; the client's own caps apply later, to what reaches it. Past this,
+/// the run says on its stderr that its output was cut.
+pub const TOOL_OUTPUT_CAP: usize = 32 << 20;
+const TOOL_STDERR_CAP: usize = 1 << 20;
 
 /// The toolbox's module, mapped and linked: what a worker (or a fork server, for every worker
 /// it forks) loads before its jail.
@@ -53,10 +61,13 @@ impl ToolboxModule {
     /// The toolbox of the session whose `/app` is `workspace`, with `config`'s directories and
     /// limits.
     pub fn for_session(&self, workspace: &Path, config: &SessionConfig) -> Toolbox {
+        let mut config = config.clone();
+        config.stdout_cap = TOOL_OUTPUT_CAP;
+        config.stderr_cap = TOOL_STDERR_CAP;
         Toolbox {
             pre: self.0.clone(),
             workspace: workspace.to_path_buf(),
-            config: config.clone(),
+            config,
         }
     }
 }
@@ -162,9 +173,22 @@ impl Toolbox {
         let end = self.start(&mut store, call);
         let fuel_consumed = call.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
         let state = store.data_mut();
+        let (stdout, cut) = state.stdout.take();
+        let mut stderr = state.stderr.take().0;
+        if cut {
+            stderr.extend_from_slice(
+                format!(
+                    "{}: its output was cut at {} MiB (a command's most); write less, or in \
+                     parts\n",
+                    call.argv[0],
+                    TOOL_OUTPUT_CAP >> 20
+                )
+                .as_bytes(),
+            );
+        }
         ToolRun {
-            stdout: state.stdout.take().0,
-            stderr: state.stderr.take().0,
+            stdout,
+            stderr,
             end,
             fuel_consumed,
         }
@@ -215,6 +239,12 @@ mod tests {
             COMMANDS.windows(2).all(|w| w[0] < w[1]),
             "sorted, no duplicates"
         );
-        assert!(Toolbox::has("sha256sum") && Toolbox::has("nl") && !Toolbox::has("rm"));
+        assert!(Toolbox::has("sha256sum") && Toolbox::has("rm") && Toolbox::has("grep"));
+        // The shell's own commands are not tools: they change its state, or run commands.
+        for own in [
+            "cd", "echo", "printf", "test", "xargs", "env", "python", "sh",
+        ] {
+            assert!(!Toolbox::has(own), "{own}");
+        }
     }
 }

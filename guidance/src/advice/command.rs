@@ -111,8 +111,16 @@ impl Draft<'_, '_> {
         }) else {
             return false;
         };
-        // `split` yields at least one part.
-        let command = line.split(':').next().unwrap_or_default().trim();
+        // `split` yields at least one part. uutils' tools (clap) say `error: unexpected
+        // argument '--x' found` and name themselves on their `Usage: sort ...` line.
+        let mut command = line.split(':').next().unwrap_or_default().trim();
+        if command == "error"
+            && let Some(usage) = stderr
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("Usage: "))
+        {
+            command = usage.split_whitespace().next().unwrap_or(command);
+        }
         self.fix(say!(
             "command_failed.bad_option",
             command = clip(command, 40),

@@ -8,7 +8,14 @@ use std::io::Write;
 use std::process::{ExitCode, exit};
 
 mod diff;
+mod find;
+mod getopt;
+mod glob;
+mod grep;
 mod own;
+mod posix;
+mod sed;
+mod usage;
 
 /// The commands this program runs, sorted (the worker's list of them is checked against this).
 pub const COMMANDS: &[&str] = &include!("commands.rs");
@@ -19,26 +26,41 @@ fn run(name: &str, args: Args) -> Option<i32> {
     Some(match name {
         "cmp" => exit_status(diffutilslib::cmp::main(std::env::args_os().peekable())),
         "diff" => diff::main(args),
+        "find" => find::main(args),
+        "grep" => grep::main(args),
         "rev" => own::rev(args),
+        "sed" => sed::main(args),
+        "du" => usage::du(args),
+        "stat" => usage::stat(args),
         "tac" => own::tac(args),
         "arch" => uu_arch::uumain(args),
         "b2sum" => uu_b2sum::uumain(args),
         "base32" => uu_base32::uumain(args),
         "base64" => uu_base64::uumain(args),
+        "basename" => uu_basename::uumain(args),
         "basenc" => uu_basenc::uumain(args),
+        "cat" => uu_cat::uumain(args),
         "cksum" => uu_cksum::uumain(args),
         "comm" => uu_comm::uumain(args),
+        "cp" => uu_cp::uumain(args),
         "csplit" => uu_csplit::uumain(args),
+        "cut" => uu_cut::uumain(args),
+        "date" => uu_date::uumain(args),
+        "dirname" => uu_dirname::uumain(args),
         "expand" => uu_expand::uumain(args),
         "expr" => uu_expr::uumain(args),
         "factor" => uu_factor::uumain(args),
         "fmt" => uu_fmt::uumain(args),
         "fold" => uu_fold::uumain(args),
+        "head" => uu_head::uumain(args),
         "join" => uu_join::uumain(args),
         "link" => uu_link::uumain(args),
         "ln" => uu_ln::uumain(args),
+        "ls" => uu_ls::uumain(args),
         "md5sum" => uu_md5sum::uumain(args),
+        "mkdir" => uu_mkdir::uumain(args),
         "mktemp" => uu_mktemp::uumain(args),
+        "mv" => uu_mv::uumain(args),
         "nl" => uu_nl::uumain(args),
         "numfmt" => uu_numfmt::uumain(args),
         "od" => uu_od::uumain(args),
@@ -46,19 +68,31 @@ fn run(name: &str, args: Args) -> Option<i32> {
         "pathchk" => uu_pathchk::uumain(args),
         "pr" => uu_pr::uumain(args),
         "ptx" => uu_ptx::uumain(args),
+        "readlink" => uu_readlink::uumain(args),
+        "realpath" => uu_realpath::uumain(args),
+        "rm" => uu_rm::uumain(args),
+        "rmdir" => uu_rmdir::uumain(args),
+        "seq" => uu_seq::uumain(args),
         "sha1sum" => uu_sha1sum::uumain(args),
         "sha224sum" => uu_sha224sum::uumain(args),
         "sha256sum" => uu_sha256sum::uumain(args),
         "sha384sum" => uu_sha384sum::uumain(args),
         "sha512sum" => uu_sha512sum::uumain(args),
         "shuf" => uu_shuf::uumain(args),
+        "sort" => uu_sort::uumain(args),
         "split" => uu_split::uumain(args),
         "sum" => uu_sum::uumain(args),
+        "tail" => uu_tail::uumain(args),
+        "tee" => uu_tee::uumain(args),
+        "touch" => uu_touch::uumain(args),
+        "tr" => uu_tr::uumain(args),
         "truncate" => uu_truncate::uumain(args),
         "tsort" => uu_tsort::uumain(args),
-        "unexpand" => uu_unexpand::uumain(args),
         "uname" => uu_uname::uumain(args),
+        "unexpand" => uu_unexpand::uumain(args),
+        "uniq" => uu_uniq::uumain(args),
         "unlink" => uu_unlink::uumain(args),
+        "wc" => uu_wc::uumain(args),
         _ => return None,
     })
 }
@@ -97,7 +131,27 @@ fn main() {
         exit(1);
     }
     args[0] = OsString::from(&name);
+    let mut refused = false;
+    if name == "ls" {
+        refused = own::refuse_unreachable(&name, &mut args);
+        if refused
+            && !args
+                .iter()
+                .skip(1)
+                .any(|a| !a.to_string_lossy().starts_with('-'))
+        {
+            exit(2);
+        }
+    }
+    // mkdir: what did not exist before, to take back if it fails half way.
+    let missing = (name == "mkdir").then(|| own::missing_dirs(&args));
     let code = run(&name, args.into_iter()).unwrap_or(127);
+    let code = if refused { code.max(2) } else { code };
+    if code != 0
+        && let Some(missing) = missing
+    {
+        own::remove_made(&missing);
+    }
     if let Err(e) = std::io::stdout().flush() {
         eprintln!("{name}: write error: {e}");
         exit(1);

@@ -1,5 +1,7 @@
 //! Commands no uutils crate builds for WASI: `tac` (uu_tac maps its input with mmap) and `rev`
-//! (util-linux). They follow GNU tac and util-linux rev, and refuse what they do not do.
+//! (util-linux). They follow GNU tac and util-linux rev, and refuse what they do not do. And
+//! what the toolbox adds around uutils' commands: [`refuse_unreachable`] before `ls`,
+//! [`missing_dirs`] and [`remove_made`] around `mkdir`.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -210,4 +212,83 @@ fn reversed_lines(bytes: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+/// Takes out of `ls`'s operands those WASI refuses to reach (a link out of its mount: EPERM,
+/// ENOTCAPABLE), saying so as GNU ls says an inaccessible operand. uutils' ls would fall back to
+/// the link itself and list `up/` as if it were a file, exiting 0; GNU's follows the link of an
+/// operand, which the sandbox refuses. Whether any was taken out.
+pub fn refuse_unreachable(name: &str, args: &mut Vec<OsString>) -> bool {
+    let mut refused = false;
+    let mut operands = true;
+    let mut kept = vec![args[0].clone()];
+    for arg in args.drain(..).skip(1) {
+        let text = arg.to_string_lossy().into_owned();
+        if text == "--" {
+            operands = false;
+        }
+        let option = operands && text.starts_with('-') && text != "-";
+        if !option && text != "--" {
+            if let Err(e) = std::fs::metadata(&arg)
+                && matches!(e.kind(), std::io::ErrorKind::PermissionDenied)
+                    | (e.raw_os_error() == Some(76))
+            {
+                eprintln!("{name}: cannot access '{text}': {}", reason(&e));
+                refused = true;
+                continue;
+            }
+        }
+        kept.push(arg);
+    }
+    *args = kept;
+    refused
+}
+
+/// For each of `mkdir`'s operands, the directories it names (itself and, for `-p`, its parents)
+/// that do not exist yet, deepest first.
+pub fn missing_dirs(args: &[OsString]) -> Vec<Vec<std::path::PathBuf>> {
+    let mut all = Vec::new();
+    let mut operands = true;
+    let mut takes_value = false;
+    for arg in args.iter().skip(1) {
+        let text = arg.to_string_lossy();
+        if takes_value {
+            takes_value = false;
+            continue;
+        }
+        if operands && text == "--" {
+            operands = false;
+            continue;
+        }
+        if operands && text.starts_with('-') {
+            // -m MODE, --mode MODE (GNU mkdir's only option with a value).
+            takes_value = text == "-m" || text == "--mode";
+            continue;
+        }
+        let mut missing = Vec::new();
+        for dir in std::path::Path::new(arg).ancestors() {
+            if dir.as_os_str().is_empty() || std::fs::symlink_metadata(dir).is_ok() {
+                break;
+            }
+            missing.push(dir.to_path_buf());
+        }
+        all.push(missing);
+    }
+    all
+}
+
+/// After a failed `mkdir`: an operand that was not made has what was made on its way removed
+/// (empty directories only), so a `mkdir -p a/b/c/...` that the disk quota stops half way
+/// leaves nothing behind; the operands that were made stay, as GNU's do.
+pub fn remove_made(missing: &[Vec<std::path::PathBuf>]) {
+    for chain in missing {
+        let Some(target) = chain.first() else {
+            continue;
+        };
+        if std::fs::symlink_metadata(target).is_err() {
+            for dir in chain {
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+    }
 }

@@ -3,11 +3,13 @@
 //! [`io`] (inputs, lines, per-operand errors), [`walk`] (tree walks) and [`posix`] (regular
 //! expressions); name patterns are the shell's own [`Glob`](crate::shell::glob::Glob).
 //!
-//! There are no host programs: a name that is not in [`BUILTINS`] runs the session's
-//! WebAssembly tool of that name when the toolbox has one ([`crate::toolbox`], inside the
-//! sandbox), and otherwise exits 127 with the list of what is available, so an agent learns at
-//! once what it can use. `/bin/ls`-style paths to a built-in or a tool run it; other paths are
-//! scripts run by [`scripts::run_file`].
+//! There are no host programs: a name the session's toolbox has runs that WebAssembly tool
+//! ([`crate::toolbox`], inside the sandbox), even when a built-in of the name exists, so that
+//! every command that touches files goes through WASI's confinement; those built-ins are the
+//! fallback of a session without a toolbox. The shell's own commands (cd, export, echo, printf,
+//! test, xargs, the interpreters...) are not in the toolbox. Any other name exits 127 with the
+//! list of what is available, so an agent learns at once what it can use. `/bin/ls`-style paths
+//! to a built-in or a tool run it; other paths are scripts run by [`scripts::run_file`].
 
 mod args;
 mod cond;
@@ -29,8 +31,9 @@ mod tr;
 mod walk;
 
 use super::exec::{Abort, Ctx};
-pub(crate) use cond::{binary_test, unary_test};
+use crate::shell::path::{Access, Kind};
 use crate::toolbox::ToolEnd;
+pub(crate) use cond::{binary_test, unary_test};
 
 /// A built-in's entry point: the context and the arguments after the name.
 pub(crate) type Run = fn(&mut Ctx<'_, '_>, &[String]) -> Result<i32, Abort>;
@@ -167,6 +170,10 @@ pub(crate) fn names() -> String {
 /// Runs a command line: a built-in, a script given by path, or "command not found".
 pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Abort> {
     let name = argv[0].as_str();
+    // The toolbox first: its tools confine their paths by WASI, as the interpreters' are.
+    if let Some(tool) = tool_name(ctx, name) {
+        return run_tool(ctx, tool, argv);
+    }
     let builtin = find(name).or_else(|| {
         // `/bin/ls`, `/usr/bin/env python3`: the built-in of that name.
         let (dir, base) = name.rsplit_once('/')?;
@@ -179,9 +186,6 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Ab
             return Ok(0);
         }
         return (b.run)(ctx, &argv[1..]);
-    }
-    if let Some(tool) = tool_name(ctx, name) {
-        return run_tool(ctx, tool, argv);
     }
     if name.contains('/') {
         return scripts::run_file(ctx, argv);
@@ -222,13 +226,28 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
     let env: Vec<(String, String)> = (ctx.sh.state.vars.iter())
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
+    if let Some((arg, kind)) = special_operand(ctx, &argv) {
+        ctx.warn(format_args!(
+            "{arg}: not a regular file (a {kind}): the sandbox's commands read regular files \
+             only"
+        ));
+        return Ok(1);
+    }
     let stdin = ctx.stdin.all().to_vec();
     let cwd = ctx.cwd().to_owned();
     let ran = ctx.sh.interpreters.run_tool(&argv, &cwd, &env, &stdin);
     ctx.out(&ran.stdout);
     ctx.err(&ran.stderr);
+
     match ran.end {
-        ToolEnd::Exited(status) => Ok(status),
+        ToolEnd::Exited(status) => {
+            if status != 0 {
+                explain_refusal(ctx, &argv, &ran.stderr);
+            } else if tool == "rm" && refused_silently(ctx, &argv) {
+                return Ok(1);
+            }
+            Ok(status)
+        }
         ToolEnd::TimedOut => Err(Abort::Timeout),
         ToolEnd::Cancelled => Err(Abort::Cancelled),
         ToolEnd::OutOfFuel => {
@@ -238,6 +257,93 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
         ToolEnd::Failed(why) => {
             ctx.warn(format_args!("stopped: {why}"));
             Ok(crate::shell::EXIT_INTERNAL)
+        }
+    }
+}
+
+/// The arguments of a tool's command line that may be paths: neither options nor empty.
+fn operands(argv: &[String]) -> impl Iterator<Item = &String> {
+    argv[1..]
+        .iter()
+        .filter(|a| !a.starts_with('-') && !a.is_empty())
+}
+
+/// An operand that names a FIFO, socket or device: a WebAssembly tool that opened it would
+/// block in the host's open(2) or read(2), out of the deadline's reach, so the tool does not
+/// start (the built-ins refuse such files the same way).
+fn special_operand(ctx: &Ctx<'_, '_>, argv: &[String]) -> Option<(String, &'static str)> {
+    for arg in operands(argv) {
+        let Ok(node) = ctx.resolve(arg, Access::Read, true) else {
+            continue;
+        };
+        let kind = match ctx.fs().stat(&node).map(|m| m.kind) {
+            Ok(Kind::Fifo) => "FIFO",
+            Ok(Kind::Socket) => "socket",
+            Ok(Kind::CharDevice | Kind::BlockDevice) => "device",
+            _ => continue,
+        };
+        return Some((arg.clone(), kind));
+    }
+    None
+}
+
+/// `rm -f` says nothing of a path it cannot reach (to WASI, one through a link out of the mount
+/// does not exist), and succeeds; the shell says that the path was refused, as its built-in
+/// did, and the command fails.
+fn refused_silently(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> bool {
+    for arg in operands(argv) {
+        if let Err(e) = ctx.resolve(arg, Access::Write, false)
+            && e.restricted().is_some()
+        {
+            ctx.fail(arg, &e);
+            return true;
+        }
+    }
+    false
+}
+
+/// What WASI says when the sandbox refuses a path: `..` or a link out of a mount (EPERM,
+/// ENOTCAPABLE), a write to a read-only mount (EPERM, EACCES, EROFS). A path outside every
+/// mount is just ENOENT to a WASI program.
+const REFUSALS: [&str; 5] = [
+    "Operation not permitted",
+    "Permission denied",
+    "Capabilities insufficient",
+    "Read-only file system",
+    "(os error 63)",
+];
+
+/// A tool that failed over a path the sandbox refuses says only what WASI told it: "No such
+/// file or directory", "Operation not permitted". The shell's own resolution of its operands
+/// then says why (outside the mounts, a link out, a read-only mount) on stderr and makes the
+/// command line's outcome `path_restriction`, as its built-ins' refusals do. An operand is
+/// looked at when the tool named it or a directory on its way (`mkdir: cannot create directory
+/// 'up'` of `mkdir -p up/x`), or when the tool said a refusal without naming one (cp).
+fn explain_refusal(ctx: &mut Ctx<'_, '_>, argv: &[String], stderr: &[u8]) {
+    let said = String::from_utf8_lossy(stderr);
+    let denied = REFUSALS.iter().any(|r| said.contains(r));
+    let accesses: &[Access] = if denied {
+        &[Access::Read, Access::Write]
+    } else {
+        &[Access::Read]
+    };
+    for arg in operands(argv) {
+        let named = said.contains(arg.as_str())
+            || arg
+                .match_indices('/')
+                .map(|(at, _)| &arg[..at])
+                .filter(|dir| !dir.is_empty())
+                .any(|dir| said.contains(&format!("'{dir}'")) || said.contains(&format!("{dir}:")));
+        if !named && !denied {
+            continue;
+        }
+        for &access in accesses {
+            if let Err(e) = ctx.resolve(arg, access, true)
+                && e.restricted().is_some()
+            {
+                ctx.fail(arg, &e);
+                return;
+            }
         }
     }
 }
