@@ -124,6 +124,10 @@ const LINES: &[&str] = &[
     "IFS=$'\\n'; for l in $(printf 'a b\\nc\\n'); do echo \"<$l>\"; done",
     "f() { local IFS=:; echo \"$*\"; }; f a b c",
     "set -e; x=$(false; echo no); echo \"[$x]\"",
+    "x=1; echo {$x,y} {\"a\",b}c a{'x,y'}",
+    "declare n=5; f() { declare n=6; echo $n; }; f; echo $n",
+    "command -v echo; command -v no-such-command || echo missing",
+    "echo() { printf 'wrapped: %s\\n' \"$*\"; }; echo hi; command echo plain",
     // `[[ ]]`.
     "[[ abc == a* ]] && echo match",
     "[[ abc == 'a*' ]] || echo literal",
@@ -259,6 +263,18 @@ async fn shell_language_refuses_and_bounds_what_it_must() -> Result<()> {
             reply.u64("exit_code") == 2
                 && reply.str("stdout").is_empty()
                 && reply.str("error_type") == "syntax_error",
+            "{line}: {reply:?}"
+        );
+    }
+    // So are arrays wherever they come in.
+    for line in [
+        "declare -A map",
+        "mapfile -t lines < /dev/null",
+        "read -a words <<< 'a b'",
+    ] {
+        let reply = command(&server, session, line, 10).await?;
+        ensure!(
+            reply.u64("exit_code") == 2 && reply.str("stderr").contains("arrays"),
             "{line}: {reply:?}"
         );
     }

@@ -623,10 +623,14 @@ impl<'a> Shell<'a> {
         let mut size = 0;
         let mut argv: Vec<String> = Vec::new();
         for w in &cmd.words {
-            // `local x=$y` and `export x=$y` take their assignments whole, as bash does.
-            let declaration = argv
-                .first()
-                .is_some_and(|name| matches!(name.as_str(), "local" | "export" | "readonly"));
+            // `local x=$y`, `export x=$y` and `declare x=$y` take their assignments whole, as
+            // bash does.
+            let declaration = argv.first().is_some_and(|name| {
+                matches!(
+                    name.as_str(),
+                    "local" | "export" | "readonly" | "declare" | "typeset"
+                )
+            });
             let expanded = if declaration && parser::assignment_word(w) {
                 vec![expand::text(w, self)?]
             } else {

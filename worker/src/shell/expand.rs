@@ -703,10 +703,12 @@ enum Unit<'w> {
 
 /// The words brace expansion makes of `word`, or `None` when it has no unquoted brace.
 fn braces(word: &Word, env: &mut dyn Env) -> Result<Option<Vec<Word>>, Error> {
-    let has_brace = word.parts.iter().any(|p| {
-        matches!(p, Part::Lit { text, quoted: false } if text.contains('{') && text.contains('}'))
-    });
-    if !has_brace {
+    let unquoted_has = |c: char| {
+        word.parts
+            .iter()
+            .any(|p| matches!(p, Part::Lit { text, quoted: false } if text.contains(c)))
+    };
+    if !(unquoted_has('{') && unquoted_has('}')) {
         return Ok(None);
     }
     let mut units = Vec::new();

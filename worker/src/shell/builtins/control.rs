@@ -1,5 +1,6 @@
 //! Built-ins of the shell language itself: `:`, `break`, `continue`, `return`, `local`,
-//! `shift`, `eval`, `let`, `read` and `command`. The first three end loops and functions by returning an
+//! `shift`, `eval`, `let`, `read`, `command` and `declare`/`typeset`; `mapfile`/`readarray`
+//! only to refuse arrays clearly. The first three end loops and functions by returning an
 //! [`Abort`] that the loop or function call in [`crate::shell::exec`] takes.
 
 use crate::shell::arith;
@@ -68,6 +69,56 @@ pub(super) fn command(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
         }
     }
     Ok(status)
+}
+
+/// `declare`/`typeset [-ixrg] NAME[=VALUE]...`: assignments (local inside a function, unless
+/// `-g`); `-a` and `-A` (arrays) are refused with status 2, as this shell has no arrays.
+pub(super) fn declare(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let (flags, names): (Vec<&String>, Vec<&String>) = args
+        .iter()
+        .partition(|a| a.len() > 1 && (a.starts_with('-') || a.starts_with('+')));
+    let has = |c: char| flags.iter().any(|f| f[1..].contains(c));
+    if has('a') || has('A') {
+        ctx.warn("arrays are not supported; use python -c or node -e");
+        return Ok(2);
+    }
+    if has('f') || has('F') {
+        ctx.warn("-f: listing functions is not supported");
+        return Ok(2);
+    }
+    if names.is_empty() {
+        let text: String = (ctx.sh.state.vars.iter())
+            .map(|(k, v)| format!("declare -- {k}=\"{v}\"\n"))
+            .collect();
+        ctx.outs(&text);
+        return Ok(0);
+    }
+    let names: Vec<String> = names.into_iter().cloned().collect();
+    if !ctx.sh.locals.is_empty() && !has('g') {
+        return local(ctx, &names);
+    }
+    let mut status = 0;
+    for a in &names {
+        let (name, value) = match a.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (a.as_str(), None),
+        };
+        if !is_name(name) {
+            ctx.warn(format_args!("`{a}': not a valid identifier"));
+            status = 1;
+        } else if let Some(v) = value
+            && !ctx.sh.set_var(name, v.to_string())
+        {
+            status = 1;
+        }
+    }
+    Ok(status)
+}
+
+/// `mapfile`/`readarray` fill arrays, which this shell does not have: a clear refusal.
+pub(super) fn mapfile(ctx: &mut Ctx<'_, '_>, _: &[String]) -> Result<i32, Abort> {
+    ctx.warn("arrays are not supported; use `while read -r line` or python -c / node -e");
+    Ok(2)
 }
 
 pub(super) fn colon(_: &mut Ctx<'_, '_>, _: &[String]) -> Result<i32, Abort> {

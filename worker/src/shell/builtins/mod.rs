@@ -79,6 +79,8 @@ table! {
     "cut" => text::cut, "cut -d DELIM -f LIST | -c LIST [-s] [FILE...]",
         "select fields or characters of lines";
     "date" => session::date, "date [-u] [-d DATE] [+FORMAT]", "print the date and time (UTC)";
+    "declare" => control::declare, "declare [-ixrg] NAME[=VALUE]...",
+        "set variables (local in a function); no arrays (-a, -A)";
     "dirname" => session::dirname, "dirname PATH...", "strip the last component of a path";
     "du" => find::du, "du [-s] [-h] [-a] [-c] [PATH...]", "disk usage of files and directories";
     "echo" => printf::echo, "echo [-n] [-e] [ARG...]", "print arguments";
@@ -105,6 +107,7 @@ table! {
     "local" => control::local, "local NAME[=VALUE]...",
         "make variables local to the running function";
     "ls" => files::ls, "ls [-laA1RhdrtS] [PATH...]", "list directory contents";
+    "mapfile" => control::mapfile, "mapfile", "(arrays are not supported)";
     "mkdir" => files::mkdir, "mkdir [-p] DIR...", "make directories";
     "mv" => copy::mv, "mv [-f] [-n] SRC... DEST", "move or rename files";
     "node" => interp::node, "node FILE [ARGS] | node -e CODE",
@@ -123,6 +126,7 @@ table! {
     "qjs" => interp::node, "qjs FILE [ARGS] | qjs -e CODE", "same as node";
     "read" => control::read, "read [-r] [-p PROMPT] [-d DELIM] [NAME...]",
         "read a line of stdin into variables (split on IFS)";
+    "readarray" => control::mapfile, "readarray", "(arrays are not supported)";
     "realpath" => session::realpath, "realpath PATH...", "print the absolute, normalised path";
     "return" => control::return_, "return [N]",
         "leave the running function or sourced script";
@@ -147,6 +151,7 @@ table! {
     "tr" => tr::tr, "tr [-d] [-s] [-c] SET1 [SET2]", "translate, squeeze or delete characters";
     "true" => session::true_, "true", "exit with status 0";
     "type" => session::type_, "type NAME...", "say how a name would be run";
+    "typeset" => control::declare, "typeset [-ixrg] NAME[=VALUE]...", "same as declare";
     "uniq" => text::uniq, "uniq [-c] [-d] [-u] [-i] [FILE]",
         "drop or count repeated adjacent lines";
     "unset" => session::unset, "unset NAME...", "remove variables";

@@ -523,6 +523,22 @@ fn functions() {
         "f\necho\n"
     );
     assert_eq!(s.sh("command -v no-such-thing").2, 1);
+    assert_eq!(
+        s.ok("declare d=1; f() { declare d=2; typeset -g g=3; echo $d; }; f; echo $d $g"),
+        "2\n1 3\n"
+    );
+    for arrays in [
+        "declare -A map",
+        "typeset -a list",
+        "mapfile lines < /dev/null",
+        "readarray x",
+    ] {
+        let (_, err, code) = s.sh(arrays);
+        assert!(
+            code == 2 && err.contains("arrays are not supported"),
+            "{arrays}: {err}"
+        );
+    }
     // Functions last for the call, variables for the session.
     assert_eq!(s.sh("f").2, 127);
     s.write(
@@ -791,6 +807,7 @@ fn agrees_with_bash_on_edge_cases() {
         ("x=1; { x=2; }; echo $x", "2\n"),
         ("echo $(( 2#1010 + 16#ff ))", "265\n"),
         ("x=ab; x+=cd; x+=\"$x\"; echo $x", "abcdabcd\n"),
+        ("x=1; echo {$x,y} {\"a\",b}c a{'x,y'}", "1 y ac bc a{x,y}\n"),
         (
             "set -e; x=$(false; echo no); echo \"[$x]\"; set +e",
             "[no]\n",

@@ -194,3 +194,117 @@ fn loops_run_at_a_useful_speed() {
     eprintln!("loops took {took:?}");
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
+
+/// Fuzz target: any script that parses also runs to an outcome (a status, a timeout), never a
+/// panic of the shell (which `execute` would report as status 70) or a stack overflow.
+#[test]
+fn fuzz_shell_execution() {
+    let seconds = std::env::var("SANDBOX_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    const PIECES: &[&str] = &[
+        " ",
+        "\n",
+        "|",
+        ";",
+        "<",
+        ">",
+        "(",
+        ")",
+        "$",
+        "`",
+        "'",
+        "\"",
+        "\\",
+        "*",
+        "?",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "..",
+        "=",
+        "#",
+        "!",
+        "-",
+        "+",
+        "%",
+        "/",
+        ":",
+        "^",
+        "a",
+        "x",
+        "0",
+        "1",
+        "9",
+        "echo ",
+        "cat ",
+        "read ",
+        "f ",
+        "f() ",
+        "set -e; ",
+        "if ",
+        "then ",
+        "else ",
+        "fi",
+        "for ",
+        "in ",
+        "do ",
+        "done",
+        "while ",
+        "case ",
+        "esac",
+        ";;",
+        "$(",
+        "$((",
+        "((",
+        "))",
+        "${",
+        "${x",
+        ":-",
+        "##",
+        "//",
+        "[[ ",
+        " ]]",
+        "=~",
+        "break",
+        "return",
+        "local ",
+        "shift",
+        "eval ",
+        "<<E\n",
+        "\nE\n",
+        "x=",
+        "IFS=",
+        "$@",
+        "$#",
+        "$1",
+        "seq 3",
+        "| while read x",
+    ];
+    let mut s = Sandbox::new();
+    bolero::check!()
+        .with_type::<Vec<u8>>()
+        .with_test_time(Duration::from_secs(seconds))
+        .for_each(|bytes| {
+            let script: String = bytes
+                .iter()
+                .map(|b| PIECES[usize::from(*b) % PIECES.len()])
+                .collect();
+            let mut limits = s.limits();
+            limits.deadline = Instant::now() + Duration::from_millis(50);
+            limits.stdout_cap = 4096;
+            limits.stderr_cap = 4096;
+            let o = s.run_with(&script, &limits);
+            assert_ne!(
+                o.exit_code,
+                EXIT_INTERNAL,
+                "{script:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            // Each run starts from the same state.
+            s.state = ShellState::default();
+        });
+}
