@@ -14,7 +14,15 @@ use super::super::{
     fmt_bytes, fmt_fuel, fmt_secs, nice_round_up,
 };
 use super::draft::Draft;
+use crate::scan::Endless;
 use crate::words::{self, say};
+
+/// The first loop of the code that can never end, and why.
+struct EndlessLoop {
+    header: String,
+    line: u32,
+    cause: Option<Endless>,
+}
 
 impl Draft<'_, '_> {
     pub(super) fn out_of_fuel(&mut self) {
@@ -36,15 +44,14 @@ impl Draft<'_, '_> {
         self.doc(FUEL);
         self.doc(SESSIONS);
         let endless = self.first_endless_loop();
-        if let Some((header, line)) = &endless {
-            self.endless_loop_fix(
-                [
-                    "out_of_fuel.endless_loop",
-                    "out_of_fuel.unchanged_condition",
-                ],
-                header,
-                *line,
-            );
+        if let Some(endless) = &endless {
+            let ids = [
+                "out_of_fuel.endless_loop",
+                "out_of_fuel.unchanged_condition",
+                "out_of_fuel.wrong_direction",
+                "out_of_fuel.assignment_in_condition",
+            ];
+            self.endless_loop_fix(ids, endless);
         }
         self.loop_cause_fix();
         self.branching_recursion_fix();
@@ -72,6 +79,31 @@ impl Draft<'_, '_> {
             "known_loop.javascript"
         };
         if let Some(fix) = self.known_fix(id, "") {
+            self.fix(fix);
+        }
+    }
+
+    /// A loop that prints on every iteration of a long run: the output, not the work, is what
+    /// takes the time (and would be cut at the output cap anyway).
+    fn prints_every_iteration_fix(&mut self) {
+        let prints = words::list("timeout.print_calls");
+        let found = self.code.loops.iter().find_map(|l| {
+            let big = l.bound.is_none_or(|b| b >= 10_000.0) || l.total_known >= 10_000.0;
+            let printed = self.code.calls.iter().find(|(call, line, _)| {
+                prints.contains(call) && *line > l.line && *line <= l.last_line
+            });
+            big.then_some(printed)
+                .flatten()
+                .map(|(call, line, _)| (l, call, *line))
+        });
+        if let Some((l, call, line)) = found {
+            let fix = say!(
+                "timeout.prints_every_iteration",
+                header = l.header,
+                loop_line = l.line,
+                call = call,
+                line = line,
+            );
             self.fix(fix);
         }
     }
@@ -115,25 +147,31 @@ impl Draft<'_, '_> {
 
     /// The loop that never ends, by why: no exit from `while True`, or a condition nothing
     /// in the body changes (`while count < 10` without `count += 1`).
-    fn endless_loop_fix(&mut self, [no_exit, unchanged]: [&str; 2], header: &str, line: u32) {
-        // Only Python headers name their condition (`while count < 10`); `while True` and
-        // JavaScript's `while (true)` have no exit.
-        let python_condition = header.starts_with("while ") && !header.starts_with("while (");
-        let id = if python_condition && header != "while True" {
-            unchanged
-        } else {
-            no_exit
+    /// The fix for a loop that never ends, worded by its cause: `ids` are the family's
+    /// no-exit, unchanged-condition, wrong-direction and assignment-in-condition words.
+    fn endless_loop_fix(&mut self, ids: [&str; 4], endless: &EndlessLoop) {
+        let [no_exit, unchanged, wrong_direction, assignment] = ids;
+        let id = match endless.cause {
+            Some(Endless::UnchangedCondition) => unchanged,
+            Some(Endless::WrongDirection) => wrong_direction,
+            Some(Endless::AssignmentInCondition) => assignment,
+            Some(Endless::NoExit) | None => no_exit,
         };
-        self.fix(say!(id, header = header, line = line));
+        let fix = say!(id, header = endless.header, line = endless.line);
+        self.fix(fix);
     }
 
-    /// The header and line of the first loop that never ends.
-    fn first_endless_loop(&self) -> Option<(String, u32)> {
+    /// The first loop that never ends.
+    fn first_endless_loop(&self) -> Option<EndlessLoop> {
         self.code
             .loops
             .iter()
             .find(|l| l.endless)
-            .map(|l| (l.header.clone(), l.line))
+            .map(|l| EndlessLoop {
+                header: l.header.clone(),
+                line: l.line,
+                cause: l.endless_cause,
+            })
     }
 
     /// The measured first-import cost of the expensive imports, as a share of the budget.
@@ -298,15 +336,20 @@ impl Draft<'_, '_> {
         self.doc(FUEL);
         self.doc(SESSIONS);
         let endless = self.first_endless_loop();
-        if let Some((header, line)) = &endless {
-            self.endless_loop_fix(
-                ["timeout.endless_loop", "timeout.unchanged_condition"],
-                header,
-                *line,
-            );
+        if let Some(endless) = &endless {
+            let ids = [
+                "timeout.endless_loop",
+                "timeout.unchanged_condition",
+                "timeout.wrong_direction",
+                "timeout.assignment_in_condition",
+            ];
+            self.endless_loop_fix(ids, endless);
         }
         self.loop_cause_fix();
         self.branching_recursion_fix();
+        if endless.is_none() {
+            self.prints_every_iteration_fix();
+        }
         let sleep = self.first_sleep_line();
         if let Some(line) = sleep {
             self.fix(say!("timeout.sleeps", line = line));

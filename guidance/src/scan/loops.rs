@@ -20,10 +20,29 @@ pub(crate) struct LoopInfo {
     pub total_known: f64,
     /// How many enclosing-or-self bounds are unknown.
     pub unknown_levels: u32,
-    /// `while True` / `for (;;)` with no `break` anywhere in its body.
+    /// The loop can never end: `while True` / `for (;;)` with no `break` anywhere in its body,
+    /// or one of the other [`Endless`] causes.
     pub endless: bool,
+    /// Why it never ends, when [`LoopInfo::endless`].
+    pub endless_cause: Option<Endless>,
     /// Short description: `for i in range(1000000)`, `while True`, `.forEach(...)`.
     pub header: String,
+    /// The last line of the loop's body (its header's line for a one-line loop).
+    pub last_line: u32,
+}
+
+/// Why a loop can never end: each has its own fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Endless {
+    /// An always-true condition (`while True`, `for (;;)`) and no break/return in the body.
+    NoExit,
+    /// Nothing in the body changes the variables of the condition (`while (i < n)` with no
+    /// `i++`).
+    UnchangedCondition,
+    /// The counter moves away from its limit: `for (let i = 10; i >= 0; i++)`.
+    WrongDirection,
+    /// The condition assigns a constant instead of comparing: `while (status = 'pending')`.
+    AssignmentInCondition,
 }
 
 /// Every loop, with nesting.
@@ -60,7 +79,7 @@ fn python_loops(src: &Source<'_>) -> Vec<LoopInfo> {
         let block = tok.line_start || (i > 0 && t[i - 1].line_start && src.is(i - 1, "async"));
         let (bound, header, endless) = if tok.text == "for" {
             let (bound, header) = python_for_bound(src, i);
-            (bound, header, false)
+            (bound, header, None)
         } else {
             let always = src.is(i + 1, "True")
                 || (t
@@ -75,14 +94,23 @@ fn python_loops(src: &Source<'_>) -> Vec<LoopInfo> {
                 (Some(condition), false) => format!("while {condition}"),
                 (None, false) => "while ...".to_owned(),
             };
-            (None, header, (always && no_exit) || unchanged.is_some())
+            let cause = if always && no_exit {
+                Some(Endless::NoExit)
+            } else {
+                unchanged.map(|_| Endless::UnchangedCondition)
+            };
+            (None, header, cause)
         };
         let enclosing: Vec<Option<f64>> = stack
             .iter()
             .map(|(_, b)| *b)
             .chain(inline.iter().copied())
             .collect();
-        out.push(loop_info(tok.line, &enclosing, bound, endless, header));
+        let mut found = loop_info(tok.line, &enclosing, bound, endless, header);
+        if block {
+            found.last_line = python_block_last_line(src, i);
+        }
+        out.push(found);
         if block {
             stack.push((tok.indent, bound));
         } else {
@@ -97,7 +125,7 @@ fn loop_info(
     line: u32,
     enclosing: &[Option<f64>],
     bound: Option<f64>,
-    endless: bool,
+    endless: Option<Endless>,
     header: String,
 ) -> LoopInfo {
     let mut total = 1.0f64;
@@ -114,8 +142,10 @@ fn loop_info(
         bound,
         total_known: total,
         unknown_levels: unknown,
-        endless,
+        endless: endless.is_some(),
+        endless_cause: endless,
         header,
+        last_line: line,
     }
 }
 
@@ -180,6 +210,16 @@ fn top_level_args(src: &Source<'_>, open: usize, close: usize) -> Vec<(usize, us
         spans.push((start, close));
     }
     spans
+}
+
+/// The last line of the block of the loop whose keyword is at `header`.
+fn python_block_last_line(src: &Source<'_>, header: usize) -> u32 {
+    let t = &src.tokens;
+    let indent = t[header].indent;
+    (header + 1..t.len())
+        .take_while(|&k| !(t[k].line_start && t[k].indent <= indent))
+        .last()
+        .map_or(t[header].line, |k| t[k].line)
 }
 
 /// True when the block of the loop at `header` can leave it (`break`, `return`, `raise`).
@@ -260,7 +300,7 @@ fn python_unchanged_condition(src: &Source<'_>, header: usize) -> Option<String>
 struct JsLoop {
     bound: Option<f64>,
     header: String,
-    endless: bool,
+    endless: Option<Endless>,
     /// Index of the token that ends the body.
     body_end: usize,
 }
@@ -279,24 +319,22 @@ fn js_loops(src: &Source<'_>) -> Vec<LoopInfo> {
             stack.pop();
         }
         if let Some((header, close)) = js_iteration_method(src, i) {
-            out.push(loop_info(
-                t[i].line,
-                &enclosing(&stack),
-                None,
-                false,
-                header,
-            ));
+            let mut info = loop_info(t[i].line, &enclosing(&stack), None, None, header);
+            info.last_line = t.get(close).map_or(t[i].line, |end| end.line);
+            out.push(info);
             if close != NONE {
                 stack.push((close, None));
             }
         } else if let Some(found) = js_statement_loop(src, i) {
-            out.push(loop_info(
+            let mut info = loop_info(
                 t[i].line,
                 &enclosing(&stack),
                 found.bound,
                 found.endless,
                 found.header,
-            ));
+            );
+            info.last_line = t.get(found.body_end).map_or(t[i].line, |end| end.line);
+            out.push(info);
             stack.push((found.body_end, found.bound));
         }
     }
@@ -343,10 +381,28 @@ fn js_statement_loop(src: &Source<'_>, i: usize) -> Option<JsLoop> {
     } else {
         js_while_head(src, open, close)
     };
-    let body_end = js_body_end(src, close);
-    let endless = always
-        && !(close + 1..body_end.min(t.len()))
-            .any(|k| t[k].kind == Kind::Ident && matches!(t[k].text, "break" | "return" | "throw"));
+    let body_end = js_body_end(src, close).min(t.len());
+    let leaves = (close + 1..body_end)
+        .any(|k| t[k].kind == Kind::Ident && matches!(t[k].text, "break" | "return" | "throw"));
+    let endless = if leaves {
+        None
+    } else if always {
+        Some(Endless::NoExit)
+    } else if tok.text == "while" && js_assigns_constant(src, open, close) {
+        Some(Endless::AssignmentInCondition)
+    } else if tok.text == "while" && js_unchanged_condition(src, open, close, body_end) {
+        Some(Endless::UnchangedCondition)
+    } else if tok.text == "for" && js_counts_away(src, open, close) {
+        Some(Endless::WrongDirection)
+    } else {
+        None
+    };
+    let header = match endless {
+        Some(Endless::UnchangedCondition | Endless::AssignmentInCondition) => {
+            format!("while {}", src.text(open, close))
+        }
+        _ => header,
+    };
     Some(JsLoop {
         bound,
         header,
@@ -384,6 +440,133 @@ fn js_body_end(src: &Source<'_>, close: usize) -> usize {
             .find(|&k| src.is(k, ";") && t[k].depth == depth)
             .unwrap_or(t.len())
     }
+}
+
+/// `while (x = 'pending')`: the condition assigns a constant (a string, a non-zero number,
+/// `true`), so it is always true; `===` was meant.
+fn js_assigns_constant(src: &Source<'_>, open: usize, close: usize) -> bool {
+    let t = &src.tokens;
+    close == open + 4
+        && t[open + 1].kind == Kind::Ident
+        && src.is(open + 2, "=")
+        && match t[open + 3].kind {
+            Kind::Str => !t[open + 3].text.is_empty(),
+            Kind::Number => t[open + 3].text.parse::<f64>().is_ok_and(|v| v != 0.0),
+            _ => src.is(open + 3, "true"),
+        }
+}
+
+/// A `while (...)` whose condition reads only plain variables (and their `.length`) that
+/// nothing in the body (`close`..`body_end`) assigns, increments or mutates through a method
+/// call, and with no function call in it: it can never change once the loop runs.
+fn js_unchanged_condition(src: &Source<'_>, open: usize, close: usize, body_end: usize) -> bool {
+    let t = &src.tokens;
+    let mut names: Vec<&str> = Vec::new();
+    for k in open + 1..close {
+        let tok = &t[k];
+        match tok.kind {
+            Kind::Ident if src.is_member(k) => {
+                if tok.text != "length" {
+                    return false;
+                }
+            }
+            Kind::Ident if matches!(tok.text, "true" | "false" | "null" | "undefined") => {}
+            Kind::Ident if src.is(k + 1, "(") || src.is(k + 1, "[") => return false,
+            Kind::Ident => names.push(tok.text),
+            Kind::Op if matches!(tok.text, "(" | "[" | "=" | "++" | "--") => return false,
+            _ => {}
+        }
+    }
+    if names.is_empty() {
+        return false;
+    }
+    let changes = |k: usize| {
+        let next = t.get(k + 1);
+        let assigned = next.is_some_and(|n| {
+            n.kind == Kind::Op
+                && (n.text == "++"
+                    || n.text == "--"
+                    || (n.text.ends_with('=')
+                        && !matches!(n.text, "==" | "===" | "!=" | "!==" | "<=" | ">=")))
+        });
+        let prefixed = k > 0 && matches!(t[k - 1].text, "++" | "--");
+        // `xs.push(v)`, `xs[i] = v`, `xs.length = 0`: the variable's value changes in place.
+        let through_member = src.is(k + 1, ".")
+            && t.get(k + 2)
+                .is_some_and(|m| src.is(k + 3, "(") || (m.text == "length" && src.is(k + 3, "=")));
+        let through_index = src.is(k + 1, "[")
+            && src.partner[k + 1] != NONE
+            && t.get(src.partner[k + 1] + 1).is_some_and(|n| {
+                n.kind == Kind::Op
+                    && n.text.ends_with('=')
+                    && !matches!(n.text, "==" | "===" | "!=" | "!==" | "<=" | ">=")
+            });
+        // A declaration or a destructuring assignment (`[done, v] = next()`) rebinds it.
+        let declared = k > 0 && matches!(t[k - 1].text, "let" | "var" | "const");
+        let destructured = (close + 1..body_end).any(|j| {
+            matches!(t[j].text, "]" | "}")
+                && src.is(j + 1, "=")
+                && src.partner[j] != NONE
+                && src.partner[j] < k
+                && k < j
+        });
+        assigned || prefixed || through_member || through_index || declared || destructured
+    };
+    let calls_unknown = (close + 1..body_end).any(|k| {
+        // A function the body calls may change a variable of the enclosing scope.
+        t[k].kind == Kind::Ident
+            && !src.is_member(k)
+            && src.is(k + 1, "(")
+            && !matches!(
+                t[k].text,
+                "if" | "for" | "while" | "switch" | "catch" | "function"
+            )
+    });
+    !calls_unknown
+        && !(close + 1..body_end).any(|k| {
+            t[k].kind == Kind::Ident
+                && !src.is_member(k)
+                && names.contains(&t[k].text)
+                && changes(k)
+        })
+}
+
+/// `for (let i = 10; i >= 0; i++)`: the counter tested against a limit moves away from it
+/// (increments with `>`/`>=`, decrements with `<`/`<=`), and the body never assigns it.
+fn js_counts_away(src: &Source<'_>, open: usize, close: usize) -> bool {
+    let t = &src.tokens;
+    let depth = t[open].depth + 1;
+    let semis: Vec<usize> = (open + 1..close)
+        .filter(|&k| src.is(k, ";") && t[k].depth == depth)
+        .collect();
+    let [first, second] = semis.as_slice() else {
+        return false;
+    };
+    // The test: `NAME OP ...` with a comparison right after the counter.
+    let (Some(name), Some(op)) = (t.get(first + 1), t.get(first + 2)) else {
+        return false;
+    };
+    if name.kind != Kind::Ident || !matches!(op.text, "<" | "<=" | ">" | ">=") {
+        return false;
+    }
+    let update: Vec<&str> = (second + 1..close).map(|k| t[k].text).collect();
+    let up = matches!(update.as_slice(), [n, "++"] | ["++", n] if *n == name.text)
+        || matches!(update.as_slice(), [n, "+=", v] if *n == name.text && v.parse::<f64>().is_ok_and(|v| v > 0.0));
+    let down = matches!(update.as_slice(), [n, "--"] | ["--", n] if *n == name.text)
+        || matches!(update.as_slice(), [n, "-=", v] if *n == name.text && v.parse::<f64>().is_ok_and(|v| v > 0.0));
+    let body_end = js_body_end(src, close).min(t.len());
+    let assigned_in_body = (close + 1..body_end).any(|k| {
+        t[k].text == name.text
+            && !src.is_member(k)
+            && t.get(k + 1).is_some_and(|n| {
+                n.kind == Kind::Op
+                    && (matches!(n.text, "++" | "--")
+                        || (n.text.ends_with('=')
+                            && !matches!(n.text, "==" | "===" | "!=" | "!==" | "<=" | ">=")))
+            })
+    });
+    let away = (up && matches!(op.text, ">" | ">=")) || (down && matches!(op.text, "<" | "<="));
+    away && !assigned_in_body
 }
 
 /// `for (let i = A; i < B; i++)` gives B - A; `for (...;;)` is endless; `of`/`in` are unknown.
@@ -468,6 +651,66 @@ mod tests {
         ] {
             assert!(!loops(&py(changes)).iter().any(|l| l.endless), "{changes}");
         }
+    }
+
+    #[test]
+    fn javascript_loops_that_cannot_end_and_why() {
+        let endless = [
+            (
+                "let i = 0, t = 0;\nwhile (i < items.length) {\n  t += items[i];\n}",
+                Endless::UnchangedCondition,
+                "while (i < items.length)",
+            ),
+            (
+                "for (let i = 10; i >= 0; i++) {\n  x.push(i);\n}",
+                Endless::WrongDirection,
+                "for (let i = 10; i >= 0; i++)",
+            ),
+            (
+                "for (let i = 0; i < 10; i -= 1) {}",
+                Endless::WrongDirection,
+                "for (let i = 0; i < 10; i -= 1)",
+            ),
+            (
+                "while (status = 'pending') {\n  status = poll();\n}",
+                Endless::AssignmentInCondition,
+                "while (status = 'pending')",
+            ),
+        ];
+        for (code, cause, header) in endless {
+            let l = loops(&js(code));
+            assert_eq!(
+                (l[0].endless_cause, l[0].header.as_str()),
+                (Some(cause), header),
+                "{code}"
+            );
+            assert!(l[0].last_line > 1 || !code.contains('\n'), "{code}: {l:?}");
+        }
+        for ends in [
+            "while (i < n) { i++; }",
+            "while (i < n) { ++i; }",
+            "while (i < n) i += 2;",
+            "while (xs.length) { xs.pop(); }",
+            "while (xs.length > 0) { xs.length = 0; }",
+            "while (q.length) { step(); }",
+            "while (i < n) { if (x) break; }",
+            "while (done === false) { [done, v] = next(); }",
+            "while (ok()) { }",
+            "for (let i = 10; i >= 0; i--) {}",
+            "for (let i = 10; i >= 0; i++) { i -= 2; }",
+            "while (s = read()) { use(s); }",
+        ] {
+            let l = loops(&js(ends));
+            assert!(!l[0].endless, "{ends}: {:?}", l[0]);
+        }
+    }
+
+    #[test]
+    fn loops_know_their_last_line() {
+        let l = loops(&py("for i in range(9):\n    a = i\n    print(a)\nprint('done')\n"));
+        assert_eq!((l[0].line, l[0].last_line), (1, 3));
+        let l = loops(&js("for (let i = 0; i < 9; i++) {\n  a = i;\n}\nlog(a);"));
+        assert_eq!((l[0].line, l[0].last_line), (1, 3));
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub(crate) use calls::{StrLit, calls, strings};
 pub(crate) use consts::{const_value, number_value};
 pub(crate) use imports::{ImportKind, ImportRef, imports};
 pub(crate) use lexer::{Kind, NONE, Source};
-pub(crate) use loops::{LoopInfo, loops};
+pub(crate) use loops::{Endless, LoopInfo, loops};
 pub(crate) use names::free_names;
 pub(crate) use recursion::{branching_recursion, recursive_functions};
 
