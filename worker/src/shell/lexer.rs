@@ -4,8 +4,9 @@
 //! Quoting is resolved here but expansion is not: a [`Word`] keeps which of its parts were quoted
 //! (quoted text is never split, globbed, brace- or tilde-expanded) and where its expansions are
 //! (`$NAME`, `${NAME...}` with their operand words, `$(...)` and backquotes as parsed scripts,
-//! `$((...))` as the word of its expression), so [`super::expand`] can do the rest with the
-//! values current when the command runs.
+//! `$((...))` and bash's old `$[...]` as the word of their expression), so [`super::expand`] can
+//! do the rest with the values current when the command runs. `$'...'` (C-like escapes) is
+//! resolved here, into quoted text.
 //!
 //! The parser pulls tokens on demand because a word can hold a whole script (`$(...)`): the
 //! lexer hands the text after `$(` to [`parser::parse_nested`], which reads tokens from this
@@ -163,6 +164,8 @@ enum End {
     Colon,
     /// The `)` that closes `$((...))` or `((...))` (the parentheses inside are counted).
     Arith,
+    /// The `]` that closes bash's old `$[...]` (the brackets inside are counted).
+    Bracket,
     /// The right side of `[[ x =~ regex ]]`: a blank outside parentheses; `(`, `)` and `|`
     /// are part of it.
     Regex,
@@ -409,6 +412,21 @@ impl Lexer {
                 | (End::Colon, ':') => break,
                 (End::Regex, ' ' | '\t' | '\r' | '\n') if parens == 0 => break,
                 (End::Regex, ';' | '&' | '<' | '>') if parens == 0 => break,
+                (End::Bracket, '[') => {
+                    parens += 1;
+                    self.pos += 1;
+                    w.push_char(c, false);
+                    continue;
+                }
+                (End::Bracket, ']') => {
+                    if parens == 0 {
+                        break;
+                    }
+                    parens -= 1;
+                    self.pos += 1;
+                    w.push_char(c, false);
+                    continue;
+                }
                 (End::Arith | End::Regex, '(') => {
                     parens += 1;
                     self.pos += 1;
@@ -466,6 +484,9 @@ impl Lexer {
                     w.push_char(c, dq);
                 }
             }
+        }
+        if end == End::Bracket && self.peek().is_none() {
+            return Err("unexpected end of file: unterminated $[".into());
         }
         if end == End::Arith && self.peek().is_none() {
             return Err("unexpected end of file: unterminated arithmetic `((`".into());
@@ -558,6 +579,16 @@ impl Lexer {
                     return Err("syntax error: `$((' without its `))'".into());
                 }
                 self.pos += 2;
+                w.parts.push(Part::Arith { expr, quoted });
+                return Ok(());
+            }
+            // `$[...]`: bash's old spelling of `$((...))`.
+            Some('[') => {
+                self.pos += 1;
+                self.enter()?;
+                let expr = self.word(End::Bracket, false)?;
+                self.leave();
+                self.pos += 1;
                 w.parts.push(Part::Arith { expr, quoted });
                 return Ok(());
             }

@@ -807,6 +807,10 @@ fn agrees_with_bash_on_edge_cases() {
         ("x=1; { x=2; }; echo $x", "2\n"),
         ("echo $(( 2#1010 + 16#ff ))", "265\n"),
         ("x=ab; x+=cd; x+=\"$x\"; echo $x", "abcdabcd\n"),
+        (
+            "a=2; echo $[a * 3] \"$[1 + a]\" | tr -d '\\n'; echo",
+            "6 3\n",
+        ),
         ("x=1; echo {$x,y} {\"a\",b}c a{'x,y'}", "1 y ac bc a{x,y}\n"),
         (
             "set -e; x=$(false; echo no); echo \"[$x]\"; set +e",
