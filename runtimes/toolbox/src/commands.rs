@@ -25,6 +25,8 @@
     "fmt",
     "fold",
     "grep",
+    "gunzip",
+    "gzip",
     "head",
     "join",
     "link",
@@ -60,6 +62,7 @@
     "sum",
     "tac",
     "tail",
+    "tar",
     "tee",
     "touch",
     "tr",
@@ -70,4 +73,5 @@
     "uniq",
     "unlink",
     "wc",
+    "zcat",
 ]

@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::{ExitCode, exit};
 
+mod archive;
 mod diff;
 mod find;
 mod getopt;
@@ -30,6 +31,10 @@ fn run(name: &str, args: Args) -> Option<i32> {
         "grep" => grep::main(args),
         "rev" => own::rev(args),
         "sed" => sed::main(args),
+        "tar" => archive::tar(args),
+        "gzip" => archive::gzip("gzip", args),
+        "gunzip" => archive::gzip("gunzip", args),
+        "zcat" => archive::gzip("zcat", args),
         "du" => usage::du(args),
         "stat" => usage::stat(args),
         "tac" => own::tac(args),

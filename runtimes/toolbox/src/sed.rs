@@ -221,9 +221,8 @@ impl Parser {
             (false, true) => "(?m)",
             (false, false) => "",
         };
-        let translated = build(&[text.to_owned()], self.syntax, false, false)
-            .map(|r| r.as_str().to_owned())
-            .map_err(|e| format!("-e expression: {e}"))?;
+        let translated =
+            build(&[text.to_owned()], self.syntax, false, false).map(|r| r.as_str().to_owned())?;
         Regex::new(&format!("{flags}{translated}"))
             .map(Some)
             .map_err(|e| e.to_string())

@@ -311,6 +311,17 @@ const LINES: &[&str] = &[
     "sed p missing.txt",
     "cat n.txt | sed -n '$='",
     "sed '/^t/!d' n.txt",
+    "gzip -k a.txt && zcat a.txt.gz",
+    "gzip a.txt && ls a.txt* && gunzip a.txt.gz && cat a.txt",
+    "gzip -c n.txt | gunzip",
+    "cat n.txt | gzip | zcat",
+    "gunzip missing.gz",
+    "tar cf t.tar a.txt n.txt && tar tf t.tar",
+    "tar czf t.tgz src && tar tzf t.tgz | sort",
+    "tar czf t.tgz src && mkdir out && tar xzf t.tgz -C out && find out | sort && cat out/src/main.py",
+    "tar cf - src docs | tar tf - | sort",
+    "tar -cf t.tar a.txt && rm a.txt && tar -xf t.tar && cat a.txt",
+    "tar xf missing.tar",
 ];
 
 /// `ls -l` lines, compared by their type and permissions, size and name columns: links, owners
@@ -509,6 +520,22 @@ async fn webassembly_tools_stay_inside_the_sandbox_and_its_limits() -> Result<()
         .await?;
         ensure!(
             reply.u64("exit_code") == 2 && reply.str("stderr").contains("use diff -u"),
+            "{line}: {reply:?}"
+        );
+    }
+    // What a WebAssembly tool cannot do is refused with the way to do it.
+    for (line, hint) in [
+        ("find . -name '*.js' -exec cat {} \\;", "xargs -0"),
+        ("find . -execdir ls \\;", "xargs -0"),
+        ("printf 'ab\\n' > f; grep -P '(?<=a)b' f", "look-behind"),
+        (
+            "printf 'aa\\n' > f; sed 's/\\(a\\)\\1/x/' f",
+            "back-references",
+        ),
+    ] {
+        let reply = command(&server, session, line).await?;
+        ensure!(
+            reply.u64("exit_code") != 0 && reply.str("stderr").contains(hint),
             "{line}: {reply:?}"
         );
     }
