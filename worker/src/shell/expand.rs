@@ -297,6 +297,10 @@ fn param(
         }
         _ => {}
     }
+    // A quoted expansion makes a field even when it comes to nothing (`"${X:+y}"`).
+    if quoted {
+        f.push("", true);
+    }
     let value = env.param(name);
     let null = |colon: bool| value.is_none() || (colon && value.as_deref() == Some(""));
     let v = value.clone().unwrap_or_default();

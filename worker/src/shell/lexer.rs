@@ -742,6 +742,8 @@ impl Lexer {
             });
         }
         let operand = |lx: &mut Self, end: End| lx.word(end, quoted);
+        // A pattern is a pattern even inside double quotes (`"${p##*/}"`), as in bash.
+        let pattern = |lx: &mut Self, end: End| lx.word(end, false);
         let op = match self.bump() {
             Some('}') => None,
             Some('[') => return Err(unsupported("arrays (`${NAME[...]}`)")),
@@ -777,7 +779,7 @@ impl Lexer {
             Some(c @ ('#' | '%')) => {
                 let longest = self.peek() == Some(c);
                 self.pos += usize::from(longest);
-                let pattern = operand(self, End::Brace)?;
+                let pattern = pattern(self, End::Brace)?;
                 Some(if c == '#' {
                     ParamOp::RemovePrefix { pattern, longest }
                 } else {
@@ -791,7 +793,7 @@ impl Lexer {
                     _ => (false, None),
                 };
                 self.pos += usize::from(all || anchor.is_some());
-                let pattern = operand(self, End::Slash)?;
+                let pattern = pattern(self, End::Slash)?;
                 let with = if self.peek() == Some('/') {
                     self.pos += 1;
                     operand(self, End::Brace)?

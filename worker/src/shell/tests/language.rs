@@ -808,6 +808,15 @@ fn agrees_with_bash_on_edge_cases() {
         ("echo $(( 2#1010 + 16#ff ))", "265\n"),
         ("x=ab; x+=cd; x+=\"$x\"; echo $x", "abcdabcd\n"),
         (
+            "y=5; unset z; echo \"${y:+set}\" \"${z:+set}\" \"${z:-}\" | wc -c",
+            "6\n",
+        ),
+        (
+            "p=/a/b/c.txt; echo \"${p##*/}\" \"${p%/*}\" \"${p##*.}\" \"${p//\\//_}\"",
+            "c.txt /a/b txt _a_b_c.txt\n",
+        ),
+        ("set -- 1 2 3 4 5; echo ${@:2:2} ${*: -1}", "2 3 5\n"),
+        (
             "a=2; echo $[a * 3] \"$[1 + a]\" | tr -d '\\n'; echo",
             "6 3\n",
         ),
