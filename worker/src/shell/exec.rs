@@ -91,7 +91,7 @@ pub(crate) struct Options {
     pub pipefail: bool,
     /// `-x`: print each command, expanded, on stderr.
     pub xtrace: bool,
-    /// `-u`: accepted; unset variables still expand to nothing.
+    /// `-u`: expanding an unset variable (not `$@`, not `${X:-...}`) ends the script.
     pub nounset: bool,
 }
 
@@ -139,6 +139,9 @@ pub(crate) struct Shell<'a> {
     pub returnable: usize,
     /// While above zero, `set -e` does not stop the script (conditions, `&&`/`||`, `!`).
     errexit_off: usize,
+    /// Where `getopts` is inside a cluster of options (`-ab`): the `OPTIND` it was at and the
+    /// character it reads next.
+    pub getopts_at: (usize, usize),
     /// The status of the last command substitution, for a command that is only assignments.
     subst_status: Option<i32>,
     /// Where the stack was when the shell started (see [`MAX_STACK`]).
@@ -182,6 +185,7 @@ impl<'a> Shell<'a> {
             loops: 0,
             returnable: 0,
             errexit_off: 0,
+            getopts_at: (0, 0),
             subst_status: None,
             stack_base: stack_position(),
             base_in: Input::default(),
@@ -1159,6 +1163,10 @@ impl Env for Shell<'_> {
 
     fn stopped(&self) -> Option<Abort> {
         self.check().err()
+    }
+
+    fn nounset(&self) -> bool {
+        self.options.nounset
     }
 }
 

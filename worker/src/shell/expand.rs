@@ -67,6 +67,10 @@ pub(crate) trait Env: arith::Vars {
     fn cwd(&self) -> &str;
     /// Whether the deadline passed or the call was cancelled (and which).
     fn stopped(&self) -> Option<Abort>;
+    /// `set -u`: expanding an unset parameter is an error.
+    fn nounset(&self) -> bool {
+        false
+    }
 }
 
 /// A character and whether quoting made it literal.
@@ -302,6 +306,18 @@ fn param(
         f.push("", true);
     }
     let value = env.param(name);
+    let tests_unset = matches!(
+        op,
+        Some(
+            ParamOp::Default { .. }
+                | ParamOp::Assign { .. }
+                | ParamOp::Alternative { .. }
+                | ParamOp::Error { .. }
+        )
+    );
+    if value.is_none() && !tests_unset && env.nounset() {
+        return Err(Error::Fatal(format!("{name}: unbound variable")));
+    }
     let null = |colon: bool| value.is_none() || (colon && value.as_deref() == Some(""));
     let v = value.clone().unwrap_or_default();
     let Some(op) = op else {

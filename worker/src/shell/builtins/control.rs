@@ -1,5 +1,6 @@
 //! Built-ins of the shell language itself: `:`, `break`, `continue`, `return`, `local`,
-//! `shift`, `eval`, `let`, `read`, `command` and `declare`/`typeset`; `mapfile`/`readarray`
+//! `shift`, `eval`, `let`, `read`, `getopts`, `command` and `declare`/`typeset`;
+//! `mapfile`/`readarray`
 //! only to refuse arrays clearly. The first three end loops and functions by returning an
 //! [`Abort`] that the loop or function call in [`crate::shell::exec`] takes.
 
@@ -119,6 +120,101 @@ pub(super) fn declare(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
 pub(super) fn mapfile(ctx: &mut Ctx<'_, '_>, _: &[String]) -> Result<i32, Abort> {
     ctx.warn("arrays are not supported; use `while read -r line` or python -c / node -e");
     Ok(2)
+}
+
+/// `getopts OPTSTRING NAME [ARG...]`: the next option of the arguments (or of `$1`...) into
+/// `NAME`, its value into `OPTARG`, and the index of the next argument into `OPTIND`; status 1
+/// at the end of the options. A leading `:` in OPTSTRING reports errors through `NAME` (`?`,
+/// `:`) instead of messages.
+pub(super) fn getopts(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let [spec, name, given @ ..] = args else {
+        ctx.warn("usage: getopts OPTSTRING NAME [ARG...]");
+        return Ok(2);
+    };
+    let words: Vec<String> = if given.is_empty() {
+        ctx.sh.positional.get(1..).unwrap_or_default().to_vec()
+    } else {
+        given.to_vec()
+    };
+    let silent = spec.starts_with(':');
+    let optind = (ctx.sh.state.vars.get("OPTIND"))
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1);
+    let mut at = match ctx.sh.getopts_at {
+        (i, at) if i == optind => at,
+        _ => 0,
+    };
+    let set = |ctx: &mut Ctx<'_, '_>, k: &str, v: String| ctx.sh.set_var(k, v);
+    let Some(word) = words.get(optind - 1) else {
+        set(ctx, name, "?".into());
+        return Ok(1);
+    };
+    let chars: Vec<char> = word.chars().collect();
+    if at == 0 {
+        if word == "--" {
+            set(ctx, "OPTIND", (optind + 1).to_string());
+            set(ctx, name, "?".into());
+            return Ok(1);
+        }
+        if chars.len() < 2 || chars[0] != '-' {
+            set(ctx, name, "?".into());
+            return Ok(1);
+        }
+        at = 1;
+    }
+    let c = chars[at];
+    at += 1;
+    let mut next = optind;
+    let known = c != ':' && spec.contains(c);
+    let takes_value = known && spec[spec.find(c).unwrap_or(0) + c.len_utf8()..].starts_with(':');
+    ctx.sh.state.vars.remove("OPTARG");
+    if !known {
+        if silent {
+            set(ctx, "OPTARG", c.to_string());
+        } else {
+            ctx.warn(format_args!("illegal option -- {c}"));
+        }
+        set(ctx, name, "?".into());
+    } else if takes_value {
+        if at < chars.len() {
+            set(ctx, "OPTARG", chars[at..].iter().collect());
+            at = chars.len();
+        } else if let Some(value) = words.get(optind) {
+            set(ctx, "OPTARG", value.clone());
+            next += 1;
+        } else if silent {
+            set(ctx, "OPTARG", c.to_string());
+            set(ctx, name, ":".into());
+            at = chars.len();
+            return finish_getopts(ctx, next, at, chars.len());
+        } else {
+            ctx.warn(format_args!("option requires an argument -- {c}"));
+            set(ctx, name, "?".into());
+            return finish_getopts(ctx, next, chars.len(), chars.len());
+        }
+        set(ctx, name, c.to_string());
+    } else {
+        set(ctx, name, c.to_string());
+    }
+    finish_getopts(ctx, next, at, chars.len())
+}
+
+/// Moves `OPTIND` past the current word once its options are all read.
+fn finish_getopts(
+    ctx: &mut Ctx<'_, '_>,
+    optind: usize,
+    at: usize,
+    len: usize,
+) -> Result<i32, Abort> {
+    let (optind, at) = if at >= len {
+        (optind + 1, 0)
+    } else {
+        (optind, at)
+    };
+    ctx.sh.set_var("OPTIND", optind.to_string());
+    ctx.sh.getopts_at = (optind, at);
+    Ok(0)
 }
 
 pub(super) fn colon(_: &mut Ctx<'_, '_>, _: &[String]) -> Result<i32, Abort> {

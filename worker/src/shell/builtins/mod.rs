@@ -96,6 +96,8 @@ table! {
         "find [PATH...] [-name PAT] [-iname PAT] [-path PAT] [-type f|d|l] [-maxdepth N] \
          [-mindepth N] [-empty] [-not|!]",
         "search for files in a directory tree";
+    "getopts" => control::getopts, "getopts OPTSTRING NAME [ARG...]",
+        "parse options: the next one into NAME, its value into OPTARG";
     "grep" => grep::grep,
         "grep [-iwvxnclLhHoqsrRFE] [-m N] [-A N] [-B N] [-C N] [-e PAT] [--include GLOB] \
          PATTERN [FILE...]",
@@ -136,7 +138,7 @@ table! {
         "stream editor: s/RE/REPL/[gip N], p, d, q with line, $ and /RE/ addresses";
     "seq" => printf::seq, "seq [-s SEP] [-w] [FIRST [INCR]] LAST", "print a sequence of numbers";
     "set" => session::set, "set [-euxo pipefail] [+euxo pipefail] [-- ARGS]",
-        "set options for this call: -e, -o pipefail, -x (-u accepted); or $1... with --";
+        "set options for this call: -e, -u, -o pipefail, -x; or $1... with --";
     "sh" => scripts::sh, "sh [-c SCRIPT | FILE] [ARGS]",
         "run a script in a child shell (this shell)";
     "shift" => control::shift, "shift [N]", "drop the first N positional parameters";

@@ -808,6 +808,14 @@ fn agrees_with_bash_on_edge_cases() {
         ("echo $(( 2#1010 + 16#ff ))", "265\n"),
         ("x=ab; x+=cd; x+=\"$x\"; echo $x", "abcdabcd\n"),
         (
+            "f() { local OPTIND=1 o; while getopts \"ab:c\" o; do case $o in a) echo A;; b) echo \"B=$OPTARG\";; c) echo C;; ?) echo bad;; esac; done; shift $((OPTIND-1)); echo \"rest: $*\"; }; f -a -b 1 -cab2 x y; f -z -- -a; while getopts \":x:\" o -x; do echo \"$o $OPTARG\"; done",
+            "A\nB=1\nC\nA\nB=2\nrest: x y\nbad\nrest: -a\n: x\n",
+        ),
+        (
+            "(set -u; echo \"${nope:-d}\" \"$@\" $#; echo $nope; echo never); echo $?",
+            "d 0\n1\n",
+        ),
+        (
             "y=5; unset z; echo \"${y:+set}\" \"${z:+set}\" \"${z:-}\" | wc -c",
             "6\n",
         ),
