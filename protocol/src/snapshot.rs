@@ -342,6 +342,90 @@ pub fn encode_framed<'m>(
     out
 }
 
+/// [`encode_framed`] with [`Packing::Stored`], handed to `emit` in parts of at most
+/// `part_bytes` as they are made (`true` with the last one), so that a layer as large as the
+/// memory it comes from never needs a second copy of that memory at once: only one part is
+/// held. The frame's length is known before the first byte, since stored pages have a size.
+///
+/// # Errors
+/// The first error `emit` returns; nothing more is emitted after it.
+pub fn encode_framed_parts<'m, E>(
+    meta: &SnapshotMeta,
+    pages: &[u32],
+    page_of: impl Fn(u32) -> &'m [u8],
+    part_bytes: usize,
+    emit: impl FnMut(Vec<u8>, bool) -> Result<(), E>,
+) -> Result<(), E> {
+    let len = stored_len(meta, pages);
+    let part_bytes = part_bytes.max(1);
+    let mut parts = Parts {
+        buffer: Vec::with_capacity((8 + len).min(part_bytes)),
+        part_bytes,
+        emit,
+        failed: None,
+    };
+    parts.put(&(len as u64).to_le_bytes());
+    encode_into(&mut parts, meta, pages, page_of, Packing::Stored);
+    if let Some(e) = parts.failed {
+        return Err(e);
+    }
+    let last = std::mem::take(&mut parts.buffer);
+    (parts.emit)(last, true)
+}
+
+/// The exact length of [`encode`]'s bytes with [`Packing::Stored`].
+fn stored_len(meta: &SnapshotMeta, pages: &[u32]) -> usize {
+    let descriptors = meta.descriptors.len().min(MAX_DESCRIPTORS);
+    MAGIC.len()
+        + 4
+        + meta.module.len()
+        + 3 * 8
+        + 4
+        + 4 * descriptors
+        + 4
+        + 4 * pages.len()
+        + 4 * pages.len().div_ceil(CHUNK_PAGES)
+        + PAGE * pages.len()
+}
+
+/// Where [`encode_into`] writes: a buffer, or [`Parts`] handed on as they fill.
+trait Sink {
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+/// Bytes cut into parts of `part_bytes`: a full part is emitted only when more bytes come, so
+/// the last part (emitted by its owner) is never empty unless everything was.
+struct Parts<F, E> {
+    buffer: Vec<u8>,
+    part_bytes: usize,
+    emit: F,
+    failed: Option<E>,
+}
+
+impl<F: FnMut(Vec<u8>, bool) -> Result<(), E>, E> Sink for Parts<F, E> {
+    fn put(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() && self.failed.is_none() {
+            if self.buffer.len() == self.part_bytes {
+                let full = std::mem::replace(&mut self.buffer, Vec::with_capacity(self.part_bytes));
+                if let Err(e) = (self.emit)(full, false) {
+                    self.failed = Some(e);
+                    return;
+                }
+            }
+            let room = self.part_bytes - self.buffer.len();
+            let (now, rest) = bytes.split_at(room.min(bytes.len()));
+            self.buffer.extend_from_slice(now);
+            bytes = rest;
+        }
+    }
+}
+
 /// Room for [`encode`]'s bytes: exact when stored, a guess when compressed.
 fn encoded_capacity(meta: &SnapshotMeta, pages: &[u32], packing: Packing) -> usize {
     let page_bytes = match packing {
@@ -356,36 +440,36 @@ fn encoded_capacity(meta: &SnapshotMeta, pages: &[u32], packing: Packing) -> usi
 }
 
 fn encode_into<'m>(
-    out: &mut Vec<u8>,
+    out: &mut impl Sink,
     meta: &SnapshotMeta,
     pages: &[u32],
     page_of: impl Fn(u32) -> &'m [u8],
     packing: Packing,
 ) {
     let module = meta.module.as_bytes();
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&(module.len() as u32).to_le_bytes());
-    out.extend_from_slice(module);
+    out.put(MAGIC);
+    out.put(&(module.len() as u32).to_le_bytes());
+    out.put(module);
     for n in [meta.cell, meta.clock_ns, meta.memory_bytes] {
-        out.extend_from_slice(&n.to_le_bytes());
+        out.put(&n.to_le_bytes());
     }
     let descriptors = &meta.descriptors[..meta.descriptors.len().min(MAX_DESCRIPTORS)];
-    out.extend_from_slice(&(descriptors.len() as u32).to_le_bytes());
+    out.put(&(descriptors.len() as u32).to_le_bytes());
     for fd in descriptors {
-        out.extend_from_slice(&fd.to_le_bytes());
+        out.put(&fd.to_le_bytes());
     }
-    out.extend_from_slice(&(pages.len() as u32).to_le_bytes());
+    out.put(&(pages.len() as u32).to_le_bytes());
     for page in pages {
-        out.extend_from_slice(&page.to_le_bytes());
+        out.put(&page.to_le_bytes());
     }
-    let mut scratch = Vec::with_capacity(CHUNK_PAGES * PAGE);
+    let mut scratch = Vec::new();
     for chunk in pages.chunks(CHUNK_PAGES) {
         match packing {
             Packing::Stored => {
                 let len = (chunk.len() * PAGE) as u32 | STORED;
-                out.extend_from_slice(&len.to_le_bytes());
+                out.put(&len.to_le_bytes());
                 for &page in chunk {
-                    out.extend_from_slice(page_of(page));
+                    out.put(page_of(page));
                 }
             }
             Packing::Compressed => {
@@ -394,8 +478,8 @@ fn encode_into<'m>(
                     scratch.extend_from_slice(page_of(page));
                 }
                 let compressed = lz4_flex::block::compress(&scratch);
-                out.extend_from_slice(&(compressed.len() as u32).to_le_bytes());
-                out.extend_from_slice(&compressed);
+                out.put(&(compressed.len() as u32).to_le_bytes());
+                out.put(&compressed);
             }
         }
     }
@@ -464,6 +548,57 @@ mod tests {
             page_of,
             packing,
         ))
+    }
+
+    #[test]
+    fn a_layer_in_parts_is_the_framed_layer_cut_at_the_part_size() {
+        let memory: Vec<u8> = (0..300 * PAGE)
+            .map(|i| (i / PAGE) as u8 ^ i as u8)
+            .collect();
+        let pages: Vec<u32> = (0..300).filter(|p| p % 3 != 1).collect();
+        let page_of = |p: u32| &memory[p as usize * PAGE..(p as usize + 1) * PAGE];
+        let whole = encode_framed(
+            &meta(memory.len() as u64, 4),
+            &pages,
+            page_of,
+            Packing::Stored,
+        );
+        for part_bytes in [1, 7, PAGE, 100_000, whole.len() - 1, whole.len(), 1 << 30] {
+            let mut parts: Vec<(Vec<u8>, bool)> = Vec::new();
+            let emitted = encode_framed_parts(
+                &meta(memory.len() as u64, 4),
+                &pages,
+                page_of,
+                part_bytes,
+                |part, last| {
+                    parts.push((part, last));
+                    Ok::<(), ()>(())
+                },
+            );
+            assert!(emitted.is_ok());
+            let lasts: Vec<bool> = parts.iter().map(|(_, last)| *last).collect();
+            assert_eq!(lasts.iter().filter(|l| **l).count(), 1, "{part_bytes}");
+            assert_eq!(lasts.last(), Some(&true), "{part_bytes}");
+            assert!(
+                parts
+                    .iter()
+                    .all(|(p, _)| !p.is_empty() && p.len() <= part_bytes)
+            );
+            let joined: Vec<u8> = parts.iter().flat_map(|(p, _)| p.iter().copied()).collect();
+            assert_eq!(joined, whole, "{part_bytes}");
+            let inner = &parts[..parts.len() - 1];
+            assert!(
+                inner.iter().all(|(p, _)| p.len() == part_bytes),
+                "{part_bytes}"
+            );
+        }
+        // The first refusal stops it: nothing more is emitted, and it is the answer.
+        let mut calls = 0;
+        let refused = encode_framed_parts(&meta(0, 1), &pages, page_of, PAGE, |_, _| {
+            calls += 1;
+            if calls == 3 { Err("gone") } else { Ok(()) }
+        });
+        assert_eq!((refused, calls), (Err("gone"), 3));
     }
 
     fn replay(log: &[u8], len: usize) -> Vec<u8> {

@@ -292,28 +292,17 @@ impl Link {
         }
     }
 
-    /// Sends the interpreter's state after an execution (a layer, `full` or not) in parts: a
-    /// layer of one part (nearly every one) goes as it is, not copied.
+    /// Sends one part of the interpreter's state after an execution (a layer, `full` or
+    /// not; see [`crate::snapshot::Tracker::layer_in_parts`]), as it is made.
     ///
     /// # Errors
     /// When the supervisor has gone away.
-    pub fn send_state(&self, layer: Vec<u8>, full: bool) -> Result<(), FrameError> {
-        if layer.len() <= SNAPSHOT_PART {
-            return self.send(&Response::StatePart {
-                data: layer,
-                last: true,
-                full,
-            });
-        }
-        let mut parts = layer.chunks(SNAPSHOT_PART).peekable();
-        while let Some(part) = parts.next() {
-            self.send(&Response::StatePart {
-                data: part.to_vec(),
-                last: parts.peek().is_none(),
-                full,
-            })?;
-        }
-        Ok(())
+    pub fn send_state(&self, part: crate::snapshot::LayerPart) -> Result<(), FrameError> {
+        self.send(&Response::StatePart {
+            data: part.data,
+            last: part.last,
+            full: part.full,
+        })
     }
 
     /// Sends a snapshot in parts, then what it holds (or why there is none).

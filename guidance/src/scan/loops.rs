@@ -462,14 +462,10 @@ fn js_assigns_constant(src: &Source<'_>, open: usize, close: usize) -> bool {
 fn js_unchanged_condition(src: &Source<'_>, open: usize, close: usize, body_end: usize) -> bool {
     let t = &src.tokens;
     let mut names: Vec<&str> = Vec::new();
-    for k in open + 1..close {
-        let tok = &t[k];
+    for (k, tok) in t.iter().enumerate().take(close).skip(open + 1) {
         match tok.kind {
-            Kind::Ident if src.is_member(k) => {
-                if tok.text != "length" {
-                    return false;
-                }
-            }
+            Kind::Ident if src.is_member(k) && tok.text != "length" => return false,
+            Kind::Ident if src.is_member(k) => {}
             Kind::Ident if matches!(tok.text, "true" | "false" | "null" | "undefined") => {}
             Kind::Ident if src.is(k + 1, "(") || src.is(k + 1, "[") => return false,
             Kind::Ident => names.push(tok.text),

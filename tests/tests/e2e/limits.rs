@@ -209,6 +209,20 @@ async fn memory_cap_is_an_error_not_a_crash() -> anyhow::Result<()> {
     assert_eq!(big.str("error_type"), "out_of_memory", "{big:?}");
     let after = server.exec("python", "sum(small)", json!({})).await?;
     assert_eq!(after.str("result"), "6");
+    // Memory filled by many small objects: every page up to the cap is written, so the state
+    // layer after the call is as large as the memory. The worker sends it in parts as it makes
+    // it; it used to build it whole and abort on the allocation (worker_crashed, state lost).
+    let grid = server
+        .exec(
+            "python",
+            "SIZE = 20_000\ngrid = [[0] * SIZE for _ in range(SIZE)]",
+            json!({}),
+        )
+        .await?;
+    assert_eq!(grid.str("error_type"), "out_of_memory", "{grid:?}");
+    assert!(!grid.bool("session_restarted"), "{grid:?}");
+    let after = server.exec("python", "sum(small)", json!({})).await?;
+    assert_eq!(after.str("result"), "6", "{after:?}");
 
     let created = server
         .call(

@@ -15,7 +15,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use sandbox_protocol::{
-    ExecuteRequest, ExecutionKind, ExecutionReport, Language, Response, Restart, StateAfterRestart,
+    ExecuteRequest, ExecutionKind, ExecutionReport, FrameError, Language, Response, Restart,
+    SNAPSHOT_PART, StateAfterRestart,
 };
 use wasmtime::{Linker, Module, Result};
 
@@ -169,12 +170,14 @@ impl<'m> JsSession<'m> {
         taken
     }
 
-    /// The layer of its state the supervisor does not have yet, and whether it is full.
-    pub fn state_layer(&mut self) -> (Vec<u8>, bool) {
+    /// Sends the layer of its state the supervisor does not have yet, in parts.
+    pub fn send_state_layer(&mut self, link: &Link) -> Result<(), FrameError> {
         let mut tracker = std::mem::take(&mut self.tracker);
-        let layer = crate::snapshot::layer_of(self.at_rest(), &mut tracker);
+        let sent = crate::snapshot::layer_of(self.at_rest(), &mut tracker, SNAPSHOT_PART, |part| {
+            link.send_state(part)
+        });
         self.tracker = tracker;
-        layer
+        sent
     }
 
     fn at_rest(&mut self) -> crate::snapshot::AtRest<'_> {
@@ -442,8 +445,7 @@ pub fn serve(
                 // A call that trapped left the state the supervisor has (rolled back), or a
                 // fresh context it replaces with that state: nothing new to send.
                 let sent = if report.restart.is_none() {
-                    let (layer, full) = session.state_layer();
-                    link.send_state(layer, full)
+                    session.send_state_layer(&link)
                 } else {
                     Ok(())
                 };
@@ -452,10 +454,7 @@ pub fn serve(
                 sent
             }
             Task::Snapshot => link.send_snapshot(Ok(session.take_snapshot())),
-            Task::SendState => {
-                let (layer, full) = session.state_layer();
-                link.send_state(layer, full)
-            }
+            Task::SendState => session.send_state_layer(&link),
             Task::Restore(bytes) => {
                 let restored = session.restore(&bytes).map_err(|e| format!("{e:#}"));
                 drop(bytes);

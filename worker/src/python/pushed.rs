@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use sandbox_protocol::{
-    ErrorKind, ExecuteRequest, ExecutionReport, GuestError, Language, Response, RestoreInfo,
-    Runtime,
+    ErrorKind, ExecuteRequest, ExecutionReport, FrameError, GuestError, Language, Response,
+    RestoreInfo, Runtime, SNAPSHOT_PART,
 };
 use wasmtime::{AsContextMut, Linker, Memory, Module, Result, Store, TypedFunc, format_err};
 
@@ -142,12 +142,15 @@ impl Interpreter {
         taken
     }
 
-    /// The layer of its state the supervisor does not have yet, and whether it is full.
-    fn state_layer(&mut self, config: &SessionConfig) -> (Vec<u8>, bool) {
+    /// Sends the layer of its state the supervisor does not have yet, in parts.
+    fn send_state_layer(&mut self, config: &SessionConfig, link: &Link) -> Result<(), FrameError> {
         let mut tracker = std::mem::take(&mut self.tracker);
-        let layer = crate::snapshot::layer_of(self.at_rest(config), &mut tracker);
+        let sent =
+            crate::snapshot::layer_of(self.at_rest(config), &mut tracker, SNAPSHOT_PART, |part| {
+                link.send_state(part)
+            });
         self.tracker = tracker;
-        layer
+        sent
     }
 
     fn at_rest(&mut self, config: &SessionConfig) -> crate::snapshot::AtRest<'_> {
@@ -586,21 +589,16 @@ pub(super) fn serve(
             }
             let sent = match task {
                 Task::Run(job) => match interpreter.execute(&job.request) {
-                    Ok(report) => {
-                        let (layer, full) = interpreter.state_layer(config);
-                        link.send_state(layer, full)
-                            .and_then(|()| link.deliver(job.reply, report))
-                    }
+                    Ok(report) => interpreter
+                        .send_state_layer(config, &link)
+                        .and_then(|()| link.deliver(job.reply, report)),
                     Err(report) => {
                         carried = Some((report, job.reply));
                         break;
                     }
                 },
                 Task::Snapshot => link.send_snapshot(Ok(interpreter.snapshot(config))),
-                Task::SendState => {
-                    let (layer, full) = interpreter.state_layer(config);
-                    link.send_state(layer, full)
-                }
+                Task::SendState => interpreter.send_state_layer(config, &link),
                 Task::Restore(bytes) => {
                     let started = std::time::Instant::now();
                     let restored = interpreter.restored(

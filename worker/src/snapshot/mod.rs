@@ -184,6 +184,31 @@ impl Tracker {
         base_bytes: usize,
         meta: &SnapshotMeta,
     ) -> (Vec<u8>, bool) {
+        let mut layer = Vec::new();
+        let full = self.first;
+        let made = self.layer_in_parts(memory, base_bytes, meta, usize::MAX, |part| {
+            layer.extend_from_slice(&part.data);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        let Ok(()) = made;
+        (layer, full)
+    }
+
+    /// The layer of the state now, handed to `emit` in [`LayerPart`]s of at most `part_bytes`
+    /// as it is made: a session that filled its memory writes a layer as large as that memory,
+    /// and the worker must not need a second copy of it at once (the allocation would fail
+    /// under the worker's rlimits and abort it).
+    ///
+    /// # Errors
+    /// The first error of `emit`.
+    pub fn layer_in_parts<E>(
+        &mut self,
+        memory: &[u8],
+        base_bytes: usize,
+        meta: &SnapshotMeta,
+        part_bytes: usize,
+        mut emit: impl FnMut(LayerPart) -> Result<(), E>,
+    ) -> Result<(), E> {
         let full = self.first;
         let candidates = self.candidates(memory);
         let pages = changed_pages(memory, base_bytes, candidates, Some(self));
@@ -192,10 +217,24 @@ impl Tracker {
         // call (the supervisor compresses the log when it compacts it). Framed as it is made:
         // a layer is a few hundred kilobytes after every call, and each copy counts.
         let page_of = |page: u32| page_bytes(memory, page);
-        let framed =
-            sandbox_protocol::snapshot::encode_framed(meta, &pages, page_of, Packing::Stored);
-        (framed, full)
+        sandbox_protocol::snapshot::encode_framed_parts(
+            meta,
+            &pages,
+            page_of,
+            part_bytes,
+            |data, last| emit(LayerPart { data, last, full }),
+        )
     }
+}
+
+/// One part of a state layer as [`Tracker::layer_in_parts`] makes it.
+#[derive(Debug)]
+pub struct LayerPart {
+    pub data: Vec<u8>,
+    /// The layer's last part.
+    pub last: bool,
+    /// The layer is full: it replaces every layer before it.
+    pub full: bool,
 }
 
 /// Names what a fresh instance's memory is made of, for [`Snapshot::check_fits`]: the wasm
@@ -304,16 +343,30 @@ pub fn restore_into(
     Ok(())
 }
 
-/// The layer of `instance`'s state that `tracker` says the supervisor does not have yet, and
-/// whether it is full.
-pub fn layer_of(mut instance: AtRest<'_>, tracker: &mut Tracker) -> (Vec<u8>, bool) {
+/// The layer of `instance`'s state that `tracker` says the supervisor does not have yet,
+/// handed to `emit` in parts of at most `part_bytes`.
+///
+/// # Errors
+/// The first error of `emit`.
+pub fn layer_of<E>(
+    mut instance: AtRest<'_>,
+    tracker: &mut Tracker,
+    part_bytes: usize,
+    mut emit: impl FnMut(LayerPart) -> Result<(), E>,
+) -> Result<(), E> {
     let started = Instant::now();
     let meta = instance.meta();
     let memory = instance.memory.data(&*instance.store);
-    let (layer, full) = tracker.layer(memory, instance.base_bytes, &meta);
+    let mut bytes = 0;
+    let mut full = false;
+    let sent = tracker.layer_in_parts(memory, instance.base_bytes, &meta, part_bytes, |part| {
+        bytes += part.data.len();
+        full = part.full;
+        emit(part)
+    });
     let us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    tracing::debug!(bytes = layer.len(), full, us, "state layer");
-    (layer, full)
+    tracing::debug!(bytes, full, us, "state layer");
+    sent
 }
 
 /// When the monotonic clock of an interpreter restored from `layers` must read zero.
