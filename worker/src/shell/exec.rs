@@ -22,7 +22,7 @@
 //! `while` or `until`, in any but the last command of `&&`/`||`, or under `!`; that holds for
 //! everything such a command runs (function bodies included).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
 use std::io::Read;
 use std::rc::Rc;
@@ -139,6 +139,11 @@ pub(crate) struct Shell<'a> {
     pub returnable: usize,
     /// While above zero, `set -e` does not stop the script (conditions, `&&`/`||`, `!`).
     errexit_off: usize,
+    /// Variables made read-only (`readonly`, `declare -r`) in this call.
+    pub readonly: HashSet<String>,
+    /// Subshells running around the current command: an expansion error (`${X:?}`, `set -u`)
+    /// ends a subshell with status 1 but the shell itself with 127, as in bash.
+    subshells: usize,
     /// Where `getopts` is inside a cluster of options (`-ab`): the `OPTIND` it was at and the
     /// character it reads next.
     pub getopts_at: (usize, usize),
@@ -185,6 +190,8 @@ impl<'a> Shell<'a> {
             loops: 0,
             returnable: 0,
             errexit_off: 0,
+            readonly: HashSet::new(),
+            subshells: 0,
             getopts_at: (0, 0),
             subst_status: None,
             stack_base: stack_position(),
@@ -240,6 +247,10 @@ impl<'a> Shell<'a> {
             ExpandError::Fatal(msg) => {
                 self.complain(msg);
                 Err(Abort::Exit(1))
+            }
+            ExpandError::Unset(msg) => {
+                self.complain(msg);
+                Err(Abort::Exit(if self.subshells > 0 { 1 } else { 127 }))
             }
             other => {
                 self.complain(other);
@@ -338,7 +349,9 @@ impl<'a> Shell<'a> {
             positional: self.positional.clone(),
             locals: self.locals.clone(),
         };
+        self.subshells += 1;
         let result = f(self);
+        self.subshells -= 1;
         *self.state = saved.state;
         self.options = saved.options;
         self.functions = saved.functions;
@@ -692,6 +705,12 @@ impl<'a> Shell<'a> {
         let result = if !redirected {
             Ok(1)
         } else if argv.is_empty() {
+            // Assigning a read-only variable ends the script, as in bash.
+            if let Some((k, _)) = assigns.iter().find(|(k, _)| self.readonly.contains(k)) {
+                self.complain(format_args!("{k}: readonly variable"));
+                self.io.close_files(mark);
+                return Err(Abort::Exit(1));
+            }
             let mut status = self.subst_status.unwrap_or(0);
             for (k, v) in assigns {
                 if !self.set_var(&k, v) {
@@ -832,9 +851,13 @@ impl<'a> Shell<'a> {
         self.with_streams(fds, |sh| sh.run_script(&script))
     }
 
-    /// Sets a shell variable; `false` (after a message) when the variables would hold more than
-    /// [`MAX_VARS`].
+    /// Sets a shell variable; `false` (after a message) when it is read-only or the variables
+    /// would hold more than [`MAX_VARS`].
     pub(crate) fn set_var(&mut self, name: &str, value: String) -> bool {
+        if self.readonly.contains(name) {
+            self.complain(format_args!("{name}: readonly variable"));
+            return false;
+        }
         if !self.room_for(&[(name.to_string(), value.clone())]) {
             return false;
         }
@@ -1046,14 +1069,15 @@ impl<'a> Shell<'a> {
                 std::mem::take(&mut self.returnable),
                 std::mem::take(&mut self.locals),
                 self.functions.clone(),
+                std::mem::take(&mut self.subshells),
             )
         });
         self.depth += 1;
         let result = self.run_script(&script);
         self.depth -= 1;
-        if let Some((loops, returnable, locals, functions)) = saved_frames {
+        if let Some((loops, returnable, locals, functions, subshells)) = saved_frames {
             (self.loops, self.returnable, self.locals) = (loops, returnable, locals);
-            self.functions = functions;
+            (self.functions, self.subshells) = (functions, subshells);
         }
         (self.base_in, self.base_out, self.base_err) = saved_base;
         if let Some(p) = saved_positional {

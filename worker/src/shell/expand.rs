@@ -42,6 +42,10 @@ pub(crate) enum Error {
     /// (`${X:?msg}`, division by zero in `$((...))`).
     #[error("{0}")]
     Fatal(String),
+    /// `${X:?msg}` or `set -u` met an unset parameter: ends the script, with status 127 at
+    /// the top (1 in a subshell), as bash's.
+    #[error("{0}")]
+    Unset(String),
     /// The deadline passed, the call was cancelled, or a substitution ended the shell.
     #[error("stopped")]
     Stopped(Abort),
@@ -316,7 +320,7 @@ fn param(
         )
     );
     if value.is_none() && !tests_unset && env.nounset() {
-        return Err(Error::Fatal(format!("{name}: unbound variable")));
+        return Err(Error::Unset(format!("{name}: unbound variable")));
     }
     let null = |colon: bool| value.is_none() || (colon && value.as_deref() == Some(""));
     let v = value.clone().unwrap_or_default();
@@ -373,7 +377,7 @@ fn param(
                 } else {
                     msg
                 };
-                return Err(Error::Fatal(format!("{name}: {msg}")));
+                return Err(Error::Unset(format!("{name}: {msg}")));
             }
             push_value(f, &v, quoted);
         }

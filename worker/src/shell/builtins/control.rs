@@ -98,6 +98,9 @@ pub(super) fn declare(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
     if !ctx.sh.locals.is_empty() && !has('g') {
         return local(ctx, &names);
     }
+    if has('r') {
+        return readonly(ctx, &names);
+    }
     let mut status = 0;
     for a in &names {
         let (name, value) = match a.split_once('=') {
@@ -112,6 +115,31 @@ pub(super) fn declare(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
         {
             status = 1;
         }
+    }
+    Ok(status)
+}
+
+/// `readonly NAME[=VALUE]...`: assigns, then refuses every later assignment and `unset` of
+/// the names (for this call).
+pub(super) fn readonly(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let mut status = 0;
+    for a in args.iter().filter(|a| !a.starts_with('-')) {
+        let (name, value) = match a.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (a.as_str(), None),
+        };
+        if !is_name(name) {
+            ctx.warn(format_args!("`{a}': not a valid identifier"));
+            status = 1;
+            continue;
+        }
+        if let Some(v) = value
+            && !ctx.sh.set_var(name, v.to_string())
+        {
+            status = 1;
+            continue;
+        }
+        ctx.sh.readonly.insert(name.to_string());
     }
     Ok(status)
 }

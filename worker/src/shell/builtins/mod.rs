@@ -129,6 +129,8 @@ table! {
     "read" => control::read, "read [-r] [-p PROMPT] [-d DELIM] [NAME...]",
         "read a line of stdin into variables (split on IFS)";
     "readarray" => control::mapfile, "readarray", "(arrays are not supported)";
+    "readonly" => control::readonly, "readonly NAME[=VALUE]...",
+        "set variables that later assignments may not change";
     "realpath" => session::realpath, "realpath PATH...", "print the absolute, normalised path";
     "return" => control::return_, "return [N]",
         "leave the running function or sourced script";

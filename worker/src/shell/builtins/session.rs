@@ -196,10 +196,16 @@ pub(super) fn set(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> 
 }
 
 pub(super) fn unset(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let mut status = 0;
     for a in args.iter().filter(|a| !matches!(a.as_str(), "-v" | "-f")) {
-        ctx.sh.state.vars.remove(a);
+        if ctx.sh.readonly.contains(a) {
+            ctx.warn(format_args!("{a}: cannot unset: readonly variable"));
+            status = 1;
+        } else {
+            ctx.sh.state.vars.remove(a);
+        }
     }
-    Ok(0)
+    Ok(status)
 }
 
 fn print_env(ctx: &mut Ctx<'_, '_>) {

@@ -662,9 +662,10 @@ fn parameter_operations() {
         s.ok("e=; echo ${e:-d} [${e-d}] ${e:+alt} ${p:+alt}"),
         "d [] alt\n"
     );
+    // bash ends with 127 there (and with 1 in a subshell).
     let (out, err, code) = s.sh("echo ${missing:?is required}; echo never");
     assert!(
-        out.is_empty() && err.contains("missing: is required") && code == 1,
+        out.is_empty() && err.contains("missing: is required") && code == 127,
         "{err}"
     );
     assert_eq!(
@@ -814,6 +815,14 @@ fn agrees_with_bash_on_edge_cases() {
         (
             "(set -u; echo \"${nope:-d}\" \"$@\" $#; echo $nope; echo never); echo $?",
             "d 0\n1\n",
+        ),
+        (
+            "readonly R=1; unset R; echo $?; (R=2; echo no); echo $?; echo $R; declare -r Q=3; (Q=4); echo $Q",
+            "1\n1\n1\n3\n",
+        ),
+        (
+            "(echo ${missing:?gone}); echo $?; (set -u; : $missing); echo $?",
+            "1\n1\n",
         ),
         (
             "y=5; unset z; echo \"${y:+set}\" \"${z:+set}\" \"${z:-}\" | wc -c",
