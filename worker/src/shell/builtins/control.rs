@@ -1,8 +1,8 @@
 //! Built-ins of the shell language itself: `:`, `break`, `continue`, `return`, `local`,
-//! `shift`, `eval`, `let`, `read`, `getopts`, `command` and `declare`/`typeset`;
-//! `mapfile`/`readarray`
-//! only to refuse arrays clearly. The first three end loops and functions by returning an
-//! [`Abort`] that the loop or function call in [`crate::shell::exec`] takes.
+//! `shift`, `eval`, `let`, `read`, `getopts`, `command`, `declare`/`typeset` and `readonly`;
+//! `mapfile`/`readarray` only to refuse arrays clearly. `break`, `continue` and `return` end
+//! loops and functions by returning an [`Abort`] that the loop or function call in
+//! [`crate::shell::exec`] takes.
 
 use crate::shell::arith;
 use crate::shell::exec::{Abort, Ctx};
