@@ -54,6 +54,9 @@ pub struct Case {
     pub stdout_truncated: bool,
     #[serde(default)]
     pub state_lost: bool,
+    /// The code is an `execute_command` line.
+    #[serde(default)]
+    pub command: bool,
     pub disk: Option<Disk>,
     /// Fuel analysis: what the call used of its budget.
     pub consumed: Option<u64>,
@@ -153,6 +156,7 @@ impl Case {
             facts.timeout_secs = self.timeout_secs;
             facts.stdout_truncated = self.stdout_truncated;
             facts.state_lost = self.state_lost;
+            facts.command = self.command;
             facts.disk = self.disk.as_ref().map(|d| DiskFacts {
                 quota_bytes: d.quota_bytes,
                 quota_files: d.quota_files,

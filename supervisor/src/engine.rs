@@ -47,6 +47,8 @@ pub struct Lesson<'a> {
     pub language: Language,
     /// The code or command that ran ("" when none did).
     pub code: &'a str,
+    /// `code` is an `execute_command` line, not code in `language`.
+    pub command: bool,
     /// The interpreter's memory cap (0 when nothing ran).
     pub memory_cap: u64,
     pub timeout: Duration,
@@ -230,6 +232,7 @@ impl Sandbox {
         let lesson = Lesson {
             language: session.language(),
             code: &code,
+            command: tool == Some("execute_command"),
             memory_cap: session.limits().memory_bytes,
             timeout,
             disk,
@@ -298,6 +301,7 @@ impl Sandbox {
         facts.timeout_secs = lesson.timeout.as_secs_f64();
         facts.stdout_truncated = result.stdout_truncated;
         facts.state_lost = result.state_after_restart == Some(StateAfterRestart::Lost);
+        facts.command = lesson.command;
         facts.disk = lesson.disk;
         facts.runtime = runtime;
         let advice = guidance::advise_with(&facts, &self.imports);
@@ -311,6 +315,7 @@ impl Lesson<'_> {
         Lesson {
             language,
             code: "",
+            command: false,
             memory_cap: 0,
             timeout,
             disk: None,

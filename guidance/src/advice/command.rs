@@ -34,7 +34,14 @@ impl Draft<'_, '_> {
             || self.command_code_raised(stderr)
             || self.command_bad_option(stderr);
         if !explained {
-            self.fix(words::text("command_failed.read_stderr"));
+            match tool_message(stderr) {
+                Some((command, message)) => self.fix(say!(
+                    "command_failed.tool_says",
+                    command = command,
+                    message = clip(message, 160)
+                )),
+                None => self.fix(words::text("command_failed.read_stderr")),
+            }
         }
         self.rule_with("command_failed", &[("language", &self.lang())]);
     }
@@ -128,6 +135,21 @@ impl Draft<'_, '_> {
         ));
         true
     }
+}
+
+/// The first line of stderr in the form `tool: message` (GNU's form for a tool's own error),
+/// as (tool, message); not the shell's own lines (`sh: ...`).
+fn tool_message(stderr: &str) -> Option<(&str, &str)> {
+    let line = stderr.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let (command, message) = line.split_once(": ")?;
+    let named = !command.is_empty()
+        && command.len() <= 32
+        && command
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '['))
+        && !matches!(command, "sh" | "bash" | "error" | "warning");
+    let message = message.trim();
+    (named && !message.is_empty()).then_some((command, message))
 }
 
 /// The first `'...'` quoted part of a line (`rm: cannot remove 'old.log': ...`).

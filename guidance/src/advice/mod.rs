@@ -48,6 +48,8 @@ pub struct ErrorFacts<'a> {
     pub error_message: Option<&'a str>,
     pub stderr: &'a str,
     pub code: &'a str,
+    /// `code` is an `execute_command` line (a shell script), not code in `language`.
+    pub command: bool,
     pub session_id: &'a str,
     pub fuel_consumed: u64,
     pub fuel_budget: u64,
@@ -94,6 +96,7 @@ impl<'a> ErrorFacts<'a> {
             error_message: None,
             stderr: "",
             code,
+            command: false,
             session_id,
             fuel_consumed: 0,
             fuel_budget: 0,

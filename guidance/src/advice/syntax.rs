@@ -27,6 +27,11 @@ impl Draft<'_, '_> {
             None => say!("syntax_error.does_not_parse", message = message),
         };
         self.restart_explained = true;
+        if self.f.command {
+            self.summary = say!("syntax_error.command_does_not_parse", message = message);
+            self.shell_syntax();
+            return;
+        }
         if self.shell_as_code() || (self.python() && self.notebook_habit()) {
             self.fix(words::text("syntax_error.check_first"));
             return;
@@ -59,6 +64,16 @@ impl Draft<'_, '_> {
             self.fix(say!(id, place = place));
         }
         self.fix(words::text("syntax_error.check_first"));
+    }
+
+    /// An `execute_command` line that does not parse as sh: its quotes, then the shell's
+    /// grammar; never "run it with execute_command", which is what was done.
+    fn shell_syntax(&mut self) {
+        let lower = self.evidence().to_lowercase();
+        if let Some(fix) = self.known_fix("known_syntax.shell", &lower) {
+            self.fix(fix);
+        }
+        self.fix(words::text("syntax_error.shell"));
     }
 
     /// Code in the other language: resend it as that language.

@@ -703,7 +703,9 @@ mod tests {
 
     #[test]
     fn loops_know_their_last_line() {
-        let l = loops(&py("for i in range(9):\n    a = i\n    print(a)\nprint('done')\n"));
+        let l = loops(&py(
+            "for i in range(9):\n    a = i\n    print(a)\nprint('done')\n",
+        ));
         assert_eq!((l[0].line, l[0].last_line), (1, 3));
         let l = loops(&js("for (let i = 0; i < 9; i++) {\n  a = i;\n}\nlog(a);"));
         assert_eq!((l[0].line, l[0].last_line), (1, 3));
