@@ -139,6 +139,11 @@ impl HostState {
     ) -> Result<Self> {
         let clock_base = config.clock_since.unwrap_or_else(Instant::now);
         let mut builder = WasiCtxBuilder::new();
+        // Guests run synchronously: a blocking file operation may block this thread instead of
+        // going through Tokio's spawn_blocking and back, which cost a thread hand-off per call
+        // (a file read is four or five calls: ~250 µs each time, `grep -r` over 1,000 files
+        // took 350 ms).
+        builder.allow_blocking_current_thread(true);
         builder
             .args(args)
             .envs(env)
