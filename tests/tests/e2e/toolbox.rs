@@ -483,12 +483,17 @@ async fn webassembly_tools_stay_inside_the_sandbox_and_its_limits() -> Result<()
     let which = command(
         &server,
         session,
-        "which sha256sum && type nl && help | grep -c 'WebAssembly tools'",
+        "which sha256sum ls && type nl grep cd && help | grep -c 'WebAssembly tools' \
+         && help | grep -c 'list directory contents'",
     )
     .await?;
+    // `ls` and `grep` are tools that shadow the built-ins of their names: what runs is said,
+    // and `help` does not list the shadowed built-in (`cd` stays one).
     ensure!(
         which.str("stdout")
-            == "/usr/bin/sha256sum\nnl is /usr/bin/nl (a WebAssembly tool in the sandbox)\n1\n",
+            == "/usr/bin/sha256sum\n/usr/bin/ls\nnl is /usr/bin/nl (a WebAssembly tool in the \
+                sandbox)\ngrep is /usr/bin/grep (a WebAssembly tool in the sandbox)\ncd is a shell \
+                builtin\n1\n0\n",
         "{which:?}"
     );
 

@@ -170,9 +170,13 @@ pub(crate) fn find(name: &str) -> Option<&'static Builtin> {
     BUILTINS.iter().find(|b| b.name == name)
 }
 
-/// The names, for "command not found" and `help`.
-pub(crate) fn names() -> String {
-    let names: Vec<&str> = BUILTINS.iter().map(|b| b.name).collect();
+/// The names of the built-ins that run (a tool of the session's toolbox shadows a built-in of
+/// its name), for "command not found".
+pub(crate) fn names(ctx: &Ctx<'_, '_>) -> String {
+    let names: Vec<&str> = (BUILTINS.iter())
+        .map(|b| b.name)
+        .filter(|name| !ctx.sh.interpreters.has_tool(name))
+        .collect();
     names.join(" ")
 }
 
@@ -209,7 +213,7 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Ab
         "{name}: command not found\nThis sandbox shell has its built-in commands (no external \
          programs): {}{tools}\nRun `help` for details; use python -c or node -e for anything \
          else.\n",
-        names()
+        names(ctx)
     );
     ctx.err(msg.as_bytes());
     Ok(127)

@@ -483,11 +483,12 @@ fn describe(name: &str) -> Option<String> {
 pub(super) fn which(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
     let mut status = 0;
     for a in args.iter().filter(|a| !a.starts_with('-')) {
-        if find(a).is_some() {
-            ctx.outs(&format!("{a}: shell built-in command\n"));
-        } else if ctx.sh.interpreters.has_tool(a) {
+        // A tool of the session's toolbox runs before a built-in of the same name.
+        if ctx.sh.interpreters.has_tool(a) {
             // Where `/usr/bin/NAME` runs it from.
             ctx.outs(&format!("/usr/bin/{a}\n"));
+        } else if find(a).is_some() {
+            ctx.outs(&format!("{a}: shell built-in command\n"));
         } else {
             ctx.err(
                 format!("which: no {a} in (shell built-ins; run `help` for the list)\n").as_bytes(),
@@ -508,11 +509,16 @@ pub(super) fn type_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
         } else {
             None
         };
-        match language.map(str::to_string).or_else(|| describe(a)) {
+        // A tool of the session's toolbox runs before a built-in of the same name.
+        let tool = ctx.sh.interpreters.has_tool(a);
+        match language
+            .map(str::to_string)
+            .or_else(|| (!tool).then(|| describe(a)).flatten())
+        {
             Some(d) => {
                 ctx.outs(&format!("{a} is {d}\n"));
             }
-            None if ctx.sh.interpreters.has_tool(a) => {
+            None if tool => {
                 ctx.outs(&format!(
                     "{a} is /usr/bin/{a} (a WebAssembly tool in the sandbox)\n"
                 ));
@@ -528,11 +534,12 @@ pub(super) fn type_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
 
 pub(super) fn help(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
     if let Some(name) = args.first() {
-        let Some(b) = find(name) else {
-            if ctx.sh.interpreters.has_tool(name) {
+        let tool = ctx.sh.interpreters.has_tool(name);
+        let Some(b) = find(name).filter(|_| !tool) else {
+            if tool {
                 ctx.outs(&format!(
-                    "{name}: uutils coreutils' {name}, run as WebAssembly inside the sandbox \
-                     (GNU options); `{name} --help` lists them\n"
+                    "{name}: a WebAssembly tool run inside the sandbox (GNU's options); \
+                     `{name} --help` lists them\n"
                 ));
                 return Ok(0);
             }
@@ -554,14 +561,17 @@ pub(super) fn help(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
          break/continue, read, shift, eval. Not supported: &, arrays, <(...), select.\n\n\
          Commands:\n",
     );
-    let width = BUILTINS.iter().map(|b| b.name.len()).max().unwrap_or(8);
-    for b in BUILTINS {
+    // Built-ins that a tool of the toolbox shadows are not what runs: they are not listed.
+    let builtins: Vec<_> = BUILTINS
+        .iter()
+        .filter(|b| !ctx.sh.interpreters.has_tool(b.name))
+        .collect();
+    let width = builtins.iter().map(|b| b.name.len()).max().unwrap_or(8);
+    for b in builtins {
         text.push_str(&format!("  {:<width$}  {}\n", b.name, b.about));
     }
     if ctx.sh.interpreters.has_toolbox() {
-        text.push_str(
-            "\nWebAssembly tools (uutils coreutils, GNU options), run inside the sandbox:\n",
-        );
+        text.push_str("\nWebAssembly tools (GNU options), run inside the sandbox:\n");
         for line in crate::toolbox::COMMANDS.chunks(10) {
             text.push_str(&format!("  {}\n", line.join(" ")));
         }
