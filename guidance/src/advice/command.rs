@@ -34,14 +34,18 @@ impl Draft<'_, '_> {
             || self.command_code_raised(stderr)
             || self.command_bad_option(stderr);
         if !explained {
-            match tool_message(stderr) {
-                Some((command, message)) => self.fix(say!(
+            let message = tool_message(stderr);
+            self.fix(match message {
+                Some((Some(command), message)) => say!(
                     "command_failed.tool_says",
                     command = command,
                     message = clip(message, 160)
-                )),
-                None => self.fix(words::text("command_failed.read_stderr")),
-            }
+                ),
+                Some((None, message)) => {
+                    say!("command_failed.a_tool_says", message = clip(message, 160))
+                }
+                None => words::text("command_failed.read_stderr").to_owned(),
+            });
         }
         self.rule_with("command_failed", &[("language", &self.lang())]);
     }
@@ -138,9 +142,17 @@ impl Draft<'_, '_> {
 }
 
 /// The first line of stderr in the form `tool: message` (GNU's form for a tool's own error),
-/// as (tool, message); not the shell's own lines (`sh: ...`).
-fn tool_message(stderr: &str) -> Option<(&str, &str)> {
+/// as (tool, message); not the shell's own lines (`sh: ...`). uutils' option errors (clap)
+/// say `error: ...` and name the tool on a `Usage:` line, when they have one (else no tool).
+fn tool_message(stderr: &str) -> Option<(Option<&str>, &str)> {
     let line = stderr.lines().map(str::trim).find(|l| !l.is_empty())?;
+    if let Some(message) = line.strip_prefix("error: ") {
+        let usage = stderr
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Usage: "));
+        let command = usage.and_then(|u| u.split_whitespace().next());
+        return Some((command, message.trim()));
+    }
     let (command, message) = line.split_once(": ")?;
     let named = !command.is_empty()
         && command.len() <= 32
@@ -149,7 +161,7 @@ fn tool_message(stderr: &str) -> Option<(&str, &str)> {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '['))
         && !matches!(command, "sh" | "bash" | "error" | "warning");
     let message = message.trim();
-    (named && !message.is_empty()).then_some((command, message))
+    (named && !message.is_empty()).then_some((Some(command), message))
 }
 
 /// The first `'...'` quoted part of a line (`rm: cannot remove 'old.log': ...`).

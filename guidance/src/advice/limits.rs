@@ -87,8 +87,12 @@ impl Draft<'_, '_> {
     /// takes the time (and would be cut at the output cap anyway).
     fn prints_every_iteration_fix(&mut self) {
         let prints = words::list("timeout.print_calls");
+        // Only a loop known to be long: a short loop that prints and waits is about the wait.
+        if self.first_sleep_line().is_some() {
+            return;
+        }
         let found = self.code.loops.iter().find_map(|l| {
-            let big = l.bound.is_none_or(|b| b >= 10_000.0) || l.total_known >= 10_000.0;
+            let big = l.bound.is_some_and(|b| b >= 10_000.0) || l.total_known >= 10_000.0;
             let printed = self.code.calls.iter().find(|(call, line, _)| {
                 prints.contains(call) && *line > l.line && *line <= l.last_line
             });

@@ -24,8 +24,17 @@ impl Draft<'_, '_> {
         if matches!(name, "NameError" | "ReferenceError") && self.shell_as_code() {
             return;
         }
-        // Evidence that points at something other than a bug in the logic.
-        let explained = self.file_failure(&lower)
+        // Evidence that points at something other than a bug in the logic; but an error whose
+        // own message has a known cause is that cause, whatever it chained from (matplotlib's
+        // unknown style is an OSError raised while handling a FileNotFoundError).
+        let table = if self.python() {
+            "known_message.python"
+        } else {
+            "known_message.javascript"
+        };
+        let message = self.f.error_message.unwrap_or("").to_lowercase();
+        let known_by_message = !message.is_empty() && self.known_fix(table, &message).is_some();
+        let explained = (!known_by_message && self.file_failure(&lower))
             || if self.python() {
                 self.python_capability_failure(name, &lower)
             } else {
