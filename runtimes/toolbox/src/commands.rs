@@ -2,6 +2,7 @@
 // (src/main.rs) and by the worker (worker/src/toolbox.rs), which runs them.
 [
     "arch",
+    "awk",
     "b2sum",
     "base32",
     "base64",

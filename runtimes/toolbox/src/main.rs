@@ -8,6 +8,7 @@ use std::io::Write;
 use std::process::{ExitCode, exit};
 
 mod archive;
+mod awk;
 mod diff;
 mod find;
 mod getopt;
@@ -25,6 +26,7 @@ type Args = std::vec::IntoIter<OsString>;
 
 fn run(name: &str, args: Args) -> Option<i32> {
     Some(match name {
+        "awk" => awk::main(args.skip(1)),
         "cmp" => exit_status(diffutilslib::cmp::main(std::env::args_os().peekable())),
         "diff" => diff::main(args),
         "find" => find::main(args),
