@@ -41,9 +41,9 @@ enum Flow {
     Return(Value),
 }
 
-type R<T> = Result<T, Jump>;
+pub(super) type R<T> = Result<T, Jump>;
 
-fn fail<T>(msg: impl Into<String>) -> R<T> {
+pub(super) fn fail<T>(msg: impl Into<String>) -> R<T> {
     Err(Jump::Error(msg.into()))
 }
 
@@ -57,20 +57,20 @@ struct MainInput {
 }
 
 pub struct Interp<'p> {
-    prog: &'p Program,
-    globals: HashMap<String, Cell>,
-    frames: Vec<Vec<Cell>>,
-    record: String,
-    fields: Vec<String>,
-    literals: Vec<Regex>,
-    cache: HashMap<String, Regex>,
-    stdout: BufWriter<Stdout>,
-    outputs: Outputs,
-    inputs: HashMap<String, Reader>,
+    pub(super) prog: &'p Program,
+    pub(super) globals: HashMap<String, Cell>,
+    pub(super) frames: Vec<Vec<Cell>>,
+    pub(super) record: String,
+    pub(super) fields: Vec<String>,
+    pub(super) literals: Vec<Regex>,
+    pub(super) cache: HashMap<String, Regex>,
+    pub(super) stdout: BufWriter<Stdout>,
+    pub(super) outputs: Outputs,
+    pub(super) inputs: HashMap<String, Reader>,
     main: MainInput,
     pub range_active: Vec<bool>,
-    seed: f64,
-    rng: u64,
+    pub(super) seed: f64,
+    pub(super) rng: u64,
     pub exit_code: i32,
 }
 
@@ -144,28 +144,28 @@ impl<'p> Interp<'p> {
         self.globals.insert(name.to_owned(), Cell::Val(v));
     }
 
-    fn global_str(&self, name: &str) -> String {
+    pub(super) fn global_str(&self, name: &str) -> String {
         match self.globals.get(name) {
             Some(Cell::Val(v)) => v.str(&self.convfmt()),
             _ => String::new(),
         }
     }
 
-    fn global_num(&self, name: &str) -> f64 {
+    pub(super) fn global_num(&self, name: &str) -> f64 {
         match self.globals.get(name) {
             Some(Cell::Val(v)) => v.num(),
             _ => 0.0,
         }
     }
 
-    fn convfmt(&self) -> String {
+    pub(super) fn convfmt(&self) -> String {
         match self.globals.get("CONVFMT") {
             Some(Cell::Val(Value::Str(s))) => s.clone(),
             _ => "%.6g".into(),
         }
     }
 
-    fn str_of(&self, v: &Value) -> String {
+    pub(super) fn str_of(&self, v: &Value) -> String {
         v.str(&self.convfmt())
     }
 
@@ -181,7 +181,7 @@ impl<'p> Interp<'p> {
         self.record = s;
     }
 
-    fn split(&mut self, s: &str, sep: Option<&Regex>) -> Vec<String> {
+    pub(super) fn split(&mut self, s: &str, sep: Option<&Regex>) -> Vec<String> {
         if let Some(re) = sep {
             if s.is_empty() {
                 return Vec::new();
@@ -193,7 +193,7 @@ impl<'p> Interp<'p> {
         self.split_by(s, &fs, paragraph)
     }
 
-    fn split_by(&mut self, s: &str, fs: &str, paragraph: bool) -> Vec<String> {
+    pub(super) fn split_by(&mut self, s: &str, fs: &str, paragraph: bool) -> Vec<String> {
         if s.is_empty() {
             return Vec::new();
         }
@@ -227,7 +227,7 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn field(&self, i: usize) -> Value {
+    pub(super) fn field(&self, i: usize) -> Value {
         if i == 0 {
             return Value::input(self.record.clone());
         }
@@ -237,12 +237,12 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn rebuild(&mut self) {
+    pub(super) fn rebuild(&mut self) {
         let ofs = self.global_str("OFS");
         self.record = self.fields.join(&ofs);
     }
 
-    fn set_field(&mut self, i: usize, s: String) -> R<()> {
+    pub(super) fn set_field(&mut self, i: usize, s: String) -> R<()> {
         if i == 0 {
             self.set_record(s);
             return Ok(());
@@ -258,7 +258,7 @@ impl<'p> Interp<'p> {
         Ok(())
     }
 
-    fn set_nf(&mut self, n: f64) -> R<()> {
+    pub(super) fn set_nf(&mut self, n: f64) -> R<()> {
         if !(0.0..=1_000_000.0).contains(&n) {
             return fail(format!("NF set to {n}"));
         }
@@ -347,7 +347,7 @@ impl<'p> Interp<'p> {
 
     // Variables and arrays.
 
-    fn assign_name(&mut self, name: &str, v: Value) -> R<()> {
+    pub(super) fn assign_name(&mut self, name: &str, v: Value) -> R<()> {
         if name == "NF" {
             return self.set_nf(v.num());
         }
@@ -358,7 +358,7 @@ impl<'p> Interp<'p> {
         Ok(())
     }
 
-    fn cell_mut(&mut self, var: &Var) -> &mut Cell {
+    pub(super) fn cell_mut(&mut self, var: &Var) -> &mut Cell {
         match var {
             Var::Global(name) => self
                 .globals
@@ -377,7 +377,7 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn array(&mut self, var: &Var) -> R<Array> {
+    pub(super) fn array(&mut self, var: &Var) -> R<Array> {
         let cell = self.cell_mut(var);
         match cell {
             Cell::Arr(a) => Ok(a.clone()),
@@ -390,7 +390,7 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn subscript(&mut self, subs: &[Expr]) -> R<String> {
+    pub(super) fn subscript(&mut self, subs: &[Expr]) -> R<String> {
         if subs.len() == 1 {
             let v = self.eval(&subs[0])?;
             return Ok(self.str_of(&v));
@@ -404,7 +404,7 @@ impl<'p> Interp<'p> {
         Ok(parts.join(&sep))
     }
 
-    fn assign(&mut self, lv: &Expr, v: Value) -> R<()> {
+    pub(super) fn assign(&mut self, lv: &Expr, v: Value) -> R<()> {
         match lv {
             Expr::Var(Var::Global(name)) => self.assign_name(name, v),
             Expr::Var(var @ Var::Local(_)) => {
@@ -429,7 +429,7 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn field_index(&mut self, e: &Expr) -> R<usize> {
+    pub(super) fn field_index(&mut self, e: &Expr) -> R<usize> {
         let n = self.eval(e)?.num();
         if n < 0.0 || n.is_nan() {
             return fail(format!("negative field index ${n}"));
@@ -439,7 +439,7 @@ impl<'p> Interp<'p> {
 
     // Regexes.
 
-    fn regex(&mut self, s: &str) -> R<Regex> {
+    pub(super) fn regex(&mut self, s: &str) -> R<Regex> {
         if let Some(re) = self.cache.get(s) {
             return Ok(re.clone());
         }
@@ -451,7 +451,7 @@ impl<'p> Interp<'p> {
         Ok(re)
     }
 
-    fn regex_of(&mut self, e: &Expr) -> R<Regex> {
+    pub(super) fn regex_of(&mut self, e: &Expr) -> R<Regex> {
         if let Expr::Regex(i) = e {
             return Ok(self.literals[*i].clone());
         }
@@ -617,7 +617,10 @@ impl<'p> Interp<'p> {
         Ok(Flow::Normal)
     }
 
-    fn destination(&mut self, dest: &Option<(Redirect, Expr)>) -> R<Option<(String, bool)>> {
+    pub(super) fn destination(
+        &mut self,
+        dest: &Option<(Redirect, Expr)>,
+    ) -> R<Option<(String, bool)>> {
         match dest {
             None => Ok(None),
             Some((kind, e)) => {
@@ -627,7 +630,7 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn write(&mut self, dest: Option<(String, bool)>, text: &str) -> R<()> {
+    pub(super) fn write(&mut self, dest: Option<(String, bool)>, text: &str) -> R<()> {
         let result = match dest {
             None => self.stdout.write_all(text.as_bytes()),
             Some((name, _)) if name == "/dev/stdout" || name == "-" => {
@@ -756,7 +759,7 @@ impl<'p> Interp<'p> {
         })
     }
 
-    fn call(&mut self, f: usize, args: &[Expr]) -> R<Value> {
+    pub(super) fn call(&mut self, f: usize, args: &[Expr]) -> R<Value> {
         let func = &self.prog.functions[f];
         if self.frames.len() >= MAX_CALL_DEPTH {
             return fail(format!(
@@ -790,213 +793,10 @@ impl<'p> Interp<'p> {
             _ => Value::Uninit,
         })
     }
-
-    fn getline(&mut self, var: Option<&Expr>, file: Option<&Expr>) -> R<Value> {
-        let rec = match file {
-            None => match self.next_main()? {
-                Some(r) => {
-                    self.count_record();
-                    r
-                }
-                None => return Ok(Value::Num(0.0)),
-            },
-            Some(f) => {
-                let v = self.eval(f)?;
-                let name = self.str_of(&v);
-                if !self.inputs.contains_key(&name) {
-                    match Reader::open(&name) {
-                        Ok(r) => {
-                            self.inputs.insert(name.clone(), r);
-                        }
-                        Err(_) => return Ok(Value::Num(-1.0)),
-                    }
-                }
-                let rs = self.global_str("RS");
-                let re = if rs.chars().count() > 1 {
-                    Some(self.regex(&rs)?)
-                } else {
-                    None
-                };
-                let reader = self.inputs.get_mut(&name).expect("opened above");
-                match reader.record(&rs, re.as_ref()) {
-                    Ok(Some(r)) => r,
-                    Ok(None) => return Ok(Value::Num(0.0)),
-                    Err(_) => return Ok(Value::Num(-1.0)),
-                }
-            }
-        };
-        match var {
-            Some(lv) => self.assign(lv, Value::input(rec))?,
-            None => self.set_record(rec),
-        }
-        Ok(Value::Num(1.0))
-    }
-
-    fn builtin(&mut self, name: &str, args: &[Expr]) -> R<Value> {
-        let num = |it: &mut Self, i: usize| -> R<f64> { Ok(it.eval(&args[i])?.num()) };
-        let string = |it: &mut Self, i: usize| -> R<String> {
-            let v = it.eval(&args[i])?;
-            Ok(it.str_of(&v))
-        };
-        Ok(match name {
-            "length" => match args.first() {
-                None => Value::Num(self.record.chars().count() as f64),
-                Some(Expr::Var(var)) if matches!(self.cell_mut(var), Cell::Arr(_)) => {
-                    Value::Num(self.array(var)?.borrow().len() as f64)
-                }
-                Some(_) => Value::Num(string(self, 0)?.chars().count() as f64),
-            },
-            "substr" => {
-                let s = string(self, 0)?;
-                let len = s.chars().count() as f64;
-                let start = round(num(self, 1)?);
-                let end = if args.len() > 2 {
-                    start + round(num(self, 2)?)
-                } else {
-                    f64::INFINITY
-                };
-                let from = start.max(1.0);
-                let to = end.min(len + 1.0);
-                if from.is_nan() || to.is_nan() || to <= from {
-                    Value::Str(String::new())
-                } else {
-                    Value::Str(
-                        s.chars()
-                            .skip(from as usize - 1)
-                            .take((to - from) as usize)
-                            .collect(),
-                    )
-                }
-            }
-            "index" => {
-                let s = string(self, 0)?;
-                let t = string(self, 1)?;
-                Value::Num(match (t.is_empty(), s.find(&t)) {
-                    (false, Some(at)) => (s[..at].chars().count() + 1) as f64,
-                    _ => 0.0,
-                })
-            }
-            "split" => {
-                let s = string(self, 0)?;
-                let Expr::Var(var) = &args[1] else {
-                    return fail("split: the second argument must be an array name");
-                };
-                let pieces = match args.get(2) {
-                    None => self.split(&s, None),
-                    Some(Expr::Regex(i)) => {
-                        let re = self.literals[*i].clone();
-                        self.split(&s, Some(&re))
-                    }
-                    Some(_) => {
-                        let sep = string(self, 2)?;
-                        self.split_by(&s, &sep, false)
-                    }
-                };
-                let arr = self.array(var)?;
-                let mut arr = arr.borrow_mut();
-                arr.clear();
-                for (i, p) in pieces.iter().enumerate() {
-                    arr.insert((i + 1).to_string(), Value::input(p.clone()));
-                }
-                Value::Num(pieces.len() as f64)
-            }
-            "sub" | "gsub" => {
-                let re = self.regex_of(&args[0])?;
-                let repl = string(self, 1)?;
-                let record = Expr::Field(Box::new(Expr::Num(0.0)));
-                let target = args.get(2).unwrap_or(&record);
-                let v = self.eval(target)?;
-                let s = self.str_of(&v);
-                let (out, n) = substitute(&re, &repl, &s, name == "gsub");
-                if n > 0 {
-                    self.assign(target, Value::Str(out))?;
-                }
-                Value::Num(n as f64)
-            }
-            "match" => {
-                let s = string(self, 0)?;
-                let re = self.regex_of(&args[1])?;
-                let (start, len) = match re.find(&s) {
-                    Some(m) => (
-                        (s[..m.start()].chars().count() + 1) as f64,
-                        m.as_str().chars().count() as f64,
-                    ),
-                    None => (0.0, -1.0),
-                };
-                self.set_global("RSTART", Value::Num(start));
-                self.set_global("RLENGTH", Value::Num(len));
-                Value::Num(start)
-            }
-            "sprintf" => {
-                let mut values = Vec::with_capacity(args.len());
-                for a in args {
-                    values.push(self.eval(a)?);
-                }
-                let fmt = self.str_of(&values[0]);
-                Value::Str(sprintf(&fmt, &values[1..], &self.convfmt()))
-            }
-            "tolower" => Value::Str(string(self, 0)?.to_ascii_lowercase()),
-            "toupper" => Value::Str(string(self, 0)?.to_ascii_uppercase()),
-            "int" => Value::Num(num(self, 0)?.trunc()),
-            "sqrt" => Value::Num(num(self, 0)?.sqrt()),
-            "exp" => Value::Num(num(self, 0)?.exp()),
-            "log" => Value::Num(num(self, 0)?.ln()),
-            "sin" => Value::Num(num(self, 0)?.sin()),
-            "cos" => Value::Num(num(self, 0)?.cos()),
-            "atan2" => {
-                let y = num(self, 0)?;
-                Value::Num(y.atan2(num(self, 1)?))
-            }
-            "rand" => {
-                // xorshift64*: rand() need not be any particular awk's sequence.
-                self.rng ^= self.rng >> 12;
-                self.rng ^= self.rng << 25;
-                self.rng ^= self.rng >> 27;
-                let r = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
-                Value::Num((r >> 11) as f64 / (1u64 << 53) as f64)
-            }
-            "srand" => {
-                let previous = self.seed;
-                self.seed = match args.first() {
-                    Some(_) => num(self, 0)?,
-                    None => std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map(|d| d.as_secs() as f64)
-                        .unwrap_or(0.0),
-                };
-                self.rng = (self.seed.to_bits() ^ 0x9e37_79b9_7f4a_7c15) | 1;
-                Value::Num(previous)
-            }
-            "close" => {
-                let name = string(self, 0)?;
-                if name == "/dev/stdout" || name == "-" {
-                    let _ = self.stdout.flush();
-                }
-                let out = self.outputs.close(&name);
-                let inp = self.inputs.remove(&name).is_some();
-                Value::Num(if out || inp { 0.0 } else { -1.0 })
-            }
-            "fflush" => {
-                self.flush();
-                Value::Num(0.0)
-            }
-            _ => return fail(format!("{name} is not supported")),
-        })
-    }
 }
 
 fn bool_value(b: bool) -> Value {
     Value::Num(f64::from(u8::from(b)))
-}
-
-fn round(n: f64) -> f64 {
-    // C's rint: halves to even, as mawk rounds substr's positions.
-    let r = n.round();
-    if (n - n.trunc()).abs() == 0.5 && r % 2.0 != 0.0 {
-        r - n.signum()
-    } else {
-        r
-    }
 }
 
 fn arith(op: &str, x: f64, y: f64) -> R<f64> {
@@ -1018,43 +818,6 @@ fn arith(op: &str, x: f64, y: f64) -> R<f64> {
         }
         _ => x.powf(y),
     })
-}
-
-/// sub/gsub: `&` is the match, `\&` a literal `&`, `\\` a backslash.
-fn substitute(re: &Regex, repl: &str, s: &str, global: bool) -> (String, usize) {
-    let mut out = String::new();
-    let mut last = 0;
-    let mut n = 0;
-    let mut previous_end: Option<usize> = None;
-    for m in re.find_iter(s) {
-        // An empty match right after a replaced one is not a new match.
-        if m.start() == m.end() && previous_end == Some(m.start()) {
-            continue;
-        }
-        out.push_str(&s[last..m.start()]);
-        let r: Vec<char> = repl.chars().collect();
-        let mut i = 0;
-        while i < r.len() {
-            match r[i] {
-                '\\' if matches!(r.get(i + 1), Some('&' | '\\')) => {
-                    out.push(r[i + 1]);
-                    i += 2;
-                    continue;
-                }
-                '&' => out.push_str(m.as_str()),
-                c => out.push(c),
-            }
-            i += 1;
-        }
-        last = m.end();
-        previous_end = Some(m.end());
-        n += 1;
-        if !global {
-            break;
-        }
-    }
-    out.push_str(&s[last..]);
-    (out, n)
 }
 
 /// An ERE of awk compiled for the `regex` crate (through [`crate::posix`]).

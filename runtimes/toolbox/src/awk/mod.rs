@@ -4,10 +4,13 @@
 //! redirection to files. What needs another process (`| cmd`, `cmd | getline`, `system`) is
 //! refused with the way around it. Errors are awk's: a message on stderr and status 2.
 //!
-//! The work is split by stage: [`lexer`] (tokens), [`parser`] (the syntax tree, nesting
-//! bounded), [`interp`] (running it, call depth bounded), [`value`] and [`format`] (values,
-//! their conversions and printf), [`io`] (records in, files out).
+//! The work is split by stage: [`lexer`] (tokens), [`parser`] (the syntax tree and its
+//! statements, nesting bounded) and [`expr`] (its expressions), [`interp`] (running it, call
+//! depth bounded) and [`builtins`] (the built-in functions and getline), [`value`] and
+//! [`format`] (values, their conversions and printf), [`io`] (records in, files out).
 
+mod builtins;
+mod expr;
 mod format;
 mod interp;
 mod io;

@@ -10,7 +10,7 @@ use super::lexer::Tok;
 
 /// How deep statements and expressions may nest: far beyond what a person writes, well inside
 /// the WebAssembly stack (each level costs a dozen Rust frames while parsing and running).
-const MAX_NESTING: usize = 100;
+pub(super) const MAX_NESTING: usize = 100;
 
 /// Where an array lives: a global by name, or a parameter of the running function.
 #[derive(Debug, Clone)]
@@ -105,21 +105,21 @@ pub struct Program {
     pub regexes: Vec<String>,
 }
 
-struct Parser {
-    toks: Vec<(Tok, usize)>,
-    pos: usize,
-    depth: usize,
+pub(super) struct Parser {
+    pub(super) toks: Vec<(Tok, usize)>,
+    pub(super) pos: usize,
+    pub(super) depth: usize,
     /// The parameters of the function being parsed, and which are used as arrays.
-    params: Option<(Vec<String>, Vec<bool>)>,
+    pub(super) params: Option<(Vec<String>, Vec<bool>)>,
     /// Functions by name: their index, and the line of a first call (to report undefined ones).
-    names: HashMap<String, usize>,
-    called: Vec<(String, usize)>,
-    defined: Vec<Option<Function>>,
+    pub(super) names: HashMap<String, usize>,
+    pub(super) called: Vec<(String, usize)>,
+    pub(super) defined: Vec<Option<Function>>,
     /// Inside `print`'s list, unparenthesized: `>` redirects.
-    no_gt: bool,
+    pub(super) no_gt: bool,
     /// Inside `for (` ... `;`: `in` is not an operator there.
-    no_in: bool,
-    regexes: Vec<String>,
+    pub(super) no_in: bool,
+    pub(super) regexes: Vec<String>,
 }
 
 /// Parses a whole program; the error is awk's message.
@@ -168,22 +168,22 @@ impl OrDefault for Option<Function> {
     }
 }
 
-type R<T> = Result<T, String>;
+pub(super) type R<T> = Result<T, String>;
 
 impl Parser {
-    fn peek(&self) -> &Tok {
+    pub(super) fn peek(&self) -> &Tok {
         &self.toks[self.pos.min(self.toks.len() - 1)].0
     }
 
-    fn peek_at(&self, n: usize) -> &Tok {
+    pub(super) fn peek_at(&self, n: usize) -> &Tok {
         &self.toks[(self.pos + n).min(self.toks.len() - 1)].0
     }
 
-    fn line(&self) -> usize {
+    pub(super) fn line(&self) -> usize {
         self.toks[self.pos.min(self.toks.len() - 1)].1
     }
 
-    fn advance(&mut self) -> Tok {
+    pub(super) fn advance(&mut self) -> Tok {
         let t = self.peek().clone();
         if self.pos < self.toks.len() - 1 {
             self.pos += 1;
@@ -191,7 +191,7 @@ impl Parser {
         t
     }
 
-    fn error<T>(&self) -> R<T> {
+    pub(super) fn error<T>(&self) -> R<T> {
         Err(format!(
             "line {}: syntax error at or near {}",
             self.line(),
@@ -199,14 +199,14 @@ impl Parser {
         ))
     }
 
-    fn refuse<T>(&self, what: &str) -> R<T> {
+    pub(super) fn refuse<T>(&self, what: &str) -> R<T> {
         Err(format!(
             "line {}: {what} is not supported: there are no processes in the sandbox (write to a file, then run the command on it)",
             self.line()
         ))
     }
 
-    fn eat(&mut self, op: &str) -> bool {
+    pub(super) fn eat(&mut self, op: &str) -> bool {
         if self.peek().is(op) {
             self.advance();
             true
@@ -215,23 +215,23 @@ impl Parser {
         }
     }
 
-    fn expect(&mut self, op: &str) -> R<()> {
+    pub(super) fn expect(&mut self, op: &str) -> R<()> {
         if self.eat(op) { Ok(()) } else { self.error() }
     }
 
-    fn newlines(&mut self) {
+    pub(super) fn newlines(&mut self) {
         while *self.peek() == Tok::Newline {
             self.advance();
         }
     }
 
-    fn terminators(&mut self) {
+    pub(super) fn terminators(&mut self) {
         while *self.peek() == Tok::Newline || self.peek().is(";") {
             self.advance();
         }
     }
 
-    fn enter(&mut self) -> R<()> {
+    pub(super) fn enter(&mut self) -> R<()> {
         self.depth += 1;
         if self.depth > MAX_NESTING {
             return Err(format!(
@@ -242,7 +242,7 @@ impl Parser {
         Ok(())
     }
 
-    fn program(&mut self, prog: &mut Program) -> R<()> {
+    pub(super) fn program(&mut self, prog: &mut Program) -> R<()> {
         self.terminators();
         while *self.peek() != Tok::Eof {
             if self.eat("BEGIN") {
@@ -284,7 +284,7 @@ impl Parser {
         Ok(())
     }
 
-    fn function_index(&mut self, name: &str) -> usize {
+    pub(super) fn function_index(&mut self, name: &str) -> usize {
         if let Some(i) = self.names.get(name) {
             return *i;
         }
@@ -293,7 +293,7 @@ impl Parser {
         self.defined.len() - 1
     }
 
-    fn function(&mut self) -> R<()> {
+    pub(super) fn function(&mut self) -> R<()> {
         let name = match self.advance() {
             Tok::Func(n) | Tok::Name(n) => n,
             _ => {
@@ -330,7 +330,7 @@ impl Parser {
         Ok(())
     }
 
-    fn block(&mut self) -> R<Vec<Stmt>> {
+    pub(super) fn block(&mut self) -> R<Vec<Stmt>> {
         self.expect("{")?;
         self.enter()?;
         let mut out = Vec::new();
@@ -348,7 +348,7 @@ impl Parser {
     }
 
     /// The end of a simple statement: `;`, a newline, or (not consumed) `}`.
-    fn end_simple(&mut self) -> R<()> {
+    pub(super) fn end_simple(&mut self) -> R<()> {
         match self.peek() {
             Tok::Newline => {
                 self.advance();
@@ -364,7 +364,7 @@ impl Parser {
         }
     }
 
-    fn body(&mut self) -> R<Stmt> {
+    pub(super) fn body(&mut self) -> R<Stmt> {
         self.newlines();
         if self.eat(";") {
             return Ok(Stmt::Block(Vec::new()));
@@ -372,14 +372,14 @@ impl Parser {
         self.stmt()
     }
 
-    fn stmt(&mut self) -> R<Stmt> {
+    pub(super) fn stmt(&mut self) -> R<Stmt> {
         self.enter()?;
         let s = self.stmt_inner()?;
         self.depth -= 1;
         Ok(s)
     }
 
-    fn stmt_inner(&mut self) -> R<Stmt> {
+    pub(super) fn stmt_inner(&mut self) -> R<Stmt> {
         if self.peek().is("{") {
             return Ok(Stmt::Block(self.block()?));
         }
@@ -471,14 +471,14 @@ impl Parser {
         Ok(s)
     }
 
-    fn simple_expr_no_in(&mut self) -> R<Expr> {
+    pub(super) fn simple_expr_no_in(&mut self) -> R<Expr> {
         let old = std::mem::replace(&mut self.no_in, true);
         let e = self.expr();
         self.no_in = old;
         e
     }
 
-    fn simple_stmt(&mut self) -> R<Stmt> {
+    pub(super) fn simple_stmt(&mut self) -> R<Stmt> {
         let t = self.peek().clone();
         match t {
             Tok::Op("print") | Tok::Op("printf") => {
@@ -546,11 +546,11 @@ impl Parser {
         }
     }
 
-    fn ends_simple(&self) -> bool {
+    pub(super) fn ends_simple(&self) -> bool {
         matches!(self.peek(), Tok::Newline | Tok::Eof) || self.peek().is(";") || self.peek().is("}")
     }
 
-    fn print_args(&mut self) -> R<Vec<Expr>> {
+    pub(super) fn print_args(&mut self) -> R<Vec<Expr>> {
         if self.ends_simple() || self.peek().is(">") || self.peek().is(">>") || self.peek().is("|")
         {
             return Ok(Vec::new());
@@ -582,7 +582,7 @@ impl Parser {
         list.into_iter().collect()
     }
 
-    fn expr_list(&mut self) -> R<Vec<Expr>> {
+    pub(super) fn expr_list(&mut self) -> R<Vec<Expr>> {
         let old = (
             std::mem::replace(&mut self.no_gt, false),
             std::mem::replace(&mut self.no_in, false),
@@ -596,7 +596,7 @@ impl Parser {
         Ok(list)
     }
 
-    fn array_name(&mut self) -> R<Var> {
+    pub(super) fn array_name(&mut self) -> R<Var> {
         match self.peek().clone() {
             Tok::Name(n) => {
                 self.advance();
@@ -610,7 +610,7 @@ impl Parser {
         }
     }
 
-    fn var(&self, name: &str) -> Var {
+    pub(super) fn var(&self, name: &str) -> Var {
         if let Some((params, _)) = &self.params {
             if let Some(i) = params.iter().position(|p| p == name) {
                 return Var::Local(i);
@@ -618,356 +618,4 @@ impl Parser {
         }
         Var::Global(name.to_owned())
     }
-
-    pub fn expr(&mut self) -> R<Expr> {
-        self.enter()?;
-        let e = self.ternary()?;
-        let e = match self.peek() {
-            Tok::Op(op @ ("=" | "+=" | "-=" | "*=" | "/=" | "%=" | "^=")) if is_lvalue(&e) => {
-                let op = *op;
-                self.advance();
-                self.newlines();
-                let rhs = self.expr()?;
-                let kind = if op == "=" { None } else { Some(&op[..1]) };
-                let kind = kind.map(|k| match k {
-                    "+" => "+",
-                    "-" => "-",
-                    "*" => "*",
-                    "/" => "/",
-                    "%" => "%",
-                    _ => "^",
-                });
-                Expr::Assign(kind, Box::new(e), Box::new(rhs))
-            }
-            _ => e,
-        };
-        self.depth -= 1;
-        Ok(e)
-    }
-
-    fn ternary(&mut self) -> R<Expr> {
-        let c = self.or()?;
-        if self.eat("?") {
-            self.newlines();
-            let a = self.expr()?;
-            self.newlines();
-            self.expect(":")?;
-            self.newlines();
-            let b = self.expr()?;
-            return Ok(Expr::Cond(Box::new(c), Box::new(a), Box::new(b)));
-        }
-        Ok(c)
-    }
-
-    fn or(&mut self) -> R<Expr> {
-        let mut l = self.and()?;
-        while self.eat("||") {
-            self.newlines();
-            l = Expr::Or(Box::new(l), Box::new(self.and()?));
-        }
-        Ok(l)
-    }
-
-    fn and(&mut self) -> R<Expr> {
-        let mut l = self.in_expr()?;
-        while self.eat("&&") {
-            self.newlines();
-            l = Expr::And(Box::new(l), Box::new(self.in_expr()?));
-        }
-        Ok(l)
-    }
-
-    fn in_expr(&mut self) -> R<Expr> {
-        let mut l = self.matching()?;
-        while !self.no_in && self.eat("in") {
-            let a = self.array_name()?;
-            l = Expr::In(vec![l], a);
-        }
-        Ok(l)
-    }
-
-    fn matching(&mut self) -> R<Expr> {
-        let mut l = self.comparison()?;
-        loop {
-            let negate = if self.eat("~") {
-                false
-            } else if self.eat("!~") {
-                true
-            } else {
-                return Ok(l);
-            };
-            l = Expr::Match(negate, Box::new(l), Box::new(self.comparison()?));
-        }
-    }
-
-    fn comparison(&mut self) -> R<Expr> {
-        let l = self.concat()?;
-        let op = match self.peek() {
-            Tok::Op(op @ ("<" | "<=" | "==" | "!=" | ">=")) => *op,
-            Tok::Op(">") if !self.no_gt => ">",
-            Tok::Op("|") if self.peek_at(1).is("getline") => {
-                return self.refuse("\"command\" | getline");
-            }
-            _ => return Ok(l),
-        };
-        self.advance();
-        Ok(Expr::Cmp(op, Box::new(l), Box::new(self.concat()?)))
-    }
-
-    fn concat_no_gt(&mut self) -> R<Expr> {
-        let old = std::mem::replace(&mut self.no_gt, true);
-        let e = self.concat();
-        self.no_gt = old;
-        e
-    }
-
-    fn concat(&mut self) -> R<Expr> {
-        let mut l = self.additive()?;
-        loop {
-            // What can start the next operand of a concatenation (not `-`, `!` or `++`,
-            // which bind to the left operand instead).
-            let starts = match self.peek() {
-                Tok::Num(_)
-                | Tok::Str(_)
-                | Tok::Regex(_)
-                | Tok::Name(_)
-                | Tok::Func(_)
-                | Tok::Builtin(_) => true,
-                t => t.is("$") || t.is("("),
-            };
-            if !starts {
-                return Ok(l);
-            }
-            l = Expr::Concat(Box::new(l), Box::new(self.additive()?));
-        }
-    }
-
-    fn additive(&mut self) -> R<Expr> {
-        let mut l = self.multiplicative()?;
-        loop {
-            let op = if self.eat("+") {
-                "+"
-            } else if self.eat("-") {
-                "-"
-            } else {
-                return Ok(l);
-            };
-            l = Expr::Binary(op, Box::new(l), Box::new(self.multiplicative()?));
-        }
-    }
-
-    fn multiplicative(&mut self) -> R<Expr> {
-        let mut l = self.unary()?;
-        loop {
-            let op = if self.eat("*") {
-                "*"
-            } else if self.eat("/") {
-                "/"
-            } else if self.eat("%") {
-                "%"
-            } else {
-                return Ok(l);
-            };
-            l = Expr::Binary(op, Box::new(l), Box::new(self.unary()?));
-        }
-    }
-
-    fn unary(&mut self) -> R<Expr> {
-        self.enter()?;
-        let e = if self.eat("!") {
-            Expr::Not(Box::new(self.unary()?))
-        } else if self.eat("-") {
-            Expr::Neg(Box::new(self.unary()?))
-        } else if self.eat("+") {
-            Expr::Plus(Box::new(self.unary()?))
-        } else {
-            self.power()?
-        };
-        self.depth -= 1;
-        Ok(e)
-    }
-
-    fn power(&mut self) -> R<Expr> {
-        let base = self.postfix()?;
-        if self.eat("^") {
-            // Right-associative, and the exponent may have a sign: `2^-1`.
-            let exp = self.unary()?;
-            return Ok(Expr::Binary("^", Box::new(base), Box::new(exp)));
-        }
-        Ok(base)
-    }
-
-    fn postfix(&mut self) -> R<Expr> {
-        if self.eat("++") {
-            let lv = self.primary_lvalue()?;
-            return Ok(Expr::Incr(true, 1.0, Box::new(lv)));
-        }
-        if self.eat("--") {
-            let lv = self.primary_lvalue()?;
-            return Ok(Expr::Incr(true, -1.0, Box::new(lv)));
-        }
-        let e = self.primary()?;
-        if is_lvalue(&e) {
-            if self.eat("++") {
-                return Ok(Expr::Incr(false, 1.0, Box::new(e)));
-            }
-            if self.eat("--") {
-                return Ok(Expr::Incr(false, -1.0, Box::new(e)));
-            }
-        }
-        Ok(e)
-    }
-
-    fn primary_lvalue(&mut self) -> R<Expr> {
-        let e = self.primary()?;
-        if is_lvalue(&e) { Ok(e) } else { self.error() }
-    }
-
-    fn primary(&mut self) -> R<Expr> {
-        self.enter()?;
-        let e = self.primary_inner()?;
-        self.depth -= 1;
-        Ok(e)
-    }
-
-    fn primary_inner(&mut self) -> R<Expr> {
-        let t = self.advance();
-        Ok(match t {
-            Tok::Num(n) => Expr::Num(n),
-            Tok::Str(s) => Expr::Str(s),
-            Tok::Regex(r) => {
-                self.regexes.push(r);
-                Expr::Regex(self.regexes.len() - 1)
-            }
-            Tok::Op("$") => {
-                // `$NF++` increments the field; `$i++` too: the operand is a primary.
-                let e = if self.eat("++") {
-                    Expr::Incr(true, 1.0, Box::new(self.primary_lvalue()?))
-                } else if self.eat("--") {
-                    Expr::Incr(true, -1.0, Box::new(self.primary_lvalue()?))
-                } else if self.eat("-") {
-                    Expr::Neg(Box::new(self.primary()?))
-                } else {
-                    self.primary()?
-                };
-                Expr::Field(Box::new(e))
-            }
-            Tok::Op("(") => {
-                let list = self.expr_list()?;
-                self.expect(")")?;
-                if list.len() > 1 {
-                    if !self.eat("in") {
-                        return self.error();
-                    }
-                    let a = self.array_name()?;
-                    return Ok(Expr::In(list, a));
-                }
-                let mut list = list;
-                Expr::Group(Box::new(list.remove(0)))
-            }
-            Tok::Op("-") => Expr::Neg(Box::new(self.unary()?)),
-            Tok::Op("+") => Expr::Plus(Box::new(self.unary()?)),
-            Tok::Op("!") => Expr::Not(Box::new(self.unary()?)),
-            Tok::Op("getline") => {
-                let var = match self.peek() {
-                    Tok::Name(_) => Some(Box::new(self.primary()?)),
-                    t if t.is("$") => Some(Box::new(self.primary()?)),
-                    _ => None,
-                };
-                let file = if self.eat("<") {
-                    Some(Box::new(self.primary()?))
-                } else {
-                    None
-                };
-                Expr::Getline(var, file)
-            }
-            Tok::Name(n) => {
-                if self.eat("[") {
-                    let subs = self.expr_list()?;
-                    self.expect("]")?;
-                    let v = self.var(&n);
-                    if let (Var::Local(i), Some((_, arrays))) = (&v, self.params.as_mut()) {
-                        arrays[*i] = true;
-                    }
-                    Expr::Index(v, subs)
-                } else {
-                    Expr::Var(self.var(&n))
-                }
-            }
-            Tok::Func(n) => {
-                let line = self.toks[self.pos - 1].1;
-                self.expect("(")?;
-                let args = if self.peek().is(")") {
-                    Vec::new()
-                } else {
-                    self.expr_list()?
-                };
-                self.expect(")")?;
-                let i = self.function_index(&n);
-                self.called.push((n, line));
-                Expr::Call(i, args)
-            }
-            Tok::Builtin(b) => {
-                if b == "system" {
-                    self.pos -= 1;
-                    return self.refuse("system()");
-                }
-                if !self.peek().is("(") {
-                    if b == "length" {
-                        return Ok(Expr::Builtin(b, Vec::new()));
-                    }
-                    return self.error();
-                }
-                self.advance();
-                let args = if self.peek().is(")") {
-                    Vec::new()
-                } else {
-                    self.expr_list()?
-                };
-                self.expect(")")?;
-                if matches!(b, "split") {
-                    if let Some(Expr::Var(Var::Local(i))) = args.get(1) {
-                        if let Some((_, arrays)) = self.params.as_mut() {
-                            arrays[*i] = true;
-                        }
-                    }
-                }
-                let (min, max) = match b {
-                    "length" => (0, 1),
-                    "substr" => (2, 3),
-                    "index" | "atan2" => (2, 2),
-                    "split" => (2, 3),
-                    "sub" | "gsub" => (2, 3),
-                    "match" => (2, 2),
-                    "sprintf" => (1, usize::MAX),
-                    "rand" => (0, 0),
-                    "srand" | "fflush" => (0, 1),
-                    "close" => (1, 1),
-                    _ => (1, 1),
-                };
-                if args.len() < min || args.len() > max {
-                    self.pos -= 1;
-                    return Err(format!(
-                        "line {}: wrong number of arguments in call to {b}",
-                        self.line()
-                    ));
-                }
-                if matches!(b, "sub" | "gsub") && args.len() == 3 && !is_lvalue(&args[2]) {
-                    return Err(format!(
-                        "line {}: the third argument of {b} must be a variable, an array element or a field",
-                        self.line()
-                    ));
-                }
-                Expr::Builtin(b, args)
-            }
-            _ => {
-                self.pos -= 1;
-                return self.error();
-            }
-        })
-    }
-}
-
-pub fn is_lvalue(e: &Expr) -> bool {
-    matches!(e, Expr::Var(_) | Expr::Index(..) | Expr::Field(_))
 }
