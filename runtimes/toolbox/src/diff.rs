@@ -12,7 +12,19 @@ pub fn main(args: super::Args) -> i32 {
     let params = match parse_params(args.peekable()) {
         Ok(params) => params,
         Err(error) => {
-            eprintln!("{error}");
+            // GNU's form: the tool's name first, then where to look. Options GNU has and this
+            // diff does not are named as such, not as unknown.
+            let error = error.to_string();
+            let unsupported = ["-r", "-i", "-w", "-b", "-B", "-N", "-x", "--recursive"]
+                .iter()
+                .find(|option| error.contains(&format!("'{option}'")));
+            match unsupported {
+                Some(option) => eprintln!(
+                    "diff: {option} is not supported here: compare one pair of files at a time \
+                     (diff -u FROM TO), or use Python's filecmp and difflib"
+                ),
+                None => eprintln!("diff: {error}\ndiff: Try 'diff --help' for more information."),
+            }
             return 2;
         }
     };
