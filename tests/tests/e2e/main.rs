@@ -12,6 +12,7 @@ mod escape_packages;
 mod escape_resources;
 mod escape_shell;
 mod forking;
+mod gnu;
 mod http;
 mod http_load;
 mod http_sdk;

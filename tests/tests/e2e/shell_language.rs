@@ -7,8 +7,10 @@
 
 use std::time::Duration;
 
-use anyhow::{Context, Result, ensure};
-use sandbox_tests::{Reply, Server};
+use anyhow::{Result, ensure};
+use sandbox_tests::Server;
+
+use crate::gnu::{self, command};
 use serde_json::json;
 
 /// The files every line starts with.
@@ -148,58 +150,6 @@ const LINES: &[&str] = &[
     "true && { echo grouped; false; } || echo fallback",
 ];
 
-async fn command(server: &Server, session: &str, line: &str, timeout: u64) -> Result<Reply> {
-    tokio::time::timeout(
-        Duration::from_secs(timeout + 10),
-        server.call(
-            "execute_command",
-            json!({ "command": line, "session_id": session, "timeout": timeout }),
-        ),
-    )
-    .await
-    .with_context(|| format!("{line}: no answer"))?
-}
-
-/// Writes the fixture into `/app/t0`, `/app/t1`, ... (through Python, byte for byte).
-async fn write_fixtures(server: &Server, session: &str, count: usize) -> Result<()> {
-    let files: serde_json::Map<String, serde_json::Value> = FIXTURE
-        .iter()
-        .map(|(name, text)| ((*name).to_owned(), json!(text)))
-        .collect();
-    let code = format!(
-        "import json, os\nfiles = json.loads({:?})\nfor n in range({count}):\n    \
-         os.makedirs(f't{{n}}')\n    for name, text in files.items():\n        \
-         open(f't{{n}}/{{name}}', 'w').write(text)",
-        serde_json::Value::Object(files).to_string()
-    );
-    let wrote = server
-        .call(
-            "execute_code",
-            json!({ "code": code, "session_id": session, "language": "python" }),
-        )
-        .await?;
-    ensure!(!wrote.is_error, "the fixture: {wrote:?}");
-    Ok(())
-}
-
-/// Runs `script` with bash in a fresh copy of the fixture: stdout and status.
-fn natively(script: &str) -> Result<(String, u64)> {
-    let dir = tempfile::tempdir()?;
-    for (name, text) in FIXTURE {
-        std::fs::write(dir.path().join(name), text)?;
-    }
-    let ran = std::process::Command::new("bash")
-        .args(["-c", script])
-        .current_dir(dir.path())
-        .env("LC_ALL", "C")
-        .output()?;
-    let status = ran.status.code().context("killed by a signal")?;
-    Ok((
-        String::from_utf8_lossy(&ran.stdout).into_owned(),
-        u64::try_from(status)?,
-    ))
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn shell_language_behaves_like_bash_on_the_same_files() -> Result<()> {
     ensure!(LINES.len() >= 80, "only {} lines", LINES.len());
@@ -211,14 +161,25 @@ async fn shell_language_behaves_like_bash_on_the_same_files() -> Result<()> {
             json!({ "language": "python", "session_id": session }),
         )
         .await?;
-    write_fixtures(&server, session, LINES.len()).await?;
+    // One copy of the fixture per line, so that no line sees what another wrote.
+    let copies: Vec<(String, String)> = (0..LINES.len())
+        .flat_map(|n| {
+            FIXTURE
+                .iter()
+                .map(move |(name, text)| (format!("t{n}/{name}"), (*text).to_owned()))
+        })
+        .collect();
+    gnu::write_files(&server, session, &copies).await?;
+    let fixture: Vec<(String, String)> = (FIXTURE.iter())
+        .map(|(name, text)| ((*name).to_owned(), (*text).to_owned()))
+        .collect();
     let mut differ = Vec::new();
     let mut printed = 0;
     for (n, line) in LINES.iter().enumerate() {
         // A subshell per line: its variables, functions and cwd end with it, on both sides.
         let script = format!("(\n{line}\n)");
         let ours = command(&server, session, &format!("cd /app/t{n} && {script}"), 30).await?;
-        let (stdout, status) = natively(&script)?;
+        let (stdout, status) = gnu::natively(&fixture, &script)?;
         printed += usize::from(!stdout.is_empty());
         if ours.str("stdout") != stdout || ours.u64("exit_code") != status {
             differ.push(format!(

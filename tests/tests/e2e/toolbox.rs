@@ -7,8 +7,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Result, ensure};
 use sandbox_tests::{Reply, Server};
+
+use crate::gnu;
 use serde_json::json;
 
 /// The files both sides start from: flat text files, and a small tree (sources with TODO
@@ -437,63 +439,17 @@ fn listing_columns(listing: &str) -> String {
     out
 }
 
+/// A line through the server, with 30 s for the call.
 async fn command(server: &Server, session: &str, line: &str) -> Result<Reply> {
-    tokio::time::timeout(
-        Duration::from_secs(40),
-        server.call(
-            "execute_command",
-            json!({ "command": line, "session_id": session, "timeout": 30 }),
-        ),
-    )
-    .await
-    .with_context(|| format!("{line}: no answer in 40 s"))?
-}
-
-/// Writes the fixture into the session's `/app` (through Python, byte for byte).
-async fn write_fixture(server: &Server, session: &str) -> Result<()> {
-    let files: serde_json::Map<String, serde_json::Value> = fixture()
-        .into_iter()
-        .map(|(name, text)| (name.to_owned(), json!(text)))
-        .collect();
-    let code = format!(
-        "import json, os\nfor name, text in json.loads({:?}).items():\n    \
-         os.makedirs(os.path.dirname(name) or '.', exist_ok=True)\n    \
-         open(name, 'w').write(text)",
-        serde_json::Value::Object(files).to_string()
-    );
-    let wrote = server
-        .call(
-            "execute_code",
-            json!({ "code": code, "session_id": session, "language": "python" }),
-        )
-        .await?;
-    ensure!(!wrote.is_error, "the fixture: {wrote:?}");
-    Ok(())
-}
-
-/// Runs `line` with GNU coreutils in a fresh copy of the fixture: stdout and status.
-fn natively(line: &str) -> Result<(String, u64)> {
-    let dir = tempfile::tempdir()?;
-    for (name, text) in fixture() {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().context("a parent")?)?;
-        std::fs::write(path, text)?;
-    }
-    let ran = std::process::Command::new("bash")
-        .args(["-c", line])
-        .current_dir(dir.path())
-        .env("LC_ALL", "C")
-        .output()?;
-    let status = ran.status.code().context("killed by a signal")?;
-    Ok((
-        String::from_utf8_lossy(&ran.stdout).into_owned(),
-        u64::try_from(status)?,
-    ))
+    gnu::command(server, session, line, 30).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn webassembly_tools_behave_like_gnu_coreutils_on_the_same_files() -> Result<()> {
     let server = Server::start().await?;
+    let files: Vec<(String, String)> = (fixture().into_iter())
+        .map(|(name, text)| (name.to_owned(), text))
+        .collect();
     let mut differ = Vec::new();
     let lines = LINES.iter().map(|l| (l, false));
     let listings = LISTINGS.iter().map(|l| (l, true));
@@ -506,9 +462,9 @@ async fn webassembly_tools_behave_like_gnu_coreutils_on_the_same_files() -> Resu
                 json!({ "language": "python", "session_id": session }),
             )
             .await?;
-        write_fixture(&server, &session).await?;
+        gnu::write_files(&server, &session, &files).await?;
         let ours = command(&server, &session, line).await?;
-        let (stdout, status) = natively(line)?;
+        let (stdout, status) = gnu::natively(&files, line)?;
         let (stdout, our_stdout) = if listing {
             (
                 listing_columns(&stdout),
