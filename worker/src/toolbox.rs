@@ -24,9 +24,9 @@ use crate::host::{Control, HostState, SessionConfig, SoftInterrupt, new_store};
 /// The commands of the toolbox, sorted: the list the toolbox program itself is built with.
 pub const COMMANDS: &[&str] = &include!("../../runtimes/toolbox/src/commands.rs");
 
-/// The most a tool may write to stdout, and to stderr, in one run: as much as a pipe of the
-/// shell holds ([`crate::shell`]'s pipe cap), since a tool's output is often piped or
-/// redirected into a file; the client's own caps apply later, to what reaches it. Past this,
+/// The most a tool may write to stdout in one run: as much as a pipe of the shell holds (the
+/// shell's pipe cap is this number), since a tool's output is often piped or redirected into a
+/// file; the client's own caps apply later, to what reaches it. Past this,
 /// the run says on its stderr that its output was cut.
 pub const TOOL_OUTPUT_CAP: usize = 32 << 20;
 const TOOL_STDERR_CAP: usize = 1 << 20;

@@ -14,7 +14,8 @@ use super::path::{Fs, FsError, Resolved, describe};
 use crate::quota::QuotaFile;
 
 /// The most a pipe (or a `<` redirection) holds: bounds memory, and stops endless producers.
-pub(crate) const PIPE_CAP: usize = 32 << 20;
+/// The same as a WebAssembly tool may write, so that a tool piped or redirected loses nothing.
+pub(crate) const PIPE_CAP: usize = crate::toolbox::TOOL_OUTPUT_CAP;
 
 /// Bytes all commands of one `execute` may write into files together. RLIMIT_FSIZE bounds each
 /// file; this bounds their sum so `seq 1 1e12 > a; ... > b` cannot fill the disk before the

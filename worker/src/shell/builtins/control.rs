@@ -101,22 +101,7 @@ pub(super) fn declare(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
     if has('r') {
         return readonly(ctx, &names);
     }
-    let mut status = 0;
-    for a in &names {
-        let (name, value) = match a.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (a.as_str(), None),
-        };
-        if !is_name(name) {
-            ctx.warn(format_args!("`{a}': not a valid identifier"));
-            status = 1;
-        } else if let Some(v) = value
-            && !ctx.sh.set_var(name, v.to_string())
-        {
-            status = 1;
-        }
-    }
-    Ok(status)
+    Ok(super::session::assign_each(ctx, &names))
 }
 
 /// `readonly NAME[=VALUE]...`: assigns, then refuses every later assignment and `unset` of

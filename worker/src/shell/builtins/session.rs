@@ -123,11 +123,18 @@ pub(super) fn export(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abor
         ctx.outs(&text);
         return Ok(0);
     }
+    Ok(assign_each(ctx, &args))
+}
+
+/// `NAME[=VALUE]...` as export and declare take them: each valid name with a value is
+/// assigned; the status is 1 if a name is not valid or a variable is read-only.
+pub(super) fn assign_each<S: AsRef<str>>(ctx: &mut Ctx<'_, '_>, args: &[S]) -> i32 {
     let mut status = 0;
     for a in args {
+        let a = a.as_ref();
         let (name, value) = match a.split_once('=') {
             Some((n, v)) => (n, Some(v)),
-            None => (a.as_str(), None),
+            None => (a, None),
         };
         if !is_name(name) {
             ctx.warn(format_args!("`{a}': not a valid identifier"));
@@ -138,7 +145,7 @@ pub(super) fn export(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abor
             status = 1;
         }
     }
-    Ok(status)
+    status
 }
 
 /// The `set -o NAME` option `name` stands for.
