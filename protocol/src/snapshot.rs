@@ -6,8 +6,12 @@
 //! same module (or, in a log, that changed since the layer before), with the few numbers the
 //! host keeps beside them: magic and version, the module's identity, the cell counter, the
 //! guest clock, the memory's size, the descriptors open, the page indices, then the pages in
-//! chunks of [`CHUNK_PAGES`], each an LZ4 block or, flagged, stored as it is (the per-call
-//! layers, whose speed matters more than their size until they are compacted).
+//! chunks of [`CHUNK_PAGES`], each an LZ4 block (checkpoints, compacted logs), stored as it is,
+//! or, flagged, *patched* (the worker's layers, whose speed matters more than their size until
+//! they are compacted): each page either whole or as the byte runs in which it differs from the
+//! same page in the layers before it ([`diff_page`]). A call that changes a few bytes here and
+//! there in a hundred pages (what an interpreter's heap does on every call) then costs a layer
+//! of kilobytes, not of the hundred pages.
 //!
 //! A snapshot is guest-controlled bytes once written: [`Snapshot::parse`] checks every size and
 //! index before anything is allocated or copied, and the caller checks the module identity and
@@ -35,8 +39,19 @@ const MAX_MODULE_ID: usize = 256;
 /// Set in a chunk's length when the chunk is its pages as they are, not an LZ4 block.
 const STORED: u32 = 1 << 31;
 
+/// Set in a chunk's length when the chunk is a record per page ([`Entry`]): the page whole, or
+/// a patch of the page as the layers before this one left it.
+const PATCHED: u32 = 1 << 30;
+
+/// The run count that says a patched chunk's record is the page whole.
+const WHOLE: u16 = u16::MAX;
+
+/// Equal bytes between two differing runs of a page that are sent rather than start a new run
+/// (a run costs four bytes of header).
+const RUN_GAP: usize = 8;
+
 /// Why a snapshot cannot be read or restored.
-#[derive(Debug, Error, PartialEq, Eq)]
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum SnapshotError {
     #[error("not a snapshot of this server's format")]
     Format,
@@ -90,6 +105,159 @@ pub const CHUNK_PAGES: usize = 256;
 enum Chunk<'a> {
     Compressed(&'a [u8]),
     Stored(&'a [u8]),
+    /// Records checked by [`check_records`]: every page's is whole.
+    Patched(&'a [u8]),
+}
+
+/// What a layer says of one page.
+#[derive(Debug, Clone, Copy)]
+pub enum PageContent<'a> {
+    /// The page's bytes.
+    Whole(&'a [u8]),
+    /// The runs in which the page differs from what the layers before left in it.
+    Patch(Patch<'a>),
+}
+
+/// A page's differing runs, as [`diff_page`] wrote them and [`Snapshot::parse`] checked them:
+/// ascending, apart, within the page.
+#[derive(Debug, Clone, Copy)]
+pub struct Patch<'a> {
+    runs: u16,
+    bytes: &'a [u8],
+}
+
+impl Patch<'_> {
+    /// Writes the runs into `page` (a whole page).
+    pub fn apply(&self, page: &mut [u8]) {
+        let mut bytes = self.bytes;
+        for _ in 0..self.runs {
+            let at = usize::from(u16::from_le_bytes([bytes[0], bytes[1]]));
+            let len = usize::from(u16::from_le_bytes([bytes[2], bytes[3]]));
+            page[at..at + len].copy_from_slice(&bytes[4..4 + len]);
+            bytes = &bytes[4 + len..];
+        }
+    }
+}
+
+/// What the worker sends of one page in a patched layer.
+#[derive(Debug, Clone, Copy)]
+pub enum Entry<'m> {
+    /// The page's bytes.
+    Whole(&'m [u8]),
+    /// A record [`diff_page`] wrote.
+    Patch(&'m [u8]),
+}
+
+impl Entry<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Entry::Whole(_) => 2 + PAGE,
+            Entry::Patch(record) => record.len(),
+        }
+    }
+}
+
+/// Appends to `out` the record of how page `new` differs from `old` (both a whole page), and
+/// says whether it did: not when the record would be as large as the page itself, which is
+/// then better sent whole. Runs closer than [`RUN_GAP`] are sent as one.
+pub fn diff_page(old: &[u8], new: &[u8], out: &mut Vec<u8>) -> bool {
+    debug_assert!(old.len() == PAGE && new.len() == PAGE);
+    let start = out.len();
+    out.extend_from_slice(&[0, 0]);
+    let mut runs: u16 = 0;
+    let mut at = 0;
+    while let Some(skip) = first_difference(&old[at..], &new[at..]) {
+        let begin = at + skip;
+        // The run ends where RUN_GAP equal bytes in a row (or the page) begin.
+        let mut end = begin + 1;
+        let mut equal = 0;
+        let mut i = end;
+        while i < PAGE && equal < RUN_GAP {
+            if old[i] == new[i] {
+                equal += 1;
+            } else {
+                equal = 0;
+                end = i + 1;
+            }
+            i += 1;
+        }
+        out.extend_from_slice(&(begin as u16).to_le_bytes());
+        out.extend_from_slice(&((end - begin) as u16).to_le_bytes());
+        out.extend_from_slice(&new[begin..end]);
+        runs += 1;
+        at = end;
+        if out.len() - start >= 2 + PAGE {
+            out.truncate(start);
+            return false;
+        }
+    }
+    out[start..start + 2].copy_from_slice(&runs.to_le_bytes());
+    true
+}
+
+/// The offset of the first byte in which `a` and `b` (of one length) differ, compared a word
+/// at a time.
+fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    let words = a.len() / 8;
+    for w in 0..words {
+        let (x, y) = (&a[w * 8..w * 8 + 8], &b[w * 8..w * 8 + 8]);
+        if x != y {
+            let x = u64::from_le_bytes(x.try_into().expect("eight bytes"));
+            let y = u64::from_le_bytes(y.try_into().expect("eight bytes"));
+            return Some(w * 8 + ((x ^ y).trailing_zeros() / 8) as usize);
+        }
+    }
+    (words * 8..a.len()).find(|&i| a[i] != b[i])
+}
+
+/// Checks the records of a patched chunk of `pages` pages, which must fill it exactly.
+fn check_records(mut bytes: &[u8], pages: usize) -> Result<(), SnapshotError> {
+    let bad = SnapshotError::Malformed("patched chunk");
+    for _ in 0..pages {
+        let (count, rest) = bytes.split_first_chunk::<2>().ok_or(bad.clone())?;
+        bytes = rest;
+        let count = u16::from_le_bytes(*count);
+        if count == WHOLE {
+            bytes = bytes.get(PAGE..).ok_or(bad.clone())?;
+            continue;
+        }
+        let mut end = 0;
+        for _ in 0..count {
+            let (head, rest) = bytes.split_first_chunk::<4>().ok_or(bad.clone())?;
+            let at = usize::from(u16::from_le_bytes([head[0], head[1]]));
+            let len = usize::from(u16::from_le_bytes([head[2], head[3]]));
+            if len == 0 || at < end || at + len > PAGE {
+                return Err(bad);
+            }
+            end = at + len;
+            bytes = rest.get(len..).ok_or(bad.clone())?;
+        }
+    }
+    if bytes.is_empty() { Ok(()) } else { Err(bad) }
+}
+
+/// The records of a checked patched chunk, one per page.
+fn records(mut bytes: &[u8]) -> impl Iterator<Item = PageContent<'_>> {
+    std::iter::from_fn(move || {
+        let (count, rest) = bytes.split_first_chunk::<2>()?;
+        let count = u16::from_le_bytes(*count);
+        if count == WHOLE {
+            let (page, rest) = rest.split_at(PAGE);
+            bytes = rest;
+            return Some(PageContent::Whole(page));
+        }
+        let mut len = 0;
+        for _ in 0..count {
+            let run = usize::from(u16::from_le_bytes([rest[len + 2], rest[len + 3]]));
+            len += 4 + run;
+        }
+        let (runs, rest) = rest.split_at(len);
+        bytes = rest;
+        Some(PageContent::Patch(Patch {
+            runs: count,
+            bytes: runs,
+        }))
+    })
 }
 
 /// Reads fields off the front of a snapshot.
@@ -197,7 +365,11 @@ impl<'a> Snapshot<'a> {
         let mut chunks = Vec::with_capacity(pages.len().div_ceil(CHUNK_PAGES));
         for in_chunk in pages.chunks(CHUNK_PAGES).map(<[u32]>::len) {
             let len = fields.u32("chunk length")?;
-            if len & STORED == 0 {
+            if len & (STORED | PATCHED) == PATCHED {
+                let records = fields.take((len & !PATCHED) as usize, "chunk")?;
+                check_records(records, in_chunk)?;
+                chunks.push(Chunk::Patched(records));
+            } else if len & STORED == 0 {
                 chunks.push(Chunk::Compressed(fields.take(len as usize, "chunk")?));
             } else if (len & !STORED) as usize == in_chunk * PAGE {
                 chunks.push(Chunk::Stored(fields.take(in_chunk * PAGE, "chunk")?));
@@ -248,7 +420,8 @@ impl<'a> Snapshot<'a> {
         Ok(())
     }
 
-    /// Writes the pages into `memory`, which must already be `meta.memory_bytes` long.
+    /// Writes the pages into `memory`, which must already be `meta.memory_bytes` long: whole
+    /// pages as they are, patches onto what the layers before left there.
     ///
     /// # Errors
     /// When a chunk does not decompress to exactly its pages (what was written before it is
@@ -259,32 +432,50 @@ impl<'a> Snapshot<'a> {
                 "a memory smaller than the snapshot's",
             ));
         }
-        self.for_each_page(|page, bytes| {
+        self.for_each_page(|page, content| {
             let at = page as usize * PAGE;
-            memory[at..at + PAGE].copy_from_slice(bytes);
+            let target = &mut memory[at..at + PAGE];
+            match content {
+                PageContent::Whole(bytes) => target.copy_from_slice(bytes),
+                PageContent::Patch(patch) => patch.apply(target),
+            }
+            Ok(())
         })
     }
 
-    /// Calls `each` with every page's index and bytes, in order, a chunk decompressed at a
+    /// Calls `each` with every page's index and content, in order, a chunk decompressed at a
     /// time.
     ///
     /// # Errors
-    /// When a chunk does not decompress to exactly its pages (the pages before it were seen).
-    pub fn for_each_page(&self, mut each: impl FnMut(u32, &[u8])) -> Result<(), SnapshotError> {
-        let mut scratch = vec![0u8; CHUNK_PAGES * PAGE];
+    /// When a chunk does not decompress to exactly its pages (the pages before it were seen),
+    /// or the first error of `each`.
+    pub fn for_each_page(
+        &self,
+        mut each: impl FnMut(u32, PageContent<'_>) -> Result<(), SnapshotError>,
+    ) -> Result<(), SnapshotError> {
+        // Only compressed chunks need room to expand into; a patched layer (one per call) has
+        // none, and a megabyte of zeroes per layer would cost it more than its pages.
+        let mut scratch = Vec::new();
         for (pages, chunk) in self.pages.chunks(CHUNK_PAGES).zip(&self.chunks) {
             let want = pages.len() * PAGE;
             let bytes = match chunk {
                 Chunk::Stored(bytes) => *bytes,
                 Chunk::Compressed(block) => {
+                    scratch.resize(want.max(scratch.len()), 0);
                     match lz4_flex::block::decompress_into(block, &mut scratch[..want]) {
                         Ok(n) if n == want => &scratch[..want],
                         _ => return Err(SnapshotError::Malformed("payload")),
                     }
                 }
+                Chunk::Patched(records) => {
+                    for (page, content) in pages.iter().zip(self::records(records)) {
+                        each(*page, content)?;
+                    }
+                    continue;
+                }
             };
             for (page, bytes) in pages.iter().zip(bytes.chunks_exact(PAGE)) {
-                each(*page, bytes);
+                each(*page, PageContent::Whole(bytes))?;
             }
         }
         Ok(())
@@ -309,7 +500,8 @@ pub fn framed_layer(layer: &[u8]) -> Vec<u8> {
 pub enum Packing {
     /// LZ4 blocks: what is kept for long (checkpoints, full layers, compacted logs).
     Compressed,
-    /// The pages as they are: a per-call layer, replaced by the next compaction.
+    /// The pages as they are (what the worker's layers were before they were patched; still
+    /// read in the logs of durable sessions).
     Stored,
 }
 
@@ -342,21 +534,27 @@ pub fn encode_framed<'m>(
     out
 }
 
-/// [`encode_framed`] with [`Packing::Stored`], handed to `emit` in parts of at most
-/// `part_bytes` as they are made (`true` with the last one), so that a layer as large as the
-/// memory it comes from never needs a second copy of that memory at once: only one part is
-/// held. The frame's length is known before the first byte, since stored pages have a size.
+/// The patched layer described by `meta` of `pages` (ascending indices), whose records
+/// `entry_of` gives, as one entry of a log of layers ([`framed_layer`]'s form), handed to
+/// `emit` in parts of at most `part_bytes` as they are made (`true` with the last one), so that
+/// a layer as large as the memory it comes from never needs a second copy of that memory at
+/// once: only one part is held. The frame's length is known before the first byte, since every
+/// entry has a size.
 ///
 /// # Errors
 /// The first error `emit` returns; nothing more is emitted after it.
 pub fn encode_framed_parts<'m, E>(
     meta: &SnapshotMeta,
     pages: &[u32],
-    page_of: impl Fn(u32) -> &'m [u8],
+    entry_of: impl Fn(u32) -> Entry<'m>,
     part_bytes: usize,
     emit: impl FnMut(Vec<u8>, bool) -> Result<(), E>,
 ) -> Result<(), E> {
-    let len = stored_len(meta, pages);
+    let chunk_lens: Vec<usize> = pages
+        .chunks(CHUNK_PAGES)
+        .map(|chunk| chunk.iter().map(|&page| entry_of(page).len()).sum())
+        .collect();
+    let len = header_len(meta, pages) + chunk_lens.iter().map(|len| 4 + len).sum::<usize>();
     let part_bytes = part_bytes.max(1);
     let mut parts = Parts {
         buffer: Vec::with_capacity((8 + len).min(part_bytes)),
@@ -365,7 +563,19 @@ pub fn encode_framed_parts<'m, E>(
         failed: None,
     };
     parts.put(&(len as u64).to_le_bytes());
-    encode_into(&mut parts, meta, pages, page_of, Packing::Stored);
+    put_header(&mut parts, meta, pages);
+    for (chunk, len) in pages.chunks(CHUNK_PAGES).zip(chunk_lens) {
+        parts.put(&(len as u32 | PATCHED).to_le_bytes());
+        for &page in chunk {
+            match entry_of(page) {
+                Entry::Whole(bytes) => {
+                    parts.put(&WHOLE.to_le_bytes());
+                    parts.put(bytes);
+                }
+                Entry::Patch(record) => parts.put(record),
+            }
+        }
+    }
     if let Some(e) = parts.failed {
         return Err(e);
     }
@@ -373,19 +583,10 @@ pub fn encode_framed_parts<'m, E>(
     (parts.emit)(last, true)
 }
 
-/// The exact length of [`encode`]'s bytes with [`Packing::Stored`].
-fn stored_len(meta: &SnapshotMeta, pages: &[u32]) -> usize {
+/// The length of a snapshot's fields before its chunks.
+fn header_len(meta: &SnapshotMeta, pages: &[u32]) -> usize {
     let descriptors = meta.descriptors.len().min(MAX_DESCRIPTORS);
-    MAGIC.len()
-        + 4
-        + meta.module.len()
-        + 3 * 8
-        + 4
-        + 4 * descriptors
-        + 4
-        + 4 * pages.len()
-        + 4 * pages.len().div_ceil(CHUNK_PAGES)
-        + PAGE * pages.len()
+    MAGIC.len() + 4 + meta.module.len() + 3 * 8 + 4 + 4 * descriptors + 4 + 4 * pages.len()
 }
 
 /// Where [`encode_into`] writes: a buffer, or [`Parts`] handed on as they fill.
@@ -426,6 +627,26 @@ impl<F: FnMut(Vec<u8>, bool) -> Result<(), E>, E> Sink for Parts<F, E> {
     }
 }
 
+/// Writes a snapshot's fields before its chunks.
+fn put_header(out: &mut impl Sink, meta: &SnapshotMeta, pages: &[u32]) {
+    let module = meta.module.as_bytes();
+    out.put(MAGIC);
+    out.put(&(module.len() as u32).to_le_bytes());
+    out.put(module);
+    for n in [meta.cell, meta.clock_ns, meta.memory_bytes] {
+        out.put(&n.to_le_bytes());
+    }
+    let descriptors = &meta.descriptors[..meta.descriptors.len().min(MAX_DESCRIPTORS)];
+    out.put(&(descriptors.len() as u32).to_le_bytes());
+    for fd in descriptors {
+        out.put(&fd.to_le_bytes());
+    }
+    out.put(&(pages.len() as u32).to_le_bytes());
+    for page in pages {
+        out.put(&page.to_le_bytes());
+    }
+}
+
 /// Room for [`encode`]'s bytes: exact when stored, a guess when compressed.
 fn encoded_capacity(meta: &SnapshotMeta, pages: &[u32], packing: Packing) -> usize {
     let page_bytes = match packing {
@@ -446,22 +667,7 @@ fn encode_into<'m>(
     page_of: impl Fn(u32) -> &'m [u8],
     packing: Packing,
 ) {
-    let module = meta.module.as_bytes();
-    out.put(MAGIC);
-    out.put(&(module.len() as u32).to_le_bytes());
-    out.put(module);
-    for n in [meta.cell, meta.clock_ns, meta.memory_bytes] {
-        out.put(&n.to_le_bytes());
-    }
-    let descriptors = &meta.descriptors[..meta.descriptors.len().min(MAX_DESCRIPTORS)];
-    out.put(&(descriptors.len() as u32).to_le_bytes());
-    for fd in descriptors {
-        out.put(&fd.to_le_bytes());
-    }
-    out.put(&(pages.len() as u32).to_le_bytes());
-    for page in pages {
-        out.put(&page.to_le_bytes());
-    }
+    put_header(out, meta, pages);
     let mut scratch = Vec::new();
     for chunk in pages.chunks(CHUNK_PAGES) {
         match packing {
@@ -509,11 +715,20 @@ pub fn compact(log: &[u8], cap: u64) -> Result<Vec<u8>, SnapshotError> {
         if layer.meta.memory_bytes > last.meta.memory_bytes {
             return Err(SnapshotError::Malformed("a memory that shrinks"));
         }
-        layer.for_each_page(|page, bytes| match pages.get_mut(&page) {
-            Some(kept) => kept.copy_from_slice(bytes),
-            None => {
-                pages.insert(page, bytes.into());
+        layer.for_each_page(|page, content| {
+            match (pages.get_mut(&page), content) {
+                (Some(kept), PageContent::Whole(bytes)) => kept.copy_from_slice(bytes),
+                (None, PageContent::Whole(bytes)) => {
+                    pages.insert(page, bytes.into());
+                }
+                (Some(kept), PageContent::Patch(patch)) => patch.apply(kept),
+                // Only a page a layer before holds can be patched: the worker keeps no
+                // page it has not sent.
+                (None, PageContent::Patch(_)) => {
+                    return Err(SnapshotError::Malformed("a patch of a page never sent"));
+                }
             }
+            Ok(())
         })?;
     }
     let indices: Vec<u32> = pages.keys().copied().collect();
@@ -550,25 +765,54 @@ mod tests {
         ))
     }
 
+    /// A patched layer of `pages`, each sent as a patch against `before` when it differs
+    /// little, otherwise whole (and pages not in `before` whole), in one part.
+    fn patched(before: Option<&[u8]>, memory: &[u8], pages: &[u32], cell: u64) -> Vec<u8> {
+        let page = |m: &[u8], p: u32| -> Vec<u8> {
+            m[p as usize * PAGE..(p as usize + 1) * PAGE].to_vec()
+        };
+        let records: BTreeMap<u32, Vec<u8>> = pages
+            .iter()
+            .filter_map(|&p| {
+                let old = before?;
+                let mut record = Vec::new();
+                diff_page(&page(old, p), &page(memory, p), &mut record).then_some((p, record))
+            })
+            .collect();
+        let entry_of = |p: u32| match records.get(&p) {
+            Some(record) => Entry::Patch(record),
+            None => Entry::Whole(&memory[p as usize * PAGE..(p as usize + 1) * PAGE]),
+        };
+        let mut out = Vec::new();
+        let made = encode_framed_parts(
+            &meta(memory.len() as u64, cell),
+            pages,
+            entry_of,
+            usize::MAX,
+            |part, _| {
+                out.extend_from_slice(&part);
+                Ok::<(), ()>(())
+            },
+        );
+        assert!(made.is_ok());
+        out
+    }
+
     #[test]
-    fn a_layer_in_parts_is_the_framed_layer_cut_at_the_part_size() {
-        let memory: Vec<u8> = (0..300 * PAGE)
+    fn a_layer_in_parts_is_the_layer_cut_at_the_part_size() {
+        let memory: Vec<u8> = (0..320 * PAGE)
             .map(|i| (i / PAGE) as u8 ^ i as u8)
             .collect();
         let pages: Vec<u32> = (0..300).filter(|p| p % 3 != 1).collect();
-        let page_of = |p: u32| &memory[p as usize * PAGE..(p as usize + 1) * PAGE];
-        let whole = encode_framed(
-            &meta(memory.len() as u64, 4),
-            &pages,
-            page_of,
-            Packing::Stored,
-        );
+        let entry_of = |p: u32| Entry::Whole(&memory[p as usize * PAGE..(p as usize + 1) * PAGE]);
+        let whole = patched(None, &memory, &pages, 4);
+        assert_eq!(parse_layers(&whole).unwrap()[0].page_count(), pages.len());
         for part_bytes in [1, 7, PAGE, 100_000, whole.len() - 1, whole.len(), 1 << 30] {
             let mut parts: Vec<(Vec<u8>, bool)> = Vec::new();
             let emitted = encode_framed_parts(
                 &meta(memory.len() as u64, 4),
                 &pages,
-                page_of,
+                entry_of,
                 part_bytes,
                 |part, last| {
                     parts.push((part, last));
@@ -594,11 +838,104 @@ mod tests {
         }
         // The first refusal stops it: nothing more is emitted, and it is the answer.
         let mut calls = 0;
-        let refused = encode_framed_parts(&meta(0, 1), &pages, page_of, PAGE, |_, _| {
+        let refused = encode_framed_parts(&meta(0, 1), &pages, entry_of, PAGE, |_, _| {
             calls += 1;
             if calls == 3 { Err("gone") } else { Ok(()) }
         });
         assert_eq!((refused, calls), (Err("gone"), 3));
+    }
+
+    /// A page's record, applied to the page it was made against, gives the new page; a page
+    /// changed nearly everywhere is not worth a record.
+    #[test]
+    fn a_page_patch_turns_the_old_page_into_the_new() {
+        let old: Vec<u8> = (0..PAGE).map(|i| (i * 7 % 251) as u8).collect();
+        let mut new = old.clone();
+        for at in [0, 1, 9, 100, 101, 110, 2000, PAGE - 1] {
+            new[at] ^= 0x55;
+        }
+        let mut record = vec![0xAA]; // appended after what is there
+        assert!(diff_page(&old, &new, &mut record));
+        assert_eq!(record[0], 0xAA);
+        assert!(
+            record.len() < 64,
+            "a few runs, not a page: {}",
+            record.len()
+        );
+        check_records(&record[1..], 1).unwrap();
+        let Some(PageContent::Patch(patch)) = records(&record[1..]).next() else {
+            panic!("a patch")
+        };
+        let mut page = old.clone();
+        patch.apply(&mut page);
+        assert_eq!(page, new);
+        let mut none = Vec::new();
+        assert!(diff_page(&old, &old, &mut none));
+        assert_eq!(none, [0, 0], "an unchanged page: no runs");
+        let everywhere: Vec<u8> = old.iter().map(|b| !b).collect();
+        let mut whole = vec![1, 2, 3];
+        assert!(!diff_page(&old, &everywhere, &mut whole));
+        assert_eq!(whole, [1, 2, 3], "nothing appended");
+    }
+
+    #[test]
+    fn fuzz_page_patches() {
+        bolero::check!()
+            .with_type::<(Vec<(u16, u8)>, u8)>()
+            .for_each(|(changes, seed)| {
+                let old: Vec<u8> = (0..PAGE).map(|i| (i as u8).wrapping_mul(*seed)).collect();
+                let mut new = old.clone();
+                for (at, byte) in changes {
+                    new[usize::from(*at) % PAGE] = *byte;
+                }
+                let mut record = Vec::new();
+                if diff_page(&old, &new, &mut record) {
+                    check_records(&record, 1).unwrap();
+                    let Some(PageContent::Patch(patch)) = records(&record).next() else {
+                        panic!("a patch")
+                    };
+                    let mut page = old.clone();
+                    patch.apply(&mut page);
+                    assert!(page == new);
+                }
+            });
+    }
+
+    /// Records that run past their page, overlap, are empty, or do not fill their chunk are
+    /// refused when the layer is parsed.
+    #[test]
+    fn patched_chunks_are_checked_when_parsed() {
+        let run = |at: u16, len: u16| {
+            let mut r = Vec::new();
+            r.extend_from_slice(&at.to_le_bytes());
+            r.extend_from_slice(&len.to_le_bytes());
+            r.extend(std::iter::repeat_n(7, usize::from(len)));
+            r
+        };
+        let record = |runs: &[Vec<u8>]| {
+            let mut r = (runs.len() as u16).to_le_bytes().to_vec();
+            runs.iter().for_each(|x| r.extend_from_slice(x));
+            r
+        };
+        assert!(check_records(&record(&[run(0, 4), run(10, 2)]), 1).is_ok());
+        for bad in [
+            record(&[run(4090, 8)]),           // past the page
+            record(&[run(10, 4), run(12, 2)]), // overlapping
+            record(&[run(10, 0)]),             // empty
+            record(&[run(10, 4), run(2, 2)]),  // out of order
+        ] {
+            assert!(check_records(&bad, 1).is_err());
+        }
+        let mut trailing = record(&[run(0, 1)]);
+        trailing.push(0);
+        assert!(check_records(&trailing, 1).is_err());
+        assert!(
+            check_records(&record(&[run(0, 1)]), 2).is_err(),
+            "a page short"
+        );
+        let mut cut = WHOLE.to_le_bytes().to_vec();
+        cut.extend(vec![0; PAGE - 1]);
+        assert!(check_records(&cut, 1).is_err());
     }
 
     fn replay(log: &[u8], len: usize) -> Vec<u8> {
@@ -640,6 +977,47 @@ mod tests {
         assert_eq!(layers[0].page_count(), 33);
         assert!(replay(&compacted, len) == replay(&log, len));
         assert!(compacted.len() < log.len());
+    }
+
+    /// Patched layers (each page whole or a patch of what the layers before left) replay and
+    /// compact to the same state; a patch of a page no layer before holds is refused.
+    #[test]
+    fn patched_layers_replay_and_compact_to_the_same_state() {
+        let len = 2 * 65536;
+        let mut memory: Vec<u8> = (0..len)
+            .map(|i: usize| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let all: Vec<u32> = (0..(len / PAGE) as u32).collect();
+        let mut log = patched(None, &memory, &all, 1);
+        let mut before = memory.clone();
+        for cell in 2..6u64 {
+            memory[3 * PAGE + cell as usize] ^= 1;
+            memory[20 * PAGE + 100..20 * PAGE + 300].fill(cell as u8);
+            let everywhere = 7 * PAGE..8 * PAGE;
+            memory[everywhere]
+                .iter_mut()
+                .for_each(|b| *b = b.wrapping_add(1));
+            let layer = patched(Some(&before), &memory, &[3, 7, 20], cell);
+            assert!(layer.len() < PAGE + 2 * 600, "two patches and a whole page");
+            log.extend(layer);
+            before.clone_from(&memory);
+        }
+        assert!(replay(&log, len) == memory);
+        let compacted = compact(&log, len as u64).unwrap();
+        assert!(replay(&compacted, len) == memory);
+        assert_eq!(
+            parse_layers(&compacted).unwrap()[0].meta,
+            meta(len as u64, 5)
+        );
+        // Page 3 patched over a log that never held it.
+        let orphan = patched(Some(&before), &memory, &[3], 9);
+        let only_page_4 = patched(None, &memory, &[4], 1);
+        let mut forged = only_page_4;
+        forged.extend(orphan);
+        assert_eq!(
+            compact(&forged, len as u64).unwrap_err(),
+            SnapshotError::Malformed("a patch of a page never sent")
+        );
     }
 
     #[test]

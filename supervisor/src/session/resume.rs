@@ -47,6 +47,11 @@ const COMPACTED_LOG: &str = "log.compacted";
 /// The least the layers after a log's first may weigh before the log is compacted.
 const MIN_TAIL_BYTES: u64 = 8 << 20;
 
+/// The most layers appended after a log's first before it is compacted, whatever they weigh: a
+/// call that changes a few bytes sends a layer of a few hundred, and a log must stay well within
+/// what a worker parses ([`sandbox_protocol::snapshot::parse_layers`] takes 65,536 layers).
+const MAX_TAIL_LAYERS: u64 = 4096;
+
 /// One compaction at a time in the whole server: it holds a session's state in memory.
 static COMPACTING: AtomicBool = AtomicBool::new(false);
 
@@ -64,6 +69,9 @@ struct LogState {
     /// Bumped whenever the log is replaced or removed: a compaction of an older log is then
     /// thrown away.
     generation: u64,
+    /// Layers appended since the log was last replaced (by a full layer or a compaction) in
+    /// this server.
+    tail_layers: u64,
     /// The log may not hold the state after the session's last execution (a layer could not
     /// be kept), until a full layer replaces it.
     stale: bool,
@@ -370,8 +378,9 @@ pub fn save(
 ) -> Result<bool, ConfinedError> {
     let mut state = log.lock();
     save_locked(files, &mut state, layers)?;
+    let tail_layers = state.tail_layers;
     drop(state);
-    Ok(compaction_due(files).unwrap_or(false))
+    Ok(compaction_due(files, tail_layers).unwrap_or(false))
 }
 
 /// [`save`] for a call already answered: waits for `ticket`'s turn (the layers of the calls
@@ -393,10 +402,11 @@ pub fn save_behind(
     let kept = save_locked(files, &mut state, layers);
     state.finish(ticket.number);
     ticket.done = true;
+    let tail_layers = state.tail_layers;
     drop(state);
     log.written.notify_all();
     kept?;
-    Ok(compaction_due(files).unwrap_or(false))
+    Ok(compaction_due(files, tail_layers).unwrap_or(false))
 }
 
 /// [`save`]'s work, with the log locked.
@@ -415,11 +425,13 @@ fn save_locked(
                 retire(&files.state, state, || dir.rename(NEXT_LOG, dir, LOG))?;
                 state.generation += 1;
                 state.stale = false;
+                state.tail_layers = 0;
             } else {
                 let mut options = OpenOptions::new();
                 options.append(true).follow(FollowSymlinks::No);
                 let mut log = dir.open_with(LOG, &options)?;
                 log.write_all(&layer.bytes)?;
+                state.tail_layers += 1;
             }
         }
         Ok::<_, ConfinedError>(())
@@ -438,8 +450,12 @@ fn save_locked(
     }
 }
 
-/// Whether the layers after the log's first (full) one outweigh it and [`MIN_TAIL_BYTES`].
-fn compaction_due(files: &SessionFiles) -> std::io::Result<bool> {
+/// Whether the layers after the log's first (full) one outweigh it and [`MIN_TAIL_BYTES`], or
+/// are more than [`MAX_TAIL_LAYERS`] (`tail_layers` of them were appended in this server).
+fn compaction_due(files: &SessionFiles, tail_layers: u64) -> std::io::Result<bool> {
+    if tail_layers > MAX_TAIL_LAYERS {
+        return Ok(true);
+    }
     let mut options = OpenOptions::new();
     options.read(true).follow(FollowSymlinks::No);
     let mut file = files.state.dir().open_with(LOG, &options)?;
@@ -515,6 +531,7 @@ fn compact_now(
     retire(&files.state, &mut current, || {
         dir.rename(COMPACTED_LOG, dir, LOG)
     })?;
+    current.tail_layers = 0;
     drop(current);
     Ok(Some((len, compacted.len() as u64 + appended)))
 }
@@ -955,5 +972,42 @@ mod tests {
         let state = log.lock();
         assert!(state.stale, "a layer went missing");
         assert_eq!((state.done, state.tickets), (6, 6));
+    }
+
+    /// Layers of a few bytes each never outweigh the log's first, yet a log of too many of
+    /// them is compacted all the same (a worker parses at most 65,536).
+    #[test]
+    fn a_log_of_many_small_layers_is_due_a_compaction() {
+        let state = tempfile::tempdir().unwrap();
+        let dirs = crate::workspace::StateDirs::create(state.path()).unwrap();
+        let files = dirs.create_session("s").unwrap();
+        let log = StateLog::default();
+        assert!(!save(&files, &log, &[layer(1, true)]).unwrap());
+        // A call that changed no page: a layer of its numbers only.
+        let meta = SnapshotMeta {
+            module: "test-module".into(),
+            cell: 2,
+            clock_ns: 0,
+            memory_bytes: 65536,
+            descriptors: vec![],
+        };
+        let unchanged = framed_layer(&encode(&meta, &[], |_| &[], Packing::Stored));
+        assert!(unchanged.len() < 100);
+        let tail: Vec<StateLayer> = (0..MAX_TAIL_LAYERS)
+            .map(|_| StateLayer {
+                bytes: unchanged.clone(),
+                full: false,
+            })
+            .collect();
+        assert!(!save(&files, &log, &tail).unwrap(), "not by weight");
+        assert!(save(&files, &log, &[layer(3, false)]).unwrap(), "by count");
+        compact(&files, &log, 1 << 20);
+        let compacted = read_live(&files, &log).unwrap().unwrap();
+        let layers = sandbox_protocol::snapshot::parse_layers(&compacted).unwrap();
+        assert_eq!(layers.len(), 1);
+        assert!(
+            !save(&files, &log, &[layer(4, false)]).unwrap(),
+            "counted afresh"
+        );
     }
 }

@@ -20,12 +20,14 @@
 
 pub mod watch;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use sandbox_protocol::SnapshotInfo;
 pub use sandbox_protocol::snapshot::{
-    PAGE, Packing, Snapshot, SnapshotError, SnapshotMeta, framed_layer, parse_layers,
+    Entry, PAGE, Packing, Snapshot, SnapshotError, SnapshotMeta, diff_page, framed_layer,
+    parse_layers,
 };
 use wasmtime::{Memory, Store};
 
@@ -102,15 +104,28 @@ fn page_hash(page: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(page) | 1
 }
 
+/// The most pages whose last-sent bytes a [`Tracker`] keeps (2 MiB): the pages an interpreter
+/// rewrites on every call are a few hundred at most.
+const MAX_KEPT_PAGES: usize = 512;
+
 /// What the pages of an interpreter's memory held when its state was last sent to the
 /// supervisor, so that the state after each execution costs only the pages it changed (a
 /// layer). The first layer after a reset is full: every page that differs from a fresh
 /// instance; the supervisor compacts the log of layers after it (`sandbox_protocol::snapshot::
 /// compact`), so no full layer is ever due again.
+///
+/// The pages a call's layer sends are kept as sent (up to [`MAX_KEPT_PAGES`]): those are the
+/// pages the interpreter rewrites on every call (its heap's free lists, the frame it runs in,
+/// counters), and each time it changes only a few bytes of them. A kept page that changed again
+/// is sent as a patch of the bytes that differ ([`diff_page`]): a trivial call's layer is then a
+/// few kilobytes instead of a hundred pages.
 #[derive(Debug)]
 pub struct Tracker {
-    /// Per page: the hash last sent, 0 for never.
+    /// Per page: the hash last sent, 0 for never (stale for a kept page, which is compared
+    /// with its copy instead).
     hashes: Vec<u64>,
+    /// Pages as last sent in a call's layer, by index.
+    kept: HashMap<usize, Box<[u8]>>,
     /// Whether the next layer is the first (full) one.
     first: bool,
     /// The kernel's record of the pages written since the last layer, when it keeps one.
@@ -121,10 +136,20 @@ impl Default for Tracker {
     fn default() -> Self {
         Self {
             hashes: Vec::new(),
+            kept: HashMap::new(),
             first: true,
             watch: None,
         }
     }
+}
+
+/// The pages a layer sends, and the patches among them.
+#[derive(Debug, Default)]
+struct Changes {
+    pages: Vec<u32>,
+    /// Page index to its record's place in `records`; the other pages go whole.
+    patched: HashMap<u32, std::ops::Range<usize>>,
+    records: Vec<u8>,
 }
 
 impl Tracker {
@@ -135,6 +160,7 @@ impl Tracker {
 
     /// Records `memory` as sent (an interpreter just restored from the supervisor's state).
     pub fn sync(&mut self, memory: &[u8]) {
+        self.kept.clear();
         self.hashes.clear();
         self.hashes.resize(memory.len().div_ceil(PAGE), 0);
         for index in flagged(written_pages(memory), self.hashes.len()) {
@@ -211,19 +237,62 @@ impl Tracker {
     ) -> Result<(), E> {
         let full = self.first;
         let candidates = self.candidates(memory);
-        let pages = changed_pages(memory, base_bytes, candidates, Some(self));
+        let changes = self.changes(memory, base_bytes, candidates);
         self.first = false;
-        // Stored as it is, even the first (full) one: compressing it would cost more than the
-        // call (the supervisor compresses the log when it compacts it). Framed as it is made:
-        // a layer is a few hundred kilobytes after every call, and each copy counts.
-        let page_of = |page: u32| page_bytes(memory, page);
+        // Not compressed, even the first (full) one: compressing it would cost more than the
+        // call (the supervisor compresses the log when it compacts it). Framed as it is made.
+        let entry_of = |page: u32| match changes.patched.get(&page) {
+            Some(record) => Entry::Patch(&changes.records[record.clone()]),
+            None => Entry::Whole(page_bytes(memory, page)),
+        };
         sandbox_protocol::snapshot::encode_framed_parts(
             meta,
-            &pages,
-            page_of,
+            &changes.pages,
+            entry_of,
             part_bytes,
             |data, last| emit(LayerPart { data, last, full }),
         )
+    }
+
+    /// The pages of `candidates` that changed since they were last sent: kept pages compared
+    /// with their copy (and patched), the others by hash as [`changed_pages`] does; a call's
+    /// layer keeps what it sends, while there is room.
+    fn changes(&mut self, memory: &[u8], base_bytes: usize, candidates: Vec<usize>) -> Changes {
+        let mut changes = Changes::default();
+        let mut hashed = Vec::new();
+        for index in candidates {
+            let Some(kept) = self.kept.get_mut(&index) else {
+                hashed.push(index);
+                continue;
+            };
+            let page = &memory[index * PAGE..(index + 1) * PAGE];
+            if **kept == *page {
+                continue;
+            }
+            let page_index =
+                u32::try_from(index).expect("a wasm32 memory has fewer than 2^32 pages");
+            let start = changes.records.len();
+            if diff_page(kept, page, &mut changes.records) {
+                let _ = changes
+                    .patched
+                    .insert(page_index, start..changes.records.len());
+            }
+            kept.copy_from_slice(page);
+            changes.pages.push(page_index);
+        }
+        let whole = changed_pages(memory, base_bytes, hashed, Some(self));
+        if !self.first {
+            for &page in &whole {
+                if self.kept.len() == MAX_KEPT_PAGES {
+                    break;
+                }
+                let kept = page_bytes(memory, page).into();
+                let _ = self.kept.insert(page as usize, kept);
+            }
+        }
+        changes.pages.extend(whole);
+        changes.pages.sort_unstable();
+        changes
     }
 }
 
@@ -461,6 +530,50 @@ mod tests {
             layer.write_into(&mut fresh).unwrap();
         }
         assert!(fresh == memory, "the state after both layers");
+    }
+
+    /// A page a call's layer sent is kept, and when a later call changes a few of its bytes
+    /// only those are sent: the log still replays to the memory, and compacts to it.
+    #[test]
+    fn pages_that_change_again_are_sent_as_patches() {
+        let len = 8 * 65536;
+        let (mut buffer, skip) = aligned(len);
+        let memory = &mut buffer[skip..skip + len];
+        for (i, byte) in memory.iter_mut().enumerate() {
+            *byte = (i.wrapping_mul(2_654_435_761) >> 13) as u8;
+        }
+        let mut tracker = Tracker::default();
+        let (mut log, full) = tracker.layer(memory, 0, &meta(len as u64));
+        assert!(full);
+        let mut sizes = Vec::new();
+        for call in 0..4u8 {
+            memory[3 * PAGE + 17] = call;
+            memory[3 * PAGE + 2000..3 * PAGE + 2010].fill(call);
+            memory[90 * PAGE + usize::from(call)] ^= 0xff;
+            let (layer, full) = tracker.layer(memory, 0, &meta(len as u64));
+            assert!(!full);
+            sizes.push(layer.len());
+            log.extend_from_slice(&layer);
+        }
+        // The first call's layer sends both pages whole; the later ones a few runs of them.
+        assert!(sizes[0] > 2 * PAGE, "{sizes:?}");
+        assert!(sizes[1..].iter().all(|&size| size < 200), "{sizes:?}");
+        let mut fresh = vec![0u8; len];
+        for layer in parse_layers(&log).unwrap() {
+            layer.write_into(&mut fresh).unwrap();
+        }
+        assert!(fresh == memory, "the state after every layer");
+        let compacted = sandbox_protocol::snapshot::compact(&log, len as u64).unwrap();
+        let mut again = vec![0u8; len];
+        parse_layers(&compacted).unwrap()[0]
+            .write_into(&mut again)
+            .unwrap();
+        assert!(again == memory, "the compacted state");
+        // Restored from the supervisor's state, nothing is kept: the next change goes whole.
+        tracker.sync(memory);
+        memory[3 * PAGE] ^= 1;
+        let (layer, _) = tracker.layer(memory, 0, &meta(len as u64));
+        assert!(layer.len() > PAGE);
     }
 
     #[test]
