@@ -28,9 +28,17 @@ impl Manifest {
         self.modules.runtimes.get(&runtime)
     }
 
-    /// The compiled toolbox of `execute_command`'s WebAssembly commands, if precompile found one.
-    pub fn toolbox(&self) -> Option<&CachedModule> {
-        self.modules.toolbox.as_ref()
+    /// What a worker of `runtime` loads besides its interpreter: the toolbox of
+    /// `execute_command`'s WebAssembly commands and the other language's interpreter, each when
+    /// precompile found it.
+    pub fn extras(&self, runtime: Runtime) -> Extras {
+        let companion = (self.modules.runtimes.iter())
+            .find(|(other, _)| other.language() != runtime.language())
+            .map(|(other, module)| (*other, module.clone()));
+        Extras {
+            toolbox: self.modules.toolbox.clone(),
+            companion,
+        }
     }
 
     /// Whether an interpreter that can start from a memory image has none yet.
@@ -40,6 +48,24 @@ impl Manifest {
             .iter()
             .any(|(runtime, module)| runtime.imaged_layout().is_some() && module.image.is_none())
     }
+}
+
+/// What a worker loads besides its session's interpreter, when the server has it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// The compiled toolbox of `execute_command`'s WebAssembly commands.
+    pub toolbox: Option<CachedModule>,
+    /// The other language's interpreter, for `python`/`node` command lines in the session's
+    /// shell.
+    pub companion: Option<(Runtime, CachedModule)>,
+}
+
+impl Extras {
+    /// Nothing besides the interpreter.
+    pub const NONE: Extras = Extras {
+        toolbox: None,
+        companion: None,
+    };
 }
 
 /// Whether a precompile makes the memory images it does not find.

@@ -486,11 +486,12 @@ impl Session {
         // The layers of the calls answered before are in the log (see [`resume`]).
         self.state_log.settled().await;
         let files = self.files();
-        let fork_server = self.pool.forks.get(runtime, module, manifest.toolbox());
+        let extras = manifest.extras(runtime);
+        let fork_server = self.pool.forks.get(runtime, module, &extras);
         // A session with a saved state has its worker wait for it: setting a fresh session
         // up first (CPython's wake) would be undone by the restore.
         let request = SpawnRequest::new(&files, module, runner.generation, runtime, &limits)
-            .with_toolbox(manifest.toolbox())
+            .with_extras(&extras)
             .resuming(resume::has_state(&files));
         let (worker, ready) = Worker::spawn(config, request, fork_server.as_ref())
             .await

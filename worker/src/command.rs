@@ -14,6 +14,7 @@ use sandbox_protocol::{
     GuestError, Language, Response,
 };
 
+use crate::companion::Companion;
 use crate::connection::{Ended, Job, Outbox, Reply, Task};
 use crate::host::{Control, SessionConfig};
 use crate::quota::{Amount, SharedQuota};
@@ -33,6 +34,8 @@ pub struct ShellRunner {
     quota: Option<SharedQuota>,
     /// The WebAssembly commands, when the server has them.
     toolbox: Option<Arc<Toolbox>>,
+    /// The other language's interpreter, when the server has it.
+    companion: Option<Arc<Companion>>,
 }
 
 impl ShellRunner {
@@ -52,6 +55,7 @@ impl ShellRunner {
             stderr_cap: config.stderr_cap,
             quota: config.quota.clone(),
             toolbox: None,
+            companion: None,
         }
     }
 
@@ -60,6 +64,15 @@ impl ShellRunner {
     pub fn with_toolbox(self, toolbox: Option<Toolbox>) -> Self {
         Self {
             toolbox: toolbox.map(Arc::new),
+            ..self
+        }
+    }
+
+    /// The shell with the other language's interpreter for its `python`/`node` command lines.
+    #[must_use]
+    pub fn with_companion(self, companion: Option<Companion>) -> Self {
+        Self {
+            companion: companion.map(Arc::new),
             ..self
         }
     }
@@ -113,7 +126,7 @@ impl ShellRunner {
     ) {
         let cancel = control.start_shell(&command.execution_id);
         let (fs, state, language) = (self.fs.clone(), self.state.clone(), self.language);
-        let toolbox = self.toolbox.clone();
+        let (toolbox, companion) = (self.toolbox.clone(), self.companion.clone());
         let limits = ShellLimits {
             stdout_cap: self.stdout_cap,
             stderr_cap: self.stderr_cap,
@@ -123,10 +136,15 @@ impl ShellRunner {
         };
         let spawned = std::thread::Builder::new()
             .name("shell".into())
+            // Tools and the other language's interpreter run WebAssembly on this thread: it
+            // needs the stack the engine allows wasm plus the host's frames, as the guest
+            // thread does (a smaller one would overflow before Wasmtime's limit traps).
+            .stack_size(crate::serve::GUEST_THREAD_STACK)
             .spawn(move || {
                 let interpreters =
                     WorkerInterpreters::new(&command, language, jobs, &limits, cancel)
-                        .with_toolbox(toolbox);
+                        .with_toolbox(toolbox)
+                        .with_companion(companion, control.clone());
                 let report = run(&command, &fs, &state, interpreters, &limits);
                 control.end_shell();
                 if outbox.send(&Response::Executed(report)).is_err() {
@@ -218,6 +236,8 @@ struct WorkerInterpreters {
     cancel: Arc<AtomicBool>,
     /// The session's WebAssembly commands.
     toolbox: Option<Arc<Toolbox>>,
+    /// The other language's interpreter, and the worker's cancel control its runs answer to.
+    companion: Option<(Arc<Companion>, Arc<Control>)>,
 }
 
 impl WorkerInterpreters {
@@ -241,6 +261,7 @@ impl WorkerInterpreters {
             figures: Vec::new(),
             cancel,
             toolbox: None,
+            companion: None,
         }
     }
 
@@ -248,10 +269,19 @@ impl WorkerInterpreters {
         Self { toolbox, ..self }
     }
 
-    /// Why no run of `language` may start now: another language than the session's, a cancel
-    /// that arrived between two commands of the line, or no time left. Else the time left.
+    fn with_companion(self, companion: Option<Arc<Companion>>, control: Arc<Control>) -> Self {
+        Self {
+            companion: companion.map(|companion| (companion, control)),
+            ..self
+        }
+    }
+
+    /// Why no run of `language` may start now: another language than the session's (without
+    /// its interpreter on this server), a cancel that arrived between two commands of the
+    /// line, or no time left. Else the time left.
     fn refusal(&self, language: Language) -> Result<Duration, InterpreterRun> {
-        if language != self.language {
+        let companion = self.companion.as_ref();
+        if language != self.language && companion.is_none_or(|(c, _)| c.language() != language) {
             let (wanted, have) = (language.as_str(), self.language.as_str());
             return Err(InterpreterRun {
                 stderr: format!(
@@ -328,6 +358,20 @@ impl Interpreters for WorkerInterpreters {
             argv: argv.to_vec(),
             stdin: stdin.to_vec(),
         };
+        if language != self.language
+            && let Some((companion, control)) = &self.companion
+        {
+            // A fresh interpreter of the other language, on this thread; the session's own
+            // interpreter is not involved.
+            return match companion.run(&request, control.clone()) {
+                Ok(report) => self.account(report),
+                Err(why) => InterpreterRun {
+                    stderr: format!("{}: {why}\n", language.as_str()).into_bytes(),
+                    exit_code: 127,
+                    ..InterpreterRun::default()
+                },
+            };
+        }
         let job = Job {
             request,
             reply: Reply::Shell(reply),

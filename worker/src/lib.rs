@@ -15,6 +15,7 @@
 
 pub mod capture;
 pub mod command;
+pub mod companion;
 pub mod connection;
 pub mod engine;
 pub mod fork_server;

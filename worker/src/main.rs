@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use sandbox_protocol::{Layer, LayerSet, Mount, Runtime, WorkerExit};
+use sandbox_worker::companion::CompanionArgs;
 use sandbox_worker::host::SessionConfig;
 use sandbox_worker::jail::{self, Early, JailArgs};
 use sandbox_worker::quota::QuotaLimits;
@@ -125,6 +126,23 @@ struct ServeOptions {
     /// reported it: `execute_command` runs its commands inside the sandbox
     #[arg(long, value_name = "CWASM")]
     toolbox: Option<PathBuf>,
+    /// The other language's interpreter, for `python`/`node` command lines in this session's
+    /// shell (each runs in a fresh instance of it): its runtime, as `precompile` reported it
+    #[arg(long, value_parser = runtime(), requires = "companion_module")]
+    companion_runtime: Option<Runtime>,
+    /// The other language's compiled interpreter (`cwasm`)
+    #[arg(long, value_name = "CWASM", requires = "companion_runtime")]
+    companion_module: Option<PathBuf>,
+    /// The other language's memory image, when it has one (`cwasm`)
+    #[arg(long, value_name = "CWASM", requires = "companion_module")]
+    companion_image: Option<PathBuf>,
+    /// SHA-256 of the other language's interpreter wasm
+    #[arg(long, value_name = "HEX", default_value = "")]
+    companion_sha256: String,
+    /// A host directory only the other language's interpreter sees, read-only at GUEST (its
+    /// own files, and the directories of its memory image's layout this session lacks)
+    #[arg(long, value_name = "GUEST=HOST", value_parser = read_only_mount, requires = "companion_module")]
+    companion_mount: Vec<Mount>,
     /// SHA-256 of the interpreter's wasm, as `precompile` reported it; Python stops a timed-out
     /// execution without losing its state only on the build it knows
     #[arg(long, value_name = "HEX", default_value = "")]
@@ -361,6 +379,15 @@ impl ServeOptions {
             module: self.module,
             image: self.image,
             toolbox: self.toolbox,
+            companion: (self.companion_runtime.zip(self.companion_module)).map(
+                |(runtime, module)| CompanionArgs {
+                    runtime,
+                    module,
+                    image: self.companion_image,
+                    wasm_sha256: self.companion_sha256,
+                    mounts: self.companion_mount,
+                },
+            ),
             wasm_sha256: self.wasm_sha256,
             resume: self.resume,
             config,

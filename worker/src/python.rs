@@ -28,7 +28,7 @@ mod pushed;
 use crate::host::{HostState, Outcome, SessionConfig};
 use build::DRIVER;
 pub use build::{Build, PINNED_SHA256};
-pub use pushed::{Pristine, image_digest, make_image, run_once, run_turn_in};
+pub use pushed::{Pristine, image_digest, make_image, run_alone, run_once, run_turn_in};
 
 /// Fuel for interpreter start-up (about 0.2 × 10^9 measured), before the first execution.
 const STARTUP_FUEL: u64 = 5_000_000_000;

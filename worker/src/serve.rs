@@ -23,6 +23,7 @@ use sandbox_protocol::{
 use wasmtime::{Linker, Module};
 
 use crate::command::ShellRunner;
+use crate::companion::{Companion, CompanionArgs};
 use crate::connection::{
     Ended, Ending, Job, Link, MappedState, Outbox, Reply, StateBytes, Task, WakeAt,
 };
@@ -38,7 +39,7 @@ const MAX_RESTORE: usize = (4 << 30) + (8 << 20);
 
 /// Native stack of the guest thread: Wasmtime runs wasm on it, and the engine allows 8 MiB of
 /// wasm stack plus host frames.
-const GUEST_THREAD_STACK: usize = 16 << 20;
+pub(crate) const GUEST_THREAD_STACK: usize = 16 << 20;
 
 /// What `sandbox-worker serve` was started with.
 #[derive(Debug, Clone)]
@@ -51,6 +52,8 @@ pub struct ServeArgs {
     pub image: Option<PathBuf>,
     /// The compiled toolbox of `execute_command`'s WebAssembly commands.
     pub toolbox: Option<PathBuf>,
+    /// The other language's interpreter, for `python`/`node` in this session's shell.
+    pub companion: Option<CompanionArgs>,
     pub wasm_sha256: String,
     /// A restore of the session's state comes first (`--resume`): the interpreter waits for it
     /// before setting a session up (see [`WakeAt::FirstNeed`]), in either language.
@@ -147,6 +150,7 @@ impl ServeArgs {
             && self.module == other.module
             && self.image == other.image
             && self.toolbox == other.toolbox
+            && self.companion == other.companion
             && self.wasm_sha256 == other.wasm_sha256
     }
 }
@@ -196,8 +200,13 @@ fn serve(
         None => Loaded::load(&args).map_err(|e| outbox.fail(e))?,
     };
     let toolbox = (loaded.toolbox.as_ref()).map(|t| t.for_session(&args.workspace, &args.config));
+    let companion = (args.companion.clone()).map(|companion| {
+        let (workspace, config) = (args.workspace.clone(), args.config.clone());
+        Companion::new(companion, loaded.linker.clone(), workspace, config)
+    });
     let shell = ShellRunner::new(args.runtime.language(), &args.workspace, &args.config)
-        .with_toolbox(toolbox);
+        .with_toolbox(toolbox)
+        .with_companion(companion);
     tracing::debug!(us = ready_clock.elapsed_us(), forked, "modules mapped");
 
     // The jail, while this is the only thread: the socket is connected and the module mapped,
@@ -260,7 +269,12 @@ fn enter_jail(args: &ServeArgs) -> Result<JailReport, jail::JailError> {
     let mounts: Vec<(PathBuf, bool)> = (args.config.mounts.iter())
         .map(|m| (m.host.clone(), m.writable))
         .collect();
-    let (read_write, read_only) = jail::paths_for_session(&args.workspace, &mounts, &args.module);
+    let (read_write, mut read_only) =
+        jail::paths_for_session(&args.workspace, &mounts, &args.module);
+    // The other language's interpreter reads its own directories (read-only, for its
+    // instances only).
+    let companion = args.companion.iter().flat_map(|c| &c.mounts);
+    read_only.extend(companion.map(|m| m.host.clone()));
     let spec = JailSpec {
         requested: args.jail.requested,
         required: args.jail.required,

@@ -178,11 +178,18 @@ impl<'f, 'a> Draft<'f, 'a> {
         if self.f.code.trim().is_empty() || self.f.code.len() > MAX_ECHOED_CODE {
             return None;
         }
-        let mut args = self.session_args(json!({"code": self.f.code, "language": self.lang()}));
+        // A command line is run again as one: execute_code would read it as the language's code.
+        let (tool, mut args) = if self.f.command {
+            let args = json!({"command": self.f.code, "language": self.lang()});
+            ("execute_command", self.session_args(args))
+        } else {
+            let args = json!({"code": self.f.code, "language": self.lang()});
+            ("execute_code", self.session_args(args))
+        };
         if let Some(t) = timeout {
             args["timeout"] = json!(t);
         }
-        Some(NextCall::new("execute_code", args, reason))
+        Some(NextCall::new(tool, args, reason))
     }
 
     /// The session's id, or its language when there is no valid id (the tools that take an

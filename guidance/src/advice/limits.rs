@@ -363,8 +363,14 @@ impl Draft<'_, '_> {
         }
         let longer = ((t * 2.0).ceil() as u64).clamp(60, MAX_TIMEOUT_SECS);
         if endless.is_none() && (t as u64) < MAX_TIMEOUT_SECS {
+            let (tool, what) = if f.command {
+                ("execute_command", "command line")
+            } else {
+                ("execute_code", "code")
+            };
             self.fix(say!(
                 "timeout.longer",
+                tool = tool,
                 longer = longer,
                 max = MAX_TIMEOUT_SECS,
                 medium = FLAVORS[1].name(),
@@ -374,7 +380,7 @@ impl Draft<'_, '_> {
             ));
             self.next = self.rerun(
                 Some(longer),
-                &say!("timeout.longer_reason", longer = longer),
+                &say!("timeout.longer_reason", what = what, longer = longer),
             );
         }
         self.fix(words::text("timeout.chunks"));

@@ -239,4 +239,31 @@ mod tests {
             summaries.push((error_type, summary));
         }
     }
+
+    /// A command line that timed out is run again as a command line, with a longer timeout:
+    /// execute_code would read the shell text as the language's code.
+    #[test]
+    fn a_command_that_timed_out_is_rerun_as_a_command() {
+        let line = "python long_job.py | tail -n 5";
+        let mut f = ErrorFacts::new(Language::JavaScript, ErrorType::Timeout, line, "s1");
+        f.timeout_secs = 30.0;
+        f.command = true;
+        let advice = advise(&f);
+        let next = advice.next_call.clone().expect("a rerun");
+        assert_eq!(next.tool, "execute_command");
+        assert_eq!(next.arguments["command"], line);
+        assert_eq!(next.arguments["timeout"], 60);
+        assert!(next.arguments.get("code").is_none());
+        assert!(next.reason.contains("command line"), "{}", next.reason);
+        assert!(
+            (advice.actionable_guidance.iter()).any(|fix| fix.contains("execute_command {")),
+            "{advice:#?}"
+        );
+        f.command = false;
+        let next = advise(&f).next_call.expect("a rerun");
+        assert_eq!(
+            (next.tool.as_str(), &next.arguments["code"]),
+            ("execute_code", &line.into())
+        );
+    }
 }

