@@ -416,11 +416,14 @@ mod tests {
         (dir, fs)
     }
 
+    /// The fuel of a test command line: enough for the toolbox's `cat` of a small file.
+    const COMMAND_FUEL: u64 = 1_000_000_000;
+
     fn request(line: &str) -> CommandRequest {
         CommandRequest {
             execution_id: "exec-cmd".into(),
             command: line.into(),
-            fuel: 5_000,
+            fuel: COMMAND_FUEL,
             timeout_ms: 30_000,
         }
     }
@@ -435,7 +438,8 @@ mod tests {
         }
     }
 
-    /// Runs `line` in a fresh shell over `fs`, its interpreter runs going to `jobs`.
+    /// Runs `line` in a fresh shell over `fs` (its `/app` first) with the toolbox of
+    /// `target/runtimes`, its interpreter runs going to `jobs`.
     fn run_line(
         line: &str,
         fs: &FsView,
@@ -444,8 +448,18 @@ mod tests {
     ) -> ExecutionReport {
         let command = request(line);
         let cancel = limits.cancel.clone();
+        let config = SessionConfig {
+            mounts: Vec::new(),
+            memory_bytes: 256 << 20,
+            stdout_cap: limits.stdout_cap,
+            stderr_cap: limits.stderr_cap,
+            quota: None,
+            clock_since: None,
+        };
+        let toolbox = crate::toolbox::test_module().for_session(&fs.mounts[0].host, &config);
         let interpreters =
-            WorkerInterpreters::new(&command, Language::Python, jobs, limits, cancel);
+            WorkerInterpreters::new(&command, Language::Python, jobs, limits, cancel)
+                .with_toolbox(Some(Arc::new(toolbox)));
         run(
             &command,
             fs,
@@ -526,7 +540,7 @@ mod tests {
         assert_eq!(seen[1].code, "print(2)");
         assert_eq!(seen[1].argv, ["-c"]);
         for run in &seen {
-            assert_eq!(run.fuel, 5_000, "each run gets the command's fuel");
+            assert_eq!(run.fuel, COMMAND_FUEL, "each run gets the command's fuel");
             assert_eq!(run.kind, ExecutionKind::User);
             assert!(run.timeout_ms <= 30_000 && run.timeout_ms > 25_000);
         }

@@ -32,15 +32,15 @@ use std::time::Instant;
 use super::builtins;
 use super::expand::{self, Env, Error as ExpandError, MAX_EXPANSION};
 use super::glob::Glob;
+use super::guest_fs::{Access, Fs, FsError, Resolved};
 use super::lexer::Word;
 use super::parser::{
     self, AndOr, CaseEnd, Command, Compound, Cond, Connector, Function, Pipeline, Redirect,
     RedirectKind, Script, Simple,
 };
-use super::path::{Access, Fs, FsError, Resolved};
 use super::streams::{Io, PIPE_CAP};
 // The built-ins reach the streams through here, with the shell they belong to.
-pub(crate) use super::streams::{Input, Target, WRITE_BUDGET};
+pub(crate) use super::streams::{Input, Target};
 use super::{Interpreters, ShellLimits, ShellState};
 
 /// The most a command reads whole into memory (`sort`, `tail`, `sed -i`, a script file).

@@ -27,9 +27,9 @@ mod builtins;
 mod exec;
 mod expand;
 mod glob;
+mod guest_fs;
 mod lexer;
 mod parser;
-mod path;
 mod streams;
 
 use std::collections::BTreeMap;
@@ -224,7 +224,7 @@ pub fn execute(
     // Refusals of this call, including those of interpreter runs it makes, are the ones after
     // this mark.
     let quota_mark = limits.quota.as_ref().map(|q| quota::lock(q).refusals());
-    let fs = path::Fs::new(fs).with_quota(limits.quota.clone());
+    let fs = guest_fs::Fs::new(fs).with_quota(limits.quota.clone());
     let mut shell = Shell::new(fs, state, interpreters, limits);
     // A panic in a built-in must not take the worker (and the session's interpreter) down with
     // it. The shell's state is plain data, so what a half-run command left behind is consistent
