@@ -19,8 +19,9 @@ use crate::host::{Control, SessionConfig};
 use crate::quota::{Amount, SharedQuota};
 use crate::shell::{
     self, FsView, InterpreterRun, Interpreters, Mount, ShellError, ShellLimits, ShellState,
+    ToolBudget,
 };
-use crate::toolbox::{ToolCall, ToolEnd, ToolRun, Toolbox};
+use crate::toolbox::Toolbox;
 
 /// Starts shell command lines for one session.
 pub struct ShellRunner {
@@ -358,37 +359,17 @@ impl Interpreters for WorkerInterpreters {
         }
     }
 
-    fn has_tool(&self, name: &str) -> bool {
-        self.toolbox.is_some() && Toolbox::has(name)
-    }
-
-    fn run_tool(
-        &mut self,
-        argv: &[String],
-        cwd: &str,
-        env: &[(String, String)],
-        stdin: &[u8],
-    ) -> ToolRun {
-        let Some(toolbox) = self.toolbox.clone() else {
-            return ToolRun {
-                stdout: Vec::new(),
-                stderr: format!("{}: this server has no toolbox\n", argv[0]).into_bytes(),
-                end: ToolEnd::Exited(127),
-                fuel_consumed: 0,
-            };
-        };
-        let call = ToolCall {
-            argv,
-            cwd,
-            env,
-            stdin,
+    fn toolbox(&self) -> Option<ToolBudget<'_>> {
+        Some(ToolBudget {
+            toolbox: self.toolbox.as_deref()?,
             deadline: self.deadline,
             cancel: &self.cancel,
             fuel: self.fuel.saturating_sub(self.fuel_consumed),
-        };
-        let ran = toolbox.run(&call);
-        self.fuel_consumed += ran.fuel_consumed;
-        ran
+        })
+    }
+
+    fn tool_burnt(&mut self, fuel: u64) {
+        self.fuel_consumed += fuel;
     }
 }
 

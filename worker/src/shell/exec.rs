@@ -43,7 +43,7 @@ use super::streams::{Io, PIPE_CAP};
 pub(crate) use super::streams::{Input, Target};
 use super::{Interpreters, ShellLimits, ShellState};
 
-/// The most a command reads whole into memory (`sort`, `tail`, `sed -i`, a script file).
+/// The most a built-in reads whole into memory (a script or program file, `pip install -r`).
 pub(crate) const MAX_READ: u64 = 64 << 20;
 
 /// How deep `sh FILE`, `sh -c`, `source` and `./script` may nest (a script running itself).

@@ -90,7 +90,7 @@ impl FsError {
     }
 
     /// The underlying I/O error kind, for commands that react to "not found" or "exists".
-    pub(crate) fn io_kind(&self) -> Option<io::ErrorKind> {
+    fn io_kind(&self) -> Option<io::ErrorKind> {
         match self {
             FsError::Io(e) => Some(e.kind()),
             _ => None,
@@ -198,9 +198,9 @@ pub(crate) struct Resolved {
     /// Operations on it follow a symlink in its last component (beneath the root).
     follow: bool,
     /// Guest path of the mount it is in (`/` for virtual directories).
-    pub mount: String,
+    mount: String,
     /// It is the mount point itself, which is never removed or renamed.
-    pub mount_root: bool,
+    mount_root: bool,
     pub writable: bool,
 }
 
@@ -348,7 +348,7 @@ impl Fs {
     }
 
     /// The guest mount points, sorted, for messages.
-    pub(crate) fn mount_names(&self) -> String {
+    fn mount_names(&self) -> String {
         let mut names: Vec<&str> = self.mounts.iter().map(|m| m.guest.as_str()).collect();
         names.sort_unstable();
         names.join(", ")
@@ -390,7 +390,7 @@ impl Fs {
     ///
     /// # Errors
     /// As [`Fs::resolve`].
-    pub(crate) fn resolve_guest(
+    fn resolve_guest(
         &self,
         guest: String,
         access: Access,
@@ -513,7 +513,7 @@ impl Fs {
     ///
     /// # Errors
     /// As [`Fs::stat`].
-    pub(crate) fn follow(&self, r: &Resolved) -> Result<Resolved, FsError> {
+    fn follow(&self, r: &Resolved) -> Result<Resolved, FsError> {
         if r.follow || !matches!(r.place, Place::Beneath { .. }) {
             return Ok(r.clone());
         }

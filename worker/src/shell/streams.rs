@@ -65,7 +65,7 @@ impl Sink {
 }
 
 struct OutFile {
-    /// Charged to the disk quota as it grows (see `path::Fs::open_write`).
+    /// Charged to the disk quota as it grows (see `guest_fs::Fs::open_write`).
     w: BufWriter<QuotaFile>,
     guest: String,
     failed: bool,

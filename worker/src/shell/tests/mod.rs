@@ -17,7 +17,7 @@ use std::time::Duration;
 use super::*;
 use crate::host::SessionConfig;
 use crate::shell::guest_fs::tests::{names as host_names, special_files};
-use crate::toolbox::{ToolCall, Toolbox};
+use crate::toolbox::Toolbox;
 
 /// One interpreter call the fake saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,23 +79,10 @@ impl Interpreters for FakeInterpreters {
         }
     }
 
-    fn has_tool(&self, name: &str) -> bool {
-        self.toolbox.is_some() && Toolbox::has(name)
-    }
-
-    fn run_tool(
-        &mut self,
-        argv: &[String],
-        cwd: &str,
-        env: &[(String, String)],
-        stdin: &[u8],
-    ) -> ToolRun {
-        let (toolbox, deadline, cancel) = self.toolbox.as_ref().expect("has_tool said yes");
-        toolbox.run(&ToolCall {
-            argv,
-            cwd,
-            env,
-            stdin,
+    fn toolbox(&self) -> Option<ToolBudget<'_>> {
+        let (toolbox, deadline, cancel) = self.toolbox.as_ref()?;
+        Some(ToolBudget {
+            toolbox,
             deadline: *deadline,
             cancel,
             fuel: TOOL_FUEL,
