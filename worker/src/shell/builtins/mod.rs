@@ -351,6 +351,28 @@ mod tests {
         assert_eq!(names, sorted);
     }
 
+    /// An unknown name is bash's "command not found" (127), with what there is instead; a
+    /// worker without its toolbox says that its file commands are missing.
+    #[test]
+    fn unknown_commands_are_not_found() {
+        use crate::shell::tests::{FakeInterpreters, Sandbox};
+        let mut s = Sandbox::new();
+        let (_, err, code) = s.sh("nosuch -x");
+        assert_eq!(code, 127);
+        assert!(err.starts_with("nosuch: command not found\n"), "{err}");
+        assert!(err.contains("WebAssembly tools: arch awk"), "{err}");
+        let limits = s.limits();
+        let mut without = FakeInterpreters::default();
+        let o = crate::shell::execute("ls", &s.view, &mut s.state, &mut without, &limits);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.exit_code, 127);
+        assert!(err.starts_with("ls: command not found\n"), "{err}");
+        assert!(
+            err.contains("ls among them, are missing on this server"),
+            "{err}"
+        );
+    }
+
     /// No built-in opens what a tool would: none has a tool's name, so which runs never depends
     /// on the order of the dispatch.
     #[test]
