@@ -20,8 +20,9 @@ use crate::host::{Control, SessionConfig};
 use crate::quota::{Amount, SharedQuota};
 use crate::shell::{
     self, FsView, InterpreterRun, Interpreters, Mount, ShellError, ShellLimits, ShellState,
+    ToolBudget,
 };
-use crate::toolbox::{ToolCall, ToolEnd, ToolRun, Toolbox};
+use crate::toolbox::Toolbox;
 
 /// Starts shell command lines for one session.
 pub struct ShellRunner {
@@ -402,37 +403,17 @@ impl Interpreters for WorkerInterpreters {
         }
     }
 
-    fn has_tool(&self, name: &str) -> bool {
-        self.toolbox.is_some() && Toolbox::has(name)
-    }
-
-    fn run_tool(
-        &mut self,
-        argv: &[String],
-        cwd: &str,
-        env: &[(String, String)],
-        stdin: &[u8],
-    ) -> ToolRun {
-        let Some(toolbox) = self.toolbox.clone() else {
-            return ToolRun {
-                stdout: Vec::new(),
-                stderr: format!("{}: this server has no toolbox\n", argv[0]).into_bytes(),
-                end: ToolEnd::Exited(127),
-                fuel_consumed: 0,
-            };
-        };
-        let call = ToolCall {
-            argv,
-            cwd,
-            env,
-            stdin,
+    fn toolbox(&self) -> Option<ToolBudget<'_>> {
+        Some(ToolBudget {
+            toolbox: self.toolbox.as_deref()?,
             deadline: self.deadline,
             cancel: &self.cancel,
             fuel: self.fuel.saturating_sub(self.fuel_consumed),
-        };
-        let ran = toolbox.run(&call);
-        self.fuel_consumed += ran.fuel_consumed;
-        ran
+        })
+    }
+
+    fn tool_burnt(&mut self, fuel: u64) {
+        self.fuel_consumed += fuel;
     }
 }
 
@@ -460,11 +441,14 @@ mod tests {
         (dir, fs)
     }
 
+    /// The fuel of a test command line: enough for the toolbox's `cat` of a small file.
+    const COMMAND_FUEL: u64 = 1_000_000_000;
+
     fn request(line: &str) -> CommandRequest {
         CommandRequest {
             execution_id: "exec-cmd".into(),
             command: line.into(),
-            fuel: 5_000,
+            fuel: COMMAND_FUEL,
             timeout_ms: 30_000,
         }
     }
@@ -479,7 +463,8 @@ mod tests {
         }
     }
 
-    /// Runs `line` in a fresh shell over `fs`, its interpreter runs going to `jobs`.
+    /// Runs `line` in a fresh shell over `fs` (its `/app` first) with the toolbox of
+    /// `target/runtimes`, its interpreter runs going to `jobs`.
     fn run_line(
         line: &str,
         fs: &FsView,
@@ -488,8 +473,18 @@ mod tests {
     ) -> ExecutionReport {
         let command = request(line);
         let cancel = limits.cancel.clone();
+        let config = SessionConfig {
+            mounts: Vec::new(),
+            memory_bytes: 256 << 20,
+            stdout_cap: limits.stdout_cap,
+            stderr_cap: limits.stderr_cap,
+            quota: None,
+            clock_since: None,
+        };
+        let toolbox = crate::toolbox::test_module().for_session(&fs.mounts[0].host, &config);
         let interpreters =
-            WorkerInterpreters::new(&command, Language::Python, jobs, limits, cancel);
+            WorkerInterpreters::new(&command, Language::Python, jobs, limits, cancel)
+                .with_toolbox(Some(Arc::new(toolbox)));
         run(
             &command,
             fs,
@@ -570,7 +565,7 @@ mod tests {
         assert_eq!(seen[1].code, "print(2)");
         assert_eq!(seen[1].argv, ["-c"]);
         for run in &seen {
-            assert_eq!(run.fuel, 5_000, "each run gets the command's fuel");
+            assert_eq!(run.fuel, COMMAND_FUEL, "each run gets the command's fuel");
             assert_eq!(run.kind, ExecutionKind::User);
             assert!(run.timeout_ms <= 30_000 && run.timeout_ms > 25_000);
         }

@@ -94,9 +94,7 @@ fn precompile_toolbox(
 ) -> Option<CachedModule> {
     let wasm = runtime_dir.join(TOOLBOX_FILE);
     if !wasm.is_file() {
-        tracing::info!(
-            "no toolbox in the runtime directory: execute_command has its built-ins only"
-        );
+        tracing::info!("no toolbox in the runtime directory: execute_command has no file commands");
         return None;
     }
     let started = Instant::now();
@@ -110,7 +108,7 @@ fn precompile_toolbox(
             Some(cached)
         }
         Err(e) => {
-            tracing::warn!(error = %e, "no toolbox: execute_command has its built-ins only");
+            tracing::warn!(error = %e, "no toolbox: execute_command has no file commands");
             None
         }
     }

@@ -98,10 +98,10 @@ impl Loaded {
             None => LazyModule::mapped(args.module.clone()).map_err(WorkerError::Engine)?,
         };
         let linker = build_linker(engine()).map_err(|e| WorkerError::Runtime(format!("{e:#}")))?;
-        // Without it, commands are the shell's built-ins only: slower to notice, not broken.
+        // Without it, the shell keeps its language and built-ins; file commands are missing.
         let toolbox = args.toolbox.as_deref().and_then(|cwasm| {
             ToolboxModule::load(cwasm, &linker)
-                .inspect_err(|e| tracing::warn!(error = %e, "toolbox unusable: built-ins only"))
+                .inspect_err(|e| tracing::warn!(error = %e, "toolbox unusable: no file commands"))
                 .ok()
         });
         Ok(Self {

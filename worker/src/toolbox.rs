@@ -221,6 +221,38 @@ impl Toolbox {
     }
 }
 
+/// The toolbox of `runtimes/prepare.sh` for the worker's unit tests, loaded as a worker loads
+/// it: compiled into the runtime directory's cache (`SANDBOX_RUNTIME_DIR`, else
+/// `target/runtimes`), then mapped and linked, once per test process; the epoch ticker that
+/// enforces deadlines runs, as in a worker.
+///
+/// # Panics
+/// When the runtime directory has no toolbox: the shell's tests run its commands, and skipping
+/// them would hide that they did not run.
+#[cfg(test)]
+pub(crate) fn test_module() -> &'static ToolboxModule {
+    static MODULE: std::sync::OnceLock<ToolboxModule> = std::sync::OnceLock::new();
+    MODULE.get_or_init(|| {
+        let dir = std::env::var_os("SANDBOX_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/runtimes"));
+        let wasm = dir.join(sandbox_protocol::TOOLBOX_FILE);
+        assert!(
+            wasm.is_file(),
+            "{}: no toolbox; run runtimes/prepare.sh first (the shell's unit tests run its \
+             WebAssembly commands)",
+            wasm.display()
+        );
+        let engine = crate::engine::engine();
+        let cached = crate::engine::precompile(engine, "toolbox", &wasm, &dir.join("cache"))
+            .unwrap_or_else(|e| panic!("{}: {e}", wasm.display()));
+        let linker = crate::host::build_linker(engine).expect("the linker");
+        crate::engine::start_epoch_ticker();
+        ToolboxModule::load(&cached.cwasm, &linker)
+            .unwrap_or_else(|e| panic!("{}: {e}", cached.cwasm.display()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

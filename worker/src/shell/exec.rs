@@ -32,18 +32,18 @@ use std::time::Instant;
 use super::builtins;
 use super::expand::{self, Env, Error as ExpandError, MAX_EXPANSION};
 use super::glob::Glob;
+use super::guest_fs::{Access, Fs, FsError, Resolved};
 use super::lexer::Word;
 use super::parser::{
     self, AndOr, CaseEnd, Command, Compound, Cond, Connector, Function, Pipeline, Redirect,
     RedirectKind, Script, Simple,
 };
-use super::path::{Access, Fs, FsError, Resolved};
 use super::streams::{Io, PIPE_CAP};
 // The built-ins reach the streams through here, with the shell they belong to.
-pub(crate) use super::streams::{Input, Target, WRITE_BUDGET};
+pub(crate) use super::streams::{Input, Target};
 use super::{Interpreters, ShellLimits, ShellState};
 
-/// The most a command reads whole into memory (`sort`, `tail`, `sed -i`, a script file).
+/// The most a built-in reads whole into memory (a script or program file, `pip install -r`).
 pub(crate) const MAX_READ: u64 = 64 << 20;
 
 /// How deep `sh FILE`, `sh -c`, `source` and `./script` may nest (a script running itself).

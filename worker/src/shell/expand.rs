@@ -14,9 +14,9 @@
 use super::arith;
 use super::exec::Abort;
 use super::glob::Glob;
+use super::guest_fs::{Access, Fs, join};
 use super::lexer::{ParamOp, Part, Word};
 use super::parser::Script;
-use super::path::{Access, Fs, join};
 
 /// Most paths one glob expands to: bounds memory and time for `/*/*/*/*`-style patterns.
 const MAX_GLOB_MATCHES: usize = 100_000;

@@ -3,16 +3,16 @@
 //!
 //! It owns the command language, bash's as agents type it (tokens from [`lexer`], grammar in
 //! [`parser`] with compound commands and functions, expansion in [`expand`] with patterns from
-//! [`glob`] and arithmetic from [`arith`], execution in [`exec`] over the [`streams`]), the
-//! built-in commands ([`builtins`]) and the confinement of every file access to the session's
-//! mounts ([`path`]). Nothing else of the host is reachable:
-//! there are no host programs, only built-ins; the interpreters and the WebAssembly tools of
-//! the toolbox (which run inside the sandbox, never touching a path here) are reached through
-//! the [`Interpreters`] the worker passes in; every path a built-in names goes through
-//! [`path::Fs`], which refuses
-//! anything outside the mounts, writes to read-only mounts, and symlinks leading out, and does
-//! every file operation through a handle on the mount's root (never through a host path); and no
-//! message ever contains a host path.
+//! [`glob`] and arithmetic from [`arith`], execution in [`exec`] over the [`streams`]) and the
+//! built-in commands that change its state or run other commands ([`builtins`]). Nothing else
+//! of the host is reachable: there are no host programs; every command that touches files is a
+//! WebAssembly tool of the toolbox, which runs inside the sandbox where WASI resolves its
+//! paths, and is reached, like the interpreters, through the [`Interpreters`] the worker passes
+//! in. What the language itself does with files (redirections, globs, `test`, `cd`, `source`)
+//! and `chmod` go through [`guest_fs`], the only host code on guest paths: it refuses anything
+//! outside the mounts, writes to read-only mounts, and symlinks leading out, and does every
+//! operation through a handle on the mount's root (never through a host path); and no message
+//! ever contains a host path.
 //!
 //! Output is capped like the interpreters' (truncation is flagged, never an error); the deadline
 //! and the cancel flag are checked between commands, at every iteration of a shell loop, and
@@ -27,9 +27,9 @@ mod builtins;
 mod exec;
 mod expand;
 mod glob;
+mod guest_fs;
 mod lexer;
 mod parser;
-mod path;
 mod streams;
 
 use std::collections::BTreeMap;
@@ -40,7 +40,7 @@ use std::time::Instant;
 use sandbox_protocol::Language;
 
 use crate::quota::{self, SharedQuota};
-use crate::toolbox::{ToolEnd, ToolRun};
+use crate::toolbox::{ToolCall, ToolEnd, ToolRun, Toolbox};
 use exec::{Abort, Shell};
 
 /// Exit status of a command line stopped at its deadline (as `timeout(1)`).
@@ -80,7 +80,7 @@ impl Default for ShellState {
         let vars = [
             ("HOME", "/app"),
             ("PWD", "/app"),
-            // Cosmetic: every command is built in; `/bin/NAME` runs the built-in NAME.
+            // Cosmetic: there are no host programs; `/bin/NAME` runs the built-in or tool NAME.
             ("PATH", "/bin"),
             ("LANG", "C.UTF-8"),
         ]
@@ -110,16 +110,23 @@ pub trait Interpreters {
     /// `pip install NAME[==VER] ...`: the session's `install_package`.
     fn pip_install(&mut self, requirements: &[String]) -> InterpreterRun;
 
-    /// Whether `name` is one of the session's WebAssembly commands ([`crate::toolbox`]).
-    fn has_tool(&self, _name: &str) -> bool {
-        false
+    /// The session's toolbox of WebAssembly commands ([`crate::toolbox`]), with what a command
+    /// of it may use now; `None` for a session without one.
+    fn toolbox(&self) -> Option<ToolBudget<'_>> {
+        None
     }
 
-    /// Whether the session has the toolbox of WebAssembly commands at all.
+    /// Counts the fuel a command of the toolbox burnt against the command line's.
+    fn tool_burnt(&mut self, _fuel: u64) {}
+
+    /// Whether `name` is one of the session's WebAssembly commands.
+    fn has_tool(&self, name: &str) -> bool {
+        self.has_toolbox() && Toolbox::has(name)
+    }
+
+    /// Whether the session has the toolbox at all.
     fn has_toolbox(&self) -> bool {
-        crate::toolbox::COMMANDS
-            .iter()
-            .any(|name| self.has_tool(name))
+        self.toolbox().is_some()
     }
 
     /// Runs one of the session's WebAssembly commands: `argv` (`argv[0]` is its name) in the
@@ -127,17 +134,40 @@ pub trait Interpreters {
     fn run_tool(
         &mut self,
         argv: &[String],
-        _cwd: &str,
-        _env: &[(String, String)],
-        _stdin: &[u8],
+        cwd: &str,
+        env: &[(String, String)],
+        stdin: &[u8],
     ) -> ToolRun {
-        ToolRun {
-            stdout: Vec::new(),
-            stderr: format!("{}: not available here\n", argv[0]).into_bytes(),
-            end: ToolEnd::Exited(127),
-            fuel_consumed: 0,
-        }
+        let ran = match self.toolbox() {
+            Some(budget) => budget.toolbox.run(&ToolCall {
+                argv,
+                cwd,
+                env,
+                stdin,
+                deadline: budget.deadline,
+                cancel: budget.cancel,
+                fuel: budget.fuel,
+            }),
+            None => ToolRun {
+                stdout: Vec::new(),
+                stderr: format!("{}: this server has no toolbox\n", argv[0]).into_bytes(),
+                end: ToolEnd::Exited(127),
+                fuel_consumed: 0,
+            },
+        };
+        self.tool_burnt(ran.fuel_consumed);
+        ran
     }
+}
+
+/// What a command of the toolbox may use: the session's toolbox, and the command line's
+/// deadline, cancel flag and fuel left.
+#[derive(Debug)]
+pub struct ToolBudget<'a> {
+    pub toolbox: &'a Toolbox,
+    pub deadline: Instant,
+    pub cancel: &'a Arc<AtomicBool>,
+    pub fuel: u64,
 }
 
 /// The result of one interpreter run or package install.
@@ -224,7 +254,7 @@ pub fn execute(
     // Refusals of this call, including those of interpreter runs it makes, are the ones after
     // this mark.
     let quota_mark = limits.quota.as_ref().map(|q| quota::lock(q).refusals());
-    let fs = path::Fs::new(fs).with_quota(limits.quota.clone());
+    let fs = guest_fs::Fs::new(fs).with_quota(limits.quota.clone());
     let mut shell = Shell::new(fs, state, interpreters, limits);
     // A panic in a built-in must not take the worker (and the session's interpreter) down with
     // it. The shell's state is plain data, so what a half-run command left behind is consistent

@@ -7,10 +7,10 @@
 //! files together take at most [`WRITE_BUDGET`] bytes per call.
 
 use std::cell::Cell;
-use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::rc::Rc;
 
-use super::path::{Fs, FsError, Resolved, describe};
+use super::guest_fs::{Fs, FsError, Resolved, describe};
 use crate::quota::QuotaFile;
 
 /// The most a pipe (or a `<` redirection) holds: bounds memory, and stops endless producers.
@@ -65,7 +65,7 @@ impl Sink {
 }
 
 struct OutFile {
-    /// Charged to the disk quota as it grows (see `path::Fs::open_write`).
+    /// Charged to the disk quota as it grows (see `guest_fs::Fs::open_write`).
     w: BufWriter<QuotaFile>,
     guest: String,
     failed: bool,
@@ -241,50 +241,8 @@ impl Input {
         Some((line.to_vec(), ended))
     }
 
-    pub(crate) fn reader(&self) -> StdinReader {
-        StdinReader {
-            data: Rc::clone(&self.data),
-            pos: Rc::clone(&self.pos),
-            consumed: Rc::clone(&self.consumed),
-        }
-    }
-
     pub(crate) fn was_consumed(&self) -> bool {
         self.consumed.get()
-    }
-}
-
-/// Reads an [`Input`] from its shared position; reaching its end marks it consumed.
-pub(crate) struct StdinReader {
-    data: Rc<Vec<u8>>,
-    pos: Rc<Cell<usize>>,
-    consumed: Rc<Cell<bool>>,
-}
-
-impl Read for StdinReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = {
-            let avail = self.fill_buf()?;
-            let n = avail.len().min(buf.len());
-            buf[..n].copy_from_slice(&avail[..n]);
-            n
-        };
-        self.consume(n);
-        Ok(n)
-    }
-}
-
-impl BufRead for StdinReader {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        let rest = &self.data[self.pos.get().min(self.data.len())..];
-        if rest.is_empty() {
-            self.consumed.set(true);
-        }
-        Ok(rest)
-    }
-
-    fn consume(&mut self, amt: usize) {
-        self.pos.set(self.pos.get() + amt);
     }
 }
 
@@ -303,18 +261,5 @@ mod tests {
         let mut exact = Sink::new(3);
         assert!(exact.push(b"abc"));
         assert!(!exact.truncated);
-    }
-
-    #[test]
-    fn stdin_reader_marks_consumption_only_at_the_end() {
-        let input = Input::new(b"a\nb\n".to_vec(), true);
-        let mut r = input.reader();
-        let mut line = Vec::new();
-        r.read_until(b'\n', &mut line).unwrap();
-        assert!(!input.was_consumed());
-        r.read_until(b'\n', &mut line).unwrap();
-        r.read_until(b'\n', &mut line).unwrap();
-        assert!(input.was_consumed());
-        assert_eq!(line, b"a\nb\n");
     }
 }

@@ -24,41 +24,16 @@ impl Opts {
             .find(|(k, _)| *k == c)
             .map(|(_, v)| v.as_str())
     }
-
-    /// Every value given for an option, in order.
-    pub(crate) fn values(&self, c: char) -> Vec<&str> {
-        self.values
-            .iter()
-            .filter(|(k, _)| *k == c)
-            .map(|(_, v)| v.as_str())
-            .collect()
-    }
-
-    /// Whether `a` was given after `b` (for options that override each other).
-    pub(crate) fn later(&self, a: char, b: char) -> bool {
-        let pos = |c| self.flags.iter().rposition(|&f| f == c);
-        pos(a) > pos(b)
-    }
-
-    /// The operands, or `default` when there are none (`ls` lists `.`, filters read `-`).
-    pub(crate) fn operands_or(&self, default: &str) -> Vec<String> {
-        if self.operands.is_empty() {
-            vec![default.to_string()]
-        } else {
-            self.operands.clone()
-        }
-    }
 }
 
 /// GNU-style option parsing: clustered short flags (`-la`), values attached or separate
-/// (`-n5`, `-n 5`), long options mapped to letters (`--recursive`, `--lines=5`), options after
+/// (`-n5`, `-n 5`), long options mapped to letters (`--null`, `--max-args=5`), options after
 /// operands, `--` ends options.
 ///
 /// `spec` lists the letters; a letter followed by `:` takes a value. `longs` maps long names to
-/// letters: `"recursive=r lines=n"`. Two prefixes change the rules, as getopt's do: `+` ends
-/// options at the first operand (`xargs`, `sh`: the rest belongs to the command they run), and
-/// `#` makes a negative number an operand (`seq -1 1`). Prints the error and returns `None` on
-/// an unknown option or a missing value.
+/// letters: `"null=0 max-args=n"`. A `+` before the letters ends options at the first operand,
+/// as getopt's does (`xargs`, `sh`: the rest belongs to the command they run). Prints the error
+/// and returns `None` on an unknown option or a missing value.
 pub(crate) fn opts(
     ctx: &mut Ctx<'_, '_>,
     args: &[String],
@@ -66,7 +41,6 @@ pub(crate) fn opts(
     longs: &str,
 ) -> Option<Opts> {
     let (first_operand_ends, spec) = strip(spec, '+');
-    let (numbers_are_operands, spec) = strip(spec, '#');
     let takes_value = |c: char| spec.find(c).is_some_and(|i| spec[i + 1..].starts_with(':'));
     let mut o = Opts::default();
     let mut rest = args.iter();
@@ -75,9 +49,7 @@ pub(crate) fn opts(
             o.operands.extend(rest.cloned());
             break;
         }
-        let number = |r: &str| r.starts_with(|c: char| c.is_ascii_digit() || c == '.');
-        let number = numbers_are_operands && arg.get(1..).is_some_and(number);
-        if arg.len() < 2 || !arg.starts_with('-') || number {
+        if arg.len() < 2 || !arg.starts_with('-') {
             o.operands.push(arg.clone());
             if first_operand_ends {
                 o.operands.extend(rest.cloned());
@@ -170,29 +142,6 @@ fn strip(spec: &str, prefix: char) -> (bool, &str) {
     }
 }
 
-/// A count like `5`, for `-n` style options; prints the error on bad input.
-pub(crate) fn parse_count(ctx: &mut Ctx<'_, '_>, what: &str, s: &str) -> Option<u64> {
-    let n = s.trim().parse::<u64>().ok();
-    if n.is_none() {
-        ctx.warn(format_args!("invalid {what}: '{s}'"));
-    }
-    n
-}
-
-/// An optional count option (`-m N`, `--max-depth=N`): `Err(())` after the message when it is
-/// not a number.
-pub(crate) fn count_option(
-    ctx: &mut Ctx<'_, '_>,
-    o: &Opts,
-    c: char,
-    what: &str,
-) -> Result<Option<u64>, ()> {
-    match o.value(c) {
-        Some(v) => parse_count(ctx, what, v).map(Some).ok_or(()),
-        None => Ok(None),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use crate::shell::tests::Sandbox;
@@ -200,28 +149,21 @@ mod tests {
     #[test]
     fn options_parse_like_gnu() {
         let mut s = Sandbox::new();
-        s.write("f", "a\nb\nc\n");
         assert_eq!(
-            s.ok("head -n1 f; head -n 1 f; head --lines=1 f; head --lines 1 f"),
-            "a\n".repeat(4)
+            s.ok("echo a b c | xargs -n1 echo; echo d e | xargs --max-args 1 echo"),
+            "a\nb\nc\nd\ne\n"
         );
-        assert_eq!(s.ok("head f -n 2"), "a\nb\n");
-        assert_eq!(s.ok("cut -d, -sf1 f; echo x"), "x\n");
-        assert_eq!(
-            s.sh("ls -- -x").1,
-            "ls: cannot access '-x': No such file or directory\n"
-        );
-        // `#`: negative numbers are operands; `+`: options end at the first operand.
-        assert_eq!(s.ok("seq -s, -1 1"), "-1,0,1\n");
+        assert_eq!(s.ok("echo a b | xargs --max-args=2 -- echo -n"), "a b");
+        // `+`: options end at the first operand, so `-n` here is echo's.
         assert_eq!(s.ok("echo a b | xargs -n 1 echo -n"), "ab");
         let errors = [
-            ("head --bogus f", "head: unrecognized option '--bogus'\n"),
-            ("head -n", "head: option requires an argument -- 'n'\n"),
+            ("xargs --bogus", "xargs: unrecognized option '--bogus'\n"),
+            ("xargs -n", "xargs: option requires an argument -- 'n'\n"),
             (
-                "head --lines",
-                "head: option '--lines' requires an argument\n",
+                "xargs --max-args",
+                "xargs: option '--max-args' requires an argument\n",
             ),
-            ("head -z f", "head: invalid option -- 'z'\n"),
+            ("xargs -z", "xargs: invalid option -- 'z'\n"),
         ];
         for (line, message) in errors {
             assert_eq!(

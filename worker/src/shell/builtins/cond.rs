@@ -4,7 +4,7 @@
 //! path outside the sandbox is simply false.
 
 use crate::shell::exec::{Abort, Ctx};
-use crate::shell::path::{Access, Kind};
+use crate::shell::guest_fs::{Access, Kind};
 
 /// Evaluates a `test` expression by recursive descent, one precedence level per method.
 struct TestEval<'t, 'c, 'a> {
@@ -168,13 +168,11 @@ impl TestEval<'_, '_, '_> {
                     "-nt" => x > y,
                     "-ot" => x.is_some() && (y.is_none() || x < y),
                     _ => {
-                        let canon = |ctx: &Ctx<'_, '_>, p: &str| {
-                            ctx.resolve(p, Access::Read, true)
-                                .ok()
-                                .map(|r| ctx.fs().guest_of(&r))
-                        };
-                        let (x, y) = (canon(self.ctx, a), canon(self.ctx, b));
-                        x.is_some() && x == y
+                        let node = |ctx: &Ctx<'_, '_>, p: &str| ctx.resolve(p, Access::Read, true);
+                        match (node(self.ctx, a), node(self.ctx, b)) {
+                            (Ok(x), Ok(y)) => self.ctx.fs().same_file(&x, &y),
+                            _ => false,
+                        }
                     }
                 }
             }

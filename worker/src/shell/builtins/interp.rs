@@ -8,7 +8,7 @@ use sandbox_protocol::Language;
 use super::io::{lines, read_input};
 use crate::shell::InterpreterRun;
 use crate::shell::exec::{Abort, Ctx};
-use crate::shell::path::normalize;
+use crate::shell::guest_fs::normalize;
 
 /// Python options that take no value and change nothing here.
 const PY_IGNORED: [&str; 10] = ["-u", "-B", "-O", "-OO", "-I", "-E", "-s", "-S", "-q", "-b"];

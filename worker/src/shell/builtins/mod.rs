@@ -1,37 +1,28 @@
 //! The built-in commands: the table of names, usages and implementations, and the dispatch of a
-//! command line to one of them. What the commands share lives in [`args`] (option parsing),
-//! [`io`] (inputs, lines, per-operand errors), [`walk`] (tree walks) and [`posix`] (regular
-//! expressions); name patterns are the shell's own [`Glob`](crate::shell::glob::Glob).
+//! command line to one of them or to a WebAssembly tool. What the built-ins share lives in
+//! [`args`] (option parsing) and [`io`] (reading a program or a list from a file).
 //!
-//! There are no host programs: a name the session's toolbox has runs that WebAssembly tool
-//! ([`crate::toolbox`], inside the sandbox), even when a built-in of the name exists, so that
-//! every command that touches files goes through WASI's confinement; those built-ins are the
-//! fallback of a session without a toolbox. The shell's own commands (cd, export, echo, printf,
-//! test, xargs, the interpreters...) are not in the toolbox. Any other name exits 127 with the
-//! list of what is available, so an agent learns at once what it can use. `/bin/ls`-style paths
-//! to a built-in or a tool run it; other paths are scripts run by [`scripts::run_file`].
+//! There are no host programs, and no built-in touches a file a tool could: every command that
+//! touches files is a tool of the session's toolbox ([`crate::toolbox`], inside the sandbox,
+//! where WASI confines its paths). The built-ins are the shell's own commands, those that change
+//! its state or run other commands (cd, export, set, source, echo, printf, test, read, xargs,
+//! the interpreters...), and `chmod`, which WASI cannot express; no name is both. Any other
+//! name exits 127, "command not found", with the list of what is available, so an agent learns
+//! at once what it can use. `/bin/ls`-style paths to a built-in or a tool run it; other paths
+//! are scripts run by [`scripts::run_file`].
 
 mod args;
+mod chmod;
 mod cond;
 mod control;
-mod copy;
-mod files;
-mod find;
-mod grep;
 mod interp;
 mod io;
-mod posix;
 mod printf;
 mod scripts;
-mod sed;
 mod session;
-mod sort;
-mod text;
-mod tr;
-mod walk;
 
 use super::exec::{Abort, Ctx};
-use crate::shell::path::{Access, Kind};
+use crate::shell::guest_fs::{Access, FsError, Kind};
 use crate::toolbox::ToolEnd;
 pub(crate) use cond::{binary_test, unary_test};
 
@@ -62,27 +53,18 @@ table! {
     "." => scripts::source, ". FILE [ARGS]", "run a shell script in this shell (same as source)";
     ":" => control::colon, ": [ARG...]", "do nothing, successfully";
     "[" => cond::test, "[ EXPR ]", "evaluate a condition (same as test)";
-    "basename" => session::basename, "basename NAME [SUFFIX]",
-        "strip directory and suffix from a path";
     "bash" => scripts::sh, "bash [-c SCRIPT | FILE] [ARGS]",
         "run a script in a child shell (this shell)";
     "break" => control::break_, "break [N]", "leave the innermost N loops";
-    "cat" => text::cat, "cat [-n] [FILE...]", "concatenate files to stdout";
     "cd" => session::cd, "cd [DIR | -]", "change directory (persists between calls)";
-    "chmod" => files::chmod, "chmod MODE FILE...",
+    "chmod" => chmod::chmod, "chmod MODE FILE...",
         "change permission bits (octal or [ugoa][+-=][rwx])";
     "command" => control::command, "command [-v | -V] NAME [ARG...]",
         "run NAME ignoring functions, or say what each NAME is (-v, -V)";
     "continue" => control::continue_, "continue [N]",
         "go on with the next iteration of the Nth loop";
-    "cp" => copy::cp, "cp [-r] [-f] [-n] SRC... DEST", "copy files and directories";
-    "cut" => text::cut, "cut -d DELIM -f LIST | -c LIST [-s] [FILE...]",
-        "select fields or characters of lines";
-    "date" => session::date, "date [-u] [-d DATE] [+FORMAT]", "print the date and time (UTC)";
     "declare" => control::declare, "declare [-ixrg] NAME[=VALUE]...",
         "set variables (local in a function); no arrays (-a, -A)";
-    "dirname" => session::dirname, "dirname PATH...", "strip the last component of a path";
-    "du" => find::du, "du [-s] [-h] [-a] [-c] [PATH...]", "disk usage of files and directories";
     "echo" => printf::echo, "echo [-n] [-e] [ARG...]", "print arguments";
     "env" => session::env, "env [NAME=VALUE...] [COMMAND [ARG...]]",
         "print the environment, or run a command with more of it";
@@ -92,26 +74,14 @@ table! {
     "export" => session::export, "export [NAME[=VALUE]...]",
         "set variables (all variables are exported)";
     "false" => session::false_, "false", "exit with status 1";
-    "find" => find::find,
-        "find [PATH...] [-name PAT] [-iname PAT] [-path PAT] [-type f|d|l] [-maxdepth N] \
-         [-mindepth N] [-empty] [-not|!]",
-        "search for files in a directory tree";
     "getopts" => control::getopts, "getopts OPTSTRING NAME [ARG...]",
         "parse options: the next one into NAME, its value into OPTARG";
-    "grep" => grep::grep,
-        "grep [-iwvxnclLhHoqsrRFE] [-m N] [-A N] [-B N] [-C N] [-e PAT] [--include GLOB] \
-         PATTERN [FILE...]",
-        "print lines matching a regular expression";
-    "head" => text::head, "head [-n N | -N] [-c N] [FILE...]", "first lines of files";
     "help" => session::help, "help [COMMAND]", "list the commands, or describe one";
     "let" => control::let_, "let EXPR...",
         "evaluate arithmetic expressions (status 1 when the last is 0)";
     "local" => control::local, "local NAME[=VALUE]...",
         "make variables local to the running function";
-    "ls" => files::ls, "ls [-laA1RhdrtS] [PATH...]", "list directory contents";
     "mapfile" => control::mapfile, "mapfile", "(arrays are not supported)";
-    "mkdir" => files::mkdir, "mkdir [-p] DIR...", "make directories";
-    "mv" => copy::mv, "mv [-f] [-n] SRC... DEST", "move or rename files";
     "node" => interp::node, "node FILE [ARGS] | node -e CODE",
         "run JavaScript in the session's interpreter";
     "pip" => interp::pip, "pip install [-r FILE] NAME[==VERSION]... | pip list",
@@ -131,35 +101,21 @@ table! {
     "readarray" => control::mapfile, "readarray", "(arrays are not supported)";
     "readonly" => control::readonly, "readonly NAME[=VALUE]...",
         "set variables that later assignments may not change";
-    "realpath" => session::realpath, "realpath PATH...", "print the absolute, normalised path";
     "return" => control::return_, "return [N]",
         "leave the running function or sourced script";
-    "rm" => files::rm, "rm [-r] [-f] [-d] PATH...", "remove files or directories";
-    "rmdir" => files::rmdir, "rmdir [-p] DIR...", "remove empty directories";
-    "sed" => sed::sed, "sed [-n] [-E] [-i] [-e SCRIPT]... [SCRIPT] [FILE...]",
-        "stream editor: s/RE/REPL/[gip N], p, d, q with line, $ and /RE/ addresses";
-    "seq" => printf::seq, "seq [-s SEP] [-w] [FIRST [INCR]] LAST", "print a sequence of numbers";
     "set" => session::set, "set [-euxo pipefail] [+euxo pipefail] [-- ARGS]",
         "set options for this call: -e, -u, -o pipefail, -x; or $1... with --";
     "sh" => scripts::sh, "sh [-c SCRIPT | FILE] [ARGS]",
         "run a script in a child shell (this shell)";
     "shift" => control::shift, "shift [N]", "drop the first N positional parameters";
     "sleep" => session::sleep, "sleep SECONDS", "wait (bounded by the deadline)";
-    "sort" => sort::sort, "sort [-rnufbu] [-k N[,M]] [-t SEP] [FILE...]", "sort lines";
     "source" => scripts::source, "source FILE [ARGS]", "run a shell script in this shell";
-    "tail" => text::tail, "tail [-n N | -N | -n +N] [-c N] [FILE...]", "last lines of files";
-    "tee" => text::tee, "tee [-a] [FILE...]", "copy stdin to stdout and files";
     "test" => cond::test, "test EXPR",
         "evaluate a condition (-e -f -d -s -z -n = != -eq -ne -lt -le -gt -ge ! -a -o)";
-    "touch" => files::touch, "touch [-c] [-d DATE] FILE...", "create files or update their times";
-    "tr" => tr::tr, "tr [-d] [-s] [-c] SET1 [SET2]", "translate, squeeze or delete characters";
     "true" => session::true_, "true", "exit with status 0";
     "type" => session::type_, "type NAME...", "say how a name would be run";
     "typeset" => control::declare, "typeset [-ixrg] NAME[=VALUE]...", "same as declare";
-    "uniq" => text::uniq, "uniq [-c] [-d] [-u] [-i] [FILE]",
-        "drop or count repeated adjacent lines";
     "unset" => session::unset, "unset NAME...", "remove variables";
-    "wc" => text::wc, "wc [-l] [-w] [-c] [-m] [FILE...]", "count lines, words and bytes";
     "which" => session::which, "which NAME...", "say whether a command is available";
     "xargs" => scripts::xargs, "xargs [-n N] [-I STR] [-0] [-d DELIM] [COMMAND [ARG...]]",
         "run a command with arguments read from stdin";
@@ -170,20 +126,9 @@ pub(crate) fn find(name: &str) -> Option<&'static Builtin> {
     BUILTINS.iter().find(|b| b.name == name)
 }
 
-/// The names of the built-ins that run (a tool of the session's toolbox shadows a built-in of
-/// its name), for "command not found".
-pub(crate) fn names(ctx: &Ctx<'_, '_>) -> String {
-    let names: Vec<&str> = (BUILTINS.iter())
-        .map(|b| b.name)
-        .filter(|name| !ctx.sh.interpreters.has_tool(name))
-        .collect();
-    names.join(" ")
-}
-
-/// Runs a command line: a built-in, a script given by path, or "command not found".
+/// Runs a command line: a tool, a built-in, a script given by path, or "command not found".
 pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Abort> {
     let name = argv[0].as_str();
-    // The toolbox first: its tools confine their paths by WASI, as the interpreters' are.
     if let Some(tool) = tool_name(ctx, name) {
         return run_tool(ctx, tool, argv);
     }
@@ -206,14 +151,18 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Ab
     let tools = crate::toolbox::COMMANDS.join(" ");
     let tools = if ctx.sh.interpreters.has_toolbox() {
         format!(" and these WebAssembly tools: {tools}")
+    } else if crate::toolbox::Toolbox::has(name) {
+        // A worker started without its toolbox (see `prepare`): say so rather than pretend.
+        format!(" (its WebAssembly tools, {name} among them, are missing on this server)")
     } else {
         String::new()
     };
+    let builtins: Vec<&str> = BUILTINS.iter().map(|b| b.name).collect();
     let msg = format!(
         "{name}: command not found\nThis sandbox shell has its built-in commands (no external \
          programs): {}{tools}\nRun `help` for details; use python -c or node -e for anything \
          else.\n",
-        names(ctx)
+        builtins.join(" ")
     );
     ctx.err(msg.as_bytes());
     Ok(127)
@@ -250,17 +199,30 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
     let cwd = ctx.cwd().to_owned();
     let ran = ctx.sh.interpreters.run_tool(&argv, &cwd, &env, &stdin);
     ctx.out(&ran.stdout);
-    ctx.err(&ran.stderr);
+    let refused = match ran.end {
+        ToolEnd::Exited(status) if status != 0 => refusal(ctx, &argv, &ran.stderr),
+        _ => None,
+    };
+    match &refused {
+        // `mkdir -p` under WASI first fails to make `/`, which is no place of the guest's: the
+        // refusal says what really happened, as GNU's "Read-only file system" would.
+        Some(_) if tool == "mkdir" => {
+            let said = String::from_utf8_lossy(&ran.stderr);
+            let wasi_root = "mkdir: cannot create directory '/': No such file or directory\n";
+            ctx.err(said.replace(wasi_root, "").as_bytes());
+        }
+        _ => ctx.err(&ran.stderr),
+    }
+    if let Some((arg, e)) = refused {
+        match tool {
+            "mkdir" => ctx.fail(format_args!("cannot create directory '{arg}'"), &e),
+            _ => ctx.fail(arg, &e),
+        }
+    }
 
     match ran.end {
-        ToolEnd::Exited(status) => {
-            if status != 0 {
-                explain_refusal(ctx, &argv, &ran.stderr);
-            } else if tool == "rm" && refused_silently(ctx, &argv) {
-                return Ok(1);
-            }
-            Ok(status)
-        }
+        ToolEnd::Exited(0) if tool == "rm" && refused_silently(ctx, &argv) => Ok(1),
+        ToolEnd::Exited(status) => Ok(status),
         ToolEnd::TimedOut => Err(Abort::Timeout),
         ToolEnd::Cancelled => Err(Abort::Cancelled),
         ToolEnd::OutOfFuel => {
@@ -283,7 +245,7 @@ fn operands(argv: &[String]) -> impl Iterator<Item = &String> {
 
 /// An operand that names a FIFO, socket or device: a WebAssembly tool that opened it would
 /// block in the host's open(2) or read(2), out of the deadline's reach, so the tool does not
-/// start (the built-ins refuse such files the same way).
+/// start (redirections refuse such files the same way).
 fn special_operand(ctx: &Ctx<'_, '_>, argv: &[String]) -> Option<(String, &'static str)> {
     for arg in operands(argv) {
         let Ok(node) = ctx.resolve(arg, Access::Read, true) else {
@@ -326,39 +288,54 @@ const REFUSALS: [&str; 5] = [
     "(os error 63)",
 ];
 
+/// The tools that change every path they are given.
+const WRITERS: [&str; 7] = ["mkdir", "rmdir", "rm", "touch", "truncate", "unlink", "tee"];
+
 /// A tool that failed over a path the sandbox refuses says only what WASI told it: "No such
 /// file or directory", "Operation not permitted". The shell's own resolution of its operands
-/// then says why (outside the mounts, a link out, a read-only mount) on stderr and makes the
-/// command line's outcome `path_restriction`, as its built-ins' refusals do. An operand is
+/// then finds the refused one, to say why (outside the mounts, a link out, a read-only mount)
+/// and make the command line's outcome `path_restriction`, as the shell's own refusals do
+/// (only paths are looked at: nothing is opened). An operand is
 /// looked at when the tool named it or a directory on its way (`mkdir: cannot create directory
-/// 'up'` of `mkdir -p up/x`), or when the tool said a refusal without naming one (cp).
-fn explain_refusal(ctx: &mut Ctx<'_, '_>, argv: &[String], stderr: &[u8]) {
+/// 'up'` of `mkdir -p up/x`), or when the tool named none of them (`cp: No such file or
+/// directory`), said a refusal, or could not start in a cwd above the mounts (`/`).
+fn refusal(ctx: &Ctx<'_, '_>, argv: &[String], stderr: &[u8]) -> Option<(String, FsError)> {
     let said = String::from_utf8_lossy(stderr);
-    let denied = REFUSALS.iter().any(|r| said.contains(r));
-    let accesses: &[Access] = if denied {
+    let named = |arg: &str| {
+        said.contains(&format!("'{arg}'"))
+            || said.contains(&format!("{arg}:"))
+            || arg
+                .match_indices('/')
+                .map(|(at, _)| &arg[..at])
+                .filter(|dir| !dir.is_empty())
+                .any(|dir| said.contains(&format!("'{dir}'")) || said.contains(&format!("{dir}:")))
+    };
+    let above_mounts = ctx
+        .resolve(".", Access::Read, true)
+        .is_ok_and(|r| r.is_virtual());
+    let denied = above_mounts || REFUSALS.iter().any(|r| said.contains(r));
+    let anonymous = !operands(argv).any(|arg| named(arg));
+    // `mkdir -p /data/x` fails at `/` (WASI has no directory there): the write it was is what
+    // the sandbox refused.
+    let writes = WRITERS.contains(&argv[0].as_str());
+    let accesses: &[Access] = if denied || writes {
         &[Access::Read, Access::Write]
     } else {
         &[Access::Read]
     };
     for arg in operands(argv) {
-        let named = said.contains(arg.as_str())
-            || arg
-                .match_indices('/')
-                .map(|(at, _)| &arg[..at])
-                .filter(|dir| !dir.is_empty())
-                .any(|dir| said.contains(&format!("'{dir}'")) || said.contains(&format!("{dir}:")));
-        if !named && !denied {
+        if !named(arg) && !denied && !anonymous {
             continue;
         }
         for &access in accesses {
             if let Err(e) = ctx.resolve(arg, access, true)
                 && e.restricted().is_some()
             {
-                ctx.fail(arg, &e);
-                return;
+                return Some((arg.clone(), e));
             }
         }
     }
+    None
 }
 
 #[cfg(test)]
@@ -372,5 +349,36 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(names, sorted);
+    }
+
+    /// An unknown name is bash's "command not found" (127), with what there is instead; a
+    /// worker without its toolbox says that its file commands are missing.
+    #[test]
+    fn unknown_commands_are_not_found() {
+        use crate::shell::tests::{FakeInterpreters, Sandbox};
+        let mut s = Sandbox::new();
+        let (_, err, code) = s.sh("nosuch -x");
+        assert_eq!(code, 127);
+        assert!(err.starts_with("nosuch: command not found\n"), "{err}");
+        assert!(err.contains("WebAssembly tools: arch awk"), "{err}");
+        let limits = s.limits();
+        let mut without = FakeInterpreters::default();
+        let o = crate::shell::execute("ls", &s.view, &mut s.state, &mut without, &limits);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.exit_code, 127);
+        assert!(err.starts_with("ls: command not found\n"), "{err}");
+        assert!(
+            err.contains("ls among them, are missing on this server"),
+            "{err}"
+        );
+    }
+
+    /// No built-in opens what a tool would: none has a tool's name, so which runs never depends
+    /// on the order of the dispatch.
+    #[test]
+    fn no_built_in_is_a_tool() {
+        for b in BUILTINS {
+            assert!(!crate::toolbox::Toolbox::has(b.name), "{}", b.name);
+        }
     }
 }

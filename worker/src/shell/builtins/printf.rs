@@ -1,7 +1,6 @@
-//! The printers: `echo`, `printf` (C's conversions, with the widths and precisions bounded) and
-//! `seq`, with the backslash escapes they share.
+//! The printers: `echo` and `printf` (C's conversions, with the widths and precisions bounded),
+//! with the backslash escapes they share.
 
-use super::args::opts;
 use crate::shell::exec::{Abort, Ctx};
 
 /// The byte of a one-letter C escape (`\n`, `\t`, `\r`, `\a`, `\b`, `\f`, `\v`) after its
@@ -123,7 +122,7 @@ pub(super) fn echo(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
 /// The widest field `printf` honours (`%999999999d` would otherwise allocate gigabytes).
 const MAX_PRINTF_WIDTH: usize = 1 << 20;
 
-/// The longest precision honoured by `printf` and `seq`: Rust's formatter panics past 65535,
+/// The longest precision honoured by `printf`: Rust's formatter panics past 65535,
 /// and nothing sensible needs more.
 const MAX_PRECISION: usize = 4096;
 
@@ -387,108 +386,6 @@ pub(super) fn printf(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abor
     Ok(status)
 }
 
-/// A number as seq prints it: integers while everything is integral, else with the most
-/// decimals of the operands.
-fn seq_parse(s: &str) -> Option<(f64, usize)> {
-    let v: f64 = s.trim().parse().ok()?;
-    if !v.is_finite() {
-        return None;
-    }
-    let decimals = match s.split_once('.') {
-        Some((_, frac)) if !s.contains(['e', 'E']) => frac.len(),
-        _ => 0,
-    };
-    Some((v, decimals))
-}
-
-/// FIRST, INCREMENT and LAST of `seq` (defaults filled in); `None` after the message.
-fn seq_operands(ctx: &mut Ctx<'_, '_>, nums: &[String]) -> Option<[(f64, usize); 3]> {
-    let parsed: Option<Vec<(f64, usize)>> = nums.iter().map(|n| seq_parse(n)).collect();
-    let one = (1.0, 0);
-    let operands = match parsed.as_deref() {
-        Some(&[last]) => [one, one, last],
-        Some(&[first, last]) => [first, one, last],
-        Some(&[first, step, last]) => [first, step, last],
-        _ => {
-            let bad = nums
-                .iter()
-                .find(|n| seq_parse(n).is_none())
-                .map_or("", String::as_str);
-            match nums.get(3) {
-                _ if nums.is_empty() => ctx.warn("missing operand"),
-                Some(extra) => ctx.warn(format_args!("extra operand '{extra}'")),
-                None => ctx.warn(format_args!("invalid floating point argument: '{bad}'")),
-            }
-            return None;
-        }
-    };
-    if operands[1].0 == 0.0 {
-        ctx.warn(format_args!("invalid Zero increment value: '{}'", nums[1]));
-        return None;
-    }
-    Some(operands)
-}
-
-pub(super) fn seq(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
-    let Some(o) = opts(ctx, args, "#s:w", "separator=s equal-width=w") else {
-        return Ok(1);
-    };
-    let Some([first, step, last]) = seq_operands(ctx, &o.operands) else {
-        return Ok(1);
-    };
-    let decimals = first.1.max(step.1).min(MAX_PRECISION);
-    let fmt = |v: f64| format!("{v:.decimals$}");
-    let width = if o.has('w') {
-        fmt(first.0).len().max(fmt(last.0).len())
-    } else {
-        0
-    };
-    let sep = o.value('s').unwrap_or("\n");
-    let mut out = Vec::new();
-    let mut n: u64 = 0;
-    loop {
-        // Multiplying (not accumulating) keeps float steps exact enough: `seq 0 0.1 1` ends at 1.0.
-        let v = first.0 + step.0 * n as f64;
-        // Rounding to the printed decimals only makes sense within f64's precision (and
-        // 10^decimals must not overflow to infinity, which would make every value NaN).
-        let v = if (1..=15).contains(&decimals) {
-            let scale = 10f64.powi(i32::try_from(decimals).unwrap_or(0));
-            (v * scale).round() / scale
-        } else {
-            v
-        };
-        if !v.is_finite() || (step.0 > 0.0 && v > last.0) || (step.0 < 0.0 && v < last.0) {
-            break;
-        }
-        if n > 0 {
-            out.extend_from_slice(sep.as_bytes());
-        }
-        let text = fmt(v);
-        let zeros = "0".repeat(width.saturating_sub(text.len()));
-        let text = match text.strip_prefix('-') {
-            Some(digits) => format!("-{zeros}{digits}"),
-            None => format!("{zeros}{text}"),
-        };
-        out.extend_from_slice(text.as_bytes());
-        n += 1;
-        if out.len() >= 64 << 10 {
-            ctx.check()?;
-            if !ctx.out(&std::mem::take(&mut out)) {
-                return Ok(0);
-            }
-        }
-        // A step too small to change a huge value would loop forever: the deadline ends it.
-        if n.is_multiple_of(1 << 20) {
-            ctx.check()?;
-        }
-    }
-    if n > 0 {
-        out.push(b'\n');
-    }
-    ctx.out(&out);
-    Ok(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,7 +393,7 @@ mod tests {
     use crate::shell::tests::Sandbox;
 
     #[test]
-    fn echo_printf_seq() {
+    fn echo_and_printf() {
         let mut s = Sandbox::new();
         assert_eq!(s.ok("echo -n a; echo b"), "ab\n");
         assert_eq!(s.ok("echo -e 'a\\tb\\n'"), "a\tb\n\n");
@@ -514,14 +411,6 @@ mod tests {
         let (out, err, code) = s.sh("printf '%d\\n' abc");
         assert_eq!((out.as_str(), code), ("0\n", 1));
         assert!(err.contains("invalid number"));
-        assert_eq!(s.ok("seq 3"), "1\n2\n3\n");
-        assert_eq!(s.ok("seq 2 4; seq 5 -2 1"), "2\n3\n4\n5\n3\n1\n");
-        assert_eq!(s.ok("seq -s, 3; seq -w 8 10"), "1,2,3\n08\n09\n10\n");
-        assert_eq!(s.ok("seq 0 0.5 1.5"), "0.0\n0.5\n1.0\n1.5\n");
-        assert_eq!(s.ok("seq -1 1"), "-1\n0\n1\n");
-        assert_eq!(s.ok("seq 5 1"), "");
-        assert_eq!(s.sh("seq 1 0 5").2, 1);
-        assert_eq!(s.sh("seq x").2, 1);
     }
 
     #[test]

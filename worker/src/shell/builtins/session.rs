@@ -1,19 +1,15 @@
 //! Built-ins about the shell itself and small utilities: `cd`, `pwd`, variables (`export`,
-//! `unset`, `env`, `printenv`, `set`), `true`/`false`/`exit`, `which`/`type`/`help`,
-//! `basename`, `dirname`, `realpath`, `date` and `sleep`.
+//! `unset`, `env`, `printenv`, `set`), `true`/`false`/`exit`, `which`/`type`/`help` and
+//! `sleep`.
 
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use rustix::io::Errno;
 
-use super::args::opts;
-use super::files::base_name;
-use super::io::each_operand;
 use super::scripts::keeping_zero;
 use super::{BUILTINS, find};
 use crate::shell::exec::{Abort, Ctx, Options};
-use crate::shell::path::{Access, errno};
+use crate::shell::guest_fs::{Access, errno};
 
 pub(super) fn true_(_: &mut Ctx<'_, '_>, _: &[String]) -> Result<i32, Abort> {
     Ok(0)
@@ -274,174 +270,6 @@ pub(super) fn printenv(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Ab
     Ok(status)
 }
 
-pub(super) fn basename(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
-    let Some(o) = opts(ctx, args, "as:z", "multiple=a suffix=s") else {
-        return Ok(1);
-    };
-    let (names, suffix) = match (o.operands.as_slice(), o.value('s')) {
-        (all, suffix) if o.has('a') || suffix.is_some() => (all, suffix),
-        ([], _) => {
-            ctx.warn("missing operand");
-            return Ok(1);
-        }
-        ([_], _) => (&o.operands[..], None),
-        ([_, s], _) => (&o.operands[..1], Some(s.as_str())),
-        ([_, _, extra, ..], _) => {
-            ctx.warn(format_args!("extra operand '{extra}'"));
-            return Ok(1);
-        }
-    };
-    let mut text = String::new();
-    for n in names {
-        let b = base_name(n);
-        let b = match suffix {
-            Some(s) if b.len() > s.len() => b.strip_suffix(s).unwrap_or(b),
-            _ => b,
-        };
-        text.push_str(b);
-        text.push('\n');
-    }
-    ctx.outs(&text);
-    Ok(0)
-}
-
-/// All but the last component of a path, as `dirname` prints it.
-fn dir_name(p: &str) -> &str {
-    let t = p.trim_end_matches('/');
-    if t.is_empty() {
-        return if p.starts_with('/') { "/" } else { "." };
-    }
-    match t.rfind('/') {
-        None => ".",
-        Some(i) => match t[..i].trim_end_matches('/') {
-            "" => "/",
-            d => d,
-        },
-    }
-}
-
-pub(super) fn dirname(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
-    if args.is_empty() {
-        ctx.warn("missing operand");
-        return Ok(1);
-    }
-    let text: String = args.iter().map(|a| format!("{}\n", dir_name(a))).collect();
-    ctx.outs(&text);
-    Ok(0)
-}
-
-pub(super) fn realpath(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
-    let Some(o) = opts(ctx, args, "emsq", "") else {
-        return Ok(1);
-    };
-    each_operand(ctx, &o.operands, "{}", |ctx, a| {
-        let r = ctx.resolve(a, Access::Read, true)?;
-        if o.has('e') {
-            ctx.fs().stat(&r)?;
-        }
-        let real = ctx.fs().guest_of(&r);
-        ctx.outs(&format!("{real}\n"));
-        Ok(())
-    })
-}
-
-/// `strftime` in UTC, by chrono for every conversion GNU `date` shares with it; `%N` is always
-/// zero (times are whole seconds here), and an unknown conversion is printed as written.
-fn strftime(fmt: &str, secs: i64) -> Option<String> {
-    const KNOWN: &str = "YyCmdeHkIlMSpPjaAbhBuwsZzFTRDcnt";
-    let mut spec = String::with_capacity(fmt.len());
-    let mut chars = fmt.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            spec.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('N') => spec.push_str("000000000"),
-            Some(':') => match chars.next() {
-                Some('z') | None => spec.push_str("%:z"),
-                Some(other) => spec.extend(['%', '%', other]),
-            },
-            Some(k) if KNOWN.contains(k) => spec.extend(['%', k]),
-            Some('%') | None => spec.push_str("%%"),
-            Some(other) => spec.extend(['%', '%', other]),
-        }
-    }
-    Some(DateTime::from_timestamp(secs, 0)?.format(&spec).to_string())
-}
-
-/// `date -d`: `@SECONDS`, `now`, or an ISO 8601 date and time (UTC unless it has an offset).
-pub(super) fn parse_date(value: &str) -> Option<i64> {
-    let v = value.trim();
-    if v == "now" {
-        return Some(Utc::now().timestamp());
-    }
-    if let Some(secs) = v.strip_prefix('@') {
-        return secs.parse().ok();
-    }
-    if let Ok(t) = DateTime::parse_from_rfc3339(v) {
-        return Some(t.timestamp());
-    }
-    let with_time = ["%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"];
-    let time = with_time
-        .iter()
-        .find_map(|f| NaiveDateTime::parse_from_str(v, f).ok());
-    let time = time.or_else(|| {
-        NaiveDate::parse_from_str(v, "%Y-%m-%d")
-            .ok()?
-            .and_hms_opt(0, 0, 0)
-    });
-    time.map(|t| t.and_utc().timestamp())
-}
-
-pub(super) fn date(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
-    let mut secs = Utc::now().timestamp();
-    let mut format = "%a %b %e %H:%M:%S %Z %Y".to_string();
-    let mut rest = args.iter();
-    while let Some(a) = rest.next() {
-        let value = match a.as_str() {
-            "-u" | "--utc" | "--universal" => continue,
-            "-I" | "--iso-8601" | "-Idate" => {
-                format = "%F".into();
-                continue;
-            }
-            "-Iseconds" | "--iso-8601=seconds" => {
-                format = "%FT%T%:z".into();
-                continue;
-            }
-            "-R" | "--rfc-email" => {
-                format = "%a, %d %b %Y %H:%M:%S +0000".into();
-                continue;
-            }
-            "-d" | "--date" => rest.next().map_or("", String::as_str),
-            a if a.starts_with('+') => {
-                format = a[1..].to_string();
-                continue;
-            }
-            a => match a.strip_prefix("--date=").or_else(|| a.strip_prefix("-d")) {
-                Some(v) => v,
-                None => {
-                    ctx.warn(format_args!("invalid option or operand '{a}'"));
-                    return Ok(1);
-                }
-            },
-        };
-        let Some(s) = parse_date(value) else {
-            ctx.warn(format_args!(
-                "invalid date '{value}' (use @SECONDS, now or YYYY-MM-DD[ HH:MM[:SS]])"
-            ));
-            return Ok(1);
-        };
-        secs = s;
-    }
-    let Some(text) = strftime(&format, secs) else {
-        ctx.warn(format_args!("time {secs} is out of range"));
-        return Ok(1);
-    };
-    ctx.outs(&format!("{text}\n"));
-    Ok(0)
-}
-
 pub(super) fn sleep(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
     if args.is_empty() {
         ctx.warn("missing operand");
@@ -490,7 +318,6 @@ fn describe(name: &str) -> Option<String> {
 pub(super) fn which(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
     let mut status = 0;
     for a in args.iter().filter(|a| !a.starts_with('-')) {
-        // A tool of the session's toolbox runs before a built-in of the same name.
         if ctx.sh.interpreters.has_tool(a) {
             // Where `/usr/bin/NAME` runs it from.
             ctx.outs(&format!("/usr/bin/{a}\n"));
@@ -516,12 +343,8 @@ pub(super) fn type_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
         } else {
             None
         };
-        // A tool of the session's toolbox runs before a built-in of the same name.
         let tool = ctx.sh.interpreters.has_tool(a);
-        match language
-            .map(str::to_string)
-            .or_else(|| (!tool).then(|| describe(a)).flatten())
-        {
+        match language.map(str::to_string).or_else(|| describe(a)) {
             Some(d) => {
                 ctx.outs(&format!("{a} is {d}\n"));
             }
@@ -541,9 +364,8 @@ pub(super) fn type_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
 
 pub(super) fn help(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
     if let Some(name) = args.first() {
-        let tool = ctx.sh.interpreters.has_tool(name);
-        let Some(b) = find(name).filter(|_| !tool) else {
-            if tool {
+        let Some(b) = find(name) else {
+            if ctx.sh.interpreters.has_tool(name) {
                 ctx.outs(&format!(
                     "{name}: a WebAssembly tool run inside the sandbox (GNU's options); \
                      `{name} --help` lists them\n"
@@ -568,13 +390,8 @@ pub(super) fn help(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
          break/continue, read, shift, eval. Not supported: &, arrays, <(...), select.\n\n\
          Commands:\n",
     );
-    // Built-ins that a tool of the toolbox shadows are not what runs: they are not listed.
-    let builtins: Vec<_> = BUILTINS
-        .iter()
-        .filter(|b| !ctx.sh.interpreters.has_tool(b.name))
-        .collect();
-    let width = builtins.iter().map(|b| b.name.len()).max().unwrap_or(8);
-    for b in builtins {
+    let width = BUILTINS.iter().map(|b| b.name.len()).max().unwrap_or(8);
+    for b in BUILTINS {
         text.push_str(&format!("  {:<width$}  {}\n", b.name, b.about));
     }
     if ctx.sh.interpreters.has_toolbox() {
@@ -597,23 +414,7 @@ mod tests {
     #[test]
     fn small_utilities() {
         let mut s = Sandbox::new();
-        assert_eq!(
-            s.ok("basename /a/b/c.txt; basename /a/b/c.txt .txt; basename -a x/y z/"),
-            "c.txt\nc\ny\nz\n"
-        );
-        assert_eq!(s.ok("dirname /a/b/c.txt a"), "/a/b\n.\n");
         assert_eq!(s.ok("pwd; true; echo $?; false; echo $?"), "/app\n0\n1\n");
-        assert_eq!(
-            s.ok("date -d @0 '+%Y-%m-%d %H:%M:%S %Z'"),
-            "1970-01-01 00:00:00 UTC\n"
-        );
-        assert_eq!(s.ok("date -u -d @86400"), "Fri Jan  2 00:00:00 UTC 1970\n");
-        assert!(
-            regex::Regex::new(r"^\d{4}-\d\d-\d\d\n$")
-                .unwrap()
-                .is_match(&s.ok("date +%F"))
-        );
-        assert_eq!(s.ok("realpath x/../y /tmp/./z"), "/app/y\n/tmp/z\n");
         assert_eq!(s.ok("printenv HOME LANG"), "/app\nC.UTF-8\n");
         assert_eq!(s.sh("printenv NOPE").2, 1);
         assert_eq!(s.ok("env X=1 printenv X; echo \"[$X]\""), "1\n[]\n");
@@ -663,45 +464,6 @@ mod tests {
         );
         assert_eq!(s.ok("set -- a b; echo $# $2"), "2 b\n");
         assert_eq!(s.sh("set -k").2, 2);
-    }
-
-    #[test]
-    fn dir_names() {
-        assert_eq!(dir_name("a/b"), "a");
-        assert_eq!(dir_name("a"), ".");
-        assert_eq!(dir_name("/"), "/");
-        assert_eq!(dir_name("/a"), "/");
-        assert_eq!(dir_name("a/b/"), "a");
-        assert_eq!(dir_name("a//b"), "a");
-    }
-
-    #[test]
-    fn strftime_conversions() {
-        let at = |fmt: &str, t: i64| strftime(fmt, t).unwrap();
-        let t = 1_709_210_096; // 2024-02-29 12:34:56 UTC, Thursday
-        assert_eq!(at("%Y-%m-%d %H:%M:%S", t), "2024-02-29 12:34:56");
-        assert_eq!(at("%a %b %e %T %Z %Y", t), "Thu Feb 29 12:34:56 UTC 2024");
-        assert_eq!(
-            at("%F %j %u %w %s %%", t),
-            "2024-02-29 060 4 4 1709210096 %"
-        );
-        assert_eq!(at("%I%p %:z %q %N %", t), "12PM +00:00 %q 000000000 %");
-        assert_eq!(
-            at("%c|%D|%k|%C", t),
-            "Thu Feb 29 12:34:56 2024|02/29/24|12|20"
-        );
-        assert_eq!(at("%F %a %j", 0), "1970-01-01 Thu 001");
-        assert_eq!(at("%Y-%m-%d %T", -1), "1969-12-31 23:59:59");
-        assert_eq!(strftime("%F", i64::MAX), None);
-    }
-
-    #[test]
-    fn dates_parse() {
-        assert_eq!(parse_date("@86400"), Some(86_400));
-        assert_eq!(parse_date("1970-01-02"), Some(86_400));
-        assert_eq!(parse_date("1970-01-01 01:00"), Some(3600));
-        assert_eq!(parse_date("1970-01-01T00:00:10Z"), Some(10));
-        assert_eq!(parse_date("tomorrow"), None);
     }
 
     #[test]

@@ -1,18 +1,23 @@
 //! The shell's behaviour tests, through [`execute`] on a fake session: the command language
 //! ([`language`]), confinement to the mounts ([`confinement`]) and the bounds of a call
-//! ([`limits`]). [`Sandbox`] is the fixture the built-ins' tests use too.
+//! ([`limits`]). [`Sandbox`] is the fixture the built-ins' tests use too. Its commands are the
+//! real WebAssembly tools of `target/runtimes` ([`crate::toolbox::test_module`]), run with the
+//! session's mounts, quota, deadline and cancel flag as the worker runs them; without a
+//! toolbox these tests fail.
 
 mod confinement;
 mod language;
 mod limits;
 
 use std::fs;
-use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::*;
-use crate::shell::path::tests::{names as host_names, special_files};
+use crate::host::SessionConfig;
+use crate::shell::guest_fs::tests::{names as host_names, special_files};
+use crate::toolbox::Toolbox;
 
 /// One interpreter call the fake saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,12 +28,18 @@ pub(crate) struct Call {
     pub stdin: Vec<u8>,
 }
 
-/// Stands in for the worker's interpreters: records calls, echoes what it was given.
+/// Stands in for the worker's interpreters: records calls, echoes what it was given; runs the
+/// toolbox's commands for real.
 #[derive(Debug, Default)]
 pub(crate) struct FakeInterpreters {
     pub calls: Vec<Call>,
     pub installs: Vec<Vec<String>>,
+    /// The session's toolbox, with the deadline and cancel flag of the running call.
+    toolbox: Option<(Toolbox, Instant, Arc<AtomicBool>)>,
 }
+
+/// The fuel a command of the tests' toolbox may burn: far more than any test needs.
+const TOOL_FUEL: u64 = 1 << 40;
 
 impl Interpreters for FakeInterpreters {
     fn run(
@@ -66,6 +77,16 @@ impl Interpreters for FakeInterpreters {
             stdout: format!("Successfully installed {}\n", requirements.join(" ")).into_bytes(),
             ..InterpreterRun::default()
         }
+    }
+
+    fn toolbox(&self) -> Option<ToolBudget<'_>> {
+        let (toolbox, deadline, cancel) = self.toolbox.as_ref()?;
+        Some(ToolBudget {
+            toolbox,
+            deadline: *deadline,
+            cancel,
+            fuel: TOOL_FUEL,
+        })
     }
 }
 
@@ -132,6 +153,19 @@ impl Sandbox {
     }
 
     pub(crate) fn run_with(&mut self, script: &str, limits: &ShellLimits) -> ShellOutcome {
+        let config = SessionConfig {
+            mounts: (self.view.mounts.iter())
+                .filter(|m| m.guest != "/app")
+                .cloned()
+                .collect(),
+            memory_bytes: 256 << 20,
+            stdout_cap: limits.stdout_cap,
+            stderr_cap: limits.stderr_cap,
+            quota: limits.quota.clone(),
+            clock_since: None,
+        };
+        let toolbox = crate::toolbox::test_module().for_session(self.app.path(), &config);
+        self.interp.toolbox = Some((toolbox, limits.deadline, limits.cancel.clone()));
         execute(
             script,
             &self.view,
