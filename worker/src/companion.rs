@@ -96,9 +96,19 @@ impl Companion {
         control: Arc<Control>,
     ) -> Result<ExecutionReport, String> {
         let language = self.language();
+        // A memory cap too small for the other interpreter is the one cause a caller can fix
+        // (RLIMIT_DATA and the linear memory both follow it): say it with the numbers.
+        let cap_mib = self.config.memory_bytes >> 20;
+        // Measured: CPython from its image starts in 80 MiB, not in 64.
+        let needs = match language {
+            Language::Python => "CPython from its image needs about 80 MiB",
+            Language::JavaScript => "QuickJS needs a few MiB",
+        };
         let failed = |what: &str, e: String| {
             tracing::warn!(%language, error = %e, "{what}");
-            format!("the {language} interpreter {what} on this server")
+            format!(
+                "the {language} interpreter {what} in this session (its memory cap is {cap_mib} MiB; {needs}: a session with a larger memory_bytes or flavor may run it)"
+            )
         };
         let module = self
             .module()

@@ -131,6 +131,24 @@ async fn execute_command_runs_a_confined_shell_over_the_session() -> anyhow::Res
         "10\n",
         "the session goes on: {still:?}"
     );
+    // A session whose memory cap is too small for CPython says so, with the numbers.
+    server
+        .call(
+            "create_session",
+            json!({ "session_id": "small", "language": "javascript", "memory_bytes": 48 << 20 }),
+        )
+        .await?;
+    let small = server
+        .call(
+            "execute_command",
+            json!({ "command": "python -c 'print(1)'", "session_id": "small" }),
+        )
+        .await?;
+    assert_eq!(small.u64("exit_code"), 127, "{small:?}");
+    assert!(
+        small.str("stderr").contains("memory cap is 48 MiB"),
+        "{small:?}"
+    );
     server.stop().await
 }
 
