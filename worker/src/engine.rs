@@ -22,6 +22,11 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// recursion ends in a stack-exhaustion trap; 8 MiB allows thousands of frames first.
 const MAX_WASM_STACK: usize = 8 << 20;
 
+/// Native stack of a thread that runs wasm (the guest thread, the shell's, a measurement's):
+/// Wasmtime runs wasm on the caller's native stack, so it needs the engine's wasm stack plus the
+/// host's frames; a smaller one would overflow before Wasmtime's stack limit traps.
+pub const WASM_THREAD_STACK: usize = 2 * MAX_WASM_STACK;
+
 /// Errors of engine setup and the module cache.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

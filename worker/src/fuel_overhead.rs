@@ -51,10 +51,6 @@ pub const DEFAULT_RUNS: u32 = 5;
 /// Computations in each run's instance: the warm-up, then the one that is timed.
 const COMPUTATIONS: usize = 2;
 
-/// Wasmtime runs wasm on the caller's native stack: more than the engine's 8 MiB wasm stack,
-/// as the worker's own guest thread has.
-const GUEST_THREAD_STACK: usize = 16 << 20;
-
 /// Prefix of the unmetered modules' cache names, which no runtime name starts with.
 const UNMETERED_PREFIX: &str = "unmetered-";
 
@@ -292,7 +288,7 @@ fn time_computations(
         });
         let guest = std::thread::Builder::new()
             .name("guest".into())
-            .stack_size(GUEST_THREAD_STACK)
+            .stack_size(crate::engine::WASM_THREAD_STACK)
             .spawn_scoped(scope, || match runtime {
                 Runtime::JavaScript => javascript_laps(module, &linker, workspace, COMPUTATIONS),
                 Runtime::Python => python_laps(module, &linker, workspace, COMPUTATIONS),

@@ -37,10 +37,6 @@ use crate::{ReadyClock, WorkerError, javascript, probe, python, snapshot};
 /// its page list.
 const MAX_RESTORE: usize = (4 << 30) + (8 << 20);
 
-/// Native stack of the guest thread: Wasmtime runs wasm on it, and the engine allows 8 MiB of
-/// wasm stack plus host frames.
-pub(crate) const GUEST_THREAD_STACK: usize = 16 << 20;
-
 /// What `sandbox-worker serve` was started with.
 #[derive(Debug, Clone)]
 pub struct ServeArgs {
@@ -290,7 +286,7 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
     let outbox = link.outbox.clone();
     std::thread::Builder::new()
         .name("guest".into())
-        .stack_size(GUEST_THREAD_STACK)
+        .stack_size(crate::engine::WASM_THREAD_STACK)
         .spawn(move || {
             let Loaded {
                 module,

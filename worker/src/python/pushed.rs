@@ -134,6 +134,28 @@ impl Interpreter {
         })
     }
 
+    /// [`Interpreter::instantiate`] for an instance laid out as the runtime's memory image
+    /// (made from it, or to make it): `config`'s directories must be the imaged layout, since
+    /// the image's C library keeps the descriptors it found.
+    ///
+    /// # Errors
+    /// When they are another, or the instance cannot be made.
+    fn instantiate_imaged(
+        module: &Module,
+        linker: &Linker<HostState>,
+        (workspace, config): (&Path, &SessionConfig),
+        build: Build,
+        control: Arc<Control>,
+        fuel: u64,
+    ) -> Result<Self> {
+        if !matches_imaged_layout(build.runtime, config) {
+            return Err(format_err!(
+                "the directories are not the runtime's imaged layout"
+            ));
+        }
+        Self::instantiate(module, linker, workspace, config, build, control, fuel)
+    }
+
     /// A snapshot of the interpreter between executions.
     fn snapshot(&mut self, config: &SessionConfig) -> (Vec<u8>, sandbox_protocol::SnapshotInfo) {
         let tracker = std::mem::take(&mut self.tracker);
@@ -427,21 +449,14 @@ impl Pristine {
         config: &SessionConfig,
         build: Build,
     ) -> Result<Self> {
-        if !matches_imaged_layout(build.runtime, config) {
-            return Err(format_err!(
-                "the directories are not the runtime's imaged layout"
-            ));
-        }
-        let interpreter = Interpreter::instantiate(
+        let mut interpreter = Interpreter::instantiate_imaged(
             image,
             linker,
-            workspace,
-            config,
+            (workspace, config),
             build,
             Arc::default(),
             STARTUP_FUEL,
         )?;
-        let mut interpreter = interpreter;
         interpreter.map_image_pages();
         Ok(Self(interpreter))
     }
@@ -666,16 +681,10 @@ pub fn run_alone(
     control: Arc<Control>,
     request: &ExecuteRequest,
 ) -> Result<ExecutionReport> {
-    if !matches_imaged_layout(build.runtime, config) {
-        return Err(format_err!(
-            "the session's directories are not the Python image's layout"
-        ));
-    }
-    let mut interpreter = Interpreter::instantiate(
+    let mut interpreter = Interpreter::instantiate_imaged(
         image,
         linker,
-        workspace,
-        config,
+        (workspace, config),
         build,
         control,
         STARTUP_FUEL,
@@ -757,16 +766,10 @@ pub fn make_image(
     config: &SessionConfig,
     build: Build,
 ) -> Result<Vec<u8>> {
-    if !matches_imaged_layout(build.runtime, config) {
-        return Err(format_err!(
-            "the directories are not the runtime's imaged layout"
-        ));
-    }
-    let mut interpreter = Interpreter::instantiate(
+    let mut interpreter = Interpreter::instantiate_imaged(
         module,
         linker,
-        workspace,
-        config,
+        (workspace, config),
         build,
         Arc::default(),
         PRELOAD_FUEL,
