@@ -236,9 +236,18 @@ impl Tracker {
         mut emit: impl FnMut(LayerPart) -> Result<(), E>,
     ) -> Result<(), E> {
         let full = self.first;
+        let started = Instant::now();
         let candidates = self.candidates(memory);
+        let asked_us = started.elapsed().as_micros();
         let changes = self.changes(memory, base_bytes, candidates);
         self.first = false;
+        tracing::debug!(
+            asked_us,
+            compared_us = started.elapsed().as_micros() - asked_us,
+            pages = changes.pages.len(),
+            patched = changes.patched.len(),
+            "state layer's pages"
+        );
         // Not compressed, even the first (full) one: compressing it would cost more than the
         // call (the supervisor compresses the log when it compacts it). Framed as it is made.
         let entry_of = |page: u32| match changes.patched.get(&page) {
