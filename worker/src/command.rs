@@ -318,11 +318,14 @@ impl WorkerInterpreters {
         let room = sandbox_protocol::MAX_FIGURES.saturating_sub(self.figures.len());
         self.figures.extend(report.figures.into_iter().take(room));
         let mut stderr = report.stderr;
+        // A run stopped by the host, or ended by a trap the interpreter never saw (a stack
+        // overflow), has no message of its own on stderr: the shell's user would see a status
+        // and nothing else.
         if let Some(error) = &report.error
-            && matches!(
+            && (matches!(
                 error.kind,
                 ErrorKind::Timeout | ErrorKind::Cancelled | ErrorKind::OutOfFuel
-            )
+            ) || !String::from_utf8_lossy(&stderr).contains(error.message.as_str()))
         {
             stderr.extend_from_slice(format!("{}\n", error.message).as_bytes());
         }
@@ -567,6 +570,39 @@ mod tests {
             assert_eq!(run.kind, ExecutionKind::User);
             assert!(run.timeout_ms <= 30_000 && run.timeout_ms > 25_000);
         }
+    }
+
+    /// A run whose error the interpreter never printed (a trap: stack overflow) says it on
+    /// the command's stderr; one it printed (a traceback) is not said twice.
+    #[test]
+    fn a_run_s_error_is_on_stderr_once() {
+        let failed = |r: &ExecuteRequest, stderr: &[u8], kind, message: &str| ExecutionReport {
+            stderr: stderr.to_vec(),
+            exit_code: 1,
+            error: Some(GuestError {
+                kind,
+                name: None,
+                message: message.into(),
+            }),
+            ..report_for(r, "", 5)
+        };
+        let (report, _) = execute("python -c 'f()'; python -c '1/0'", move |r| {
+            if r.code == "f()" {
+                failed(
+                    r,
+                    b"",
+                    ErrorKind::StackOverflow,
+                    "maximum recursion (stack)",
+                )
+            } else {
+                let traceback = b"Traceback\nZeroDivisionError: division by zero\n";
+                failed(r, traceback, ErrorKind::Runtime, "division by zero")
+            }
+        });
+        assert_eq!(
+            String::from_utf8_lossy(&report.stderr),
+            "maximum recursion (stack)\nTraceback\nZeroDivisionError: division by zero\n"
+        );
     }
 
     #[test]
