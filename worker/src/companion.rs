@@ -52,13 +52,14 @@ impl std::fmt::Debug for Companion {
 
 impl Companion {
     /// The interpreter `args` names, for the session whose `/app` is `workspace` and whose
-    /// directories and limits `config` holds. Its instances preopen the session's directories
-    /// and its own: in its memory image's order, when it has one.
+    /// directories and limits `config` holds, with its module when it is mapped already (a
+    /// fork server's, see [`CompanionArgs::map`]). Its instances preopen the session's
+    /// directories and its own: in its memory image's order, when it has one.
     pub fn new(
         args: CompanionArgs,
         linker: Linker<HostState>,
-        workspace: PathBuf,
-        mut config: SessionConfig,
+        (workspace, mut config): (PathBuf, SessionConfig),
+        mapped: Option<Module>,
     ) -> Self {
         config.mounts.extend(args.mounts.iter().cloned());
         if let Some(layout) = args.runtime.imaged_layout() {
@@ -70,12 +71,16 @@ impl Companion {
             };
             config.mounts.sort_by_key(|m| at(&m.guest));
         }
+        let module = OnceLock::new();
+        if let Some(mapped) = mapped {
+            let _ = module.set(Ok(mapped));
+        }
         Self {
             args,
             linker,
             workspace,
             config,
-            module: OnceLock::new(),
+            module,
         }
     }
 
@@ -137,18 +142,26 @@ impl Companion {
         }
     }
 
-    /// The module a run instantiates: CPython's memory image (a run wakes its driver; the
-    /// interpreter alone has none), QuickJS-NG's module.
+    /// The module a run instantiates, mapped on the first run unless it came mapped.
     fn module(&self) -> Result<&Module, &str> {
-        let mapped = self.module.get_or_init(|| {
-            let path = match self.language() {
-                Language::Python => {
-                    (self.args.image.as_ref()).ok_or_else(|| "it has no memory image".to_owned())?
-                }
-                Language::JavaScript => &self.args.module,
-            };
-            load_module(crate::engine::engine(), path).map_err(|e| e.to_string())
-        });
+        let mapped = self.module.get_or_init(|| self.args.map());
         mapped.as_ref().map_err(String::as_str)
+    }
+}
+
+impl CompanionArgs {
+    /// Maps the module a run instantiates: CPython's memory image (a run wakes its driver; the
+    /// interpreter alone has none), QuickJS-NG's module. A fork server maps it once for every
+    /// worker it forks: CPython's image takes ~90 ms to map, which a worker's first `python`
+    /// would otherwise pay.
+    ///
+    /// # Errors
+    /// Why it cannot be mapped (the message may name host paths: for the log only).
+    pub fn map(&self) -> Result<Module, String> {
+        let path = match self.runtime.language() {
+            Language::Python => (self.image.as_ref()).ok_or("it has no memory image")?,
+            Language::JavaScript => &self.module,
+        };
+        load_module(crate::engine::engine(), path).map_err(|e| e.to_string())
     }
 }

@@ -44,6 +44,9 @@ pub fn run(
         })?;
     let supervisor = std::os::unix::process::parent_id();
     let mut loaded = Some(Loaded::load(template)?);
+    if let Some(loaded) = loaded.as_mut() {
+        loaded.map_companion(template);
+    }
     let pristine = loaded
         .as_mut()
         .is_some_and(|loaded| loaded.instantiate_image(template));

@@ -71,6 +71,9 @@ pub struct Loaded {
     pristine: Option<python::Pristine>,
     /// The toolbox of `execute_command`, when the server has one and it loads.
     toolbox: Option<ToolboxModule>,
+    /// The other language's interpreter, when a fork server mapped it for its workers
+    /// ([`Loaded::map_companion`]).
+    companion: Option<Module>,
     /// What a fresh instance's memory is, of the module and of its image (named before the
     /// jail, which may hide the image's file).
     module_identity: String,
@@ -106,9 +109,24 @@ impl Loaded {
             linker,
             pristine: None,
             toolbox,
+            companion: None,
             module_identity: snapshot::module_identity(&args.wasm_sha256, None),
             image_identity: snapshot::module_identity(&args.wasm_sha256, args.image.as_deref()),
         })
+    }
+
+    /// A fork server's step: maps the other language's interpreter once, for every worker it
+    /// forks (a worker started alone maps it on its first run of that language instead).
+    pub fn map_companion(&mut self, args: &ServeArgs) {
+        let Some(companion) = &args.companion else {
+            return;
+        };
+        match companion.map() {
+            Ok(module) => self.companion = Some(module),
+            Err(e) => {
+                tracing::warn!(error = %e, "the other language's interpreter is not mapped ahead");
+            }
+        }
     }
 
     /// A fork server's step: instantiates the memory image with `args`' directories (the
@@ -197,8 +215,9 @@ fn serve(
     };
     let toolbox = (loaded.toolbox.as_ref()).map(|t| t.for_session(&args.workspace, &args.config));
     let companion = (args.companion.clone()).map(|companion| {
-        let (workspace, config) = (args.workspace.clone(), args.config.clone());
-        Companion::new(companion, loaded.linker.clone(), workspace, config)
+        let dirs = (args.workspace.clone(), args.config.clone());
+        let mapped = loaded.companion.clone();
+        Companion::new(companion, loaded.linker.clone(), dirs, mapped)
     });
     let shell = ShellRunner::new(args.runtime.language(), &args.workspace, &args.config)
         .with_toolbox(toolbox)
@@ -296,6 +315,7 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
                 module_identity,
                 image_identity,
                 toolbox: _,
+                companion: _,
             } = loaded;
             let wake = if args.resume {
                 WakeAt::FirstNeed
