@@ -100,6 +100,7 @@ fn run(name: &str, args: Args) -> Option<i32> {
         "uniq" => uu_uniq::uumain(args),
         "unlink" => uu_unlink::uumain(args),
         "wc" => uu_wc::uumain(args),
+        "yes" => uu_yes::uumain(args),
         _ => return None,
     })
 }

@@ -195,9 +195,13 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
         ));
         return Ok(1);
     }
-    let stdin = ctx.stdin.all().to_vec();
+    let stdin = ctx.stdin.rest().to_vec();
     let cwd = ctx.cwd().to_owned();
-    let ran = ctx.sh.interpreters.run_tool(&argv, &cwd, &env, &stdin);
+    let pipe_room = ctx.sh.io.pipe_room(ctx.out);
+    let ran = (ctx.sh.interpreters).run_tool(&argv, &cwd, &env, &stdin, pipe_room);
+    if ran.read_all {
+        ctx.stdin.read_to_end();
+    }
     ctx.out(&ran.stdout);
     let refused = match ran.end {
         ToolEnd::Exited(status) if status != 0 => refusal(ctx, &argv, &ran.stderr),
@@ -223,6 +227,11 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
     match ran.end {
         ToolEnd::Exited(0) if tool == "rm" && refused_silently(ctx, &argv) => Ok(1),
         ToolEnd::Exited(status) => Ok(status),
+        // Its reader takes no more: stopped as by SIGPIPE, which bash reports as 128 + 13.
+        ToolEnd::BrokenPipe => {
+            ctx.sh.io.cut_pipe(ctx.out);
+            Ok(141)
+        }
         ToolEnd::TimedOut => Err(Abort::Timeout),
         ToolEnd::Cancelled => Err(Abort::Cancelled),
         ToolEnd::OutOfFuel => {
