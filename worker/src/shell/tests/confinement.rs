@@ -564,3 +564,34 @@ fn mount_points_are_busy_and_mkdir_p_takes_absolute_paths() {
     assert_eq!(fs::read_dir(s.tmp.path()).unwrap().count(), 0);
     assert!(s.app.path().join("x/y").is_dir());
 }
+
+/// A link WASI does not let the tools read (an absolute target: its text may be a host path)
+/// is named where `cp -r` meets it, and the rest of the tree is still copied, as GNU copies
+/// what it can and exits 1.
+#[test]
+fn cp_r_names_a_link_it_cannot_read_and_copies_the_rest() {
+    let mut s = Sandbox::new();
+    s.write("d/f.txt", "x\n");
+    s.write("d/sub/g.txt", "y\n");
+    symlink("/etc/passwd", s.app.path().join("d/abs")).unwrap();
+    symlink(
+        s.outside.path().join("secret"),
+        s.app.path().join("d/sub/out"),
+    )
+    .unwrap();
+    symlink("f.txt", s.app.path().join("d/rel")).unwrap();
+    let o = s.run("cp -r d e; echo $?; ls -R e");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "1\ne:\nf.txt\nrel\nsub\n\ne/sub:\ng.txt\n",
+        "{err}"
+    );
+    assert!(
+        err.contains("cp: cannot open 'd/abs' for reading: permission denied\n")
+            && err.contains("cp: cannot open 'd/sub/out' for reading: permission denied\n"),
+        "{err}"
+    );
+    s.assert_no_host_paths(&o);
+    assert_eq!(s.read("e/rel"), "x\n");
+}
