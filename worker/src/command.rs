@@ -140,7 +140,7 @@ impl ShellRunner {
             // Tools and the other language's interpreter run WebAssembly on this thread: it
             // needs the stack the engine allows wasm plus the host's frames, as the guest
             // thread does (a smaller one would overflow before Wasmtime's limit traps).
-            .stack_size(crate::serve::GUEST_THREAD_STACK)
+            .stack_size(crate::engine::GUEST_THREAD_STACK)
             .spawn(move || {
                 let interpreters =
                     WorkerInterpreters::new(&command, language, jobs, &limits, cancel)

@@ -22,6 +22,10 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// recursion ends in a stack-exhaustion trap; 8 MiB allows thousands of frames first.
 const MAX_WASM_STACK: usize = 8 << 20;
 
+/// Native stack of a thread that runs guests (the session's guest thread, the shell's): Wasmtime
+/// runs wasm on it, and the engine allows [`MAX_WASM_STACK`] of wasm stack plus host frames.
+pub(crate) const GUEST_THREAD_STACK: usize = 16 << 20;
+
 /// Errors of engine setup and the module cache.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

@@ -27,7 +27,7 @@ use crate::companion::{Companion, CompanionArgs};
 use crate::connection::{
     Ended, Ending, Job, Link, MappedState, Outbox, Reply, StateBytes, Task, WakeAt,
 };
-use crate::engine::{self, LazyModule, engine, load_module};
+use crate::engine::{self, GUEST_THREAD_STACK, LazyModule, engine, load_module};
 use crate::host::{Control, HostState, SessionConfig, build_linker};
 use crate::jail::{self, JailArgs, JailSpec};
 use crate::toolbox::ToolboxModule;
@@ -36,10 +36,6 @@ use crate::{ReadyClock, WorkerError, javascript, probe, python, snapshot};
 /// The largest snapshot a worker takes in to restore: a whole wasm32 memory, uncompressed, and
 /// its page list.
 const MAX_RESTORE: usize = (4 << 30) + (8 << 20);
-
-/// Native stack of the guest thread: Wasmtime runs wasm on it, and the engine allows 8 MiB of
-/// wasm stack plus host frames.
-pub(crate) const GUEST_THREAD_STACK: usize = 16 << 20;
 
 /// What `sandbox-worker serve` was started with.
 #[derive(Debug, Clone)]
