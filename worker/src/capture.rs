@@ -21,13 +21,15 @@ impl Capture {
         }
     }
 
-    /// Appends what fits under the cap.
-    pub fn push(&mut self, bytes: &[u8]) {
+    /// Appends what fits under the cap; `false` when some of `bytes` did not fit.
+    pub fn push(&mut self, bytes: &[u8]) -> bool {
         let room = self.cap.saturating_sub(self.buf.len());
-        if bytes.len() > room {
+        let fits = bytes.len() <= room;
+        if !fits {
             self.truncated = true;
         }
         self.buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        fits
     }
 
     /// Hands over the execution's bytes and truncation flag and starts empty again.
@@ -49,9 +51,9 @@ mod tests {
     #[test]
     fn keeps_the_first_bytes_and_flags_the_rest() {
         let mut c = Capture::new(5);
-        c.push(b"abc");
-        c.push(b"defg");
-        c.push(b"h");
+        assert!(c.push(b"abc"));
+        assert!(!c.push(b"defg"));
+        assert!(!c.push(b"h"));
         assert_eq!(c.take(), (b"abcde".to_vec(), true));
         c.push(b"xy");
         assert_eq!(c.take(), (b"xy".to_vec(), false));

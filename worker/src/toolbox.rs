@@ -18,8 +18,9 @@ use std::time::Instant;
 
 use wasmtime::{InstancePre, Linker, Store, Trap, UpdateDeadline};
 
+use crate::capture::Capture;
 use crate::engine::{EngineError, load_module};
-use crate::host::{Control, HostState, SessionConfig, SoftInterrupt, new_store};
+use crate::host::{BrokenPipe, Control, HostState, SessionConfig, SoftInterrupt, new_store};
 
 /// The commands of the toolbox, sorted: the list the toolbox program itself is built with.
 pub const COMMANDS: &[&str] = &include!("../../runtimes/toolbox/src/commands.rs");
@@ -27,7 +28,8 @@ pub const COMMANDS: &[&str] = &include!("../../runtimes/toolbox/src/commands.rs"
 /// The most a tool may write to stdout in one run: as much as a pipe of the shell holds (the
 /// shell's pipe cap is this number), since a tool's output is often piped or redirected into a
 /// file; the client's own caps apply later, to what reaches it. Past this,
-/// the run says on its stderr that its output was cut.
+/// the run says on its stderr that its output was cut. A tool writing into a pipe stops
+/// instead, at the pipe's room ([`ToolCall::pipe_room`]).
 pub const TOOL_OUTPUT_CAP: usize = 32 << 20;
 const TOOL_STDERR_CAP: usize = 1 << 20;
 
@@ -96,6 +98,11 @@ pub struct ToolCall<'a> {
     /// The shell's variables.
     pub env: &'a [(String, String)],
     pub stdin: &'a [u8],
+    /// When stdout is a pipe: the bytes it still takes. A tool that writes more ends there,
+    /// as a process ends at SIGPIPE once its reader is gone ([`ToolEnd::BrokenPipe`]); the
+    /// stages of a pipeline run one after another, so without this `yes | head -1` would run
+    /// until the deadline.
+    pub pipe_room: Option<usize>,
     pub deadline: Instant,
     pub cancel: &'a Arc<AtomicBool>,
     /// The fuel it may burn.
@@ -107,6 +114,9 @@ pub struct ToolCall<'a> {
 pub enum ToolEnd {
     /// It exited with this status.
     Exited(i32),
+    /// It wrote more than its stdout pipe takes ([`ToolCall::pipe_room`]) and was stopped
+    /// there, as by SIGPIPE (a shell says status 141).
+    BrokenPipe,
     /// The command line's deadline passed.
     TimedOut,
     Cancelled,
@@ -122,6 +132,8 @@ pub struct ToolRun {
     pub stderr: Vec<u8>,
     pub end: ToolEnd,
     pub fuel_consumed: u64,
+    /// Whether it read all of its stdin (a reader that stops early, `head -1`, does not).
+    pub read_all: bool,
 }
 
 impl Toolbox {
@@ -145,6 +157,7 @@ impl Toolbox {
             stderr: Vec::new(),
             end: ToolEnd::Failed(message),
             fuel_consumed: 0,
+            read_all: false,
         };
         let state = match HostState::new(
             &self.workspace,
@@ -162,6 +175,11 @@ impl Toolbox {
             Err(e) => return failed(format!("{e:#}")),
         };
         store.data_mut().piped_stdin = call.stdin.iter().copied().collect();
+        if let Some(room) = call.pipe_room {
+            let state = store.data_mut();
+            state.stdout = Capture::new(room.min(TOOL_OUTPUT_CAP));
+            state.stdout_is_pipe = true;
+        }
         let (deadline, cancel) = (call.deadline, call.cancel.clone());
         store.epoch_deadline_callback(move |_| {
             if cancel.load(Ordering::Relaxed) || Instant::now() >= deadline {
@@ -173,9 +191,10 @@ impl Toolbox {
         let end = self.start(&mut store, call);
         let fuel_consumed = call.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
         let state = store.data_mut();
+        let read_all = state.piped_stdin.is_empty();
         let (stdout, cut) = state.stdout.take();
         let mut stderr = state.stderr.take().0;
-        if cut {
+        if cut && end != ToolEnd::BrokenPipe {
             stderr.extend_from_slice(
                 format!(
                     "{}: its output was cut at {} MiB (a command's most); write less, or in \
@@ -191,6 +210,7 @@ impl Toolbox {
             stderr,
             end,
             fuel_consumed,
+            read_all,
         }
     }
 
@@ -208,6 +228,9 @@ impl Toolbox {
         };
         if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
             return ToolEnd::Exited(exit.0);
+        }
+        if error.downcast_ref::<BrokenPipe>().is_some() {
+            return ToolEnd::BrokenPipe;
         }
         match error.downcast_ref::<Trap>() {
             Some(Trap::Interrupt) if call.cancel.load(Ordering::Relaxed) => ToolEnd::Cancelled,

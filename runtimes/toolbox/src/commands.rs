@@ -74,5 +74,6 @@
     "uniq",
     "unlink",
     "wc",
+    "yes",
     "zcat",
 ]

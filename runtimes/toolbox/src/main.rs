@@ -100,12 +100,16 @@ fn run(name: &str, args: Args) -> Option<i32> {
         "uniq" => uu_uniq::uumain(args),
         "unlink" => uu_unlink::uumain(args),
         "wc" => uu_wc::uumain(args),
+        "yes" => uu_yes::uumain(args),
         _ => return None,
     })
 }
 
 fn main() {
-    if let Some(dir) = std::env::var_os("PWD") {
+    // At `/` (above the mounts) the program stays where WASI starts it: wasi-libc's working
+    // directory is `/` already, and entering it would fail (`/` is no preopened directory), so
+    // `cd /; cat app/x` works and only reading `/` itself fails.
+    if let Some(dir) = std::env::var_os("PWD").filter(|dir| dir != "/") {
         if let Err(e) = std::env::set_current_dir(&dir) {
             eprintln!(
                 "cannot enter the working directory {}: {e}",

@@ -103,6 +103,11 @@ const LINES: &[&str] = &[
     "ln -s a.txt link && cat link",
     "cp a.txt c.txt && truncate -s 5 c.txt && cat c.txt",
     "shuf -i 1-5 | sort -n",
+    // A producer whose reader takes no more stops as at SIGPIPE: at once, status 141.
+    "yes | head -3",
+    "seq 1 1e12 | head -2",
+    "yes abc | head -c 10 | od -c",
+    "set -o pipefail; yes | head -1; echo $?",
     "sha256sum --no-such-option a.txt",
     "diff p.txt q.txt",
     "diff q.txt p.txt",

@@ -10,6 +10,7 @@ use super::state::HostState;
 pub(super) mod errno {
     pub const SUCCESS: i32 = 0;
     pub const BADF: i32 = 8;
+    pub const BUSY: i32 = 10;
     pub const DQUOT: i32 = 19;
     pub const FAULT: i32 = 21;
     pub const INVAL: i32 = 28;

@@ -9,7 +9,8 @@
 //!   stop ([`SoftInterrupt`]) and the session's monotonic clock; [`epoch`] is the callback that
 //!   enforces the deadlines every tick ([`on_epoch`]).
 //! - [`traps`]: what a trap that ended a guest call means for the client ([`classify_trap`]).
-//! - The WASI shadows, each in its own file: [`stdio`] (`fd_write`/`fd_read` on fds 0 to 2),
+//! - The WASI shadows, each in its own file: [`stdio`] (`fd_write`/`fd_read` on fds 0 to 2, and
+//!   [`BrokenPipe`], the end of a guest whose stdout pipe is full),
 //!   [`sleep`] (`poll_oneoff` for plain sleeps) and [`disk_quota`] (the calls that grow files);
 //!   [`linker`] puts them over wasmtime-wasi's own implementation ([`build_linker`]).
 //! - [`guest_quota`]: the disk quota's books for one interpreter instance, which the
@@ -44,4 +45,5 @@ pub use limits::{FUEL_RESERVE, MemoryLimiter, fuel_for};
 pub use linker::build_linker;
 pub use sigint::{EvalBreaker, SigintWords, clear_sigint, raise_sigint};
 pub use state::{DriverChannel, HostState, Outcome, SessionConfig};
+pub use stdio::BrokenPipe;
 pub use traps::classify_trap;

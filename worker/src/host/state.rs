@@ -103,6 +103,10 @@ pub struct HostState {
     pub wasi: WasiP1Ctx,
     pub limiter: MemoryLimiter,
     pub stdout: Capture,
+    /// Stdout is a shell pipe that takes no more than `stdout`'s cap (a command of the toolbox
+    /// in a pipeline): a write past it ends the guest with [`super::stdio::BrokenPipe`], as
+    /// SIGPIPE ends a process whose reader is gone, instead of running on for nothing.
+    pub stdout_is_pipe: bool,
     pub stderr: Capture,
     /// The instance's exported memory, bound right after instantiation.
     pub memory: Option<Memory>,
@@ -170,6 +174,7 @@ impl HostState {
             wasi: builder.build_p1(),
             limiter: MemoryLimiter::new(config.memory_bytes),
             stdout: Capture::new(config.stdout_cap),
+            stdout_is_pipe: false,
             stderr: Capture::new(config.stderr_cap),
             memory: None,
             active: None,

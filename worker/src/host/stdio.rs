@@ -1,8 +1,9 @@
 //! The shadows of `fd_write` and `fd_read` on the guest's standard streams.
 //!
 //! - `fd_write` on fd 1 and 2 goes to the capped captures (never trapping the guest, see
-//!   `capture.rs`), and on fd 0 to the driver's status channel ([`DriverChannel::write`]);
-//!   writes to files go to the disk quota's shadow.
+//!   `capture.rs`, except a command whose stdout is a full pipe: [`BrokenPipe`]), and on fd 0
+//!   to the driver's status channel ([`DriverChannel::write`]); writes to files go to the disk
+//!   quota's shadow.
 //! - `fd_read` on fd 0 is the driver's request channel when there is one (Python); otherwise it
 //!   serves what a shell command piped in (JavaScript), then end of file. Other descriptors go
 //!   to wasmtime-wasi.
@@ -64,7 +65,24 @@ pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> Result<()> {
     Ok(())
 }
 
+/// What ends a guest whose stdout is a pipe that takes no more ([`HostState::stdout_is_pipe`]),
+/// as SIGPIPE ends a process whose reader has gone: at once, without a message. What fitted is
+/// in the capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BrokenPipe;
+
+impl std::fmt::Display for BrokenPipe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("its stdout is a full pipe (SIGPIPE)")
+    }
+}
+
+impl std::error::Error for BrokenPipe {}
+
 /// `fd_write` on fd 0 (the driver's status channel), 1 or 2 (the captures).
+///
+/// # Errors
+/// [`BrokenPipe`] when stdout is a pipe and this write does not fit in it.
 fn write_stdio(
     caller: &mut Caller<'_, HostState>,
     fd: i32,
@@ -84,8 +102,14 @@ fn write_stdio(
         let bytes = &mem[buf..buf + len];
         match (fd, state.driver.as_mut()) {
             (0, Some(driver)) => driver.write(bytes),
-            (1, _) => state.stdout.push(bytes),
-            _ => state.stderr.push(bytes),
+            (1, _) => {
+                if !state.stdout.push(bytes) && state.stdout_is_pipe {
+                    return Err(BrokenPipe.into());
+                }
+            }
+            _ => {
+                state.stderr.push(bytes);
+            }
         }
         total += len;
     }

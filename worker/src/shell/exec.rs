@@ -6,8 +6,9 @@
 //!
 //! Pipeline stages run one after another; each stage's stdout is buffered (up to [`PIPE_CAP`])
 //! and becomes the next stage's stdin. A full buffer tells the producer to stop, which is how
-//! `seq 1 1e12 | head -1` ends (like SIGPIPE); a consumer that then reads the whole cut input gets
-//! a warning, so no silent data loss. Multi-stage pipelines, `( ... )` and `$(...)` run in a copy
+//! `seq 1 1e12 | head -1` ends (like SIGPIPE: a WebAssembly tool ends at its first write past
+//! it, status 141, a loop of the shell at its next iteration); a consumer that then reads the
+//! whole cut input gets a warning, so no silent data loss. Multi-stage pipelines, `( ... )` and `$(...)` run in a copy
 //! of the shell's state (variables, cwd, functions, options, positional parameters), as bash
 //! runs them in subshells (`cd x | cat` does not change directory).
 //!

@@ -74,6 +74,10 @@ pub(crate) enum FsError {
     ReadOnly { guest: String, mount: String },
     #[error("path_restriction: a symbolic link leads outside {mount} (or does not resolve)")]
     Escape { guest: String, mount: String },
+    /// `/` or a directory above a mount point, which the tools cannot read: WASI has only the
+    /// mounts beneath it.
+    #[error("path_restriction: no directory to read above the mounts (accessible: {mounts})")]
+    AboveMounts { guest: String, mounts: String },
     #[error("{}", describe(.0))]
     Io(#[from] io::Error),
 }
@@ -84,7 +88,8 @@ impl FsError {
         match self {
             FsError::Outside { guest, .. }
             | FsError::ReadOnly { guest, .. }
-            | FsError::Escape { guest, .. } => Some(guest),
+            | FsError::Escape { guest, .. }
+            | FsError::AboveMounts { guest, .. } => Some(guest),
             FsError::Io(_) => None,
         }
     }
@@ -344,6 +349,14 @@ impl Fs {
     fn release(&self, r: &Resolved, amount: Amount) {
         if let Some(q) = self.quota_of(r) {
             quota::lock(q).release(amount);
+        }
+    }
+
+    /// The refusal of the virtual directory `guest` (see [`FsError::AboveMounts`]).
+    pub(crate) fn above_mounts(&self, guest: String) -> FsError {
+        FsError::AboveMounts {
+            guest,
+            mounts: self.mount_names(),
         }
     }
 

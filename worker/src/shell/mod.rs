@@ -130,13 +130,16 @@ pub trait Interpreters {
     }
 
     /// Runs one of the session's WebAssembly commands: `argv` (`argv[0]` is its name) in the
-    /// working directory `cwd`, with the shell's variables `env` and the piped `stdin`.
+    /// working directory `cwd`, with the shell's variables `env` and the piped `stdin`; when its
+    /// stdout is a pipe, `pipe_room` is what the pipe still takes (see
+    /// [`ToolCall::pipe_room`]).
     fn run_tool(
         &mut self,
         argv: &[String],
         cwd: &str,
         env: &[(String, String)],
         stdin: &[u8],
+        pipe_room: Option<usize>,
     ) -> ToolRun {
         let ran = match self.toolbox() {
             Some(budget) => budget.toolbox.run(&ToolCall {
@@ -144,6 +147,7 @@ pub trait Interpreters {
                 cwd,
                 env,
                 stdin,
+                pipe_room,
                 deadline: budget.deadline,
                 cancel: budget.cancel,
                 fuel: budget.fuel,
@@ -153,6 +157,7 @@ pub trait Interpreters {
                 stderr: format!("{}: this server has no toolbox\n", argv[0]).into_bytes(),
                 end: ToolEnd::Exited(127),
                 fuel_consumed: 0,
+                read_all: false,
             },
         };
         self.tool_burnt(ran.fuel_consumed);

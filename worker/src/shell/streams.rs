@@ -181,6 +181,29 @@ impl Io {
         matches!(t, Target::Pipe(i) if self.pipes.get(i).is_some_and(|p| p.truncated))
     }
 
+    /// When `t` is a pipe: the bytes it still takes (none once it dropped some).
+    pub(crate) fn pipe_room(&self, t: Target) -> Option<usize> {
+        let Target::Pipe(i) = t else {
+            return None;
+        };
+        let pipe = self.pipes.get(i)?;
+        Some(if pipe.truncated {
+            0
+        } else {
+            pipe.cap.saturating_sub(pipe.buf.len())
+        })
+    }
+
+    /// Marks the pipe `t` as cut: a writer had more than it took (and was stopped, as by
+    /// SIGPIPE), so a reader of all of it learns its input is incomplete.
+    pub(crate) fn cut_pipe(&mut self, t: Target) {
+        if let Target::Pipe(i) = t
+            && let Some(pipe) = self.pipes.get_mut(i)
+        {
+            pipe.truncated = true;
+        }
+    }
+
     /// The last pipe opened, as the next stage's stdin.
     pub(crate) fn close_pipe(&mut self) -> Input {
         self.pipes
@@ -219,9 +242,21 @@ impl Input {
     /// All that is left of it (marks it consumed).
     pub(crate) fn all(&self) -> &[u8] {
         self.consumed.set(true);
+        self.rest()
+    }
+
+    /// All that is left of it, for a reader that may stop before the end (a WebAssembly tool
+    /// is given all of it): it counts as consumed only once [`Input::read_to_end`] says so, so
+    /// `yes | head -1` warns of no cut input.
+    pub(crate) fn rest(&self) -> &[u8] {
         let start = self.pos.get().min(self.data.len());
         self.pos.set(self.data.len());
         &self.data[start..]
+    }
+
+    /// Its reader read it to the end.
+    pub(crate) fn read_to_end(&self) {
+        self.consumed.set(true);
     }
 
     /// The next line (up to and without `delim`), and whether `delim` ended it; `None` at the

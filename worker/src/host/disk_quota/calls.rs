@@ -196,15 +196,44 @@ fn path_unlink_file(caller: Caller<'_, HostState>, dirfd: i32, path: i32, len: i
     })
 }
 
+/// A mount point itself (`rmdir /app`, the end of `rm -r /tmp`) is `BUSY`, as Linux answers
+/// for a mount point; the sandbox would refuse it anyway, with a misleading `INVAL`.
 fn path_remove_directory(
-    caller: Caller<'_, HostState>,
+    mut caller: Caller<'_, HostState>,
     dirfd: i32,
     path: i32,
     len: i32,
 ) -> Result<i32> {
+    if is_mount_point(&mut caller, dirfd, path, len)? {
+        return Ok(errno::BUSY);
+    }
     remove(caller, dirfd, |wasi, gm| {
         in_tokio(p1::path_remove_directory(wasi, gm, dirfd, path, len))
     })
+}
+
+/// Whether `path` beneath `dirfd` is a preopened directory itself (`.` of one, as wasi-libc
+/// names `/app`).
+fn is_mount_point(
+    caller: &mut Caller<'_, HostState>,
+    dirfd: i32,
+    path: i32,
+    len: i32,
+) -> Result<bool> {
+    use wasmtime_wasi::p1::wasi_snapshot_preview1::WasiSnapshotPreview1;
+    let (mem, state) = parts(caller)?;
+    let itself = guest_bytes(mem, path, len).is_some_and(|p| {
+        p.split(|&b| b == b'/')
+            .all(|part| matches!(part, b"" | b"."))
+    });
+    if !itself {
+        return Ok(false);
+    }
+    let mut gm = GuestMemory::Unshared(mem);
+    Ok(state
+        .wasi
+        .fd_prestat_get(&mut gm, super::charge::fd(dirfd))
+        .is_ok())
 }
 
 /// `path_unlink_file` or `path_remove_directory` (`delegate`): one entry less beneath `/app` or

@@ -195,24 +195,19 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
         ));
         return Ok(1);
     }
-    let stdin = ctx.stdin.all().to_vec();
+    let stdin = ctx.stdin.rest().to_vec();
     let cwd = ctx.cwd().to_owned();
-    let ran = ctx.sh.interpreters.run_tool(&argv, &cwd, &env, &stdin);
+    let pipe_room = ctx.sh.io.pipe_room(ctx.out);
+    let ran = (ctx.sh.interpreters).run_tool(&argv, &cwd, &env, &stdin, pipe_room);
+    if ran.read_all {
+        ctx.stdin.read_to_end();
+    }
     ctx.out(&ran.stdout);
     let refused = match ran.end {
         ToolEnd::Exited(status) if status != 0 => refusal(ctx, &argv, &ran.stderr),
         _ => None,
     };
-    match &refused {
-        // `mkdir -p` under WASI first fails to make `/`, which is no place of the guest's: the
-        // refusal says what really happened, as GNU's "Read-only file system" would.
-        Some(_) if tool == "mkdir" => {
-            let said = String::from_utf8_lossy(&ran.stderr);
-            let wasi_root = "mkdir: cannot create directory '/': No such file or directory\n";
-            ctx.err(said.replace(wasi_root, "").as_bytes());
-        }
-        _ => ctx.err(&ran.stderr),
-    }
+    ctx.err(&ran.stderr);
     if let Some((arg, e)) = refused {
         match tool {
             "mkdir" => ctx.fail(format_args!("cannot create directory '{arg}'"), &e),
@@ -223,6 +218,11 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
     match ran.end {
         ToolEnd::Exited(0) if tool == "rm" && refused_silently(ctx, &argv) => Ok(1),
         ToolEnd::Exited(status) => Ok(status),
+        // Its reader takes no more: stopped as by SIGPIPE, which bash reports as 128 + 13.
+        ToolEnd::BrokenPipe => {
+            ctx.sh.io.cut_pipe(ctx.out);
+            Ok(141)
+        }
         ToolEnd::TimedOut => Err(Abort::Timeout),
         ToolEnd::Cancelled => Err(Abort::Cancelled),
         ToolEnd::OutOfFuel => {
@@ -298,7 +298,9 @@ const WRITERS: [&str; 7] = ["mkdir", "rmdir", "rm", "touch", "truncate", "unlink
 /// (only paths are looked at: nothing is opened). An operand is
 /// looked at when the tool named it or a directory on its way (`mkdir: cannot create directory
 /// 'up'` of `mkdir -p up/x`), or when the tool named none of them (`cp: No such file or
-/// directory`), said a refusal, or could not start in a cwd above the mounts (`/`).
+/// directory`), said a refusal, or ran in a cwd above the mounts (`/`). `/` itself (or a
+/// directory above a mount point) is no directory to WASI: a tool that failed to read it, named
+/// or as its cwd (`ls /`, `cd /; ls`), is told that only the mounts can be read.
 fn refusal(ctx: &Ctx<'_, '_>, argv: &[String], stderr: &[u8]) -> Option<(String, FsError)> {
     let said = String::from_utf8_lossy(stderr);
     let named = |arg: &str| {
@@ -313,10 +315,10 @@ fn refusal(ctx: &Ctx<'_, '_>, argv: &[String], stderr: &[u8]) -> Option<(String,
     let above_mounts = ctx
         .resolve(".", Access::Read, true)
         .is_ok_and(|r| r.is_virtual());
-    let denied = above_mounts || REFUSALS.iter().any(|r| said.contains(r));
+    let denied = REFUSALS.iter().any(|r| said.contains(r));
     let anonymous = !operands(argv).any(|arg| named(arg));
-    // `mkdir -p /data/x` fails at `/` (WASI has no directory there): the write it was is what
-    // the sandbox refused.
+    // `mkdir /newtop` fails as WASI's "no such file" (no mount holds it): the write it was is
+    // what the sandbox refused.
     let writes = WRITERS.contains(&argv[0].as_str());
     let accesses: &[Access] = if denied || writes {
         &[Access::Read, Access::Write]
@@ -324,7 +326,7 @@ fn refusal(ctx: &Ctx<'_, '_>, argv: &[String], stderr: &[u8]) -> Option<(String,
         &[Access::Read]
     };
     for arg in operands(argv) {
-        if !named(arg) && !denied && !anonymous {
+        if !named(arg) && !denied && !anonymous && !above_mounts {
             continue;
         }
         for &access in accesses {
@@ -335,7 +337,18 @@ fn refusal(ctx: &Ctx<'_, '_>, argv: &[String], stderr: &[u8]) -> Option<(String,
             }
         }
     }
-    None
+    let unreadable = operands(argv).find_map(|arg| {
+        let dir = ctx.resolve(arg, Access::Read, true).ok()?;
+        (named(arg) && dir.is_virtual()).then(|| (arg.clone(), dir.guest))
+    });
+    match unreadable {
+        Some((arg, guest)) => Some((arg, ctx.fs().above_mounts(guest))),
+        None if above_mounts && operands(argv).next().is_none() && named(".") => Some((
+            ctx.cwd().to_owned(),
+            ctx.fs().above_mounts(ctx.cwd().to_owned()),
+        )),
+        None => None,
+    }
 }
 
 #[cfg(test)]

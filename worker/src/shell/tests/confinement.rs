@@ -382,8 +382,8 @@ fn read_only_mounts_refuse_every_write() {
     assert_eq!(s.read("a.txt"), "a\n");
 }
 
-/// A write under a read-only mount reads as what it is, even where the tool only saw WASI's
-/// view (`mkdir -p` fails at `/`, which no mount holds).
+/// A write under a read-only mount reads as what it is, also where the tool says only what
+/// WASI told it ("Operation not permitted").
 #[test]
 fn writes_under_a_read_only_mount_say_so() {
     let mut s = Sandbox::new();
@@ -405,7 +405,8 @@ fn writes_under_a_read_only_mount_say_so() {
     let (_, err, _) = s.sh("mkdir -p /data/x/y");
     assert_eq!(
         err,
-        "mkdir: cannot create directory '/data/x/y': path_restriction: /data is read-only\n"
+        "mkdir: cannot create directory '/data/x': Operation not permitted\nmkdir: cannot \
+         create directory '/data/x/y': path_restriction: /data is read-only\n"
     );
     assert_eq!(fs::read_dir(s.data.path()).unwrap().count(), 1);
 }
@@ -508,4 +509,89 @@ fn compound_commands_and_substitutions_stay_confined() {
     }
     assert_eq!(s.ok("cat /data/d.txt"), "data line\n");
     s.assert_outside_untouched(mode);
+}
+
+/// At `/`, above the mounts, a tool starts and relative paths lead into the mounts. `/` itself
+/// is no directory to WASI: reading it fails as GNU's ls fails on a directory it may not read
+/// (status 2), saying what can be read instead.
+#[test]
+fn tools_start_at_the_root_but_cannot_read_it() {
+    let mut s = Sandbox::new();
+    s.write("a.txt", "a\n");
+    assert_eq!(
+        s.ok("cd /; cat app/a.txt; ls data; mkdir -p app/m/n; ls -d app/m/n; pwd"),
+        "a\nd.txt\napp/m/n\n/\n"
+    );
+    for script in ["cd /; ls", "cd /; ls -l", "ls /", "ls -la /"] {
+        let o = s.run(script);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.exit_code, 2, "{script}: {err}");
+        assert_eq!(o.error, Some(ShellError::PathRestriction("/".into())));
+        assert!(
+            err.ends_with(
+                "ls: /: path_restriction: no directory to read above the mounts (accessible: \
+                 /app, /data, /tmp)\n"
+            ),
+            "{script}: {err}"
+        );
+        s.ok("cd /app");
+    }
+    // A tool that fails in `/` for another reason is not told about `/`.
+    let o = s.run("cd /; cat app/nope");
+    assert_eq!((o.exit_code, o.error), (1, None));
+}
+
+/// A mount point is busy, as Linux says of one: `rmdir` fails, and `rm -r` fails once it has
+/// emptied it. `mkdir -p` takes absolute paths (it never makes `/`).
+#[test]
+fn mount_points_are_busy_and_mkdir_p_takes_absolute_paths() {
+    let mut s = Sandbox::new();
+    assert_eq!(
+        s.ok("mkdir -p /app/x/y /tmp/q/r && touch /tmp/q/r/f && ls -d /app/x/y /tmp/q/r/f"),
+        "/app/x/y\n/tmp/q/r/f\n"
+    );
+    let (_, err, code) = s.sh("rmdir /app");
+    assert_eq!(
+        (err.as_str(), code),
+        ("rmdir: failed to remove '/app': Resource busy\n", 1)
+    );
+    let (_, err, code) = s.sh("rm -rf /tmp");
+    assert_eq!(
+        (err.as_str(), code),
+        ("rm: cannot remove '/tmp': Resource busy\n", 1)
+    );
+    assert!(s.tmp.path().is_dir());
+    assert_eq!(fs::read_dir(s.tmp.path()).unwrap().count(), 0);
+    assert!(s.app.path().join("x/y").is_dir());
+}
+
+/// A link WASI does not let the tools read (an absolute target: its text may be a host path)
+/// is named where `cp -r` meets it, and the rest of the tree is still copied, as GNU copies
+/// what it can and exits 1.
+#[test]
+fn cp_r_names_a_link_it_cannot_read_and_copies_the_rest() {
+    let mut s = Sandbox::new();
+    s.write("d/f.txt", "x\n");
+    s.write("d/sub/g.txt", "y\n");
+    symlink("/etc/passwd", s.app.path().join("d/abs")).unwrap();
+    symlink(
+        s.outside.path().join("secret"),
+        s.app.path().join("d/sub/out"),
+    )
+    .unwrap();
+    symlink("f.txt", s.app.path().join("d/rel")).unwrap();
+    let o = s.run("cp -r d e; echo $?; ls -R e");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "1\ne:\nf.txt\nrel\nsub\n\ne/sub:\ng.txt\n",
+        "{err}"
+    );
+    assert!(
+        err.contains("cp: cannot open 'd/abs' for reading: permission denied\n")
+            && err.contains("cp: cannot open 'd/sub/out' for reading: permission denied\n"),
+        "{err}"
+    );
+    s.assert_no_host_paths(&o);
+    assert_eq!(s.read("e/rel"), "x\n");
 }

@@ -24,6 +24,32 @@ fn output_caps_truncate_and_stop_producers() {
     assert!(out.trim().parse::<u64>().unwrap() > 1_000_000);
 }
 
+/// A tool whose pipe takes no more stops there, as a GNU tool dies of SIGPIPE once its reader
+/// is gone: at once and silently, status 141 (what `set -o pipefail` reports), its reader
+/// warning of nothing it did not read.
+#[test]
+fn a_tool_flooding_a_pipe_stops_when_the_pipe_is_full() {
+    let mut s = Sandbox::new();
+    let started = Instant::now();
+    let o = s.run(
+        "yes | head -3; seq 1 1e12 | head -2; yes abc | head -c 5; echo; set -o pipefail; \
+         yes | head -1; echo $?; { echo x; yes; } | head -2; echo $?",
+    );
+    let took = started.elapsed();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "y\ny\ny\n1\n2\nabc\na\ny\n141\nx\ny\n141\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "");
+    assert_eq!((o.exit_code, o.error), (0, None));
+    eprintln!("five floods took {took:?}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    // A reader of all of it is still told it was cut.
+    let (out, err, _) = s.sh("yes | wc -l");
+    assert_eq!(out, format!("{}\n", crate::shell::streams::PIPE_CAP / 2));
+    assert!(err.contains("the input of wc was cut at 32 MiB"), "{err}");
+}
+
 #[test]
 fn deadline_and_cancel_stop_everything() {
     let mut s = Sandbox::new();
