@@ -6,7 +6,7 @@
 //! session's own: listed by `get_workspace_info`, paid for from its disk quota, unknown to any
 //! other session, and gone with it.
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result, bail, ensure};
 use sandbox_tests::{Reply, Server, rpc_error_type};
 use serde_json::json;
 
@@ -443,8 +443,16 @@ async fn spoil_state(server: &Server, session: &str) -> Result<()> {
         .join("state/log");
     let mut junk = 24u64.to_le_bytes().to_vec();
     junk.extend_from_slice(b"not a layer of any state");
-    std::fs::write(&log, &junk)?;
-    Ok(())
+    // The last call's layer is written just behind its answer: on a loaded machine it can land
+    // after the junk (a full layer replaces the file), so the junk is written until it stays.
+    for _ in 0..50 {
+        std::fs::write(&log, &junk)?;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        if std::fs::read(&log)? == junk {
+            return Ok(());
+        }
+    }
+    bail!("the session's log kept changing after its worker was killed")
 }
 
 /// A worker started to resume a state waits for it instead of setting a fresh session up; when
@@ -515,7 +523,7 @@ fn layers_in_log(server: &Server, session: &str) -> Result<usize> {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    anyhow::bail!("a log cut short for a second")
+    bail!("a log cut short for a second")
 }
 
 /// Calls that each change megabytes leave a layer each in the session's log; the server
