@@ -231,6 +231,13 @@ impl Draft<'_, '_> {
 
     /// The loop with the most work (data-dependent levels first, then iterations).
     fn biggest_loop_fix(&mut self) {
+        self.loop_work_fix(false);
+    }
+
+    /// The loop with the most work, when it sits inside other loops (`nested_only`), or
+    /// whatever its depth. Nested loops multiply their counts: the fix names the algorithm
+    /// (a lookup, sorting, a sieve) before the budget or the timeout.
+    fn loop_work_fix(&mut self, nested_only: bool) {
         let big_loop = self
             .code
             .loops
@@ -252,23 +259,31 @@ impl Draft<'_, '_> {
         let Some((header, line, depth, unknown, total)) = big_loop else {
             return;
         };
+        if nested_only && depth < 2 {
+            return;
+        }
         let size = if unknown == 0 {
             say!("out_of_fuel.iterations", count = fmt_fuel(total as u64))
         } else {
             words::text("out_of_fuel.unknown_iterations").to_owned()
         };
-        let nested = if depth > 1 {
-            say!("out_of_fuel.nested", depth = depth)
+        let header = clip(&header, 60);
+        self.fix(if depth > 1 {
+            say!(
+                "out_of_fuel.biggest_nested_loop",
+                header = header,
+                line = line,
+                size = size,
+                depth = depth,
+            )
         } else {
-            String::new()
-        };
-        self.fix(say!(
-            "out_of_fuel.biggest_loop",
-            header = clip(&header, 60),
-            line = line,
-            size = size,
-            nested = nested,
-        ));
+            say!(
+                "out_of_fuel.biggest_loop",
+                header = header,
+                line = line,
+                size = size,
+            )
+        });
     }
 
     /// A new session with three times the fuel this call used, up to the largest budget
@@ -357,6 +372,9 @@ impl Draft<'_, '_> {
         let sleep = self.first_sleep_line();
         if let Some(line) = sleep {
             self.fix(say!("timeout.sleeps", line = line));
+        } else if endless.is_none() {
+            // Loops inside loops: a longer timeout rarely covers a brute-force search.
+            self.loop_work_fix(true);
         }
         if f.state_lost {
             self.fix(words::text("timeout.state_lost"));
