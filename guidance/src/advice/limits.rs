@@ -4,7 +4,7 @@
 //! `output_limit` (a file instead of stdout). Memory and stack are in `memory`. The words live
 //! in `words/limits.toml`.
 
-use sandbox_protocol::FLAVORS;
+use sandbox_protocol::{FLAVORS, Language};
 use serde_json::json;
 
 use super::super::analyze::HEAVY_IMPORT_FUEL;
@@ -53,13 +53,14 @@ impl Draft<'_, '_> {
             ];
             self.endless_loop_fix(ids, endless);
         }
-        self.loop_cause_fix();
+        // A loop the code shows can never end gets no bigger budget either.
+        let never_ends = self.loop_cause_fix() || endless.is_some();
         self.branching_recursion_fix();
         self.heavy_imports_fix();
         self.unmeasured_imports_fix();
         self.biggest_loop_fix();
         // More fuel cannot help a loop that never ends.
-        if endless.is_none() {
+        if !never_ends {
             self.bigger_fuel_budget();
         }
         self.fix(words::text("out_of_fuel.split_work"));
@@ -69,10 +70,22 @@ impl Draft<'_, '_> {
     /// What makes the code's loops long or endless, when the code shows it: a list that
     /// grows while it is iterated, or a pattern of `known_loop` (an exact float comparison, a
     /// bisection that never moves, a factorial search, trial division).
-    fn loop_cause_fix(&mut self) {
+    ///
+    /// True when the cause found means the loop never ends (a list grown while iterated, a
+    /// graph walk without a visited set, a tolerance floats cannot reach): more fuel or time
+    /// would not help.
+    fn loop_cause_fix(&mut self) -> bool {
+        let before = self.fix_count();
         if let Some(list) = grows_while_iterated(self.f.code) {
             self.fix(say!("known_loop.grows_while_iterated", list = list));
         }
+        if let Some(queue) = refilled_without_visited(self.f.code) {
+            self.fix(say!("known_loop.refilled_without_visited", queue = queue));
+        }
+        if let Some(tol) = tolerance_below_float_precision(self.f.code, self.f.language) {
+            self.fix(say!("known_loop.tolerance_below_precision", tol = tol));
+        }
+        let never_ends = self.fix_count() > before;
         let id = if self.python() {
             "known_loop.python"
         } else {
@@ -81,6 +94,7 @@ impl Draft<'_, '_> {
         if let Some(fix) = self.known_fix(id, "") {
             self.fix(fix);
         }
+        never_ends
     }
 
     /// A loop that prints on every iteration of a long run: the output, not the work, is what
@@ -231,6 +245,13 @@ impl Draft<'_, '_> {
 
     /// The loop with the most work (data-dependent levels first, then iterations).
     fn biggest_loop_fix(&mut self) {
+        self.loop_work_fix(false);
+    }
+
+    /// The loop with the most work, when it sits inside other loops (`nested_only`), or
+    /// whatever its depth. Nested loops multiply their counts: the fix names the algorithm
+    /// (a lookup, sorting, a sieve) before the budget or the timeout.
+    fn loop_work_fix(&mut self, nested_only: bool) {
         let big_loop = self
             .code
             .loops
@@ -252,23 +273,31 @@ impl Draft<'_, '_> {
         let Some((header, line, depth, unknown, total)) = big_loop else {
             return;
         };
+        if nested_only && depth < 2 {
+            return;
+        }
         let size = if unknown == 0 {
             say!("out_of_fuel.iterations", count = fmt_fuel(total as u64))
         } else {
             words::text("out_of_fuel.unknown_iterations").to_owned()
         };
-        let nested = if depth > 1 {
-            say!("out_of_fuel.nested", depth = depth)
+        let header = clip(&header, 60);
+        self.fix(if depth > 1 {
+            say!(
+                "out_of_fuel.biggest_nested_loop",
+                header = header,
+                line = line,
+                size = size,
+                depth = depth,
+            )
         } else {
-            String::new()
-        };
-        self.fix(say!(
-            "out_of_fuel.biggest_loop",
-            header = clip(&header, 60),
-            line = line,
-            size = size,
-            nested = nested,
-        ));
+            say!(
+                "out_of_fuel.biggest_loop",
+                header = header,
+                line = line,
+                size = size,
+            )
+        });
     }
 
     /// A new session with three times the fuel this call used, up to the largest budget
@@ -349,20 +378,24 @@ impl Draft<'_, '_> {
             ];
             self.endless_loop_fix(ids, endless);
         }
-        self.loop_cause_fix();
+        // A loop the code shows can never end gets no longer timeout either.
+        let never_ends = self.loop_cause_fix() || endless.is_some();
         self.branching_recursion_fix();
-        if endless.is_none() {
+        if !never_ends {
             self.prints_every_iteration_fix();
         }
         let sleep = self.first_sleep_line();
         if let Some(line) = sleep {
             self.fix(say!("timeout.sleeps", line = line));
+        } else if !never_ends {
+            // Loops inside loops: a longer timeout rarely covers a brute-force search.
+            self.loop_work_fix(true);
         }
         if f.state_lost {
             self.fix(words::text("timeout.state_lost"));
         }
         let longer = ((t * 2.0).ceil() as u64).clamp(60, MAX_TIMEOUT_SECS);
-        if endless.is_none() && (t as u64) < MAX_TIMEOUT_SECS {
+        if !never_ends && (t as u64) < MAX_TIMEOUT_SECS {
             let (tool, what) = if f.command {
                 ("execute_command", "command line")
             } else {
@@ -472,4 +505,106 @@ fn grows_while_iterated(code: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The queue (or stack) of a graph walk that never remembers where it has been: a
+/// `while queue:` / `while (queue.length)` loop whose body refills the same list, in code that
+/// keeps no `visited` or `seen` record. On a graph with a cycle it never ends.
+fn refilled_without_visited(code: &str) -> Option<String> {
+    let lower = code.to_lowercase();
+    if ["visited", "seen", "discovered", "explored"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        return None;
+    }
+    let is_name = |n: &str| {
+        !n.is_empty()
+            && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !n.starts_with(|c: char| c.is_ascii_digit())
+    };
+    let lines: Vec<&str> = code.lines().collect();
+    lines.iter().enumerate().find_map(|(at, line)| {
+        let rest = line.trim().strip_prefix("while")?;
+        // Python `while queue:` / `while len(queue) > 0:`; JavaScript `while (queue.length)`.
+        let condition = rest.trim().trim_end_matches(['{', ':']).trim();
+        let condition = condition.trim_start_matches('(').trim_end_matches(')');
+        let name = condition
+            .strip_prefix("len(")
+            .map_or(condition, |r| r.split(')').next().unwrap_or(r));
+        let name = name.split(".length").next().unwrap_or(name).trim();
+        if !is_name(name) || matches!(name, "True" | "true" | "1") {
+            return None;
+        }
+        let refilled = lines[at + 1..].iter().any(|l| {
+            [".append(", ".extend(", ".push(", ".unshift(", ".insert("]
+                .iter()
+                .any(|m| l.contains(&format!("{name}{m}")))
+        });
+        let taken = lines[at + 1..].iter().any(|l| {
+            [".pop(", ".popleft(", ".shift("]
+                .iter()
+                .any(|m| l.contains(&format!("{name}{m}")))
+        });
+        (refilled && taken).then(|| name.to_owned())
+    })
+}
+
+/// A numeric literal smaller than doubles can resolve (`1e-20`, `1e-16`), in code with a
+/// `while` loop: a convergence test against it may never pass.
+fn tolerance_below_float_precision(code: &str, language: Language) -> Option<String> {
+    if !code.lines().any(|l| l.trim_start().starts_with("while")) {
+        return None;
+    }
+    let src = crate::scan::Source::new(code, language);
+    src.tokens
+        .iter()
+        .filter(|t| t.kind == crate::scan::Kind::Number)
+        .map(|t| t.text)
+        .find(|text| {
+            let lower = text.to_lowercase();
+            lower.contains("e-")
+                && lower
+                    .replace('_', "")
+                    .parse::<f64>()
+                    .is_ok_and(|v| v > 0.0 && v < 1e-15)
+        })
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod loop_cause_tests {
+    use sandbox_protocol::Language::Python;
+
+    use super::{refilled_without_visited, tolerance_below_float_precision};
+
+    #[test]
+    fn graph_walks_without_a_visited_set() {
+        let bfs = "queue = ['A']\nwhile queue:\n    node = queue.pop(0)\n    queue.extend(g[node])";
+        assert_eq!(refilled_without_visited(bfs).as_deref(), Some("queue"));
+        let js = "const stack = [0];\nwhile (stack.length) {\n  const n = stack.pop();\n  stack.push(...g[n]);\n}";
+        assert_eq!(refilled_without_visited(js).as_deref(), Some("stack"));
+        let with_seen = format!("{bfs}\nseen = set()");
+        assert_eq!(refilled_without_visited(&with_seen), None);
+        // A work list that only shrinks is no graph walk.
+        assert_eq!(
+            refilled_without_visited("xs = [1]\nwhile xs:\n    xs.pop()"),
+            None
+        );
+    }
+
+    #[test]
+    fn tolerances_below_double_precision() {
+        let newton = "def f(x, tol=1e-20):\n    g = x\n    while abs(g * g - x) > tol:\n        g = (g + x / g) / 2";
+        assert_eq!(
+            tolerance_below_float_precision(newton, Python).as_deref(),
+            Some("1e-20")
+        );
+        assert_eq!(
+            tolerance_below_float_precision(&newton.replace("1e-20", "1e-9"), Python),
+            None
+        );
+        // No loop: a tiny constant is just a constant.
+        assert_eq!(tolerance_below_float_precision("eps = 1e-30", Python), None);
+    }
 }
