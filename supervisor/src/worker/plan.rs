@@ -280,13 +280,16 @@ fn mounts(config: &SupervisorConfig, request: &SpawnRequest<'_>) -> Vec<Mount> {
 /// The directories the other language's interpreter ([`Extras::companion`]) needs beyond the
 /// session's own, all read-only: CPython started from its memory image must find every
 /// directory of the image's layout at the image's descriptors (an empty one for what this
-/// server lacks), and its own files. The session's guest does not see them; only that
-/// interpreter's instances preopen them.
-fn companion_mounts(config: &SupervisorConfig, request: &SpawnRequest<'_>) -> Vec<Mount> {
+/// server lacks), and its own files, those of `own` (the session's mounts) left out. The
+/// session's guest does not see them; only that interpreter's instances preopen them.
+fn companion_mounts(
+    config: &SupervisorConfig,
+    request: &SpawnRequest<'_>,
+    own: &[Mount],
+) -> Vec<Mount> {
     let Some((runtime, companion)) = &request.extras.companion else {
         return Vec::new();
     };
-    let own = mounts(config, request);
     let imaged = SpawnRequest {
         runtime: *runtime,
         module: companion,
@@ -341,7 +344,7 @@ fn worker_args(
         if let Some(image) = &companion.image {
             args.extend(["--companion-image".into(), image.into()]);
         }
-        for mount in companion_mounts(config, request) {
+        for mount in companion_mounts(config, request, mounts) {
             args.extend([
                 "--companion-mount".into(),
                 mount_arg(&mount.guest, &mount.host),
