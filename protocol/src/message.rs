@@ -107,6 +107,29 @@ pub struct CommandRequest {
     pub timeout_ms: u64,
 }
 
+/// What a state layer ([`Response::StatePart`]) holds, and so what it does to the layers the
+/// supervisor has of the session before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LayerKind {
+    /// The pages changed since the last layer: appended to them.
+    Changes,
+    /// Every page that differs from a fresh instance: replaces every layer before it.
+    Full,
+    /// The pages changed since the base layer of the fork server that forked the worker
+    /// ([`ForkReply::Ready`]): the base and then this layer replace every layer before them.
+    /// A worker adopting its fork server's woken interpreter sends its first layer so, and
+    /// the few hundred pages every instance's wake writes cross the socket once per server,
+    /// not once per session.
+    OverBase,
+}
+
+impl LayerKind {
+    /// Whether the layer (with the base it may need) replaces every layer before it.
+    pub fn replaces(self) -> bool {
+        !matches!(self, Self::Changes)
+    }
+}
+
 /// Worker → supervisor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Response {
@@ -120,13 +143,12 @@ pub enum Response {
     /// The report of one [`Request::Execute`].
     Executed(ExecutionReport),
     /// One part of the interpreter's state after an execution that returned, sent before its
-    /// report: a layer of a log ([`Request::RestorePart`] takes such a log). A `full` layer
-    /// replaces every layer before it; another holds only the pages changed since the last.
+    /// report: a layer of a log ([`Request::RestorePart`] takes such a log), of `kind`.
     StatePart {
         #[serde(with = "serde_bytes")]
         data: Vec<u8>,
         last: bool,
-        full: bool,
+        kind: LayerKind,
     },
     /// One part of the snapshot asked for ([`Request::Snapshot`]), in order.
     SnapshotPart {
@@ -330,8 +352,13 @@ pub struct ForkLimits {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ForkReply {
     /// The server has mapped its module (and instantiated its interpreter, when `pristine`)
-    /// and takes requests.
-    Ready { pristine: bool },
+    /// and takes requests. `base`: the full state layer of the interpreter it holds, woken,
+    /// when it holds one: the layer its workers' first [`LayerKind::OverBase`] layers apply to.
+    Ready {
+        pristine: bool,
+        #[serde(with = "serde_bytes")]
+        base: Option<Vec<u8>>,
+    },
     /// A worker was forked: a child of the supervisor (`CLONE_PARENT`), which it reaps.
     Forked { pid: u32 },
     /// Nothing was forked; the supervisor starts the worker by exec instead.

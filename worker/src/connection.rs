@@ -292,8 +292,8 @@ impl Link {
         }
     }
 
-    /// Sends one part of the interpreter's state after an execution (a layer, `full` or
-    /// not; see [`crate::snapshot::Tracker::layer_in_parts`]), as it is made.
+    /// Sends one part of the interpreter's state after an execution (a layer of its kind; see
+    /// [`crate::snapshot::Tracker::layer_in_parts`]), as it is made.
     ///
     /// # Errors
     /// When the supervisor has gone away.
@@ -301,7 +301,7 @@ impl Link {
         self.send(&Response::StatePart {
             data: part.data,
             last: part.last,
-            full: part.full,
+            kind: part.kind,
         })
     }
 

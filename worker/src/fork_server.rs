@@ -50,8 +50,9 @@ pub fn run(
     let pristine = loaded
         .as_mut()
         .is_some_and(|loaded| loaded.instantiate_image(template));
-    tracing::info!(runtime = %template.runtime, pristine, "fork server ready");
-    write_frame_blocking(&mut control, &ForkReply::Ready { pristine }).map_err(wire)?;
+    let base = loaded.as_mut().and_then(Loaded::take_base);
+    tracing::info!(runtime = %template.runtime, pristine, base_bytes = base.as_ref().map(Vec::len), "fork server ready");
+    write_frame_blocking(&mut control, &ForkReply::Ready { pristine, base }).map_err(wire)?;
     loop {
         let Some(request) = read_frame_blocking::<ForkRequest>(&mut control).map_err(wire)? else {
             return Ok(());

@@ -130,8 +130,9 @@ impl Loaded {
     }
 
     /// A fork server's step: instantiates the memory image with `args`' directories (the
-    /// server's placeholders, laid out as every session's), so that each forked worker finds
-    /// its interpreter instantiated and its pages mapped. Whether there is one now.
+    /// server's placeholders, laid out as every session's) and wakes it, so that each forked
+    /// worker finds its interpreter instantiated, woken and its pages mapped. Whether there is
+    /// one now.
     pub fn instantiate_image(&mut self, args: &ServeArgs) -> bool {
         if args.runtime.language() != Language::Python {
             return false;
@@ -140,12 +141,15 @@ impl Loaded {
             return false;
         };
         let build = python::Build::of(&args.wasm_sha256);
+        // The base layer asks the kernel which pages the wake wrote (a forked worker opens its
+        // own descriptors).
+        snapshot::watch::open();
         match python::Pristine::instantiate(
             image,
             &self.linker,
             &args.workspace,
             &args.config,
-            build,
+            (build, &self.image_identity),
         ) {
             Ok(pristine) => self.pristine = Some(pristine),
             Err(e) => {
@@ -153,6 +157,12 @@ impl Loaded {
             }
         }
         self.pristine.is_some()
+    }
+
+    /// The full state layer of the interpreter [`Loaded::instantiate_image`] woke, for the
+    /// supervisor (once): its workers' first layers apply to it.
+    pub fn take_base(&mut self) -> Option<Vec<u8>> {
+        self.pristine.as_mut().and_then(python::Pristine::take_base)
     }
 }
 

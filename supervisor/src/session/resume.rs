@@ -542,7 +542,7 @@ fn compact_now(
 /// When it cannot be written.
 pub fn replace(files: &SessionFiles, log: &StateLog, state: &[u8]) -> Result<(), ConfinedError> {
     let layer = StateLayer {
-        bytes: state.to_vec(),
+        bytes: Arc::new(state.to_vec()),
         full: true,
     };
     save(files, log, std::slice::from_ref(&layer)).map(drop)
@@ -797,7 +797,10 @@ mod tests {
         };
         let page = vec![value; PAGE];
         let bytes = framed_layer(&encode(&meta, &[0], |_| &page, Packing::Stored));
-        StateLayer { bytes, full }
+        StateLayer {
+            bytes: Arc::new(bytes),
+            full,
+        }
     }
 
     fn len_of(dir: &sandbox_protocol::confined::Root, name: &str) -> u64 {
@@ -995,7 +998,7 @@ mod tests {
         assert!(unchanged.len() < 100);
         let tail: Vec<StateLayer> = (0..MAX_TAIL_LAYERS)
             .map(|_| StateLayer {
-                bytes: unchanged.clone(),
+                bytes: Arc::new(unchanged.clone()),
                 full: false,
             })
             .collect();

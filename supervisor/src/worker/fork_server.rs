@@ -152,6 +152,9 @@ pub struct ForkServer {
     pid: u32,
     /// Whether it holds an instantiated interpreter for its workers to adopt.
     pristine: bool,
+    /// The full state layer of that interpreter, woken, when it sent one: the base of its
+    /// workers' first layers ([`sandbox_protocol::LayerKind::OverBase`]).
+    base: Option<Arc<Vec<u8>>>,
     line: tokio::sync::Mutex<Line>,
     alive: AtomicBool,
 }
@@ -204,11 +207,12 @@ impl ForkServer {
         let pid = guard.pid();
         let ready = tokio::time::timeout(STARTUP_TIMEOUT, read_frame::<ForkReply>(&mut stream));
         match ready.await {
-            Ok(Ok(Some(ForkReply::Ready { pristine }))) => Ok(Self {
+            Ok(Ok(Some(ForkReply::Ready { pristine, base }))) => Ok(Self {
                 module: module.clone(),
                 extras: extras.clone(),
                 pid,
                 pristine,
+                base: base.map(Arc::new),
                 line: tokio::sync::Mutex::new(Line {
                     stream,
                     process: guard,
@@ -219,6 +223,11 @@ impl ForkServer {
             Ok(Err(e)) => Err(format!("the fork server broke the protocol: {e}")),
             Err(_) => Err("the fork server did not report ready in time".into()),
         }
+    }
+
+    /// The base layer of the workers this server forks (see [`ForkServer::base`]'s field).
+    pub fn base(&self) -> Option<Arc<Vec<u8>>> {
+        self.base.clone()
     }
 
     fn is_alive(&self) -> bool {

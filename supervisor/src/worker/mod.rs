@@ -14,8 +14,8 @@ use interprocess::local_socket::tokio::{RecvHalf, SendHalf, prelude::*};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use sandbox_protocol::{
-    DiskCharge, ExecutionReport, FrameError, PROTOCOL_VERSION, ReadyInfo, Request, Response,
-    RestoreInfo, SNAPSHOT_PART, SnapshotInfo, WorkerExit, read_frame, write_frame,
+    DiskCharge, ExecutionReport, FrameError, LayerKind, PROTOCOL_VERSION, ReadyInfo, Request,
+    Response, RestoreInfo, SNAPSHOT_PART, SnapshotInfo, WorkerExit, read_frame, write_frame,
 };
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -113,6 +113,9 @@ struct StateInbox {
     layers: Vec<StateLayer>,
     /// A layer was dropped: the layers after it apply to a state the session lacks.
     lost: bool,
+    /// The base layer of the fork server that forked the worker, which its
+    /// [`LayerKind::OverBase`] layer applies to.
+    base: Option<Arc<Vec<u8>>>,
 }
 
 /// A layer of state the worker sent was dropped (larger than any memory): the layers after it,
@@ -120,17 +123,28 @@ struct StateInbox {
 #[derive(Debug, Clone, Copy)]
 pub struct LayerLost;
 
-/// One layer of an interpreter's state: `full` replaces every layer before it.
+/// One layer of an interpreter's state: `full` replaces every layer before it. Shared, since
+/// a fork server's base layer is the first layer of every session its workers start.
 #[derive(Debug)]
 pub struct StateLayer {
-    pub bytes: Vec<u8>,
+    pub bytes: Arc<Vec<u8>>,
     pub full: bool,
 }
 
 impl StateInbox {
+    /// An inbox for a worker forked by a server whose base layer is `base`.
+    fn over(base: Option<Arc<Vec<u8>>>) -> Self {
+        Self {
+            base,
+            ..Self::default()
+        }
+    }
+
     /// Takes one part; a layer larger than any memory is dropped, and so is every layer
-    /// after it until the next full one (it would apply to a state the session lacks).
-    fn absorb(&mut self, data: Vec<u8>, last: bool, full: bool) {
+    /// after it until the next full one (it would apply to a state the session lacks). A
+    /// layer over the fork server's base is kept as the base (full) and then it.
+    fn absorb(&mut self, data: Vec<u8>, last: bool, kind: LayerKind) {
+        let full = kind.replaces();
         if self.lost && !full {
             return;
         }
@@ -144,16 +158,34 @@ impl StateInbox {
         if last && full {
             self.lost = false;
         }
-        if last && self.partial.is_empty() {
+        let bytes = if last && self.partial.is_empty() {
             // A layer of one part (nearly every one): kept as it came.
-            self.layers.push(StateLayer { bytes: data, full });
-            return;
+            data
+        } else {
+            self.partial.extend_from_slice(&data);
+            if !last {
+                return;
+            }
+            std::mem::take(&mut self.partial)
+        };
+        if kind == LayerKind::OverBase {
+            let Some(base) = self.base.clone() else {
+                tracing::error!(
+                    "a state layer over a base this worker's fork server never sent; dropped"
+                );
+                self.layers.clear();
+                self.lost = true;
+                return;
+            };
+            self.layers.push(StateLayer {
+                bytes: base,
+                full: true,
+            });
         }
-        self.partial.extend_from_slice(&data);
-        if last {
-            let bytes = std::mem::take(&mut self.partial);
-            self.layers.push(StateLayer { bytes, full });
-        }
+        self.layers.push(StateLayer {
+            bytes: Arc::new(bytes),
+            full: kind == LayerKind::Full,
+        });
     }
 }
 
@@ -240,7 +272,7 @@ impl Worker {
                 writer: tokio::sync::Mutex::new(writer),
                 charge: std::sync::Mutex::new(None),
             }),
-            states: StateInbox::default(),
+            states: StateInbox::over(fork_server.and_then(|server| server.base())),
         };
         let ready = tokio::time::timeout(STARTUP_TIMEOUT, worker.handshake()).await;
         match ready {
@@ -445,7 +477,7 @@ impl Worker {
         if restored.is_ok() {
             // Layers of the interpreter it replaced (a pooled worker's first) are of no state
             // the session has.
-            self.states = StateInbox::default();
+            self.states = StateInbox::over(self.states.base.take());
         }
         restored
     }
@@ -462,8 +494,8 @@ impl Worker {
                 match read_frame::<Response>(&mut self.reader).await {
                     Ok(Some(Response::DiskCharged(charge))) => self.line.deliver_charge(charge),
                     Ok(Some(Response::Started { .. })) => {}
-                    Ok(Some(Response::StatePart { data, last, full })) => {
-                        self.states.absorb(data, last, full);
+                    Ok(Some(Response::StatePart { data, last, kind })) => {
+                        self.states.absorb(data, last, kind);
                     }
                     Ok(Some(response)) => match take(response) {
                         Step::More => {}
@@ -507,8 +539,8 @@ impl Worker {
                 match read_frame::<Response>(&mut self.reader).await {
                     Ok(Some(Response::DiskCharged(charge))) => return Ok(charge),
                     Ok(Some(Response::Started { .. })) => {}
-                    Ok(Some(Response::StatePart { data, last, full })) => {
-                        self.states.absorb(data, last, full);
+                    Ok(Some(Response::StatePart { data, last, kind })) => {
+                        self.states.absorb(data, last, kind);
                     }
                     Ok(Some(other)) => return Err(format!("unexpected {other:?}")),
                     Ok(None) => return Err("the worker closed its connection".to_owned()),
@@ -592,8 +624,8 @@ impl Worker {
                         taken = true;
                     }
                     Ok(Ok(Some(Response::DiskCharged(charge)))) => line.deliver_charge(charge),
-                    Ok(Ok(Some(Response::StatePart { data, last, full }))) => {
-                        states.absorb(data, last, full);
+                    Ok(Ok(Some(Response::StatePart { data, last, kind }))) => {
+                        states.absorb(data, last, kind);
                     }
                     other => break other,
                 }
@@ -745,6 +777,40 @@ mod tests {
             "a signal number nix does not know"
         );
         assert_eq!(describe_exit(None), "unknown");
+    }
+
+    /// A layer over the fork server's base is kept as the base (which replaces the log) and
+    /// then it; one from a worker whose server sent no base applies to no state the session
+    /// has, so it and the layers after it are dropped until a full one.
+    #[test]
+    fn a_layer_over_the_base_comes_after_the_base() {
+        let base = Arc::new(vec![1u8; 10]);
+        let mut inbox = StateInbox::over(Some(base.clone()));
+        inbox.absorb(vec![2; 3], false, LayerKind::OverBase);
+        inbox.absorb(vec![3; 3], true, LayerKind::OverBase);
+        inbox.absorb(vec![4; 3], true, LayerKind::Changes);
+        let layers: Vec<(Vec<u8>, bool)> = (inbox.layers.iter())
+            .map(|l| (l.bytes.to_vec(), l.full))
+            .collect();
+        assert_eq!(
+            layers,
+            [
+                (vec![1; 10], true),
+                (vec![2, 2, 2, 3, 3, 3], false),
+                (vec![4; 3], false),
+            ]
+        );
+        assert!(
+            Arc::ptr_eq(&inbox.layers[0].bytes, &base),
+            "shared, not copied"
+        );
+
+        let mut orphan = StateInbox::over(None);
+        orphan.absorb(vec![2; 3], true, LayerKind::OverBase);
+        orphan.absorb(vec![4; 3], true, LayerKind::Changes);
+        assert!(orphan.lost && orphan.layers.is_empty());
+        orphan.absorb(vec![5; 3], true, LayerKind::Full);
+        assert!(!orphan.lost && orphan.layers.len() == 1 && orphan.layers[0].full);
     }
 
     #[test]

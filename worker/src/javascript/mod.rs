@@ -346,9 +346,12 @@ impl<'m> JsSession<'m> {
         self.guest.answer(packed)
     }
 
-    /// Makes the memory the last execution left the rollback point, if it is not yet: called
-    /// after its report went out, and before the next execution in any case.
+    /// Makes the memory the last execution left the rollback point, if it is not yet, and has
+    /// the kernel watch it if the last layer left it unwatched: called after its report went
+    /// out, and before the next execution in any case.
     pub fn settle(&mut self) {
+        let memory = self.guest.memory.data(&self.guest.store);
+        self.tracker.watch_from_now(memory);
         if std::mem::take(&mut self.snapshot_stale) {
             let data = self.guest.memory.data(&self.guest.store);
             self.snapshot.clear();
@@ -454,7 +457,11 @@ pub fn serve(
                 sent
             }
             Task::Snapshot => link.send_snapshot(Ok(session.take_snapshot())),
-            Task::SendState => session.send_state_layer(&link),
+            Task::SendState => {
+                let sent = session.send_state_layer(&link);
+                session.settle();
+                sent
+            }
             Task::Restore(bytes) => {
                 let restored = session.restore(&bytes).map_err(|e| format!("{e:#}"));
                 drop(bytes);

@@ -175,6 +175,13 @@ impl Interpreter {
         sent
     }
 
+    /// Has the kernel watch the memory from now on, if the last layer left it unwatched (see
+    /// [`crate::snapshot::Tracker::watch_from_now`]).
+    fn watch_from_now(&mut self) {
+        let memory = self.exports.memory.data(&self.store);
+        self.tracker.watch_from_now(memory);
+    }
+
     fn at_rest(&mut self, config: &SessionConfig) -> crate::snapshot::AtRest<'_> {
         crate::snapshot::AtRest {
             store: &mut self.store,
@@ -287,8 +294,8 @@ impl Interpreter {
 
     /// Takes over a pristine interpreter for this session: its host state (descriptors, limits,
     /// captures, cancel control) is replaced by the session's, which is all an instantiation
-    /// gives an instance besides its memory, then its driver is woken (now, or when a request
-    /// first needs it: see [`WakeAt`]).
+    /// gives an instance besides its memory, then its driver is woken again, for this session
+    /// (now, or when a request first needs it: see [`WakeAt`]).
     fn adopt(
         pristine: Pristine,
         identity: &str,
@@ -297,7 +304,9 @@ impl Interpreter {
         build: Build,
         (link, wake): (&Link, WakeAt),
     ) -> Result<(Self, Woken)> {
-        let Pristine(mut interpreter) = pristine;
+        let Pristine {
+            mut interpreter, ..
+        } = pristine;
         let size = interpreter.exports.memory.data_size(&interpreter.store);
         if size > config.memory_bytes {
             return Err(format_err!(
@@ -316,7 +325,11 @@ impl Interpreter {
             "adopted the fork server's interpreter"
         );
         let woken = match wake {
-            WakeAt::Start => Woken::Version(interpreter.wake()?),
+            WakeAt::Start => {
+                let version = interpreter.wake()?;
+                tracing::debug!(us = link.ready_clock.elapsed_us(), "woke for the session");
+                Woken::Version(version)
+            }
             WakeAt::FirstNeed => Woken::NotYet,
         };
         interpreter.identity = identity.to_owned();
@@ -327,6 +340,27 @@ impl Interpreter {
     /// first turn of an instance of the memory image. The interpreter's version.
     fn wake(&mut self) -> Result<String> {
         self.first_turn(WAKE, "ready")
+    }
+
+    /// A fork server's wake of its instance, and the full layer of the state it leaves: the
+    /// base of its workers' first layers (see [`Pristine`]). Run on a current-thread Tokio
+    /// runtime of its own, dropped before it returns: wasmtime-wasi would otherwise start its
+    /// multi-threaded one for the guest's file calls, and a process with threads cannot fork.
+    fn wake_as_base(&mut self, config: &SessionConfig) -> Result<Vec<u8>> {
+        let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+        let _inside = runtime.enter();
+        self.wake()?;
+        let mut base = Vec::new();
+        let mut tracker = std::mem::take(&mut self.tracker);
+        let made =
+            crate::snapshot::layer_of(self.at_rest(config), &mut tracker, usize::MAX, |part| {
+                base.extend_from_slice(&part.data);
+                Ok::<(), std::convert::Infallible>(())
+            });
+        let Ok(()) = made;
+        tracker.made_base();
+        self.tracker = tracker;
+        Ok(base)
     }
 
     /// Reads one byte of every page of the memory and writes one back unchanged, so its
@@ -431,23 +465,31 @@ impl Interpreter {
     }
 }
 
-/// An interpreter instantiated from the memory image and never run, with placeholder
-/// directories: a fork server makes one, and each worker it forks adopts its copy
-/// ([`Interpreter::adopt`]), so a new session neither maps nor instantiates anything, and the
-/// image's pages are mapped already.
-pub struct Pristine(Interpreter);
+/// An interpreter instantiated from the memory image and woken, with placeholder directories,
+/// and the full layer of its state: a fork server makes one, and each worker it forks adopts
+/// its copy ([`Interpreter::adopt`]), so a new session neither maps nor instantiates anything,
+/// the image's pages are mapped already, and the pages every instance's wake writes (a few
+/// hundred) are written once and sent to the supervisor once, as the base its workers' first
+/// layers apply to ([`crate::snapshot::LayerKind::OverBase`]). A worker wakes its copy again
+/// for its own session (new random seeds, its own `/app`): that rewrites a few pages only.
+pub struct Pristine {
+    interpreter: Interpreter,
+    base: Option<Vec<u8>>,
+}
 
 impl Pristine {
-    /// Instantiates `image` with `config`'s directories, which must be the imaged layout.
+    /// Instantiates `image` (whose memory `identity` names, see
+    /// [`crate::snapshot::module_identity`]) with `config`'s directories, which must be the
+    /// imaged layout, and wakes it.
     ///
     /// # Errors
-    /// When the layout is another, or the image cannot be instantiated.
+    /// When the layout is another, or the image cannot be instantiated or woken.
     pub fn instantiate(
         image: &Module,
         linker: &Linker<HostState>,
         workspace: &Path,
         config: &SessionConfig,
-        build: Build,
+        (build, identity): (Build, &str),
     ) -> Result<Self> {
         let mut interpreter = Interpreter::instantiate_imaged(
             image,
@@ -458,7 +500,17 @@ impl Pristine {
             STARTUP_FUEL,
         )?;
         interpreter.map_image_pages();
-        Ok(Self(interpreter))
+        interpreter.identity = identity.to_owned();
+        let base = interpreter.wake_as_base(config)?;
+        Ok(Self {
+            interpreter,
+            base: Some(base),
+        })
+    }
+
+    /// The full layer of the woken interpreter's state, for the supervisor (once).
+    pub fn take_base(&mut self) -> Option<Vec<u8>> {
+        self.base.take()
     }
 }
 
@@ -604,16 +656,24 @@ pub(super) fn serve(
             }
             let sent = match task {
                 Task::Run(job) => match interpreter.execute(&job.request) {
-                    Ok(report) => interpreter
-                        .send_state_layer(config, &link)
-                        .and_then(|()| link.deliver(job.reply, report)),
+                    Ok(report) => {
+                        let sent = interpreter
+                            .send_state_layer(config, &link)
+                            .and_then(|()| link.deliver(job.reply, report));
+                        interpreter.watch_from_now();
+                        sent
+                    }
                     Err(report) => {
                         carried = Some((report, job.reply));
                         break;
                     }
                 },
                 Task::Snapshot => link.send_snapshot(Ok(interpreter.snapshot(config))),
-                Task::SendState => interpreter.send_state_layer(config, &link),
+                Task::SendState => {
+                    let sent = interpreter.send_state_layer(config, &link);
+                    interpreter.watch_from_now();
+                    sent
+                }
                 Task::Restore(bytes) => {
                     let started = std::time::Instant::now();
                     let restored = interpreter.restored(

@@ -24,6 +24,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+pub use sandbox_protocol::LayerKind;
 use sandbox_protocol::SnapshotInfo;
 pub use sandbox_protocol::snapshot::{
     Entry, PAGE, Packing, Snapshot, SnapshotError, SnapshotMeta, diff_page, framed_layer,
@@ -119,6 +120,10 @@ const MAX_KEPT_PAGES: usize = 512;
 /// counters), and each time it changes only a few bytes of them. A kept page that changed again
 /// is sent as a patch of the bytes that differ ([`diff_page`]): a trivial call's layer is then a
 /// few kilobytes instead of a hundred pages.
+///
+/// A fork server's tracker sends its woken interpreter's full layer once, as the base of the
+/// workers it forks ([`Tracker::made_base`]); each worker's copy then sends its first layer
+/// over that base ([`LayerKind::OverBase`]): the pages its own wake and first call changed.
 #[derive(Debug)]
 pub struct Tracker {
     /// Per page: the hash last sent, 0 for never (stale for a kept page, which is compared
@@ -128,6 +133,11 @@ pub struct Tracker {
     kept: HashMap<usize, Box<[u8]>>,
     /// Whether the next layer is the first (full) one.
     first: bool,
+    /// Whether the next layer is the first over a fork server's base.
+    over_base: bool,
+    /// The last layer looked at every written page: the kernel is to watch the memory from
+    /// now on ([`Tracker::watch_from_now`]).
+    watch_due: bool,
     /// The kernel's record of the pages written since the last layer, when it keeps one.
     watch: Option<Watch>,
 }
@@ -138,6 +148,8 @@ impl Default for Tracker {
             hashes: Vec::new(),
             kept: HashMap::new(),
             first: true,
+            over_base: false,
+            watch_due: false,
             watch: None,
         }
     }
@@ -177,6 +189,26 @@ impl Tracker {
         self.watch = None;
     }
 
+    /// Has the kernel watch `memory`, whose state the last layer sent, when that layer had to
+    /// look at every written page: called once the layer's call is answered, since protecting
+    /// a whole memory costs a few milliseconds (a new session's first call would wait for
+    /// it otherwise). Nothing may write the memory between that layer and this call: a write
+    /// then would be in neither. Without this call, the next layer looks at every written page
+    /// again, which is only slower.
+    pub fn watch_from_now(&mut self, memory: &[u8]) {
+        if std::mem::take(&mut self.watch_due) && self.watch.is_none() {
+            self.watch = Watch::arm(memory);
+        }
+    }
+
+    /// The full layer just taken is a fork server's base: the copies of this tracker in the
+    /// workers it forks send their first layer over it, from memories of their own (a
+    /// process's userfaultfd watches only its own, so none is kept).
+    pub fn made_base(&mut self) {
+        self.over_base = true;
+        self.watch = None;
+    }
+
     /// The pages `written` flags (all `count` when the kernel could not say), and those this
     /// tracker sent.
     fn with_sent(&self, written: Option<Vec<bool>>, count: usize) -> Vec<usize> {
@@ -191,33 +223,43 @@ impl Tracker {
 
     /// The pages of `memory` that may have changed since the last layer: those the kernel saw
     /// written since then, or (without a watch) every page written since the instance began,
-    /// after which the kernel watches it.
+    /// after which the kernel is to watch it ([`Tracker::watch_from_now`]).
     fn candidates(&mut self, memory: &[u8]) -> Vec<usize> {
         self.hashes.resize(memory.len().div_ceil(PAGE), 0);
         if let Some(written) = self.watch.as_mut().and_then(|w| w.take_written(memory)) {
             return written.into_iter().flatten().collect();
         }
         let written = flagged(written_pages(memory), self.hashes.len());
-        self.watch = Watch::arm(memory);
+        self.watch_due = true;
         written
     }
 
-    /// The layer of the state now, and whether it is full (it then replaces every layer
-    /// before it).
+    /// The layer of the state now, and its kind.
     pub fn layer(
         &mut self,
         memory: &[u8],
         base_bytes: usize,
         meta: &SnapshotMeta,
-    ) -> (Vec<u8>, bool) {
+    ) -> (Vec<u8>, LayerKind) {
         let mut layer = Vec::new();
-        let full = self.first;
+        let kind = self.next_kind();
         let made = self.layer_in_parts(memory, base_bytes, meta, usize::MAX, |part| {
             layer.extend_from_slice(&part.data);
             Ok::<(), std::convert::Infallible>(())
         });
         let Ok(()) = made;
-        (layer, full)
+        (layer, kind)
+    }
+
+    /// What the next layer will be.
+    fn next_kind(&self) -> LayerKind {
+        if self.first {
+            LayerKind::Full
+        } else if self.over_base {
+            LayerKind::OverBase
+        } else {
+            LayerKind::Changes
+        }
     }
 
     /// The layer of the state now, handed to `emit` in [`LayerPart`]s of at most `part_bytes`
@@ -235,12 +277,13 @@ impl Tracker {
         part_bytes: usize,
         mut emit: impl FnMut(LayerPart) -> Result<(), E>,
     ) -> Result<(), E> {
-        let full = self.first;
+        let kind = self.next_kind();
         let started = Instant::now();
         let candidates = self.candidates(memory);
         let asked_us = started.elapsed().as_micros();
         let changes = self.changes(memory, base_bytes, candidates);
         self.first = false;
+        self.over_base = false;
         tracing::debug!(
             asked_us,
             compared_us = started.elapsed().as_micros() - asked_us,
@@ -259,7 +302,7 @@ impl Tracker {
             &changes.pages,
             entry_of,
             part_bytes,
-            |data, last| emit(LayerPart { data, last, full }),
+            |data, last| emit(LayerPart { data, last, kind }),
         )
     }
 
@@ -311,8 +354,7 @@ pub struct LayerPart {
     pub data: Vec<u8>,
     /// The layer's last part.
     pub last: bool,
-    /// The layer is full: it replaces every layer before it.
-    pub full: bool,
+    pub kind: LayerKind,
 }
 
 /// Names what a fresh instance's memory is made of, for [`Snapshot::check_fits`]: the wasm
@@ -436,14 +478,14 @@ pub fn layer_of<E>(
     let meta = instance.meta();
     let memory = instance.memory.data(&*instance.store);
     let mut bytes = 0;
-    let mut full = false;
+    let mut kind = LayerKind::Changes;
     let sent = tracker.layer_in_parts(memory, instance.base_bytes, &meta, part_bytes, |part| {
         bytes += part.data.len();
-        full = part.full;
+        kind = part.kind;
         emit(part)
     });
     let us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    tracing::debug!(bytes, full, us, "state layer");
+    tracing::debug!(bytes, ?kind, us, "state layer");
     sent
 }
 
@@ -524,11 +566,11 @@ mod tests {
         }
         let mut tracker = Tracker::default();
         let (first, full) = tracker.layer(memory, 0, &meta(len as u64));
-        assert!(full);
+        assert_eq!(full, LayerKind::Full);
         memory[3 * PAGE] ^= 1;
         memory[len - 1] ^= 1;
         let (second, full) = tracker.layer(memory, 0, &meta(len as u64));
-        assert!(!full);
+        assert_eq!(full, LayerKind::Changes);
         let mut log = first;
         log.extend_from_slice(&second);
         let layers = parse_layers(&log).unwrap();
@@ -539,6 +581,45 @@ mod tests {
             layer.write_into(&mut fresh).unwrap();
         }
         assert!(fresh == memory, "the state after both layers");
+    }
+
+    /// A fork server's base is a full layer; the layer after it (a forked worker's first) is
+    /// sent over it with only the pages changed since, and the base and it replay to the
+    /// memory. The layer after that is an ordinary one.
+    #[test]
+    fn a_layer_over_a_base_carries_only_what_changed_since_the_base() {
+        let len = 8 * 65536;
+        let (mut buffer, skip) = aligned(len);
+        let memory = &mut buffer[skip..skip + len];
+        for (i, byte) in memory.iter_mut().enumerate() {
+            *byte = (i.wrapping_mul(2_654_435_761) >> 13) as u8;
+        }
+        let mut tracker = Tracker::default();
+        let (base, kind) = tracker.layer(memory, 0, &meta(len as u64));
+        assert_eq!(kind, LayerKind::Full);
+        tracker.made_base();
+        memory[5 * PAGE + 9] ^= 0x55;
+        let (over, kind) = tracker.layer(memory, 0, &meta(len as u64));
+        assert_eq!(kind, LayerKind::OverBase);
+        let mut log = base;
+        log.extend_from_slice(&over);
+        let layers = parse_layers(&log).unwrap();
+        assert_eq!(
+            layers[1].page_count(),
+            1,
+            "only the page changed since the base"
+        );
+        let mut fresh = vec![0u8; len];
+        for layer in &layers {
+            layer.write_into(&mut fresh).unwrap();
+        }
+        assert!(
+            fresh == memory,
+            "the state after the base and the layer over it"
+        );
+        memory[6 * PAGE] ^= 1;
+        let (_, kind) = tracker.layer(memory, 0, &meta(len as u64));
+        assert_eq!(kind, LayerKind::Changes);
     }
 
     /// A page a call's layer sent is kept, and when a later call changes a few of its bytes
@@ -553,14 +634,14 @@ mod tests {
         }
         let mut tracker = Tracker::default();
         let (mut log, full) = tracker.layer(memory, 0, &meta(len as u64));
-        assert!(full);
+        assert_eq!(full, LayerKind::Full);
         let mut sizes = Vec::new();
         for call in 0..4u8 {
             memory[3 * PAGE + 17] = call;
             memory[3 * PAGE + 2000..3 * PAGE + 2010].fill(call);
             memory[90 * PAGE + usize::from(call)] ^= 0xff;
             let (layer, full) = tracker.layer(memory, 0, &meta(len as u64));
-            assert!(!full);
+            assert_eq!(full, LayerKind::Changes);
             sizes.push(layer.len());
             log.extend_from_slice(&layer);
         }
