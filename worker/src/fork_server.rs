@@ -1,7 +1,7 @@
 //! The fork server (`sandbox-worker fork-server`): one process per runtime that does, once, what
 //! every worker would do before its session's first call (exec, dynamic linking, deserialising
-//! the interpreter's module, instantiating its memory image and mapping the image's pages), then
-//! forks a worker for each session the supervisor asks for ([`ForkRequest`]).
+//! the interpreter's module, instantiating its memory image and waking it), then forks a worker
+//! for each session the supervisor asks for ([`ForkRequest`]).
 //!
 //! A forked worker is set up as the supervisor's `pre_exec` sets up an exec'd one (own process
 //! group, parent-death signal, rlimits, no new privileges, its cgroup, `/app` as working

@@ -131,8 +131,7 @@ impl Loaded {
 
     /// A fork server's step: instantiates the memory image with `args`' directories (the
     /// server's placeholders, laid out as every session's) and wakes it, so that each forked
-    /// worker finds its interpreter instantiated, woken and its pages mapped. Whether there is
-    /// one now.
+    /// worker finds its interpreter instantiated and woken. Whether there is one now.
     pub fn instantiate_image(&mut self, args: &ServeArgs) -> bool {
         if args.runtime.language() != Language::Python {
             return false;
