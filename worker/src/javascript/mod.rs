@@ -66,6 +66,17 @@ const INSPECT: &str = r#"(() => {
 /// Remembers the built-in globals right after start-up, for [`INSPECT`].
 const BASELINE: &str = "Object.defineProperty(globalThis, '__sandboxBaseline', { value: Object.getOwnPropertyNames(globalThis), enumerable: false }); undefined";
 
+/// What [`JsSession::settle`] copies into the rollback point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Stale {
+    Nothing,
+    /// The pages the state layer after the execution sent: every other page is as the last
+    /// snapshot holds it (a trivial call changes a few dozen of the memory's thousand pages).
+    Pages(Vec<u32>),
+    /// The whole memory (4 MiB or more: about a fifth of a warm call to copy).
+    Whole,
+}
+
 /// One JavaScript session.
 pub struct JsSession<'m> {
     module: &'m Module,
@@ -76,9 +87,9 @@ pub struct JsSession<'m> {
     guest: Guest,
     /// Linear memory after the last execution that returned (once [`JsSession::settle`] ran).
     snapshot: Vec<u8>,
-    /// The last execution returned and its memory is not in `snapshot` yet: copying 4 MiB or
-    /// more takes about a fifth of a warm call, so it is done after the report is sent.
-    snapshot_stale: bool,
+    /// What of the memory the last execution that returned left is not in `snapshot` yet:
+    /// copied after the report is sent.
+    snapshot_stale: Stale,
     cell: i32,
     /// The instance's runtime and context are not created yet ([`WakeAt::FirstNeed`]): a
     /// restore or [`JsSession::wake`] comes first.
@@ -129,7 +140,7 @@ impl<'m> JsSession<'m> {
             control,
             guest,
             snapshot: Vec::new(),
-            snapshot_stale: false,
+            snapshot_stale: Stale::Nothing,
             cell: 0,
             asleep: true,
             identity: String::new(),
@@ -172,10 +183,20 @@ impl<'m> JsSession<'m> {
 
     /// Sends the layer of its state the supervisor does not have yet, in parts.
     pub fn send_state_layer(&mut self, link: &Link) -> Result<(), FrameError> {
+        self.state_layer(|part| link.send_state(part))
+    }
+
+    /// The layer of its state the supervisor does not have yet, handed to `emit` in parts.
+    fn state_layer<E>(
+        &mut self,
+        emit: impl FnMut(crate::snapshot::LayerPart) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut tracker = std::mem::take(&mut self.tracker);
-        let sent = crate::snapshot::layer_of(self.at_rest(), &mut tracker, SNAPSHOT_PART, |part| {
-            link.send_state(part)
-        });
+        let sent = crate::snapshot::layer_of(self.at_rest(), &mut tracker, SNAPSHOT_PART, emit);
+        // The layer holds every page the execution changed: only those need copying.
+        if let (Stale::Whole, Some(pages)) = (&self.snapshot_stale, tracker.last_changes()) {
+            self.snapshot_stale = Stale::Pages(pages.to_vec());
+        }
         self.tracker = tracker;
         sent
     }
@@ -225,7 +246,7 @@ impl<'m> JsSession<'m> {
             .last()
             .map_or(0, |l| i32::try_from(l.meta.cell).unwrap_or(0));
         self.tracker.sync(self.guest.memory.data(&self.guest.store));
-        self.snapshot_stale = true;
+        self.snapshot_stale = Stale::Whole;
         self.settle();
         // A state is taken only of a context that exists.
         self.asleep = false;
@@ -278,7 +299,7 @@ impl<'m> JsSession<'m> {
                 }
                 // Even a thrown error leaves a consistent context (what ran before the throw
                 // stays defined, as in Python), so it becomes the new rollback point.
-                self.snapshot_stale = true;
+                self.snapshot_stale = Stale::Whole;
                 Ok(self.guest.store.data_mut().finish(fuel_left, outcome, None))
             }
             Err(trap) => self.recover(&trap, fuel_left),
@@ -352,10 +373,21 @@ impl<'m> JsSession<'m> {
     pub fn settle(&mut self) {
         let memory = self.guest.memory.data(&self.guest.store);
         self.tracker.watch_from_now(memory);
-        if std::mem::take(&mut self.snapshot_stale) {
-            let data = self.guest.memory.data(&self.guest.store);
-            self.snapshot.clear();
-            self.snapshot.extend_from_slice(data);
+        match std::mem::replace(&mut self.snapshot_stale, Stale::Nothing) {
+            Stale::Nothing => {}
+            Stale::Pages(pages) => {
+                // A memory that grew holds zeros past the old end, but for the pages sent.
+                self.snapshot.resize(memory.len(), 0);
+                for page in pages {
+                    let at = page as usize * crate::snapshot::PAGE;
+                    let end = (at + crate::snapshot::PAGE).min(memory.len());
+                    self.snapshot[at..end].copy_from_slice(&memory[at..end]);
+                }
+            }
+            Stale::Whole => {
+                self.snapshot.clear();
+                self.snapshot.extend_from_slice(memory);
+            }
         }
     }
 
@@ -632,6 +664,39 @@ mod tests {
             );
             assert!(session.restore(&bytes[..bytes.len() / 2]).is_err());
             assert_eq!(value(session, "x"), "41");
+        });
+    }
+
+    /// After a state layer, the rollback point takes only the pages the layer sent, and a trap
+    /// then restores the state after the last call that returned, memory growth included.
+    #[test]
+    fn the_rollback_point_follows_the_pages_each_layer_sent() {
+        with_session(|session, _| {
+            let mut layer = |session: &mut JsSession<'_>| {
+                let sent = session.state_layer(|_| Ok::<(), ()>(()));
+                assert!(sent.is_ok());
+                session.settle();
+            };
+            value(session, "var kept = 'first'");
+            layer(session);
+            let before = session.guest.memory.data_size(&session.guest.store);
+            value(session, "var big = new Array(2000000).fill(7); kept = 'second'");
+            assert!(matches!(session.snapshot_stale, Stale::Whole));
+            layer(session);
+            assert!(session.guest.memory.data_size(&session.guest.store) > before, "grown");
+            value(session, "big[5] = 8; kept = 'third'");
+            layer(session);
+            assert_eq!(
+                session.snapshot,
+                session.guest.memory.data(&session.guest.store),
+                "the rollback point is the memory"
+            );
+            let deep = run(session, DEEP);
+            assert_eq!(deep.restart.unwrap().state, StateAfterRestart::RolledBack);
+            assert_eq!(
+                value(session, "[kept, big.length, big[5], big[6]].join()"),
+                r#""third,2000000,8,7""#
+            );
         });
     }
 

@@ -140,6 +140,9 @@ pub struct Tracker {
     watch_due: bool,
     /// The kernel's record of the pages written since the last layer, when it keeps one.
     watch: Option<Watch>,
+    /// The pages the last layer sent, when it held every page changed since the layer
+    /// before ([`Tracker::last_changes`]).
+    last_changes: Option<Vec<u32>>,
 }
 
 impl Default for Tracker {
@@ -151,6 +154,7 @@ impl Default for Tracker {
             over_base: false,
             watch_due: false,
             watch: None,
+            last_changes: None,
         }
     }
 }
@@ -199,6 +203,14 @@ impl Tracker {
         if std::mem::take(&mut self.watch_due) && self.watch.is_none() {
             self.watch = Watch::arm(memory);
         }
+    }
+
+    /// The pages whose content changed between the last layer and the one before it (those it
+    /// sent), when it was a layer of changes; every other page of the memory holds what it
+    /// held at the layer before (a page past that memory's end held zeros). `None` after a
+    /// full layer, which sends what differs from a fresh instance instead.
+    pub fn last_changes(&self) -> Option<&[u32]> {
+        self.last_changes.as_deref()
     }
 
     /// The full layer just taken is a fork server's base: the copies of this tracker in the
@@ -282,6 +294,7 @@ impl Tracker {
         let candidates = self.candidates(memory);
         let asked_us = started.elapsed().as_micros();
         let changes = self.changes(memory, base_bytes, candidates);
+        self.last_changes = (kind == LayerKind::Changes).then(|| changes.pages.clone());
         self.first = false;
         self.over_base = false;
         tracing::debug!(
