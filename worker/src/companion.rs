@@ -243,10 +243,7 @@ impl Room {
     /// Why the instance did not start (`what` it did), with the numbers and what to do.
     fn refusal(&self, language: Language, what: &str) -> String {
         let mib = |b: u64| b >> 20;
-        let starts = format!(
-            "a fresh {language} interpreter starts with {} MiB",
-            mib(self.initial).max(1)
-        );
+        let starts = format!("it starts with {} MiB", mib(self.initial).max(1));
         match self.usage {
             Some(usage) if self.bounded() => format!(
                 "a fresh {language} interpreter {what}: the worker holds {} MiB of the {} MiB it may use (the session's interpreter and its variables), {} MiB are left after the host's share, and {starts}; free memory in the session (del large variables) or use a session with a larger memory_bytes or flavor",
@@ -285,5 +282,43 @@ impl CompanionArgs {
             _ => &self.module,
         };
         load_module(crate::engine::engine(), path).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn room(memory: u64, usage: Option<(u64, u64)>) -> Room {
+        Room {
+            cap: 512 << 20,
+            memory,
+            initial: 64 << 20,
+            usage: usage.map(|(used, limit)| crate::data_limit::DataUse { used, limit }),
+        }
+    }
+
+    /// A refusal names what the caller can change: the session's memory (what it holds, what
+    /// is left) when the worker's limit bounded the instance, else the memory cap.
+    #[test]
+    fn refusals_say_why_with_the_numbers() {
+        let bounded = room(60 << 20, Some((644 << 20, 768 << 20)));
+        assert!(bounded.bounded());
+        assert_eq!(
+            bounded.refusal(Language::Python, "has no room"),
+            "a fresh python interpreter has no room: the worker holds 644 MiB of the 768 MiB it may use (the session's interpreter and its variables), 60 MiB are left after the host's share, and it starts with 64 MiB; free memory in the session (del large variables) or use a session with a larger memory_bytes or flavor"
+        );
+        let capped = Room {
+            cap: 48 << 20,
+            ..room(48 << 20, None)
+        };
+        assert!(!capped.bounded());
+        assert_eq!(
+            capped.refusal(Language::Python, "does not fit"),
+            "a fresh python interpreter does not fit: its memory cap is 48 MiB and it starts with 64 MiB; a session with a larger memory_bytes or flavor may run it"
+        );
+        assert!(bounded.oom_note(Language::JavaScript).starts_with(
+            "javascript: this fresh interpreter had 60 MiB, not the session's 512 MiB"
+        ));
     }
 }
