@@ -97,7 +97,8 @@ pub enum ExecutionKind {
 }
 
 /// A shell command line for the session (`execute_command`), run by the worker's shell over
-/// the session's files; `python`/`node` inside it use the session's interpreter.
+/// the session's files; `python`/`node` inside it run in fresh interpreters (the session's
+/// files, not its variables).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandRequest {
     pub execution_id: String,

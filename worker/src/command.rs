@@ -1,11 +1,11 @@
 //! `execute_command` inside the worker: the shell (`shell/`) runs on a thread of its own over
-//! the session's mounts, and every `python`/`node` it starts becomes a job for the guest thread,
-//! so it runs in the session's own interpreter (same variables, same limits). The shell's cwd
-//! and variables persist between commands of the session.
+//! the session's mounts, and every `python`/`node` it starts runs on that thread in a fresh
+//! interpreter of that runtime ([`Companion`]), as a shell starts a process: it shares the
+//! session's files, never its interpreter's variables, whichever the session's language. The
+//! shell's cwd and variables persist between commands of the session.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use sandbox_protocol::{
 };
 
 use crate::companion::Companion;
-use crate::connection::{Ended, Job, Outbox, Reply, Task};
+use crate::connection::{Ended, Outbox};
 use crate::host::{Control, SessionConfig};
 use crate::quota::{Amount, SharedQuota};
 use crate::shell::{
@@ -35,8 +35,40 @@ pub struct ShellRunner {
     quota: Option<SharedQuota>,
     /// The WebAssembly commands, when the server has them.
     toolbox: Option<Arc<Toolbox>>,
-    /// The other language's interpreter, when the server has it.
-    companion: Option<Arc<Companion>>,
+    /// The fresh interpreters of `python`/`node`: the session's language's and the other's,
+    /// when the server has it.
+    interpreters: Vec<Arc<dyn FreshRuns>>,
+}
+
+/// A runtime's fresh interpreters as the shell starts them: a [`Companion`], or a stand-in in
+/// tests.
+pub trait FreshRuns: Send + Sync {
+    /// The language it runs.
+    fn language(&self) -> Language;
+
+    /// Runs `request` in a fresh instance; `Err` says, for stderr, why it could not start.
+    ///
+    /// # Errors
+    /// When no instance could start.
+    fn run(
+        &self,
+        request: &ExecuteRequest,
+        control: Arc<Control>,
+    ) -> Result<ExecutionReport, String>;
+}
+
+impl FreshRuns for Companion {
+    fn language(&self) -> Language {
+        Companion::language(self)
+    }
+
+    fn run(
+        &self,
+        request: &ExecuteRequest,
+        control: Arc<Control>,
+    ) -> Result<ExecutionReport, String> {
+        Companion::run(self, request, control)
+    }
 }
 
 impl ShellRunner {
@@ -56,7 +88,7 @@ impl ShellRunner {
             stderr_cap: config.stderr_cap,
             quota: config.quota.clone(),
             toolbox: None,
-            companion: None,
+            interpreters: Vec::new(),
         }
     }
 
@@ -69,11 +101,14 @@ impl ShellRunner {
         }
     }
 
-    /// The shell with the other language's interpreter for its `python`/`node` command lines.
+    /// The shell with the fresh interpreters its `python`/`node` command lines run in.
     #[must_use]
-    pub fn with_companion(self, companion: Option<Companion>) -> Self {
+    pub fn with_interpreters(self, interpreters: impl IntoIterator<Item = Companion>) -> Self {
+        let interpreters = interpreters.into_iter();
         Self {
-            companion: companion.map(Arc::new),
+            interpreters: interpreters
+                .map(|c| Arc::new(c) as Arc<dyn FreshRuns>)
+                .collect(),
             ..self
         }
     }
@@ -118,16 +153,10 @@ impl ShellRunner {
 
     /// Runs `command` on a new thread; its report goes straight to the supervisor, and a
     /// supervisor that is gone ends the worker.
-    pub fn start(
-        &mut self,
-        command: CommandRequest,
-        jobs: Sender<Task>,
-        outbox: Outbox,
-        control: Arc<Control>,
-    ) {
+    pub fn start(&mut self, command: CommandRequest, outbox: Outbox, control: Arc<Control>) {
         let cancel = control.start_shell(&command.execution_id);
         let (fs, state, language) = (self.fs.clone(), self.state.clone(), self.language);
-        let (toolbox, companion) = (self.toolbox.clone(), self.companion.clone());
+        let (toolbox, interpreters) = (self.toolbox.clone(), self.interpreters.clone());
         let limits = ShellLimits {
             stdout_cap: self.stdout_cap,
             stderr_cap: self.stderr_cap,
@@ -140,10 +169,9 @@ impl ShellRunner {
             // Tools and the other language's interpreter run WebAssembly on this thread.
             .stack_size(crate::engine::WASM_THREAD_STACK)
             .spawn(move || {
-                let interpreters =
-                    WorkerInterpreters::new(&command, language, jobs, &limits, cancel)
-                        .with_toolbox(toolbox)
-                        .with_companion(companion, control.clone());
+                let interpreters = WorkerInterpreters::new(&command, language, &limits, cancel)
+                    .with_toolbox(toolbox)
+                    .with_interpreters(interpreters, control.clone());
                 let report = run(&command, &fs, &state, interpreters, &limits);
                 control.end_shell();
                 if outbox.send(&Response::Executed(report)).is_err() {
@@ -186,7 +214,8 @@ fn run(
         fuel_consumed: interpreters.fuel_consumed,
         duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
         memory_bytes: interpreters.memory_bytes,
-        restart: interpreters.restart,
+        // A fresh interpreter's end is no restart of the session's.
+        restart: None,
         figures: interpreters.figures,
         written: Vec::new(),
     }
@@ -215,9 +244,9 @@ fn command_error(error: Option<&ShellError>, exit_code: i32) -> Option<GuestErro
     }
 }
 
-/// The shell's way into the session's interpreter.
+/// The shell's way to the fresh interpreters of one command line.
 struct WorkerInterpreters {
-    jobs: Sender<Task>,
+    /// The session's language (named when the other one is missing).
     language: Language,
     fuel: u64,
     deadline: Instant,
@@ -227,7 +256,6 @@ struct WorkerInterpreters {
     runs: u32,
     fuel_consumed: u64,
     memory_bytes: u64,
-    restart: Option<sandbox_protocol::Restart>,
     /// Pictures the command's Python runs drew (a script that plots returns its figures too).
     figures: Vec<sandbox_protocol::Figure>,
     /// The command's cancel flag (the shell polls its own clone): a run is not started once it
@@ -235,20 +263,20 @@ struct WorkerInterpreters {
     cancel: Arc<AtomicBool>,
     /// The session's WebAssembly commands.
     toolbox: Option<Arc<Toolbox>>,
-    /// The other language's interpreter, and the worker's cancel control its runs answer to.
-    companion: Option<(Arc<Companion>, Arc<Control>)>,
+    /// The fresh interpreters, by language.
+    interpreters: Vec<Arc<dyn FreshRuns>>,
+    /// The worker's cancel control their runs answer to.
+    control: Arc<Control>,
 }
 
 impl WorkerInterpreters {
     fn new(
         command: &CommandRequest,
         language: Language,
-        jobs: Sender<Task>,
         limits: &ShellLimits,
         cancel: Arc<AtomicBool>,
     ) -> Self {
         Self {
-            jobs,
             language,
             fuel: command.fuel,
             deadline: limits.deadline,
@@ -256,11 +284,11 @@ impl WorkerInterpreters {
             runs: 0,
             fuel_consumed: 0,
             memory_bytes: 0,
-            restart: None,
             figures: Vec::new(),
             cancel,
             toolbox: None,
-            companion: None,
+            interpreters: Vec::new(),
+            control: Arc::default(),
         }
     }
 
@@ -268,19 +296,27 @@ impl WorkerInterpreters {
         Self { toolbox, ..self }
     }
 
-    fn with_companion(self, companion: Option<Arc<Companion>>, control: Arc<Control>) -> Self {
+    fn with_interpreters(
+        self,
+        interpreters: Vec<Arc<dyn FreshRuns>>,
+        control: Arc<Control>,
+    ) -> Self {
         Self {
-            companion: companion.map(|companion| (companion, control)),
+            interpreters,
+            control,
             ..self
         }
     }
 
-    /// Why no run of `language` may start now: another language than the session's (without
-    /// its interpreter on this server), a cancel that arrived between two commands of the
-    /// line, or no time left. Else the time left.
-    fn refusal(&self, language: Language) -> Result<Duration, InterpreterRun> {
-        let companion = self.companion.as_ref();
-        if language != self.language && companion.is_none_or(|(c, _)| c.language() != language) {
+    /// Why no run of `language` may start now: no interpreter of it on this server, a cancel
+    /// that arrived between two commands of the line, or no time left. Else the interpreter
+    /// and the time left.
+    fn refusal(
+        &self,
+        language: Language,
+    ) -> Result<(Arc<dyn FreshRuns>, Duration), InterpreterRun> {
+        let found = (self.interpreters.iter()).find(|i| i.language() == language);
+        let Some(interpreter) = found.cloned() else {
             let (wanted, have) = (language.as_str(), self.language.as_str());
             return Err(InterpreterRun {
                 stderr: format!(
@@ -290,7 +326,7 @@ impl WorkerInterpreters {
                 exit_code: 127,
                 ..InterpreterRun::default()
             });
-        }
+        };
         if self.cancel.load(Ordering::SeqCst) {
             return Err(InterpreterRun {
                 exit_code: shell::EXIT_CANCELLED,
@@ -304,7 +340,7 @@ impl WorkerInterpreters {
                 ..InterpreterRun::default()
             });
         }
-        Ok(left)
+        Ok((interpreter, left))
     }
 
     /// Adds a run's report to the command's totals and turns it into what the shell sees; an
@@ -312,9 +348,6 @@ impl WorkerInterpreters {
     fn account(&mut self, report: ExecutionReport) -> InterpreterRun {
         self.fuel_consumed += report.fuel_consumed;
         self.memory_bytes = report.memory_bytes;
-        if report.restart.is_some() {
-            self.restart = report.restart.clone();
-        }
         let room = sandbox_protocol::MAX_FIGURES.saturating_sub(self.figures.len());
         self.figures.extend(report.figures.into_iter().take(room));
         let mut stderr = report.stderr;
@@ -345,12 +378,11 @@ impl Interpreters for WorkerInterpreters {
         argv: &[String],
         stdin: &[u8],
     ) -> InterpreterRun {
-        let left = match self.refusal(language) {
-            Ok(left) => left,
+        let (interpreter, left) = match self.refusal(language) {
+            Ok(found) => found,
             Err(refused) => return refused,
         };
         self.runs += 1;
-        let (reply, reports) = mpsc::channel();
         let request = ExecuteRequest {
             execution_id: format!("{}/{}", self.parent, self.runs),
             code: code.to_owned(),
@@ -360,33 +392,12 @@ impl Interpreters for WorkerInterpreters {
             argv: argv.to_vec(),
             stdin: stdin.to_vec(),
         };
-        if language != self.language
-            && let Some((companion, control)) = &self.companion
-        {
-            // A fresh interpreter of the other language, on this thread; the session's own
-            // interpreter is not involved.
-            return match companion.run(&request, control.clone()) {
-                Ok(report) => self.account(report),
-                Err(why) => InterpreterRun {
-                    stderr: format!("{}: {why}\n", language.as_str()).into_bytes(),
-                    exit_code: 127,
-                    ..InterpreterRun::default()
-                },
-            };
-        }
-        let job = Job {
-            request,
-            reply: Reply::Shell(reply),
-        };
-        let report = match self.jobs.send(Task::Run(job)) {
-            Ok(()) => reports.recv().ok(),
-            Err(_) => None,
-        };
-        match report {
-            Some(report) => self.account(report),
-            None => InterpreterRun {
-                stderr: b"the interpreter is gone\n".to_vec(),
-                exit_code: 1,
+        // On this thread; the session's own interpreter is not involved.
+        match interpreter.run(&request, self.control.clone()) {
+            Ok(report) => self.account(report),
+            Err(why) => InterpreterRun {
+                stderr: format!("{}: {why}\n", language.as_str()).into_bytes(),
+                exit_code: 127,
                 ..InterpreterRun::default()
             },
         }
@@ -421,8 +432,6 @@ impl Interpreters for WorkerInterpreters {
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::Ordering;
-    use std::sync::mpsc::Receiver;
-    use std::thread::JoinHandle;
 
     use sandbox_protocol::{Restart, StateAfterRestart};
 
@@ -465,11 +474,11 @@ mod tests {
     }
 
     /// Runs `line` in a fresh shell over `fs` (its `/app` first) with the toolbox of
-    /// `target/runtimes`, its interpreter runs going to `jobs`.
+    /// `target/runtimes`, its interpreter runs going to `fresh`.
     fn run_line(
         line: &str,
         fs: &FsView,
-        jobs: Sender<Task>,
+        fresh: Arc<dyn FreshRuns>,
         limits: &ShellLimits,
     ) -> ExecutionReport {
         let command = request(line);
@@ -483,9 +492,9 @@ mod tests {
             clock_since: None,
         };
         let toolbox = crate::toolbox::test_module().for_session(&fs.mounts[0].host, &config);
-        let interpreters =
-            WorkerInterpreters::new(&command, Language::Python, jobs, limits, cancel)
-                .with_toolbox(Some(Arc::new(toolbox)));
+        let interpreters = WorkerInterpreters::new(&command, Language::Python, limits, cancel)
+            .with_toolbox(Some(Arc::new(toolbox)))
+            .with_interpreters(vec![fresh], Arc::default());
         run(
             &command,
             fs,
@@ -515,36 +524,53 @@ mod tests {
         }
     }
 
-    /// Stands in for the guest thread: answers every job with `answer`, and hands back the
-    /// requests it saw once the shell is done.
-    fn guest(
-        answer: impl Fn(&ExecuteRequest) -> ExecutionReport + Send + 'static,
-    ) -> (Sender<Task>, JoinHandle<Vec<ExecuteRequest>>) {
-        let (jobs, received): (Sender<Task>, Receiver<Task>) = mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let mut seen = Vec::new();
-            while let Ok(Task::Run(job)) = received.recv() {
-                let Reply::Shell(reply) = job.reply else {
-                    panic!("a shell run's report goes back to the shell");
-                };
-                reply.send(answer(&job.request)).unwrap();
-                seen.push(job.request);
-            }
-            seen
-        });
-        (jobs, thread)
+    /// Stands in for fresh Python interpreters: answers every run with its closure and keeps
+    /// the requests it saw.
+    struct FakePython {
+        answer: Box<dyn Fn(&ExecuteRequest) -> ExecutionReport + Send + Sync>,
+        seen: Mutex<Vec<ExecuteRequest>>,
+    }
+
+    impl FreshRuns for FakePython {
+        fn language(&self) -> Language {
+            Language::Python
+        }
+
+        fn run(
+            &self,
+            request: &ExecuteRequest,
+            _control: Arc<Control>,
+        ) -> Result<ExecutionReport, String> {
+            self.seen.lock().unwrap().push(request.clone());
+            Ok((self.answer)(request))
+        }
+    }
+
+    /// A [`FakePython`] answering with `answer`.
+    fn fake(
+        answer: impl Fn(&ExecuteRequest) -> ExecutionReport + Send + Sync + 'static,
+    ) -> Arc<FakePython> {
+        Arc::new(FakePython {
+            answer: Box::new(answer),
+            seen: Mutex::default(),
+        })
+    }
+
+    /// What `fake` was asked to run.
+    fn seen(fake: &FakePython) -> Vec<ExecuteRequest> {
+        fake.seen.lock().unwrap().clone()
     }
 
     /// Runs a command line in a Python session against `answer`.
     fn execute(
         line: &str,
-        answer: impl Fn(&ExecuteRequest) -> ExecutionReport + Send + 'static,
+        answer: impl Fn(&ExecuteRequest) -> ExecutionReport + Send + Sync + 'static,
     ) -> (ExecutionReport, Vec<ExecuteRequest>) {
         let (_dir, fs) = workspace();
-        let (jobs, guest) = guest(answer);
+        let python = fake(answer);
         let limits = limits(Instant::now() + Duration::from_secs(30));
-        let report = run_line(line, &fs, jobs, &limits);
-        (report, guest.join().unwrap())
+        let report = run_line(line, &fs, python.clone(), &limits);
+        (report, seen(&python))
     }
 
     #[test]
@@ -606,7 +632,7 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_run_fails_the_command_and_a_restart_is_reported() {
+    fn a_failed_run_fails_the_command_and_restarts_nothing() {
         let (report, _) = execute("python t.py; echo after", |r| ExecutionReport {
             stderr: b"Traceback\n".to_vec(),
             exit_code: 1,
@@ -629,7 +655,10 @@ mod tests {
         );
         assert_eq!(report.exit_code, 0);
         assert!(report.error.is_none());
-        assert_eq!(report.restart.unwrap().state, StateAfterRestart::Lost);
+        assert!(
+            report.restart.is_none(),
+            "a fresh interpreter's end is no restart of the session's"
+        );
 
         let (report, _) = execute("python t.py", |r| ExecutionReport {
             exit_code: 3,
@@ -668,28 +697,32 @@ mod tests {
         assert_eq!(report.stdout, b"next\n");
     }
 
+    /// A fresh interpreter that cannot start (no room, no module) says why on stderr, with
+    /// the status of a command that could not run.
     #[test]
-    fn a_vanished_interpreter_is_an_error_not_a_hang() {
+    fn an_interpreter_that_cannot_start_says_why() {
+        struct Unstartable;
+        impl FreshRuns for Unstartable {
+            fn language(&self) -> Language {
+                Language::Python
+            }
+            fn run(&self, _: &ExecuteRequest, _: Arc<Control>) -> Result<ExecutionReport, String> {
+                Err("a fresh python interpreter has no room in this session".into())
+            }
+        }
         let (_dir, fs) = workspace();
-        let (jobs, received) = mpsc::channel::<Task>();
-        drop(received);
         let limits = limits(Instant::now() + Duration::from_secs(30));
-        let report = run(
-            &request("python t.py"),
+        let report = run_line(
+            "python t.py; echo status=$?",
             &fs,
-            &Mutex::new(ShellState::default()),
-            WorkerInterpreters::new(
-                &request("python t.py"),
-                Language::Python,
-                jobs,
-                &limits,
-                limits.cancel.clone(),
-            ),
+            Arc::new(Unstartable),
             &limits,
         );
-        assert_eq!(report.stderr, b"the interpreter is gone\n");
-        assert_eq!(report.exit_code, 1);
-        assert_eq!(report.error.unwrap().kind, ErrorKind::CommandFailed);
+        assert_eq!(
+            String::from_utf8_lossy(&report.stderr),
+            "python: a fresh python interpreter has no room in this session\n"
+        );
+        assert_eq!(report.stdout, b"status=127\n");
     }
 
     #[test]
@@ -726,17 +759,14 @@ mod tests {
             ),
         ];
         for (line, left, cancelled, kind, exit_code) in cases {
-            let (jobs, guest) = guest(|r| report_for(r, "ran\n", 1));
+            let python = fake(|r| report_for(r, "ran\n", 1));
             let limits = limits(Instant::now() + left);
             limits.cancel.store(cancelled, Ordering::SeqCst);
-            let report = run_line(line, &fs, jobs, &limits);
+            let report = run_line(line, &fs, python.clone(), &limits);
             let error = report.error.unwrap_or_else(|| panic!("{line}: no error"));
             assert_eq!(error.kind, kind, "{line}: {error:?}");
             assert_eq!(report.exit_code, exit_code, "{line}");
-            assert!(
-                guest.join().unwrap().is_empty(),
-                "{line}: no interpreter ran"
-            );
+            assert!(seen(&python).is_empty(), "{line}: no interpreter ran");
         }
     }
 
@@ -744,15 +774,15 @@ mod tests {
     fn a_cancelled_command_starts_no_interpreter_run() {
         // What `Control::request_cancel` does when the command line is between two commands:
         // only the shell's flag can be set, since no interpreter run is current.
-        let (jobs, guest) = guest(|r| report_for(r, "ran\n", 1));
+        let python = fake(|r| report_for(r, "ran\n", 1));
         let cancel = Arc::new(AtomicBool::new(true));
         let limits = limits(Instant::now() + Duration::from_secs(30));
         let mut interpreters =
-            WorkerInterpreters::new(&request("python"), Language::Python, jobs, &limits, cancel);
+            WorkerInterpreters::new(&request("python"), Language::Python, &limits, cancel)
+                .with_interpreters(vec![python.clone()], Arc::default());
         let run = interpreters.run(Language::Python, "while True: pass", &[], &[]);
-        drop(interpreters);
         assert!(
-            guest.join().unwrap().is_empty(),
+            seen(&python).is_empty(),
             "a cancelled command must not start a run nobody will cancel: {run:?}"
         );
     }

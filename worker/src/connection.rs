@@ -1,8 +1,8 @@
 //! The worker's end of its supervisor connection, as the threads that answer on it share it.
 //!
-//! The reader (`serve.rs`) hands executions to the guest thread as [`Job`]s; each says where its
-//! report goes ([`Reply`]): to the supervisor, or back to the shell command line that started
-//! the run. [`Outbox`] is the writing half every thread shares, and the way any of them tells
+//! The reader (`serve.rs`) hands the supervisor's executions to the guest thread as [`Job`]s,
+//! whose reports go back to the supervisor (a shell command line's `python`/`node` never reaches
+//! the guest thread: it runs in a fresh interpreter, `companion.rs`). [`Outbox`] is the writing half every thread shares, and the way any of them tells
 //! the main thread that the worker is done ([`Ended`], or an error), so that only `main` exits.
 //! [`Link`] is everything the guest thread holds.
 
@@ -18,17 +18,16 @@ use sandbox_protocol::{
 use crate::host::Control;
 use crate::{ReadyClock, WorkerError};
 
-/// An execution for the guest thread, and where its report goes.
+/// An execution for the guest thread, from the supervisor.
 #[derive(Debug)]
 pub struct Job {
     pub request: ExecuteRequest,
-    pub reply: Reply,
 }
 
 /// What the guest thread is asked to do, in arrival order.
 #[derive(Debug)]
 pub enum Task {
-    /// An execution, from the supervisor or from a shell command line.
+    /// An execution.
     Run(Job),
     /// A snapshot of the interpreter for the supervisor ([`sandbox_protocol::Request::Snapshot`]).
     Snapshot,
@@ -133,13 +132,6 @@ impl Drop for MappedState {
             tracing::warn!(error = %e, "cannot unmap a restored state");
         }
     }
-}
-
-/// Where a report goes: to the supervisor, or to the shell that asked for the run.
-#[derive(Debug)]
-pub enum Reply {
-    Socket,
-    Shell(Sender<ExecutionReport>),
 }
 
 /// How a worker stopped without an error; the process exits with
@@ -276,17 +268,15 @@ impl Link {
                 .control
                 .cancelled_before_start(&job.request.execution_id)
             {
-                if matches!(job.reply, Reply::Socket) {
-                    let started = Response::Started {
-                        execution_id: job.request.execution_id.clone(),
-                    };
-                    self.send(&started).ok()?;
-                }
+                let started = Response::Started {
+                    execution_id: job.request.execution_id.clone(),
+                };
+                self.send(&started).ok()?;
                 return Some(Task::Run(job));
             }
             tracing::debug!(execution_id = %job.request.execution_id, "cancelled before it began");
             let report = not_run(job.request.execution_id);
-            if self.deliver(job.reply, report).is_err() {
+            if self.deliver(report).is_err() {
                 return None;
             }
         }
@@ -327,19 +317,12 @@ impl Link {
         self.send(&Response::Snapshotted(info))
     }
 
-    /// Delivers an execution's report where its job said.
+    /// Delivers an execution's report to the supervisor.
     ///
     /// # Errors
     /// When the supervisor has gone away.
-    pub fn deliver(&self, reply: Reply, report: ExecutionReport) -> Result<(), FrameError> {
-        match reply {
-            Reply::Socket => self.send(&Response::Executed(report)),
-            Reply::Shell(shell) => {
-                // The shell may have given up (cancel); nobody else wants the report.
-                let _ = shell.send(report);
-                Ok(())
-            }
-        }
+    pub fn deliver(&self, report: ExecutionReport) -> Result<(), FrameError> {
+        self.send(&Response::Executed(report))
     }
 
     /// Sends one response frame.
@@ -429,25 +412,13 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn reports_go_to_the_supervisor_or_back_to_the_shell_that_asked() {
+    fn reports_go_to_the_supervisor() {
         let (link, mut supervisor, _) = link();
-        link.deliver(Reply::Socket, report("exec-1")).unwrap();
+        link.deliver(report("exec-1")).unwrap();
         match read_frame_blocking::<Response>(&mut supervisor).unwrap() {
             Some(Response::Executed(sent)) => assert_eq!(sent, report("exec-1")),
             other => panic!("{other:?}"),
         }
-
-        // A run the shell started: its report goes to the shell, never to the socket.
-        let (shell, reports) = mpsc::channel();
-        link.deliver(Reply::Shell(shell), report("exec-2/1"))
-            .unwrap();
-        assert_eq!(reports.recv().unwrap(), report("exec-2/1"));
-        assert!(nothing_pending(&mut supervisor));
-        // A shell that gave up (cancel) is no error.
-        let (shell, reports) = mpsc::channel();
-        drop(reports);
-        link.deliver(Reply::Shell(shell), report("exec-3/1"))
-            .unwrap();
         assert!(nothing_pending(&mut supervisor));
 
         link.outbox
@@ -467,7 +438,6 @@ pub(crate) mod tests {
         let job = |id: &str| {
             Task::Run(Job {
                 request: ExecuteRequest::user(id.into(), "1".into(), 1, 1),
-                reply: Reply::Socket,
             })
         };
         jobs.send(job("exec-1")).unwrap();
@@ -539,16 +509,11 @@ pub(crate) mod tests {
         let (link, supervisor, endings) = link();
         drop(supervisor);
         assert!(link.send(&Response::Executed(report("exec-1"))).is_err());
-        assert!(link.deliver(Reply::Socket, report("exec-1")).is_err());
+        assert!(link.deliver(report("exec-1")).is_err());
         assert!(
             link.send_ready(Language::Python, "3.15".into(), false)
                 .is_err()
         );
-        // The shell's path does not need the socket.
-        let (shell, reports) = mpsc::channel();
-        link.deliver(Reply::Shell(shell), report("exec-2/1"))
-            .unwrap();
-        assert_eq!(reports.recv().unwrap().execution_id, "exec-2/1");
         // Ending still reaches the main thread.
         link.outbox.end(Err(WorkerError::Runtime("gone".into())));
         assert!(endings.recv().unwrap().is_err());

@@ -4,7 +4,8 @@
 //! ([`engine`]), builds the sandboxed WASI host around it ([`host`]) and serves executions over
 //! its socket ([`serve`], [`connection`]) with a Python ([`python`]) or JavaScript
 //! ([`javascript`]) session whose state lives as long as the process; shell command lines
-//! ([`command`], [`shell`]) run in that same session. Everything the session writes into `/app`
+//! ([`command`], [`shell`]) run over that session's files, their `python`/`node` in fresh
+//! interpreters ([`companion`]) bounded by what the worker's limit leaves ([`data_limit`]). Everything the session writes into `/app`
 //! and `/tmp` is charged to its disk [`quota`]. Before any guest code runs, the worker jails
 //! itself ([`jail`]); [`probe`] is the test-only entry that attacks that jail from inside.
 //! [`prepare`] holds the one-off steps that compile the interpreters for a host, and
@@ -17,6 +18,7 @@ pub mod capture;
 pub mod command;
 pub mod companion;
 pub mod connection;
+pub mod data_limit;
 pub mod engine;
 pub mod fork_server;
 pub mod fuel_overhead;

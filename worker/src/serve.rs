@@ -24,9 +24,7 @@ use wasmtime::{Linker, Module};
 
 use crate::command::ShellRunner;
 use crate::companion::{Companion, CompanionArgs};
-use crate::connection::{
-    Ended, Ending, Job, Link, MappedState, Outbox, Reply, StateBytes, Task, WakeAt,
-};
+use crate::connection::{Ended, Ending, Job, Link, MappedState, Outbox, StateBytes, Task, WakeAt};
 use crate::engine::{self, LazyModule, engine, load_module};
 use crate::host::{Control, HostState, SessionConfig, build_linker};
 use crate::jail::{self, JailArgs, JailSpec};
@@ -223,14 +221,9 @@ fn serve(
         None => Loaded::load(&args).map_err(|e| outbox.fail(e))?,
     };
     let toolbox = (loaded.toolbox.as_ref()).map(|t| t.for_session(&args.workspace, &args.config));
-    let companion = (args.companion.clone()).map(|companion| {
-        let dirs = (args.workspace.clone(), args.config.clone());
-        let mapped = loaded.companion.clone();
-        Companion::new(companion, loaded.linker.clone(), dirs, mapped)
-    });
     let shell = ShellRunner::new(args.runtime.language(), &args.workspace, &args.config)
         .with_toolbox(toolbox)
-        .with_companion(companion);
+        .with_interpreters(fresh_interpreters(&args, &loaded));
     tracing::debug!(us = ready_clock.elapsed_us(), forked, "modules mapped");
 
     // The jail, while this is the only thread: the socket is connected and the module mapped,
@@ -239,6 +232,7 @@ fn serve(
         .probe
         .then(|| probe::Plan::new(&args.workspace, &args.module));
     crate::snapshot::watch::open();
+    crate::data_limit::open();
     let jail = match enter_jail(&args) {
         Ok(report) => report,
         Err(e) => {
@@ -286,6 +280,37 @@ fn serve(
             "every thread of the worker ended without saying why".into(),
         ))
     })
+}
+
+/// The fresh interpreters of the session's shell: its own runtime's, from the module or image
+/// this worker mapped for the session (never its instance: a shell's `python` does not share
+/// the session's variables), and the other language's when the server has it.
+fn fresh_interpreters(args: &ServeArgs, loaded: &Loaded) -> Vec<Companion> {
+    let dirs = || (args.workspace.clone(), args.config.clone());
+    // The image when it loaded, else the module, which a run then starts cold.
+    let own_module = match &loaded.image {
+        Some(image) => Some(image.clone()),
+        None => loaded.module.get().ok().cloned(),
+    };
+    let own = CompanionArgs {
+        runtime: args.runtime,
+        module: args.module.clone(),
+        image: (loaded.image.as_ref()).and(args.image.clone()),
+        wasm_sha256: args.wasm_sha256.clone(),
+        // The session's own directories are its runtime's.
+        mounts: Vec::new(),
+    };
+    let mut fresh = vec![Companion::new(
+        own,
+        loaded.linker.clone(),
+        dirs(),
+        own_module,
+    )];
+    if let Some(other) = args.companion.clone() {
+        let mapped = loaded.companion.clone();
+        fresh.push(Companion::new(other, loaded.linker.clone(), dirs(), mapped));
+    }
+    fresh
 }
 
 /// Enters the jail `args` asks for, allowing the session's own directories.
@@ -450,10 +475,7 @@ impl Reader {
                 }
                 Ok(Some(Request::Hello { .. })) => {}
                 Ok(Some(Request::Execute(request))) => {
-                    let job = Job {
-                        request,
-                        reply: Reply::Socket,
-                    };
+                    let job = Job { request };
                     self.jobs.send(Task::Run(job)).ok()?;
                 }
                 Ok(Some(Request::Snapshot)) => self.jobs.send(Task::Snapshot).ok()?,
@@ -511,12 +533,8 @@ impl Reader {
                     if self.outbox.send(&started).is_err() {
                         return Some(Ok(Ended::SupervisorGone));
                     }
-                    self.shell.start(
-                        command,
-                        self.jobs.clone(),
-                        self.outbox.clone(),
-                        self.control.clone(),
-                    );
+                    self.shell
+                        .start(command, self.outbox.clone(), self.control.clone());
                 }
                 Ok(Some(Request::Cancel { execution_id })) => {
                     let found = self.control.request_cancel(&execution_id);
@@ -665,7 +683,6 @@ mod tests {
             panic!("an execution")
         };
         assert_eq!(job.request, request);
-        assert!(matches!(job.reply, Reply::Socket));
         let cancelled = control.start_shell("exec-2");
         send(
             &mut supervisor,

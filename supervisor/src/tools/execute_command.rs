@@ -25,7 +25,7 @@ use crate::server::SandboxServer;
 use crate::session::{Session, Work};
 
 /// What the model reads about `execute_command`.
-pub const DESCRIPTION: &str = "Run a shell command line in a session (cwd /app): bash-like (pipes, &&, ||, redirects, here-docs, globs, $VARS, $(...), $((...)), {a,b}, if/for/while/case, functions). File commands run as WebAssembly in the sandbox (ls, cp, grep, find, sed, awk, tar, ...; `help` lists all); `python`/`node` work in any session; `pip install NAME` uses the session. Sees only /app, /tmp and /data (read-only). Result as execute_code.";
+pub const DESCRIPTION: &str = "Run a shell command line in a session (cwd /app): bash-like (pipes, &&, ||, redirects, here-docs, globs, $VARS, $(...), $((...)), {a,b}, if/for/while/case, functions). File commands run as WebAssembly (ls, cp, grep, find, sed, awk, tar, ...; `help` lists all); `python`/`node` run fresh in any session; `pip install NAME` uses the session. Sees only /app, /tmp and /data (read-only). Result as execute_code.";
 
 /// Arguments of `execute_command`.
 #[derive(Debug, Deserialize, JsonSchema)]

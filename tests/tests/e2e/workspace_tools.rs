@@ -31,12 +31,37 @@ async fn execute_command_runs_a_confined_shell_over_the_session() -> anyhow::Res
     assert!(!piped.is_error, "{piped:?}");
     assert_eq!(piped.str("stdout"), "A\nB\nC\n3\n");
 
-    call("mkdir -p sub && cd sub && echo 'import sys; print(sys.argv[1:], sys.stdin.read().strip(), x + 1)' > t.py").await?;
+    call("mkdir -p sub && cd sub && echo 'import sys; print(sys.argv[1:], sys.stdin.read().strip(), \"x\" in globals()); x = 0' > t.py").await?;
     let python = call("echo piped | python t.py one two").await?;
     assert_eq!(
         python.str("stdout"),
-        "['one', 'two'] piped 42\n",
-        "cwd persisted, the session's interpreter ran: {python:?}"
+        "['one', 'two'] piped False\n",
+        "cwd persisted; a fresh interpreter ran the script, without the session's x: {python:?}"
+    );
+    // The session's own language runs in a fresh interpreter too, as a shell starts a
+    // process: `python -c` neither sees nor changes the session's variables; its errors and
+    // exit status are a process's.
+    let fresh = call(
+        "python -c 'print(x)'; echo status=$?; python -c 'x = 1; print(x)'; \
+         python -c 'import sys; sys.exit(3)'; echo status=$?; python -c '1/0' || echo failed",
+    )
+    .await?;
+    assert_eq!(
+        fresh.str("stdout"),
+        "status=1\n1\nstatus=3\nfailed\n",
+        "{fresh:?}"
+    );
+    assert!(
+        fresh.str("stderr").contains("NameError")
+            && fresh.str("stderr").contains("ZeroDivisionError"),
+        "{fresh:?}"
+    );
+    assert!(fresh.value.get("session_restarted").is_none(), "{fresh:?}");
+    let kept = server.exec("python", "print(x)", s.clone()).await?;
+    assert_eq!(
+        kept.str("stdout"),
+        "41\n",
+        "the session's x is untouched: {kept:?}"
     );
     let pwd = call("pwd; ls /app").await?;
     assert_eq!(pwd.str("stdout"), "/app/sub\ndata.csv\nout.txt\nsub\n");
@@ -94,11 +119,34 @@ async fn execute_command_runs_a_confined_shell_over_the_session() -> anyhow::Res
             json!({ "session_id": "jsh" }),
         )
         .await?;
+    // node in a JavaScript session: a fresh QuickJS over the session's files, not its context.
     let js = server
-        .call("execute_command", json!({ "command": "node -e 'console.log(base + scriptArgs.length)' a b", "session_id": "jsh" }))
+        .call("execute_command", json!({ "command": "node -e 'console.log(typeof base, scriptArgs.length); var base = 99' a b; \
+             printf 'console.log(typeof base, scriptArgs[0]); base = 1' > q.js && node q.js; \
+             node -e 'throw new Error(\"bang\")'; echo status=$?; node -e 'base.x'; echo status=$?", "session_id": "jsh" }))
         .await?;
     // scriptArgs[0] is "-e", like sys.argv[0] == "-c" in Python.
-    assert_eq!(js.str("stdout"), "13\n", "{js:?}");
+    assert_eq!(
+        js.str("stdout"),
+        "undefined 3\nundefined /app/q.js\nstatus=1\nstatus=1\n",
+        "{js:?}"
+    );
+    assert!(
+        js.str("stderr").contains("bang") && js.str("stderr").contains("ReferenceError"),
+        "{js:?}"
+    );
+    let base = server
+        .exec(
+            "javascript",
+            "console.log(base)",
+            json!({ "session_id": "jsh" }),
+        )
+        .await?;
+    assert_eq!(
+        base.str("stdout"),
+        "10\n",
+        "the session's base is untouched: {base:?}"
+    );
     // Python in a JavaScript session: CPython from its image, numpy there, the session's files.
     let py = server
         .call(
@@ -120,10 +168,12 @@ async fn execute_command_runs_a_confined_shell_over_the_session() -> anyhow::Res
         spin.value["next_call"]["tool"], "execute_command",
         "{spin:?}"
     );
+    assert!(spin.value.get("session_restarted").is_none(), "{spin:?}");
     let still = server
-        .call(
-            "execute_command",
-            json!({ "command": "node -e 'console.log(base)'", "session_id": "jsh" }),
+        .exec(
+            "javascript",
+            "console.log(base)",
+            json!({ "session_id": "jsh" }),
         )
         .await?;
     assert_eq!(
@@ -149,6 +199,41 @@ async fn execute_command_runs_a_confined_shell_over_the_session() -> anyhow::Res
         small.str("stderr").contains("memory cap is 48 MiB"),
         "{small:?}"
     );
+    server.stop().await
+}
+
+/// A shell's fresh interpreter shares the worker's memory limit (RLIMIT_DATA) with the
+/// session's: beside a session that holds a large state it gets what is left, and says so when
+/// that runs out, instead of the worker being killed; the session's state is not lost.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fresh_interpreter_is_bounded_beside_a_large_session() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let s = json!({ "session_id": "big" });
+    server
+        .call(
+            "create_session",
+            json!({ "session_id": "big", "language": "python", "memory_bytes": 512 << 20 }),
+        )
+        .await?;
+    let held = server
+        .exec("python", "big = b'x' * (400 << 20)\nlen(big)", s.clone())
+        .await?;
+    assert!(!held.is_error, "{held:?}");
+    let fresh = server
+        .call(
+            "execute_command",
+            json!({ "session_id": "big", "command": "python -c 'a = b\"y\" * (300 << 20)'; echo status=$?; python -c 'print(1)'" }),
+        )
+        .await?;
+    assert_eq!(fresh.str("stdout"), "status=1\n1\n", "{fresh:?}");
+    let stderr = fresh.str("stderr");
+    assert!(
+        stderr.contains("MemoryError") && stderr.contains("this fresh interpreter had"),
+        "{fresh:?}"
+    );
+    let after = server.exec("python", "print(len(big))", s).await?;
+    assert_eq!(after.str("stdout"), "419430400\n", "{after:?}");
+    assert!(after.value.get("session_restarted").is_none(), "{after:?}");
     server.stop().await
 }
 

@@ -99,6 +99,9 @@ pub struct JsSession<'m> {
     base_bytes: usize,
     /// What of its memory the supervisor has (see [`crate::snapshot::Tracker`]).
     tracker: crate::snapshot::Tracker,
+    /// It runs one execution and is dropped with its report ([`JsSession::start_alone`]): it
+    /// keeps no rollback point.
+    alone: bool,
 }
 
 impl<'m> JsSession<'m> {
@@ -114,6 +117,26 @@ impl<'m> JsSession<'m> {
         control: Arc<Control>,
     ) -> Result<Self> {
         let mut session = Self::instantiate(module, linker, workspace, config, control)?;
+        session.wake()?;
+        Ok(session)
+    }
+
+    /// [`JsSession::start`] for one execution, after which it is dropped (a `node` command
+    /// line of a session's shell): it keeps no copy of its memory to roll back to, since
+    /// nothing of it outlives the report, and a trap just ends the execution (its report
+    /// carries no restart: the session's own interpreter was not involved).
+    ///
+    /// # Errors
+    /// When the guest cannot be instantiated or initialised.
+    pub fn start_alone(
+        module: &'m Module,
+        linker: &'m Linker<HostState>,
+        workspace: &'m Path,
+        config: SessionConfig,
+        control: Arc<Control>,
+    ) -> Result<Self> {
+        let mut session = Self::instantiate(module, linker, workspace, config, control)?;
+        session.alone = true;
         session.wake()?;
         Ok(session)
     }
@@ -146,6 +169,7 @@ impl<'m> JsSession<'m> {
             identity: String::new(),
             base_bytes,
             tracker: crate::snapshot::Tracker::default(),
+            alone: false,
         })
     }
 
@@ -161,7 +185,9 @@ impl<'m> JsSession<'m> {
         guest.store.set_fuel(STARTUP_FUEL)?;
         guest.init(self.config.memory_bytes)?;
         guest.run(BASELINE.as_bytes(), 0)?;
-        self.snapshot = guest.memory.data(&guest.store).to_vec();
+        if !self.alone {
+            self.snapshot = guest.memory.data(&guest.store).to_vec();
+        }
         self.asleep = false;
         Ok(())
     }
@@ -317,6 +343,13 @@ impl<'m> JsSession<'m> {
         fuel_left: u64,
     ) -> Result<ExecutionReport, WorkerError> {
         let error = classify_trap(trap, self.guest.store.data());
+        if self.alone {
+            let outcome = Outcome {
+                error: Some(error),
+                ..Outcome::default()
+            };
+            return Ok(self.guest.store.data_mut().finish(fuel_left, outcome, None));
+        }
         let (stdout, stderr) = {
             let state = self.guest.store.data_mut();
             (state.stdout.take(), state.stderr.take())
@@ -484,7 +517,7 @@ pub fn serve(
                 } else {
                     Ok(())
                 };
-                let sent = sent.and_then(|()| link.deliver(job.reply, report));
+                let sent = sent.and_then(|()| link.deliver(report));
                 session.settle();
                 sent
             }
@@ -622,6 +655,42 @@ mod tests {
                 r#""undefined,still here,1""#
             );
         });
+    }
+
+    /// A session started for one execution (a shell's `node`) keeps no rollback copy, and a
+    /// trap just ends its execution: no restart, since it is dropped with its report.
+    #[test]
+    fn a_session_alone_keeps_no_rollback_point_and_reports_no_restart() {
+        std::thread::Builder::new()
+            .stack_size(16 << 20)
+            .spawn(|| {
+                let linker = build_linker(engine()).unwrap();
+                let workspace = tempfile::tempdir().unwrap();
+                let config = SessionConfig {
+                    mounts: Vec::new(),
+                    memory_bytes: MEMORY,
+                    stdout_cap: 1 << 20,
+                    stderr_cap: 1 << 20,
+                    quota: None,
+                    clock_since: None,
+                };
+                let mut alone = JsSession::start_alone(
+                    quickjs(),
+                    &linker,
+                    workspace.path(),
+                    config,
+                    Arc::new(Control::default()),
+                )
+                .unwrap();
+                assert!(alone.snapshot.is_empty(), "no copy of its memory");
+                let deep = run(&mut alone, DEEP);
+                assert_eq!(deep.error.as_ref().unwrap().kind, ErrorKind::StackOverflow);
+                assert!(deep.restart.is_none(), "{deep:?}");
+                assert_eq!(deep.stdout, b"before\n", "output before the trap is kept");
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     /// A snapshot carries every kind of value, closures and suspended generators included, and

@@ -20,7 +20,7 @@ use super::{
     parse_figures, parse_status,
 };
 use crate::WorkerError;
-use crate::connection::{Link, Reply, Task, WakeAt};
+use crate::connection::{Link, Task, WakeAt};
 use crate::host::{
     Control, DriverChannel, HostState, Outcome, SessionConfig, SoftInterrupt, classify_trap,
     clear_sigint, fuel_for, new_store,
@@ -552,7 +552,7 @@ pub(super) fn serve(
     let mut wake = first_wake;
     // The report of an execution that ended the previous interpreter, sent once the next one
     // is ready (so the caller hears about the restart and can continue at once).
-    let mut carried: Option<(ExecutionReport, Reply)> = None;
+    let mut carried: Option<ExecutionReport> = None;
     loop {
         let mut started = None;
         if let (Some(_), Some(ready)) = (image, pristine.take()) {
@@ -620,7 +620,7 @@ pub(super) fn serve(
         preload = "";
         wake = WakeAt::Start;
         let sent = match carried.take() {
-            Some((report, reply)) => link.deliver(reply, report),
+            Some(report) => link.deliver(report),
             None => link.send_ready(Language::Python, version, image.is_some()),
         };
         if sent.is_err() {
@@ -644,12 +644,12 @@ pub(super) fn serve(
                     Ok(report) => {
                         let sent = interpreter
                             .send_state_layer(config, &link)
-                            .and_then(|()| link.deliver(job.reply, report));
+                            .and_then(|()| link.deliver(report));
                         interpreter.watch_from_now();
                         sent
                     }
                     Err(report) => {
-                        carried = Some((report, job.reply));
+                        carried = Some(report);
                         break;
                     }
                 },
@@ -712,29 +712,45 @@ fn matches_imaged_layout(runtime: Runtime, config: &SessionConfig) -> bool {
     })
 }
 
-/// Runs `request` in a fresh CPython started from its memory `image` and woken for `config`'s
-/// session, then drops it: a `python` command line in another language's session. Nothing of
-/// it outlives the report.
+/// Runs `request` in a fresh CPython, then drops it: a `python` command line of a session's
+/// shell. It starts from its memory image (`imaged`) woken for `config`'s session, or cold from
+/// the module with the driver (no preload: a server whose image is not made yet). Nothing of it
+/// outlives the report.
 ///
 /// # Errors
 /// When the session's directories are not the image's layout, or CPython cannot start.
 pub fn run_alone(
-    image: &Module,
+    (module, imaged): (&Module, bool),
     linker: &Linker<HostState>,
     (workspace, config): (&Path, &SessionConfig),
     build: Build,
     control: Arc<Control>,
     request: &ExecuteRequest,
 ) -> Result<ExecutionReport> {
-    let mut interpreter = Interpreter::instantiate_imaged(
-        image,
-        linker,
-        (workspace, config),
-        build,
-        control,
-        STARTUP_FUEL,
-    )?;
-    interpreter.wake()?;
+    let mut interpreter = if imaged {
+        let mut interpreter = Interpreter::instantiate_imaged(
+            module,
+            linker,
+            (workspace, config),
+            build,
+            control,
+            STARTUP_FUEL,
+        )?;
+        interpreter.wake()?;
+        interpreter
+    } else {
+        let mut interpreter = Interpreter::instantiate(
+            module,
+            linker,
+            workspace,
+            config,
+            build,
+            control,
+            STARTUP_FUEL,
+        )?;
+        interpreter.first_turn(DRIVER, "ready")?;
+        interpreter
+    };
     Ok(match interpreter.execute(request) {
         Ok(report) | Err(report) => report,
     })

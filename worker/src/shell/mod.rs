@@ -97,8 +97,9 @@ impl Default for ShellState {
 /// What a command that needs an interpreter asks of the worker.
 pub trait Interpreters {
     /// `python FILE [ARGS]`, `python -c CODE [ARGS]`, `node|qjs FILE`, `node|qjs -e CODE`: run
-    /// `code` in the session's interpreter for `language` (the persistent one when the session is
-    /// of that language), with `argv` (`sys.argv` / `scriptArgs`) and the piped `stdin` bytes.
+    /// `code` in a fresh interpreter of `language` over the session's files (never the
+    /// session's persistent one, as a real shell starts a new process), with `argv`
+    /// (`sys.argv` / `scriptArgs`) and the piped `stdin` bytes.
     fn run(
         &mut self,
         language: Language,

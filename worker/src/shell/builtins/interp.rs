@@ -147,7 +147,7 @@ pub(super) fn python(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abor
         (Some("-h" | "--help"), _) => {
             ctx.outs(
                 "usage: python [-c CODE | -m MODULE | FILE | -] [ARGS]\n\
-                 (runs in the session's interpreter: state persists between calls)\n",
+                 (a fresh interpreter each run: the session's files, not its variables)\n",
             );
             return Ok(0);
         }
@@ -198,7 +198,7 @@ pub(super) fn node(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
         Some((a, _)) if a == "-h" || a == "--help" => {
             ctx.outs(
                 "usage: node [-e CODE | -p EXPR | FILE | -] [ARGS]\n\
-                 (QuickJS-NG in the session's interpreter: state persists between calls)\n",
+                 (QuickJS-NG, a fresh interpreter each run: the session's files, not its variables)\n",
             );
             return Ok(0);
         }

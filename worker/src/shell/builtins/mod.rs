@@ -83,7 +83,7 @@ table! {
         "make variables local to the running function";
     "mapfile" => control::mapfile, "mapfile", "(arrays are not supported)";
     "node" => interp::node, "node FILE [ARGS] | node -e CODE",
-        "run JavaScript in the session's interpreter";
+        "run JavaScript in a fresh interpreter (the session's files, not its variables)";
     "pip" => interp::pip, "pip install [-r FILE] NAME[==VERSION]... | pip list",
         "install Python packages into the session";
     "pip3" => interp::pip, "pip3 install NAME[==VERSION]...", "same as pip";
@@ -92,7 +92,7 @@ table! {
     "pwd" => session::pwd, "pwd", "print the working directory";
     "python" => interp::python,
         "python FILE [ARGS] | python -c CODE [ARGS] | python -m MODULE [ARGS]",
-        "run Python in the session's interpreter";
+        "run Python in a fresh interpreter (the session's files, not its variables)";
     "python3" => interp::python, "python3 FILE [ARGS] | python3 -c CODE [ARGS]",
         "same as python";
     "qjs" => interp::node, "qjs FILE [ARGS] | qjs -e CODE", "same as node";
@@ -195,11 +195,16 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
         ));
         return Ok(1);
     }
-    let stdin = ctx.stdin.rest().to_vec();
+    let null_input = reads_dev_null(&mut argv);
+    let stdin = if null_input {
+        Vec::new()
+    } else {
+        ctx.stdin.rest().to_vec()
+    };
     let cwd = ctx.cwd().to_owned();
     let pipe_room = ctx.sh.io.pipe_room(ctx.out);
     let ran = (ctx.sh.interpreters).run_tool(&argv, &cwd, &env, &stdin, pipe_room);
-    if ran.read_all {
+    if ran.read_all && !null_input {
         ctx.stdin.read_to_end();
     }
     ctx.out(&ran.stdout);
@@ -234,6 +239,37 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
             Ok(crate::shell::EXIT_INTERNAL)
         }
     }
+}
+
+/// Filters whose output never names their one input file, so that reading `/dev/null` is
+/// reading an empty stdin.
+const NULL_AS_STDIN: [&str; 11] = [
+    "cat", "cut", "expand", "fold", "head", "nl", "rev", "sort", "tac", "tail", "unexpand",
+];
+
+/// `cat /dev/null` and its like: the sandbox has no `/dev` (a tool opening `/dev/null` finds
+/// no such file), so a filter of [`NULL_AS_STDIN`] whose only operand is `/dev/null` reads `-`
+/// from an empty stdin instead, which is what GNU prints for it (nothing). Whether `argv` was
+/// changed so. Only a command line whose one non-option argument is `/dev/null` qualifies (an
+/// option's separate value, as in `head -n 5`, makes it ambiguous: left alone). Other uses of `/dev/null` as an operand still fail as a missing file: a tool that prints
+/// its operands' names (`wc`, `grep -c`) would print `-` in its place.
+fn reads_dev_null(argv: &mut [String]) -> bool {
+    if !NULL_AS_STDIN.contains(&argv[0].as_str()) {
+        return false;
+    }
+    let only_null = {
+        let mut only = operands(argv);
+        matches!((only.next(), only.next()), (Some(a), None) if a == "/dev/null")
+    };
+    if !only_null || argv[1..].iter().any(|a| a == "-" || a == "--") {
+        return false;
+    }
+    for arg in &mut argv[1..] {
+        if arg == "/dev/null" {
+            *arg = "-".into();
+        }
+    }
+    true
 }
 
 /// The arguments of a tool's command line that may be paths: neither options nor empty.

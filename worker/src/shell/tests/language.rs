@@ -80,6 +80,12 @@ fn redirections() {
         s.ok("ls nope 2>/dev/null; echo x > /dev/null; cat < /dev/null; echo done"),
         "done\n"
     );
+    // There is no /dev in the sandbox: a filter whose one operand is /dev/null reads it as
+    // GNU does (nothing), not the pipe before it; `>> /dev/null` and `&> /dev/null` discard.
+    assert_eq!(
+        s.ok("cat /dev/null; echo in | cat /dev/null; sort -r /dev/null; echo x >> /dev/null; echo y &> /dev/null; echo $?"),
+        "0\n"
+    );
     assert_eq!(s.ok("> created"), "");
     assert!(s.exists("created"));
     assert_eq!(s.ok("cat < f > g; cat g"), "new\n");
