@@ -443,11 +443,27 @@ async fn spoil_state(server: &Server, session: &str) -> Result<()> {
         .join("state/log");
     let mut junk = 24u64.to_le_bytes().to_vec();
     junk.extend_from_slice(b"not a layer of any state");
-    // The last call's layer is written just behind its answer: on a loaded machine it can land
-    // after the junk (a full layer replaces the file), so the junk is written until it stays.
+    // The last call's layers are written just behind its answer (a full layer replaces the
+    // file, the next is appended): on a loaded machine they can land after the junk. So the
+    // log is first left until it stops changing, then the junk is written until it stays.
+    let pause = std::time::Duration::from_millis(200);
+    let stamp = |log: &std::path::Path| {
+        std::fs::metadata(log)
+            .ok()
+            .map(|m| (m.len(), m.modified().ok()))
+    };
+    let mut seen = stamp(&log);
+    for _ in 0..50 {
+        tokio::time::sleep(pause).await;
+        let now = stamp(&log);
+        if now.is_some() && now == seen {
+            break;
+        }
+        seen = now;
+    }
     for _ in 0..50 {
         std::fs::write(&log, &junk)?;
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(pause).await;
         if std::fs::read(&log)? == junk {
             return Ok(());
         }
