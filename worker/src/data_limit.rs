@@ -1,5 +1,5 @@
 //! How much of its `RLIMIT_DATA` the worker uses: what a fresh interpreter of the shell
-//! ([`crate::companion`]) may still take without the kernel refusing the worker memory.
+//! (`companion.rs`, which asks it) may still take without the kernel refusing the worker memory.
 //!
 //! The supervisor sets the limit (its `rlimits_for`: the session's memory cap, twice for a
 //! JavaScript worker's rollback copy, plus 256 MiB for the host). Past it a `mmap` fails, and a
