@@ -358,7 +358,7 @@ impl Interpreter {
                 Ok::<(), std::convert::Infallible>(())
             });
         let Ok(()) = made;
-        tracker.made_base();
+        tracker.made_base(self.exports.memory.data(&self.store));
         self.tracker = tracker;
         Ok(base)
     }

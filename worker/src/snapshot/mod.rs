@@ -140,9 +140,8 @@ pub struct Tracker {
     watch_due: bool,
     /// The kernel's record of the pages written since the last layer, when it keeps one.
     watch: Option<Watch>,
-    /// The pages the last layer sent, when it held every page changed since the layer
-    /// before ([`Tracker::last_changes`]).
-    last_changes: Option<Vec<u32>>,
+    /// The pages the last layer sent, and its kind ([`Tracker::last_changes`]).
+    last_sent: (Vec<u32>, LayerKind),
 }
 
 impl Default for Tracker {
@@ -154,7 +153,7 @@ impl Default for Tracker {
             over_base: false,
             watch_due: false,
             watch: None,
-            last_changes: None,
+            last_sent: (Vec::new(), LayerKind::Full),
         }
     }
 }
@@ -210,15 +209,23 @@ impl Tracker {
     /// held at the layer before (a page past that memory's end held zeros). `None` after a
     /// full layer, which sends what differs from a fresh instance instead.
     pub fn last_changes(&self) -> Option<&[u32]> {
-        self.last_changes.as_deref()
+        let (pages, kind) = &self.last_sent;
+        (*kind == LayerKind::Changes).then_some(pages.as_slice())
     }
 
-    /// The full layer just taken is a fork server's base: the copies of this tracker in the
-    /// workers it forks send their first layer over it, from memories of their own (a
-    /// process's userfaultfd watches only its own, so none is kept).
-    pub fn made_base(&mut self) {
+    /// The full layer just taken of `memory` is a fork server's base: the copies of this
+    /// tracker in the workers it forks send their first layer over it, from memories of their
+    /// own (a process's userfaultfd watches only its own, so none is kept). The pages the base
+    /// sent are kept as sent (up to [`MAX_KEPT_PAGES`]): a worker inherits the copies without
+    /// copying them (until it changes one), and sends the pages its wake and first call
+    /// change as patches against them, not whole.
+    pub fn made_base(&mut self, memory: &[u8]) {
         self.over_base = true;
         self.watch = None;
+        self.kept.clear();
+        for &page in self.last_sent.0.iter().take(MAX_KEPT_PAGES) {
+            let _ = self.kept.insert(page as usize, page_bytes(memory, page).into());
+        }
     }
 
     /// The pages `written` flags (all `count` when the kernel could not say), and those this
@@ -294,7 +301,7 @@ impl Tracker {
         let candidates = self.candidates(memory);
         let asked_us = started.elapsed().as_micros();
         let changes = self.changes(memory, base_bytes, candidates);
-        self.last_changes = (kind == LayerKind::Changes).then(|| changes.pages.clone());
+        self.last_sent = (changes.pages.clone(), kind);
         self.first = false;
         self.over_base = false;
         tracing::debug!(
@@ -610,10 +617,11 @@ mod tests {
         let mut tracker = Tracker::default();
         let (base, kind) = tracker.layer(memory, 0, &meta(len as u64));
         assert_eq!(kind, LayerKind::Full);
-        tracker.made_base();
+        tracker.made_base(memory);
         memory[5 * PAGE + 9] ^= 0x55;
         let (over, kind) = tracker.layer(memory, 0, &meta(len as u64));
         assert_eq!(kind, LayerKind::OverBase);
+        assert!(over.len() < 400, "a patch of the base's page: {} bytes", over.len());
         let mut log = base;
         log.extend_from_slice(&over);
         let layers = parse_layers(&log).unwrap();
@@ -630,6 +638,12 @@ mod tests {
             fresh == memory,
             "the state after the base and the layer over it"
         );
+        let compacted = sandbox_protocol::snapshot::compact(&log, len as u64).expect("compacts");
+        let mut from_compacted = vec![0u8; len];
+        for layer in parse_layers(&compacted).unwrap() {
+            layer.write_into(&mut from_compacted).unwrap();
+        }
+        assert!(from_compacted == memory, "the compacted log is the same state");
         memory[6 * PAGE] ^= 1;
         let (_, kind) = tracker.layer(memory, 0, &meta(len as u64));
         assert_eq!(kind, LayerKind::Changes);
