@@ -749,10 +749,16 @@ mod tests {
             value(session, "var kept = 'first'");
             layer(session);
             let before = session.guest.memory.data_size(&session.guest.store);
-            value(session, "var big = new Array(2000000).fill(7); kept = 'second'");
+            value(
+                session,
+                "var big = new Array(2000000).fill(7); kept = 'second'",
+            );
             assert!(matches!(session.snapshot_stale, Stale::Whole));
             layer(session);
-            assert!(session.guest.memory.data_size(&session.guest.store) > before, "grown");
+            assert!(
+                session.guest.memory.data_size(&session.guest.store) > before,
+                "grown"
+            );
             value(session, "big[5] = 8; kept = 'third'");
             layer(session);
             assert_eq!(

@@ -224,7 +224,9 @@ impl Tracker {
         self.watch = None;
         self.kept.clear();
         for &page in self.last_sent.0.iter().take(MAX_KEPT_PAGES) {
-            let _ = self.kept.insert(page as usize, page_bytes(memory, page).into());
+            let _ = self
+                .kept
+                .insert(page as usize, page_bytes(memory, page).into());
         }
     }
 
@@ -621,7 +623,11 @@ mod tests {
         memory[5 * PAGE + 9] ^= 0x55;
         let (over, kind) = tracker.layer(memory, 0, &meta(len as u64));
         assert_eq!(kind, LayerKind::OverBase);
-        assert!(over.len() < 400, "a patch of the base's page: {} bytes", over.len());
+        assert!(
+            over.len() < 400,
+            "a patch of the base's page: {} bytes",
+            over.len()
+        );
         let mut log = base;
         log.extend_from_slice(&over);
         let layers = parse_layers(&log).unwrap();
@@ -643,7 +649,10 @@ mod tests {
         for layer in parse_layers(&compacted).unwrap() {
             layer.write_into(&mut from_compacted).unwrap();
         }
-        assert!(from_compacted == memory, "the compacted log is the same state");
+        assert!(
+            from_compacted == memory,
+            "the compacted log is the same state"
+        );
         memory[6 * PAGE] ^= 1;
         let (_, kind) = tracker.layer(memory, 0, &meta(len as u64));
         assert_eq!(kind, LayerKind::Changes);
