@@ -385,17 +385,41 @@ impl Draft<'_, '_> {
             self.prints_every_iteration_fix();
         }
         let sleep = self.first_sleep_line();
-        if let Some(line) = sleep {
+        let timer = (!self.python()).then(|| js_timer(f.code)).flatten();
+        let mut longer = ((t * 2.0).ceil() as u64).clamp(60, MAX_TIMEOUT_SECS);
+        if let Some(JsTimer::Timeout { delay_ms, .. }) = timer {
+            longer = longer.max(timer_timeout(delay_ms));
+        }
+        let timer_fixed = match &timer {
+            Some(JsTimer::Interval { line }) => {
+                self.fix(say!("timeout.interval_never_cleared", line = line));
+                true
+            }
+            Some(JsTimer::Timeout { line, delay_ms }) if *delay_ms as f64 >= t * 1000.0 => {
+                self.fix(say!(
+                    "timeout.timer_past_timeout",
+                    line = line,
+                    delay = fmt_secs(*delay_ms as f64 / 1000.0),
+                    timeout = fmt_secs(t),
+                    longer = longer,
+                    max = MAX_TIMEOUT_SECS,
+                ));
+                true
+            }
+            _ => false,
+        };
+        if let Some(line) = sleep.filter(|_| !timer_fixed) {
             self.fix(say!("timeout.sleeps", line = line));
-        } else if !never_ends {
+        } else if !never_ends && sleep.is_none() {
             // Loops inside loops: a longer timeout rarely covers a brute-force search.
             self.loop_work_fix(true);
         }
         if f.state_lost {
             self.fix(words::text("timeout.state_lost"));
         }
-        let longer = ((t * 2.0).ceil() as u64).clamp(60, MAX_TIMEOUT_SECS);
-        if !never_ends && (t as u64) < MAX_TIMEOUT_SECS {
+        // An interval nobody clears never ends either: a longer timeout only waits longer.
+        let endless_interval = matches!(timer, Some(JsTimer::Interval { .. }));
+        if !never_ends && !endless_interval && (t as u64) < MAX_TIMEOUT_SECS {
             let (tool, what) = if f.command {
                 ("execute_command", "command line")
             } else {
@@ -431,11 +455,22 @@ impl Draft<'_, '_> {
     }
 
     /// The line of the first call that sleeps (Python or JavaScript).
+    /// A JavaScript timer whose delays are all known and short (under a second) is not a
+    /// sleep: it fires after its delay and the call goes on.
     fn first_sleep_line(&self) -> Option<u32> {
         let sleeps = words::list("timeout.sleep_calls");
+        let short_timers = !self.python()
+            && matches!(js_timer(self.f.code), Some(JsTimer::Timeout { delay_ms, .. }) if delay_ms < 1000)
+            && !self.f.code.contains("setTimeout(resolve")
+            && self
+                .code
+                .calls
+                .iter()
+                .all(|(c, _, _)| c != "sleep" && c != "os.sleep");
         self.code
             .calls
             .iter()
+            .filter(|(c, _, _)| !(short_timers && c.ends_with("setTimeout")))
             .find(|(c, _, _)| sleeps.contains(c))
             .map(|(_, line, _)| *line)
     }
@@ -459,6 +494,98 @@ impl Draft<'_, '_> {
             small_cap = cap(0),
         ));
     }
+}
+
+/// A JavaScript timer that keeps a call waiting: pending timers run before the call ends, each
+/// after its delay (as in Node).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum JsTimer {
+    /// `setInterval` with no `clearInterval` anywhere in the code: it repeats until the timeout.
+    Interval { line: usize },
+    /// The `setTimeout` with the longest delay the code writes as a number.
+    Timeout { line: usize, delay_ms: u64 },
+}
+
+/// The timer in JavaScript `code` that keeps the call waiting longest (see [`JsTimer`]), read
+/// off the text: a delay counts when it is a number or a product of numbers (`45000`,
+/// `45_000`, `60 * 1000`, `1e4`).
+fn js_timer(code: &str) -> Option<JsTimer> {
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    if !code.contains("clearInterval")
+        && let Some(at) = code.find("setInterval(")
+    {
+        return Some(JsTimer::Interval { line: line_of(at) });
+    }
+    let mut longest: Option<JsTimer> = None;
+    for (at, _) in code.match_indices("setTimeout(") {
+        let open = at + "setTimeout(".len();
+        let Some(delay) = call_arguments(&code[open..])
+            .get(1)
+            .and_then(|a| product(a))
+        else {
+            continue;
+        };
+        let longer = match &longest {
+            Some(JsTimer::Timeout { delay_ms, .. }) => delay > *delay_ms,
+            _ => true,
+        };
+        if longer {
+            longest = Some(JsTimer::Timeout {
+                line: line_of(at),
+                delay_ms: delay,
+            });
+        }
+    }
+    longest
+}
+
+/// The top-level arguments of a call whose text starts just after its `(`, up to the matching
+/// `)` (strings and nested brackets skipped); empty when it does not close.
+fn call_arguments(text: &str) -> Vec<&str> {
+    let (mut depth, mut quote, mut start) = (0usize, None::<char>, 0usize);
+    let mut args = Vec::new();
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' | '`' => quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth > 0 => depth -= 1,
+            ')' => {
+                args.push(text[start..i].trim());
+                return args;
+            }
+            ',' if depth == 0 => {
+                args.push(text[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    Vec::new()
+}
+
+/// A product of number literals (`60 * 1000`, `45_000`, `1e4`) as a whole number.
+fn product(text: &str) -> Option<u64> {
+    text.split('*').try_fold(1u64, |acc, factor| {
+        let factor: f64 = factor.trim().replace('_', "").parse().ok()?;
+        (factor.is_finite() && factor >= 0.0).then(|| acc.saturating_mul(factor as u64))
+    })
+}
+
+/// A timeout (seconds) that lets a timer of `delay_ms` fire: its delay and ten seconds more,
+/// within the most a call may have.
+fn timer_timeout(delay_ms: u64) -> u64 {
+    (delay_ms.div_ceil(1000) + 10).min(MAX_TIMEOUT_SECS)
 }
 
 /// The name of a list the code iterates over while appending to it in the loop
@@ -570,6 +697,52 @@ fn tolerance_below_float_precision(code: &str, language: Language) -> Option<Str
                     .is_ok_and(|v| v > 0.0 && v < 1e-15)
         })
         .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod timer_tests {
+    use super::*;
+
+    #[test]
+    fn the_timer_that_waits_longest_is_found() {
+        let code = "setTimeout(() => log('a'), 100);\nsetTimeout(() => { f(1, 2); }, 45_000);\n";
+        assert_eq!(
+            js_timer(code),
+            Some(JsTimer::Timeout {
+                line: 2,
+                delay_ms: 45_000
+            })
+        );
+        let code = "await new Promise(resolve => setTimeout(resolve, 60 * 1000));";
+        assert_eq!(
+            js_timer(code),
+            Some(JsTimer::Timeout {
+                line: 1,
+                delay_ms: 60_000
+            })
+        );
+        // A delay that is not a number is not guessed.
+        assert_eq!(js_timer("setTimeout(f, delay)"), None);
+        assert_eq!(js_timer("setTimeout(f, ')', 5)"), None);
+        assert_eq!(js_timer("setTimeout(f"), None);
+    }
+
+    #[test]
+    fn an_interval_nobody_clears_repeats_until_the_timeout() {
+        let code = "let n = 0;\nsetInterval(() => n++, 1000);";
+        assert_eq!(js_timer(code), Some(JsTimer::Interval { line: 2 }));
+        let cleared = "const id = setInterval(() => { if (++n > 3) clearInterval(id); }, 10);";
+        assert_eq!(js_timer(cleared), None);
+    }
+
+    #[test]
+    fn a_timer_gets_a_timeout_it_fits_in() {
+        assert_eq!(timer_timeout(45_000), 55);
+        assert_eq!(timer_timeout(1), 11);
+        assert_eq!(timer_timeout(u64::MAX / 2), MAX_TIMEOUT_SECS);
+        assert_eq!(product("1e4"), Some(10_000));
+        assert_eq!(product("x * 2"), None);
+    }
 }
 
 #[cfg(test)]
