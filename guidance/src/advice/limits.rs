@@ -85,6 +85,24 @@ impl Draft<'_, '_> {
         if let Some(tol) = tolerance_below_float_precision(self.f.code, self.f.language) {
             self.fix(say!("known_loop.tolerance_below_precision", tol = tol));
         }
+        if let Some(p) = product_never_zero(self.f.code) {
+            self.fix(say!(
+                "known_loop.product_never_zero",
+                name = p.name,
+                line = p.line,
+                update = p.update,
+                condition = p.condition,
+            ));
+        }
+        if let Some(z) = zero_first_step(self.f.code) {
+            self.fix(say!(
+                "known_loop.zero_first_step",
+                name = z.name,
+                line = z.line,
+                outer = z.outer,
+                update = z.update,
+            ));
+        }
         let never_ends = self.fix_count() > before;
         let id = if self.python() {
             "known_loop.python"
@@ -634,6 +652,183 @@ fn grows_while_iterated(code: &str) -> Option<String> {
     None
 }
 
+/// A variable of a loop's condition and the one line of the loop's body that changes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LoopUpdate {
+    /// The variable the condition tests.
+    name: String,
+    /// The line (1-based) of its update.
+    line: usize,
+    /// The update as written (`n = n * 2`).
+    update: String,
+    /// The loop's condition (for [`product_never_zero`]) or the enclosing loop's variable
+    /// (for [`zero_first_step`]).
+    condition: String,
+    outer: String,
+}
+
+/// The lines of the block that starts after line `at` (deeper indented than it; a
+/// JavaScript block ends at its `}`), with their indexes.
+fn block_after<'c>(lines: &[&'c str], at: usize) -> Vec<(usize, &'c str)> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let header = indent(lines[at]);
+    lines
+        .iter()
+        .enumerate()
+        .skip(at + 1)
+        .take_while(|(_, l)| l.trim().is_empty() || indent(l) > header)
+        .map(|(k, l)| (k, *l))
+        .collect()
+}
+
+/// The identifier at the start of `text`, if any.
+fn leading_name(text: &str) -> Option<&str> {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(text.len());
+    (end > 0 && !text.starts_with(|c: char| c.is_ascii_digit())).then(|| &text[..end])
+}
+
+/// The lines of `body` that assign `name` (`name = ...`, `name += ...`, `name++`), trimmed.
+fn assignments_of<'c>(body: &[(usize, &'c str)], name: &str) -> Vec<(usize, &'c str)> {
+    body.iter()
+        .flat_map(|&(k, l)| l.split(';').map(move |part| (k, part.trim())))
+        .filter(|(_, part)| {
+            part.strip_prefix(name).is_some_and(|rest| {
+                let rest = rest.trim_start();
+                (rest.starts_with('=') && !rest.starts_with("=="))
+                    || [
+                        "+=", "-=", "*=", "/=", "//=", "%=", "**=", ">>=", "<<=", "++", "--",
+                    ]
+                    .iter()
+                    .any(|op| rest.starts_with(op))
+            }) || part.strip_prefix("++").or(part.strip_prefix("--")) == Some(name)
+                || part
+                    .strip_prefix("let ")
+                    .or(part.strip_prefix("const "))
+                    .is_some_and(|p| p.starts_with(name))
+        })
+        .collect()
+}
+
+/// A `while` loop that waits for a variable to reach 0 (`while n != 0`, `while (n > 0)`)
+/// while its body only multiplies it by a number of 1 or more (`n = n * 2`, `n *= 3`): a
+/// product of nonzero numbers never becomes 0, so the loop never ends.
+fn product_never_zero(code: &str) -> Option<LoopUpdate> {
+    let lines: Vec<&str> = code.lines().collect();
+    for (at, line) in lines.iter().enumerate() {
+        let Some(rest) = line.trim().strip_prefix("while") else {
+            continue;
+        };
+        let condition = rest
+            .trim()
+            .trim_end_matches('{')
+            .trim_end_matches(':')
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .trim();
+        let Some(name) = leading_name(condition) else {
+            continue;
+        };
+        let test = condition[name.len()..].trim().replace(' ', "");
+        if !["!=0", "!==0", ">0"].contains(&test.as_str()) {
+            continue;
+        }
+        let body = block_after(&lines, at);
+        let updates = assignments_of(&body, name);
+        let [(k, update)] = updates.as_slice() else {
+            continue;
+        };
+        let factor = update
+            .strip_prefix(name)
+            .map(str::trim)
+            .and_then(|r| {
+                r.strip_prefix("*=").or_else(|| {
+                    r.strip_prefix('=')
+                        .map(str::trim)
+                        .and_then(|r| r.strip_prefix(name))
+                        .and_then(|r| r.trim().strip_prefix('*'))
+                })
+            })
+            .map(|f| f.trim().trim_end_matches(';').trim());
+        if factor
+            .and_then(|f| f.parse::<f64>().ok())
+            .is_some_and(|f| f >= 1.0)
+        {
+            return Some(LoopUpdate {
+                name: name.to_owned(),
+                line: k + 1,
+                update: update.trim_end_matches(';').to_owned(),
+                condition: condition.to_owned(),
+                outer: String::new(),
+            });
+        }
+    }
+    None
+}
+
+/// A `while` loop inside `for i in range(n)` (or `for (let i = 0; ...)`) whose condition
+/// variable only grows by the outer loop's variable (`total += i`): on the first pass `i` is 0,
+/// so the variable never changes and the inner loop never ends.
+fn zero_first_step(code: &str) -> Option<LoopUpdate> {
+    let lines: Vec<&str> = code.lines().collect();
+    for (at, line) in lines.iter().enumerate() {
+        let header = line.trim();
+        let outer = if let Some(rest) = header.strip_prefix("for (") {
+            // JavaScript: `for (let i = 0; ...)`.
+            rest.split(';').next().and_then(|init| {
+                let init = init.trim_start_matches("let ").trim_start_matches("var ");
+                init.split_once('=')
+                    .filter(|(_, v)| v.trim() == "0")
+                    .map(|(var, _)| var.trim())
+            })
+        } else if let Some(rest) = header.strip_prefix("for ") {
+            // Python: `for i in range(n):` or `range(0, n)`.
+            rest.split_once(" in range(").and_then(|(var, args)| {
+                let first = args.split([',', ')']).next()?.trim();
+                let starts_at_zero = !args.contains(',') || first == "0";
+                starts_at_zero.then(|| var.trim())
+            })
+        } else {
+            None
+        };
+        let Some(outer) = outer.filter(|o| leading_name(o) == Some(*o)) else {
+            continue;
+        };
+        let body = block_after(&lines, at);
+        for (w, inner) in &body {
+            let Some(rest) = inner.trim().strip_prefix("while") else {
+                continue;
+            };
+            let condition = rest.trim().trim_start_matches('(');
+            let Some(name) = leading_name(condition) else {
+                continue;
+            };
+            let inner_body = block_after(&lines, *w);
+            let updates = assignments_of(&inner_body, name);
+            let [(k, update)] = updates.as_slice() else {
+                continue;
+            };
+            let step = update
+                .strip_prefix(name)
+                .map(str::trim)
+                .and_then(|r| r.strip_prefix("+=").or_else(|| r.strip_prefix("-=")))
+                .map(|r| r.trim().trim_end_matches(';').trim());
+            if step == Some(outer) {
+                return Some(LoopUpdate {
+                    name: name.to_owned(),
+                    line: k + 1,
+                    update: update.trim_end_matches(';').to_owned(),
+                    condition: String::new(),
+                    outer: outer.to_owned(),
+                });
+            }
+        }
+    }
+    None
+}
+
 /// The queue (or stack) of a graph walk that never remembers where it has been: a
 /// `while queue:` / `while (queue.length)` loop whose body refills the same list, in code that
 /// keeps no `visited` or `seen` record. On a graph with a cycle it never ends.
@@ -697,6 +892,48 @@ fn tolerance_below_float_precision(code: &str, language: Language) -> Option<Str
                     .is_ok_and(|v| v > 0.0 && v < 1e-15)
         })
         .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod loop_update_tests {
+    use super::*;
+
+    #[test]
+    fn a_product_never_reaches_zero() {
+        let js = "let n = 1;\nlet steps = 0;\nwhile (n != 0) {\n  n = n * 2;\n  steps++;\n}";
+        let found = product_never_zero(js).expect("doubling never reaches 0");
+        assert_eq!((found.name.as_str(), found.line), ("n", 4));
+        assert_eq!(found.update, "n = n * 2");
+        let py = "x = 3\nwhile x > 0:\n    x *= 2\n";
+        assert_eq!(product_never_zero(py).map(|p| p.line), Some(3));
+        // Halving, or a second update, can end it.
+        assert_eq!(product_never_zero("while n != 0:\n    n = n // 2\n"), None);
+        assert_eq!(
+            product_never_zero("while n > 0:\n    n *= 2\n    n -= 100\n"),
+            None
+        );
+        assert_eq!(product_never_zero("while n != 0:\n    n *= 0.5\n"), None);
+    }
+
+    #[test]
+    fn a_step_of_zero_on_the_first_pass_never_moves() {
+        let py = "total = 0\nfor i in range(10):\n    while total < 100:\n        total += i\nprint(total)";
+        let found = zero_first_step(py).expect("i is 0 on the first pass");
+        assert_eq!((found.name.as_str(), found.outer.as_str()), ("total", "i"));
+        assert_eq!(found.line, 4);
+        let js =
+            "let t = 0;\nfor (let i = 0; i < 5; i++) {\n  while (t < 50) {\n    t += i;\n  }\n}";
+        assert_eq!(zero_first_step(js).map(|z| z.line), Some(4));
+        // A range from 1, or a step that is not the outer variable, moves.
+        assert_eq!(
+            zero_first_step("for i in range(1, 10):\n    while t < 100:\n        t += i\n"),
+            None
+        );
+        assert_eq!(
+            zero_first_step("for i in range(10):\n    while t < 100:\n        t += 1\n"),
+            None
+        );
+    }
 }
 
 #[cfg(test)]
