@@ -114,3 +114,47 @@ pub fn explain_failure(guest: &GuestQuota, mark: u64, error: &mut GuestError) {
 
 /// What a write that failed with `EFBIG` means here, for the message of the failed execution.
 const FILE_CAP_REACHED: &str = "disk_quota: a file reached the largest size one file may have in this session (the flavor's per-file cap); write it in parts (several files), write less, or create_session with a larger flavor";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quota::{Quota, QuotaLimits};
+
+    fn error(kind: ErrorKind) -> GuestError {
+        GuestError {
+            kind,
+            name: Some("Error".into()),
+            message: "Error: EFBIG: File too large, writeText 'big.bin'".into(),
+        }
+    }
+
+    /// A write that failed with `EFBIG` makes a plain runtime error `disk_quota`, with the
+    /// per-file cap named; the next execution starts without the mark.
+    #[test]
+    fn a_file_at_its_cap_explains_the_failure() {
+        let limits = QuotaLimits {
+            bytes: 1 << 20,
+            entries: 10,
+        };
+        let mut guest = GuestQuota::new(Quota::new(limits, Vec::new()).into_shared(), &[]);
+        let mark = guest.refusals();
+        let mut plain = error(ErrorKind::Runtime);
+        explain_failure(&guest, mark, &mut plain);
+        assert_eq!(plain.kind, ErrorKind::Runtime, "no write was refused");
+
+        guest.file_cap_reached = true;
+        let mut at_cap = error(ErrorKind::Runtime);
+        explain_failure(&guest, mark, &mut at_cap);
+        assert_eq!(at_cap.kind, ErrorKind::DiskQuota);
+        assert!(at_cap.message.contains("largest size one file may have"));
+        // Another class of failure keeps its class.
+        let mut oom = error(ErrorKind::OutOfMemory);
+        explain_failure(&guest, mark, &mut oom);
+        assert_eq!(oom.kind, ErrorKind::OutOfMemory);
+
+        guest.begin_execution();
+        let mut next = error(ErrorKind::Runtime);
+        explain_failure(&guest, mark, &mut next);
+        assert_eq!(next.kind, ErrorKind::Runtime);
+    }
+}
