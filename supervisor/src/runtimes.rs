@@ -366,7 +366,7 @@ pub const RUNTIMES: [RuntimeInfo; 2] = [
             "persistent context: var, let, const, functions and classes survive between calls",
             "ES2023 language, Promises and async functions (jobs run before the call returns)",
             "console.log/info/debug to stdout, console.warn/error to stderr",
-            "setTimeout/setInterval on virtual time (callbacks run before the call returns)",
+            "setTimeout/setInterval fire after their delay, as in Node (pending timers run before the call returns, within its timeout)",
             "a trap (stack exhaustion, fuel) rolls the context back to before the call",
         ],
         notes: &[

@@ -85,6 +85,24 @@ impl Draft<'_, '_> {
         if let Some(tol) = tolerance_below_float_precision(self.f.code, self.f.language) {
             self.fix(say!("known_loop.tolerance_below_precision", tol = tol));
         }
+        if let Some(p) = product_never_zero(self.f.code) {
+            self.fix(say!(
+                "known_loop.product_never_zero",
+                name = p.name,
+                line = p.line,
+                update = p.update,
+                condition = p.condition,
+            ));
+        }
+        if let Some(z) = zero_first_step(self.f.code) {
+            self.fix(say!(
+                "known_loop.zero_first_step",
+                name = z.name,
+                line = z.line,
+                outer = z.outer,
+                update = z.update,
+            ));
+        }
         let never_ends = self.fix_count() > before;
         let id = if self.python() {
             "known_loop.python"
@@ -385,17 +403,41 @@ impl Draft<'_, '_> {
             self.prints_every_iteration_fix();
         }
         let sleep = self.first_sleep_line();
-        if let Some(line) = sleep {
+        let timer = (!self.python()).then(|| js_timer(f.code)).flatten();
+        let mut longer = ((t * 2.0).ceil() as u64).clamp(60, MAX_TIMEOUT_SECS);
+        if let Some(JsTimer::Timeout { delay_ms, .. }) = timer {
+            longer = longer.max(timer_timeout(delay_ms));
+        }
+        let timer_fixed = match &timer {
+            Some(JsTimer::Interval { line }) => {
+                self.fix(say!("timeout.interval_never_cleared", line = line));
+                true
+            }
+            Some(JsTimer::Timeout { line, delay_ms }) if *delay_ms as f64 >= t * 1000.0 => {
+                self.fix(say!(
+                    "timeout.timer_past_timeout",
+                    line = line,
+                    delay = fmt_secs(*delay_ms as f64 / 1000.0),
+                    timeout = fmt_secs(t),
+                    longer = longer,
+                    max = MAX_TIMEOUT_SECS,
+                ));
+                true
+            }
+            _ => false,
+        };
+        if let Some(line) = sleep.filter(|_| !timer_fixed) {
             self.fix(say!("timeout.sleeps", line = line));
-        } else if !never_ends {
+        } else if !never_ends && sleep.is_none() {
             // Loops inside loops: a longer timeout rarely covers a brute-force search.
             self.loop_work_fix(true);
         }
         if f.state_lost {
             self.fix(words::text("timeout.state_lost"));
         }
-        let longer = ((t * 2.0).ceil() as u64).clamp(60, MAX_TIMEOUT_SECS);
-        if !never_ends && (t as u64) < MAX_TIMEOUT_SECS {
+        // An interval nobody clears never ends either: a longer timeout only waits longer.
+        let endless_interval = matches!(timer, Some(JsTimer::Interval { .. }));
+        if !never_ends && !endless_interval && (t as u64) < MAX_TIMEOUT_SECS {
             let (tool, what) = if f.command {
                 ("execute_command", "command line")
             } else {
@@ -431,11 +473,22 @@ impl Draft<'_, '_> {
     }
 
     /// The line of the first call that sleeps (Python or JavaScript).
+    /// A JavaScript timer whose delays are all known and short (under a second) is not a
+    /// sleep: it fires after its delay and the call goes on.
     fn first_sleep_line(&self) -> Option<u32> {
         let sleeps = words::list("timeout.sleep_calls");
+        let short_timers = !self.python()
+            && matches!(js_timer(self.f.code), Some(JsTimer::Timeout { delay_ms, .. }) if delay_ms < 1000)
+            && !self.f.code.contains("setTimeout(resolve")
+            && self
+                .code
+                .calls
+                .iter()
+                .all(|(c, _, _)| c != "sleep" && c != "os.sleep");
         self.code
             .calls
             .iter()
+            .filter(|(c, _, _)| !(short_timers && c.ends_with("setTimeout")))
             .find(|(c, _, _)| sleeps.contains(c))
             .map(|(_, line, _)| *line)
     }
@@ -459,6 +512,98 @@ impl Draft<'_, '_> {
             small_cap = cap(0),
         ));
     }
+}
+
+/// A JavaScript timer that keeps a call waiting: pending timers run before the call ends, each
+/// after its delay (as in Node).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum JsTimer {
+    /// `setInterval` with no `clearInterval` anywhere in the code: it repeats until the timeout.
+    Interval { line: usize },
+    /// The `setTimeout` with the longest delay the code writes as a number.
+    Timeout { line: usize, delay_ms: u64 },
+}
+
+/// The timer in JavaScript `code` that keeps the call waiting longest (see [`JsTimer`]), read
+/// off the text: a delay counts when it is a number or a product of numbers (`45000`,
+/// `45_000`, `60 * 1000`, `1e4`).
+fn js_timer(code: &str) -> Option<JsTimer> {
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    if !code.contains("clearInterval")
+        && let Some(at) = code.find("setInterval(")
+    {
+        return Some(JsTimer::Interval { line: line_of(at) });
+    }
+    let mut longest: Option<JsTimer> = None;
+    for (at, _) in code.match_indices("setTimeout(") {
+        let open = at + "setTimeout(".len();
+        let Some(delay) = call_arguments(&code[open..])
+            .get(1)
+            .and_then(|a| product(a))
+        else {
+            continue;
+        };
+        let longer = match &longest {
+            Some(JsTimer::Timeout { delay_ms, .. }) => delay > *delay_ms,
+            _ => true,
+        };
+        if longer {
+            longest = Some(JsTimer::Timeout {
+                line: line_of(at),
+                delay_ms: delay,
+            });
+        }
+    }
+    longest
+}
+
+/// The top-level arguments of a call whose text starts just after its `(`, up to the matching
+/// `)` (strings and nested brackets skipped); empty when it does not close.
+fn call_arguments(text: &str) -> Vec<&str> {
+    let (mut depth, mut quote, mut start) = (0usize, None::<char>, 0usize);
+    let mut args = Vec::new();
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' | '`' => quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth > 0 => depth -= 1,
+            ')' => {
+                args.push(text[start..i].trim());
+                return args;
+            }
+            ',' if depth == 0 => {
+                args.push(text[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    Vec::new()
+}
+
+/// A product of number literals (`60 * 1000`, `45_000`, `1e4`) as a whole number.
+fn product(text: &str) -> Option<u64> {
+    text.split('*').try_fold(1u64, |acc, factor| {
+        let factor: f64 = factor.trim().replace('_', "").parse().ok()?;
+        (factor.is_finite() && factor >= 0.0).then(|| acc.saturating_mul(factor as u64))
+    })
+}
+
+/// A timeout (seconds) that lets a timer of `delay_ms` fire: its delay and ten seconds more,
+/// within the most a call may have.
+fn timer_timeout(delay_ms: u64) -> u64 {
+    (delay_ms.div_ceil(1000) + 10).min(MAX_TIMEOUT_SECS)
 }
 
 /// The name of a list the code iterates over while appending to it in the loop
@@ -502,6 +647,183 @@ fn grows_while_iterated(code: &str) -> Option<String> {
             });
         if grows {
             return Some(list.to_owned());
+        }
+    }
+    None
+}
+
+/// A variable of a loop's condition and the one line of the loop's body that changes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LoopUpdate {
+    /// The variable the condition tests.
+    name: String,
+    /// The line (1-based) of its update.
+    line: usize,
+    /// The update as written (`n = n * 2`).
+    update: String,
+    /// The loop's condition (for [`product_never_zero`]) or the enclosing loop's variable
+    /// (for [`zero_first_step`]).
+    condition: String,
+    outer: String,
+}
+
+/// The lines of the block that starts after line `at` (deeper indented than it; a
+/// JavaScript block ends at its `}`), with their indexes.
+fn block_after<'c>(lines: &[&'c str], at: usize) -> Vec<(usize, &'c str)> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let header = indent(lines[at]);
+    lines
+        .iter()
+        .enumerate()
+        .skip(at + 1)
+        .take_while(|(_, l)| l.trim().is_empty() || indent(l) > header)
+        .map(|(k, l)| (k, *l))
+        .collect()
+}
+
+/// The identifier at the start of `text`, if any.
+fn leading_name(text: &str) -> Option<&str> {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(text.len());
+    (end > 0 && !text.starts_with(|c: char| c.is_ascii_digit())).then(|| &text[..end])
+}
+
+/// The lines of `body` that assign `name` (`name = ...`, `name += ...`, `name++`), trimmed.
+fn assignments_of<'c>(body: &[(usize, &'c str)], name: &str) -> Vec<(usize, &'c str)> {
+    body.iter()
+        .flat_map(|&(k, l)| l.split(';').map(move |part| (k, part.trim())))
+        .filter(|(_, part)| {
+            part.strip_prefix(name).is_some_and(|rest| {
+                let rest = rest.trim_start();
+                (rest.starts_with('=') && !rest.starts_with("=="))
+                    || [
+                        "+=", "-=", "*=", "/=", "//=", "%=", "**=", ">>=", "<<=", "++", "--",
+                    ]
+                    .iter()
+                    .any(|op| rest.starts_with(op))
+            }) || part.strip_prefix("++").or(part.strip_prefix("--")) == Some(name)
+                || part
+                    .strip_prefix("let ")
+                    .or(part.strip_prefix("const "))
+                    .is_some_and(|p| p.starts_with(name))
+        })
+        .collect()
+}
+
+/// A `while` loop that waits for a variable to reach 0 (`while n != 0`, `while (n > 0)`)
+/// while its body only multiplies it by a number of 1 or more (`n = n * 2`, `n *= 3`): a
+/// product of nonzero numbers never becomes 0, so the loop never ends.
+fn product_never_zero(code: &str) -> Option<LoopUpdate> {
+    let lines: Vec<&str> = code.lines().collect();
+    for (at, line) in lines.iter().enumerate() {
+        let Some(rest) = line.trim().strip_prefix("while") else {
+            continue;
+        };
+        let condition = rest
+            .trim()
+            .trim_end_matches('{')
+            .trim_end_matches(':')
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .trim();
+        let Some(name) = leading_name(condition) else {
+            continue;
+        };
+        let test = condition[name.len()..].trim().replace(' ', "");
+        if !["!=0", "!==0", ">0"].contains(&test.as_str()) {
+            continue;
+        }
+        let body = block_after(&lines, at);
+        let updates = assignments_of(&body, name);
+        let [(k, update)] = updates.as_slice() else {
+            continue;
+        };
+        let factor = update
+            .strip_prefix(name)
+            .map(str::trim)
+            .and_then(|r| {
+                r.strip_prefix("*=").or_else(|| {
+                    r.strip_prefix('=')
+                        .map(str::trim)
+                        .and_then(|r| r.strip_prefix(name))
+                        .and_then(|r| r.trim().strip_prefix('*'))
+                })
+            })
+            .map(|f| f.trim().trim_end_matches(';').trim());
+        if factor
+            .and_then(|f| f.parse::<f64>().ok())
+            .is_some_and(|f| f >= 1.0)
+        {
+            return Some(LoopUpdate {
+                name: name.to_owned(),
+                line: k + 1,
+                update: update.trim_end_matches(';').to_owned(),
+                condition: condition.to_owned(),
+                outer: String::new(),
+            });
+        }
+    }
+    None
+}
+
+/// A `while` loop inside `for i in range(n)` (or `for (let i = 0; ...)`) whose condition
+/// variable only grows by the outer loop's variable (`total += i`): on the first pass `i` is 0,
+/// so the variable never changes and the inner loop never ends.
+fn zero_first_step(code: &str) -> Option<LoopUpdate> {
+    let lines: Vec<&str> = code.lines().collect();
+    for (at, line) in lines.iter().enumerate() {
+        let header = line.trim();
+        let outer = if let Some(rest) = header.strip_prefix("for (") {
+            // JavaScript: `for (let i = 0; ...)`.
+            rest.split(';').next().and_then(|init| {
+                let init = init.trim_start_matches("let ").trim_start_matches("var ");
+                init.split_once('=')
+                    .filter(|(_, v)| v.trim() == "0")
+                    .map(|(var, _)| var.trim())
+            })
+        } else if let Some(rest) = header.strip_prefix("for ") {
+            // Python: `for i in range(n):` or `range(0, n)`.
+            rest.split_once(" in range(").and_then(|(var, args)| {
+                let first = args.split([',', ')']).next()?.trim();
+                let starts_at_zero = !args.contains(',') || first == "0";
+                starts_at_zero.then(|| var.trim())
+            })
+        } else {
+            None
+        };
+        let Some(outer) = outer.filter(|o| leading_name(o) == Some(*o)) else {
+            continue;
+        };
+        let body = block_after(&lines, at);
+        for (w, inner) in &body {
+            let Some(rest) = inner.trim().strip_prefix("while") else {
+                continue;
+            };
+            let condition = rest.trim().trim_start_matches('(');
+            let Some(name) = leading_name(condition) else {
+                continue;
+            };
+            let inner_body = block_after(&lines, *w);
+            let updates = assignments_of(&inner_body, name);
+            let [(k, update)] = updates.as_slice() else {
+                continue;
+            };
+            let step = update
+                .strip_prefix(name)
+                .map(str::trim)
+                .and_then(|r| r.strip_prefix("+=").or_else(|| r.strip_prefix("-=")))
+                .map(|r| r.trim().trim_end_matches(';').trim());
+            if step == Some(outer) {
+                return Some(LoopUpdate {
+                    name: name.to_owned(),
+                    line: k + 1,
+                    update: update.trim_end_matches(';').to_owned(),
+                    condition: String::new(),
+                    outer: outer.to_owned(),
+                });
+            }
         }
     }
     None
@@ -570,6 +892,94 @@ fn tolerance_below_float_precision(code: &str, language: Language) -> Option<Str
                     .is_ok_and(|v| v > 0.0 && v < 1e-15)
         })
         .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod loop_update_tests {
+    use super::*;
+
+    #[test]
+    fn a_product_never_reaches_zero() {
+        let js = "let n = 1;\nlet steps = 0;\nwhile (n != 0) {\n  n = n * 2;\n  steps++;\n}";
+        let found = product_never_zero(js).expect("doubling never reaches 0");
+        assert_eq!((found.name.as_str(), found.line), ("n", 4));
+        assert_eq!(found.update, "n = n * 2");
+        let py = "x = 3\nwhile x > 0:\n    x *= 2\n";
+        assert_eq!(product_never_zero(py).map(|p| p.line), Some(3));
+        // Halving, or a second update, can end it.
+        assert_eq!(product_never_zero("while n != 0:\n    n = n // 2\n"), None);
+        assert_eq!(
+            product_never_zero("while n > 0:\n    n *= 2\n    n -= 100\n"),
+            None
+        );
+        assert_eq!(product_never_zero("while n != 0:\n    n *= 0.5\n"), None);
+    }
+
+    #[test]
+    fn a_step_of_zero_on_the_first_pass_never_moves() {
+        let py = "total = 0\nfor i in range(10):\n    while total < 100:\n        total += i\nprint(total)";
+        let found = zero_first_step(py).expect("i is 0 on the first pass");
+        assert_eq!((found.name.as_str(), found.outer.as_str()), ("total", "i"));
+        assert_eq!(found.line, 4);
+        let js =
+            "let t = 0;\nfor (let i = 0; i < 5; i++) {\n  while (t < 50) {\n    t += i;\n  }\n}";
+        assert_eq!(zero_first_step(js).map(|z| z.line), Some(4));
+        // A range from 1, or a step that is not the outer variable, moves.
+        assert_eq!(
+            zero_first_step("for i in range(1, 10):\n    while t < 100:\n        t += i\n"),
+            None
+        );
+        assert_eq!(
+            zero_first_step("for i in range(10):\n    while t < 100:\n        t += 1\n"),
+            None
+        );
+    }
+}
+
+#[cfg(test)]
+mod timer_tests {
+    use super::*;
+
+    #[test]
+    fn the_timer_that_waits_longest_is_found() {
+        let code = "setTimeout(() => log('a'), 100);\nsetTimeout(() => { f(1, 2); }, 45_000);\n";
+        assert_eq!(
+            js_timer(code),
+            Some(JsTimer::Timeout {
+                line: 2,
+                delay_ms: 45_000
+            })
+        );
+        let code = "await new Promise(resolve => setTimeout(resolve, 60 * 1000));";
+        assert_eq!(
+            js_timer(code),
+            Some(JsTimer::Timeout {
+                line: 1,
+                delay_ms: 60_000
+            })
+        );
+        // A delay that is not a number is not guessed.
+        assert_eq!(js_timer("setTimeout(f, delay)"), None);
+        assert_eq!(js_timer("setTimeout(f, ')', 5)"), None);
+        assert_eq!(js_timer("setTimeout(f"), None);
+    }
+
+    #[test]
+    fn an_interval_nobody_clears_repeats_until_the_timeout() {
+        let code = "let n = 0;\nsetInterval(() => n++, 1000);";
+        assert_eq!(js_timer(code), Some(JsTimer::Interval { line: 2 }));
+        let cleared = "const id = setInterval(() => { if (++n > 3) clearInterval(id); }, 10);";
+        assert_eq!(js_timer(cleared), None);
+    }
+
+    #[test]
+    fn a_timer_gets_a_timeout_it_fits_in() {
+        assert_eq!(timer_timeout(45_000), 55);
+        assert_eq!(timer_timeout(1), 11);
+        assert_eq!(timer_timeout(u64::MAX / 2), MAX_TIMEOUT_SECS);
+        assert_eq!(product("1e4"), Some(10_000));
+        assert_eq!(product("x * 2"), None);
+    }
 }
 
 #[cfg(test)]

@@ -30,6 +30,12 @@ impl Draft<'_, '_> {
         };
         self.restart_explained = true;
         self.doc(FUEL);
+        // A cause the code shows (a join that multiplies rows) comes before the sizes.
+        if self.python()
+            && let Some(fix) = self.known_fix("out_of_memory.known", "")
+        {
+            self.fix(fix);
+        }
         if let Some(l) = self.code.loops.iter().find(|l| l.endless) {
             self.fix(say!(
                 "out_of_memory.endless_loop",

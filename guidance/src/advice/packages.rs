@@ -25,6 +25,14 @@ impl Draft<'_, '_> {
                 .iter()
                 .any(|range| lower.contains(range));
         let option = lower.contains("pip option");
+        // `pip install --upgrade pip`: the installer itself, which the server runs for you.
+        if lower.contains("is not needed") {
+            self.summary = words::text("invalid_package.installer_summary").to_owned();
+            self.package_docs();
+            self.fix(words::text("invalid_package.installer_not_needed"));
+            self.list_packages_fix();
+            return;
+        }
         self.summary = match (message.is_empty(), refused) {
             (true, _) => words::text("invalid_package.no_message").to_owned(),
             (false, true) => say!("invalid_package.files_refused", message = message),

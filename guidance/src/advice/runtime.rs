@@ -96,6 +96,13 @@ impl Draft<'_, '_> {
             None => format!("{exception}."),
         };
         let message = self.message().to_owned();
+        // Python's `x in list` in JavaScript: `in` asks for a key (an index), so the test is
+        // wrong whatever the error says.
+        if !self.python()
+            && let Some((value, array)) = js_in_on_array(self.f.code)
+        {
+            self.fix(say!("js_in_on_array.fix", value = value, array = array));
+        }
         let known = if self.python() {
             self.known_fix("known_message.python", lower)
         } else {
@@ -391,4 +398,78 @@ fn indexed_by_length(line: &str, open: &str, close: &str) -> bool {
         let name = name.strip_suffix(".length").unwrap_or(&name);
         !name.is_empty() && rest[name.len()..].starts_with(close)
     })
+}
+
+/// `value in array` in JavaScript code, where `array` is a name the code binds to an array
+/// literal (`const xs = [1, 2, 3]`) and the test is not a `for (... in ...)` header: Python's
+/// membership test, which in JavaScript asks whether `value` is a key (an index) of the array.
+/// Returns the value and the array as written.
+fn js_in_on_array(code: &str) -> Option<(String, String)> {
+    let arrays: Vec<&str> = code
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let rest = ["const ", "let ", "var "]
+                .iter()
+                .find_map(|k| line.strip_prefix(k))?;
+            let (name, value) = rest.split_once('=')?;
+            let name = name.trim();
+            let is_name = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+            (is_name && value.trim_start().starts_with('[')).then_some(name)
+        })
+        .collect();
+    for line in code.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("for") {
+            continue;
+        }
+        for (at, _) in trimmed.match_indices(" in ") {
+            let after = &trimmed[at + 4..];
+            let array: String = after
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+                .collect();
+            if !arrays.contains(&array.as_str()) {
+                continue;
+            }
+            let before = &trimmed[..at];
+            let value: String = before
+                .chars()
+                .rev()
+                .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '\'' | '"' | '.'))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            if !value.is_empty() {
+                return Some((value, array));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod js_in_tests {
+    use super::js_in_on_array;
+
+    #[test]
+    fn membership_in_an_array_is_python_s_in() {
+        let code = "const xs = [1, 2, 3];\nif (!(3 in xs)) throw new Error('3 not found in xs');";
+        assert_eq!(js_in_on_array(code), Some(("3".into(), "xs".into())));
+        let code = "let names = ['a', 'b'];\nconsole.log('b' in names);";
+        assert_eq!(js_in_on_array(code), Some(("'b'".into(), "names".into())));
+        // Keys of an object, and for...in loops, are what `in` is for.
+        assert_eq!(
+            js_in_on_array("const o = {a: 1};\nconsole.log('a' in o);"),
+            None
+        );
+        assert_eq!(
+            js_in_on_array("const xs = [1];\nfor (const i in xs) console.log(i);"),
+            None
+        );
+    }
 }

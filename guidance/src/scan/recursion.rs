@@ -75,9 +75,9 @@ fn self_calls(src: &Source<'_>) -> Vec<(String, u32, u32)> {
                 while open.last().is_some_and(|(end, _, _)| i > *end) {
                     open.pop();
                 }
-                if let Some((name, body)) = js_function_at(src, i) {
-                    if src.partner[body] != NONE {
-                        open.push((src.partner[body], name, t[i].line));
+                if let Some((name, end)) = js_function_at(src, i) {
+                    if end != NONE {
+                        open.push((end, name, t[i].line));
                     }
                     continue;
                 }
@@ -104,7 +104,10 @@ fn count(found: &mut Vec<(String, u32, u32)>, name: &str, line: u32) {
 }
 
 /// A named JavaScript function starting at `i`: `function f(...) {`, `const f = (...) => {`,
-/// `const f = function (...) {`. Returns the name and the body's `{`.
+/// `const f = function (...) {`, or an arrow with an expression body (`const fib = n => n < 2 ?
+/// n : fib(n - 1) + fib(n - 2);`). Returns the name and the index of the body's last token
+/// (its `}`, or the end of the expression: a `;` at its depth, or a new line that starts a
+/// statement at the definition's depth).
 fn js_function_at<'a>(src: &Source<'a>, i: usize) -> Option<(&'a str, usize)> {
     if src.is(i, "function") {
         let mut j = i + 1;
@@ -113,7 +116,7 @@ fn js_function_at<'a>(src: &Source<'a>, i: usize) -> Option<(&'a str, usize)> {
         }
         let name = src.ident(j)?;
         let close = *src.partner.get(j + 1).filter(|_| src.is(j + 1, "("))?;
-        return (close != NONE && src.is(close + 1, "{")).then_some((name, close + 1));
+        return (close != NONE && src.is(close + 1, "{")).then(|| (name, src.partner[close + 1]));
     }
     if matches!(src.ident(i), Some("const" | "let" | "var")) && src.is(i + 2, "=") {
         let name = src.ident(i + 1)?;
@@ -138,12 +141,34 @@ fn js_function_at<'a>(src: &Source<'a>, i: usize) -> Option<(&'a str, usize)> {
             return None;
         }
         let mut k = close + 1;
-        if src.is(k, "=>") {
+        let arrow = src.is(k, "=>");
+        if arrow {
             k += 1;
         }
-        return src.is(k, "{").then_some((name, k));
+        if src.is(k, "{") {
+            return Some((name, src.partner[k]));
+        }
+        if !arrow || k >= t_len(src) {
+            return None;
+        }
+        let t = &src.tokens;
+        let depth = t[i].depth;
+        let end = (k..t.len())
+            .find(|&e| {
+                (t[e].depth == depth && src.is(e, ";"))
+                    || (e > k && t[e].line_start && t[e].depth <= depth)
+            })
+            .map_or(t.len() - 1, |e| {
+                e.saturating_sub(usize::from(!src.is(e, ";")))
+            });
+        return Some((name, end));
     }
     None
+}
+
+/// How many tokens `src` has.
+fn t_len(src: &Source<'_>) -> usize {
+    src.tokens.len()
 }
 
 #[cfg(test)]
@@ -174,5 +199,12 @@ mod tests {
         assert!(branching_recursion(&py(walk)).is_empty());
         let s = js("function f(n) { return n < 2 ? n : f(n - 1) + f(n - 2) }\nf(35)");
         assert_eq!(branching_recursion(&s), vec![("f".to_string(), 1)]);
+        // An arrow with an expression body, then a loop that calls it.
+        let s = js(
+            "const fib = n => (n < 2 ? n : fib(n - 1) + fib(n - 2));\nconst out = [];\nfor (let n = 25; n <= 32; n++) out.push(fib(n));",
+        );
+        assert_eq!(branching_recursion(&s), vec![("fib".to_string(), 1)]);
+        let s = js("const twice = n => n * 2\nconst go = x => go(x) + go(x)\ntwice(go(1))");
+        assert_eq!(branching_recursion(&s), vec![("go".to_string(), 2)]);
     }
 }

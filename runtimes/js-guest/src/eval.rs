@@ -1,5 +1,5 @@
 //! One cell, start to finish: compile the source as global script code, run
-//! it, settle everything it started (microtasks, virtual-time timers, the
+//! it, settle everything it started (microtasks, timers when they are due, the
 //! completion value if it is a Promise), classify any failure and render the
 //! result JSON that `sb_eval` hands to the host.
 //!
@@ -226,6 +226,9 @@ fn settle<'js>(ctx: &Ctx<'js>) -> Option<Outcome<'js>> {
         }
         match timers::run_next(ctx) {
             timers::Ran::Idle => return None,
+            timers::Ran::Stopped => {
+                return Some(Outcome::Error(Kind::Interrupted, interrupted_error(ctx)));
+            }
             timers::Ran::Ok => {}
             timers::Ran::Threw(exc) => {
                 if let Some(kind) = abort_kind(ctx, &exc) {

@@ -1,13 +1,14 @@
-//! `setTimeout` / `setInterval` / `clearTimeout` / `clearInterval` on a
-//! virtual clock.
+//! `setTimeout` / `setInterval` / `clearTimeout` / `clearInterval`, as in
+//! Node: a timer fires after its delay, and pending timers run before the
+//! call ends.
 //!
-//! Nothing ever sleeps: once a cell's script and its microtasks are done,
-//! `eval` repeatedly takes the earliest timer (by due time, then creation
-//! order), advances the virtual clock to its due time, runs it and drains
-//! microtasks, until no timer is left. So `setTimeout(f, 10_000)` runs `f`
-//! immediately in real time but after everything due earlier, in the order a
-//! real event loop would use. Runaway intervals are stopped by the host's
-//! interrupt, which also fires inside timer callbacks.
+//! Once a cell's script and its microtasks are done, `eval` repeatedly takes
+//! the earliest timer (by due time, then creation order), sleeps until it is
+//! due, runs it and drains microtasks, until no timer is left. The sleep is
+//! the host's `poll_oneoff` shadow, which wakes at the call's deadline or on
+//! cancel: a timer due after the deadline never runs, and the call ends as a
+//! timeout (so does an interval nobody clears). Runaway intervals are also
+//! stopped by the host's interrupt, which fires inside timer callbacks.
 //!
 //! Delays follow Node: not a number, < 1 or > 2^31-1 become 1 ms; fractions
 //! are truncated. Timer ids are positive integers (not Node's Timeout
@@ -15,6 +16,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
 
 use rquickjs::{
     Ctx, Exception, Function, Object, Persistent, Value,
@@ -22,7 +24,7 @@ use rquickjs::{
     prelude::{Opt, Rest},
 };
 
-use crate::engine;
+use crate::{engine, interrupt};
 
 const TIMEOUT_MAX: f64 = 2147483647.0;
 
@@ -34,16 +36,17 @@ struct Timer {
     repeat: Option<u64>,
 }
 
+/// When a timer is due, then its creation sequence: the order it runs in.
+type Key = (Instant, u64);
+
 #[derive(Default)]
 struct Queue {
-    /// Virtual milliseconds since `sb_init`.
-    now: u64,
     next_id: u32,
     next_seq: u64,
     /// Ordered by (due time, creation sequence).
-    pending: BTreeMap<(u64, u64), Timer>,
+    pending: BTreeMap<Key, Timer>,
     /// id -> key in `pending`, for clearTimeout.
-    by_id: HashMap<u32, (u64, u64)>,
+    by_id: HashMap<u32, Key>,
 }
 
 thread_local! {
@@ -56,7 +59,9 @@ fn with_queue<R>(f: impl FnOnce(&mut Queue) -> R) -> R {
 
 impl Queue {
     fn schedule(&mut self, timer: Timer, delay: u64) {
-        let key = (self.now.saturating_add(delay), self.next_seq);
+        let now = Instant::now();
+        let due = now.checked_add(Duration::from_millis(delay)).unwrap_or(now);
+        let key = (due, self.next_seq);
         self.next_seq += 1;
         self.by_id.insert(timer.id, key);
         self.pending.insert(key, timer);
@@ -153,17 +158,36 @@ pub enum Ran<'js> {
     Ok,
     /// A callback threw this value.
     Threw(Value<'js>),
+    /// The host asked the cell to stop (its deadline, a cancel) while it
+    /// waited for the earliest timer, which did not run.
+    Stopped,
 }
 
-/// Run the earliest pending timer, advancing the virtual clock.
+/// Run the earliest pending timer once it is due, sleeping until then.
 pub fn run_next<'js>(ctx: &Ctx<'js>) -> Ran<'js> {
     let next = with_queue(|q| {
         let (key, timer) = q.pending.pop_first()?;
         q.by_id.remove(&timer.id);
-        q.now = q.now.max(key.0);
-        Some(timer)
+        Some((key.0, timer))
     });
-    let Some(timer) = next else { return Ran::Idle };
+    let Some((due, timer)) = next else {
+        return Ran::Idle;
+    };
+    // The host's poll_oneoff shadow wakes us early at the deadline or on
+    // cancel, and raises the interrupt at its next epoch tick (so a wake
+    // before `due` sleeps again, and returns at once until then): a timer
+    // that is not due when the host asks us to stop does not run.
+    loop {
+        let wait = due.saturating_duration_since(Instant::now());
+        if wait.is_zero() {
+            break;
+        }
+        std::thread::sleep(wait);
+        if interrupt::poll() {
+            drop(timer);
+            return Ran::Stopped;
+        }
+    }
 
     // Restore the callback and arguments before rescheduling, since an
     // interval's next occurrence keeps the saved handles.

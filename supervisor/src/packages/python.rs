@@ -144,6 +144,9 @@ pub async fn stage(
     if let Some(compiled) = compiled_in(package, version)? {
         return Ok(Staged::nothing_to_move(compiled));
     }
+    if let Some(refusal) = installer_itself(package) {
+        return Err(refusal);
+    }
     python_requirement(package, version).map_err(|refusal| {
         match refusal.error_type {
             // Say what this interpreter has besides the generic alternatives.
@@ -175,6 +178,20 @@ pub async fn stage(
         }));
     }
     stage_python(package, version, staging, sources).await
+}
+
+/// The refusal for pip itself (`pip install --upgrade pip`, `install_package {package:
+/// "pip"}`): the server installs packages with its own pip, outside the sandbox, and the sandbox
+/// has none to install or upgrade. Not `install_disabled`, which would say installs are off
+/// when they are not the point. `None` for any other name.
+fn installer_itself(package: &str) -> Option<InstallRefusal> {
+    (normalize(package) == "pip").then(|| {
+        InstallRefusal::new(
+            ErrorType::InvalidPackage,
+            "pip is not needed here, so nothing was installed: the server installs packages with its own pip, outside the sandbox, and the sandbox has no pip to install or upgrade".to_owned(),
+        )
+        .with("install the package you need directly: install_package {package: \"NAME\"}, or `pip install NAME` in execute_command")
+    })
 }
 
 /// True for a native-only name whose real problem is the missing network (a database driver,
@@ -547,6 +564,13 @@ mod tests {
         // Not compiled in and pure: it goes to pip, which this server does not have.
         let pure = install("somepkg", None).await.unwrap_err();
         assert_eq!(pure.error_type, ErrorType::InstallDisabled);
+        // pip itself is not a package to install, with or without a source.
+        for name in ["pip", "PIP"] {
+            let pip = install(name, None).await.unwrap_err();
+            assert_eq!(pip.error_type, ErrorType::InvalidPackage, "{pip:?}");
+            assert!(pip.message.contains("pip is not needed"), "{pip:?}");
+            assert!(pip.alternatives[0].contains("install_package"), "{pip:?}");
+        }
     }
 
     #[tokio::test]

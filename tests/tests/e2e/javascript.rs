@@ -334,3 +334,50 @@ async fn workspace_info_lists_let_const_and_classes() -> anyhow::Result<()> {
     assert_eq!(listed, expected, "the uninitialised `broken` is not listed");
     server.stop().await
 }
+
+/// Timers as in Node: a timer fires after its delay, pending timers run before the call ends,
+/// in order of due time, and a timer due after the call's timeout never runs: the call ends as
+/// a timeout, with advice that names the timer.
+#[tokio::test(flavor = "multi_thread")]
+async fn timers_fire_after_their_delay_within_the_timeout() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let s = json!({ "session_id": "timers" });
+    let waited = server
+        .exec(
+            "javascript",
+            "const t0 = Date.now();\nsetTimeout(() => console.log('late', Date.now() - t0 >= 1000), 1000);\nsetTimeout(() => console.log('early', Date.now() - t0 >= 300), 300);\nawait new Promise(r => setTimeout(r, 100));\nconsole.log('awaited', Date.now() - t0 >= 100);",
+            s.clone(),
+        )
+        .await?;
+    assert!(!waited.is_error, "{waited:?}");
+    assert_eq!(
+        waited.str("stdout"),
+        "awaited true\nearly true\nlate true\n",
+        "{waited:?}"
+    );
+    let ms = waited.value["execution_time_ms"].as_f64().unwrap_or(0.0);
+    assert!(ms >= 1000.0, "the call waited for its last timer: {ms} ms");
+
+    let past = server
+        .exec(
+            "javascript",
+            "console.log('scheduled');\nsetTimeout(() => console.log('fired'), 60000);",
+            json!({ "session_id": "timers", "timeout": 1 }),
+        )
+        .await?;
+    assert!(past.is_error, "{past:?}");
+    assert_eq!(past.str("error_type"), "timeout", "{past:?}");
+    assert_eq!(
+        past.str("stdout"),
+        "scheduled\n",
+        "the timer never ran: {past:?}"
+    );
+    let ms = past.value["execution_time_ms"].as_f64().unwrap_or(f64::MAX);
+    assert!(ms < 10_000.0, "it ended at its timeout: {ms} ms");
+    let fixes = past.value["actionable_guidance"].to_string();
+    assert!(fixes.contains("setTimeout"), "{past:?}");
+    // The session goes on.
+    let after = server.exec("javascript", "1 + 1", s).await?;
+    assert_eq!(after.str("result"), "2", "{after:?}");
+    server.stop().await
+}

@@ -472,3 +472,46 @@ async fn code_longer_than_the_configured_limit_is_an_invalid_argument() -> Resul
     }
     Ok(())
 }
+
+/// One write larger than the file cap (256 MiB in the small flavor) and larger than what a
+/// host call may copy (128 MiB): the write is shortened at the cap as on Linux, the next one
+/// fails with `EFBIG`, and both languages report `disk_quota` with the per-file advice (it
+/// used to be "Out of memory", a `runtime_error`).
+#[tokio::test(flavor = "multi_thread")]
+async fn one_write_past_the_file_cap_is_disk_quota() -> Result<()> {
+    let server = Server::start().await?;
+    server.forbid_own_host_paths();
+    const CAP: u64 = 256 << 20;
+    let cases = [
+        ("python", "open('big.bin', 'wb').write(bytes(300 << 20))"),
+        ("javascript", "writeText('big.bin', 'x'.repeat(300 << 20))"),
+    ];
+    for (language, code) in cases {
+        let session = format!("cap-{language}");
+        let reply = server
+            .exec(language, code, json!({ "session_id": session }))
+            .await?;
+        ensure!(
+            reply.opt_str("error_type") == Some("disk_quota"),
+            "{language}: {reply:?}"
+        );
+        ensure!(
+            reply.str("error_message").contains("File too large"),
+            "{language}: {reply:?}"
+        );
+        ensure!(
+            reply
+                .opt_str("guidance_summary")
+                .is_some_and(|s| s.contains("largest size a file may have")),
+            "{language}: {reply:?}"
+        );
+        let app = server.workspace_of(&session).context("no /app")?;
+        let size = std::fs::metadata(app.join("big.bin"))?.len();
+        ensure!(
+            size == CAP,
+            "{language}: the write stops at the cap: {size}"
+        );
+        std::fs::remove_file(app.join("big.bin"))?;
+    }
+    server.stop().await
+}

@@ -438,6 +438,27 @@ async fn packages_install_from_a_wheelhouse_and_natives_are_refused() -> anyhow:
         "Successfully installed demo-pkg 1.0.0\n",
         "{pip:?}"
     );
+    // pip itself is not a package: the answer says it is not needed, not that installs are off.
+    for (tool, args) in [
+        (
+            "install_package",
+            json!({ "package": "pip", "session_id": "pkgs" }),
+        ),
+        (
+            "execute_command",
+            json!({ "command": "pip install --upgrade pip", "session_id": "pkgs" }),
+        ),
+    ] {
+        let pip = server.call(tool, args).await?;
+        assert!(pip.is_error, "{pip:?}");
+        assert_eq!(pip.str("error_type"), "invalid_package", "{pip:?}");
+        assert!(
+            pip.str("error_message").contains("pip is not needed"),
+            "{pip:?}"
+        );
+        let fixes = pip.value["actionable_guidance"].to_string();
+        assert!(fixes.contains("install_package"), "{pip:?}");
+    }
     // A refused `pip install` line is advised like install_package's refusal.
     let native = server
         .call(

@@ -13,6 +13,7 @@ pub(super) mod errno {
     pub const BUSY: i32 = 10;
     pub const DQUOT: i32 = 19;
     pub const FAULT: i32 = 21;
+    pub const FBIG: i32 = 22;
     pub const INVAL: i32 = 28;
     pub const NOENT: i32 = 44;
     pub const XDEV: i32 = 75;

@@ -32,6 +32,9 @@ pub struct GuestQuota {
     /// to one file (the usual pattern) asks once. Anything else that may change a length
     /// (another open, a truncation, a renumbering, a new execution) forgets it.
     pub(super) last_write: Option<(u32, u64)>,
+    /// A write to a charged file failed with `EFBIG` during the execution in progress: the
+    /// file reached the largest size a file may have (RLIMIT_FSIZE). Cleared when one starts.
+    pub(super) file_cap_reached: bool,
 }
 
 impl GuestQuota {
@@ -56,6 +59,7 @@ impl GuestQuota {
             quota,
             fds,
             last_write: None,
+            file_cap_reached: false,
         }
     }
 
@@ -63,6 +67,12 @@ impl GuestQuota {
     /// between executions).
     pub fn forget_lengths(&mut self) {
         self.last_write = None;
+    }
+
+    /// Forgets what the execution before saw: the lengths, and a file that reached its cap.
+    pub fn begin_execution(&mut self) {
+        self.forget_lengths();
+        self.file_cap_reached = false;
     }
 
     /// The descriptor, when growth through it is charged.
@@ -85,15 +95,66 @@ impl GuestQuota {
 }
 
 /// Classifies a failed execution as `disk_quota` when a growth was refused during it (since
-/// `mark`): JavaScript reports `EDQUOT` as a plain `Error`, and code may turn Python's `OSError`
-/// into another exception. The message gets the quota's numbers and what to do.
+/// `mark`), or a file reached the largest size a file may have: JavaScript reports `EDQUOT`
+/// and `EFBIG` as a plain `Error`, and code may turn Python's `OSError` into another
+/// exception. The message gets the quota's numbers and what to do.
 pub fn explain_failure(guest: &GuestQuota, mark: u64, error: &mut GuestError) {
-    let q = lock(&guest.quota);
-    let Some(refusal) = q.refusal_since(mark) else {
+    if !matches!(error.kind, ErrorKind::Runtime | ErrorKind::DiskQuota) {
         return;
-    };
-    if matches!(error.kind, ErrorKind::Runtime | ErrorKind::DiskQuota) {
+    }
+    let q = lock(&guest.quota);
+    if let Some(refusal) = q.refusal_since(mark) {
         error.kind = ErrorKind::DiskQuota;
         error.message = format!("{}; {refusal}", error.message);
+    } else if guest.file_cap_reached {
+        error.kind = ErrorKind::DiskQuota;
+        error.message = format!("{}; {FILE_CAP_REACHED}", error.message);
+    }
+}
+
+/// What a write that failed with `EFBIG` means here, for the message of the failed execution.
+const FILE_CAP_REACHED: &str = "disk_quota: a file reached the largest size one file may have in this session (the flavor's per-file cap); write it in parts (several files), write less, or create_session with a larger flavor";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quota::{Quota, QuotaLimits};
+
+    fn error(kind: ErrorKind) -> GuestError {
+        GuestError {
+            kind,
+            name: Some("Error".into()),
+            message: "Error: EFBIG: File too large, writeText 'big.bin'".into(),
+        }
+    }
+
+    /// A write that failed with `EFBIG` makes a plain runtime error `disk_quota`, with the
+    /// per-file cap named; the next execution starts without the mark.
+    #[test]
+    fn a_file_at_its_cap_explains_the_failure() {
+        let limits = QuotaLimits {
+            bytes: 1 << 20,
+            entries: 10,
+        };
+        let mut guest = GuestQuota::new(Quota::new(limits, Vec::new()).into_shared(), &[]);
+        let mark = guest.refusals();
+        let mut plain = error(ErrorKind::Runtime);
+        explain_failure(&guest, mark, &mut plain);
+        assert_eq!(plain.kind, ErrorKind::Runtime, "no write was refused");
+
+        guest.file_cap_reached = true;
+        let mut at_cap = error(ErrorKind::Runtime);
+        explain_failure(&guest, mark, &mut at_cap);
+        assert_eq!(at_cap.kind, ErrorKind::DiskQuota);
+        assert!(at_cap.message.contains("largest size one file may have"));
+        // Another class of failure keeps its class.
+        let mut oom = error(ErrorKind::OutOfMemory);
+        explain_failure(&guest, mark, &mut oom);
+        assert_eq!(oom.kind, ErrorKind::OutOfMemory);
+
+        guest.begin_execution();
+        let mut next = error(ErrorKind::Runtime);
+        explain_failure(&guest, mark, &mut next);
+        assert_eq!(next.kind, ErrorKind::Runtime);
     }
 }

@@ -199,7 +199,7 @@ impl HostState {
         self.control.set_current(Some(req.execution_id.clone()));
         let quota_mark = self.quota.as_mut().map_or(0, |q| {
             // The shell may have changed files since the last execution.
-            q.forget_lengths();
+            q.begin_execution();
             q.refusals()
         });
         self.active = Some(ActiveExecution::start(req, quota_mark));

@@ -23,6 +23,10 @@ const OFLAGS_TRUNC: i32 = 8;
 /// `fdflags` bit of `path_open`: every write appends.
 const FDFLAGS_APPEND: i32 = 1;
 
+/// The hostcall fuel a write to a charged regular file gets at least: wiggle's own per-call
+/// default, so small writes spend what they always did.
+const WRITE_FUEL_FLOOR: usize = 128 << 20;
+
 /// The arguments of one `fd_write` (`offset == None`) or `fd_pwrite`, to hand to wasmtime-wasi
 /// from whichever branch of [`write`] decides to.
 #[derive(Clone, Copy)]
@@ -100,11 +104,25 @@ pub(in crate::host) fn write(
     if let Err(errno) = charge(state, &mut gm, Amount::bytes(growth)) {
         return Ok(errno);
     }
+    // wiggle's hostcall fuel (128 MiB) bounds what a call may copy out of the guest; past it
+    // wasmtime-wasi answers `NOMEM`, so `f.write(300 MiB)` failed as "Out of memory" where
+    // POSIX writes what fits. A regular file is written straight from the guest's memory (the
+    // files block and the memory is unshared: nothing is copied), so the write may spend as
+    // much as it writes; the file cap (RLIMIT_FSIZE) then shortens it, and the next write
+    // fails with `EFBIG` as on Linux.
+    let iovec_bytes = (iovs_len as u32 as usize).saturating_mul(8);
+    let fuel = usize::try_from(planned).map_or(usize::MAX, |p| p.saturating_add(iovec_bytes));
+    state.wasi.set_hostcall_fuel(fuel.max(WRITE_FUEL_FLOOR));
     let result = call.run(&mut state.wasi, &mut gm);
     let written = match &result {
         Ok(errno::SUCCESS) => Some(read_u32(mem, nwritten as u32 as usize).map_or(0, u64::from)),
         _ => None,
     };
+    if matches!(result, Ok(errno::FBIG))
+        && let Some(guest) = state.quota.as_mut()
+    {
+        guest.file_cap_reached = true;
+    }
     settle_write(state, n, size, pos, growth, written);
     result
 }
