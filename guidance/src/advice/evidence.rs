@@ -182,29 +182,41 @@ pub(super) fn operand_starting_at(line: &str, start: usize) -> Option<&str> {
     ((first.is_ascii_alphanumeric() || first == '_') && operand.len() <= 80).then_some(operand)
 }
 
+/// The characters of `text` outside its string literals (delimited by any of `quotes`, with
+/// backslash escapes), with their byte offsets; the delimiters are not among them.
+pub(super) fn outside_strings<'a>(
+    text: &'a str,
+    quotes: &'a [char],
+) -> impl Iterator<Item = (usize, char)> + 'a {
+    let mut quote = None;
+    let mut escaped = false;
+    text.char_indices().filter(move |&(_, c)| match quote {
+        Some(q) => {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            false
+        }
+        None if quotes.contains(&c) => {
+            quote = Some(c);
+            false
+        }
+        None => true,
+    })
+}
+
 /// The divisor of the last division or modulo on a line: `len(values)` in
 /// `avg = sum(values) / len(values)`.
 pub(super) fn divisor(line: &str) -> Option<&str> {
     // The last `/` or `%` outside string literals.
-    let mut quote = None;
-    let mut escaped = false;
-    let mut at = None;
-    for (i, c) in line.char_indices() {
-        match quote {
-            Some(q) => {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == q {
-                    quote = None;
-                }
-            }
-            None if c == '\'' || c == '"' => quote = Some(c),
-            None if c == '/' || c == '%' => at = Some(i),
-            None => {}
-        }
-    }
+    let at = outside_strings(line, &['\'', '"'])
+        .filter(|&(_, c)| c == '/' || c == '%')
+        .last()
+        .map(|(i, _)| i);
     let at = at?;
     let before = line[..at].trim_end_matches(['/', ' ']);
     let binary = before
@@ -337,6 +349,15 @@ mod tests {
             let got = locate(stderr, message, language).map(|l| (l.cell, l.line, l.col, l.current));
             assert_eq!(got, want, "{stderr:?} {message:?}");
         }
+    }
+
+    #[test]
+    fn string_literals_are_skipped_escapes_included() {
+        let code: String = outside_strings(r#"a / "b / \" c" % 'd'"#, &['"', '\''])
+            .map(|(_, c)| c)
+            .collect();
+        assert_eq!(code, "a /  % ");
+        assert_eq!(divisor(r#"x = "50%" + str(a / len(b))"#), Some("len(b)"));
     }
 
     #[test]

@@ -560,22 +560,10 @@ fn js_timer(code: &str) -> Option<JsTimer> {
 /// The top-level arguments of a call whose text starts just after its `(`, up to the matching
 /// `)` (strings and nested brackets skipped); empty when it does not close.
 fn call_arguments(text: &str) -> Vec<&str> {
-    let (mut depth, mut quote, mut start) = (0usize, None::<char>, 0usize);
+    let (mut depth, mut start) = (0usize, 0usize);
     let mut args = Vec::new();
-    let mut escaped = false;
-    for (i, c) in text.char_indices() {
-        if let Some(q) = quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
+    for (i, c) in super::evidence::outside_strings(text, &['\'', '"', '`']) {
         match c {
-            '\'' | '"' | '`' => quote = Some(c),
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' if depth > 0 => depth -= 1,
             ')' => {
