@@ -193,6 +193,7 @@ mod tests {
                 data: vec![0x89, b'P', b'N', b'G'],
             }],
             written: vec!["plot.png".into(), "out/data.csv".into()],
+            state_follows: false,
         })
     }
 

@@ -39,4 +39,4 @@ pub use runtime::{
 };
 
 /// Bumped whenever a message changes shape; the worker refuses a supervisor that speaks another.
-pub const PROTOCOL_VERSION: u32 = 9;
+pub const PROTOCOL_VERSION: u32 = 10;

@@ -251,6 +251,10 @@ pub struct ExecutionReport {
     /// chose: whoever opens them must do so beneath `/app` (the supervisor attaches the
     /// images among them without walking the directory).
     pub written: Vec<String>,
+    /// The state layer this execution left follows this report: the worker answers first
+    /// and sends the pages the call changed after it ([`Response::StatePart`]s, the last one
+    /// `last`). False for an execution that left no new state (not run, rolled back).
+    pub state_follows: bool,
 }
 
 /// The most written files one report names; an execution that writes more names the first.

@@ -182,7 +182,12 @@ impl ExecuteCodeResult {
         result.execution_id = execution.execution_id;
         if let Some(why) = execution.replaced_worker {
             result.session_restarted = true;
-            result.restart_reason = Some(if execution.resumed {
+            result.restart_reason = Some(if execution.missing_last_call {
+                result.state_after_restart = Some(StateAfterRestart::RolledBack);
+                format!(
+                    "{why}; a new worker took over the session's state as the call before the last one left it: the last call's changes to variables, functions and imports are gone (its output was answered), files in /app are kept"
+                )
+            } else if execution.resumed {
                 result.state_after_restart = Some(StateAfterRestart::Resumed);
                 format!(
                     "{why}; a new worker took over the session's state: variables, functions and imports are as the last call that returned left them, files in /app are kept"
@@ -373,6 +378,7 @@ mod tests {
             restart: None,
             figures: Vec::new(),
             written: Vec::new(),
+            state_follows: false,
         }
     }
 

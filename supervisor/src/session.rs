@@ -67,7 +67,13 @@ pub struct Session {
     /// Executions run and fuel they used, over the session's life.
     pub executions: std::sync::atomic::AtomicU64,
     pub fuel_used: std::sync::atomic::AtomicU64,
-    runner: tokio::sync::Mutex<Runner>,
+    /// Shared so that the keeping of a call's state can hold it after the call is answered
+    /// (see [`Session::keep_state_behind`]).
+    runner: Arc<tokio::sync::Mutex<Runner>>,
+    /// The runner is held only to keep the state of a call already answered: a look at the
+    /// interpreter waits for that instead of giving up (see [`Session::execute`]).
+    keeping: std::sync::atomic::AtomicBool,
+    kept: tokio::sync::Notify,
     /// The current worker's connection, for a disk charge asked while an execution holds the
     /// runner (see [`Session::reserve_disk`]).
     line: Mutex<Option<Arc<WorkerLine>>>,
@@ -124,6 +130,8 @@ struct Attempt {
     replaced_worker: Option<String>,
     /// The new worker took over the session's state (see [`resume`]).
     resumed: bool,
+    /// ... as the call before the last one left it (see [`Execution::missing_last_call`]).
+    missing_last_call: bool,
     /// The fuel the execution was given.
     fuel_budget: u64,
 }
@@ -139,6 +147,9 @@ struct Runner {
     /// The current worker took over the session's state after the previous one was lost
     /// (told to the next call).
     resumed: bool,
+    /// The previous worker died after it answered a call and before it sent the state that
+    /// call left: the log ends at the call before (told to the next call).
+    missing_last_call: bool,
 }
 
 /// What a session is asked to run.
@@ -190,6 +201,9 @@ pub struct Execution {
     /// The worker that replaced a lost one took over the session's state (variables as the
     /// last call that returned left them).
     pub resumed: bool,
+    /// ... but as the call before the last one left them: the last call's worker died after
+    /// it answered, before it sent the state that call left.
+    pub missing_last_call: bool,
 }
 
 /// One execution asked of a session.
@@ -255,10 +269,12 @@ impl Session {
             started: started.into(),
             executions: executions.into(),
             fuel_used: fuel_used.into(),
-            runner: tokio::sync::Mutex::new(Runner {
+            runner: Arc::new(tokio::sync::Mutex::new(Runner {
                 lost,
                 ..Runner::default()
-            }),
+            })),
+            keeping: false.into(),
+            kept: tokio::sync::Notify::new(),
             line: Mutex::new(None),
             installs: tokio::sync::Mutex::new(()),
             checkpoints: Mutex::new(checkpoints),
@@ -356,16 +372,17 @@ impl Session {
                 outcome: Err(ExecFailure::CancelledWhileQueued),
                 replaced_worker: None,
                 resumed: false,
+                missing_last_call: false,
             })
         };
         let mut runner = if matches!(work, Work::Inspect) {
-            match self.runner.try_lock() {
-                Ok(runner) => runner,
-                Err(_) => return not_run(execution_id),
+            match self.inspecting_runner().await {
+                Some(runner) => runner,
+                None => return not_run(execution_id),
             }
         } else {
             tokio::select! {
-                runner = self.runner.lock() => runner,
+                runner = self.runner.clone().lock_owned() => runner,
                 () = cancel.cancelled() => return not_run(execution_id),
             }
         };
@@ -393,8 +410,17 @@ impl Session {
             mut outcome,
             replaced_worker,
             resumed,
+            missing_last_call,
             fuel_budget,
         } = attempt;
+        let state_due = matches!(&outcome, Ok(report) if report.state_follows);
+        // A durable session's state is kept before the call is answered, and so is a look's
+        // (a caller that looked finds the session idle, its state all kept); any other
+        // call's just behind its answer.
+        let keep_behind = state_due && !self.durable && !matches!(work, Work::Inspect);
+        if state_due && !keep_behind {
+            self.receive_state(&mut runner).await;
+        }
         self.keep_states(&mut runner).await;
         self.roll_back_lost(&mut runner, &mut outcome).await;
         if let Ok(report) = &outcome {
@@ -404,13 +430,78 @@ impl Session {
         }
         self.settle(&mut runner, &outcome);
         self.touch();
+        if keep_behind {
+            self.keep_state_behind(runner);
+        }
         Ok(Execution {
             execution_id,
             fuel_budget,
             outcome,
             replaced_worker,
             resumed,
+            missing_last_call,
         })
+    }
+
+    /// The runner for a look at the interpreter's state, which never queues behind an
+    /// execution (it would hold its caller, get_workspace_info, for as long), but waits for
+    /// the keeping of an answered call's state; `None` when an execution holds the runner.
+    async fn inspecting_runner(&self) -> Option<tokio::sync::OwnedMutexGuard<Runner>> {
+        let kept = self.kept.notified();
+        tokio::pin!(kept);
+        kept.as_mut().enable();
+        if let Ok(runner) = self.runner.clone().try_lock_owned() {
+            return Some(runner);
+        }
+        if !self.keeping.load(Ordering::SeqCst) {
+            return None;
+        }
+        tokio::select! {
+            runner = self.runner.clone().lock_owned() => Some(runner),
+            () = kept => self.runner.clone().try_lock_owned().ok(),
+        }
+    }
+
+    /// Keeps the state layer the worker sends after answering (see
+    /// [`ExecutionReport::state_follows`]) behind the call's answer: `runner` stays held, so
+    /// the session's next call (a checkpoint, a fork, a reset) comes after it.
+    fn keep_state_behind(self: &Arc<Self>, mut runner: tokio::sync::OwnedMutexGuard<Runner>) {
+        self.keeping.store(true, Ordering::SeqCst);
+        let session = self.clone();
+        tokio::spawn(async move {
+            session.receive_state(&mut runner).await;
+            session.keep_states(&mut runner).await;
+            session.keeping.store(false, Ordering::SeqCst);
+            drop(runner);
+            session.kept.notify_waiters();
+        });
+    }
+
+    /// Waits for the state layer of the call the worker just answered. A worker that dies
+    /// first (killed a moment after it answered) took that call's changes with it: the next
+    /// call starts a new worker from the state before them and says so.
+    async fn receive_state(&self, runner: &mut Runner) {
+        let Some(worker) = runner.worker.as_mut() else {
+            return;
+        };
+        let pid = worker.pid();
+        let Err(why) = worker.receive_state().await else {
+            return;
+        };
+        if self.worker_pid.load(Ordering::SeqCst) != pid {
+            // Stopped on purpose (destroy, reset, shutdown): nothing to tell.
+            runner.worker = None;
+            return;
+        }
+        tracing::warn!(session = %self.id, pid, %why, "the worker died after it answered, before it sent the state the call left");
+        crate::metrics::global().worker_crashed(self.runtime(), Crash::Idle);
+        self.lose_worker(
+            runner,
+            format!(
+                "the previous worker died just after it answered the last call, before it sent the state that call left ({why})"
+            ),
+        );
+        runner.missing_last_call = true;
     }
 
     /// Sends `request` to the session's worker, starting one first when there is none (or it
@@ -435,6 +526,8 @@ impl Session {
             runner.lost.take()
         };
         let resumed = replaced_worker.is_some() && std::mem::take(&mut runner.resumed);
+        let missing_last_call =
+            replaced_worker.is_some() && std::mem::take(&mut runner.missing_last_call) && resumed;
         let fuel = self.execution_fuel(timeout);
         let request = work.to_request(execution_id.to_owned(), fuel, timeout);
         let worker = runner.worker.as_mut().expect("started above");
@@ -443,6 +536,7 @@ impl Session {
             fuel_budget: fuel,
             replaced_worker,
             resumed,
+            missing_last_call,
         })
     }
 
@@ -829,6 +923,7 @@ impl Session {
         // Held while deleting, so no execution of this session starts meanwhile.
         let mut runner = self.runner.lock().await;
         runner.lost = None;
+        runner.missing_last_call = false;
         self.touch();
         self.forget_state().await;
         let files = self.files();

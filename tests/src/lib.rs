@@ -902,12 +902,27 @@ impl Server {
         Ok(pid)
     }
 
-    /// SIGKILLs the worker of `session_id` (idle, between calls) and waits until it is gone,
-    /// as a chaos test or an OOM killer would.
+    /// Waits until the worker of `session_id` is idle, the state its last call left kept: the
+    /// server keeps a call's state just behind the call's answer, and a look at the session
+    /// (`get_workspace_info`) waits for that.
+    ///
+    /// # Errors
+    /// When the look fails.
+    pub async fn settled(&self, session_id: &str) -> Result<()> {
+        let info = self
+            .call("get_workspace_info", json!({ "session_id": session_id }))
+            .await?;
+        anyhow::ensure!(!info.is_error, "{info:?}");
+        Ok(())
+    }
+
+    /// SIGKILLs the worker of `session_id` once it is idle, between calls ([`Server::settled`]),
+    /// and waits until it is gone, as a chaos test or an OOM killer would.
     ///
     /// # Errors
     /// When the session has no worker or it does not die within 5 s.
     pub async fn kill_worker_of(&self, session_id: &str) -> Result<()> {
+        self.settled(session_id).await?;
         let pid = procfs::worker_of_session(self.pid, session_id).context("the worker")?;
         anyhow::ensure!(procfs::signal(pid, "KILL"), "SIGKILL to {pid}");
         anyhow::ensure!(

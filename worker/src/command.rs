@@ -218,6 +218,7 @@ fn run(
         restart: None,
         figures: interpreters.figures,
         written: Vec::new(),
+        state_follows: false,
     }
 }
 
@@ -521,6 +522,7 @@ mod tests {
             restart: None,
             figures: Vec::new(),
             written: Vec::new(),
+            state_follows: false,
         }
     }
 

@@ -222,6 +222,7 @@ fn not_run(execution_id: String) -> ExecutionReport {
         restart: None,
         figures: Vec::new(),
         written: Vec::new(),
+        state_follows: false,
     }
 }
 
@@ -378,6 +379,7 @@ pub(crate) mod tests {
             restart: None,
             figures: Vec::new(),
             written: Vec::new(),
+            state_follows: false,
         }
     }
 

@@ -295,6 +295,7 @@ impl Session {
         restored.map_err(|failure| self.state_failed(runner, failure, "restored"))?;
         runner.lost = None;
         runner.resumed = false;
+        runner.missing_last_call = false;
         // The checkpoint's own file becomes the log when it holds just that state: nothing
         // is written.
         if let (Some(id), Some(newest)) = (checkpoint_id, Newest::of(state)) {

@@ -116,6 +116,9 @@ struct StateInbox {
     /// The base layer of the fork server that forked the worker, which its
     /// [`LayerKind::OverBase`] layer applies to.
     base: Option<Arc<Vec<u8>>>,
+    /// An execution was answered and the layer it left is still to come
+    /// ([`ExecutionReport::state_follows`]; see [`Worker::receive_state`]).
+    due: bool,
 }
 
 /// A layer of state the worker sent was dropped (larger than any memory): the layers after it,
@@ -144,6 +147,9 @@ impl StateInbox {
     /// after it until the next full one (it would apply to a state the session lacks). A
     /// layer over the fork server's base is kept as the base (full) and then it.
     fn absorb(&mut self, data: Vec<u8>, last: bool, kind: LayerKind) {
+        if last {
+            self.due = false;
+        }
         let full = kind.replaces();
         if self.lost && !full {
             return;
@@ -633,6 +639,7 @@ impl Worker {
         };
         match outcome {
             Ok(Ok(Some(Response::Executed(report)))) if report.execution_id == execution_id => {
+                self.states.due = report.state_follows;
                 Ok(report)
             }
             Ok(Ok(Some(other))) => {
@@ -653,6 +660,44 @@ impl Worker {
                 self.kill().await;
                 Err(killed)
             }
+        }
+    }
+
+    /// Reads the state layer the worker sends after answering an execution
+    /// ([`ExecutionReport::state_follows`]), handing disk charges over, for at most
+    /// [`STATE_TIMEOUT`]; at once when none is due.
+    ///
+    /// # Errors
+    /// Why the layer never came (the worker died after it answered); the worker is dead
+    /// afterwards.
+    pub async fn receive_state(&mut self) -> Result<(), String> {
+        let read = async {
+            while self.states.due {
+                match read_frame::<Response>(&mut self.reader).await {
+                    Ok(Some(Response::StatePart { data, last, kind })) => {
+                        self.states.absorb(data, last, kind);
+                    }
+                    Ok(Some(Response::DiskCharged(charge))) => self.line.deliver_charge(charge),
+                    Ok(Some(Response::Started { .. })) => {}
+                    Ok(Some(other)) => {
+                        return Err(format!(
+                            "an unexpected frame instead of a state layer: {other:?}"
+                        ));
+                    }
+                    Ok(None) => return Err("the worker closed its connection".to_owned()),
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+            Ok(())
+        };
+        match tokio::time::timeout(STATE_TIMEOUT, read).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(why)) => Err(format!("{why}; {}", self.wait_or_kill().await)),
+            Err(_) => Err(format!(
+                "no state layer within {} s; {}",
+                STATE_TIMEOUT.as_secs(),
+                self.kill().await
+            )),
         }
     }
 
@@ -777,6 +822,23 @@ mod tests {
             "a signal number nix does not know"
         );
         assert_eq!(describe_exit(None), "unknown");
+    }
+
+    /// A layer due after an answered call is awaited until its last part, also when it is
+    /// dropped (larger than any memory) or follows a dropped one.
+    #[test]
+    fn a_due_layer_is_awaited_until_its_last_part() {
+        let mut inbox = StateInbox::over(None);
+        inbox.due = true;
+        inbox.absorb(vec![1; 3], false, LayerKind::Changes);
+        assert!(inbox.due, "a part that is not the last");
+        inbox.absorb(vec![2; 3], true, LayerKind::Changes);
+        assert!(!inbox.due);
+        assert_eq!(inbox.layers.len(), 1);
+        inbox.lost = true;
+        inbox.due = true;
+        inbox.absorb(vec![3; 3], true, LayerKind::Changes);
+        assert!(!inbox.due, "a layer dropped after a lost one still arrived");
     }
 
     /// A layer over the fork server's base is kept as the base (which replaces the log) and

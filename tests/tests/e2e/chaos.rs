@@ -135,6 +135,8 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
             .exec(language, &set, json!({ "session_id": id }))
             .await?;
         assert!(!reply.is_error, "{reply:?}");
+        // The marker's state kept before the kills begin (it is kept just behind the answer).
+        server.settled(&id).await?;
         if i < 2 {
             assert!(
                 host::adopted_dir_of(&server.state_dir, &id).is_some(),

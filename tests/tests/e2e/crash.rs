@@ -120,6 +120,8 @@ async fn a_call_right_after_its_idle_worker_died_runs_on_a_fresh_worker() -> any
             .await?;
         assert!(!first.is_error, "{first:?}");
         for round in 0..count {
+            // Idle: the previous call's state kept (it is kept just behind the answer).
+            server.settled(&session).await?;
             let pid = procfs::worker_of_session(server.pid, &session)
                 .unwrap_or_else(|| panic!("{session}: a worker before round {round}"));
             assert!(procfs::signal(pid, "KILL"), "SIGKILL to {pid}");
@@ -146,5 +148,47 @@ async fn a_call_right_after_its_idle_worker_died_runs_on_a_fresh_worker() -> any
             assert_eq!(reply.str("state_after_restart"), "resumed", "{reply:?}");
         }
     }
+    server.stop().await
+}
+
+/// A call's state is kept just behind its answer: a worker killed in the moment after it
+/// answered, before it sent the state that call left, takes that state with it. The answer
+/// stands; the next call runs on a new worker from the state before that call and says so
+/// (`rolled_back`, and why), instead of claiming the state the last call left.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_killed_before_it_sent_an_answered_calls_state_says_which_state_is_left()
+-> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let at = json!({ "session_id": "window", "timeout": 60 });
+    let first = server.exec("python", "kept = 'first'", at.clone()).await?;
+    assert!(!first.is_error, "{first:?}");
+    server.settled("window").await?;
+    let pid = procfs::worker_of_session(server.pid, "window").expect("its worker");
+    // 160 MB of random bytes: a state that takes the worker far longer to send than the
+    // kill below takes to land.
+    let big = server
+        .exec(
+            "python",
+            "import os\nbig = os.urandom(160 << 20)\nlen(big)",
+            at.clone(),
+        )
+        .await?;
+    assert!(procfs::signal(pid, "KILL"), "SIGKILL to {pid}");
+    assert!(!big.is_error, "{big:?}");
+    assert_eq!(big.str("result"), (160u64 << 20).to_string(), "{big:?}");
+
+    let next = server
+        .exec("python", "(kept, 'big' in globals())", at)
+        .await?;
+    assert!(!next.is_error, "{next:?}");
+    assert_eq!(next.str("result"), "('first', False)", "{next:?}");
+    assert!(next.bool("session_restarted"), "{next:?}");
+    assert_eq!(next.str("state_after_restart"), "rolled_back", "{next:?}");
+    let why = next.str("restart_reason");
+    assert!(
+        why.contains("before it sent the state that call left")
+            && why.contains("the last call's changes"),
+        "{next:?}"
+    );
     server.stop().await
 }

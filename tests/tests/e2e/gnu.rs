@@ -31,7 +31,8 @@ pub async fn write_files(server: &Server, session: &str, files: &[(String, Strin
     let code = format!(
         "import json, os\nfor name, text in json.loads({:?}).items():\n    \
          os.makedirs(os.path.dirname(name) or '.', exist_ok=True)\n    \
-         open(name, 'w').write(text)",
+         open(name, 'w').write(text)\n    \
+         os.utime(name, ({FIXTURE_MTIME}, {FIXTURE_MTIME}))",
         serde_json::Value::Object(files).to_string()
     );
     let wrote = server
@@ -44,13 +45,22 @@ pub async fn write_files(server: &Server, session: &str, files: &[(String, Strin
     Ok(())
 }
 
+/// When every fixture file was last modified, on both sides: files written a moment apart
+/// may or may not share a timestamp (the kernel's clock for them is coarse), which would
+/// make `find -newer` and `ls -t` differ from run to run.
+const FIXTURE_MTIME: u64 = 1_700_000_000;
+
 /// Runs `line` with bash in a fresh directory holding `files`: its stdout and status.
 pub fn natively(files: &[(String, String)], line: &str) -> Result<(String, u64)> {
     let dir = tempfile::tempdir()?;
     for (name, text) in files {
         let path = dir.path().join(name);
         std::fs::create_dir_all(path.parent().context("a parent")?)?;
-        std::fs::write(path, text)?;
+        std::fs::write(&path, text)?;
+        std::fs::File::options()
+            .write(true)
+            .open(&path)?
+            .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(FIXTURE_MTIME))?;
     }
     let ran = std::process::Command::new("bash")
         .args(["-c", line])

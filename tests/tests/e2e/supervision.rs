@@ -640,6 +640,8 @@ async fn a_memory_cap_is_a_limit_and_the_budget_counts_what_sessions_use() -> an
     server
         .exec("python", "kept = 1", json!({ "session_id": "one" }))
         .await?;
+    // Idle: its state kept (that goes on just behind the answer, and holds the session).
+    server.settled("one").await?;
     let large = server
         .call(
             "create_session",

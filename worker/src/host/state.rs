@@ -249,6 +249,7 @@ impl HostState {
             restart,
             figures: outcome.figures,
             written: self.written.take(),
+            state_follows: false,
         }
     }
 

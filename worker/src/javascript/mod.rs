@@ -509,15 +509,19 @@ pub fn serve(
         }
         let sent = match task {
             Task::Run(job) => {
-                let report = session.execute(&job.request)?;
+                let mut report = session.execute(&job.request)?;
                 // A call that trapped left the state the supervisor has (rolled back), or a
-                // fresh context it replaces with that state: nothing new to send.
-                let sent = if report.restart.is_none() {
-                    session.send_state_layer(&link)
-                } else {
-                    Ok(())
-                };
-                let sent = sent.and_then(|()| link.deliver(report));
+                // fresh context it replaces with that state: nothing new to send. Otherwise
+                // the call is answered first and its layer follows, off the call's path.
+                report.state_follows = report.restart.is_none();
+                let follows = report.state_follows;
+                let sent = link.deliver(report).and_then(|()| {
+                    if follows {
+                        session.send_state_layer(&link)
+                    } else {
+                        Ok(())
+                    }
+                });
                 session.settle();
                 sent
             }
@@ -741,7 +745,7 @@ mod tests {
     #[test]
     fn the_rollback_point_follows_the_pages_each_layer_sent() {
         with_session(|session, _| {
-            let mut layer = |session: &mut JsSession<'_>| {
+            let layer = |session: &mut JsSession<'_>| {
                 let sent = session.state_layer(|_| Ok::<(), ()>(()));
                 assert!(sent.is_ok());
                 session.settle();

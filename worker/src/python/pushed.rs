@@ -641,10 +641,13 @@ pub(super) fn serve(
             }
             let sent = match task {
                 Task::Run(job) => match interpreter.execute(&job.request) {
-                    Ok(report) => {
-                        let sent = interpreter
-                            .send_state_layer(config, &link)
-                            .and_then(|()| link.deliver(report));
+                    Ok(mut report) => {
+                        // Answered first: the layer is off the call's path (the supervisor
+                        // keeps it before the session's next call).
+                        report.state_follows = true;
+                        let sent = link
+                            .deliver(report)
+                            .and_then(|()| interpreter.send_state_layer(config, &link));
                         interpreter.watch_from_now();
                         sent
                     }
