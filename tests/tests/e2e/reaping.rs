@@ -34,6 +34,8 @@ async fn a_worker_that_dies_while_idle_is_reaped_at_once() -> Result<()> {
 async fn idle_death_is_reaped(adopted: bool) -> Result<()> {
     let server = Server::start_with_env(&[pinned_pool(adopted)]).await?;
     let pid = server.first_call("idle", adopted, "kept = 1").await?;
+    // Idle: the call's state kept (it is kept just behind the answer).
+    server.settled("idle").await?;
     ensure!(procfs::signal(pid, "KILL"));
     // Reaped without any call to the session: the process is gone, not a zombie.
     let reaped = eventually(Duration::from_secs(5), || state_of(pid).is_none()).await;

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 pub use sandbox_protocol::LayerKind;
 use sandbox_protocol::SnapshotInfo;
 pub use sandbox_protocol::snapshot::{
-    Entry, PAGE, Packing, Snapshot, SnapshotError, SnapshotMeta, diff_page, framed_layer,
+    Entry, PAGE, Packing, Patch, Snapshot, SnapshotError, SnapshotMeta, diff_page, framed_layer,
     parse_layers,
 };
 use wasmtime::{Memory, Store};
@@ -340,18 +340,24 @@ impl Tracker {
                 continue;
             };
             let page = &memory[index * PAGE..(index + 1) * PAGE];
-            if **kept == *page {
-                continue;
-            }
             let page_index =
                 u32::try_from(index).expect("a wasm32 memory has fewer than 2^32 pages");
+            // One pass: the patch says whether the page changed at all, and which runs of
+            // the kept copy to bring up to date.
             let start = changes.records.len();
             if diff_page(kept, page, &mut changes.records) {
+                let patch = Patch::written(&changes.records[start..]);
+                if patch.is_empty() {
+                    changes.records.truncate(start);
+                    continue;
+                }
+                patch.apply(kept);
                 let _ = changes
                     .patched
                     .insert(page_index, start..changes.records.len());
+            } else {
+                kept.copy_from_slice(page);
             }
-            kept.copy_from_slice(page);
             changes.pages.push(page_index);
         }
         let whole = changed_pages(memory, base_bytes, hashed, Some(self));
