@@ -252,6 +252,16 @@ async fn the_shared_volume_is_not_charged_and_moves_from_it_are_copies() -> Resu
         "a refused move keeps its source"
     );
     assert_within_quota(&server, "sv")?;
+    // One write larger than what a host call may copy (128 MiB) lands whole on the shared
+    // volume too (it used to fail "Out of memory").
+    let big = server
+        .python(
+            "sv",
+            "open('/shared/big.bin', 'wb').write(bytes(200 << 20))",
+        )
+        .await?;
+    ensure!(big.str("result") == (200u64 << 20).to_string(), "{big:?}");
+    ensure!(std::fs::metadata(shared.path().join("big.bin"))?.len() == 200 << 20);
     Ok(())
 }
 

@@ -23,8 +23,8 @@ const OFLAGS_TRUNC: i32 = 8;
 /// `fdflags` bit of `path_open`: every write appends.
 const FDFLAGS_APPEND: i32 = 1;
 
-/// The hostcall fuel a write to a charged regular file gets at least: wiggle's own per-call
-/// default, so small writes spend what they always did.
+/// The hostcall fuel a write to a file gets at least: wiggle's own per-call default, so small
+/// writes spend what they always did.
 const WRITE_FUEL_FLOOR: usize = 128 << 20;
 
 /// The arguments of one `fd_write` (`offset == None`) or `fd_pwrite`, to hand to wasmtime-wasi
@@ -76,11 +76,6 @@ pub(in crate::host) fn write(
         nwritten,
     };
     let (mem, state) = parts(caller)?;
-    let opened = state.quota.as_ref().and_then(|g| g.charged(n));
-    let Some(opened) = opened else {
-        let mut gm = GuestMemory::Unshared(mem);
-        return call.run(&mut state.wasi, &mut gm);
-    };
     let Some(vecs) = iovecs(mem, iovs, iovs_len) else {
         return Ok(errno::FAULT);
     };
@@ -91,6 +86,14 @@ pub(in crate::host) fn write(
         .map(|&(_, len)| len as u64)
         .find(|&len| len > 0)
         .unwrap_or(0);
+    let opened = state.quota.as_ref().and_then(|g| g.charged(n));
+    let Some(opened) = opened else {
+        // Not charged (a file of the shared volume): written from the guest's memory all
+        // the same, so one write of any size is not "Out of memory" (see below).
+        allow_write_of(&mut state.wasi, planned, iovs_len);
+        let mut gm = GuestMemory::Unshared(mem);
+        return call.run(&mut state.wasi, &mut gm);
+    };
     let mut gm = GuestMemory::Unshared(mem);
     let Some(size) = file_length(state, &mut gm, n) else {
         return call.run(&mut state.wasi, &mut gm);
@@ -104,15 +107,7 @@ pub(in crate::host) fn write(
     if let Err(errno) = charge(state, &mut gm, Amount::bytes(growth)) {
         return Ok(errno);
     }
-    // wiggle's hostcall fuel (128 MiB) bounds what a call may copy out of the guest; past it
-    // wasmtime-wasi answers `NOMEM`, so `f.write(300 MiB)` failed as "Out of memory" where
-    // POSIX writes what fits. A regular file is written straight from the guest's memory (the
-    // files block and the memory is unshared: nothing is copied), so the write may spend as
-    // much as it writes; the file cap (RLIMIT_FSIZE) then shortens it, and the next write
-    // fails with `EFBIG` as on Linux.
-    let iovec_bytes = (iovs_len as u32 as usize).saturating_mul(8);
-    let fuel = usize::try_from(planned).map_or(usize::MAX, |p| p.saturating_add(iovec_bytes));
-    state.wasi.set_hostcall_fuel(fuel.max(WRITE_FUEL_FLOOR));
+    allow_write_of(&mut state.wasi, planned, iovs_len);
     let result = call.run(&mut state.wasi, &mut gm);
     let written = match &result {
         Ok(errno::SUCCESS) => Some(read_u32(mem, nwritten as u32 as usize).map_or(0, u64::from)),
@@ -125,6 +120,19 @@ pub(in crate::host) fn write(
     }
     settle_write(state, n, size, pos, growth, written);
     result
+}
+
+/// Lets the next write spend as much hostcall fuel as it writes (`planned` bytes from
+/// `iovs_len` buffers). wiggle's hostcall fuel (128 MiB) bounds what a call may copy out of
+/// the guest; past it wasmtime-wasi answers `NOMEM`, so `f.write(300 MiB)` failed as "Out of
+/// memory" where POSIX writes what fits. A file is written straight from the guest's memory
+/// (files block and the memory is unshared: nothing is copied), so the write may spend as
+/// much as it writes; the file cap (RLIMIT_FSIZE) then shortens it, and the next write fails
+/// with `EFBIG` as on Linux.
+fn allow_write_of(wasi: &mut WasiP1Ctx, planned: u64, iovs_len: i32) {
+    let iovec_bytes = (iovs_len as u32 as usize).saturating_mul(8);
+    let fuel = usize::try_from(planned).map_or(usize::MAX, |p| p.saturating_add(iovec_bytes));
+    wasi.set_hostcall_fuel(fuel.max(WRITE_FUEL_FLOOR));
 }
 
 /// The length of the charged regular file behind `n`: remembered from the last write to it, or
