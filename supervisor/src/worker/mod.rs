@@ -284,6 +284,11 @@ impl Worker {
         match ready {
             Ok(Ok(info)) => {
                 config.jail.record(&info.jail);
+                if !info.forked {
+                    // Exec'd after all (the fork server refused): no layer of it is over
+                    // the server's base.
+                    worker.states.base = None;
+                }
                 Ok((worker, info))
             }
             Ok(Err(e)) => {

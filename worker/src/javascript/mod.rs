@@ -585,35 +585,42 @@ mod tests {
         })
     }
 
-    /// Runs `test` with a fresh session on a thread with the guest thread's stack (Wasmtime
-    /// runs wasm on the caller's native stack; the default 2 MiB is less than the wasm stack).
-    fn with_session(test: impl FnOnce(&mut JsSession<'_>, &Path) + Send + 'static) {
+    /// The configuration of a test session: no mounts, no quota, 1 MiB captures.
+    fn test_config() -> SessionConfig {
+        SessionConfig {
+            mounts: Vec::new(),
+            memory_bytes: MEMORY,
+            stdout_cap: 1 << 20,
+            stderr_cap: 1 << 20,
+            quota: None,
+            clock_since: None,
+        }
+    }
+
+    /// Runs `test` on a thread with the guest thread's stack (Wasmtime runs wasm on the
+    /// caller's native stack; the default 2 MiB is less than the wasm stack), with a linker
+    /// and a fresh workspace.
+    fn on_guest_stack(test: impl FnOnce(&Linker<HostState>, &Path) + Send + 'static) {
         std::thread::Builder::new()
             .stack_size(16 << 20)
             .spawn(move || {
                 let linker = build_linker(engine()).unwrap();
                 let workspace = tempfile::tempdir().unwrap();
-                let config = SessionConfig {
-                    mounts: Vec::new(),
-                    memory_bytes: MEMORY,
-                    stdout_cap: 1 << 20,
-                    stderr_cap: 1 << 20,
-                    quota: None,
-                    clock_since: None,
-                };
-                let mut session = JsSession::start(
-                    quickjs(),
-                    &linker,
-                    workspace.path(),
-                    config,
-                    Arc::new(Control::default()),
-                )
-                .unwrap();
-                test(&mut session, workspace.path());
+                test(&linker, workspace.path());
             })
             .unwrap()
             .join()
             .unwrap();
+    }
+
+    /// Runs `test` with a fresh session (see [`on_guest_stack`]).
+    fn with_session(test: impl FnOnce(&mut JsSession<'_>, &Path) + Send + 'static) {
+        on_guest_stack(|linker, workspace| {
+            let control = Arc::new(Control::default());
+            let mut session =
+                JsSession::start(quickjs(), linker, workspace, test_config(), control).unwrap();
+            test(&mut session, workspace);
+        });
     }
 
     fn request(code: &str) -> ExecuteRequest {
@@ -665,36 +672,17 @@ mod tests {
     /// trap just ends its execution: no restart, since it is dropped with its report.
     #[test]
     fn a_session_alone_keeps_no_rollback_point_and_reports_no_restart() {
-        std::thread::Builder::new()
-            .stack_size(16 << 20)
-            .spawn(|| {
-                let linker = build_linker(engine()).unwrap();
-                let workspace = tempfile::tempdir().unwrap();
-                let config = SessionConfig {
-                    mounts: Vec::new(),
-                    memory_bytes: MEMORY,
-                    stdout_cap: 1 << 20,
-                    stderr_cap: 1 << 20,
-                    quota: None,
-                    clock_since: None,
-                };
-                let mut alone = JsSession::start_alone(
-                    quickjs(),
-                    &linker,
-                    workspace.path(),
-                    config,
-                    Arc::new(Control::default()),
-                )
-                .unwrap();
-                assert!(alone.snapshot.is_empty(), "no copy of its memory");
-                let deep = run(&mut alone, DEEP);
-                assert_eq!(deep.error.as_ref().unwrap().kind, ErrorKind::StackOverflow);
-                assert!(deep.restart.is_none(), "{deep:?}");
-                assert_eq!(deep.stdout, b"before\n", "output before the trap is kept");
-            })
-            .unwrap()
-            .join()
-            .unwrap();
+        on_guest_stack(|linker, workspace| {
+            let control = Arc::new(Control::default());
+            let mut alone =
+                JsSession::start_alone(quickjs(), linker, workspace, test_config(), control)
+                    .unwrap();
+            assert!(alone.snapshot.is_empty(), "no copy of its memory");
+            let deep = run(&mut alone, DEEP);
+            assert_eq!(deep.error.as_ref().unwrap().kind, ErrorKind::StackOverflow);
+            assert!(deep.restart.is_none(), "{deep:?}");
+            assert_eq!(deep.stdout, b"before\n", "output before the trap is kept");
+        });
     }
 
     /// A snapshot carries every kind of value, closures and suspended generators included, and
