@@ -385,14 +385,14 @@ async def measure(command, calls, first_calls):
 
 async def measure_scientific_starts(command, samples):
     """Our Python runtime's new sessions (run with its pool off, issue 25): create_session
-    plus the first call timed together, then `import pandas` in it; one unmeasured session
-    first."""
+    plus the first call timed together, then `import pandas` in it, and a session created by
+    its first execute_code alone (one call); one unmeasured round first."""
     from contextlib import AsyncExitStack
 
     from importlib.metadata import version
 
     report = {"sdk": f"mcp {version('mcp')}"}
-    firsts, imports = [], []
+    firsts, imports, autos = [], [], []
     async with AsyncExitStack() as stack:
         client, init, tools = await connect(command, stack)
         server = Server(tools)
@@ -410,12 +410,21 @@ async def measure_scientific_starts(command, samples):
                 server.run(client, "python", "import pandas as pd\nprint(pd.__version__)", sid, "3.")
             )
             await client.call_tool("destroy_session", {"session_id": sid})
+            # What an agent does: one execute_code naming a session that does not exist yet.
+            await asyncio.sleep(REFILL_PAUSE_S)
+            auto = f"sdk-bench-auto-{i}"
+            started = time.perf_counter()
+            await server.run(client, "python", PYTHON_CELL, auto, EXPECTED)
+            created_by_call = ms_since(started)
+            await client.call_tool("destroy_session", {"session_id": auto})
             if i > 0:
                 firsts.append(first)
                 imports.append(imported)
+                autos.append(created_by_call)
     report["figures"] = {
         "scientific_first_call": figure(firsts),
         "scientific_import_pandas": figure(imports),
+        "scientific_created_by_call": figure(autos),
     }
     return report
 

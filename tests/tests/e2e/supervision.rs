@@ -207,8 +207,11 @@ async fn cancel_stops_running_and_queued_executions() -> anyhow::Result<()> {
         })
     };
     let doomed = queue("ran_doomed = True\nn = -1");
+    // The loop runs once the state of the call before it is kept (just behind its answer).
     let listed = server
-        .wait_for_executions("c", Duration::from_secs(5), |l| l.len() == 2)
+        .wait_for_executions("c", Duration::from_secs(5), |l| {
+            statuses(l) == ["running", "queued"]
+        })
         .await?;
     assert_eq!(statuses(&listed), ["running", "queued"], "{listed:?}");
     assert_eq!(listed[0]["execution_id"], execution_id.as_str());

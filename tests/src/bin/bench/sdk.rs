@@ -107,7 +107,7 @@ const FIGURES: [Figure; 12] = [
 
 /// The rows of the driver's `--scientific-starts` run (our server with its pool off): issue
 /// 25's targets for a session started from the memory image.
-const SCIENTIFIC_FIGURES: [Figure; 2] = [
+const SCIENTIFIC_FIGURES: [Figure; 3] = [
     Figure {
         key: "scientific_first_call",
         label: "python, no pool: new session, first call",
@@ -117,6 +117,11 @@ const SCIENTIFIC_FIGURES: [Figure; 2] = [
         key: "scientific_import_pandas",
         label: "python, no pool: then import pandas",
         target: Target::AtMostMs(15.0),
+    },
+    Figure {
+        key: "scientific_created_by_call",
+        label: "python, no pool: a session created by its first execute_code (one call)",
+        target: Target::None,
     },
 ];
 
