@@ -195,6 +195,24 @@ impl StateInbox {
     }
 }
 
+/// Takes a frame that any read loop over a worker may meet between the ones it waits for: a
+/// state layer's part (kept in `states`), the answer to a disk charge (handed to whoever asked,
+/// through `line`) and an execution's `Started`. Returns the frame when it is none of these,
+/// for the loop to look at; a loop that waits for one of these itself matches it first.
+fn take_incidental(
+    line: &WorkerLine,
+    states: &mut StateInbox,
+    response: Response,
+) -> Option<Response> {
+    match response {
+        Response::StatePart { data, last, kind } => states.absorb(data, last, kind),
+        Response::DiskCharged(charge) => line.deliver_charge(charge),
+        Response::Started { .. } => {}
+        other => return Some(other),
+    }
+    None
+}
+
 /// The worker's connection as another task may use it while the worker's holder waits for an
 /// execution: it writes whole frames, and takes the answer to a disk charge that the holder's
 /// read loop hands over ([`Worker::execute`] reads every frame while it runs).
@@ -502,21 +520,19 @@ impl Worker {
     ) -> Result<T, StateFailure> {
         let read = async {
             loop {
-                match read_frame::<Response>(&mut self.reader).await {
-                    Ok(Some(Response::DiskCharged(charge))) => self.line.deliver_charge(charge),
-                    Ok(Some(Response::Started { .. })) => {}
-                    Ok(Some(Response::StatePart { data, last, kind })) => {
-                        self.states.absorb(data, last, kind);
-                    }
-                    Ok(Some(response)) => match take(response) {
+                let response = match read_frame::<Response>(&mut self.reader).await {
+                    Ok(Some(response)) => response,
+                    Ok(None) => return Err("the worker closed its connection".to_owned()),
+                    Err(e) => return Err(e.to_string()),
+                };
+                if let Some(response) = take_incidental(&self.line, &mut self.states, response) {
+                    match take(response) {
                         Step::More => {}
                         Step::Done(answer) => return Ok(answer),
                         Step::Unexpected => {
                             return Err(format!("an unexpected frame instead of {what}"));
                         }
-                    },
-                    Ok(None) => return Err("the worker closed its connection".to_owned()),
-                    Err(e) => return Err(e.to_string()),
+                    }
                 }
             }
         };
@@ -549,11 +565,12 @@ impl Worker {
             loop {
                 match read_frame::<Response>(&mut self.reader).await {
                     Ok(Some(Response::DiskCharged(charge))) => return Ok(charge),
-                    Ok(Some(Response::Started { .. })) => {}
-                    Ok(Some(Response::StatePart { data, last, kind })) => {
-                        self.states.absorb(data, last, kind);
+                    Ok(Some(response)) => {
+                        if let Some(other) = take_incidental(&self.line, &mut self.states, response)
+                        {
+                            return Err(format!("unexpected {other:?}"));
+                        }
                     }
-                    Ok(Some(other)) => return Err(format!("unexpected {other:?}")),
                     Ok(None) => return Err("the worker closed its connection".to_owned()),
                     Err(e) => return Err(e.to_string()),
                 }
@@ -634,9 +651,10 @@ impl Worker {
                     Ok(Ok(Some(Response::Started { execution_id: id }))) if id == execution_id => {
                         taken = true;
                     }
-                    Ok(Ok(Some(Response::DiskCharged(charge)))) => line.deliver_charge(charge),
-                    Ok(Ok(Some(Response::StatePart { data, last, kind }))) => {
-                        states.absorb(data, last, kind);
+                    Ok(Ok(Some(response))) => {
+                        if let Some(other) = take_incidental(line, states, response) {
+                            break Ok(Ok(Some(other)));
+                        }
                     }
                     other => break other,
                 }
@@ -679,15 +697,13 @@ impl Worker {
         let read = async {
             while self.states.due {
                 match read_frame::<Response>(&mut self.reader).await {
-                    Ok(Some(Response::StatePart { data, last, kind })) => {
-                        self.states.absorb(data, last, kind);
-                    }
-                    Ok(Some(Response::DiskCharged(charge))) => self.line.deliver_charge(charge),
-                    Ok(Some(Response::Started { .. })) => {}
-                    Ok(Some(other)) => {
-                        return Err(format!(
-                            "an unexpected frame instead of a state layer: {other:?}"
-                        ));
+                    Ok(Some(response)) => {
+                        if let Some(other) = take_incidental(&self.line, &mut self.states, response)
+                        {
+                            return Err(format!(
+                                "an unexpected frame instead of a state layer: {other:?}"
+                            ));
+                        }
                     }
                     Ok(None) => return Err("the worker closed its connection".to_owned()),
                     Err(e) => return Err(e.to_string()),
