@@ -110,6 +110,64 @@ async fn errors_are_classified_with_the_users_line_numbers() -> anyhow::Result<(
     server.stop().await
 }
 
+/// A cell's value is its last statement's when that is an expression, however the cell is laid
+/// out (the driver compiles most cells from their text and the rest through the AST: both ways
+/// must agree), with the user's line numbers and each compile warning once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cells_last_expression_is_its_result_however_the_cell_is_written() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let cells: &[(&str, Option<&str>)] = &[
+        ("6 * 7", Some("42")),
+        ("x = 5\n\n# the answer\nx * 2  # doubled\n\n", Some("10")),
+        ("items = [\n    1,\n    2,\n]\nlen(items)", Some("2")),
+        ("[\n1,\n2,\n]", Some("[1, 2]")),
+        ("y = 1; y + 1", Some("2")),
+        ("y = 3; z = 4", None),
+        ("if y > 2:\n    w = 'big'\nelse:\n    w = 'small'", None),
+        (
+            "if y > 2:\n    w = 'big'\nelse:\n    w = 'small'\nw",
+            Some("'big'"),
+        ),
+        ("for i in range(2):\n    print(i)", None),
+        (
+            "@staticmethod\ndef helper():\n    pass\ntype(helper).__name__",
+            Some("'staticmethod'"),
+        ),
+        ("text = '''\nmulti\n'''\ntext.strip()", Some("'multi'")),
+        ("x = 1 + \\\n2\nx", Some("3")),
+        ("print('no value')", None),
+        ("None", None),
+    ];
+    for (cell, result) in cells {
+        let reply = server.exec("python", cell, json!({})).await?;
+        assert!(!reply.is_error, "{cell:?}: {reply:?}");
+        match result {
+            Some(result) => assert_eq!(reply.str("result"), *result, "{cell:?}"),
+            None => assert!(reply.is_null("result"), "{cell:?}: {reply:?}"),
+        }
+    }
+    let failing = server
+        .exec("python", "a = 1\nb = 0\n\na / b", json!({}))
+        .await?;
+    assert_eq!(failing.str("error_name"), "ZeroDivisionError");
+    assert!(failing.str("stderr").contains("line 4"), "{failing:?}");
+    let warned = server
+        .exec("python", "p = '\\d'\nfor c in p:\n    pass\np", json!({}))
+        .await?;
+    assert!(!warned.is_error, "{warned:?}");
+    assert_eq!(warned.str("result"), r"'\\d'");
+    assert_eq!(
+        warned.str("stderr").matches("SyntaxWarning").count(),
+        1,
+        "{warned:?}"
+    );
+    let broken = server
+        .exec("python", "x = 1\nx = (\nprint(x)", json!({}))
+        .await?;
+    assert_eq!(broken.str("error_type"), "syntax_error", "{broken:?}");
+    server.stop().await
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn workspace_is_app_and_nothing_of_the_host_leaks() -> anyhow::Result<()> {
     let server = Server::start().await?;
