@@ -303,7 +303,22 @@ async def warm_figures(client, server, calls):
         out["python_cpu_bound"] = figure(cpu)
     except Exception as error:
         out["python_cpu_bound"] = figure(failed=described(error))
+    out["python_cpu_bound_native"] = native_cpu_bound()
     return out
+
+
+def native_cpu_bound():
+    """The CPU-bound cell's loop in this process's own CPython, natively, in the same run as
+    the servers' figures (issue 25 holds the sandbox to a multiple of native). The version goes
+    with the figure: native speed differs a lot between CPython releases."""
+    namespace = {}
+    loop = compile(CPU_BOUND_CELL.replace("print(", "(", 1), "<native>", "eval")
+    samples = []
+    for _ in range(CPU_BOUND_CALLS):
+        started = time.perf_counter()
+        eval(loop, namespace)
+        samples.append(ms_since(started))
+    return figure(samples, python=sys.version.split()[0])
 
 
 async def first_calls_in_sessions(client, server, lang, cell, samples):

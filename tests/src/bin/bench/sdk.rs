@@ -42,7 +42,7 @@ struct Figure {
 }
 
 /// The rows, in the table's order. `*_above_ping` are derived here from `*_warm` and `ping`.
-const FIGURES: [Figure; 12] = [
+const FIGURES: [Figure; 14] = [
     Figure {
         key: "ping",
         label: "MCP ping",
@@ -87,6 +87,16 @@ const FIGURES: [Figure; 12] = [
         key: "python_cpu_bound",
         label: "python: print(sum(i*i for i in range(3_000_000)))",
         target: Target::None,
+    },
+    Figure {
+        key: "python_cpu_bound_native",
+        label: "the same loop in native CPython (the bench's own python3)",
+        target: Target::None,
+    },
+    Figure {
+        key: "python_cpu_bound_over_native",
+        label: "python: the CPU-bound cell over native CPython",
+        target: Target::AtMostTimesNative(6.0),
     },
     Figure {
         key: "python_structured_bytes",
@@ -298,6 +308,25 @@ fn above_ping(call: &Value, ping: &Value) -> Value {
     }
 }
 
+/// `cell` as a multiple of the same loop run natively (`native`, whose report names the
+/// CPython that ran it), or why it cannot be had.
+fn over_native(cell: &Value, native: &Value, native_report: Option<&Json>) -> Value {
+    match (cell.p50_ms(), native.p50_ms()) {
+        (Some(cell_ms), Some(native_ms)) if native_ms > 0.0 => Value::TimesNative {
+            times: cell_ms / native_ms,
+            native_ms,
+            python: native_report
+                .and_then(|report| report["python"].as_str())
+                .unwrap_or("?")
+                .to_owned(),
+        },
+        _ => match (cell, native) {
+            (Value::Missing(why), _) | (_, Value::Missing(why)) => Value::Missing(why.clone()),
+            _ => Value::Missing("failed: not latencies".into()),
+        },
+    }
+}
+
 /// The section's values by label, from one server's report (every row: what the report cannot
 /// give says why).
 pub fn values(report: &Report) -> Vec<(String, Value)> {
@@ -320,9 +349,13 @@ fn values_of(report: &Report, figures_wanted: &[Figure]) -> Vec<(String, Value)>
     figures_wanted
         .iter()
         .map(|figure| {
-            let value = match figure.key.strip_suffix("_above_ping") {
-                Some(lang) => above_ping(&measured(&format!("{lang}_warm")), &measured("ping")),
-                None => measured(figure.key),
+            let value = if let Some(lang) = figure.key.strip_suffix("_above_ping") {
+                above_ping(&measured(&format!("{lang}_warm")), &measured("ping"))
+            } else if let Some(cell) = figure.key.strip_suffix("_over_native") {
+                let native = format!("{cell}_native");
+                over_native(&measured(cell), &measured(&native), figures.get(&native))
+            } else {
+                measured(figure.key)
             };
             (label(figure), value)
         })
@@ -405,6 +438,32 @@ mod tests {
     }
 
     #[test]
+    fn the_cpu_bound_cell_is_a_multiple_of_the_same_loop_run_natively() {
+        let measured = report(
+            r#"{"sdk": "mcp 2.3.0", "server": "x 1", "figures": {
+                "python_cpu_bound": {"samples_ms": [900.0, 1000.0, 1200.0]},
+                "python_cpu_bound_native": {"samples_ms": [180.0, 200.0, 250.0],
+                                            "python": "3.13.0"}}}"#,
+        );
+        let ratio = value(&values(&measured), "python_cpu_bound_over_native");
+        assert_eq!(
+            ratio,
+            Value::TimesNative {
+                times: 5.0,
+                native_ms: 200.0,
+                python: "3.13.0".into()
+            }
+        );
+        assert_eq!(Target::AtMostTimesNative(6.0).meets(&ratio), Some(true));
+        assert_eq!(Target::AtMostTimesNative(4.5).meets(&ratio), Some(false));
+        let without_native = report(
+            r#"{"sdk": "mcp 2.3.0", "server": "x 1", "figures": {
+                "python_cpu_bound": {"samples_ms": [900.0]}}}"#,
+        );
+        assert!(value(&values(&without_native), "python_cpu_bound_over_native").failed());
+    }
+
+    #[test]
     fn a_report_becomes_every_row_with_above_ping_derived() {
         let measured = report(
             r#"{"sdk": "mcp 2.3.0", "server": "x 1", "figures": {
@@ -459,6 +518,10 @@ mod tests {
                 ),
                 (
                     "official SDK, javascript: warm execute_code above ping",
+                    None
+                ),
+                (
+                    "official SDK, python: the CPU-bound cell over native CPython",
                     None
                 ),
                 (

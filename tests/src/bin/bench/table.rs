@@ -47,6 +47,13 @@ pub enum Value {
     /// The size of a JSON document (a result, a schema) in bytes; `of` names what was measured
     /// when it is not what the label says (another server's code tool).
     Size { bytes: u64, of: Option<String> },
+    /// How many times longer a cell took than the same loop in native CPython (`python`, its
+    /// version), comparing p50s; the native p50 goes with it.
+    TimesNative {
+        times: f64,
+        native_ms: f64,
+        python: String,
+    },
     /// Not measured, and why (`n/a: ...`, `not measured: ...` or `failed: ...`).
     Missing(String),
 }
@@ -158,6 +165,14 @@ impl Value {
                 Some(of) => format!("{bytes} bytes ({of})"),
                 None => format!("{bytes} bytes"),
             },
+            Value::TimesNative {
+                times,
+                native_ms,
+                python,
+            } => format!(
+                "{times:.1}x (native CPython {python}: p50 {})",
+                ms(*native_ms)
+            ),
             Value::Missing(why) => why.clone(),
         }
     }
@@ -179,6 +194,8 @@ pub enum Target {
     AtMostPercent(f64),
     /// A JSON document of at most this many bytes.
     AtMostSize(u64),
+    /// At most this many times native CPython's time.
+    AtMostTimesNative(f64),
     /// Printed for information.
     None,
 }
@@ -210,6 +227,9 @@ impl Target {
                 Some(*percent <= limit)
             }
             (Target::AtMostSize(limit), Value::Size { bytes, .. }) => Some(*bytes <= limit),
+            (Target::AtMostTimesNative(limit), Value::TimesNative { times, .. }) => {
+                Some(*times <= limit)
+            }
             _ => None,
         }
     }
@@ -222,6 +242,7 @@ impl Target {
             Target::PssAtMostBytes(limit) => format!("PSS <= {}", bytes(limit)),
             Target::AtMostPercent(limit) => format!("<= {limit:.0} %"),
             Target::AtMostSize(limit) => format!("<= {limit} bytes"),
+            Target::AtMostTimesNative(limit) => format!("<= {limit:.0}x native"),
             Target::None => "-".into(),
         }
     }
