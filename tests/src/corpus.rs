@@ -1,7 +1,7 @@
 //! The advice corpora: failing snippets with the words the right advice must say. The tuned
 //! corpus (`corpus/advice.json`) was written with the rules and must pass whole (the e2e test
-//! `advice_corpus`); the blind corpus (`corpus/blind.json`) was written from the README only,
-//! and a third of it is held out from tuning. `sandbox-bench --advice` prints how often the
+//! `advice_corpus`); the blind corpora (`corpus/blind*.json`) were written from the README
+//! only, and a third of each is held out from tuning. `sandbox-bench --advice` prints how often the
 //! first fix names the cause in each, as a figure, not a test.
 
 use std::collections::BTreeMap;
@@ -15,12 +15,24 @@ use crate::{Reply, Server, next_call_violations};
 /// The corpus file, relative to the `sandbox-tests` crate.
 /// The tuned corpus: written with the rules, every case must pass (the e2e test).
 pub const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/advice.json");
-/// The blind corpus: written from the README only, by someone who never read the rules; a
-/// third of it is held out (never tuned on). Scored by `sandbox-bench --advice`, not a test.
-pub const BLIND: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/blind.json");
-/// A second blind corpus, written the same way by another helper a month later (so the rules
-/// tuned on the first corpus meet mistakes nobody tuned them for); a third of it is held out too.
-pub const BLIND_SECOND: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/blind2.json");
+/// The blind corpora, by name: each written from the README only, by someone who never read
+/// the rules, a day or more after the one before (so rules tuned on the earlier ones meet
+/// mistakes nobody tuned them for); a third of each is held out (never tuned on). Scored by
+/// `sandbox-bench --advice`, not a test.
+pub const BLIND_CORPORA: [(&str, &str); 3] = [
+    (
+        "blind",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/blind.json"),
+    ),
+    (
+        "blind2",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/blind2.json"),
+    ),
+    (
+        "blind3",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/blind3.json"),
+    ),
+];
 
 pub struct Corpus {
     /// Sessions created before the cases run (session id to `create_session` arguments), for

@@ -3,7 +3,7 @@
 //!
 //!   cargo build --release -p sandbox-tests --bin sandbox-bench
 //!   target/release/sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']...
-//!                                [--sdk-only] [--advice] [--state] [ITERATIONS]
+//!                                [--sdk-only] [--advice[=CORPUS,...]] [--state] [ITERATIONS]
 //!
 //! - New sessions: `create_session` plus the first `execute_code`, timed together, per runtime
 //!   (target p50 ≤ 10 ms; ≤ 50 ms with numpy and pandas imported).
@@ -43,8 +43,8 @@
 //! command lines). `--sdk-only` measures only the official-SDK rows (about a minute).
 //!
 //! `--advice` prints only the advice scores ([`advice`], issue 27): how often the first fix
-//! names the cause on the tuned corpus, the blind corpus's tuned two thirds and its held-out
-//! third, with the blind cases that miss.
+//! names the cause on the tuned corpus, each blind corpus's tuned two thirds and its held-out
+//! third, with the blind cases that miss; `--advice=blind3,tuned` scores only the corpora named.
 //!
 //! With `--check` the run also compares our p50s with the reference numbers recorded in
 //! README.md (the table between the `sandbox-bench reference` markers) and exits with status 1
@@ -98,6 +98,8 @@ struct Options {
     sdk_only: bool,
     /// Only the advice corpora's scores.
     advice: bool,
+    /// The advice corpora to score (`--advice=tuned,blind3`); all when empty.
+    advice_corpora: Vec<String>,
     /// Only the sessions-as-values figures.
     state: bool,
     /// Only `execute_command`'s figures.
@@ -107,7 +109,7 @@ struct Options {
     iterations: usize,
 }
 
-const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']... [--sdk-only] [--advice] [--state] [--commands] [ITERATIONS]";
+const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']... [--sdk-only] [--advice[=CORPUS,...]] [--state] [--commands] [ITERATIONS]";
 
 fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
     let mut options = Options {
@@ -116,6 +118,7 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
         sdk_against: Vec::new(),
         sdk_only: false,
         advice: false,
+        advice_corpora: Vec::new(),
         state: false,
         commands: false,
         help: false,
@@ -129,6 +132,9 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
             options.sdk_only = true;
         } else if arg == "--advice" {
             options.advice = true;
+        } else if let Some(corpora) = arg.strip_prefix("--advice=") {
+            options.advice = true;
+            options.advice_corpora = corpora.split(',').map(str::to_owned).collect();
         } else if arg == "--state" {
             options.state = true;
         } else if arg == "--commands" {
@@ -362,7 +368,7 @@ async fn main() -> Result<()> {
         return Ok(());
     }
     if options.advice {
-        return advice::report().await;
+        return advice::report(&options.advice_corpora).await;
     }
     if options.state {
         let server = Arc::new(CommandServer::sandbox_mcp().await?);
@@ -453,12 +459,16 @@ mod tests {
                 sdk_against: Vec::new(),
                 sdk_only: false,
                 advice: false,
+                advice_corpora: Vec::new(),
                 state: false,
                 commands: false,
                 help: false,
                 iterations: 300
             }
         );
+        let some = parse(&["--advice=blind3,tuned"]).unwrap();
+        assert!(some.advice);
+        assert_eq!(some.advice_corpora, ["blind3", "tuned"]);
         let all = parse(&[
             "--check",
             "--against",
