@@ -20,6 +20,13 @@ use crate::worker::Worker;
 use crate::worker::fork_server::ForkServers;
 use crate::workspace::SessionFiles;
 
+/// How long the refill waits after a worker was taken: the session that took it runs its first
+/// call in the next milliseconds, cold (its caches, the pages it writes first), and a worker
+/// started at the same moment competes with it for the cores (on two, it made that call
+/// slower by about as much as the pool saves). A second session arriving meanwhile starts its
+/// own worker, as it would while the refill runs.
+const REFILL_DELAY: Duration = Duration::from_millis(40);
+
 /// The part of a session's limits its worker is started with: the rest (fuel, timeout)
 /// travels with each request, so any session of this shape can use the worker.
 pub fn worker_shape(limits: &SessionLimits) -> SessionLimits {
@@ -123,9 +130,14 @@ impl WorkerPool {
             .collect()
     }
 
-    /// Waits until a worker is taken, or `period` passed.
+    /// Waits until a worker is taken and then [`REFILL_DELAY`] more, or until `period` passed.
     pub async fn wait_for_take(&self, period: Duration) {
-        let _ = tokio::time::timeout(period, self.taken.notified()).await;
+        if tokio::time::timeout(period, self.taken.notified())
+            .await
+            .is_ok()
+        {
+            tokio::time::sleep(REFILL_DELAY).await;
+        }
     }
 
     /// Empties the pool and stops the fork servers (at shutdown): the caller stops the
