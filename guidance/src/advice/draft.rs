@@ -23,7 +23,7 @@ pub(super) struct Draft<'f, 'a> {
     /// What the analysis finds in the failed code.
     pub(super) code: CodeFacts<'a>,
     pub(super) summary: String,
-    fixes: Vec<String>,
+    pub(super) fixes: Vec<String>,
     docs: Vec<&'static str>,
     pub(super) next: Option<NextCall>,
     /// The restart was already explained; do not repeat it.

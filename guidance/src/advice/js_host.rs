@@ -211,7 +211,11 @@ fn js_node_global(name: &str) -> Option<&'static str> {
         "module" | "exports" => "commonjs",
         "window" | "document" | "localStorage" | "alert" => "browser",
         "Worker" | "SharedWorker" => "threads",
-        "sleep" => name,
+        "sleep" | "global" | "crypto" => name,
+        "prompt" | "confirm" => "stdin",
+        "Intl" => "intl",
+        "URL" | "URLSearchParams" => "url",
+        "structuredClone" => "clone",
         _ => return None,
     };
     words::find(&format!("{NODE_GLOBAL_WHY}{kind}"))

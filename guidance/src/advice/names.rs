@@ -226,6 +226,25 @@ impl Draft<'_, '_> {
         let module = self.python() && self.table.get(&missing).is_some();
         if module {
             self.fix(say!("undefined_name.module", missing = missing));
+        } else if let Some(import) = self.python().then(|| usual_alias(&missing)).flatten() {
+            // `np`, `pd`, `plt`: a module's usual name, never imported in this code.
+            self.fix(say!(
+                "undefined_name.alias",
+                missing = missing,
+                import = import
+            ));
+        } else if let Some(meant) = self
+            .fixes
+            .is_empty()
+            .then(|| misspelt_name(&missing, self.f.code, self.python()))
+            .flatten()
+        {
+            // Only when no known cause spoke first (`true` is JavaScript's, not a typo).
+            self.fix(say!(
+                "undefined_name.typo",
+                missing = missing,
+                meant = meant
+            ));
         }
         if self.f.state_lost {
             self.fix(say!("undefined_name.restarted", missing = missing));
@@ -248,6 +267,56 @@ impl Draft<'_, '_> {
     }
 }
 
+/// The import that defines `name` when it is a module's usual short name (`np`, `pd`, `plt`).
+fn usual_alias(name: &str) -> Option<&'static str> {
+    words::list("undefined_name.aliases")
+        .iter()
+        .find_map(|entry| {
+            let (alias, import) = entry.split_once(" => ")?;
+            (alias == name).then_some(import)
+        })
+}
+
+/// The name `missing` is most likely a misspelling of: a name used elsewhere in `code` or a
+/// builtin of the language, one edit away (two for a name of six letters or more, an adjacent
+/// swap counting one), or a builtin that `missing` starts with (`lenght` for `len`).
+fn misspelt_name(missing: &str, code: &str, python: bool) -> Option<String> {
+    if missing.chars().count() < 3 {
+        return None;
+    }
+    let builtins = words::list(if python {
+        "undefined_name.python_builtins"
+    } else {
+        "undefined_name.javascript_builtins"
+    });
+    let in_code = identifiers(code).filter(|name| *name != missing);
+    let candidates = in_code.chain(builtins.iter().map(String::as_str));
+    let allowed = if missing.chars().count() >= 6 { 2 } else { 1 };
+    let mut best: Option<(usize, &str)> = None;
+    for candidate in candidates {
+        let mut distance = edit_distance(missing, candidate);
+        if builtins.iter().any(|b| b == candidate)
+            && candidate.len() >= 3
+            && missing.starts_with(candidate)
+            && missing.len() <= candidate.len() + 3
+        {
+            distance = distance.min(allowed);
+        }
+        if distance <= allowed && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map(|(_, name)| name.to_owned())
+}
+
+/// The identifiers of `code` (ASCII words that do not start with a digit), each once.
+fn identifiers(code: &str) -> impl Iterator<Item = &str> {
+    let mut seen = std::collections::BTreeSet::new();
+    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+        .filter(|word| word.chars().next().is_some_and(|c| !c.is_ascii_digit()))
+        .filter(move |word| seen.insert(*word))
+}
+
 /// `code` with the module name `wrong` replaced by `right` wherever it stands as a whole
 /// dotted name (`import pandsa as pd`, `pandsa.read_csv`), not inside a longer name.
 fn replace_module(code: &str, wrong: &str, right: &str) -> String {
@@ -268,7 +337,33 @@ fn replace_module(code: &str, wrong: &str, right: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::replace_module;
+    use super::{misspelt_name, replace_module, usual_alias};
+
+    #[test]
+    fn an_undefined_name_is_matched_to_the_name_it_misspells() {
+        let code = "monthly_revenue = [1, 2]\nprint(sum(montly_revenue))";
+        assert_eq!(
+            misspelt_name("montly_revenue", code, true).as_deref(),
+            Some("monthly_revenue")
+        );
+        assert_eq!(
+            misspelt_name("lenght", "lenght(xs)", true).as_deref(),
+            Some("len")
+        );
+        assert_eq!(
+            misspelt_name("pirnt", "pirnt(1)", true).as_deref(),
+            Some("print")
+        );
+        assert_eq!(
+            misspelt_name("cosole", "cosole.log(1)", false).as_deref(),
+            Some("console")
+        );
+        // Nothing near: no guess (short names guess from one edit only).
+        assert_eq!(misspelt_name("total", "print(total)", true), None);
+        assert_eq!(misspelt_name("ab", "ac = 1\nab", true), None);
+        assert_eq!(usual_alias("np"), Some("import numpy as np"));
+        assert_eq!(usual_alias("numpyy"), None);
+    }
 
     #[test]
     fn only_whole_module_names_are_replaced() {
