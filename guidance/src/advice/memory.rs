@@ -135,10 +135,17 @@ impl Draft<'_, '_> {
                 self.fix(say!(recursive, name = name, line = line));
             }
             // No function calls itself by name: an attribute hook or repr may reach itself.
-            None => match self.known_fix("stack_overflow.hooks", "") {
-                Some(fix) if self.python() => self.fix(fix),
-                _ => self.fix(words::text("stack_overflow.unknown_recursion")),
-            },
+            None => {
+                let hooks = if self.python() {
+                    "stack_overflow.hooks"
+                } else {
+                    "stack_overflow.hooks_javascript"
+                };
+                match self.known_fix(hooks, "") {
+                    Some(fix) => self.fix(fix),
+                    None => self.fix(words::text("stack_overflow.unknown_recursion")),
+                }
+            }
         }
         self.rule(if self.python() {
             "stack_overflow.python"
