@@ -90,6 +90,21 @@ impl Draft<'_, '_> {
         let Some(name) = name.filter(|n| !n.is_empty()) else {
             return false;
         };
+        // `> logs/run.log`: what is missing is the directory the file would be written into.
+        let written = [">", ">>"].iter().any(|op| {
+            let code = self.f.code;
+            code.contains(&format!("{op} {name}")) || code.contains(&format!("{op}{name}"))
+        });
+        if let Some((dir, _)) = name
+            .rsplit_once('/')
+            .filter(|(dir, _)| written && !dir.is_empty())
+        {
+            self.fix(say!(
+                "command_failed.missing_directory",
+                dir = clip(dir, 200)
+            ));
+            return true;
+        }
         self.fix(say!("command_failed.missing_file", name = clip(name, 200)));
         true
     }

@@ -199,6 +199,17 @@ impl Draft<'_, '_> {
             (None, false) => words::text("disk_quota.quota_summary_unknown").to_owned(),
         };
         self.doc(WORKSPACE);
+        // Out of entries, not bytes (a file per item): fewer, larger files is the fix.
+        if let Some(d) = disk.filter(|d| !one_file && d.quota_files > 0) {
+            let entries_full = d.used_files + d.used_files / 100 >= d.quota_files;
+            let bytes_left = d.used_bytes + d.quota_bytes / 10 < d.quota_bytes;
+            if entries_full && bytes_left {
+                self.fix(say!(
+                    "disk_quota.too_many_files",
+                    quota_files = d.quota_files
+                ));
+            }
+        }
         self.rule(if self.python() {
             "disk_quota.python"
         } else {
