@@ -154,7 +154,15 @@ impl Draft<'_, '_> {
             "SyntaxError" => self.fix(words::text("js_error.eval")),
             "ReferenceError" if lower.contains("is not initialized") => {
                 let var = js_uninitialized_name(message).unwrap_or(unnamed);
-                self.fix(say!("js_error.uninitialized", name = var));
+                match used_before_declared(self.f.code, var) {
+                    Some((used, declared)) => self.fix(say!(
+                        "js_error.used_before_declared",
+                        name = var,
+                        used = used,
+                        declared = declared
+                    )),
+                    None => self.fix(say!("js_error.uninitialized", name = var)),
+                }
             }
             "ReferenceError" => self.undefined_name(message),
             "InternalError" if lower.contains("string too long") => {
@@ -195,6 +203,28 @@ impl Draft<'_, '_> {
     }
 }
 
+/// The lines (1-based) where `code` first uses `name` and where it declares it with
+/// let/const/class, when the use comes first: the code itself reads it too early.
+fn used_before_declared(code: &str, name: &str) -> Option<(usize, usize)> {
+    let is_word = |line: &str| {
+        line.match_indices(name).any(|(at, _)| {
+            let before = line[..at].chars().next_back();
+            let after = line[at + name.len()..].chars().next();
+            let ident =
+                |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+            !ident(before) && !ident(after)
+        })
+    };
+    let declares = |line: &str| {
+        ["class ", "const ", "let "]
+            .iter()
+            .any(|kw| line.trim_start().starts_with(kw) && line.contains(&format!("{kw}{name}")))
+    };
+    let declared = code.lines().position(declares)? + 1;
+    let used = code.lines().position(|l| is_word(l) && !declares(l))? + 1;
+    (used < declared).then_some((used, declared))
+}
+
 /// `fs` from "fs is not initialized" (QuickJS's temporal dead zone message).
 fn js_uninitialized_name(message: &str) -> Option<&str> {
     let head = message.split(" is not initialized").next()?;
@@ -219,4 +249,18 @@ fn js_node_global(name: &str) -> Option<&'static str> {
         _ => return None,
     };
     words::find(&format!("{NODE_GLOBAL_WHY}{kind}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_name_read_above_its_declaration_is_found() {
+        let code = "const c = new Counter();\nclass Counter {}\n";
+        assert_eq!(super::used_before_declared(code, "Counter"), Some((1, 2)));
+        assert_eq!(
+            super::used_before_declared("class A {}\nnew A();", "A"),
+            None
+        );
+        assert_eq!(super::used_before_declared("x = 1", "x"), None);
+    }
 }
