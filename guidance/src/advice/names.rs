@@ -240,11 +240,12 @@ impl Draft<'_, '_> {
             .flatten()
         {
             // Only when no known cause spoke first (`true` is JavaScript's, not a typo).
-            self.fix(say!(
-                "undefined_name.typo",
-                missing = missing,
-                meant = meant
-            ));
+            let id = if meant.eq_ignore_ascii_case(&missing) {
+                "undefined_name.typo_case"
+            } else {
+                "undefined_name.typo"
+            };
+            self.fix(say!(id, missing = missing, meant = meant));
         }
         if self.f.state_lost {
             self.fix(say!("undefined_name.restarted", missing = missing));
