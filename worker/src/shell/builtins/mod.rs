@@ -279,6 +279,31 @@ fn operands(argv: &[String]) -> impl Iterator<Item = &String> {
         .filter(|a| !a.starts_with('-') && !a.is_empty())
 }
 
+/// The operands of `argv` that may name files: for a tool whose first operand is its program
+/// or pattern (`sed '/(.)\1/p' f`, `grep PATTERN f`, `awk PROGRAM f`) unless an option gave it,
+/// that first operand is not a path, even when it starts with `/`.
+fn file_operands(argv: &[String]) -> impl Iterator<Item = &String> {
+    let program_first = match argv[0].as_str() {
+        "sed" => !argv[1..].iter().any(|a| {
+            a.starts_with("-e")
+                || a.starts_with("-f")
+                || a.starts_with("--expression")
+                || a.starts_with("--file")
+        }),
+        "grep" | "egrep" | "fgrep" => !argv[1..].iter().any(|a| {
+            a.starts_with("-e")
+                || a.starts_with("-f")
+                || a.starts_with("--regexp")
+                || a.starts_with("--file")
+        }),
+        "awk" => !argv[1..]
+            .iter()
+            .any(|a| a.starts_with("-f") || a.starts_with("--file")),
+        _ => false,
+    };
+    operands(argv).skip(usize::from(program_first))
+}
+
 /// An operand that names a FIFO, socket or device: a WebAssembly tool that opened it would
 /// block in the host's open(2) or read(2), out of the deadline's reach, so the tool does not
 /// start (redirections refuse such files the same way).
@@ -352,7 +377,7 @@ fn refusal(ctx: &Ctx<'_, '_>, argv: &[String], stderr: &[u8]) -> Option<(String,
         .resolve(".", Access::Read, true)
         .is_ok_and(|r| r.is_virtual());
     let denied = REFUSALS.iter().any(|r| said.contains(r));
-    let anonymous = !operands(argv).any(|arg| named(arg));
+    let anonymous = !file_operands(argv).any(|arg| named(arg));
     // `mkdir /newtop` fails as WASI's "no such file" (no mount holds it): the write it was is
     // what the sandbox refused.
     let writes = WRITERS.contains(&argv[0].as_str());
@@ -361,7 +386,7 @@ fn refusal(ctx: &Ctx<'_, '_>, argv: &[String], stderr: &[u8]) -> Option<(String,
     } else {
         &[Access::Read]
     };
-    for arg in operands(argv) {
+    for arg in file_operands(argv) {
         if !named(arg) && !denied && !anonymous && !above_mounts {
             continue;
         }
@@ -373,13 +398,13 @@ fn refusal(ctx: &Ctx<'_, '_>, argv: &[String], stderr: &[u8]) -> Option<(String,
             }
         }
     }
-    let unreadable = operands(argv).find_map(|arg| {
+    let unreadable = file_operands(argv).find_map(|arg| {
         let dir = ctx.resolve(arg, Access::Read, true).ok()?;
         (named(arg) && dir.is_virtual()).then(|| (arg.clone(), dir.guest))
     });
     match unreadable {
         Some((arg, guest)) => Some((arg, ctx.fs().above_mounts(guest))),
-        None if above_mounts && operands(argv).next().is_none() && named(".") => Some((
+        None if above_mounts && file_operands(argv).next().is_none() && named(".") => Some((
             ctx.cwd().to_owned(),
             ctx.fs().above_mounts(ctx.cwd().to_owned()),
         )),

@@ -55,6 +55,14 @@ fn confinement_refuses_paths_outside_the_mounts() {
         assert!(err.contains("path_restriction"), "{script}: {err}");
         s.assert_no_host_paths(&o);
     }
+    // A program or pattern that starts with `/` is not a path: a tool that fails on it (sed
+    // has no back-references in its regexes) fails as itself, not as a refused path.
+    let o = s.run("printf 'aa bb\\n' > w.txt && sed -E -n '/(.)\\1/p' w.txt");
+    assert_ne!(o.exit_code, 0, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.error, None, "{}", String::from_utf8_lossy(&o.stderr));
+    let o = s.run("grep /etc/passwd w.txt");
+    assert_eq!(o.exit_code, 1);
+    assert_eq!(o.error, None, "{}", String::from_utf8_lossy(&o.stderr));
     // Host paths are not a way in either: they are guest paths like any other (here under
     // the guest /tmp, where they do not exist).
     let o = s.run(&format!("cat {host_app}/a.txt; cat {outside}"));
