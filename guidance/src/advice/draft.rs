@@ -3,6 +3,13 @@
 //! fixes, ordered documentation pages, quoting the exception and its place in the code, and
 //! ready tool calls with valid arguments. Its own words (the fallback fixes, where in the code
 //! the failure is) live in `words/draft.toml`.
+//!
+//! The tables of known causes in the words files (`known_message`, `known_syntax`,
+//! `command_failed.known`, `known_loop`, ...) are read here, by [`Draft::known_fix`]: each
+//! entry is `"needles => fix"`, the needles separated by ` & ` (all must match), each needle
+//! one or more alternatives separated by ` | ` (one must match), each alternative looked for
+//! in the error, or after `code:` in the code, `line:` in the failing line, `start:` at its
+//! start (`first_known_fix` has the details).
 
 use sandbox_protocol::{ErrorType, Language, Runtime};
 use serde_json::{Value, json};
@@ -230,35 +237,25 @@ impl<'f, 'a> Draft<'f, 'a> {
         )
     }
 
-    /// The source line the failure points at, when it is in this call's code.
-    /// The fix of the first entry of the words list `id` (`known_message`, `known_syntax`)
-    /// whose needles all match: "needles => fix", needles separated by " & ", each looked for
-    /// in `lower` (the lowercased error), or after `code:` in the lowercased code, after
-    /// `line:` in the lowercased failing line, after `start:` at the start of that line (any
-    /// line of the code when the failing one is not known).
+    /// The fix of the first entry of the words list `id` (`known_message`, `known_syntax`,
+    /// `command_failed.known`, `known_loop`, ...) whose needles all match `lower` (the
+    /// lowercased error), this call's code and its failing line; see [`first_known_fix`] for
+    /// the form of the entries.
     pub(super) fn known_fix(&self, id: &str, lower: &str) -> Option<String> {
         let code = self.f.code.to_lowercase();
         let lines: Vec<String> = match self.error_line() {
             Some(line) => vec![line.trim().to_lowercase()],
             None => code.lines().map(|l| l.trim().to_owned()).collect(),
         };
-        words::list(id).iter().find_map(|entry| {
-            let (needles, fix) = entry.split_once(" => ")?;
-            let matches = |needle: &str| {
-                if let Some(n) = needle.strip_prefix("code:") {
-                    code.contains(n)
-                } else if let Some(n) = needle.strip_prefix("line:") {
-                    lines.iter().any(|line| line.contains(n))
-                } else if let Some(n) = needle.strip_prefix("start:") {
-                    lines.iter().any(|line| line.starts_with(n))
-                } else {
-                    lower.contains(needle)
-                }
-            };
-            needles.split(" & ").all(matches).then(|| fix.to_owned())
-        })
+        let haystack = Haystack {
+            lower,
+            code: &code,
+            lines: &lines,
+        };
+        first_known_fix(words::list(id), &haystack).map(str::to_owned)
     }
 
+    /// The source line the failure points at, when it is in this call's code.
     pub(super) fn error_line(&self) -> Option<&'a str> {
         let loc = self.location().filter(|l| l.current)?;
         self.f.code.lines().nth(loc.line.checked_sub(1)? as usize)
@@ -322,6 +319,268 @@ impl<'f, 'a> Draft<'f, 'a> {
             actionable_guidance: self.fixes,
             related_docs: self.docs.into_iter().map(str::to_owned).collect(),
             next_call: self.next,
+        }
+    }
+}
+
+/// What the needles of a known-cause entry are looked for in (all lowercased).
+struct Haystack<'h> {
+    /// The error: name, message, stderr (or whatever text the caller checks).
+    lower: &'h str,
+    /// The call's code.
+    code: &'h str,
+    /// The failing line, trimmed; every line of the code when the failing one is not known.
+    lines: &'h [String],
+}
+
+/// The fix of the first of `entries` whose needles all match `haystack`.
+///
+/// Each entry is `"needles => fix"` (split at the first ` => `, so a fix may hold one and a
+/// needle may not). The needles are separated by ` & `, and every one must match. A needle
+/// may hold alternatives separated by ` | `, any one of which matching is enough: ` | ` binds
+/// tighter than ` & `, so `code:exists( | code:isfile( & line:while` means (`exists(` or
+/// `isfile(` in the code) and `while` in the failing line. Each alternative is, by its prefix:
+///
+/// - `code:TEXT`: TEXT is in the lowercased code;
+/// - `line:TEXT`: TEXT is in the lowercased failing line (any line of the code when the
+///   failing one is not known);
+/// - `start:TEXT`: that line starts with TEXT;
+/// - `TEXT` (no prefix): TEXT is in the lowercased error.
+///
+/// Needles are matched as written (spaces included: `code:get ` wants the space), and none
+/// can hold a literal ` & ` or ` | `; write `code:cat x |` or `code:| grep` for a pipe.
+fn first_known_fix<'e>(entries: &'e [String], haystack: &Haystack) -> Option<&'e str> {
+    entries.iter().find_map(|entry| {
+        let (needles, fix) = entry.split_once(" => ")?;
+        needles
+            .split(" & ")
+            .all(|needle| needle.split(" | ").any(|alt| haystack.matches(alt)))
+            .then_some(fix)
+    })
+}
+
+impl Haystack<'_> {
+    /// Whether one alternative of a needle (`code:x`, `line:x`, `start:x` or `x`) matches.
+    fn matches(&self, alternative: &str) -> bool {
+        if let Some(n) = alternative.strip_prefix("code:") {
+            self.code.contains(n)
+        } else if let Some(n) = alternative.strip_prefix("line:") {
+            self.lines.iter().any(|line| line.contains(n))
+        } else if let Some(n) = alternative.strip_prefix("start:") {
+            self.lines.iter().any(|line| line.starts_with(n))
+        } else {
+            self.lower.contains(alternative)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The word lists read by [`Draft::known_fix`].
+    const KNOWN_LISTS: &[&str] = &[
+        "known_message.python",
+        "known_message.javascript",
+        "known_syntax.python",
+        "known_syntax.javascript",
+        "known_syntax.shell",
+        "command_failed.known",
+        "out_of_memory.known",
+        "known_loop.python",
+        "known_loop.javascript",
+        "stack_overflow.hooks",
+        "stack_overflow.hooks_javascript",
+        "missing_module.known.list",
+    ];
+
+    /// The fix `entries` give for this error, code and failing line (all lowercase already).
+    fn fix<'e>(entries: &'e [String], lower: &str, code: &str, line: &str) -> Option<&'e str> {
+        let lines = [line.to_owned()];
+        let haystack = Haystack {
+            lower,
+            code,
+            lines: &lines,
+        };
+        first_known_fix(entries, &haystack)
+    }
+
+    fn entries(texts: &[&str]) -> Vec<String> {
+        texts.iter().map(|t| (*t).to_owned()).collect()
+    }
+
+    #[test]
+    fn one_matching_alternative_is_enough() {
+        let e = entries(&["code:os.path.exists | code:os.path.isfile & line:while => wait"]);
+        for code in [
+            "os.path.exists(p)",
+            "os.path.isfile(p)",
+            "os.path.isfile(p) os.path.exists(p)",
+        ] {
+            assert_eq!(fix(&e, "", code, "while x:"), Some("wait"), "{code}");
+        }
+        // Alternatives of plain needles, in the error.
+        let e = entries(&["cannot mix bigint | cannot convert bigint => bigint"]);
+        assert_eq!(
+            fix(&e, "typeerror: cannot convert bigint to number", "", ""),
+            Some("bigint")
+        );
+        assert_eq!(
+            fix(&e, "typeerror: cannot mix bigint and other types", "", ""),
+            Some("bigint")
+        );
+    }
+
+    #[test]
+    fn no_matching_alternative_is_no_match() {
+        let e = entries(&["code:os.path.exists | code:os.path.isfile & line:while => wait"]);
+        assert_eq!(fix(&e, "", "os.path.isdir(p)", "while x:"), None);
+        assert_eq!(fix(&e, "", "os.path.isfile(p)", "if x:"), None);
+        let e = entries(&["a | b => x"]);
+        assert_eq!(fix(&e, "c", "a b", "a b"), None);
+        assert_eq!(fix(&e, "", "", ""), None);
+    }
+
+    #[test]
+    fn alternatives_bind_tighter_than_and() {
+        // (a or b) and (c or d): one alternative of each needle.
+        let e = entries(&["a | b & c | d => x"]);
+        assert_eq!(fix(&e, "a c", "", ""), Some("x"));
+        assert_eq!(fix(&e, "b d", "", ""), Some("x"));
+        assert_eq!(fix(&e, "a d", "", ""), Some("x"));
+        // Not (a) or (b and c) or (d): every needle must still match.
+        assert_eq!(fix(&e, "a b", "", ""), None);
+        assert_eq!(fix(&e, "d", "", ""), None);
+        // The line needle is still required when an alternative of the first matches.
+        let e = entries(&["code:exists( | code:isfile( & line:while => wait"]);
+        assert_eq!(fix(&e, "", "isfile(p)", "if isfile(p):"), None);
+        assert_eq!(
+            fix(&e, "", "isfile(p)", "while not isfile(p):"),
+            Some("wait")
+        );
+    }
+
+    #[test]
+    fn each_alternative_has_its_own_prefix() {
+        let e = entries(&["code:alpha | line:beta | start:gamma | delta => x"]);
+        assert_eq!(fix(&e, "", "alpha", ""), Some("x"));
+        assert_eq!(fix(&e, "", "", "a beta"), Some("x"));
+        assert_eq!(fix(&e, "", "", "gamma = 1"), Some("x"));
+        assert_eq!(fix(&e, "delta", "", ""), Some("x"));
+        // Each text only where its own prefix says: no prefix is inherited from the first.
+        assert_eq!(
+            fix(&e, "alpha beta", "beta gamma delta", "a gamma, delta"),
+            None
+        );
+        let e = entries(&["code:alpha | beta => x"]);
+        assert_eq!(fix(&e, "", "beta", "beta"), None);
+        assert_eq!(fix(&e, "beta", "", ""), Some("x"));
+    }
+
+    #[test]
+    fn the_first_matching_entry_wins_and_a_bare_bar_is_text() {
+        let e = entries(&[
+            "x & code:a | code:b => first",
+            "x | y => second",
+            "code:a|b => third",
+        ]);
+        assert_eq!(fix(&e, "x", "b", ""), Some("first"));
+        assert_eq!(fix(&e, "y", "b", ""), Some("second"));
+        assert_eq!(fix(&e, "", "a|b", ""), Some("third"));
+        assert_eq!(fix(&e, "", "a b", ""), None);
+        // A fix may hold ` => ` and ` | `: the needles end at the first ` => `.
+        let e = entries(&["code:map( => use `xs.map(x => x | 1)` | or not"]);
+        assert_eq!(
+            fix(&e, "", "map(", ""),
+            Some("use `xs.map(x => x | 1)` | or not")
+        );
+    }
+
+    /// The real lists, through [`Draft::known_fix`]: the folded file-wait entry matches each of
+    /// the forms it replaced, and nothing else.
+    #[test]
+    fn known_fix_reads_alternatives_in_the_word_lists() {
+        let table = ImportFuelTable::default();
+        let known = |language, code: &str, lower: &str, id: &str| {
+            let f = ErrorFacts::new(language, ErrorType::Timeout, code, "");
+            Draft::new(&f, &table).known_fix(id, lower)
+        };
+        let wait = |code: &str| known(Language::Python, code, "", "known_loop.python");
+        for code in [
+            "import os, time\nwhile not os.path.exists('/app/done'):\n    time.sleep(1)",
+            "import os, time\nwhile not os.path.isfile('/app/done'):\n    time.sleep(1)",
+            "until [ -f /app/done ]; do sleep 1; done",
+            "while [ ! -e /app/done ]; do sleep 1; done",
+        ] {
+            let fix = wait(code).unwrap_or_else(|| panic!("no fix for {code:?}"));
+            assert!(fix.starts_with("Nothing will create that file"), "{fix}");
+        }
+        assert_eq!(wait("import time\ntime.sleep(1)"), None);
+        assert_eq!(wait("import os\nprint(os.path.isfile('/app/done'))"), None);
+        let network = wait("import requests, time\nrequests.get(u)\ntime.sleep(5)").unwrap();
+        assert!(network.starts_with("There is no network here"), "{network}");
+
+        let json = |code: &str, lower: &str| {
+            known(
+                Language::JavaScript,
+                code,
+                lower,
+                "known_message.javascript",
+            )
+        };
+        let text = "const data = JSON.parse(text);";
+        for lower in [
+            "syntaxerror: unexpected token }",
+            "syntaxerror: bad control character",
+        ] {
+            assert!(json(text, lower).is_some_and(|f| f.starts_with("JSON.parse found")));
+        }
+        assert_eq!(
+            json("const n = 1;", "syntaxerror: bad control character"),
+            None
+        );
+    }
+
+    /// Every entry of every list has needles and a fix, no alternative is empty (an empty
+    /// text matches everything), and a fix is said once per list: entries that share one are
+    /// folded into alternatives, except where an entry between them must keep winning.
+    #[test]
+    fn known_lists_are_well_formed_and_fold_repeated_fixes() {
+        // (list, fix start): repeated because an entry between the two copies could match the
+        // same evidence with another fix, so moving one copy to the other would change which
+        // entry wins.
+        let kept_apart = [
+            (
+                "known_message.python",
+                "A text column is among those aggregated",
+            ),
+            ("command_failed.known", "The `(` opens a regex group"),
+        ];
+        for id in KNOWN_LISTS {
+            let list = words::find_list(id).unwrap_or_else(|| panic!("{id} is missing"));
+            let mut seen: Vec<&str> = Vec::new();
+            for entry in list {
+                let (needles, fix) = entry
+                    .split_once(" => ")
+                    .unwrap_or_else(|| panic!("{id}: no ` => ` in {entry:?}"));
+                assert!(!fix.trim().is_empty(), "{id}: no fix in {entry:?}");
+                for alternative in needles.split(" & ").flat_map(|n| n.split(" | ")) {
+                    let text = ["code:", "line:", "start:"]
+                        .iter()
+                        .find_map(|p| alternative.strip_prefix(p))
+                        .unwrap_or(alternative);
+                    assert!(!text.trim().is_empty(), "{id}: empty needle in {entry:?}");
+                }
+                if seen.contains(&fix) {
+                    assert!(
+                        kept_apart
+                            .iter()
+                            .any(|(list, start)| list == id && fix.starts_with(start)),
+                        "{id}: the fix {fix:?} is repeated: fold its needles into alternatives"
+                    );
+                }
+                seen.push(fix);
+            }
         }
     }
 }
