@@ -5,7 +5,7 @@
 # returns. Every execution is then one `turn` of `_sandbox_serve()`, so no guest frame is alive
 # between executions (the interpreter can be imaged or snapshotted).
 # Keep it import-light: every module imported here costs start-up time in every session.
-import sys, os
+import sys, os, struct
 
 
 def _sandbox_main():
@@ -460,6 +460,32 @@ def _sandbox_main():
             if not state["reported"]:
                 status(classify(error), type(error).__qualname__, str(error))
 
+    def reseed():
+        # `random` seeds itself from 2,496 bytes of entropy. numpy's `seed()` would derive its
+        # key through a SeedSequence (0.35-0.8 ms in a new worker, most of its wake); its
+        # legacy generator takes the same amount of entropy as a state instead (0.2 ms), with
+        # the top bit of the first word set as numpy's own seeding does, so that the state is
+        # never all zeros.
+        import random
+        random.seed()
+        numpy_random = sys.modules.get("numpy.random")
+        if numpy_random is None:
+            return
+        key = (0x80000000,) + struct.unpack("<623I", os.urandom(623 * 4))
+        try:
+            numpy_random.set_state(("MT19937", key, 624, 0, 0.0))
+        except Exception:
+            numpy_random.seed()
+
+    def forget_image_directories():
+        # The image's imports looked in other directories behind /app, /data and /tmp: forget
+        # what was found there (a missing one is cached as None and never looked at again), so
+        # that no instance has to. The zip's importers stay: the standard library does not
+        # change. Nothing imports between the image and an instance's wake.
+        for path, finder in list(sys.path_importer_cache.items()):
+            if finder is None or not hasattr(finder, "archive"):
+                del sys.path_importer_cache[path]
+
     def wake():
         # What depends on the session rather than the interpreter. Run at the end of the first
         # turn, or, in an interpreter started from a memory image (made once per host, with
@@ -471,23 +497,8 @@ def _sandbox_main():
         # Their bytecode, compiled by this interpreter at install time.
         if sys.pycache_prefix is None and os.path.isdir("/data/pycache"):
             sys.pycache_prefix = "/data/pycache"
-        # A directory the image's imports looked in was another one then: forget what was
-        # found there (a missing one is cached as None and never looked at again). The
-        # zip's importers stay: the standard library does not change.
-        for path, finder in list(sys.path_importer_cache.items()):
-            if finder is None or not hasattr(finder, "archive"):
-                del sys.path_importer_cache[path]
         # Every instance of an image starts with the image's random state: draw new seeds.
-        # (numpy's `seed()` derives its key through a SeedSequence: 0.6 ms when warm, but a
-        # 624-word key handed over as an array costs a new worker more, in pages it touches
-        # for the first time, than it saves.)
-        for name in ("random", "numpy.random"):
-            module = sys.modules.get(name)
-            if module is not None:
-                try:
-                    module.seed()
-                except Exception:
-                    pass
+        reseed()
         # logging's relative times count from its import, which was the image's making.
         logging = sys.modules.get("logging")
         if logging is not None:
@@ -501,6 +512,7 @@ def _sandbox_main():
     # A descriptor left open would be missing in those instances: no image then.
     imaging = globals().get("_sandbox_imaging")
     if imaging:
+        forget_image_directories()
         left_open = []
         for fd in range(imaging, imaging + 64):
             try:

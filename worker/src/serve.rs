@@ -251,6 +251,7 @@ fn serve(
     // The first threads start only now, inside the jail: Landlock before ABI 8 restricts only
     // the calling thread and the threads it starts later.
     engine::start_epoch_ticker();
+    start_file_runtime();
 
     let control = Arc::new(Control::default());
     let (jobs, requests) = mpsc::channel();
@@ -280,6 +281,19 @@ fn serve(
             "every thread of the worker ended without saying why".into(),
         ))
     })
+}
+
+/// Starts wasmtime-wasi's Tokio runtime, which the guest's first file call would otherwise
+/// start on the guest thread (its worker threads, before a new session's first answer): on a
+/// thread of its own, beside the interpreter's adoption. A guest that gets there first waits
+/// for the same runtime, as before.
+fn start_file_runtime() {
+    let started = std::thread::Builder::new()
+        .name("file-runtime".into())
+        .spawn(|| wasmtime_wasi::runtime::in_tokio(async {}));
+    if let Err(e) = started {
+        tracing::debug!(error = %e, "the guest's first file call starts the file runtime");
+    }
 }
 
 /// The fresh interpreters of the session's shell: its own runtime's, from the module or image

@@ -415,6 +415,16 @@ async fn a_new_session_starts_from_the_memory_image_with_its_own_state() -> anyh
             result.ends_with(", 'from the host', [], True)"),
             "the session's own directories, not the image's: {first:?}"
         );
+        // The image's imports looked in other directories behind /app: what they found
+        // there is forgotten, so a module the session writes imports.
+        let own_module = ok(
+            &server,
+            session,
+            "import os\nopen('probe_mod.py', 'w').write('X = 7')\nimport probe_mod\n\
+             os.remove('probe_mod.py')\nprobe_mod.X",
+        )
+        .await?;
+        assert_eq!(own_module.str("result"), "7", "{own_module:?}");
         let pid = sandbox_tests::procfs::worker_of_session(server.pid, session)
             .expect("the session has a worker");
         assert!(
