@@ -15,14 +15,17 @@
 
 use std::ffi::OsString;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::net::UnixStream;
 
 use sandbox_protocol::{
-    ForkLimits, ForkReply, ForkRequest, WorkerExit, read_frame_blocking, write_frame_blocking,
+    ForkLimits, ForkReply, ForkRequest, Layer, WorkerExit, read_frame_blocking,
+    write_frame_blocking,
 };
 
 use crate::WorkerError;
+use crate::jail::SpareNamespaces;
 use crate::serve::{Loaded, ServeArgs};
 
 /// Serves fork requests on `template.socket` until the supervisor hangs up. `template` names
@@ -35,7 +38,7 @@ use crate::serve::{Loaded, ServeArgs};
 pub fn run(
     template: &ServeArgs,
     title: Option<Title>,
-    worker: impl Fn(Vec<OsString>, Loaded) -> WorkerExit,
+    worker: impl Fn(Vec<OsString>, Loaded, Option<SpareNamespaces>) -> WorkerExit,
 ) -> Result<(), WorkerError> {
     let mut control =
         UnixStream::connect(&template.socket).map_err(|source| WorkerError::Connect {
@@ -53,12 +56,18 @@ pub fn run(
     let base = loaded.as_mut().and_then(Loaded::take_base);
     tracing::info!(runtime = %template.runtime, pristine, base_bytes = base.as_ref().map(Vec::len), "fork server ready");
     write_frame_blocking(&mut control, &ForkReply::Ready { pristine, base }).map_err(wire)?;
+    let mut spares = Spares::new(template.jail.requested.contains(Layer::Netns));
     loop {
+        spares.fill_unless_asked(&control);
         let Some(request) = read_frame_blocking::<ForkRequest>(&mut control).map_err(wire)? else {
             return Ok(());
         };
         let reply = match fork_sibling() {
-            Ok(Some(pid)) => ForkReply::Forked { pid },
+            Ok(Some(pid)) => {
+                // The worker has the namespaces now; this server closes its descriptors.
+                drop(spares.take());
+                ForkReply::Forked { pid }
+            }
             Ok(None) => {
                 // The child: nothing of the server's is needed but what `loaded` holds.
                 drop(control);
@@ -68,7 +77,8 @@ pub fn run(
                 let exit = match become_worker(&request, supervisor) {
                     Ok(()) => {
                         let args = request.args.into_iter().map(OsString::from_vec).collect();
-                        worker(args, loaded.take().expect("the server's modules"))
+                        let modules = loaded.take().expect("the server's modules");
+                        worker(args, modules, spares.take())
                     }
                     Err(e) => {
                         eprintln!("sandbox-worker: cannot set up a forked worker: {e}");
@@ -83,6 +93,56 @@ pub fn run(
         };
         write_frame_blocking(&mut control, &reply).map_err(wire)?;
     }
+}
+
+/// How long the server waits for another request after a fork before it makes the next
+/// worker's namespaces: long enough that the worker just forked has answered its first call
+/// (on two cores, the making would otherwise take a core from it), short beside the time
+/// between sessions.
+const SPARE_DELAY_MS: u16 = 40;
+
+/// The namespaces made ahead for the next worker (see `jail/namespaces.rs`).
+struct Spares {
+    /// Whether workers ask for the `netns` layer and the kernel has not refused the making.
+    wanted: bool,
+    next: Option<SpareNamespaces>,
+}
+
+impl Spares {
+    fn new(wanted: bool) -> Self {
+        Self { wanted, next: None }
+    }
+
+    /// Makes the next worker's namespaces, unless a request arrives within [`SPARE_DELAY_MS`]
+    /// (it is then served at once, its worker making its own).
+    fn fill_unless_asked(&mut self, control: &UnixStream) {
+        if !self.wanted || self.next.is_some() || request_within(control, SPARE_DELAY_MS) {
+            return;
+        }
+        match SpareNamespaces::make() {
+            Ok(spare) => self.next = Some(spare),
+            Err(why) => {
+                tracing::debug!(%why, "no namespaces made ahead: each worker makes its own");
+                self.wanted = false;
+            }
+        }
+    }
+
+    fn take(&mut self) -> Option<SpareNamespaces> {
+        self.next.take()
+    }
+}
+
+/// Whether `control` has something to read (a request, or the supervisor's hang-up) within
+/// `ms` milliseconds. An error counts as yes: the read that follows reports it.
+fn request_within(control: &UnixStream, ms: u16) -> bool {
+    let mut poll = libc::pollfd {
+        fd: control.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, ours, for the duration of the call.
+    unsafe { libc::poll(&mut poll, 1, libc::c_int::from(ms)) != 0 }
 }
 
 /// A failure on the supervisor's connection.

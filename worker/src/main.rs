@@ -13,7 +13,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use sandbox_protocol::{Layer, LayerSet, Mount, Runtime, WorkerExit};
 use sandbox_worker::companion::CompanionArgs;
 use sandbox_worker::host::SessionConfig;
-use sandbox_worker::jail::{self, Early, JailArgs};
+use sandbox_worker::jail::{self, Early, JailArgs, SpareNamespaces};
 use sandbox_worker::quota::QuotaLimits;
 use sandbox_worker::serve::{Loaded, ServeArgs};
 use sandbox_worker::{ReadyClock, WorkerError, fuel_overhead, prepare};
@@ -272,8 +272,8 @@ fn run(
         Command::ForkServer(options) => {
             let title = sandbox_worker::fork_server::Title::capture();
             let template = options.serve.into_serve_args(serve_matches(), early, false);
-            sandbox_worker::fork_server::run(&template, title, |args, loaded| {
-                forked_worker(args, loaded, &template)
+            sandbox_worker::fork_server::run(&template, title, |args, loaded, spare| {
+                forked_worker(args, loaded, spare, &template)
             })?;
         }
         Command::JailProbe(options) => {
@@ -300,7 +300,12 @@ fn run(
 /// A worker forked by the fork server serving `template`'s interpreter: runs the `serve`
 /// command line `args` with what the server loaded, as `main` would have, and says how it
 /// ended.
-fn forked_worker(args: Vec<OsString>, loaded: Loaded, template: &ServeArgs) -> WorkerExit {
+fn forked_worker(
+    args: Vec<OsString>,
+    loaded: Loaded,
+    spare: Option<SpareNamespaces>,
+    template: &ServeArgs,
+) -> WorkerExit {
     let ready_clock = ReadyClock::start();
     let (command, matches) =
         match parse(std::iter::once(OsString::from("sandbox-worker")).chain(args)) {
@@ -314,7 +319,7 @@ fn forked_worker(args: Vec<OsString>, loaded: Loaded, template: &ServeArgs) -> W
         eprintln!("sandbox-worker: a fork server forks only `serve` workers");
         return WorkerExit::Usage;
     };
-    let early = jail::early_forked(options.jail);
+    let early = jail::early_forked(options.jail, spare);
     let args = options.into_serve_args(matches.subcommand().map(|(_, m)| m), early, false);
     if !args.same_interpreter(template) {
         eprintln!("sandbox-worker: a fork request for another interpreter than the server's");

@@ -32,7 +32,16 @@ async fn wait_for_log(log: &Path, needles: &[&str], count: usize) {
 
 /// A server without a pool, its logs in `log`, once both fork servers are up.
 async fn forking_server(log: &Path) -> anyhow::Result<Server> {
-    let server = Server::start_logged(&[("SANDBOX_WORKER_POOL", "0")], log).await?;
+    forking_server_with(log, &[]).await
+}
+
+/// [`forking_server`] with more of the environment set.
+async fn forking_server_with(log: &Path, env: &[(&str, &str)]) -> anyhow::Result<Server> {
+    let env: Vec<(&str, &str)> = [("SANDBOX_WORKER_POOL", "0")]
+        .into_iter()
+        .chain(env.iter().copied())
+        .collect();
+    let server = Server::start_logged(&env, log).await?;
     wait_for_log(log, &["fork server up", "runtime=python"], 1).await;
     wait_for_log(log, &["fork server up", "runtime=javascript"], 1).await;
     Ok(server)
@@ -61,15 +70,30 @@ fn proc_line(pid: u32, file: &str, start: &str) -> String {
         .to_owned()
 }
 
+/// Which of `pid`'s namespaces `ns` is (`net:[4026531840]`).
+fn namespace_of(pid: u32, ns: &str) -> String {
+    std::fs::read_link(format!("/proc/{pid}/ns/{ns}"))
+        .map(|link| link.display().to_string())
+        .unwrap_or_default()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn new_sessions_are_forked_with_their_own_state_directories_limits_and_jail()
 -> anyhow::Result<()> {
     let scratch = tempfile::tempdir()?;
     let log = scratch.path().join("server.log");
-    let server = forking_server(&log).await?;
+    // The workers' jail reports are logged at debug.
+    let server =
+        forking_server_with(&log, &[("RUST_LOG", "info,sandbox_worker::serve=debug")]).await?;
     server.forbid_own_host_paths();
     let probe = "import random, os\n(random.random(), sorted(os.listdir('/app')), os.getcwd())";
     let mut draws = Vec::new();
+    let mut namespaces = vec![
+        namespace_of(server.pid, "net"),
+        namespace_of(server.pid, "user"),
+    ];
+    // The fork servers make the next worker's namespaces once idle for a moment.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     for session in ["forked-1", "forked-2"] {
         server
             .call(
@@ -126,7 +150,23 @@ async fn new_sessions_are_forked_with_their_own_state_directories_limits_and_jai
         // And it jailed itself as an exec'd worker does.
         let seccomp = proc_line(pid, "status", "Seccomp:");
         assert!(seccomp.ends_with('2'), "seccomp filter on: {seccomp}");
+        // Its own network and user namespaces: not the supervisor's, not another worker's,
+        // whether it made them or joined the ones its fork server made ahead for it.
+        for ns in ["net", "user"] {
+            let mine = namespace_of(pid, ns);
+            assert!(mine.starts_with(&format!("{ns}:[")), "{ns}: {mine}");
+            assert!(
+                !namespaces.contains(&mine),
+                "{session}'s {ns} is its own: {mine}"
+            );
+            namespaces.push(mine);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     }
+    assert!(
+        !log_lines(&log, &["jailed", "made ahead by the fork server"]).is_empty(),
+        "the fork server made a worker's namespaces ahead"
+    );
     assert_ne!(
         draws[0], draws[1],
         "each forked interpreter draws its own seeds"

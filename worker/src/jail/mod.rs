@@ -10,6 +10,7 @@
 //!    and a network namespace (`netns`), mapping our own uid and gid 1:1 so the files we create
 //!    keep their owner. The socket to the supervisor is a pathname Unix socket, which connects
 //!    across network namespaces; inside ours there is only a loopback interface, and it is down.
+//!    A forked worker joins a pair its fork server made for it ahead (`namespaces.rs`).
 //! 2. In [`enter`], after the socket is connected and the module mapped, before any other
 //!    thread exists: `RLIMIT_NPROC` (`nproc`), counted per user namespace, so only meaningful in
 //!    our own.
@@ -25,6 +26,7 @@
 //! resulting [`JailReport`]: the supervisor's view of what this host supports.
 
 mod landlock;
+mod namespaces;
 mod seccomp;
 
 use std::ffi::CString;
@@ -35,6 +37,8 @@ use std::path::{Path, PathBuf};
 use sandbox_protocol::{JailReport, Layer, LayerSet, LayerState};
 
 use self::landlock::landlock;
+pub use self::namespaces::SpareNamespaces;
+use self::namespaces::{Unshare, own_network};
 use self::seccomp::seccomp;
 pub use self::seccomp::{ALLOWED, Check, DENIED, filters, syscall_number};
 
@@ -118,12 +122,29 @@ pub fn early(requested: LayerSet) -> Early {
 /// it inherited when it started (its own step 1, always), and the child closed the server's
 /// connection before this; what remains is the modules' mappings, which the worker needs, and
 /// the server's placeholder directories, which close when the worker adopts its interpreter.
-pub fn early_forked(requested: LayerSet) -> Early {
-    let mut without_fds = requested;
-    without_fds.remove(Layer::Fds);
-    let mut early = early(without_fds);
+/// The namespaces are the ones the server made ahead (`spare`) when it has them and they can
+/// be joined, else new ones as in [`early`].
+pub fn early_forked(requested: LayerSet, spare: Option<SpareNamespaces>) -> Early {
+    let mut rest = requested;
+    rest.remove(Layer::Fds);
+    let joined = match spare {
+        Some(spare) if requested.contains(Layer::Netns) => spare
+            .join()
+            .inspect_err(|why| tracing::debug!(%why, "the worker makes its own namespaces"))
+            .is_ok(),
+        _ => false,
+    };
+    if joined {
+        rest.remove(Layer::Netns);
+    }
+    let mut early = early(rest);
     if requested.contains(Layer::Fds) {
         early.fds = LayerState::Enforced("closed by the fork server".into());
+    }
+    if joined {
+        early.netns =
+            LayerState::Enforced("own network namespace (made ahead by the fork server)".into());
+        early.own_user_namespace = true;
     }
     early
 }
@@ -224,39 +245,6 @@ fn close_inherited() -> io::Result<()> {
         // SAFETY: see above.
         unsafe { libc::close(fd as i32) };
     }
-    Ok(())
-}
-
-enum Unshare {
-    /// Nothing changed: the kernel (or its configuration) does not allow it.
-    Refused(String),
-    /// The namespaces exist but the id maps could not be written.
-    Broken(String),
-}
-
-fn own_network() -> Result<(), Unshare> {
-    // SAFETY: plain getters without arguments.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    // SAFETY: unshare takes flags only. The process is single-threaded here (first thing in
-    // main), which CLONE_NEWUSER requires.
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) } != 0 {
-        let e = io::Error::last_os_error();
-        return Err(Unshare::Refused(format!(
-            "the kernel refused a user and network namespace ({})",
-            errno_name(e.raw_os_error().unwrap_or(0))
-        )));
-    }
-    // Without CAP_SETGID in the parent namespace, gid_map can only be written after setgroups
-    // is denied; a kernel without the file (before 3.19) has no such rule.
-    match std::fs::write("/proc/self/setgroups", "deny") {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Unshare::Broken(format!("cannot deny setgroups: {e}"))),
-    }
-    std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"))
-        .map_err(|e| Unshare::Broken(format!("cannot map uid {uid}: {e}")))?;
-    std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))
-        .map_err(|e| Unshare::Broken(format!("cannot map gid {gid}: {e}")))?;
     Ok(())
 }
 
