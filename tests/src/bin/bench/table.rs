@@ -170,7 +170,7 @@ impl Value {
                 native_ms,
                 python,
             } => format!(
-                "{times:.1}x (native CPython {python}: p50 {})",
+                "{times:.1}x (native CPython {python}: best {})",
                 ms(*native_ms)
             ),
             Value::Missing(why) => why.clone(),
