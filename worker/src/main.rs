@@ -211,7 +211,15 @@ fn main() -> ExitCode {
 /// The command line as a command, and clap's matches for what the derive does not keep (the
 /// order of the mounts).
 fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Command, ArgMatches), clap::Error> {
-    let matches = Cli::command().try_get_matches_from(args)?;
+    parse_with(&mut Cli::command(), args)
+}
+
+/// [`parse`] with `parser`, a `Cli::command()` built before.
+fn parse_with(
+    parser: &mut clap::Command,
+    args: impl IntoIterator<Item = OsString>,
+) -> Result<(Command, ArgMatches), clap::Error> {
+    let matches = parser.try_get_matches_from_mut(args)?;
     let cli = Cli::from_arg_matches(&matches)?;
     Ok((cli.command, matches))
 }
@@ -272,8 +280,12 @@ fn run(
         Command::ForkServer(options) => {
             let title = sandbox_worker::fork_server::Title::capture();
             let template = options.serve.into_serve_args(serve_matches(), early, false);
+            // Built once here, so that a forked worker only matches its arguments: building
+            // clap's command (every argument's definition and help) in each child cost about
+            // a third of a millisecond of its session's first call.
+            let parser = std::cell::RefCell::new(Cli::command());
             sandbox_worker::fork_server::run(&template, title, |args, loaded, spare| {
-                forked_worker(args, loaded, spare, &template)
+                forked_worker(&mut parser.borrow_mut(), args, (loaded, spare), &template)
             })?;
         }
         Command::JailProbe(options) => {
@@ -298,23 +310,24 @@ fn run(
 }
 
 /// A worker forked by the fork server serving `template`'s interpreter: runs the `serve`
-/// command line `args` with what the server loaded, as `main` would have, and says how it
-/// ended.
+/// command line `args` with what the server loaded (and the namespaces it made ahead), as
+/// `main` would have, and says how it ended. `parser` is the server's `Cli::command()`, this
+/// process's own copy since the fork.
 fn forked_worker(
+    parser: &mut clap::Command,
     args: Vec<OsString>,
-    loaded: Loaded,
-    spare: Option<SpareNamespaces>,
+    (loaded, spare): (Loaded, Option<SpareNamespaces>),
     template: &ServeArgs,
 ) -> WorkerExit {
     let ready_clock = ReadyClock::start();
-    let (command, matches) =
-        match parse(std::iter::once(OsString::from("sandbox-worker")).chain(args)) {
-            Ok(parsed) => parsed,
-            Err(e) => {
-                eprintln!("sandbox-worker: a fork request that does not parse: {e}");
-                return WorkerExit::Usage;
-            }
-        };
+    let args = std::iter::once(OsString::from("sandbox-worker")).chain(args);
+    let (command, matches) = match parse_with(parser, args) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            eprintln!("sandbox-worker: a fork request that does not parse: {e}");
+            return WorkerExit::Usage;
+        }
+    };
     let Command::Serve(options) = command else {
         eprintln!("sandbox-worker: a fork server forks only `serve` workers");
         return WorkerExit::Usage;
