@@ -14,6 +14,7 @@ use super::super::{
     fmt_bytes, fmt_fuel, fmt_secs, nice_round_up,
 };
 use super::draft::Draft;
+use super::stops::{self, NeverMet, assignments_of, block_after, leading_name};
 use crate::scan::Endless;
 use crate::words::{self, say};
 
@@ -43,6 +44,7 @@ impl Draft<'_, '_> {
         self.restart_explained = true;
         self.doc(FUEL);
         self.doc(SESSIONS);
+        let retries = self.swallowed_retry_fix();
         let endless = self.first_endless_loop();
         if let Some(endless) = &endless {
             let ids = [
@@ -54,7 +56,7 @@ impl Draft<'_, '_> {
             self.endless_loop_fix(ids, endless);
         }
         // A loop the code shows can never end gets no bigger budget either.
-        let never_ends = self.loop_cause_fix() || endless.is_some();
+        let never_ends = self.loop_cause_fix() || endless.is_some() || retries;
         self.branching_recursion_fix();
         self.heavy_imports_fix();
         self.unmeasured_imports_fix();
@@ -74,8 +76,30 @@ impl Draft<'_, '_> {
     /// True when the cause found means the loop never ends (a list grown while iterated, a
     /// graph walk without a visited set, a tolerance floats cannot reach): more fuel or time
     /// would not help.
-    fn loop_cause_fix(&mut self) -> bool {
+    pub(super) fn loop_cause_fix(&mut self) -> bool {
         let before = self.fix_count();
+        self.never_met_fix();
+        if let Some((name, test, line)) = stops::counter_never_moves(self.f.code) {
+            self.fix(say!(
+                "known_loop.counter_never_moves",
+                name = name,
+                test = test,
+                line = line,
+            ));
+        }
+        if let Some((var, step, line)) = stops::chain_without_visited(self.f.code) {
+            self.fix(say!(
+                "known_loop.chain_without_visited",
+                var = var,
+                step = step,
+                line = line,
+            ));
+        }
+        if self.f.command
+            && let Some((test, name)) = stops::shell_loop_unchanged(self.f.code)
+        {
+            self.fix(say!("known_loop.shell_unchanged", test = test, name = name));
+        }
         if let Some(list) = grows_while_iterated(self.f.code) {
             self.fix(say!("known_loop.grows_while_iterated", list = list));
         }
@@ -113,6 +137,102 @@ impl Draft<'_, '_> {
             self.fix(fix);
         }
         never_ends
+    }
+
+    /// A loop whose test the code shows is never met: an exact test stepped over or never
+    /// met by floats, or a value clamped away from its limit.
+    fn never_met_fix(&mut self) {
+        let Some(found) = stops::never_met(self.f.code) else {
+            return;
+        };
+        let fix = match found {
+            NeverMet::StepsOver {
+                var,
+                start,
+                step,
+                target,
+                test,
+                line,
+                reach,
+                away,
+            } => {
+                let id = if away {
+                    "known_loop.moves_away"
+                } else {
+                    "known_loop.steps_over"
+                };
+                say!(
+                    id,
+                    var = var,
+                    start = start,
+                    step = step,
+                    target = target,
+                    test = test,
+                    line = line,
+                    reach = reach,
+                )
+            }
+            NeverMet::FloatStep {
+                var,
+                step,
+                target,
+                test,
+                line,
+                reach,
+            } => say!(
+                "known_loop.float_step",
+                var = var,
+                step = step,
+                target = target,
+                test = test,
+                line = line,
+                reach = reach,
+            ),
+            NeverMet::ComputedExact {
+                test,
+                line,
+                lhs,
+                rhs,
+            } => say!(
+                "known_loop.computed_exact",
+                test = test,
+                line = line,
+                lhs = lhs,
+                rhs = rhs,
+            ),
+            NeverMet::Clamped {
+                var,
+                clamp,
+                line,
+                test,
+                bound,
+            } => say!(
+                "known_loop.clamped",
+                var = var,
+                clamp = clamp,
+                line = line,
+                test = test,
+                bound = bound,
+            ),
+        };
+        self.fix(fix);
+    }
+
+    /// A Python loop that retries behind an `except` catching everything: first, since the
+    /// loop's own exit (or its absence) is not what keeps it going. True when found.
+    fn swallowed_retry_fix(&mut self) -> bool {
+        if !self.python() {
+            return false;
+        }
+        let Some((clause, line)) = stops::swallowed_retry(self.f.code) else {
+            return false;
+        };
+        self.fix(say!(
+            "known_loop.swallowed_retry",
+            clause = clause,
+            line = line
+        ));
+        true
     }
 
     /// A loop that prints on every iteration of a long run: the output, not the work, is what
@@ -386,6 +506,7 @@ impl Draft<'_, '_> {
         self.restart_explained = true;
         self.doc(FUEL);
         self.doc(SESSIONS);
+        let retries = self.swallowed_retry_fix();
         let endless = self.first_endless_loop();
         if let Some(endless) = &endless {
             let ids = [
@@ -397,7 +518,7 @@ impl Draft<'_, '_> {
             self.endless_loop_fix(ids, endless);
         }
         // A loop the code shows can never end gets no longer timeout either.
-        let never_ends = self.loop_cause_fix() || endless.is_some();
+        let never_ends = self.loop_cause_fix() || endless.is_some() || retries;
         self.branching_recursion_fix();
         if !never_ends {
             self.prints_every_iteration_fix();
@@ -655,50 +776,6 @@ struct LoopUpdate {
     outer: String,
 }
 
-/// The lines of the block that starts after line `at` (deeper indented than it; a
-/// JavaScript block ends at its `}`), with their indexes.
-fn block_after<'c>(lines: &[&'c str], at: usize) -> Vec<(usize, &'c str)> {
-    let indent = |l: &str| l.len() - l.trim_start().len();
-    let header = indent(lines[at]);
-    lines
-        .iter()
-        .enumerate()
-        .skip(at + 1)
-        .take_while(|(_, l)| l.trim().is_empty() || indent(l) > header)
-        .map(|(k, l)| (k, *l))
-        .collect()
-}
-
-/// The identifier at the start of `text`, if any.
-fn leading_name(text: &str) -> Option<&str> {
-    let end = text
-        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-        .unwrap_or(text.len());
-    (end > 0 && !text.starts_with(|c: char| c.is_ascii_digit())).then(|| &text[..end])
-}
-
-/// The lines of `body` that assign `name` (`name = ...`, `name += ...`, `name++`), trimmed.
-fn assignments_of<'c>(body: &[(usize, &'c str)], name: &str) -> Vec<(usize, &'c str)> {
-    body.iter()
-        .flat_map(|&(k, l)| l.split(';').map(move |part| (k, part.trim())))
-        .filter(|(_, part)| {
-            part.strip_prefix(name).is_some_and(|rest| {
-                let rest = rest.trim_start();
-                (rest.starts_with('=') && !rest.starts_with("=="))
-                    || [
-                        "+=", "-=", "*=", "/=", "//=", "%=", "**=", ">>=", "<<=", "++", "--",
-                    ]
-                    .iter()
-                    .any(|op| rest.starts_with(op))
-            }) || part.strip_prefix("++").or(part.strip_prefix("--")) == Some(name)
-                || part
-                    .strip_prefix("let ")
-                    .or(part.strip_prefix("const "))
-                    .is_some_and(|p| p.starts_with(name))
-        })
-        .collect()
-}
-
 /// A `while` loop that waits for a variable to reach 0 (`while n != 0`, `while (n > 0)`)
 /// while its body only multiplies it by a number of 1 or more (`n = n * 2`, `n *= 3`): a
 /// product of nonzero numbers never becomes 0, so the loop never ends.
@@ -716,10 +793,26 @@ fn product_never_zero(code: &str) -> Option<LoopUpdate> {
             .trim_start_matches('(')
             .trim_end_matches(')')
             .trim();
-        let Some(name) = leading_name(condition) else {
+        // `len(text) > 0` and `text.length > 0` wait on a length, which doubling only grows.
+        let measured = condition
+            .strip_prefix("len(")
+            .and_then(|r| r.split_once(')'))
+            .map(|(name, rest)| (name.trim(), rest))
+            .or_else(|| {
+                let name = leading_name(condition)?;
+                condition[name.len()..]
+                    .strip_prefix(".length")
+                    .map(|rest| (name, rest))
+            });
+        let Some((name, test)) = measured
+            .or_else(|| leading_name(condition).map(|name| (name, &condition[name.len()..])))
+        else {
             continue;
         };
-        let test = condition[name.len()..].trim().replace(' ', "");
+        if leading_name(name) != Some(name) {
+            continue;
+        }
+        let test = test.trim().replace(' ', "");
         if !["!=0", "!==0", ">0"].contains(&test.as_str()) {
             continue;
         }
@@ -728,9 +821,8 @@ fn product_never_zero(code: &str) -> Option<LoopUpdate> {
         let [(k, update)] = updates.as_slice() else {
             continue;
         };
-        let factor = update
-            .strip_prefix(name)
-            .map(str::trim)
+        let rest = update.strip_prefix(name).map(str::trim);
+        let factor = rest
             .and_then(|r| {
                 r.strip_prefix("*=").or_else(|| {
                     r.strip_prefix('=')
@@ -740,9 +832,15 @@ fn product_never_zero(code: &str) -> Option<LoopUpdate> {
                 })
             })
             .map(|f| f.trim().trim_end_matches(';').trim());
-        if factor
-            .and_then(|f| f.parse::<f64>().ok())
-            .is_some_and(|f| f >= 1.0)
+        // `x = x + x` and `x += x` double it.
+        let doubled = rest.is_some_and(|r| {
+            let r = r.trim_end_matches(';').replace(' ', "");
+            r == format!("+={name}") || r == format!("={name}+{name}")
+        });
+        if doubled
+            || factor
+                .and_then(|f| f.parse::<f64>().ok())
+                .is_some_and(|f| f >= 1.0)
         {
             return Some(LoopUpdate {
                 name: name.to_owned(),

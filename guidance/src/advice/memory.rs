@@ -8,6 +8,7 @@ use serde_json::json;
 use super::super::docs::{FUEL, JAVASCRIPT, PYTHON};
 use super::super::{MAX_MEMORY_BYTES, NextCall, derived_session_id, fmt_bytes};
 use super::draft::Draft;
+use super::stops;
 use crate::words::{self, say};
 
 impl Draft<'_, '_> {
@@ -36,6 +37,15 @@ impl Draft<'_, '_> {
         {
             self.fix(fix);
         }
+        if self.python()
+            && let Some((call, line)) = stops::infinite_iterator_collected(self.f.code)
+        {
+            self.fix(say!(
+                "out_of_memory.infinite_iterator",
+                call = call,
+                line = line
+            ));
+        }
         if let Some(l) = self.code.loops.iter().find(|l| l.endless) {
             self.fix(say!(
                 "out_of_memory.endless_loop",
@@ -43,6 +53,8 @@ impl Draft<'_, '_> {
                 line = l.line
             ));
         }
+        // What keeps a loop going while it fills memory (a stop condition never met).
+        self.loop_cause_fix();
         let allocations = self.code.large_allocations();
         let largest = allocations.iter().map(|(_, _, bytes)| *bytes).max();
         for (what, line, bytes) in allocations.into_iter().take(2) {

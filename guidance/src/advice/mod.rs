@@ -26,6 +26,7 @@ mod packages;
 mod python2;
 mod runtime;
 mod session;
+mod stops;
 mod syntax;
 
 use sandbox_protocol::{ErrorType, Language, Runtime};

@@ -9,6 +9,7 @@ use super::super::analyze::is_file_call;
 use super::super::docs::{JAVASCRIPT, PYTHON};
 use super::draft::Draft;
 use super::evidence::{divisor, indexed_sequence, operand_of_member};
+use super::stops;
 use crate::words::{self, say};
 
 /// Where the fixes of an exception whose advice does not depend on the message are, by its
@@ -23,6 +24,16 @@ impl Draft<'_, '_> {
         // A shell command sent as code fails on its first word: the command is the answer.
         if matches!(name, "NameError" | "ReferenceError") && self.shell_as_code() {
             return;
+        }
+        // QuickJS throws `null` when an allocation fails: with memory near the cap, that is
+        // running out of memory, not an exception of the code's own.
+        let f = self.f;
+        if !self.python()
+            && self.message() == "null"
+            && f.memory_cap > 0
+            && f.memory_bytes.saturating_mul(2) >= f.memory_cap
+        {
+            return self.out_of_memory();
         }
         // Evidence that points at something other than a bug in the logic; but an error whose
         // own message has a known cause is that cause, whatever it chained from (matplotlib's
@@ -98,6 +109,16 @@ impl Draft<'_, '_> {
         let message = self.message().to_owned();
         // Python's `x in list` in JavaScript: `in` asks for a key (an index), so the test is
         // wrong whatever the error says.
+        // An async function's result used without `await`: a Promise read as its value.
+        if !self.python()
+            && let Some((function, line)) = stops::promise_read_as_value(self.f.code)
+        {
+            self.fix(say!(
+                "promise_read_as_value.fix",
+                function = function,
+                line = line
+            ));
+        }
         if !self.python()
             && let Some((value, array)) = js_in_on_array(self.f.code)
         {

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::super::analyze::looks_like_other_language;
 use super::super::docs::{JAVASCRIPT, PYTHON};
-use super::super::scan::ImportKind;
+use super::super::scan::{ImportKind, Kind, NONE, Source};
 use super::super::{MAX_ECHOED_CODE, NextCall, clip};
 use super::draft::Draft;
 use super::runtime::mentions;
@@ -121,6 +121,19 @@ impl Draft<'_, '_> {
             self.fix(words::text("python_syntax.unclosed"));
         }
         let line = self.error_line().unwrap_or("");
+        // CPython says "Maybe you meant '=='" for a statement's test (a known cause), and only
+        // "invalid syntax" for a comprehension's filter.
+        if lower.contains("invalid syntax")
+            && !lower.contains("maybe you meant")
+            && let Some(test) = assignment_in_test(line)
+        {
+            let fixed = test.replacen(" = ", " == ", 1);
+            self.fix(say!(
+                "python_syntax.assignment_in_test",
+                test = clip(&test, 100),
+                fixed = clip(&fixed, 100),
+            ));
+        }
         self.python2_syntax(&lower, line);
         if lower.contains("expected ':'") {
             self.fix(words::text("python_syntax.expected_colon"));
@@ -130,6 +143,21 @@ impl Draft<'_, '_> {
     fn javascript_syntax(&mut self) {
         let code = self.f.code;
         self.doc(JAVASCRIPT);
+        if let Some((open, line)) = unclosed_bracket(&self.code.src) {
+            let close = match open {
+                "(" => ")",
+                "[" => "]",
+                _ => "}",
+            };
+            let source = code.lines().nth(line as usize - 1).unwrap_or("").trim();
+            self.fix(say!(
+                "javascript_syntax.unclosed",
+                open = open,
+                close = close,
+                line = line,
+                source = clip(source, 100),
+            ));
+        }
         let lower = self.f.error_message.unwrap_or("").to_lowercase();
         if lower.contains("redefinition of lexical identifier")
             || lower.contains("redeclaration of")
@@ -161,6 +189,79 @@ impl Draft<'_, '_> {
             self.fix(words::text("javascript_syntax.typescript"));
         }
     }
+}
+
+/// The bracket that is never closed, and its line: the first opening bracket with no
+/// partner, or, when a block's `}` starts a line less indented than the block's own line
+/// (the `}` of an `if` missing, so the function's `}` closes it), that block's `{`.
+fn unclosed_bracket<'s>(src: &'s Source<'_>) -> Option<(&'s str, u32)> {
+    let t = &src.tokens;
+    let open = |k: usize| t[k].kind == Kind::Op && matches!(t[k].text, "(" | "[" | "{");
+    let first = (0..t.len()).find(|&k| open(k) && src.partner[k] == NONE)?;
+    let indent_of_line = |k: usize| {
+        (0..=k)
+            .rev()
+            .find(|&j| t[j].line_start)
+            .map_or(0, |j| t[j].indent)
+    };
+    let misplaced = (0..t.len()).find(|&k| {
+        let close = src.partner[k];
+        open(k)
+            && t[k].text == "{"
+            && close != NONE
+            && close > k
+            && t[close].line_start
+            && t[close].line > t[k].line
+            && t[close].indent < indent_of_line(k)
+    });
+    let at = misplaced.unwrap_or(first);
+    Some((t[at].text, t[at].line))
+}
+
+/// The test of an `if`/`elif`/`while` (a statement's, or a comprehension's filter) that holds a
+/// lone `=` outside brackets: `r["k"] = "FR"` in `[r for r in rows if r["k"] = "FR"]`.
+fn assignment_in_test(line: &str) -> Option<String> {
+    let trimmed = line.trim();
+    let after = ["if ", "elif ", "while "]
+        .iter()
+        .find_map(|k| trimmed.strip_prefix(k))
+        .or_else(|| trimmed.split_once(" if ").map(|(_, rest)| rest))?;
+    let bytes = after.as_bytes();
+    let mut depth = 0i32;
+    let mut quote: Option<u8> = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        if let Some(q) = quote {
+            if b == q {
+                quote = None;
+            }
+            continue;
+        }
+        match b {
+            b'\'' | b'"' => quote = Some(b),
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return None;
+                }
+            }
+            b':' if depth == 0 && bytes.get(i + 1) != Some(&b'=') => return None,
+            b'=' if depth == 0 => {
+                let prev = i.checked_sub(1).map(|p| bytes[p]);
+                let next = bytes.get(i + 1).copied();
+                let lone =
+                    !prev.is_some_and(|p| b"=<>!:+-*/%&|^@".contains(&p)) && next != Some(b'=');
+                if lone {
+                    let end = after[i..]
+                        .find([']', ')', '}', ':'])
+                        .map_or(after.len(), |e| i + e);
+                    return Some(after[..end].trim().to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The name a declaration line declares: `n` from `var n = 2;` or `let total = 5;`.

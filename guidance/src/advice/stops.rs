@@ -1,0 +1,748 @@
+//! Loops whose way out the code shows is never taken, read off the text: an exact test the
+//! variable steps over or that floats never meet, a value clamped away from its limit, a retry
+//! behind an `except` that catches everything, a counter the loop tests but never moves, a
+//! chain of links followed with no record of where it has been, a shell `while` whose variable
+//! never changes, and an infinite iterator collected into a list. Each finding names the line
+//! and the variable, so `limits` and `memory` can word the cause before any budget.
+
+/// A `while` (or `do ... while`) loop as written: its header, the condition that keeps it
+/// going, and its body.
+pub(super) struct WhileLoop<'c> {
+    /// The header's index among the lines (0-based).
+    pub(super) at: usize,
+    /// What keeps the loop going, without `while` and its brackets or colon.
+    pub(super) condition: String,
+    /// The lines of the body, with their indexes.
+    pub(super) body: Vec<(usize, &'c str)>,
+}
+
+/// Every `while` loop of `code` whose body is a block of its own lines (Python, or
+/// JavaScript written one statement a line), and every JavaScript `do { ... } while (...)`.
+pub(super) fn while_loops(code: &str) -> Vec<WhileLoop<'_>> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("while") {
+            if !rest.starts_with([' ', '(']) {
+                continue;
+            }
+            let rest = rest.trim();
+            let condition = if let Some(python) = rest.strip_suffix(':') {
+                python.trim().to_owned()
+            } else if let Some(js) = rest.strip_suffix('{') {
+                parenthesised(js.trim())
+            } else {
+                continue;
+            };
+            let body = block_after(&lines, at);
+            if !condition.is_empty() && !body.is_empty() {
+                out.push(WhileLoop {
+                    at,
+                    condition,
+                    body,
+                });
+            }
+        } else if trimmed == "do {" || trimmed == "do{" {
+            let body = block_after(&lines, at);
+            let end = body.last().map_or(at, |(k, _)| *k) + 1;
+            let Some(tail) = lines.get(end).map(|l| l.trim()) else {
+                continue;
+            };
+            let Some(rest) = tail.strip_prefix('}').map(str::trim_start) else {
+                continue;
+            };
+            let Some(rest) = rest.strip_prefix("while") else {
+                continue;
+            };
+            let condition = parenthesised(rest.trim().trim_end_matches(';').trim());
+            if !condition.is_empty() && !body.is_empty() {
+                out.push(WhileLoop {
+                    at,
+                    condition,
+                    body,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `(a < b)` without its outer brackets; other text as it is.
+fn parenthesised(text: &str) -> String {
+    text.strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or(text)
+        .trim()
+        .to_owned()
+}
+
+/// A comparison that keeps a loop going: `lhs op rhs`, with the test as written (`t === 10`
+/// for an `if (t === 10) break;`) and the line it is on (1-based).
+#[derive(Debug, Clone, PartialEq)]
+struct KeepGoing {
+    lhs: String,
+    op: &'static str,
+    rhs: String,
+    test: String,
+    line: usize,
+}
+
+/// The comparisons that keep `l` going: its own condition, or for `while True`, each
+/// `if TEST: break` of its body (negated).
+fn keep_going(l: &WhileLoop<'_>) -> Vec<KeepGoing> {
+    let always = matches!(l.condition.as_str(), "True" | "true" | "1");
+    if !always {
+        return comparison(&l.condition)
+            .map(|(lhs, op, rhs)| KeepGoing {
+                lhs,
+                op,
+                rhs,
+                test: l.condition.clone(),
+                line: l.at + 1,
+            })
+            .into_iter()
+            .collect();
+    }
+    let mut out = Vec::new();
+    for (i, (k, line)) in l.body.iter().enumerate() {
+        let trimmed = line.trim();
+        let Some(rest) = trimmed.strip_prefix("if") else {
+            continue;
+        };
+        let rest = rest.trim();
+        let test = if let Some((test, then)) = rest.split_once(':') {
+            // Python: `if t == 10: break`, or `break` on the next line.
+            let next = l.body.get(i + 1).map(|(_, n)| n.trim());
+            (then.trim() == "break" || (then.trim().is_empty() && next == Some("break")))
+                .then(|| test.trim().to_owned())
+        } else if rest.starts_with('(') {
+            // JavaScript: `if (t === 10) break;` or `if (t === 10) { break; }`.
+            let close = matching_paren(rest);
+            close.and_then(|c| {
+                let then = rest[c + 1..].trim();
+                then.trim_start_matches('{')
+                    .trim()
+                    .starts_with("break")
+                    .then(|| rest[1..c].trim().to_owned())
+            })
+        } else {
+            None
+        };
+        let Some(test) = test else { continue };
+        if let Some((lhs, op, rhs)) = comparison(&test) {
+            let negated = match op {
+                "==" => "!=",
+                "===" => "!==",
+                "!=" => "==",
+                "!==" => "===",
+                ">=" => "<",
+                "<=" => ">",
+                ">" => "<=",
+                _ => ">=",
+            };
+            out.push(KeepGoing {
+                lhs,
+                op: negated,
+                rhs,
+                test,
+                line: k + 1,
+            });
+        }
+    }
+    out
+}
+
+/// The index of the `)` that closes the `(` at the start of `text`.
+fn matching_paren(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `a OP b` for one comparison with no `and`/`or` around it.
+fn comparison(condition: &str) -> Option<(String, &'static str, String)> {
+    if ["&&", "||", " and ", " or ", "not "]
+        .iter()
+        .any(|w| condition.contains(w))
+    {
+        return None;
+    }
+    const OPS: [&str; 8] = ["!==", "===", "!=", "==", ">=", "<=", ">", "<"];
+    let (at, op) = OPS
+        .iter()
+        .filter_map(|op| condition.find(op).map(|at| (at, *op)))
+        .min_by_key(|(at, op)| (*at, std::cmp::Reverse(op.len())))?;
+    let lhs = condition[..at].trim();
+    let rhs = condition[at + op.len()..].trim();
+    (!lhs.is_empty() && !rhs.is_empty() && !rhs.starts_with(['=', '>']))
+        .then(|| (lhs.to_owned(), op, rhs.to_owned()))
+}
+
+/// Why a loop's test never lets it end, with what the advice quotes.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum NeverMet {
+    /// An integer counter that steps over the value its exact test waits for, or away from
+    /// it: `n = 15` ... `n -= 2` ... `while n != 0`.
+    StepsOver {
+        var: String,
+        start: String,
+        step: String,
+        target: String,
+        test: String,
+        line: usize,
+        reach: String,
+        away: bool,
+    },
+    /// A variable moved by a float step (`t += 0.01`) that an exact test waits for.
+    FloatStep {
+        var: String,
+        step: String,
+        target: String,
+        test: String,
+        line: usize,
+        reach: String,
+    },
+    /// A computed float compared exactly: `while x * x != a`.
+    ComputedExact {
+        test: String,
+        line: usize,
+        lhs: String,
+        rhs: String,
+    },
+    /// The body clamps the variable away from the limit: `balance = max(balance, 1)` under
+    /// `while balance > 0`.
+    Clamped {
+        var: String,
+        clamp: String,
+        line: usize,
+        test: String,
+        bound: String,
+    },
+}
+
+/// The first loop of `code` whose test, as the code shows, is never met (see [`NeverMet`]).
+pub(super) fn never_met(code: &str) -> Option<NeverMet> {
+    let lines: Vec<&str> = code.lines().collect();
+    while_loops(code).iter().find_map(|l| {
+        keep_going(l)
+            .into_iter()
+            .find_map(|k| never_met_test(&lines, l, &k))
+    })
+}
+
+fn never_met_test(lines: &[&str], l: &WhileLoop<'_>, k: &KeepGoing) -> Option<NeverMet> {
+    let exact = matches!(k.op, "!=" | "!==");
+    let is_name = |t: &str| leading_name(t) == Some(t);
+    let number = |t: &str| t.trim_end_matches(';').replace('_', "").parse::<f64>().ok();
+    // `x * x != a`: a computed float compared exactly, when the loop changes its names.
+    let computed = [&k.lhs, &k.rhs]
+        .into_iter()
+        .find(|side| side.contains(['*', '/']));
+    if exact && let Some(computed) = computed {
+        let changed = names_in(computed)
+            .iter()
+            .any(|n| !assignments_of(&l.body, n).is_empty());
+        return changed.then(|| NeverMet::ComputedExact {
+            test: k.test.clone(),
+            line: k.line,
+            lhs: k.lhs.clone(),
+            rhs: k.rhs.clone(),
+        });
+    }
+    if !is_name(&k.lhs) {
+        return None;
+    }
+    let var = k.lhs.as_str();
+    let target = number(&k.rhs)?;
+    let updates = assignments_of(&l.body, var);
+    // A clamp: `v = max(v, C)` keeps v at C or above (min: at or below).
+    for (at, update) in &updates {
+        let Some(call) = update
+            .strip_prefix(var)
+            .and_then(|r| r.trim_start().strip_prefix('='))
+            .map(|r| r.trim().trim_end_matches(';').trim())
+        else {
+            continue;
+        };
+        let (is_max, args) = if let Some(a) = call
+            .strip_prefix("max(")
+            .or_else(|| call.strip_prefix("Math.max("))
+        {
+            (true, a)
+        } else if let Some(a) = call
+            .strip_prefix("min(")
+            .or_else(|| call.strip_prefix("Math.min("))
+        {
+            (false, a)
+        } else {
+            continue;
+        };
+        let args: Vec<&str> = args
+            .trim_end_matches(')')
+            .split(',')
+            .map(str::trim)
+            .collect();
+        let [a, b] = args.as_slice() else { continue };
+        let bound = match (*a == var, *b == var) {
+            (true, false) => *b,
+            (false, true) => *a,
+            _ => continue,
+        };
+        let Some(c) = number(bound) else { continue };
+        let never = match (is_max, k.op) {
+            (true, ">" | "!=" | "!==") => c > target,
+            (true, ">=") => c >= target,
+            (false, "<" | "!=" | "!==") => c < target,
+            (false, "<=") => c <= target,
+            _ => false,
+        };
+        if never {
+            return Some(NeverMet::Clamped {
+                var: var.to_owned(),
+                clamp: update.trim_end_matches(';').to_owned(),
+                line: at + 1,
+                test: k.test.clone(),
+                bound: bound.to_owned(),
+            });
+        }
+    }
+    if !exact {
+        return None;
+    }
+    let [(at, update)] = updates.as_slice() else {
+        return None;
+    };
+    let rest = update
+        .strip_prefix(var)?
+        .trim()
+        .trim_end_matches(';')
+        .trim();
+    let step_text = if rest == "++" {
+        "1".to_owned()
+    } else if rest == "--" {
+        "-1".to_owned()
+    } else if let Some(v) = rest.strip_prefix("+=") {
+        v.trim().to_owned()
+    } else if let Some(v) = rest.strip_prefix("-=") {
+        format!("-{}", v.trim())
+    } else if let Some(e) = rest.strip_prefix('=').map(str::trim) {
+        let e = e.strip_prefix(var)?.trim();
+        if let Some(v) = e.strip_prefix('+') {
+            v.trim().to_owned()
+        } else {
+            format!("-{}", e.strip_prefix('-')?.trim())
+        }
+    } else {
+        return None;
+    };
+    let step = number(&step_text)?;
+    if step == 0.0 {
+        return None;
+    }
+    let rhs = k.rhs.trim_end_matches(';').to_owned();
+    let reach = if step > 0.0 {
+        format!("{var} >= {rhs}")
+    } else {
+        format!("{var} <= {rhs}")
+    };
+    if step.fract() != 0.0 {
+        return Some(NeverMet::FloatStep {
+            var: var.to_owned(),
+            step: step_text,
+            target: rhs,
+            test: k.test.clone(),
+            line: at + 1,
+            reach,
+        });
+    }
+    let start_text = start_value(lines, l.at, var)?;
+    let start = number(&start_text)?;
+    let steps = (target - start) / step;
+    if steps >= 0.0 && steps.fract() == 0.0 {
+        return None;
+    }
+    Some(NeverMet::StepsOver {
+        var: var.to_owned(),
+        start: start_text,
+        step: step_text,
+        target: rhs,
+        test: k.test.clone(),
+        line: at + 1,
+        reach,
+        away: steps < 0.0,
+    })
+}
+
+/// The number `var` was last set to before line `at` (`n = 15`, `let n = 15;`).
+fn start_value(lines: &[&str], at: usize, var: &str) -> Option<String> {
+    lines[..at].iter().rev().find_map(|l| {
+        let l = l.trim();
+        let l = ["let ", "var ", "const "]
+            .iter()
+            .find_map(|k| l.strip_prefix(k))
+            .unwrap_or(l);
+        let value = l.strip_prefix(var)?.trim_start().strip_prefix('=')?;
+        if value.starts_with('=') {
+            return None;
+        }
+        let value = value.trim().trim_end_matches(';').trim();
+        value
+            .replace('_', "")
+            .parse::<f64>()
+            .ok()
+            .map(|_| value.to_owned())
+    })
+}
+
+/// The plain names in an expression (`x * x` gives `x`).
+fn names_in(expr: &str) -> Vec<&str> {
+    expr.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .filter(|w| leading_name(w) == Some(*w))
+        .collect()
+}
+
+/// A `while` loop (Python) whose body retries behind an `except` that catches everything
+/// (`except:`, `except Exception`, `except BaseException`) and neither raises, breaks nor
+/// returns: an error that repeats repeats forever. The clause as written and its line.
+pub(super) fn swallowed_retry(code: &str) -> Option<(String, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    while_loops(code).iter().find_map(|l| {
+        l.body.iter().find_map(|(k, line)| {
+            let clause = line.trim();
+            let what = clause.strip_prefix("except")?.trim_end_matches(':').trim();
+            let what = what.split(" as ").next().unwrap_or(what).trim();
+            if !matches!(what, "" | "Exception" | "BaseException") {
+                return None;
+            }
+            let handler = block_after(&lines, *k);
+            let leaves = handler.iter().any(|(_, h)| {
+                let h = h.trim();
+                ["raise", "break", "return", "sys.exit", "exit("]
+                    .iter()
+                    .any(|w| h.starts_with(w))
+            });
+            (!leaves).then(|| (clause.to_owned(), k + 1))
+        })
+    })
+}
+
+/// A counter a loop's condition tests against a limit (`attempts < 3` in
+/// `!ok && attempts < 3`) that nothing in the body changes: the limit never stops the loop.
+/// The counter, the test and the loop's line.
+pub(super) fn counter_never_moves(code: &str) -> Option<(String, String, usize)> {
+    while_loops(code).iter().find_map(|l| {
+        let parts: Vec<&str> = l
+            .condition
+            .split("&&")
+            .flat_map(|p| p.split(" and "))
+            .map(|p| {
+                p.trim()
+                    .trim_start_matches('(')
+                    .trim_end_matches(')')
+                    .trim()
+            })
+            .collect();
+        let body_text: String = l
+            .body
+            .iter()
+            .map(|(_, t)| *t)
+            .collect::<Vec<_>>()
+            .join("\n");
+        // A body that calls a function of the code's own may change the counter unseen.
+        if parts.len() < 2 || body_text.contains("global ") || body_text.contains("nonlocal ") {
+            return None;
+        }
+        parts
+            .iter()
+            .find_map(|part| {
+                let (lhs, op, _) = comparison(part)?;
+                let counter = matches!(op, "<" | "<=" | ">" | ">=")
+                    && leading_name(&lhs) == Some(lhs.as_str())
+                    && assignments_of(&l.body, &lhs).is_empty()
+                    && !l.body.iter().any(|(_, t)| t.contains(&format!("{lhs}++")));
+                counter.then(|| ((*part).to_owned(), lhs, l.at + 1))
+            })
+            .map(|(test, name, line)| (name, test, line))
+    })
+}
+
+/// A loop that follows links (`page = redirects[page]`, `node = parent.get(node)`) in code
+/// that keeps no record of where it has been: a chain that comes back on itself never ends.
+/// The variable, the step as written and its line.
+pub(super) fn chain_without_visited(code: &str) -> Option<(String, String, usize)> {
+    let lower = code.to_lowercase();
+    if ["visited", "seen", "max_hops", "hops <", "hops >"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        return None;
+    }
+    while_loops(code).iter().find_map(|l| {
+        l.body.iter().find_map(|(k, line)| {
+            let step = line.trim().trim_end_matches(';');
+            let (var, value) = step.split_once('=')?;
+            let var = var.trim();
+            if leading_name(var) != Some(var) || value.starts_with('=') {
+                return None;
+            }
+            let value = value.trim();
+            let follows =
+                value.ends_with(&format!("[{var}]")) || value.ends_with(&format!(".get({var})"));
+            (follows && l.condition.contains(var)).then(|| (var.to_owned(), step.to_owned(), k + 1))
+        })
+    })
+}
+
+/// A shell `while`/`until` loop whose test reads variables (`[ $count -lt 3 ]`) that nothing
+/// between `do` and `done` assigns: the test never changes. The test and the first variable.
+pub(super) fn shell_loop_unchanged(line: &str) -> Option<(String, String)> {
+    let start = line.find("while [").or_else(|| line.find("until ["))?;
+    let rest = &line[start..];
+    let (test, after) = rest.split_once("; do")?;
+    let body = after.split("done").next()?;
+    let test = test.trim();
+    let names: Vec<&str> = test
+        .split('$')
+        .skip(1)
+        .filter_map(|t| leading_name(t.trim_start_matches('{')))
+        .collect();
+    let first = *names.first()?;
+    let changed = names.iter().any(|n| {
+        [
+            format!("{n}="),
+            format!("(({n}"),
+            format!("(( {n}"),
+            format!("let {n}"),
+            format!("let \"{n}"),
+            format!("read {n}"),
+            format!("read -r {n}"),
+        ]
+        .iter()
+        .any(|w| body.contains(w.as_str()))
+    });
+    (!changed).then(|| (test.to_owned(), first.to_owned()))
+}
+
+/// An infinite iterator collected whole: `list(itertools.count(1))`, `sorted(cycle(xs))`.
+/// The call as written and its line.
+pub(super) fn infinite_iterator_collected(code: &str) -> Option<(String, usize)> {
+    const WRAPPERS: [&str; 8] = [
+        "list(", "tuple(", "set(", "sorted(", "sum(", "max(", "min(", "dict(",
+    ];
+    const ENDLESS: [&str; 6] = [
+        "itertools.count(",
+        "itertools.cycle(",
+        "itertools.repeat(",
+        "count(",
+        "cycle(",
+        "repeat(",
+    ];
+    let from_itertools = code.contains("itertools");
+    code.lines().enumerate().find_map(|(k, line)| {
+        WRAPPERS.iter().find_map(|w| {
+            ENDLESS.iter().find_map(|e| {
+                let call = format!("{w}{e}");
+                let at = line.find(&call)?;
+                if !from_itertools
+                    || (line[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.'))
+                {
+                    return None;
+                }
+                // `repeat(x, n)` ends: only its one-argument form is endless.
+                let args = &line[at + call.len()..];
+                if e.ends_with("repeat(") && args.split(')').next().is_some_and(|a| a.contains(','))
+                {
+                    return None;
+                }
+                // The iterator's call and the wrapper's `)`: `list(itertools.count(1))`.
+                let shown = match args.find(')') {
+                    Some(e) => format!("{})", &line[at..at + call.len() + e + 1]),
+                    None => line[at..].to_owned(),
+                };
+                Some((shown, k + 1))
+            })
+        })
+    })
+}
+
+/// The async functions `code` declares (`async function name`, `const name = async (`) and
+/// the first line that calls one without `await`, `.then(` or `Promise.all` in sight: its
+/// result is a Promise, read as if it were the value.
+pub(super) fn promise_read_as_value(code: &str) -> Option<(String, usize)> {
+    if code.contains("Promise.all") || code.contains(".then(") {
+        return None;
+    }
+    let mut asyncs: Vec<&str> = Vec::new();
+    for (at, _) in code.match_indices("async function ") {
+        if let Some(name) = leading_name(code[at + "async function ".len()..].trim_start()) {
+            asyncs.push(name);
+        }
+    }
+    for (at, _) in code.match_indices("= async") {
+        let before = code[..at].trim_end();
+        let start = before
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .map_or(0, |s| s + 1);
+        if let Some(name) = leading_name(&before[start..]) {
+            asyncs.push(name);
+        }
+    }
+    code.lines().enumerate().find_map(|(k, line)| {
+        asyncs.iter().find_map(|name| {
+            let call = format!("{name}(");
+            line.match_indices(&call).find_map(|(at, _)| {
+                let before = line[..at].trim_end();
+                let own_name = before
+                    .ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$' || c == '.');
+                let declared = before.ends_with("function");
+                let handled = before.ends_with("await") || before.ends_with("return");
+                let used_as_value =
+                    before.ends_with('=') || before.ends_with("=>") || before.ends_with('(');
+                (!own_name && !declared && !handled && used_as_value)
+                    .then(|| ((*name).to_owned(), k + 1))
+            })
+        })
+    })
+}
+
+/// The lines of the block that starts after line `at` (deeper indented than it; a
+/// JavaScript block ends at its `}`), with their indexes.
+pub(super) fn block_after<'c>(lines: &[&'c str], at: usize) -> Vec<(usize, &'c str)> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let header = indent(lines[at]);
+    lines
+        .iter()
+        .enumerate()
+        .skip(at + 1)
+        .take_while(|(_, l)| l.trim().is_empty() || indent(l) > header)
+        .map(|(k, l)| (k, *l))
+        .collect()
+}
+
+/// The identifier at the start of `text`, if any.
+pub(super) fn leading_name(text: &str) -> Option<&str> {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(text.len());
+    (end > 0 && !text.starts_with(|c: char| c.is_ascii_digit())).then(|| &text[..end])
+}
+
+/// The lines of `body` that assign `name` (`name = ...`, `name += ...`, `name++`), trimmed.
+pub(super) fn assignments_of<'c>(body: &[(usize, &'c str)], name: &str) -> Vec<(usize, &'c str)> {
+    body.iter()
+        .flat_map(|&(k, l)| l.split(';').map(move |part| (k, part.trim())))
+        .filter(|(_, part)| {
+            part.strip_prefix(name).is_some_and(|rest| {
+                let rest = rest.trim_start();
+                (rest.starts_with('=') && !rest.starts_with("=="))
+                    || [
+                        "+=", "-=", "*=", "/=", "//=", "%=", "**=", ">>=", "<<=", "++", "--",
+                    ]
+                    .iter()
+                    .any(|op| rest.starts_with(op))
+            }) || part.strip_prefix("++").or(part.strip_prefix("--")) == Some(name)
+                || part
+                    .strip_prefix("let ")
+                    .or(part.strip_prefix("const "))
+                    .is_some_and(|p| p.starts_with(name))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_tests_that_are_met_are_not_flagged() {
+        for code in [
+            "n = 10\nwhile n != 0:\n    n -= 1\n",
+            "n = 12\nwhile n != 0:\n    n -= 3\n",
+            "n = 27\nwhile n != 1:\n    n = n // 2 if n % 2 == 0 else 3 * n + 1\n",
+            "let i = 0;\nwhile (i !== 10) {\n  i += 2;\n}",
+            "b = 100\nwhile b > 0:\n    b = max(b - 5, 0)\n",
+        ] {
+            assert_eq!(never_met(code), None, "{code}");
+        }
+    }
+
+    #[test]
+    fn exact_tests_that_are_never_met() {
+        let odd = never_met("n = 15\nwhile n != 0:\n    n -= 2\n");
+        assert!(
+            matches!(odd, Some(NeverMet::StepsOver { ref start, away: false, .. }) if start == "15")
+        );
+        let away = never_met("let k = 1;\nwhile (k != 0) {\n  k++;\n}");
+        assert!(matches!(away, Some(NeverMet::StepsOver { away: true, .. })));
+        let float =
+            never_met("t = 0\nwhile True:\n    t += 0.01\n    if t == 10:\n        break\n");
+        assert!(
+            matches!(float, Some(NeverMet::FloatStep { line: 3, .. })),
+            "{float:?}"
+        );
+        let newton = never_met("x = a\nwhile x * x != a:\n    x = (x + a / x) / 2\n");
+        assert!(matches!(newton, Some(NeverMet::ComputedExact { .. })));
+        let clamp = never_met("b = 9\nwhile b > 0:\n    b -= 1\n    b = max(b, 1)\n");
+        assert!(matches!(clamp, Some(NeverMet::Clamped { line: 4, .. })));
+    }
+
+    #[test]
+    fn retries_counters_and_chains() {
+        let retry =
+            "while True:\n    try:\n        f()\n        break\n    except:\n        continue\n";
+        assert_eq!(swallowed_retry(retry), Some(("except:".to_owned(), 5)));
+        let reraised = "while True:\n    try:\n        f()\n    except Exception:\n        raise\n";
+        assert_eq!(swallowed_retry(reraised), None);
+        let narrow = "while True:\n    try:\n        f()\n    except KeyError:\n        pass\n";
+        assert_eq!(swallowed_retry(narrow), None);
+
+        let counter = "n = 0\nok = False\nwhile not ok and n < 3:\n    ok = check()\n";
+        assert_eq!(
+            counter_never_moves(counter).map(|(name, _, line)| (name, line)),
+            Some(("n".to_owned(), 3))
+        );
+        assert_eq!(
+            counter_never_moves("while not ok and n < 3:\n    ok = check()\n    n += 1\n"),
+            None
+        );
+
+        let chain = "while (next[p]) {\n  p = next[p];\n}";
+        assert_eq!(chain_without_visited(chain).map(|c| c.2), Some(2));
+        let with_seen =
+            "seen = set()\nwhile p in nxt and p not in seen:\n    seen.add(p)\n    p = nxt[p]\n";
+        assert_eq!(chain_without_visited(with_seen), None);
+    }
+
+    #[test]
+    fn shell_loops_iterators_and_promises() {
+        assert!(shell_loop_unchanged("i=0; while [ $i -lt 3 ]; do echo hi; done").is_some());
+        assert_eq!(
+            shell_loop_unchanged("i=0; while [ $i -lt 3 ]; do i=$((i+1)); done"),
+            None
+        );
+        assert!(
+            infinite_iterator_collected("import itertools\nxs = list(itertools.count())").is_some()
+        );
+        assert_eq!(
+            infinite_iterator_collected("import itertools\nxs = list(itertools.repeat(0, 5))"),
+            None
+        );
+        assert_eq!(infinite_iterator_collected("xs = list(count(3))"), None);
+        let promise = "async function f() { return 1; }\nconst v = f();\nconsole.log(v.x.y);";
+        assert_eq!(promise_read_as_value(promise), Some(("f".to_owned(), 2)));
+        let awaited = "async function f() { return 1; }\nconst v = await f();";
+        assert_eq!(promise_read_as_value(awaited), None);
+    }
+}
