@@ -385,9 +385,14 @@ fn never_met_test(lines: &[&str], l: &WhileLoop<'_>, k: &KeepGoing) -> Option<Ne
     })
 }
 
-/// The number `var` was last set to before line `at` (`n = 15`, `let n = 15;`).
+/// How far above a loop its counter's start is looked for: real code sets it just before;
+/// without a bound, a code of many loops would be read once per loop.
+const START_LOOKBACK: usize = 200;
+
+/// The number `var` was last set to in the [`START_LOOKBACK`] lines before line `at` (`n = 15`,
+/// `let n = 15;`).
 fn start_value(lines: &[&str], at: usize, var: &str) -> Option<String> {
-    lines[..at].iter().rev().find_map(|l| {
+    lines[..at].iter().rev().take(START_LOOKBACK).find_map(|l| {
         let l = l.trim();
         let l = ["let ", "var ", "const "]
             .iter()
@@ -549,30 +554,35 @@ pub(super) fn infinite_iterator_collected(code: &str) -> Option<(String, usize)>
         "cycle(",
         "repeat(",
     ];
-    let from_itertools = code.contains("itertools");
+    if !code.contains("itertools") {
+        return None;
+    }
+    // Every wrapper around every endless call, made once (not per line: the code may be a
+    // megabyte of lines).
+    let calls: Vec<(String, &str)> = WRAPPERS
+        .iter()
+        .flat_map(|w| ENDLESS.iter().map(move |e| (format!("{w}{e}"), *e)))
+        .collect();
     code.lines().enumerate().find_map(|(k, line)| {
-        WRAPPERS.iter().find_map(|w| {
-            ENDLESS.iter().find_map(|e| {
-                let call = format!("{w}{e}");
-                let at = line.find(&call)?;
-                if !from_itertools
-                    || (line[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.'))
-                {
-                    return None;
-                }
-                // `repeat(x, n)` ends: only its one-argument form is endless.
-                let args = &line[at + call.len()..];
-                if e.ends_with("repeat(") && args.split(')').next().is_some_and(|a| a.contains(','))
-                {
-                    return None;
-                }
-                // The iterator's call and the wrapper's `)`: `list(itertools.count(1))`.
-                let shown = match args.find(')') {
-                    Some(e) => format!("{})", &line[at..at + call.len() + e + 1]),
-                    None => line[at..].to_owned(),
-                };
-                Some((shown, k + 1))
-            })
+        if !line.contains('(') {
+            return None;
+        }
+        calls.iter().find_map(|(call, e)| {
+            let at = line.find(call.as_str())?;
+            if line[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.') {
+                return None;
+            }
+            // `repeat(x, n)` ends: only its one-argument form is endless.
+            let args = &line[at + call.len()..];
+            if e.ends_with("repeat(") && args.split(')').next().is_some_and(|a| a.contains(',')) {
+                return None;
+            }
+            // The iterator's call and the wrapper's `)`: `list(itertools.count(1))`.
+            let shown = match args.find(')') {
+                Some(e) => format!("{})", &line[at..at + call.len() + e + 1]),
+                None => line[at..].to_owned(),
+            };
+            Some((shown, k + 1))
         })
     })
 }
@@ -599,20 +609,31 @@ pub(super) fn promise_read_as_value(code: &str) -> Option<(String, usize)> {
             asyncs.push(name);
         }
     }
+    if asyncs.is_empty() {
+        return None;
+    }
+    let asyncs: std::collections::HashSet<&str> = asyncs.into_iter().collect();
+    let is_name_char = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    // Each call site once: the name before every `(`, looked up (a per-name search of every
+    // line would be quadratic in a code of many functions).
     code.lines().enumerate().find_map(|(k, line)| {
-        asyncs.iter().find_map(|name| {
-            let call = format!("{name}(");
-            line.match_indices(&call).find_map(|(at, _)| {
-                let before = line[..at].trim_end();
-                let own_name = before
-                    .ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$' || c == '.');
-                let declared = before.ends_with("function");
-                let handled = before.ends_with("await") || before.ends_with("return");
-                let used_as_value =
-                    before.ends_with('=') || before.ends_with("=>") || before.ends_with('(');
-                (!own_name && !declared && !handled && used_as_value)
-                    .then(|| ((*name).to_owned(), k + 1))
-            })
+        line.match_indices('(').find_map(|(paren, _)| {
+            let head = &line[..paren];
+            let start = head
+                .char_indices()
+                .rev()
+                .take_while(|&(_, c)| is_name_char(c))
+                .last()
+                .map(|(i, _)| i)?;
+            let name = asyncs.get(&head[start..])?;
+            let before = line[..start].trim_end();
+            let own_name = before.ends_with(|c: char| is_name_char(c) || c == '.');
+            let declared = before.ends_with("function");
+            let handled = before.ends_with("await") || before.ends_with("return");
+            let used_as_value =
+                before.ends_with('=') || before.ends_with("=>") || before.ends_with('(');
+            (!own_name && !declared && !handled && used_as_value)
+                .then(|| ((*name).to_owned(), k + 1))
         })
     })
 }
@@ -744,5 +765,33 @@ mod tests {
         assert_eq!(promise_read_as_value(promise), Some(("f".to_owned(), 2)));
         let awaited = "async function f() { return 1; }\nconst v = await f();";
         assert_eq!(promise_read_as_value(awaited), None);
+        // Names are matched whole: `xf(` is not a call of `f`, `o.f(` not of the function.
+        let other = "async function f() {}\nconst a = xf();\nconst b = o.f();";
+        assert_eq!(promise_read_as_value(other), None);
+    }
+
+    #[test]
+    fn a_megabyte_of_code_is_read_once() {
+        // A guest's code reaches these checks whole (up to the server's code cap, 1 MiB by
+        // default): 30,000 async functions and as many lines must cost one pass, not one per
+        // function (that was minutes). No time is asserted; the suite's time limit would be
+        // what catches a quadratic pass.
+        let mut code: String = (0..30_000)
+            .map(|i| format!("async function f{i}() {{}}\n"))
+            .collect();
+        code.push_str("import itertools\nconst last = f29999();\n");
+        assert!(code.len() > 700_000);
+        assert_eq!(
+            promise_read_as_value(&code),
+            Some(("f29999".to_owned(), 30_002))
+        );
+        assert_eq!(infinite_iterator_collected(&code), None);
+        // As many loops whose counters have no start in sight: each looks a few lines up.
+        let mut loops = "while n != 0:\n    n -= 2\n".repeat(30_000);
+        loops.push_str("m = 15\nwhile m != 0:\n    m -= 2\n");
+        assert!(matches!(
+            never_met(&loops),
+            Some(NeverMet::StepsOver { ref var, .. }) if var == "m"
+        ));
     }
 }
