@@ -18,6 +18,7 @@ use super::super::analyze::CodeFacts;
 use super::super::docs::ERRORS;
 use super::super::{MAX_ECHOED_CODE, NextCall, clip};
 use super::evidence::{Location, locate, tail, valid_session_id};
+use super::stops::LoopText;
 use super::{Advice, ErrorFacts};
 use crate::inventory::imports::ImportFuelTable;
 use crate::words::{self, say};
@@ -35,6 +36,8 @@ pub(super) struct Draft<'f, 'a> {
     pub(super) next: Option<NextCall>,
     /// The restart was already explained; do not repeat it.
     pub(super) restart_explained: bool,
+    /// The code's loops as the loop checks read them, read on first need.
+    loop_text: std::cell::OnceCell<LoopText<'a>>,
 }
 
 impl<'f, 'a> Draft<'f, 'a> {
@@ -48,7 +51,13 @@ impl<'f, 'a> Draft<'f, 'a> {
             docs: Vec::new(),
             next: None,
             restart_explained: false,
+            loop_text: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The failed code's loops, read once however many checks ask ([`LoopText`]).
+    pub(super) fn loop_text(&self) -> &LoopText<'a> {
+        self.loop_text.get_or_init(|| LoopText::read(self.f.code))
     }
 
     /// Adds a fix unless the same text is already there.

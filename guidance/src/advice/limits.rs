@@ -79,7 +79,7 @@ impl Draft<'_, '_> {
     pub(super) fn loop_cause_fix(&mut self) -> bool {
         let before = self.fix_count();
         self.never_met_fix();
-        if let Some((name, test, line)) = stops::counter_never_moves(self.f.code) {
+        if let Some((name, test, line)) = self.loop_text().counter_never_moves() {
             self.fix(say!(
                 "known_loop.counter_never_moves",
                 name = name,
@@ -87,7 +87,7 @@ impl Draft<'_, '_> {
                 line = line,
             ));
         }
-        if let Some((var, step, line)) = stops::chain_without_visited(self.f.code) {
+        if let Some((var, step, line)) = self.loop_text().chain_without_visited() {
             self.fix(say!(
                 "known_loop.chain_without_visited",
                 var = var,
@@ -142,7 +142,7 @@ impl Draft<'_, '_> {
     /// A loop whose test the code shows is never met: an exact test stepped over or never
     /// met by floats, or a value clamped away from its limit.
     fn never_met_fix(&mut self) {
-        let Some(found) = stops::never_met(self.f.code) else {
+        let Some(found) = self.loop_text().never_met() else {
             return;
         };
         let fix = match found {
@@ -224,7 +224,7 @@ impl Draft<'_, '_> {
         if !self.python() {
             return false;
         }
-        let Some((clause, line)) = stops::swallowed_retry(self.f.code) else {
+        let Some((clause, line)) = self.loop_text().swallowed_retry() else {
             return false;
         };
         self.fix(say!(

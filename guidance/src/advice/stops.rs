@@ -16,10 +16,132 @@ pub(super) struct WhileLoop<'c> {
     pub(super) body: Vec<(usize, &'c str)>,
 }
 
-/// Every `while` loop of `code` whose body is a block of its own lines (Python, or
+/// A guest's code as the loop checks read it, split into lines and its loops found once, however
+/// many checks a failure runs ([`super::draft::Draft::loop_text`] builds it on first need).
+pub(super) struct LoopText<'c> {
+    lines: Vec<&'c str>,
+    loops: Vec<WhileLoop<'c>>,
+    /// Whether the code keeps a record of where a walk has been (`visited`, `seen`, a hop
+    /// limit), for [`LoopText::chain_without_visited`].
+    keeps_visited: bool,
+}
+
+impl<'c> LoopText<'c> {
+    pub(super) fn read(code: &'c str) -> Self {
+        let lines: Vec<&str> = code.lines().collect();
+        let loops = while_loops(&lines);
+        let lower = code.to_lowercase();
+        let keeps_visited = ["visited", "seen", "max_hops", "hops <", "hops >"]
+            .iter()
+            .any(|w| lower.contains(w));
+        Self {
+            lines,
+            loops,
+            keeps_visited,
+        }
+    }
+
+    /// The first loop whose test, as the code shows, is never met (see [`NeverMet`]).
+    pub(super) fn never_met(&self) -> Option<NeverMet> {
+        self.loops.iter().find_map(|l| {
+            keep_going(l)
+                .into_iter()
+                .find_map(|k| never_met_test(&self.lines, l, &k))
+        })
+    }
+
+    /// A `while` loop (Python) whose body retries behind an `except` that catches everything
+    /// (`except:`, `except Exception`, `except BaseException`) and neither raises, breaks nor
+    /// returns: an error that repeats repeats forever. The clause as written and its line.
+    pub(super) fn swallowed_retry(&self) -> Option<(String, usize)> {
+        self.loops.iter().find_map(|l| {
+            l.body.iter().find_map(|(k, line)| {
+                let clause = line.trim();
+                let what = clause.strip_prefix("except")?.trim_end_matches(':').trim();
+                let what = what.split(" as ").next().unwrap_or(what).trim();
+                if !matches!(what, "" | "Exception" | "BaseException") {
+                    return None;
+                }
+                let handler = block_after(&self.lines, *k);
+                let leaves = handler.iter().any(|(_, h)| {
+                    let h = h.trim();
+                    ["raise", "break", "return", "sys.exit", "exit("]
+                        .iter()
+                        .any(|w| h.starts_with(w))
+                });
+                (!leaves).then(|| (clause.to_owned(), k + 1))
+            })
+        })
+    }
+
+    /// A counter a loop's condition tests against a limit (`attempts < 3` in
+    /// `!ok && attempts < 3`) that nothing in the body changes: the limit never stops the loop.
+    /// The counter, the test and the loop's line.
+    pub(super) fn counter_never_moves(&self) -> Option<(String, String, usize)> {
+        self.loops.iter().find_map(|l| {
+            let parts: Vec<&str> = l
+                .condition
+                .split("&&")
+                .flat_map(|p| p.split(" and "))
+                .map(|p| {
+                    p.trim()
+                        .trim_start_matches('(')
+                        .trim_end_matches(')')
+                        .trim()
+                })
+                .collect();
+            let body_text: String = l
+                .body
+                .iter()
+                .map(|(_, t)| *t)
+                .collect::<Vec<_>>()
+                .join("\n");
+            // A body that calls a function of the code's own may change the counter unseen.
+            if parts.len() < 2 || body_text.contains("global ") || body_text.contains("nonlocal ") {
+                return None;
+            }
+            parts
+                .iter()
+                .find_map(|part| {
+                    let (lhs, op, _) = comparison(part)?;
+                    let counter = matches!(op, "<" | "<=" | ">" | ">=")
+                        && leading_name(&lhs) == Some(lhs.as_str())
+                        && assignments_of(&l.body, &lhs).is_empty()
+                        && !l.body.iter().any(|(_, t)| t.contains(&format!("{lhs}++")));
+                    counter.then(|| ((*part).to_owned(), lhs, l.at + 1))
+                })
+                .map(|(test, name, line)| (name, test, line))
+        })
+    }
+
+    /// A loop that follows links (`page = redirects[page]`, `node = parent.get(node)`) in code
+    /// that keeps no record of where it has been: a chain that comes back on itself never ends.
+    /// The variable, the step as written and its line.
+    pub(super) fn chain_without_visited(&self) -> Option<(String, String, usize)> {
+        if self.keeps_visited {
+            return None;
+        }
+        self.loops.iter().find_map(|l| {
+            l.body.iter().find_map(|(k, line)| {
+                let step = line.trim().trim_end_matches(';');
+                let (var, value) = step.split_once('=')?;
+                let var = var.trim();
+                if leading_name(var) != Some(var) || value.starts_with('=') {
+                    return None;
+                }
+                let value = value.trim();
+                let follows = value.ends_with(&format!("[{var}]"))
+                    || value.ends_with(&format!(".get({var})"));
+                (follows && l.condition.contains(var))
+                    .then(|| (var.to_owned(), step.to_owned(), k + 1))
+            })
+        })
+    }
+}
+
+/// Every `while` loop of `lines` whose body is a block of its own lines (Python, or
 /// JavaScript written one statement a line), and every JavaScript `do { ... } while (...)`.
-pub(super) fn while_loops(code: &str) -> Vec<WhileLoop<'_>> {
-    let lines: Vec<&str> = code.lines().collect();
+fn while_loops<'c>(lines: &[&'c str]) -> Vec<WhileLoop<'c>> {
     let mut out = Vec::new();
     for (at, line) in lines.iter().enumerate() {
         let trimmed = line.trim();
@@ -35,7 +157,7 @@ pub(super) fn while_loops(code: &str) -> Vec<WhileLoop<'_>> {
             } else {
                 continue;
             };
-            let body = block_after(&lines, at);
+            let body = block_after(lines, at);
             if !condition.is_empty() && !body.is_empty() {
                 out.push(WhileLoop {
                     at,
@@ -44,7 +166,7 @@ pub(super) fn while_loops(code: &str) -> Vec<WhileLoop<'_>> {
                 });
             }
         } else if trimmed == "do {" || trimmed == "do{" {
-            let body = block_after(&lines, at);
+            let body = block_after(lines, at);
             let end = body.last().map_or(at, |(k, _)| *k) + 1;
             let Some(tail) = lines.get(end).map(|l| l.trim()) else {
                 continue;
@@ -232,16 +354,6 @@ pub(super) enum NeverMet {
     },
 }
 
-/// The first loop of `code` whose test, as the code shows, is never met (see [`NeverMet`]).
-pub(super) fn never_met(code: &str) -> Option<NeverMet> {
-    let lines: Vec<&str> = code.lines().collect();
-    while_loops(code).iter().find_map(|l| {
-        keep_going(l)
-            .into_iter()
-            .find_map(|k| never_met_test(&lines, l, &k))
-    })
-}
-
 fn never_met_test(lines: &[&str], l: &WhileLoop<'_>, k: &KeepGoing) -> Option<NeverMet> {
     let exact = matches!(k.op, "!=" | "!==");
     let is_name = |t: &str| leading_name(t) == Some(t);
@@ -416,98 +528,6 @@ fn names_in(expr: &str) -> Vec<&str> {
     expr.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
         .filter(|w| leading_name(w) == Some(*w))
         .collect()
-}
-
-/// A `while` loop (Python) whose body retries behind an `except` that catches everything
-/// (`except:`, `except Exception`, `except BaseException`) and neither raises, breaks nor
-/// returns: an error that repeats repeats forever. The clause as written and its line.
-pub(super) fn swallowed_retry(code: &str) -> Option<(String, usize)> {
-    let lines: Vec<&str> = code.lines().collect();
-    while_loops(code).iter().find_map(|l| {
-        l.body.iter().find_map(|(k, line)| {
-            let clause = line.trim();
-            let what = clause.strip_prefix("except")?.trim_end_matches(':').trim();
-            let what = what.split(" as ").next().unwrap_or(what).trim();
-            if !matches!(what, "" | "Exception" | "BaseException") {
-                return None;
-            }
-            let handler = block_after(&lines, *k);
-            let leaves = handler.iter().any(|(_, h)| {
-                let h = h.trim();
-                ["raise", "break", "return", "sys.exit", "exit("]
-                    .iter()
-                    .any(|w| h.starts_with(w))
-            });
-            (!leaves).then(|| (clause.to_owned(), k + 1))
-        })
-    })
-}
-
-/// A counter a loop's condition tests against a limit (`attempts < 3` in
-/// `!ok && attempts < 3`) that nothing in the body changes: the limit never stops the loop.
-/// The counter, the test and the loop's line.
-pub(super) fn counter_never_moves(code: &str) -> Option<(String, String, usize)> {
-    while_loops(code).iter().find_map(|l| {
-        let parts: Vec<&str> = l
-            .condition
-            .split("&&")
-            .flat_map(|p| p.split(" and "))
-            .map(|p| {
-                p.trim()
-                    .trim_start_matches('(')
-                    .trim_end_matches(')')
-                    .trim()
-            })
-            .collect();
-        let body_text: String = l
-            .body
-            .iter()
-            .map(|(_, t)| *t)
-            .collect::<Vec<_>>()
-            .join("\n");
-        // A body that calls a function of the code's own may change the counter unseen.
-        if parts.len() < 2 || body_text.contains("global ") || body_text.contains("nonlocal ") {
-            return None;
-        }
-        parts
-            .iter()
-            .find_map(|part| {
-                let (lhs, op, _) = comparison(part)?;
-                let counter = matches!(op, "<" | "<=" | ">" | ">=")
-                    && leading_name(&lhs) == Some(lhs.as_str())
-                    && assignments_of(&l.body, &lhs).is_empty()
-                    && !l.body.iter().any(|(_, t)| t.contains(&format!("{lhs}++")));
-                counter.then(|| ((*part).to_owned(), lhs, l.at + 1))
-            })
-            .map(|(test, name, line)| (name, test, line))
-    })
-}
-
-/// A loop that follows links (`page = redirects[page]`, `node = parent.get(node)`) in code
-/// that keeps no record of where it has been: a chain that comes back on itself never ends.
-/// The variable, the step as written and its line.
-pub(super) fn chain_without_visited(code: &str) -> Option<(String, String, usize)> {
-    let lower = code.to_lowercase();
-    if ["visited", "seen", "max_hops", "hops <", "hops >"]
-        .iter()
-        .any(|w| lower.contains(w))
-    {
-        return None;
-    }
-    while_loops(code).iter().find_map(|l| {
-        l.body.iter().find_map(|(k, line)| {
-            let step = line.trim().trim_end_matches(';');
-            let (var, value) = step.split_once('=')?;
-            let var = var.trim();
-            if leading_name(var) != Some(var) || value.starts_with('=') {
-                return None;
-            }
-            let value = value.trim();
-            let follows =
-                value.ends_with(&format!("[{var}]")) || value.ends_with(&format!(".get({var})"));
-            (follows && l.condition.contains(var)).then(|| (var.to_owned(), step.to_owned(), k + 1))
-        })
-    })
 }
 
 /// A shell `while`/`until` loop whose test reads variables (`[ $count -lt 3 ]`) that nothing
@@ -695,27 +715,30 @@ mod tests {
             "let i = 0;\nwhile (i !== 10) {\n  i += 2;\n}",
             "b = 100\nwhile b > 0:\n    b = max(b - 5, 0)\n",
         ] {
-            assert_eq!(never_met(code), None, "{code}");
+            assert_eq!(LoopText::read(code).never_met(), None, "{code}");
         }
     }
 
     #[test]
     fn exact_tests_that_are_never_met() {
-        let odd = never_met("n = 15\nwhile n != 0:\n    n -= 2\n");
+        let odd = LoopText::read("n = 15\nwhile n != 0:\n    n -= 2\n").never_met();
         assert!(
             matches!(odd, Some(NeverMet::StepsOver { ref start, away: false, .. }) if start == "15")
         );
-        let away = never_met("let k = 1;\nwhile (k != 0) {\n  k++;\n}");
+        let away = LoopText::read("let k = 1;\nwhile (k != 0) {\n  k++;\n}").never_met();
         assert!(matches!(away, Some(NeverMet::StepsOver { away: true, .. })));
         let float =
-            never_met("t = 0\nwhile True:\n    t += 0.01\n    if t == 10:\n        break\n");
+            LoopText::read("t = 0\nwhile True:\n    t += 0.01\n    if t == 10:\n        break\n")
+                .never_met();
         assert!(
             matches!(float, Some(NeverMet::FloatStep { line: 3, .. })),
             "{float:?}"
         );
-        let newton = never_met("x = a\nwhile x * x != a:\n    x = (x + a / x) / 2\n");
+        let newton =
+            LoopText::read("x = a\nwhile x * x != a:\n    x = (x + a / x) / 2\n").never_met();
         assert!(matches!(newton, Some(NeverMet::ComputedExact { .. })));
-        let clamp = never_met("b = 9\nwhile b > 0:\n    b -= 1\n    b = max(b, 1)\n");
+        let clamp =
+            LoopText::read("b = 9\nwhile b > 0:\n    b -= 1\n    b = max(b, 1)\n").never_met();
         assert!(matches!(clamp, Some(NeverMet::Clamped { line: 4, .. })));
     }
 
@@ -723,27 +746,36 @@ mod tests {
     fn retries_counters_and_chains() {
         let retry =
             "while True:\n    try:\n        f()\n        break\n    except:\n        continue\n";
-        assert_eq!(swallowed_retry(retry), Some(("except:".to_owned(), 5)));
+        assert_eq!(
+            LoopText::read(retry).swallowed_retry(),
+            Some(("except:".to_owned(), 5))
+        );
         let reraised = "while True:\n    try:\n        f()\n    except Exception:\n        raise\n";
-        assert_eq!(swallowed_retry(reraised), None);
+        assert_eq!(LoopText::read(reraised).swallowed_retry(), None);
         let narrow = "while True:\n    try:\n        f()\n    except KeyError:\n        pass\n";
-        assert_eq!(swallowed_retry(narrow), None);
+        assert_eq!(LoopText::read(narrow).swallowed_retry(), None);
 
         let counter = "n = 0\nok = False\nwhile not ok and n < 3:\n    ok = check()\n";
         assert_eq!(
-            counter_never_moves(counter).map(|(name, _, line)| (name, line)),
+            LoopText::read(counter)
+                .counter_never_moves()
+                .map(|(name, _, line)| (name, line)),
             Some(("n".to_owned(), 3))
         );
         assert_eq!(
-            counter_never_moves("while not ok and n < 3:\n    ok = check()\n    n += 1\n"),
+            LoopText::read("while not ok and n < 3:\n    ok = check()\n    n += 1\n")
+                .counter_never_moves(),
             None
         );
 
         let chain = "while (next[p]) {\n  p = next[p];\n}";
-        assert_eq!(chain_without_visited(chain).map(|c| c.2), Some(2));
+        assert_eq!(
+            LoopText::read(chain).chain_without_visited().map(|c| c.2),
+            Some(2)
+        );
         let with_seen =
             "seen = set()\nwhile p in nxt and p not in seen:\n    seen.add(p)\n    p = nxt[p]\n";
-        assert_eq!(chain_without_visited(with_seen), None);
+        assert_eq!(LoopText::read(with_seen).chain_without_visited(), None);
     }
 
     #[test]
@@ -790,7 +822,7 @@ mod tests {
         let mut loops = "while n != 0:\n    n -= 2\n".repeat(30_000);
         loops.push_str("m = 15\nwhile m != 0:\n    m -= 2\n");
         assert!(matches!(
-            never_met(&loops),
+            LoopText::read(&loops).never_met(),
             Some(NeverMet::StepsOver { ref var, .. }) if var == "m"
         ));
     }
