@@ -329,9 +329,20 @@ pub enum StateAfterRestart {
     Lost,
 }
 
-/// What the supervisor asks of a fork server (`sandbox-worker fork-server`): a worker for one
-/// session, exactly as `sandbox-worker serve` would run with `args` (the subcommand first),
-/// set up as the supervisor's `pre_exec` sets up an exec'd one.
+/// What the supervisor asks of a fork server (`sandbox-worker fork-server`), one question at a
+/// time, each answered by one [`ForkReply`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ForkAsk {
+    /// A worker for one session: `Forked` (the spare, when the server holds a live one) or
+    /// `Refused`.
+    Fork(ForkRequest),
+    /// The next session's worker, made ahead while nobody waits: forked and woken, it waits
+    /// for the server to hand it the next `Fork`. `Spare` (the one held, if any) or `Refused`.
+    Spare,
+}
+
+/// A worker for one session, exactly as `sandbox-worker serve` would run with `args` (the
+/// subcommand first), set up as the supervisor's `pre_exec` sets up an exec'd one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForkRequest {
     /// The worker's command line after the program name: `serve` and its options, as bytes.
@@ -353,7 +364,7 @@ pub struct ForkLimits {
     pub cpu_seconds: u64,
 }
 
-/// A fork server's answers: one `Ready` when it is up, then one answer per [`ForkRequest`].
+/// A fork server's answers: one `Ready` when it is up, then one answer per [`ForkAsk`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ForkReply {
     /// The server has mapped its module (and instantiated its interpreter, when `pristine`)
@@ -364,8 +375,12 @@ pub enum ForkReply {
         #[serde(with = "serde_bytes")]
         base: Option<Vec<u8>>,
     },
-    /// A worker was forked: a child of the supervisor (`CLONE_PARENT`), which it reaps.
+    /// A worker was forked: a child of the supervisor (`CLONE_PARENT`), which it reaps. It is
+    /// the spare when the server held one.
     Forked { pid: u32 },
+    /// The spare: the supervisor's child too, idle until a `Fork` hands it a session. The
+    /// supervisor reaps it if it ends unused.
+    Spare { pid: u32 },
     /// Nothing was forked; the supervisor starts the worker by exec instead.
     Refused { message: String },
 }

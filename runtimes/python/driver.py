@@ -487,9 +487,18 @@ def _sandbox_main():
                 del sys.path_importer_cache[path]
 
     def wake():
-        # What depends on the session rather than the interpreter. Run at the end of the first
-        # turn, or, in an interpreter started from a memory image (made once per host, with
-        # other directories behind /app, /data and /tmp), as the first turn after its start.
+        # What depends on the instance and its session rather than the interpreter. Run at the
+        # end of the first turn, or, in an interpreter started from a memory image (made once
+        # per host, with other directories behind /app, /data and /tmp), as the first turn
+        # after its start.
+        # Every instance of an image starts with the image's random state: draw new seeds.
+        reseed()
+        settle()
+
+    def settle():
+        # What depends on the session's directories: the second half of a wake, and the whole
+        # turn of a worker whose instance was woken before it had a session (a fork server's
+        # spare, woken over the server's placeholder directories).
         # Vendored packages (read-only) and packages installed into the session.
         for extra in ("/data/site-packages", "/app/.packages"):
             if os.path.isdir(extra) and extra not in sys.path:
@@ -497,8 +506,6 @@ def _sandbox_main():
         # Their bytecode, compiled by this interpreter at install time.
         if sys.pycache_prefix is None and os.path.isdir("/data/pycache"):
             sys.pycache_prefix = "/data/pycache"
-        # Every instance of an image starts with the image's random state: draw new seeds.
-        reseed()
         # logging's relative times count from its import, which was the image's making.
         logging = sys.modules.get("logging")
         if logging is not None:
@@ -523,10 +530,10 @@ def _sandbox_main():
         status("imaged" if not left_open else "system", "", "descriptors left open: %r" % left_open)
     else:
         wake()
-    return serve_one, wake
+    return serve_one, wake, settle
 
 
-_sandbox_serve, _sandbox_wake = _sandbox_main()
+_sandbox_serve, _sandbox_wake, _sandbox_settle = _sandbox_main()
 del _sandbox_main
 
 
@@ -554,5 +561,11 @@ def _sandbox_turn_without_parsing(known):
     runner["_run_turn"] = run_turn
 
 
-_sandbox_turn_without_parsing({"_sandbox_serve()\n": _sandbox_serve, "_sandbox_wake()\n": _sandbox_wake})
+_sandbox_turn_without_parsing(
+    {
+        "_sandbox_serve()\n": _sandbox_serve,
+        "_sandbox_wake()\n": _sandbox_wake,
+        "_sandbox_settle()\n": _sandbox_settle,
+    }
+)
 del _sandbox_turn_without_parsing

@@ -850,6 +850,26 @@ impl Server {
         }
     }
 
+    /// Waits until the fork servers hold `count` spares (the next sessions' workers, forked
+    /// ahead; at most 60 s) and returns their pids.
+    ///
+    /// # Errors
+    /// When they are not made in time.
+    pub async fn wait_for_spares(&self, count: usize) -> Result<Vec<u32>> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let pids = procfs::spares(self.pid);
+            if pids.len() >= count {
+                return Ok(pids);
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "{count} spares never came up (running: {pids:?})"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Waits until the pool holds `count` ready idle workers (as `list_runtimes` counts them;
     /// at most 60 s: the interpreters may still be compiling) and returns their pids.
     ///
@@ -1346,6 +1366,16 @@ pub mod procfs {
         live_workers(server)
             .into_iter()
             .filter(|(_, cmdline)| cmdline.contains(" fork-server "))
+            .map(|(pid, _)| pid)
+            .collect()
+    }
+
+    /// The spares of `server`'s fork servers: workers forked ahead, idle until a session
+    /// takes one (`sandbox-worker spare --runtime …`).
+    pub fn spares(server: u32) -> Vec<u32> {
+        live_workers(server)
+            .into_iter()
+            .filter(|(_, cmdline)| cmdline.contains(" spare --runtime "))
             .map(|(pid, _)| pid)
             .collect()
     }

@@ -1,7 +1,10 @@
 //! The fork server (`sandbox-worker fork-server`): one process per runtime that does, once, what
 //! every worker would do before its session's first call (exec, dynamic linking, deserialising
 //! the interpreter's module, instantiating its memory image and waking it), then forks a worker
-//! for each session the supervisor asks for ([`ForkRequest`]).
+//! for each session the supervisor asks for ([`ForkRequest`]). Asked while nobody waits
+//! ([`ForkAsk::Spare`]), it forks the next session's worker ahead, with namespaces of its own
+//! made ahead too: the spare wakes its interpreter and waits for its session ([`Spare`]), so
+//! that a new session's first call pays for neither the fork nor the wake.
 //!
 //! A forked worker is set up as the supervisor's `pre_exec` sets up an exec'd one (own process
 //! group, parent-death signal, rlimits, no new privileges, its cgroup, `/app` as working
@@ -15,12 +18,11 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::net::UnixStream;
 
 use sandbox_protocol::{
-    ForkLimits, ForkReply, ForkRequest, Layer, WorkerExit, read_frame_blocking,
+    ForkAsk, ForkLimits, ForkReply, ForkRequest, Layer, WorkerExit, read_frame_blocking,
     write_frame_blocking,
 };
 
@@ -56,71 +58,202 @@ pub fn run(
     let base = loaded.as_mut().and_then(Loaded::take_base);
     tracing::info!(runtime = %template.runtime, pristine, base_bytes = base.as_ref().map(Vec::len), "fork server ready");
     write_frame_blocking(&mut control, &ForkReply::Ready { pristine, base }).map_err(wire)?;
-    let mut spares = Spares::new(template.jail.requested.contains(Layer::Netns));
+    let mut namespaces = Namespaces::new(template.jail.requested.contains(Layer::Netns));
+    let mut spare: Option<Spare> = None;
     loop {
-        spares.fill_unless_asked(&control);
-        let Some(request) = read_frame_blocking::<ForkRequest>(&mut control).map_err(wire)? else {
+        let Some(ask) = read_frame_blocking::<ForkAsk>(&mut control).map_err(wire)? else {
             return Ok(());
         };
-        let reply = match fork_sibling() {
-            Ok(Some(pid)) => {
-                // The worker has the namespaces now; this server closes its descriptors.
-                drop(spares.take());
-                ForkReply::Forked { pid }
-            }
-            Ok(None) => {
-                // The child: nothing of the server's is needed but what `loaded` holds.
-                drop(control);
-                if let Some(title) = &title {
-                    title.show(&request.args);
-                }
-                let exit = match become_worker(&request, supervisor) {
-                    Ok(()) => {
-                        let args = request.args.into_iter().map(OsString::from_vec).collect();
+        let reply = match ask {
+            // The spare takes the session when it still reads; one that ended is the
+            // supervisor's to reap, and a worker is forked now instead.
+            ForkAsk::Fork(request) => match spare.take().map(|held| held.hand(&request)) {
+                Some(Ok(pid)) => ForkReply::Forked { pid },
+                _ => match fork_sibling() {
+                    Ok(Some(pid)) => {
+                        // The worker has the namespaces now; this server closes its descriptors.
+                        drop(namespaces.take());
+                        ForkReply::Forked { pid }
+                    }
+                    Ok(None) => {
+                        // The child: nothing of the server's is needed but what `loaded` holds.
+                        drop(control);
                         let modules = loaded.take().expect("the server's modules");
-                        worker(args, modules, spares.take())
+                        let joined = namespaces.take();
+                        let exit = serve_request(
+                            request,
+                            (modules, joined),
+                            supervisor,
+                            title.as_ref(),
+                            &worker,
+                        );
+                        std::process::exit(exit.code());
                     }
-                    Err(e) => {
-                        eprintln!("sandbox-worker: cannot set up a forked worker: {e}");
-                        WorkerExit::Jail
+                    Err(e) => ForkReply::Refused {
+                        message: e.to_string(),
+                    },
+                },
+            },
+            ForkAsk::Spare => match &spare {
+                Some(held) => ForkReply::Spare { pid: held.pid },
+                None => {
+                    namespaces.make();
+                    match Spare::fork() {
+                        Ok(Forking::Server(held)) => {
+                            // The spare has the namespaces now.
+                            drop(namespaces.take());
+                            let pid = held.pid;
+                            spare = Some(held);
+                            ForkReply::Spare { pid }
+                        }
+                        Ok(Forking::Spare(line)) => {
+                            drop(control);
+                            let modules = loaded.take().expect("the server's modules");
+                            let joined = namespaces.take();
+                            let exit = match Spare::wait(
+                                line,
+                                modules,
+                                supervisor,
+                                (template, title.as_ref()),
+                            ) {
+                                Some((request, modules)) => serve_request(
+                                    request,
+                                    (modules, joined),
+                                    supervisor,
+                                    title.as_ref(),
+                                    &worker,
+                                ),
+                                // The server hung up before it had a session for it.
+                                None => WorkerExit::Done,
+                            };
+                            std::process::exit(exit.code());
+                        }
+                        Err(e) => ForkReply::Refused {
+                            message: e.to_string(),
+                        },
                     }
-                };
-                std::process::exit(exit.code());
-            }
-            Err(e) => ForkReply::Refused {
-                message: e.to_string(),
+                }
             },
         };
         write_frame_blocking(&mut control, &reply).map_err(wire)?;
     }
 }
 
-/// How long the server waits for another request after a fork before it makes the next
-/// worker's namespaces: long enough that the worker just forked has answered its first call
-/// (on two cores, the making would otherwise take a core from it), short beside the time
-/// between sessions.
-const SPARE_DELAY_MS: u16 = 40;
+/// In a forked child: becomes the worker `request` asks for (see [`set_up_worker`]) and
+/// serves its session with what the server loaded, and says how it ended.
+fn serve_request(
+    request: ForkRequest,
+    (modules, namespaces): (Loaded, Option<SpareNamespaces>),
+    supervisor: u32,
+    title: Option<&Title>,
+    worker: &impl Fn(Vec<OsString>, Loaded, Option<SpareNamespaces>) -> WorkerExit,
+) -> WorkerExit {
+    if let Some(title) = title {
+        title.show(&request.args);
+    }
+    match set_up_worker(&request, supervisor) {
+        Ok(()) => {
+            let args = request.args.into_iter().map(OsString::from_vec).collect();
+            worker(args, modules, namespaces)
+        }
+        Err(e) => {
+            eprintln!("sandbox-worker: cannot set up a forked worker: {e}");
+            WorkerExit::Jail
+        }
+    }
+}
+
+/// The next session's worker, forked ahead while nobody waits (the supervisor asks when it
+/// has been idle a moment: [`ForkAsk::Spare`]). It wakes its copy of the interpreter at once
+/// and then waits, on a socket pair with the server, for the request of the session it will
+/// serve: a new session's first call then costs neither the fork nor the wake. It is the
+/// supervisor's child, as every worker (`CLONE_PARENT`), and in a process group of its own
+/// from birth, so the supervisor can end and reap one it never needed; it ends by itself
+/// when the server goes away.
+struct Spare {
+    pid: u32,
+    /// The server's end of the pair.
+    line: UnixStream,
+}
+
+/// The two sides of [`Spare::fork`].
+enum Forking {
+    Server(Spare),
+    /// The spare's end of the pair.
+    Spare(UnixStream),
+}
+
+impl Spare {
+    fn fork() -> io::Result<Forking> {
+        let (server, spare) = UnixStream::pair()?;
+        Ok(match fork_sibling()? {
+            Some(pid) => Forking::Server(Spare { pid, line: server }),
+            None => {
+                drop(server);
+                Forking::Spare(spare)
+            }
+        })
+    }
+
+    /// Hands `request` to the spare: its pid when it took it, an error when it ended.
+    fn hand(mut self, request: &ForkRequest) -> io::Result<u32> {
+        write_frame_blocking(&mut self.line, request).map_err(io::Error::other)?;
+        Ok(self.pid)
+    }
+
+    /// In the spare: its own process group, the supervisor's death as its end, its title, its
+    /// interpreter woken; then the request of its session and what it loaded, or `None` when
+    /// the server hung up (or the supervisor is gone) first.
+    fn wait(
+        mut line: UnixStream,
+        mut modules: Loaded,
+        supervisor: u32,
+        (template, title): (&ServeArgs, Option<&Title>),
+    ) -> Option<(ForkRequest, Loaded)> {
+        // SAFETY: plain system calls on this process, with valid arguments.
+        let orphaned = unsafe {
+            libc::setpgid(0, 0) == -1
+                || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1
+                // The supervisor may have died before the prctl: then nobody would kill us.
+                || u32::try_from(libc::getppid()).ok() != Some(supervisor)
+        };
+        if orphaned {
+            return None;
+        }
+        if let Some(title) = title {
+            let runtime = template.runtime.to_string().into_bytes();
+            title.show(&[SPARE_TITLE.to_vec(), b"--runtime".to_vec(), runtime]);
+        }
+        modules.wake_ahead(template);
+        let request = read_frame_blocking::<ForkRequest>(&mut line).ok()??;
+        Some((request, modules))
+    }
+}
+
+/// What a spare shows as its subcommand until it has a session (`sandbox-worker spare
+/// --runtime python`): neither a fork server nor a `serve` worker.
+const SPARE_TITLE: &[u8] = b"spare";
 
 /// The namespaces made ahead for the next worker (see `jail/namespaces.rs`).
-struct Spares {
+struct Namespaces {
     /// Whether workers ask for the `netns` layer and the kernel has not refused the making.
     wanted: bool,
     next: Option<SpareNamespaces>,
 }
 
-impl Spares {
+impl Namespaces {
     fn new(wanted: bool) -> Self {
         Self { wanted, next: None }
     }
 
-    /// Makes the next worker's namespaces, unless a request arrives within [`SPARE_DELAY_MS`]
-    /// (it is then served at once, its worker making its own).
-    fn fill_unless_asked(&mut self, control: &UnixStream) {
-        if !self.wanted || self.next.is_some() || request_within(control, SPARE_DELAY_MS) {
+    /// Makes the next worker's namespaces, unless they are made or the kernel refused once
+    /// (each worker then makes its own).
+    fn make(&mut self) {
+        if !self.wanted || self.next.is_some() {
             return;
         }
         match SpareNamespaces::make() {
-            Ok(spare) => self.next = Some(spare),
+            Ok(made) => self.next = Some(made),
             Err(why) => {
                 tracing::debug!(%why, "no namespaces made ahead: each worker makes its own");
                 self.wanted = false;
@@ -131,18 +264,6 @@ impl Spares {
     fn take(&mut self) -> Option<SpareNamespaces> {
         self.next.take()
     }
-}
-
-/// Whether `control` has something to read (a request, or the supervisor's hang-up) within
-/// `ms` milliseconds. An error counts as yes: the read that follows reports it.
-fn request_within(control: &UnixStream, ms: u16) -> bool {
-    let mut poll = libc::pollfd {
-        fd: control.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one pollfd, ours, for the duration of the call.
-    unsafe { libc::poll(&mut poll, 1, libc::c_int::from(ms)) != 0 }
 }
 
 /// A failure on the supervisor's connection.
@@ -169,14 +290,23 @@ fn fork_sibling() -> io::Result<Option<u32>> {
     let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
     match pid {
         -1 => Err(io::Error::last_os_error()),
-        0 => Ok(None),
+        0 => {
+            // The thread-local generator that wasmtime-wasi seeds every WASI context from is a
+            // copy of the server's: each child would hand its guest the numbers of every other
+            // (a raw clone runs no atfork handler). New seeds from the kernel, or no child.
+            if let Err(e) = rand::rng().reseed() {
+                eprintln!("sandbox-worker: cannot reseed a forked worker's generator: {e}");
+                std::process::exit(WorkerExit::Runtime.code());
+            }
+            Ok(None)
+        }
         pid => Ok(Some(u32::try_from(pid).map_err(io::Error::other)?)),
     }
 }
 
 /// In the forked child: what the supervisor's `pre_exec` does for an exec'd worker, in its
 /// order, and the working directory.
-fn become_worker(request: &ForkRequest, supervisor: u32) -> io::Result<()> {
+fn set_up_worker(request: &ForkRequest, supervisor: u32) -> io::Result<()> {
     let check = |rc: libc::c_int| {
         if rc == -1 {
             Err(io::Error::last_os_error())

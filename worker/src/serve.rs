@@ -156,6 +156,21 @@ impl Loaded {
         self.pristine.is_some()
     }
 
+    /// A fork server's spare's step, in the child: wakes its copy of the server's interpreter
+    /// over `args`' (the server's) directories before any session asks for it
+    /// ([`python::Pristine::wake_ahead`]). A copy that does not wake is dropped: its worker
+    /// then starts from the image.
+    pub fn wake_ahead(&mut self, args: &ServeArgs) {
+        let Some(pristine) = self.pristine.as_mut() else {
+            return;
+        };
+        let build = python::Build::of(&args.wasm_sha256);
+        if let Err(e) = pristine.wake_ahead(&args.workspace, &args.config, build) {
+            tracing::warn!(error = %format!("{e:#}"), "the spare's interpreter did not wake");
+            self.pristine = None;
+        }
+    }
+
     /// The full state layer of the interpreter [`Loaded::instantiate_image`] woke, for the
     /// supervisor (once): its workers' first layers apply to it.
     pub fn take_base(&mut self) -> Option<Vec<u8>> {

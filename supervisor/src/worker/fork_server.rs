@@ -1,8 +1,11 @@
 //! Fork servers: one `sandbox-worker fork-server` per runtime, which maps the interpreter's
 //! module and instantiates its memory image once, then forks a worker for each session
 //! ([`ForkServer::fork`]). A new session's worker then skips exec, dynamic linking,
-//! deserialising the module and instantiating it: the first call of a session without a pool
-//! costs a fork, the jail and the interpreter's wake.
+//! deserialising the module and instantiating it. Once a server has had nothing to do for
+//! [`SPARE_DELAY`], it is asked to fork the next session's worker ahead (its spare, which
+//! wakes its interpreter and waits): the first call of a session without a pool then costs the
+//! jail and settling the interpreter into the session's directories. The spare is the
+//! supervisor's child too, held here ([`Line`]) and reaped here if it ends unused.
 //!
 //! A forked worker is the supervisor's child (the server forks with `CLONE_PARENT`), so it is
 //! reaped here through a pidfd ([`Forked`]) and killed by process group like an exec'd one.
@@ -24,7 +27,7 @@ use std::time::Duration;
 use interprocess::local_socket::tokio::Stream;
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use sandbox_protocol::{
-    CachedModule, ForkLimits, ForkReply, ForkRequest, Runtime, read_frame, write_frame,
+    CachedModule, ForkAsk, ForkLimits, ForkReply, ForkRequest, Runtime, read_frame, write_frame,
 };
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
@@ -53,6 +56,12 @@ const TITLE_ROOM: usize = 2048;
 
 /// How often [`ForkServers::keep_up`] looks for a server to start or replace.
 const UPKEEP_PERIOD: Duration = Duration::from_secs(2);
+
+/// How long a server must have had no fork to do before it is asked for a spare
+/// ([`ForkServer::spare_when_idle`]): long enough that the worker just forked has answered its
+/// first call (on two cores, the spare's fork and wake would otherwise take a core from it),
+/// short beside the time between sessions.
+const SPARE_DELAY: Duration = Duration::from_millis(40);
 
 /// The fork servers of a supervisor, one per runtime of the manifest.
 #[derive(Debug, Default)]
@@ -104,8 +113,10 @@ impl ForkServers {
             match ForkServer::start(config, *runtime, serving, generation).await {
                 Ok(server) => {
                     tracing::info!(%runtime, pid = server.pid, pristine = server.pristine, "fork server up");
+                    let server = Arc::new(server);
+                    server.spare_when_idle();
                     let old = (self.servers.lock().unwrap_or_else(|e| e.into_inner()))
-                        .insert(*runtime, Arc::new(server));
+                        .insert(*runtime, server);
                     drop(old);
                 }
                 Err(e) => {
@@ -157,6 +168,9 @@ pub struct ForkServer {
     base: Option<Arc<Vec<u8>>>,
     line: tokio::sync::Mutex<Line>,
     alive: AtomicBool,
+    /// Counts the forks asked for, so that a spare is asked for only once none was for
+    /// [`SPARE_DELAY`].
+    forks: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -164,6 +178,9 @@ struct Line {
     stream: Stream,
     /// Kills the server when dropped.
     process: SpawnGuard,
+    /// The spare the server holds: the next fork's worker, ended and reaped here if it is
+    /// never needed (it is the supervisor's child, as every worker).
+    spare: Option<Forked>,
 }
 
 impl ForkServer {
@@ -216,8 +233,10 @@ impl ForkServer {
                 line: tokio::sync::Mutex::new(Line {
                     stream,
                     process: guard,
+                    spare: None,
                 }),
                 alive: AtomicBool::new(true),
+                forks: AtomicU64::new(0),
             }),
             Ok(Ok(other)) => Err(format!("the fork server said {other:?} first")),
             Ok(Err(e)) => Err(format!("the fork server broke the protocol: {e}")),
@@ -237,11 +256,16 @@ impl ForkServer {
     /// Whether the process still runs (killed, it is reaped here and no longer handed out).
     /// A server busy forking is alive.
     fn check_alive(&self) -> bool {
-        if let Ok(mut line) = self.line.try_lock()
-            && !matches!(line.process.try_wait(), Ok(None))
-        {
-            tracing::warn!(pid = self.pid, "the fork server died");
-            self.alive.store(false, Ordering::SeqCst);
+        if let Ok(mut line) = self.line.try_lock() {
+            if !matches!(line.process.try_wait(), Ok(None)) {
+                tracing::warn!(pid = self.pid, "the fork server died");
+                self.alive.store(false, Ordering::SeqCst);
+            }
+            // A spare that ended unused is reaped now, not at the next fork.
+            if (line.spare.as_mut()).is_some_and(|spare| !matches!(spare.try_wait(), Ok(None))) {
+                tracing::debug!(pid = self.pid, "the fork server's spare ended unused");
+                line.spare = None;
+            }
         }
         self.is_alive()
     }
@@ -277,33 +301,63 @@ impl ForkServer {
         // the middle of a frame, nor a forked worker that nobody reaps.
         let (answer, answered) = oneshot::channel();
         let server = self.clone();
+        self.forks.fetch_add(1, Ordering::SeqCst);
         tokio::spawn(async move {
-            let forked = server.exchange(&request).await.and_then(|pid| {
-                Forked::open(pid).map_err(|e| {
-                    kill_group(pid);
-                    format!("cannot watch the forked worker {pid}: {e}")
-                })
-            });
+            let forked = server.exchange(ForkAsk::Fork(request)).await;
+            let forked = forked.and_then(|worker| worker.ok_or_else(|| "no worker".to_owned()));
             // Undelivered, a `Forked` kills and reaps its worker as it drops.
             let _ = answer.send(forked);
+            server.spare_when_idle();
         });
         answered
             .await
             .unwrap_or_else(|_| Err("the fork was abandoned".into()))
     }
 
-    async fn exchange(&self, request: &ForkRequest) -> Result<u32, String> {
+    /// Asks for a spare once this server has had no fork to do for [`SPARE_DELAY`] (a fork
+    /// asked for meanwhile asks again after itself).
+    fn spare_when_idle(self: &Arc<Self>) {
+        let forks = self.forks.load(Ordering::SeqCst);
+        let server = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(SPARE_DELAY).await;
+            if server.forks.load(Ordering::SeqCst) != forks {
+                return;
+            }
+            if let Err(e) = server.exchange(ForkAsk::Spare).await {
+                tracing::debug!(error = %e, "the fork server keeps no spare");
+            }
+        });
+    }
+
+    /// Asks `ask` and reads the answer: the worker of a `Fork` (the spare the server held,
+    /// when it handed it the session), nothing for a `Spare` (the spare is held here from
+    /// then on, under the same lock, so that no fork can take it before it is watched).
+    async fn exchange(&self, ask: ForkAsk) -> Result<Option<Forked>, String> {
         let mut line = self.line.lock().await;
         if !self.is_alive() {
             return Err("the fork server is gone".into());
         }
+        let fork = matches!(ask, ForkAsk::Fork(_));
         let asked = async {
-            write_frame(&mut line.stream, request).await?;
+            write_frame(&mut line.stream, &ask).await?;
             read_frame::<ForkReply>(&mut line.stream).await
         };
         match tokio::time::timeout(FORK_TIMEOUT, asked).await {
-            Ok(Ok(Some(ForkReply::Forked { pid }))) => Ok(pid),
             Ok(Ok(Some(ForkReply::Refused { message }))) => Err(message),
+            Ok(Ok(Some(ForkReply::Forked { pid }))) if fork => {
+                match line.spare.take() {
+                    Some(spare) if spare.pid() == pid => Ok(Some(spare)),
+                    // Forked anew: the spare held had ended (dropped, it is reaped).
+                    _ => watch(pid).map(Some),
+                }
+            }
+            Ok(Ok(Some(ForkReply::Spare { pid }))) if !fork => {
+                if line.spare.as_ref().is_none_or(|held| held.pid() != pid) {
+                    line.spare = Some(watch(pid)?);
+                }
+                Ok(None)
+            }
             other => {
                 self.alive.store(false, Ordering::SeqCst);
                 Err(match other {
@@ -315,6 +369,14 @@ impl ForkServer {
             }
         }
     }
+}
+
+/// Watches the supervisor's child `pid` that a fork server forked; kills it when it cannot.
+fn watch(pid: u32) -> Result<Forked, String> {
+    Forked::open(pid).map_err(|e| {
+        kill_group(pid);
+        format!("cannot watch the forked worker {pid}: {e}")
+    })
 }
 
 /// A forked worker, the supervisor's child, watched through a pidfd. Dropping it before it was

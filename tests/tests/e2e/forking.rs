@@ -1,8 +1,9 @@
 //! Workers forked by a fork server (one per runtime, its interpreter mapped and its memory image
 //! instantiated): each session still gets its own state, directories, rlimits and jail, and
-//! shows its own command line; a fork server killed costs nothing but speed (the worker is
-//! exec'd, and the server comes back); a forked worker killed mid-call is answered and reaped
-//! like any other.
+//! shows its own command line; the next session's worker is forked and woken ahead (a spare),
+//! and one killed before any session took it is reaped and made again; a fork server killed
+//! costs nothing but speed (the worker is exec'd, and the server comes back); a forked worker
+//! killed mid-call is answered and reaped like any other.
 
 use std::path::Path;
 use std::time::Duration;
@@ -70,6 +71,23 @@ fn proc_line(pid: u32, file: &str, start: &str) -> String {
         .to_owned()
 }
 
+/// The Python fork server's spare, once it has one (at most 60 s).
+async fn python_spare(server: &Server) -> u32 {
+    let mut spare = None;
+    let made = eventually(Duration::from_secs(60), || {
+        spare = (procfs::spares(server.pid).into_iter())
+            .find(|pid| procfs::cmdline(*pid).contains(" --runtime python"));
+        spare.is_some()
+    })
+    .await;
+    assert!(
+        made,
+        "no Python spare: {:?}",
+        procfs::workers_of(server.pid)
+    );
+    spare.expect("found")
+}
+
 /// Which of `pid`'s namespaces `ns` is (`net:[4026531840]`).
 fn namespace_of(pid: u32, ns: &str) -> String {
     std::fs::read_link(format!("/proc/{pid}/ns/{ns}"))
@@ -82,9 +100,9 @@ async fn new_sessions_are_forked_with_their_own_state_directories_limits_and_jai
 -> anyhow::Result<()> {
     let scratch = tempfile::tempdir()?;
     let log = scratch.path().join("server.log");
-    // The workers' jail reports are logged at debug.
-    let server =
-        forking_server_with(&log, &[("RUST_LOG", "info,sandbox_worker::serve=debug")]).await?;
+    // The workers' jail reports and wakes are logged at debug.
+    let logged = "info,sandbox_worker::serve=debug,sandbox_worker::python::pushed=debug";
+    let server = forking_server_with(&log, &[("RUST_LOG", logged)]).await?;
     server.forbid_own_host_paths();
     let probe = "import random, os\n(random.random(), sorted(os.listdir('/app')), os.getcwd())";
     let mut draws = Vec::new();
@@ -92,10 +110,10 @@ async fn new_sessions_are_forked_with_their_own_state_directories_limits_and_jai
         namespace_of(server.pid, "net"),
         namespace_of(server.pid, "user"),
     ];
-    // The fork servers make the next worker's namespaces once idle for 40 ms (a second here,
-    // for a loaded machine).
-    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     for session in ["forked-1", "forked-2"] {
+        // The fork server forks and wakes the next session's worker, with its namespaces, once
+        // idle for 40 ms.
+        let spare = python_spare(&server).await;
         server
             .call(
                 "create_session",
@@ -122,6 +140,7 @@ async fn new_sessions_are_forked_with_their_own_state_directories_limits_and_jai
         assert!(forked(&log, session), "{session} was forked");
 
         let pid = procfs::worker_of_session(server.pid, session).expect("its worker");
+        assert_eq!(pid, spare, "{session} took the spare made ahead for it");
         let cmdline = procfs::cmdline(pid);
         assert!(
             cmdline.contains(" serve --runtime python ")
@@ -167,6 +186,10 @@ async fn new_sessions_are_forked_with_their_own_state_directories_limits_and_jai
     assert!(
         !log_lines(&log, &["jailed", "made ahead by the fork server"]).is_empty(),
         "the fork server made a worker's namespaces ahead"
+    );
+    assert!(
+        log_lines(&log, &["woke for the session", "woken_ahead=true"]).len() >= 2,
+        "each spare woke before its session came"
     );
     assert_ne!(
         draws[0], draws[1],
@@ -224,6 +247,44 @@ async fn a_killed_fork_server_costs_nothing_but_speed_and_comes_back() -> anyhow
         .await?;
     assert_eq!(after.str("result"), "42", "{after:?}");
     assert!(forked(&log, "after"), "forked by the new fork server");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spare_killed_before_its_session_is_reaped_and_made_again() -> anyhow::Result<()> {
+    let scratch = tempfile::tempdir()?;
+    let log = scratch.path().join("server.log");
+    let server = forking_server(&log).await?;
+    let spare = python_spare(&server).await;
+    assert!(procfs::signal(spare, "KILL"));
+    // The supervisor's child: reaped by it (no zombie), though no session ever had it.
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            procfs::workers_of(server.pid)
+                .iter()
+                .all(|(pid, _)| *pid != spare)
+        })
+        .await,
+        "the killed spare is reaped: {:?}",
+        procfs::workers_of(server.pid)
+    );
+    // The next session is forked all the same, and the server makes a new spare after it.
+    let next = server
+        .exec("python", "6 * 7", json!({ "session_id": "next" }))
+        .await?;
+    assert_eq!(next.str("result"), "42", "{next:?}");
+    assert!(forked(&log, "next"));
+    let again = python_spare(&server).await;
+    assert_ne!(again, spare);
+    let after = server
+        .exec("python", "6 * 7", json!({ "session_id": "after" }))
+        .await?;
+    assert_eq!(after.str("result"), "42", "{after:?}");
+    assert_eq!(
+        procfs::worker_of_session(server.pid, "after"),
+        Some(again),
+        "the new spare took the next session"
+    );
     server.stop().await
 }
 

@@ -1046,8 +1046,8 @@ async fn a_hung_worker_is_killed_and_replaced() -> anyhow::Result<()> {
         .await
 }
 
-/// Starts a server with a few live workers (three sessions', the two of its full pool and its
-/// two fork servers) and returns it with their pids.
+/// Starts a server with a few live workers (three sessions', the two of its full pool, its
+/// two fork servers and their spares) and returns it with their pids.
 async fn busy_server() -> anyhow::Result<(Server, Vec<u32>)> {
     let server = Server::start().await?;
     for (i, language) in ["python", "javascript", "python"].iter().enumerate() {
@@ -1057,13 +1057,15 @@ async fn busy_server() -> anyhow::Result<(Server, Vec<u32>)> {
     }
     let pooled = server.wait_for_pool(2).await?;
     let fork_servers = server.wait_for_fork_servers(2).await?;
+    let spares = server.wait_for_spares(2).await?;
     assert_eq!(procfs::session_workers(server.pid).len(), 3);
     let workers: Vec<u32> = procfs::workers_of(server.pid)
         .into_iter()
         .map(|(pid, _)| pid)
         .collect();
-    assert_eq!(workers.len(), 7, "{workers:?}");
+    assert_eq!(workers.len(), 9, "{workers:?}");
     assert!(fork_servers.iter().all(|pid| workers.contains(pid)));
+    assert!(spares.iter().all(|pid| workers.contains(pid)));
     assert!(pooled.iter().all(|pid| workers.contains(pid)));
     Ok((server, workers))
 }

@@ -5,10 +5,11 @@
 //! An exec'd worker unshares both as the first thing in `main` ([`own_network`]). A forked
 //! worker would pay for the same on its session's first call: creating a network namespace
 //! takes the kernel 0.4-0.5 ms here, the pair with its id maps 0.7-0.8 ms. So its fork server,
-//! idle between requests, makes the pair ahead ([`SpareNamespaces::make`]), in a child born into
-//! them that it ends at once, and keeps them by descriptor; the worker it forks next joins
-//! them ([`SpareNamespaces::join`]) in two `setns` calls. They are still that worker's own:
-//! nothing else ever joins them, and the server closes its descriptors as it forks.
+//! as it forks the next session's worker ahead (its spare, while nobody waits), makes the pair
+//! ahead too ([`SpareNamespaces::make`]), in a child born into them that it ends at once, and
+//! keeps them by descriptor; the worker joins them ([`SpareNamespaces::join`]) in two `setns`
+//! calls. They are still that worker's own: nothing else ever joins them, and the server
+//! closes its descriptors as it forks.
 
 use std::fs::File;
 use std::io;

@@ -33,6 +33,10 @@ const SERVE_ONE: &str = "_sandbox_serve()\n";
 /// on the session (its import paths, new random seeds) and reports ready.
 const WAKE: &str = "_sandbox_wake()\n";
 
+/// The half of a wake that depends on the session's directories, for an instance woken before
+/// it had a session (a fork server's spare: [`Pristine::wake_ahead`]).
+const SETTLE: &str = "_sandbox_settle()\n";
+
 /// fd 0 of a pushed driver: nothing happens at a read but handing over the request.
 impl DriverChannel for Fd0 {
     fn write(&mut self, bytes: &[u8]) {
@@ -305,7 +309,9 @@ impl Interpreter {
         (link, wake): (&Link, WakeAt),
     ) -> Result<(Self, Woken)> {
         let Pristine {
-            mut interpreter, ..
+            mut interpreter,
+            woken_ahead,
+            ..
         } = pristine;
         let size = interpreter.exports.memory.data_size(&interpreter.store);
         if size > config.memory_bytes {
@@ -313,27 +319,43 @@ impl Interpreter {
                 "the image's memory ({size} bytes) is over the session's cap"
             ));
         }
-        let mut state = build.host_state(workspace, config, link.control.clone())?;
-        state.driver = Some(Box::new(Fd0::default()));
-        state.memory = Some(interpreter.exports.memory);
-        state.limiter.granted = interpreter.store.data().limiter.granted;
-        // The placeholder directories of the fork server close with its state.
-        drop(std::mem::replace(interpreter.store.data_mut(), state));
-        interpreter.store.set_fuel(STARTUP_FUEL)?;
+        let state = build.host_state(workspace, config, link.control.clone())?;
+        interpreter.take_state(state)?;
         tracing::debug!(
             us = link.ready_clock.elapsed_us(),
             "adopted the fork server's interpreter"
         );
         let woken = match wake {
             WakeAt::Start => {
-                let version = interpreter.wake()?;
-                tracing::debug!(us = link.ready_clock.elapsed_us(), "woke for the session");
+                // Woken ahead, its seeds are its own already: only the session's directories
+                // are left to look at.
+                let version = if woken_ahead {
+                    interpreter.first_turn(SETTLE, "ready")?
+                } else {
+                    interpreter.wake()?
+                };
+                tracing::debug!(
+                    us = link.ready_clock.elapsed_us(),
+                    woken_ahead,
+                    "woke for the session"
+                );
                 Woken::Version(version)
             }
             WakeAt::FirstNeed => Woken::NotYet,
         };
         interpreter.identity = identity.to_owned();
         Ok((interpreter, woken))
+    }
+
+    /// Gives the instance `state` (its descriptors, limits, captures, cancel control and WASI
+    /// generators) in place of the one it had, which closes with it (a fork server's
+    /// placeholder directories, say).
+    fn take_state(&mut self, mut state: HostState) -> Result<()> {
+        state.driver = Some(Box::new(Fd0::default()));
+        state.memory = Some(self.exports.memory);
+        state.limiter.granted = self.store.data().limiter.granted;
+        drop(std::mem::replace(self.store.data_mut(), state));
+        self.store.set_fuel(STARTUP_FUEL)
     }
 
     /// Runs the driver's wake (what depends on the session: import paths, random seeds): the
@@ -452,7 +474,8 @@ impl Interpreter {
 /// and the pages every instance's wake writes (a few hundred) are written once and sent to the
 /// supervisor once, as the base its workers' first layers apply to
 /// ([`crate::snapshot::LayerKind::OverBase`]). A worker wakes its copy again for its own
-/// session (new random seeds, its own `/app`): that rewrites a few pages only.
+/// session (new random seeds, its own `/app`): that rewrites a few pages only; a spare wakes
+/// it before it has a session ([`Pristine::wake_ahead`]).
 ///
 /// The server does not touch the image's other pages ahead: a fork copies the page-table
 /// entries of every present page, and a worker faults in far fewer than the 16,000 a whole
@@ -461,6 +484,8 @@ impl Interpreter {
 pub struct Pristine {
     interpreter: Interpreter,
     base: Option<Vec<u8>>,
+    /// Whether this copy was woken again after the fork ([`Pristine::wake_ahead`]).
+    woken_ahead: bool,
 }
 
 impl Pristine {
@@ -490,7 +515,32 @@ impl Pristine {
         Ok(Self {
             interpreter,
             base: Some(base),
+            woken_ahead: false,
         })
+    }
+
+    /// A fork server's spare's step, before it has a session: wakes its copy of the
+    /// interpreter (new random seeds, its own), over the server's placeholder directories
+    /// (`workspace`, `config`), so that the session that takes it over only settles it into its
+    /// own directories. The copy gets a new host state first: the server's WASI context holds
+    /// generators every spare would share. On a current-thread Tokio runtime dropped before it
+    /// returns, as the server's own wake: the worker enters its jail with one thread.
+    ///
+    /// # Errors
+    /// When the driver does not report ready; the copy is then unusable.
+    pub fn wake_ahead(
+        &mut self,
+        workspace: &Path,
+        config: &SessionConfig,
+        build: Build,
+    ) -> Result<()> {
+        let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+        let _inside = runtime.enter();
+        let state = build.host_state(workspace, config, Arc::default())?;
+        self.interpreter.take_state(state)?;
+        self.interpreter.wake()?;
+        self.woken_ahead = true;
+        Ok(())
     }
 
     /// The full layer of the woken interpreter's state, for the supervisor (once).
