@@ -836,18 +836,8 @@ impl Server {
     /// # Errors
     /// When they do not come up in time.
     pub async fn wait_for_fork_servers(&self, count: usize) -> Result<Vec<u32>> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let pids = procfs::fork_servers(self.pid);
-            if pids.len() >= count {
-                return Ok(pids);
-            }
-            ensure!(
-                Instant::now() < deadline,
-                "{count} fork servers never came up (running: {pids:?})"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        self.wait_for_processes(count, "fork servers", procfs::fork_servers)
+            .await
     }
 
     /// Waits until the fork servers hold `count` spares (the next sessions' workers, forked
@@ -856,15 +846,26 @@ impl Server {
     /// # Errors
     /// When they are not made in time.
     pub async fn wait_for_spares(&self, count: usize) -> Result<Vec<u32>> {
+        self.wait_for_processes(count, "spares", procfs::spares)
+            .await
+    }
+
+    /// Waits (at most 60 s) until `list` finds `count` of this server's processes (`what`).
+    async fn wait_for_processes(
+        &self,
+        count: usize,
+        what: &str,
+        list: fn(u32) -> Vec<u32>,
+    ) -> Result<Vec<u32>> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let pids = procfs::spares(self.pid);
+            let pids = list(self.pid);
             if pids.len() >= count {
                 return Ok(pids);
             }
             ensure!(
                 Instant::now() < deadline,
-                "{count} spares never came up (running: {pids:?})"
+                "{count} {what} never came up (running: {pids:?})"
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

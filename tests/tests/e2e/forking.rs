@@ -88,6 +88,22 @@ async fn python_spare(server: &Server) -> u32 {
     spare.expect("found")
 }
 
+/// Asserts that the supervisor's child `pid` (`what`) is reaped within `limit`: not even a
+/// zombie is left among its children.
+async fn assert_reaped(server: &Server, pid: u32, what: &str, limit: Duration) {
+    let reaped = eventually(limit, || {
+        procfs::workers_of(server.pid)
+            .iter()
+            .all(|(child, _)| *child != pid)
+    })
+    .await;
+    assert!(
+        reaped,
+        "{what} is reaped by the supervisor: {:?}",
+        procfs::workers_of(server.pid)
+    );
+}
+
 /// Which of `pid`'s namespaces `ns` is (`net:[4026531840]`).
 fn namespace_of(pid: u32, ns: &str) -> String {
     std::fs::read_link(format!("/proc/{pid}/ns/{ns}"))
@@ -258,16 +274,7 @@ async fn a_spare_killed_before_its_session_is_reaped_and_made_again() -> anyhow:
     let spare = python_spare(&server).await;
     assert!(procfs::signal(spare, "KILL"));
     // The supervisor's child: reaped by it (no zombie), though no session ever had it.
-    assert!(
-        eventually(Duration::from_secs(10), || {
-            procfs::workers_of(server.pid)
-                .iter()
-                .all(|(pid, _)| *pid != spare)
-        })
-        .await,
-        "the killed spare is reaped: {:?}",
-        procfs::workers_of(server.pid)
-    );
+    assert_reaped(&server, spare, "the killed spare", Duration::from_secs(10)).await;
     // The next session is forked all the same, and the server makes a new spare after it.
     let next = server
         .exec("python", "6 * 7", json!({ "session_id": "next" }))
@@ -315,16 +322,7 @@ async fn a_forked_worker_killed_mid_call_is_answered_and_reaped() -> anyhow::Res
     assert!(procfs::signal(worker, "KILL"));
     let crashed = running.await??;
     assert_eq!(crashed.str("error_type"), "worker_crashed", "{crashed:?}");
-    assert!(
-        eventually(Duration::from_secs(5), || {
-            procfs::workers_of(server.pid)
-                .iter()
-                .all(|(pid, _)| *pid != worker)
-        })
-        .await,
-        "the killed worker is reaped by the supervisor: {:?}",
-        procfs::workers_of(server.pid)
-    );
+    assert_reaped(&server, worker, "the killed worker", Duration::from_secs(5)).await;
     let next = server
         .exec("python", "6 * 7", json!({ "session_id": "doomed" }))
         .await?;
