@@ -1364,19 +1364,20 @@ pub mod procfs {
 
     /// The fork servers of `server` (`sandbox-worker fork-server`), live ones only.
     pub fn fork_servers(server: u32) -> Vec<u32> {
-        live_workers(server)
-            .into_iter()
-            .filter(|(_, cmdline)| cmdline.contains(" fork-server "))
-            .map(|(pid, _)| pid)
-            .collect()
+        live_workers_showing(server, " fork-server ")
     }
 
     /// The spares of `server`'s fork servers: workers forked ahead, idle until a session
     /// takes one (`sandbox-worker spare --runtime …`).
     pub fn spares(server: u32) -> Vec<u32> {
+        live_workers_showing(server, " spare --runtime ")
+    }
+
+    /// The live workers of `server` whose command line shows `marker`.
+    fn live_workers_showing(server: u32, marker: &str) -> Vec<u32> {
         live_workers(server)
             .into_iter()
-            .filter(|(_, cmdline)| cmdline.contains(" spare --runtime "))
+            .filter(|(_, cmdline)| cmdline.contains(marker))
             .map(|(pid, _)| pid)
             .collect()
     }
