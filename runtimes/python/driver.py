@@ -495,6 +495,18 @@ def _sandbox_main():
         reseed()
         settle()
 
+    def rehearse():
+        # A spare's one cell before it has a session (see worker/src/python/pushed.rs,
+        # `Pristine::wake_ahead`): a trivial cell through the path of every cell (the compile,
+        # the evaluation, a print, the status), so that its session's first cell finds the
+        # interpreter's pages that path writes already copied into this process. What it
+        # prints goes to the spare's own captures, which the session's replace; it leaves
+        # nothing else behind.
+        state["reported"] = False
+        state["figures"] = True
+        run(0, "print(sum(range(10)))\n", [], b"")
+        sources.pop("<cell 0>", None)
+
     def settle():
         # What depends on the session's directories: the second half of a wake, and the whole
         # turn of a worker whose instance was woken before it had a session (a fork server's
@@ -530,10 +542,10 @@ def _sandbox_main():
         status("imaged" if not left_open else "system", "", "descriptors left open: %r" % left_open)
     else:
         wake()
-    return serve_one, wake, settle
+    return serve_one, wake, settle, rehearse
 
 
-_sandbox_serve, _sandbox_wake, _sandbox_settle = _sandbox_main()
+_sandbox_serve, _sandbox_wake, _sandbox_settle, _sandbox_rehearse = _sandbox_main()
 del _sandbox_main
 
 
@@ -566,6 +578,7 @@ _sandbox_turn_without_parsing(
         "_sandbox_serve()\n": _sandbox_serve,
         "_sandbox_wake()\n": _sandbox_wake,
         "_sandbox_settle()\n": _sandbox_settle,
+        "_sandbox_rehearse()\n": _sandbox_rehearse,
     }
 )
 del _sandbox_turn_without_parsing

@@ -144,6 +144,8 @@ async fn new_sessions_are_forked_with_their_own_state_directories_limits_and_jai
             first.str("result").ends_with(", [], '/app')"),
             "its own empty /app: {first:?}"
         );
+        // The spare rehearsed a cell that printed before its session came: none of it shows.
+        assert_eq!(first.str("stdout"), "", "{first:?}");
         draws.push(first.str("result").to_owned());
         let wrote = server
             .exec(

@@ -37,6 +37,9 @@ const WAKE: &str = "_sandbox_wake()\n";
 /// it had a session (a fork server's spare: [`Pristine::wake_ahead`]).
 const SETTLE: &str = "_sandbox_settle()\n";
 
+/// A spare's trivial cell before it has a session ([`Pristine::wake_ahead`]).
+const REHEARSE: &str = "_sandbox_rehearse()\n";
+
 /// fd 0 of a pushed driver: nothing happens at a read but handing over the request.
 impl DriverChannel for Fd0 {
     fn write(&mut self, bytes: &[u8]) {
@@ -522,7 +525,8 @@ impl Pristine {
     /// A fork server's spare's step, before it has a session: wakes its copy of the
     /// interpreter (new random seeds, its own), over the server's placeholder directories
     /// (`workspace`, `config`), so that the session that takes it over only settles it into its
-    /// own directories. The copy gets a new host state first: the server's WASI context holds
+    /// own directories; then rehearses a trivial cell of the driver's own, so that the pages
+    /// every cell writes are this process's before the session's first (0.5-1 ms of it). The copy gets a new host state first: the server's WASI context holds
     /// generators every spare would share. On a current-thread Tokio runtime dropped before it
     /// returns, as the server's own wake: the worker enters its jail with one thread.
     ///
@@ -539,6 +543,7 @@ impl Pristine {
         let state = build.host_state(workspace, config, Arc::default())?;
         self.interpreter.take_state(state)?;
         self.interpreter.wake()?;
+        self.interpreter.first_turn(REHEARSE, "ok")?;
         self.woken_ahead = true;
         Ok(())
     }
