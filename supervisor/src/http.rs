@@ -397,17 +397,16 @@ impl Pressure {
                 .stretch
                 .as_ref()
                 .is_some_and(|s| now - s.last >= Self::QUIET)
+                && let Some(Stretch { counts, began, .. }) = self.stretch.take()
             {
-                if let Some(Stretch { counts, began, .. }) = self.stretch.take() {
-                    let [displaced, probe_only, refused] = counts;
-                    tracing::info!(
-                        displaced,
-                        probe_only,
-                        refused,
-                        seconds = (now - began).as_secs_f64(),
-                        "HTTP connections below their caps again"
-                    );
-                }
+                let [displaced, probe_only, refused] = counts;
+                tracing::info!(
+                    displaced,
+                    probe_only,
+                    refused,
+                    seconds = (now - began).as_secs_f64(),
+                    "HTTP connections below their caps again"
+                );
             }
             return;
         };

@@ -333,10 +333,10 @@ impl ExecuteCodeResult {
         if let Some(call) = &self.next_call {
             text.push_str(&format!("next call: {} {}\n", call.tool, call.arguments));
         }
-        if let Some(fuel) = &self.fuel_analysis {
-            if let Some(recommendation) = &fuel.recommendation {
-                text.push_str(&format!("fuel: {recommendation}\n"));
-            }
+        if let Some(fuel) = &self.fuel_analysis
+            && let Some(recommendation) = &fuel.recommendation
+        {
+            text.push_str(&format!("fuel: {recommendation}\n"));
         }
         text
     }

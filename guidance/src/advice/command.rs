@@ -61,11 +61,7 @@ impl Draft<'_, '_> {
         let command = clip(command.trim(), 60);
         let why = words::list("command_failed.unavailable_kinds")
             .iter()
-            .find(|kind| {
-                words::list(&format!("{UNAVAILABLE}{kind}.commands"))
-                    .iter()
-                    .any(|c| *c == command)
-            })
+            .find(|kind| words::list(&format!("{UNAVAILABLE}{kind}.commands")).contains(&command))
             .map(|kind| words::text(&format!("{UNAVAILABLE}{kind}.why")));
         self.fix(match why {
             Some(why) => say!("command_failed.not_found_why", command = command, why = why),

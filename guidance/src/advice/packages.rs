@@ -60,14 +60,14 @@ impl Draft<'_, '_> {
 
     pub(super) fn native_package(&mut self) {
         self.package_docs();
-        if let Some(name) = self.requested_package() {
-            if let Some(alternative) = modules::native_alternative(&name) {
-                self.fix(say!(
-                    "native_package.instead",
-                    name = name,
-                    alternative = alternative
-                ));
-            }
+        if let Some(name) = self.requested_package()
+            && let Some(alternative) = modules::native_alternative(&name)
+        {
+            self.fix(say!(
+                "native_package.instead",
+                name = name,
+                alternative = alternative
+            ));
         }
         self.rule("native_package");
         self.list_packages_fix();

@@ -105,10 +105,10 @@ fn compact_input(mut schema: JsonObject) -> JsonObject {
         _ => Map::new(),
     };
     let mut schema = Value::Object(schema);
-    if inline_refs(&mut schema, &defs) {
-        if let Value::Object(map) = &mut schema {
-            map.insert("$defs".into(), Value::Object(defs));
-        }
+    if inline_refs(&mut schema, &defs)
+        && let Value::Object(map) = &mut schema
+    {
+        map.insert("$defs".into(), Value::Object(defs));
     }
     drop_noise(&mut schema);
     into_object(schema)
@@ -133,10 +133,10 @@ fn compact_output(mut schema: JsonObject) -> JsonObject {
         }
     }
     let mut schema = Value::Object(schema);
-    if inline_refs(&mut schema, &defs) {
-        if let Value::Object(map) = &mut schema {
-            map.insert("$defs".into(), Value::Object(defs));
-        }
+    if inline_refs(&mut schema, &defs)
+        && let Value::Object(map) = &mut schema
+    {
+        map.insert("$defs".into(), Value::Object(defs));
     }
     drop_noise(&mut schema);
     plain_output(&mut schema);

@@ -383,10 +383,10 @@ fn worker_env(config: &SupervisorConfig) -> Vec<(&'static str, OsString)> {
     if let Some(filter) = &config.log_filter {
         env.push((LOG_FILTER_VAR, filter.into()));
     }
-    if config.jail.entry == WorkerEntry::JailProbe {
-        if let Some(targets) = &config.jail.probe_targets {
-            env.push((PROBE_TARGETS_VAR, targets.clone()));
-        }
+    if config.jail.entry == WorkerEntry::JailProbe
+        && let Some(targets) = &config.jail.probe_targets
+    {
+        env.push((PROBE_TARGETS_VAR, targets.clone()));
     }
     env
 }

@@ -36,7 +36,11 @@ impl Rng {
 fn session(i: usize) -> (String, &'static str) {
     (
         format!("chaos-{i}"),
-        if i % 2 == 0 { "python" } else { "javascript" },
+        if i.is_multiple_of(2) {
+            "python"
+        } else {
+            "javascript"
+        },
     )
 }
 
@@ -152,7 +156,7 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
         let (server, stop, calls) = (server.clone(), stop.clone(), calls.clone());
         load.push(tokio::spawn(async move {
             let (id, language) = session(i);
-            let mut rng = Rng(seed ^ (i as u64 + 1) * 0x9e37_79b9_7f4a_7c15);
+            let mut rng = Rng(seed ^ ((i as u64 + 1) * 0x9e37_79b9_7f4a_7c15));
             let mut n = 0u64;
             while !stop.load(Ordering::SeqCst) {
                 n += 1;
@@ -208,10 +212,10 @@ async fn killing_workers_under_load_never_hurts_the_server() -> anyhow::Result<(
     while kills < KILLS && started.elapsed() < RUN_LIMIT {
         tokio::time::sleep(Duration::from_millis(5 + rng.below(30) as u64)).await;
         let victim = session(rng.below(6)).0;
-        if let Some(pid) = procfs::worker_of_session(server.pid, &victim) {
-            if procfs::signal(pid, "KILL") {
-                kills += 1;
-            }
+        if let Some(pid) = procfs::worker_of_session(server.pid, &victim)
+            && procfs::signal(pid, "KILL")
+        {
+            kills += 1;
         }
         assert!(
             procfs::processes()

@@ -76,7 +76,7 @@ fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
 fn closed_now(stream: &TcpStream) -> bool {
     stream.set_nonblocking(true).unwrap();
     let mut byte = [0u8; 1];
-    let closed = match (&*stream).peek(&mut byte) {
+    let closed = match stream.peek(&mut byte) {
         Ok(0) => true,
         Ok(_) => false,
         Err(e) => e.kind() != ErrorKind::WouldBlock,

@@ -71,7 +71,7 @@ async fn measure(subject: &Subject) -> Result<(Value, Value, Value)> {
             for _ in 0..samples + 3 {
                 let (result, elapsed) = call_ok(client, "execute_command", args.clone())
                     .await
-                    .with_context(|| format!("{line}"))?;
+                    .with_context(|| line.to_string())?;
                 let out = &result.structured_content.as_ref().context("no result")?["stdout"];
                 ensure!(
                     out.as_str().is_some_and(|s| !s.is_empty()),
