@@ -5,7 +5,8 @@
 //! QuickJS-NG, once on the production engine ([`engine::build_engine`]) with fuel set to
 //! `u64::MAX`, and once on an engine built from the same [`engine::engine_config`] with only
 //! `consume_fuel(false)`. Both keep epoch interruption, the production store setup (memory
-//! limiter, [`crate::host::on_epoch`] every tick from a ticker thread of their own) and the production linker
+//! limiter, [`crate::host::on_epoch`] every tick from a ticker thread of their own,
+//! [`crate::host::on_host_call`] at host calls) and the production linker
 //! and host state, so the difference is fuel alone.
 //!
 //! Interpreter start-up is left out: each run is a fresh instance that computes fib twice, and

@@ -11,7 +11,9 @@ use std::time::Duration;
 use rustix::time::{ClockId, clock_gettime};
 use wasmtime::{Caller, Engine, Linker, Memory, Module, Store, TypedFunc, format_err};
 
-use crate::host::{Control, DriverChannel, HostState, SessionConfig, SoftInterrupt, on_epoch};
+use crate::host::{
+    Control, DriverChannel, HostState, SessionConfig, SoftInterrupt, on_epoch, on_host_call,
+};
 
 /// The argument of the Python fib: about 250,000 calls, about 50 ms in CPython on wasm.
 const PYTHON_FIB_N: u32 = 25;
@@ -42,6 +44,7 @@ fn bench_store(engine: &Engine, state: HostState) -> wasmtime::Result<Store<Host
     store.limiter(|s| &mut s.limiter);
     store.epoch_deadline_callback(on_epoch);
     store.set_epoch_deadline(1);
+    store.call_hook(on_host_call);
     if meters_fuel(engine) {
         store.set_fuel(u64::MAX)?;
     }

@@ -6,8 +6,9 @@
 //! - [`cancel`]: [`Control`], what the supervisor's `Cancel` sets while the guest runs.
 //! - [`limits`]: the memory cap ([`MemoryLimiter`]) and the fuel budget ([`fuel_for`]).
 //! - [`clock`]: an execution's deadlines ([`ActiveExecution`]), how an interpreter is asked to
-//!   stop ([`SoftInterrupt`]) and the session's monotonic clock; [`epoch`] is the callback that
-//!   enforces the deadlines every tick ([`on_epoch`]).
+//!   stop ([`SoftInterrupt`]) and the session's monotonic clock; [`epoch`] acts on them while
+//!   guest code runs: every tick ([`on_epoch`]) and, for fuel, at every host call
+//!   ([`on_host_call`]).
 //! - [`traps`]: what a trap that ended a guest call means for the client ([`classify_trap`]).
 //! - The WASI shadows, each in its own file: [`stdio`] (`fd_write`/`fd_read` on fds 0 to 2, and
 //!   [`BrokenPipe`], the end of a guest whose stdout pipe is full),
@@ -39,7 +40,7 @@ pub mod written;
 
 pub use cancel::Control;
 pub use clock::{ActiveExecution, HARD_GRACE, InterruptCause, SoftInterrupt};
-pub use epoch::{new_store, on_epoch};
+pub use epoch::{new_store, on_epoch, on_host_call};
 pub use guest_memory::{iovecs, read_u32, write_u32};
 pub use limits::{FUEL_RESERVE, MemoryLimiter, fuel_for};
 pub use linker::build_linker;
