@@ -210,16 +210,7 @@ impl Spare {
         supervisor: u32,
         (template, title): (&ServeArgs, Option<&Title>),
     ) -> Option<(ForkRequest, Loaded)> {
-        // SAFETY: plain system calls on this process, with valid arguments.
-        let orphaned = unsafe {
-            libc::setpgid(0, 0) == -1
-                || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1
-                // The supervisor may have died before the prctl: then nobody would kill us.
-                || u32::try_from(libc::getppid()).ok() != Some(supervisor)
-        };
-        if orphaned {
-            return None;
-        }
+        join_supervisor(supervisor).ok()?;
         if let Some(title) = title {
             let runtime = template.runtime.to_string().into_bytes();
             title.show(&[SPARE_TITLE.to_vec(), b"--runtime".to_vec(), runtime]);
@@ -304,24 +295,41 @@ fn fork_sibling() -> io::Result<Option<u32>> {
     }
 }
 
-/// In the forked child: what the supervisor's `pre_exec` does for an exec'd worker, in its
-/// order, and the working directory.
-fn set_up_worker(request: &ForkRequest, supervisor: u32) -> io::Result<()> {
-    let check = |rc: libc::c_int| {
-        if rc == -1 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
-    };
+/// Fails with the last OS error when a system call returned -1.
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// In a forked child (a spare at its birth, a worker forked for a request): a process group of
+/// its own, so that the supervisor can kill all of it, and the supervisor's death as its own.
+///
+/// # Errors
+/// When the kernel refuses, or the supervisor (the parent, by `CLONE_PARENT`) is already gone.
+fn join_supervisor(supervisor: u32) -> io::Result<()> {
     // SAFETY: plain system calls on this process, with valid arguments.
     unsafe {
         check(libc::setpgid(0, 0))?;
         check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
-        // The supervisor may have died before the prctl: then nobody would kill us.
-        if u32::try_from(libc::getppid()).ok() != Some(supervisor) {
-            return Err(io::Error::from_raw_os_error(libc::ESRCH));
-        }
+    }
+    // The supervisor may have died before the prctl: then nobody would kill us.
+    // SAFETY: getppid has no preconditions.
+    if u32::try_from(unsafe { libc::getppid() }).ok() != Some(supervisor) {
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    Ok(())
+}
+
+/// In the forked child: what the supervisor's `pre_exec` does for an exec'd worker, in its
+/// order, and the working directory. (A spare joined the supervisor at its birth; joining again
+/// changes nothing.)
+fn set_up_worker(request: &ForkRequest, supervisor: u32) -> io::Result<()> {
+    join_supervisor(supervisor)?;
+    // SAFETY: plain system calls on this process, with valid arguments.
+    unsafe {
         set_limits(request.limits)?;
         // A write past RLIMIT_FSIZE must fail with EFBIG for the guest to see, not kill us.
         if libc::signal(libc::SIGXFSZ, libc::SIG_IGN) == libc::SIG_ERR {

@@ -303,8 +303,7 @@ impl ForkServer {
         let server = self.clone();
         self.forks.fetch_add(1, Ordering::SeqCst);
         tokio::spawn(async move {
-            let forked = server.exchange(ForkAsk::Fork(request)).await;
-            let forked = forked.and_then(|worker| worker.ok_or_else(|| "no worker".to_owned()));
+            let forked = server.exchange_fork(request).await;
             // Undelivered, a `Forked` kills and reaps its worker as it drops.
             let _ = answer.send(forked);
             server.spare_when_idle();
@@ -324,49 +323,65 @@ impl ForkServer {
             if server.forks.load(Ordering::SeqCst) != forks {
                 return;
             }
-            if let Err(e) = server.exchange(ForkAsk::Spare).await {
+            if let Err(e) = server.exchange_spare().await {
                 tracing::debug!(error = %e, "the fork server keeps no spare");
             }
         });
     }
 
-    /// Asks `ask` and reads the answer: the worker of a `Fork` (the spare the server held,
-    /// when it handed it the session), nothing for a `Spare` (the spare is held here from
-    /// then on, under the same lock, so that no fork can take it before it is watched).
-    async fn exchange(&self, ask: ForkAsk) -> Result<Option<Forked>, String> {
-        let mut line = self.line.lock().await;
+    /// Sends `ask` on the held line and reads the server's reply. A refusal is an error; a
+    /// broken line, a hang-up or a late answer also mark the server gone.
+    async fn ask(&self, line: &mut Line, ask: &ForkAsk) -> Result<ForkReply, String> {
         if !self.is_alive() {
             return Err("the fork server is gone".into());
         }
-        let fork = matches!(ask, ForkAsk::Fork(_));
         let asked = async {
-            write_frame(&mut line.stream, &ask).await?;
+            write_frame(&mut line.stream, ask).await?;
             read_frame::<ForkReply>(&mut line.stream).await
         };
-        match tokio::time::timeout(FORK_TIMEOUT, asked).await {
-            Ok(Ok(Some(ForkReply::Refused { message }))) => Err(message),
-            Ok(Ok(Some(ForkReply::Forked { pid }))) if fork => {
-                match line.spare.take() {
-                    Some(spare) if spare.pid() == pid => Ok(Some(spare)),
-                    // Forked anew: the spare held had ended (dropped, it is reaped).
-                    _ => watch(pid).map(Some),
-                }
-            }
-            Ok(Ok(Some(ForkReply::Spare { pid }))) if !fork => {
+        let failure = match tokio::time::timeout(FORK_TIMEOUT, asked).await {
+            Ok(Ok(Some(ForkReply::Refused { message }))) => return Err(message),
+            Ok(Ok(Some(reply))) => return Ok(reply),
+            Ok(Ok(None)) => "the fork server hung up".to_owned(),
+            Ok(Err(e)) => format!("the fork server's line failed: {e}"),
+            Err(_) => "the fork server did not answer in time".to_owned(),
+        };
+        self.alive.store(false, Ordering::SeqCst);
+        Err(failure)
+    }
+
+    /// A reply that does not answer what was asked: the server is no longer trusted.
+    fn misanswered(&self, reply: &ForkReply) -> String {
+        self.alive.store(false, Ordering::SeqCst);
+        format!("the fork server answered {reply:?}")
+    }
+
+    /// Asks for a worker: the spare the server held, when it handed it the session, or one
+    /// forked anew.
+    async fn exchange_fork(&self, request: ForkRequest) -> Result<Forked, String> {
+        let mut line = self.line.lock().await;
+        match self.ask(&mut line, &ForkAsk::Fork(request)).await? {
+            ForkReply::Forked { pid } => match line.spare.take() {
+                Some(spare) if spare.pid() == pid => Ok(spare),
+                // Forked anew: the spare held had ended (dropped, it is reaped).
+                _ => watch(pid),
+            },
+            other => Err(self.misanswered(&other)),
+        }
+    }
+
+    /// Asks for a spare, held here from then on: under the same lock, so that no fork can take
+    /// it before it is watched.
+    async fn exchange_spare(&self) -> Result<(), String> {
+        let mut line = self.line.lock().await;
+        match self.ask(&mut line, &ForkAsk::Spare).await? {
+            ForkReply::Spare { pid } => {
                 if line.spare.as_ref().is_none_or(|held| held.pid() != pid) {
                     line.spare = Some(watch(pid)?);
                 }
-                Ok(None)
+                Ok(())
             }
-            other => {
-                self.alive.store(false, Ordering::SeqCst);
-                Err(match other {
-                    Ok(Ok(None)) => "the fork server hung up".into(),
-                    Ok(Ok(Some(reply))) => format!("the fork server answered {reply:?}"),
-                    Ok(Err(e)) => format!("the fork server's line failed: {e}"),
-                    Err(_) => "the fork server did not answer in time".into(),
-                })
-            }
+            other => Err(self.misanswered(&other)),
         }
     }
 }
