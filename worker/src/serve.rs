@@ -72,6 +72,8 @@ pub struct Loaded {
     /// The other language's interpreter, when a fork server mapped it for its workers
     /// ([`Loaded::map_companion`]).
     companion: Option<Module>,
+    /// A spare's JavaScript instance, woken before its session ([`Loaded::wake_ahead`]).
+    js_ahead: Option<javascript::WokenAhead>,
     /// What a fresh instance's memory is, of the module and of its image (named before the
     /// jail, which may hide the image's file).
     module_identity: String,
@@ -106,6 +108,7 @@ impl Loaded {
             image,
             linker,
             pristine: None,
+            js_ahead: None,
             toolbox,
             companion: None,
             module_identity: snapshot::module_identity(&args.wasm_sha256, None),
@@ -161,6 +164,10 @@ impl Loaded {
     /// ([`python::Pristine::wake_ahead`]). A copy that does not wake is dropped: its worker
     /// then starts from the image.
     pub fn wake_ahead(&mut self, args: &ServeArgs) {
+        if args.runtime.language() == Language::JavaScript {
+            self.wake_javascript_ahead(args);
+            return;
+        }
         let Some(pristine) = self.pristine.as_mut() else {
             return;
         };
@@ -168,6 +175,34 @@ impl Loaded {
         if let Err(e) = pristine.wake_ahead(&args.workspace, &args.config, build) {
             tracing::warn!(error = %format!("{e:#}"), "the spare's interpreter did not wake");
             self.pristine = None;
+        }
+    }
+
+    /// [`Loaded::wake_ahead`] for JavaScript: a QuickJS instance of the module, its runtime
+    /// and context created ([`javascript::JsSession::wake_ahead`]). On a current-thread Tokio
+    /// runtime of its own, as the Python wake (the spare forks no more, but its threads would
+    /// outlive the wake for nothing).
+    fn wake_javascript_ahead(&mut self, args: &ServeArgs) {
+        let woken = self
+            .module
+            .get()
+            .map_err(|e| e.to_string())
+            .and_then(|module| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                let _inside = runtime.enter();
+                javascript::JsSession::wake_ahead(
+                    module,
+                    &self.linker,
+                    &args.workspace,
+                    &args.config,
+                )
+                .map_err(|e| format!("{e:#}"))
+            });
+        match woken {
+            Ok(woken) => self.js_ahead = Some(woken),
+            Err(e) => tracing::warn!(error = %e, "the spare's interpreter did not wake"),
         }
     }
 
@@ -376,6 +411,7 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
                 image,
                 linker,
                 pristine,
+                js_ahead,
                 module_identity,
                 image_identity,
                 toolbox: _,
@@ -408,7 +444,7 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
                         .and_then(|module| {
                             javascript::serve(
                                 (module, &module_identity),
-                                &linker,
+                                (&linker, js_ahead),
                                 &args.workspace,
                                 &args.config,
                                 (link, wake),

@@ -13,8 +13,8 @@ use crate::{console, inspect, interrupt, jobs, library, timers};
 
 pub struct Engine {
     // Field order matters only for drop, which never happens; the runtime is
-    // kept so the context's runtime stays alive and for job execution.
-    #[allow(dead_code)]
+    // kept so the context's runtime stays alive, for job execution and for
+    // `sb_set_memory_limit`.
     pub runtime: Runtime,
     pub context: Context,
 }
@@ -55,6 +55,11 @@ pub fn init(memory_limit: u32) -> i32 {
     }
     ENGINE.with(|e| *e.borrow_mut() = Some(Engine { runtime, context }));
     0
+}
+
+/// Implementation of `sb_set_memory_limit`. See `lib.rs` for the return codes.
+pub fn set_memory_limit(memory_limit: u32) -> i32 {
+    with(|engine| engine.runtime.set_memory_limit(memory_limit as usize)).map_or(1, |()| 0)
 }
 
 fn install_globals(ctx: &Ctx<'_>) -> rquickjs::Result<()> {

@@ -77,6 +77,14 @@ pub extern "C" fn sb_init(memory_limit_bytes: i32, flags: i32) -> i32 {
     engine::init(memory_limit_bytes as u32)
 }
 
+/// Sets the heap limit of the engine `sb_init` created: an instance woken before its session
+/// (a fork server's spare) takes its session's memory cap. Returns 0, or 1 if `sb_init` has
+/// not run.
+#[unsafe(no_mangle)]
+pub extern "C" fn sb_set_memory_limit(memory_limit_bytes: i32) -> i32 {
+    engine::set_memory_limit(memory_limit_bytes as u32)
+}
+
 /// Layout of a host-visible buffer of `len` bytes. One extra byte is reserved
 /// so `sb_eval` can NUL-terminate the source in place (QuickJS's parser wants
 /// `input[len] == 0`) without copying it.

@@ -1,7 +1,8 @@
 //! Workers forked by a fork server (one per runtime, its interpreter mapped and its memory image
 //! instantiated): each session still gets its own state, directories, rlimits and jail, and
 //! shows its own command line; the next session's worker is forked and woken ahead (a spare),
-//! and one killed before any session took it is reaped and made again; a fork server killed
+//! a JavaScript one with its QuickJS runtime made and then fitted to its session (heap limit,
+//! clock), and one killed before any session took it is reaped and made again; a fork server killed
 //! costs nothing but speed (the worker is exec'd, and the server comes back); a forked worker
 //! killed mid-call is answered and reaped like any other.
 
@@ -73,16 +74,22 @@ fn proc_line(pid: u32, file: &str, start: &str) -> String {
 
 /// The Python fork server's spare, once it has one (at most 60 s).
 async fn python_spare(server: &Server) -> u32 {
+    spare_of(server, "python").await
+}
+
+/// The spare of `runtime`'s fork server, once it has one (at most 60 s).
+async fn spare_of(server: &Server, runtime: &str) -> u32 {
     let mut spare = None;
+    let shows = format!(" --runtime {runtime}");
     let made = eventually(Duration::from_secs(60), || {
         spare = (procfs::spares(server.pid).into_iter())
-            .find(|pid| procfs::cmdline(*pid).contains(" --runtime python"));
+            .find(|pid| procfs::cmdline(*pid).contains(&shows));
         spare.is_some()
     })
     .await;
     assert!(
         made,
-        "no Python spare: {:?}",
+        "no {runtime} spare: {:?}",
         procfs::workers_of(server.pid)
     );
     spare.expect("found")
@@ -231,6 +238,75 @@ async fn new_sessions_are_forked_with_their_own_state_directories_limits_and_jai
         .await?;
     assert_eq!(js.str("stdout"), "42\n", "{js:?}");
     assert!(forked(&log, "forked-js"));
+    server.stop().await
+}
+
+/// Fills the heap with 1 MiB strings until QuickJS refuses, then lets them go.
+const FILL_THE_HEAP: &str = "let kept = []; let said; \
+    try { for (;;) kept.push('x'.repeat(1 << 20) + kept.length); } \
+    catch (e) { said = String(e); } kept = null; said";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_javascript_session_takes_a_spare_woken_ahead_with_its_own_cap_clock_and_seeds()
+-> anyhow::Result<()> {
+    let scratch = tempfile::tempdir()?;
+    let log = scratch.path().join("server.log");
+    let logged = "info,sandbox_worker::javascript=debug";
+    let server = forking_server_with(&log, &[("RUST_LOG", logged)]).await?;
+    let mut draws = Vec::new();
+    for session in ["js-spare-1", "js-spare-2"] {
+        let spare = spare_of(&server, "javascript").await;
+        let created = server
+            .call(
+                "create_session",
+                json!({ "language": "javascript", "session_id": session, "memory_bytes": 64 << 20 }),
+            )
+            .await?;
+        assert!(!created.is_error, "{created:?}");
+        // The spare's runtime was made for the fork server's cap; the session's heap limit is
+        // three quarters of its own 64 MiB: QuickJS refuses by itself, below the host's cap,
+        // and the session goes on.
+        let filled = server
+            .exec(
+                "javascript",
+                FILL_THE_HEAP,
+                json!({ "session_id": session }),
+            )
+            .await?;
+        assert!(
+            !filled.is_error && filled.str("result").contains("out of memory"),
+            "{filled:?}"
+        );
+        assert!(
+            filled.u64("memory_bytes") < 60 << 20,
+            "QuickJS stopped at the session's heap limit: {filled:?}"
+        );
+        // Its clock goes on from the spare's (never back), and its seeds are its own.
+        let probe = server
+            .exec(
+                "javascript",
+                "const t0 = performance.now(); [t0 >= 0 && performance.now() >= t0, Math.random()].join(' ')",
+                json!({ "session_id": session }),
+            )
+            .await?;
+        let said = probe.str("result").trim_matches('"').to_owned();
+        assert!(said.starts_with("true 0."), "{probe:?}");
+        draws.push(said);
+        assert!(forked(&log, session), "{session} was forked");
+        let pid = procfs::worker_of_session(server.pid, session).expect("its worker");
+        assert_eq!(pid, spare, "{session} took the spare made ahead for it");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_ne!(draws[0], draws[1], "each spare draws its own numbers");
+    assert!(
+        log_lines(
+            &log,
+            &["javascript", "woke for the session", "woken_ahead=true"]
+        )
+        .len()
+            >= 2,
+        "each JavaScript spare woke before its session came"
+    );
     server.stop().await
 }
 

@@ -57,6 +57,16 @@ impl SessionConfig {
         self.quota = Some(Quota::new(limits, roots).into_shared());
         self
     }
+
+    /// These settings for an instance that already ran in a store whose clock read zero at
+    /// `base` (an interpreter woken before its session): its clock goes on, never back, unless
+    /// the session resumes a clock of its own.
+    pub fn continuing_clock(&self, base: Instant) -> Self {
+        Self {
+            clock_since: Some(self.clock_since.unwrap_or(base)),
+            ..self.clone()
+        }
+    }
 }
 
 /// The other end of fd 0 for an interpreter whose driver talks to the host through it (the
@@ -251,6 +261,11 @@ impl HostState {
             written: self.written.take(),
             state_follows: false,
         }
+    }
+
+    /// When the guest's monotonic clock read zero (see [`SessionConfig::continuing_clock`]).
+    pub fn clock_base(&self) -> Instant {
+        self.clock_base
     }
 
     /// The guest's monotonic clock now, in nanoseconds.

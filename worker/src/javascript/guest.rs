@@ -104,14 +104,7 @@ impl Guest {
         config: &SessionConfig,
         control: Arc<Control>,
     ) -> Result<Guest> {
-        let state = HostState::new(
-            workspace,
-            &[("HOME", "/app")],
-            &["qjs"],
-            config,
-            SoftInterrupt::JsFlag,
-            control,
-        )?;
+        let state = Self::host_state(workspace, config, control)?;
         let mut store = new_store(module.engine(), state, STARTUP_FUEL)?;
         let instance = linker.instantiate(&mut store, module)?;
         let memory = instance
@@ -132,6 +125,22 @@ impl Guest {
         })
     }
 
+    /// The host side of an instance in `workspace`'s directories with `config`'s settings.
+    pub(super) fn host_state(
+        workspace: &Path,
+        config: &SessionConfig,
+        control: Arc<Control>,
+    ) -> Result<HostState> {
+        HostState::new(
+            workspace,
+            &[("HOME", "/app")],
+            &["qjs"],
+            config,
+            SoftInterrupt::JsFlag,
+            control,
+        )
+    }
+
     /// Creates the QuickJS runtime and context (`sb_init`), its heap limited below
     /// `memory_bytes`.
     pub(super) fn init(&mut self, memory_bytes: usize) -> Result<()> {
@@ -142,6 +151,30 @@ impl Guest {
             return Err(format_err!("sb_init failed with status {status}"));
         }
         Ok(())
+    }
+
+    /// Sets the created runtime's heap limit below `memory_bytes` (`sb_set_memory_limit`): an
+    /// instance woken before its session takes the session's cap.
+    pub(super) fn limit_heap(&mut self, memory_bytes: usize) -> Result<()> {
+        let set: TypedFunc<i32, i32> = self
+            .instance
+            .get_typed_func(&mut self.store, "sb_set_memory_limit")?;
+        let status = set.call(&mut self.store, quickjs_heap_limit(memory_bytes))?;
+        if status != 0 {
+            return Err(format_err!(
+                "sb_set_memory_limit failed with status {status}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Moves the instance into `state` (its session's directories, settings and cancel
+    /// control), keeping its memory; `state`'s clock must go on from this one's
+    /// ([`HostState::clock_base`]).
+    pub(super) fn take_state(&mut self, mut state: HostState) {
+        state.memory = Some(self.memory);
+        state.limiter.granted = self.store.data().limiter.granted;
+        drop(std::mem::replace(self.store.data_mut(), state));
     }
 
     /// Runs `code` as cell `cell` (`sb_eval`) and returns where its answer is: the address in

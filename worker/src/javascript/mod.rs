@@ -77,6 +77,16 @@ enum Stale {
     Whole,
 }
 
+/// A QuickJS instance with its runtime and context created before its session was known
+/// ([`JsSession::wake_ahead`]), and the copy of its memory taken then.
+pub struct WokenAhead {
+    guest: Guest,
+    snapshot: Vec<u8>,
+    base_bytes: usize,
+    /// The guest paths of its directories after `/app`, in order.
+    mounts: Vec<String>,
+}
+
 /// One JavaScript session.
 pub struct JsSession<'m> {
     module: &'m Module,
@@ -190,6 +200,84 @@ impl<'m> JsSession<'m> {
         }
         self.asleep = false;
         Ok(())
+    }
+
+    /// An instance created and woken before its session is known (a fork server's spare), in
+    /// `workspace`'s directories with `config`'s: what [`JsSession::adopt`] takes over.
+    ///
+    /// # Errors
+    /// When the guest cannot be instantiated or initialised.
+    pub fn wake_ahead(
+        module: &Module,
+        linker: &Linker<HostState>,
+        workspace: &Path,
+        config: &SessionConfig,
+    ) -> Result<WokenAhead> {
+        let mut session =
+            JsSession::instantiate(module, linker, workspace, config.clone(), Arc::default())?;
+        session.wake()?;
+        let mounts = config.mounts.iter().map(|m| m.guest.clone()).collect();
+        Ok(WokenAhead {
+            guest: session.guest,
+            snapshot: session.snapshot,
+            base_bytes: session.base_bytes,
+            mounts,
+        })
+    }
+
+    /// The session of `workspace` with `config`, in the instance `woken` ahead: it moves into
+    /// the session's directories, settings and cancel control, its clock going on, and its
+    /// heap takes the session's cap. Its rollback point is the memory it was woken with; the
+    /// heap limit there is the spare's until the first execution's state replaces it (a
+    /// rollback sets the session's again: [`JsSession::rollback`]).
+    ///
+    /// # Errors
+    /// When the session's directories are laid out otherwise than the spare's (a shared
+    /// volume: the guest's libc holds the descriptors of the spare's), or the guest refuses
+    /// the new limit; then the caller starts an instance of its own.
+    pub fn adopt(
+        (module, linker): (&'m Module, &'m Linker<HostState>),
+        workspace: &'m Path,
+        config: SessionConfig,
+        control: Arc<Control>,
+        woken: WokenAhead,
+    ) -> Result<Self> {
+        let WokenAhead {
+            mut guest,
+            snapshot,
+            base_bytes,
+            mounts,
+        } = woken;
+        let same_layout = mounts.len() == config.mounts.len()
+            && mounts
+                .iter()
+                .zip(&config.mounts)
+                .all(|(m, c)| *m == c.guest);
+        if !same_layout {
+            return Err(wasmtime::format_err!(
+                "the session's directories are not the spare's"
+            ));
+        }
+        let config = config.continuing_clock(guest.store.data().clock_base());
+        let state = Guest::host_state(workspace, &config, control.clone())?;
+        guest.take_state(state);
+        guest.limit_heap(config.memory_bytes)?;
+        Ok(Self {
+            module,
+            linker,
+            workspace,
+            config,
+            control,
+            guest,
+            snapshot,
+            snapshot_stale: Stale::Nothing,
+            cell: 0,
+            asleep: false,
+            identity: String::new(),
+            base_bytes,
+            tracker: crate::snapshot::Tracker::default(),
+            alone: false,
+        })
     }
 
     /// Names the module's initial memory in this session's snapshots.
@@ -441,6 +529,9 @@ impl<'m> JsSession<'m> {
         }
         guest.memory.data_mut(&mut guest.store)[..self.snapshot.len()]
             .copy_from_slice(&self.snapshot);
+        // A rollback point taken before the session had its instance (a spare's, see
+        // [`JsSession::adopt`]) holds the spare's heap limit.
+        guest.limit_heap(self.config.memory_bytes)?;
         // The memory is again the state the supervisor has (taken after the same execution as
         // the last layer): the tracker keeps its hashes, but the kernel watched the old mapping.
         self.guest = guest;
@@ -477,23 +568,51 @@ impl<'m> JsSession<'m> {
 /// When the guest cannot start, or cannot go on after a trap.
 pub fn serve(
     (module, identity): (&Module, &str),
-    linker: &Linker<HostState>,
+    (linker, ahead): (&Linker<HostState>, Option<WokenAhead>),
     workspace: &Path,
     config: &SessionConfig,
     (link, wake): (Link, WakeAt),
 ) -> Result<(), WorkerError> {
     let failed =
         |e: wasmtime::Error| WorkerError::Runtime(format!("QuickJS failed to start: {e:#}"));
-    let mut session = JsSession::instantiate(
-        module,
-        linker,
-        workspace,
-        config.clone(),
-        link.control.clone(),
-    )
-    .map_err(failed)?;
+    // A resumed session's state replaces whatever instance it has: a spare's buys nothing.
+    let ahead = ahead.filter(|_| wake == WakeAt::Start);
+    let adopted = ahead.and_then(|woken| {
+        let adopted = JsSession::adopt(
+            (module, linker),
+            workspace,
+            config.clone(),
+            link.control.clone(),
+            woken,
+        );
+        adopted
+            .inspect_err(|e| tracing::debug!(error = %format!("{e:#}"), "a new instance instead of the spare's"))
+            .ok()
+    });
+    let woken_ahead = adopted.is_some();
+    let session = match adopted {
+        Some(session) => session,
+        None => {
+            let mut session = JsSession::instantiate(
+                module,
+                linker,
+                workspace,
+                config.clone(),
+                link.control.clone(),
+            )
+            .map_err(failed)?;
+            if wake == WakeAt::Start {
+                session.wake().map_err(failed)?;
+            }
+            session
+        }
+    };
     if wake == WakeAt::Start {
-        session.wake().map_err(failed)?;
+        tracing::debug!(
+            us = link.ready_clock.elapsed_us(),
+            woken_ahead,
+            "woke for the session"
+        );
     }
     if link
         .send_ready(Language::JavaScript, QUICKJS_VERSION.into(), false)
@@ -868,6 +987,65 @@ mod tests {
             );
             assert!(report.restart.is_none());
             assert_eq!(value(session, "kept + during"), "2");
+        });
+    }
+
+    /// A spare's instance, woken for the fork server's settings, becomes a session's: in the
+    /// session's directory, with its heap limit (also after a rollback) and its state from
+    /// there on; a session whose directories are laid out otherwise is refused.
+    #[test]
+    fn an_instance_woken_ahead_is_adopted_with_the_sessions_settings() {
+        on_guest_stack(|linker, workspace| {
+            let spare_dir = tempfile::tempdir().unwrap();
+            let roomy = SessionConfig {
+                memory_bytes: 1 << 30,
+                ..test_config()
+            };
+            let woken = JsSession::wake_ahead(quickjs(), linker, spare_dir.path(), &roomy).unwrap();
+            let with_data = SessionConfig {
+                mounts: vec![sandbox_protocol::Mount {
+                    guest: "/data".into(),
+                    host: workspace.to_path_buf(),
+                    writable: false,
+                }],
+                ..test_config()
+            };
+            let control = Arc::new(Control::default());
+            let refused = JsSession::adopt(
+                (quickjs(), linker),
+                workspace,
+                with_data,
+                control.clone(),
+                woken,
+            );
+            assert!(refused.is_err(), "another layout of directories");
+
+            let woken = JsSession::wake_ahead(quickjs(), linker, spare_dir.path(), &roomy).unwrap();
+            let mut session = JsSession::adopt(
+                (quickjs(), linker),
+                workspace,
+                test_config(),
+                control,
+                woken,
+            )
+            .unwrap();
+            // A trap in the first execution rolls back to the memory the spare was woken with,
+            // whose heap limit is the spare's: the session's is set again.
+            let deep = run(&mut session, DEEP);
+            assert_eq!(
+                deep.restart.expect("a restart").state,
+                StateAfterRestart::RolledBack
+            );
+            assert_eq!(
+                value(&mut session, "var kept = 41; kept + 1"),
+                "42",
+                "the session goes on"
+            );
+            // Three quarters of the session's 64 MiB, not of the spare's GiB.
+            let fill = "let a = []; try { for (;;) a.push('x'.repeat(1 << 20) + a.length) } \
+                        catch (e) { a = a.length } a";
+            let strings: usize = value(&mut session, fill).parse().unwrap();
+            assert!((40..49).contains(&strings), "{strings} MiB strings");
         });
     }
 }

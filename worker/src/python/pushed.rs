@@ -322,7 +322,8 @@ impl Interpreter {
                 "the image's memory ({size} bytes) is over the session's cap"
             ));
         }
-        let state = build.host_state(workspace, config, link.control.clone())?;
+        let config = config.continuing_clock(interpreter.store.data().clock_base());
+        let state = build.host_state(workspace, &config, link.control.clone())?;
         interpreter.take_state(state)?;
         tracing::debug!(
             us = link.ready_clock.elapsed_us(),
@@ -540,7 +541,8 @@ impl Pristine {
     ) -> Result<()> {
         let runtime = tokio::runtime::Builder::new_current_thread().build()?;
         let _inside = runtime.enter();
-        let state = build.host_state(workspace, config, Arc::default())?;
+        let config = config.continuing_clock(self.interpreter.store.data().clock_base());
+        let state = build.host_state(workspace, &config, Arc::default())?;
         self.interpreter.take_state(state)?;
         self.interpreter.wake()?;
         self.interpreter.first_turn(REHEARSE, "ok")?;
