@@ -29,6 +29,7 @@ impl Draft<'_, '_> {
             self.fix(fix.clone());
         }
         let explained = known.is_some()
+            || self.nothing_matched(stderr)
             || self.command_not_found(stderr)
             || self.command_missing_file(stderr)
             || self.command_code_raised(stderr)
@@ -48,6 +49,23 @@ impl Draft<'_, '_> {
             });
         }
         self.rule_with("command_failed", &[("language", &self.lang())]);
+    }
+
+    /// `grep` that matched nothing: status 1 and no word on stderr, which grep's convention
+    /// makes an answer, not an error.
+    fn nothing_matched(&mut self, stderr: &str) -> bool {
+        let status_1 = self.message().ends_with("status 1");
+        let greps = self.f.code.split(['|', ';', '&']).any(|stage| {
+            matches!(
+                stage.split_whitespace().next(),
+                Some("grep" | "egrep" | "fgrep")
+            )
+        });
+        let matched_nothing = stderr.trim().is_empty() && status_1 && greps;
+        if matched_nothing {
+            self.fix(words::text("command_failed.nothing_matched"));
+        }
+        matched_nothing
     }
 
     /// `curl: command not found`: the command and why the sandbox lacks it.

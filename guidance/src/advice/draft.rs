@@ -238,7 +238,7 @@ impl<'f, 'a> Draft<'f, 'a> {
     }
 
     /// Where the failure happened, read off the traceback or stack.
-    fn location(&self) -> Option<Location> {
+    pub(super) fn location(&self) -> Option<Location> {
         locate(
             self.f.stderr,
             self.f.error_message.unwrap_or(""),

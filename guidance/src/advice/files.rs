@@ -168,10 +168,14 @@ impl Draft<'_, '_> {
         }
         let relative = path.strip_prefix("/app/").unwrap_or(path);
         let (dir, _) = relative.rsplit_once('/')?;
-        let written =
-            self.code.strings.iter().any(|s| {
-                (s.text == path || s.text == relative) && writes_on_line(&self.code, s.line)
-            });
+        // Written where the path is named (`open('out/a.txt', 'w')`), or at the failing line
+        // through a name that holds it (`p = Path('out/a.txt')` ... `p.write_text(...)`).
+        let failing_line = self.location().filter(|l| l.current).map(|l| l.line);
+        let written = self.code.strings.iter().any(|s| {
+            (s.text == path || s.text == relative)
+                && (writes_on_line(&self.code, s.line)
+                    || failing_line.is_some_and(|line| writes_on_line(&self.code, line)))
+        });
         (written && !dir.is_empty() && !dir.starts_with('/')).then(|| dir.to_owned())
     }
 

@@ -160,9 +160,10 @@ impl Draft<'_, '_> {
             "SyntaxError" | "ReferenceError" | "InternalError" if !self.python() => {
                 self.js_named_error(name, lower, &message);
             }
-            "TypeError" if self.python() => self.python_type_error(lower),
+            "TypeError" if self.python() => self.python_type_error(&message, lower),
             "TypeError" => self.js_type_error(lower),
-            "AttributeError" => self.attribute_error(lower),
+            "AttributeError" => self.attribute_error(&message, lower),
+            "UnboundLocalError" => self.unbound_local(&message),
             "NameError" | "ReferenceError" => self.undefined_name(&message),
             "ValueError" => {
                 if let Some(text) = decimal_for_int(&message) {
@@ -333,7 +334,7 @@ impl Draft<'_, '_> {
         self.rule_with("key_error", &[("key", &key)]);
     }
 
-    fn python_type_error(&mut self, lower: &str) {
+    fn python_type_error(&mut self, message: &str, lower: &str) {
         if lower.contains("not subscriptable")
             && ["'dict_keys'", "'dict_values'", "'dict_items'"]
                 .iter()
@@ -349,12 +350,119 @@ impl Draft<'_, '_> {
         } else if mentions(lower, words::list("python_type_error.mixed_types_signs")) {
             self.fix(words::text("python_type_error.mixed_types"));
         } else if lower.contains("positional argument") || lower.contains("keyword argument") {
+            if let Some((call, class, method)) = self.called_on_class(message) {
+                self.fix(say!(
+                    "python_type_error.called_on_class",
+                    call = call,
+                    class = class,
+                    method = method,
+                ));
+            }
             self.fix(words::text("python_type_error.signature"));
         }
         self.fix(words::text("python_type_error.print_types"));
     }
 
-    fn attribute_error(&mut self, lower: &str) {
+    /// `Settings.from_json()` missing an argument, where the failing line calls
+    /// `Settings.from_json(` on the class (a capitalised name defined by `class Settings`):
+    /// the call, the class and the method.
+    fn called_on_class(&self, message: &str) -> Option<(String, String, String)> {
+        let qualified = message.split("()").next()?.trim();
+        let (class, method) = qualified.rsplit_once('.')?;
+        let is_name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let capitalised = class.chars().next().is_some_and(char::is_uppercase);
+        let call = format!("{class}.{method}(");
+        let defined = self.f.code.lines().any(|l| {
+            l.trim_start().strip_prefix("class ").is_some_and(|rest| {
+                rest.starts_with(class) && rest[class.len()..].starts_with(['(', ':'])
+            })
+        });
+        (is_name(class) && is_name(method) && capitalised && defined)
+            .then_some(())
+            .filter(|()| self.error_line().is_some_and(|l| l.contains(&call)))
+            .map(|()| {
+                (
+                    format!("{class}.{method}(...)"),
+                    class.to_owned(),
+                    method.to_owned(),
+                )
+            })
+    }
+
+    /// An UnboundLocalError: an attribute used without `self.`, a name assigned only in some
+    /// branches, or (a global of that name exists) the global made local by an assignment.
+    fn unbound_local(&mut self, message: &str) {
+        let name = message
+            .split("local variable '")
+            .nth(1)
+            .and_then(|rest| rest.split('\'').next())
+            .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_'));
+        if let Some(name) = name {
+            let code = self.f.code;
+            // `name = ...` at the start of a line, indented (in a function) or not (a global).
+            let assigned = |indented: bool| {
+                code.lines().any(|l| {
+                    let body = l.trim_start();
+                    (indented == (body.len() < l.len()))
+                        && body
+                            .strip_prefix(name)
+                            .map(str::trim_start)
+                            .is_some_and(|rest| rest.starts_with('=') && !rest.starts_with("=="))
+                })
+            };
+            // The global fixes speak of a global that these causes rule out.
+            if code.contains(&format!("self.{name}")) {
+                self.fix(say!("unbound_local.attribute", name = name));
+                return;
+            }
+            if assigned(true) && !assigned(false) {
+                self.fix(say!("unbound_local.branches", name = name));
+                return;
+            }
+        }
+        self.fixed_exception_fixes("UnboundLocalError");
+    }
+
+    /// `class {class}(Base)` whose `__init__` never calls `super().__init__` (nor
+    /// `Base.__init__`), for "'{class}' object has no attribute".
+    fn skips_base_init(&self, class: &str) -> bool {
+        let lines: Vec<&str> = self.f.code.lines().collect();
+        let Some(at) = lines.iter().position(|l| {
+            l.trim_start().strip_prefix("class ").is_some_and(|rest| {
+                rest.strip_prefix(class)
+                    .and_then(|r| r.strip_prefix('('))
+                    .and_then(|r| r.split(')').next())
+                    .is_some_and(|bases| !bases.trim().is_empty() && bases.trim() != "object")
+            })
+        }) else {
+            return false;
+        };
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        let own = indent(lines[at]);
+        let body: Vec<&str> = lines[at + 1..]
+            .iter()
+            .take_while(|l| l.trim().is_empty() || indent(l) > own)
+            .copied()
+            .collect();
+        body.iter()
+            .any(|l| l.trim_start().starts_with("def __init__"))
+            && !body
+                .iter()
+                .any(|l| l.contains("super().__init__") || l.contains(".__init__(self"))
+    }
+
+    fn attribute_error(&mut self, message: &str, lower: &str) {
+        let missing = message
+            .strip_prefix('\'')
+            .and_then(|rest| rest.split_once("' object has no attribute '"))
+            .map(|(class, rest)| (class, rest.trim_end_matches('\'')));
+        if let Some((class, attribute)) = missing.filter(|(class, _)| self.skips_base_init(class)) {
+            self.fix(say!(
+                "attribute_error.super_init",
+                class = class,
+                attribute = attribute,
+            ));
+        }
         if lower.contains("'nonetype'") {
             self.fix(words::text("attribute_error.none"));
         } else if let Some(module) = lower
