@@ -165,22 +165,41 @@ impl<'m> JsSession<'m> {
     ) -> Result<Self> {
         let guest = Guest::instantiate(module, linker, workspace, &config, control.clone())?;
         let base_bytes = guest.memory.data_size(&guest.store);
-        Ok(Self {
+        let asleep = (Vec::new(), base_bytes, true);
+        Ok(Self::around(
+            (module, linker, workspace),
+            config,
+            control,
+            guest,
+            asleep,
+        ))
+    }
+
+    /// A session around `guest`: its rollback point `snapshot` (empty while `asleep`, before
+    /// its runtime and context exist) and the size its memory started at.
+    fn around(
+        (module, linker, workspace): (&'m Module, &'m Linker<HostState>, &'m Path),
+        config: SessionConfig,
+        control: Arc<Control>,
+        guest: Guest,
+        (snapshot, base_bytes, asleep): (Vec<u8>, usize, bool),
+    ) -> Self {
+        Self {
             module,
             linker,
             workspace,
             config,
             control,
             guest,
-            snapshot: Vec::new(),
+            snapshot,
             snapshot_stale: Stale::Nothing,
             cell: 0,
-            asleep: true,
+            asleep,
             identity: String::new(),
             base_bytes,
             tracker: crate::snapshot::Tracker::default(),
             alone: false,
-        })
+        }
     }
 
     /// Creates the runtime and context of an instance that has none yet; nothing otherwise.
@@ -262,22 +281,14 @@ impl<'m> JsSession<'m> {
         let state = Guest::host_state(workspace, &config, control.clone())?;
         guest.take_state(state);
         guest.limit_heap(config.memory_bytes)?;
-        Ok(Self {
-            module,
-            linker,
-            workspace,
+        let awake = (snapshot, base_bytes, false);
+        Ok(Self::around(
+            (module, linker, workspace),
             config,
             control,
             guest,
-            snapshot,
-            snapshot_stale: Stale::Nothing,
-            cell: 0,
-            asleep: false,
-            identity: String::new(),
-            base_bytes,
-            tracker: crate::snapshot::Tracker::default(),
-            alone: false,
-        })
+            awake,
+        ))
     }
 
     /// Names the module's initial memory in this session's snapshots.
