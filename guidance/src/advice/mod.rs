@@ -11,7 +11,8 @@
 //! not compile until it has advice. Each family of failures lives in its own module and adds
 //! its part to one `draft::Draft`: `syntax`, `names` (names and imports), `runtime`
 //! (exceptions), `python2` (Python 2 habits), `files`, `limits` and `memory`, `js_host`,
-//! `packages`, `session` (the service around the code) and `command` (shell commands).
+//! `packages`, `session` (the service around the code), `silent` (bugs that show only as a
+//! wrong value) and `command` (shell commands).
 
 mod command;
 mod draft;
@@ -26,6 +27,7 @@ mod packages;
 mod python2;
 mod runtime;
 mod session;
+mod silent;
 mod stops;
 mod syntax;
 

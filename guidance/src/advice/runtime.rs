@@ -177,6 +177,9 @@ impl Draft<'_, '_> {
                 self.fix(words::text("value_error.print_repr"));
             }
             "JSONDecodeError" => {
+                if let Some(fix) = super::silent::silent_bug(self.f.code) {
+                    self.fix(fix);
+                }
                 if lower.contains("line 1 column 1") {
                     self.fix(words::text("json_decode_error.not_json"));
                 }
@@ -281,6 +284,9 @@ impl Draft<'_, '_> {
 
     /// An AssertionError: the condition the failing assert checks, when the line shows it.
     fn assertion_error(&mut self) {
+        if let Some(fix) = super::silent::silent_bug(self.f.code) {
+            self.fix(fix);
+        }
         let condition = self
             .error_line()
             .and_then(|l| l.trim().strip_prefix("assert "))
