@@ -52,6 +52,7 @@ impl Draft<'_, '_> {
             || self.meant_module(&module, false)
             || self.unavailable_module(&module)
             || self.meant_module(&module, true)
+            || self.local_module(&module)
         {
             return;
         }
@@ -168,6 +169,20 @@ impl Draft<'_, '_> {
     }
 
     /// A module that may be a typo, a vendored package, or a pure-Python package on PyPI.
+    /// `import utils`: a name projects give their own modules (`words/names.toml`), which no
+    /// install provides (the PyPI package of that name, if any, is someone else's).
+    fn local_module(&mut self, module: &str) -> bool {
+        let top = module.split('.').next().unwrap_or(module);
+        let local = words::list("missing_module.local.names")
+            .iter()
+            .any(|name| name == top);
+        if local {
+            self.rule_with("missing_module.local", &[("module", &top)]);
+            self.next = Some(self.workspace_info_call(words::text("errors.list_reason")));
+        }
+        local
+    }
+
     fn installable_module(&mut self, module: &str) {
         let top = module.split('.').next().unwrap_or(module).to_owned();
         let similar: Vec<String> = self

@@ -111,7 +111,10 @@ fn class_attribute(lines: &[&str], code: &str) -> Option<String> {
     lines.iter().enumerate().find_map(|(at, line)| {
         line.trim_start().strip_prefix("class ")?;
         let body = block(lines, at);
-        let level = body.iter().find(|l| !l.trim().is_empty()).map(|l| indent(l))?;
+        let level = body
+            .iter()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| indent(l))?;
         body.iter()
             .filter(|l| indent(l) == level && !l.trim().is_empty())
             .find_map(|l| {
@@ -164,8 +167,8 @@ fn unclosed_write(lines: &[&str], code: &str) -> Option<String> {
         let writes = ["'w'", "\"w\"", "'a'", "\"a\""]
             .iter()
             .any(|mode| call.contains(mode));
-        let kept_open = !code.contains(&format!("{file}.close("))
-            && !code.contains(&format!("{file}.flush("));
+        let kept_open =
+            !code.contains(&format!("{file}.close(")) && !code.contains(&format!("{file}.flush("));
         (is_name(file) && call.trim_start().starts_with("open(") && writes && kept_open)
             .then(|| say!("silent_bug.unclosed_write", file = file))
     })
