@@ -407,13 +407,14 @@ async def measure(command, calls, first_calls):
 async def measure_scientific_starts(command, samples):
     """Our Python runtime's new sessions (run with its pool off, issue 25): create_session
     plus the first call timed together, then `import pandas` in it, and a session created by
-    its first execute_code alone (one call); one unmeasured round first."""
+    its first execute_code alone (one call); a JavaScript session's create_session plus first
+    call; one unmeasured round first."""
     from contextlib import AsyncExitStack
 
     from importlib.metadata import version
 
     report = {"sdk": f"mcp {version('mcp')}"}
-    firsts, imports, autos = [], [], []
+    firsts, imports, autos, js_firsts = [], [], [], []
     async with AsyncExitStack() as stack:
         client, init, tools = await connect(command, stack)
         server = Server(tools)
@@ -438,14 +439,24 @@ async def measure_scientific_starts(command, samples):
             await server.run(client, "python", PYTHON_CELL, auto, EXPECTED)
             created_by_call = ms_since(started)
             await client.call_tool("destroy_session", {"session_id": auto})
+            # A JavaScript session the same way (its spare made ahead too).
+            await asyncio.sleep(REFILL_PAUSE_S)
+            js = f"sdk-bench-js-start-{i}"
+            started = time.perf_counter()
+            await call(client, "create_session", {"session_id": js, "language": "javascript"})
+            await server.run(client, "javascript", JAVASCRIPT_CELL, js, EXPECTED)
+            js_first = ms_since(started)
+            await client.call_tool("destroy_session", {"session_id": js})
             if i > 0:
                 firsts.append(first)
                 imports.append(imported)
                 autos.append(created_by_call)
+                js_firsts.append(js_first)
     report["figures"] = {
         "scientific_first_call": figure(firsts),
         "scientific_import_pandas": figure(imports),
         "scientific_created_by_call": figure(autos),
+        "javascript_no_pool_first_call": figure(js_firsts),
     }
     return report
 

@@ -117,7 +117,7 @@ const FIGURES: [Figure; 14] = [
 
 /// The rows of the driver's `--scientific-starts` run (our server with its pool off): issue
 /// 25's targets for a session started from the memory image.
-const SCIENTIFIC_FIGURES: [Figure; 3] = [
+const SCIENTIFIC_FIGURES: [Figure; 4] = [
     Figure {
         key: "scientific_first_call",
         label: "python, no pool: new session, first call",
@@ -132,6 +132,11 @@ const SCIENTIFIC_FIGURES: [Figure; 3] = [
         key: "scientific_created_by_call",
         label: "python, no pool: a session created by its first execute_code (one call)",
         target: Target::None,
+    },
+    Figure {
+        key: "javascript_no_pool_first_call",
+        label: "javascript, no pool: new session, first call",
+        target: Target::AtMostMs(8.0),
     },
 ];
 
