@@ -220,7 +220,7 @@ pub fn main(args: super::Args) -> i32 {
     let re = if patterns.is_empty() {
         Regex::new("[^\\x00-\\x{10FFFF}]").map_err(|e| e.to_string())
     } else {
-        build(&patterns, syntax, ignore_case, o.has('x'))
+        build(&patterns, syntax, ignore_case, o.has('x'), false)
     };
     let re = match re {
         Ok(re) => re,

@@ -142,6 +142,9 @@ fn main() {
         exit(1);
     }
     args[0] = OsString::from(&name);
+    if own::refuse_not_gnu(&name, &args) {
+        exit(1);
+    }
     let mut refused = false;
     if name == "ls" {
         refused = own::refuse_unreachable(&name, &mut args);

@@ -1,7 +1,7 @@
 //! Commands no uutils crate builds for WASI: `tac` (uu_tac maps its input with mmap) and `rev`
 //! (util-linux). They follow GNU tac and util-linux rev, and refuse what they do not do. And
-//! what the toolbox adds around uutils' commands: [`refuse_unreachable`] before `ls`,
-//! [`missing_dirs`] and [`remove_made`] around `mkdir`.
+//! what the toolbox adds around uutils' commands: [`refuse_not_gnu`] before any of them,
+//! [`refuse_unreachable`] before `ls`, [`missing_dirs`] and [`remove_made`] around `mkdir`.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -214,6 +214,52 @@ fn reversed_lines(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Short options uutils accepts that GNU's command does not, per command, with the command's
+/// short options that take a value (the letters after one of them are its value): BSD's `-D`
+/// (decode) of the base64 family. GNU behaviour is the spec: a script that works here must not
+/// fail on a GNU system.
+const NOT_GNU_SHORT: &[(&str, char, &str)] = &[
+    ("base32", 'D', "w"),
+    ("base64", 'D', "w"),
+    ("basenc", 'D', "w"),
+];
+
+/// Refuses, as GNU's getopt does, a short option of [`NOT_GNU_SHORT`]; whether it did.
+pub fn refuse_not_gnu(name: &str, args: &[OsString]) -> bool {
+    let Some(&(_, refused, valued)) = NOT_GNU_SHORT.iter().find(|(n, ..)| *n == name) else {
+        return false;
+    };
+    let mut value_next = false;
+    for arg in args.iter().skip(1) {
+        let text = arg.to_string_lossy();
+        if std::mem::take(&mut value_next) {
+            continue;
+        }
+        if text == "--" {
+            break;
+        }
+        let Some(letters) = text
+            .strip_prefix('-')
+            .filter(|l| !l.is_empty() && !l.starts_with('-'))
+        else {
+            continue;
+        };
+        for (at, letter) in letters.char_indices() {
+            if letter == refused {
+                eprintln!(
+                    "{name}: invalid option -- '{letter}'\nTry '{name} --help' for more information."
+                );
+                return true;
+            }
+            if valued.contains(letter) {
+                value_next = at + letter.len_utf8() == letters.len();
+                break;
+            }
+        }
+    }
+    false
+}
+
 /// Takes out of `ls`'s operands those WASI refuses to reach (a link out of its mount: EPERM,
 /// ENOTCAPABLE), saying so as GNU ls says an inaccessible operand. uutils' ls would fall back to
 /// the link itself and list `up/` as if it were a file, exiting 0; GNU's follows the link of an
@@ -290,5 +336,32 @@ pub fn remove_made(missing: &[Vec<std::path::PathBuf>]) {
                 let _ = std::fs::remove_dir(dir);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(name: &str, line: &[&str]) -> bool {
+        let args: Vec<OsString> = std::iter::once(name)
+            .chain(line.iter().copied())
+            .map(OsString::from)
+            .collect();
+        refuse_not_gnu(name, &args)
+    }
+
+    #[test]
+    fn options_gnu_lacks_are_refused_and_values_are_not_options() {
+        assert!(refused("base64", &["-D", "a.txt"]));
+        assert!(refused("base64", &["-iD"]));
+        assert!(refused("base32", &["a.txt", "-D"]));
+        assert!(!refused("base64", &["-d", "a.txt"]));
+        // The value of -w, attached or apart, and operands after `--` are no options.
+        assert!(!refused("base64", &["-w", "-D"]));
+        assert!(!refused("base64", &["-wD"]));
+        assert!(!refused("base64", &["--", "-D"]));
+        assert!(!refused("base64", &["--decode", "-"]));
+        assert!(!refused("cat", &["-D"]));
     }
 }

@@ -4,11 +4,13 @@
 
 use regex::bytes::{Regex, RegexBuilder};
 
-/// Translates a POSIX regex (`basic`: BRE, else ERE) into `regex` syntax.
+/// Translates a POSIX regex (`basic`: BRE, else ERE) into `regex` syntax. `control_escapes`:
+/// `\\n` and `\\t` are a newline and a tab, as sed and awk read them; GNU grep reads them as
+/// the letters.
 ///
 /// # Errors
 /// For back-references (which the `regex` crate cannot match) and unterminated brackets.
-pub fn translate(p: &str, basic: bool) -> Result<String, String> {
+pub fn translate(p: &str, basic: bool, control_escapes: bool) -> Result<String, String> {
     let c: Vec<char> = p.chars().collect();
     let mut out = String::new();
     let mut i = 0;
@@ -20,7 +22,7 @@ pub fn translate(p: &str, basic: bool) -> Result<String, String> {
         at_start = false;
         match ch {
             '\\' if i + 1 < c.len() => {
-                at_start = escaped(c[i + 1], basic, &mut out)?;
+                at_start = escaped(c[i + 1], basic, control_escapes, &mut out)?;
                 i += 2;
                 continue;
             }
@@ -77,8 +79,10 @@ pub fn translate(p: &str, basic: bool) -> Result<String, String> {
 }
 
 /// Translates the escape `\\n`; returns whether what follows is at the start of an
-/// expression (after a BRE `\\(` or `\\|`).
-fn escaped(n: char, basic: bool, out: &mut String) -> Result<bool, String> {
+/// expression (after a BRE `\\(` or `\\|`). GNU's extensions (`\\w \\W \\s \\S \\b \\B \\< \\>`)
+/// are kept; any other escaped letter is the letter itself, as GNU reads it: `\\d` is `d`, not
+/// a digit (Perl's classes are grep -P's).
+fn escaped(n: char, basic: bool, control_escapes: bool, out: &mut String) -> Result<bool, String> {
     match n {
         '(' | ')' | '|' | '{' | '}' | '+' | '?' if basic => {
             out.push(n);
@@ -87,9 +91,8 @@ fn escaped(n: char, basic: bool, out: &mut String) -> Result<bool, String> {
         '1'..='9' => return Err("back-references (\\1...) are not supported; use python -c".into()),
         '`' => out.push_str("\\A"),
         '\'' => out.push_str("\\z"),
-        '<' | '>' | 'b' | 'B' | 'w' | 'W' | 's' | 'S' | 'd' | 'D' | 'n' | 't' => {
-            out.extend(['\\', n])
-        }
+        '<' | '>' | 'b' | 'B' | 'w' | 'W' | 's' | 'S' => out.extend(['\\', n]),
+        'n' | 't' if control_escapes => out.extend(['\\', n]),
         other if other.is_ascii_alphanumeric() => out.push(other),
         other => out.extend(['\\', other]),
     }
@@ -160,13 +163,14 @@ pub fn build(
     mode: Syntax,
     ignore_case: bool,
     whole_line: bool,
+    control_escapes: bool,
 ) -> Result<Regex, String> {
     let mut alternatives = Vec::new();
     for p in patterns {
         let translated = match mode {
             Syntax::Fixed => regex::escape(p),
-            Syntax::Basic => translate(p, true)?,
-            Syntax::Extended => translate(p, false)?,
+            Syntax::Basic => translate(p, true, control_escapes)?,
+            Syntax::Extended => translate(p, false, control_escapes)?,
             Syntax::Perl => perl(p)?,
         };
         alternatives.push(format!("(?:{translated})"));
@@ -231,11 +235,11 @@ mod tests {
     use super::*;
 
     fn bre(p: &str) -> String {
-        translate(p, true).unwrap()
+        translate(p, true, false).unwrap()
     }
 
     fn ere(p: &str) -> String {
-        translate(p, false).unwrap()
+        translate(p, false, false).unwrap()
     }
 
     fn is_match(p: &str, basic: bool, s: &str) -> bool {
@@ -244,7 +248,7 @@ mod tests {
         } else {
             Syntax::Extended
         };
-        build(&[p.to_string()], mode, false, false)
+        build(&[p.to_string()], mode, false, false, false)
             .unwrap()
             .is_match(s.as_bytes())
     }
@@ -258,8 +262,8 @@ mod tests {
         assert_eq!(bre("a^b$c$"), "a\\^b\\$c$");
         assert_eq!(bre("[]a\\[]"), "[\\]a\\\\\\[]");
         assert_eq!(bre("[[:digit:]]"), "[[:digit:]]");
-        assert!(translate("\\(a\\)\\1", true).is_err());
-        assert!(translate("[abc", true).is_err());
+        assert!(translate("\\(a\\)\\1", true, false).is_err());
+        assert!(translate("[abc", true, false).is_err());
         assert!(is_match("^foo.*bar$", true, "foo x bar"));
         assert!(is_match("a\\|b", true, "b"));
         assert!(is_match("a+", true, "a+"));
@@ -274,7 +278,20 @@ mod tests {
         assert_eq!(ere("a{x}"), "a\\{x\\}");
         assert!(is_match("^(ab)+$", false, "abab"));
         assert!(is_match("[0-9]{3}-[0-9]{4}", false, "555-1234"));
-        assert!(is_match("\\d+\\.\\d+", false, "v1.25"));
         assert!(is_match("a{", false, "a{"));
+    }
+
+    #[test]
+    fn escaped_letters_are_read_as_gnu_reads_them() {
+        // GNU grep -E '\d' matches the letter d, never a digit; `\t` is the letter t.
+        assert!(!is_match("\\d+\\.\\d+", false, "v1.25"));
+        assert!(is_match("\\d+\\.\\d+", false, "dd.d"));
+        assert!(is_match("\\D", true, "D"));
+        assert!(is_match("a\\tb", true, "atb"));
+        assert!(!is_match("a\\tb", true, "a\tb"));
+        // sed and awk read `\t` and `\n` as a tab and a newline.
+        assert_eq!(translate("a\\tb\\n", false, true).unwrap(), "a\\tb\\n");
+        // GNU's own classes stay classes.
+        assert!(is_match("\\w+\\s\\S", false, "ab c"));
     }
 }

@@ -221,8 +221,8 @@ impl Parser {
             (false, true) => "(?m)",
             (false, false) => "",
         };
-        let translated =
-            build(&[text.to_owned()], self.syntax, false, false).map(|r| r.as_str().to_owned())?;
+        let translated = build(&[text.to_owned()], self.syntax, false, false, true)
+            .map(|r| r.as_str().to_owned())?;
         Regex::new(&format!("{flags}{translated}"))
             .map(Some)
             .map_err(|e| e.to_string())

@@ -822,7 +822,7 @@ fn arith(op: &str, x: f64, y: f64) -> R<f64> {
 
 /// An ERE of awk compiled for the `regex` crate (through [`crate::posix`]).
 pub fn compile(r: &str) -> Result<Regex, String> {
-    let translated = crate::posix::translate(r, false)?;
+    let translated = crate::posix::translate(r, false, true)?;
     RegexBuilder::new(&translated)
         .size_limit(16 << 20)
         .build()
