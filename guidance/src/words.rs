@@ -145,12 +145,19 @@ pub(crate) fn fill(template: &str, values: &[(&str, &dyn Display)]) -> String {
 }
 
 /// The text of rule `id` with its `{name}` placeholders filled:
-/// `say!("index_short", name = var, len = n)`.
+/// `say!("index_short", name = var, len = n)`. A name alone fills its placeholder from the
+/// variable of that name, as in a struct literal: `say!("known_loop.clamped", var, line)`.
 macro_rules! say {
-    ($id:expr $(, $name:ident = $value:expr)* $(,)?) => {
+    (@value $name:ident) => {
+        &$name as &dyn ::std::fmt::Display
+    };
+    (@value $name:ident = $value:expr) => {
+        &$value as &dyn ::std::fmt::Display
+    };
+    ($id:expr $(, $name:ident $(= $value:expr)?)* $(,)?) => {
         $crate::words::fill(
             $crate::words::text($id),
-            &[$((stringify!($name), &$value as &dyn ::std::fmt::Display)),*],
+            &[$((stringify!($name), $crate::words::say!(@value $name $(= $value)?))),*],
         )
     };
 }
@@ -169,6 +176,22 @@ mod tests {
         );
         assert_eq!(fill("unclosed {n", &[("n", &n)]), "unclosed {n");
         assert_eq!(fill("", &[]), "");
+    }
+
+    #[test]
+    fn say_takes_a_name_alone_as_its_own_value() {
+        let (var, clamp, line, test, bound) = ("b", "b = max(b, 1)", 4, "b > 0", "1");
+        assert_eq!(
+            say!("known_loop.clamped", var, clamp, line = line, test, bound),
+            say!(
+                "known_loop.clamped",
+                var = var,
+                clamp = clamp,
+                line = line,
+                test = test,
+                bound = bound,
+            )
+        );
     }
 
     #[test]

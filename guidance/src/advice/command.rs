@@ -13,6 +13,10 @@ use crate::words::{self, say};
 /// The tables of commands the sandbox cannot have, by kind (`words/command.toml`).
 const UNAVAILABLE: &str = "command_failed.unavailable.";
 
+/// Perl's character classes that GNU grep has no word for (it has `\\w \\s` and their
+/// negations), each with the letter grep reads instead and the POSIX class to write.
+const PERL_CLASSES: [(&str, &str, &str); 2] = [("\\d", "d", "[0-9]"), ("\\D", "D", "[^0-9]")];
+
 impl Draft<'_, '_> {
     pub(super) fn command_failed(&mut self) {
         let stderr = self.f.stderr;
@@ -52,20 +56,44 @@ impl Draft<'_, '_> {
     }
 
     /// `grep` that matched nothing: status 1 and no word on stderr, which grep's convention
-    /// makes an answer, not an error.
+    /// makes an answer, not an error; unless its pattern has a Perl class (`\\d`) that grep
+    /// without `-P` reads as a letter, which is then the cause.
     fn nothing_matched(&mut self, stderr: &str) -> bool {
         let status_1 = self.message().ends_with("status 1");
-        let greps = self.f.code.split(['|', ';', '&']).any(|stage| {
-            matches!(
-                stage.split_whitespace().next(),
-                Some("grep" | "egrep" | "fgrep")
-            )
-        });
-        let matched_nothing = stderr.trim().is_empty() && status_1 && greps;
-        if matched_nothing {
-            self.fix(words::text("command_failed.nothing_matched"));
+        let greps: Vec<&str> = (self.f.code.split(['|', ';', '&']))
+            .filter(|stage| {
+                matches!(
+                    stage.split_whitespace().next(),
+                    Some("grep" | "egrep" | "fgrep")
+                )
+            })
+            .collect();
+        let matched_nothing = stderr.trim().is_empty() && status_1 && !greps.is_empty();
+        if !matched_nothing {
+            return false;
         }
-        matched_nothing
+        let perl_class = greps
+            .iter()
+            .filter(|stage| {
+                !stage
+                    .split_whitespace()
+                    .any(|w| w == "-P" || w == "--perl-regexp")
+            })
+            .find_map(|stage| {
+                PERL_CLASSES
+                    .iter()
+                    .find(|(class, ..)| stage.contains(class))
+            });
+        self.fix(match perl_class {
+            Some((class, letter, posix)) => say!(
+                "command_failed.nothing_matched_perl_class",
+                class,
+                letter,
+                posix
+            ),
+            None => words::text("command_failed.nothing_matched").to_owned(),
+        });
+        true
     }
 
     /// `curl: command not found`: the command and why the sandbox lacks it.

@@ -13,8 +13,9 @@ use super::super::{
     MAX_ECHOED_CODE, MAX_SUGGESTED_FUEL, MAX_TIMEOUT_SECS, NextCall, clip, derived_session_id,
     fmt_bytes, fmt_fuel, fmt_secs, nice_round_up,
 };
+use super::code_lines::{indent, numbered_block};
 use super::draft::Draft;
-use super::stops::{self, NeverMet, assignments_of, block_after, leading_name};
+use super::stops::{self, assignments_of, leading_name};
 use crate::scan::Endless;
 use crate::words::{self, say};
 
@@ -78,7 +79,11 @@ impl Draft<'_, '_> {
     /// would not help.
     pub(super) fn loop_cause_fix(&mut self) -> bool {
         let before = self.fix_count();
-        self.never_met_fix();
+        // An exact test stepped over or never met by floats, or a value clamped away from
+        // its limit.
+        if let Some(never_met) = self.loop_text().never_met() {
+            self.fix(never_met.fix());
+        }
         if let Some((name, test, line)) = self.loop_text().counter_never_moves() {
             self.fix(say!(
                 "known_loop.counter_never_moves",
@@ -137,85 +142,6 @@ impl Draft<'_, '_> {
             self.fix(fix);
         }
         never_ends
-    }
-
-    /// A loop whose test the code shows is never met: an exact test stepped over or never
-    /// met by floats, or a value clamped away from its limit.
-    fn never_met_fix(&mut self) {
-        let Some(found) = self.loop_text().never_met() else {
-            return;
-        };
-        let fix = match found {
-            NeverMet::StepsOver {
-                var,
-                start,
-                step,
-                target,
-                test,
-                line,
-                reach,
-                away,
-            } => {
-                let id = if away {
-                    "known_loop.moves_away"
-                } else {
-                    "known_loop.steps_over"
-                };
-                say!(
-                    id,
-                    var = var,
-                    start = start,
-                    step = step,
-                    target = target,
-                    test = test,
-                    line = line,
-                    reach = reach,
-                )
-            }
-            NeverMet::FloatStep {
-                var,
-                step,
-                target,
-                test,
-                line,
-                reach,
-            } => say!(
-                "known_loop.float_step",
-                var = var,
-                step = step,
-                target = target,
-                test = test,
-                line = line,
-                reach = reach,
-            ),
-            NeverMet::ComputedExact {
-                test,
-                line,
-                lhs,
-                rhs,
-            } => say!(
-                "known_loop.computed_exact",
-                test = test,
-                line = line,
-                lhs = lhs,
-                rhs = rhs,
-            ),
-            NeverMet::Clamped {
-                var,
-                clamp,
-                line,
-                test,
-                bound,
-            } => say!(
-                "known_loop.clamped",
-                var = var,
-                clamp = clamp,
-                line = line,
-                test = test,
-                bound = bound,
-            ),
-        };
-        self.fix(fix);
     }
 
     /// A Python loop that retries behind an `except` catching everything: first, since the
@@ -290,8 +216,8 @@ impl Draft<'_, '_> {
         let Some(def) = line.checked_sub(1).and_then(|l| lines.get(l as usize)) else {
             return;
         };
-        let indent = &def[..def.len() - def.trim_start().len()];
-        let decorator = format!("{indent}@__import__('functools').cache");
+        let margin = &def[..indent(def)];
+        let decorator = format!("{margin}@__import__('functools').cache");
         lines.insert(line as usize - 1, &decorator);
         let code = lines.join("\n");
         if code.len() <= MAX_ECHOED_CODE {
@@ -741,13 +667,11 @@ fn grows_while_iterated(code: &str) -> Option<String> {
         }) else {
             continue;
         };
-        let indent = line.len() - line.trim_start().len();
+        let depth = indent(line);
         let grows = lines[at + 1..]
             .iter()
             .take_while(|l| {
-                l.trim().is_empty()
-                    || l.len() - l.trim_start().len() > indent
-                    || l.trim_start().starts_with('}')
+                l.trim().is_empty() || indent(l) > depth || l.trim_start().starts_with('}')
             })
             .any(|l| {
                 [".append(", ".extend(", ".insert(", ".push(", ".unshift("]
@@ -816,7 +740,7 @@ fn product_never_zero(code: &str) -> Option<LoopUpdate> {
         if !["!=0", "!==0", ">0"].contains(&test.as_str()) {
             continue;
         }
-        let body = block_after(&lines, at);
+        let body = numbered_block(&lines, at);
         let updates = assignments_of(&body, name);
         let [(k, update)] = updates.as_slice() else {
             continue;
@@ -882,7 +806,7 @@ fn zero_first_step(code: &str) -> Option<LoopUpdate> {
         let Some(outer) = outer.filter(|o| leading_name(o) == Some(*o)) else {
             continue;
         };
-        let body = block_after(&lines, at);
+        let body = numbered_block(&lines, at);
         for (w, inner) in &body {
             let Some(rest) = inner.trim().strip_prefix("while") else {
                 continue;
@@ -891,7 +815,7 @@ fn zero_first_step(code: &str) -> Option<LoopUpdate> {
             let Some(name) = leading_name(condition) else {
                 continue;
             };
-            let inner_body = block_after(&lines, *w);
+            let inner_body = numbered_block(&lines, *w);
             let updates = assignments_of(&inner_body, name);
             let [(k, update)] = updates.as_slice() else {
                 continue;

@@ -12,8 +12,10 @@
 //! its part to one `draft::Draft`: `syntax`, `names` (names and imports), `runtime`
 //! (exceptions), `python2` (Python 2 habits), `files`, `limits` and `memory`, `js_host`,
 //! `packages`, `session` (the service around the code), `silent` (bugs that show only as a
-//! wrong value) and `command` (shell commands).
+//! wrong value) and `command` (shell commands). Those that read the code's lines find its
+//! indentation and blocks one way, through `code_lines`.
 
+mod code_lines;
 mod command;
 mod draft;
 mod evidence;

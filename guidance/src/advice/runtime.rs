@@ -7,6 +7,7 @@
 
 use super::super::analyze::is_file_call;
 use super::super::docs::{JAVASCRIPT, PYTHON};
+use super::code_lines::{block, is_name};
 use super::draft::Draft;
 use super::evidence::{divisor, indexed_sequence, operand_of_member};
 use super::stops;
@@ -38,13 +39,8 @@ impl Draft<'_, '_> {
         // Evidence that points at something other than a bug in the logic; but an error whose
         // own message has a known cause is that cause, whatever it chained from (matplotlib's
         // unknown style is an OSError raised while handling a FileNotFoundError).
-        let table = if self.python() {
-            "known_message.python"
-        } else {
-            "known_message.javascript"
-        };
         let message = self.f.error_message.unwrap_or("").to_lowercase();
-        let known_by_message = !message.is_empty() && self.known_fix(table, &message).is_some();
+        let known_by_message = !message.is_empty() && self.known_message_fix(&message).is_some();
         let explained = (!known_by_message && self.file_failure(&lower))
             || if self.python() {
                 self.python_capability_failure(name, &lower)
@@ -55,6 +51,22 @@ impl Draft<'_, '_> {
             self.exception_advice(name, &lower);
             self.state_note();
         }
+    }
+
+    /// The fix of the known cause of an error whose evidence (lowercased) is `lower`: a Python
+    /// KeyError from an Enum member looked up by value (see [`subscripted_enum`]), or else the
+    /// first entry of the language's `known_message` table that matches. The Enum check is
+    /// code, not a table entry, because no needle can tell that the subscripted name is an
+    /// Enum class; it goes first because the failing line itself shows the cause.
+    fn known_message_fix(&self, lower: &str) -> Option<String> {
+        if !self.python() {
+            return self.known_fix("known_message.javascript", lower);
+        }
+        if lower.contains("keyerror") && subscripted_enum(self.f.code, self.error_line()).is_some()
+        {
+            return Some(words::text("key_error.enum_by_name").to_owned());
+        }
+        self.known_fix("known_message.python", lower)
     }
 
     /// A Python error that comes from what the sandbox lacks (processes, network, threads,
@@ -124,12 +136,7 @@ impl Draft<'_, '_> {
         {
             self.fix(say!("js_in_on_array.fix", value = value, array = array));
         }
-        let known = if self.python() {
-            self.known_fix("known_message.python", lower)
-        } else {
-            self.known_fix("known_message.javascript", lower)
-        };
-        if let Some(fix) = known {
+        if let Some(fix) = self.known_message_fix(lower) {
             self.fix(fix);
         }
         if self.python() && self.python2_runtime(name, &self.exception()) {
@@ -375,7 +382,6 @@ impl Draft<'_, '_> {
     fn called_on_class(&self, message: &str) -> Option<(String, String, String)> {
         let qualified = message.split("()").next()?.trim();
         let (class, method) = qualified.rsplit_once('.')?;
-        let is_name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
         let capitalised = class.chars().next().is_some_and(char::is_uppercase);
         let call = format!("{class}.{method}(");
         let defined = self.f.code.lines().any(|l| {
@@ -402,7 +408,7 @@ impl Draft<'_, '_> {
             .split("local variable '")
             .nth(1)
             .and_then(|rest| rest.split('\'').next())
-            .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_'));
+            .filter(|n| is_name(n));
         if let Some(name) = name {
             let code = self.f.code;
             // `name = ...` at the start of a line, indented (in a function) or not (a global).
@@ -443,13 +449,7 @@ impl Draft<'_, '_> {
         }) else {
             return false;
         };
-        let indent = |l: &str| l.len() - l.trim_start().len();
-        let own = indent(lines[at]);
-        let body: Vec<&str> = lines[at + 1..]
-            .iter()
-            .take_while(|l| l.trim().is_empty() || indent(l) > own)
-            .copied()
-            .collect();
+        let body = block(&lines, at);
         body.iter()
             .any(|l| l.trim_start().starts_with("def __init__"))
             && !body
@@ -492,6 +492,40 @@ fn decimal_for_int(message: &str) -> Option<&str> {
         .1
         .strip_suffix('\'')?;
     (text.contains('.') && text.trim().parse::<f64>().is_ok()).then_some(text)
+}
+
+/// The first Enum class `code` defines (`class Level(Enum):`, or on `IntEnum`, `StrEnum`,
+/// `Flag` or `IntFlag`, written with `enum.` or not, among any other bases) that `line`
+/// subscripts (`Level[x]`); any line of the code when the failing one is not known (`None`).
+/// `[]` looks a member up by its name, so a KeyError there is a value looked up as a name; a
+/// KeyError on any other line (a dict's) is not, even in code that defines an Enum.
+fn subscripted_enum<'c>(code: &'c str, line: Option<&str>) -> Option<&'c str> {
+    const ENUM_BASES: [&str; 5] = ["Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"];
+    let enums: Vec<&str> = code
+        .lines()
+        .filter_map(|l| {
+            let (class, bases) = l.trim_start().strip_prefix("class ")?.split_once('(')?;
+            let (bases, _) = bases.split_once(')')?;
+            let class = class.trim();
+            let on_enum = bases
+                .split(',')
+                .map(str::trim)
+                .any(|base| ENUM_BASES.contains(&base.strip_prefix("enum.").unwrap_or(base)));
+            (on_enum && is_name(class)).then_some(class)
+        })
+        .collect();
+    // `Level[`, but not `OtherLevel[` nor `config.Level[`.
+    let subscripts = |l: &str| {
+        enums.iter().copied().find(|class| {
+            l.match_indices(&format!("{class}[")).any(|(at, _)| {
+                !l[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
+            })
+        })
+    };
+    match line {
+        Some(line) => subscripts(line),
+        None => code.lines().find_map(subscripts),
+    }
 }
 
 /// True when `text` contains one of `signs`, a list of the words files.
@@ -606,5 +640,51 @@ mod js_in_tests {
             js_in_on_array("const xs = [1];\nfor (const i in xs) console.log(i);"),
             None
         );
+    }
+}
+
+#[cfg(test)]
+mod enum_tests {
+    use super::subscripted_enum;
+
+    const LEVEL: &str = "from enum import Enum\n\nclass Level(Enum):\n    DEBUG = 'debug'\n";
+
+    #[test]
+    fn an_enum_class_subscripted_on_the_failing_line() {
+        assert_eq!(
+            subscripted_enum(LEVEL, Some("lvl = Level[raw]")),
+            Some("Level")
+        );
+        // Any Enum base, with `enum.` or not, among other bases.
+        for header in [
+            "class Level(enum.IntEnum):",
+            "class Level(str, Enum):",
+            "class Level(StrEnum):",
+            "class Level(Flag):",
+        ] {
+            assert_eq!(
+                subscripted_enum(header, Some("  return Level[name.upper()]")),
+                Some("Level"),
+                "{header}"
+            );
+        }
+        // The failing line unknown: any line of the code.
+        let code = format!("{LEVEL}lvl = Level['info']\n");
+        assert_eq!(subscripted_enum(&code, None), Some("Level"));
+    }
+
+    #[test]
+    fn other_subscripts_are_not_enum_lookups() {
+        // A dict's KeyError in code that defines (and even subscripts) an Enum.
+        let code = format!("{LEVEL}ok = Level['DEBUG']\nnames = {{}}\nnames['info']\n");
+        assert_eq!(subscripted_enum(&code, Some("names['info']")), None);
+        assert_eq!(subscripted_enum(LEVEL, Some("x = OtherLevel[k]")), None);
+        assert_eq!(subscripted_enum(LEVEL, Some("x = cfg.Level[k]")), None);
+        // A class on another base, and no class at all.
+        assert_eq!(
+            subscripted_enum("class Level(Base):\n", Some("Level[k]")),
+            None
+        );
+        assert_eq!(subscripted_enum("d = {}\nd['k']\n", None), None);
     }
 }

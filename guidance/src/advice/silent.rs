@@ -5,6 +5,7 @@
 //! through `f = open(...)` that was never closed. Each is read from the code's lines; the
 //! words are `silent_bug.*` in `words/runtime.toml`.
 
+use super::code_lines::{block, indent, is_name};
 use crate::words::say;
 
 /// The first of the bugs above that `code` shows, as its fix.
@@ -21,20 +22,6 @@ pub(super) fn silent_bug(code: &str) -> Option<String> {
 /// An empty container as a default's text, and what to create inside instead.
 const MUTABLE_VALUES: [&str; 5] = ["[]", "{}", "set()", "dict()", "list()"];
 
-fn indent(line: &str) -> usize {
-    line.len() - line.trim_start().len()
-}
-
-/// The lines after `at` that are deeper than it (its block), blank lines included.
-fn block<'a>(lines: &[&'a str], at: usize) -> Vec<&'a str> {
-    let own = indent(lines[at]);
-    lines[at + 1..]
-        .iter()
-        .take_while(|l| l.trim().is_empty() || indent(l) > own)
-        .copied()
-        .collect()
-}
-
 /// Whether `text` holds `word` as a whole identifier.
 fn has_word(text: &str, word: &str) -> bool {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
@@ -43,10 +30,6 @@ fn has_word(text: &str, word: &str) -> bool {
         let after = text[at + word.len()..].chars().next();
         !before.is_some_and(ident) && !after.is_some_and(ident)
     })
-}
-
-fn is_name(text: &str) -> bool {
-    !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// `def f(x, seen=[])`.
@@ -93,11 +76,7 @@ fn late_binding(lines: &[&str]) -> Option<String> {
                 return has_word(expression, var) && !params.replace(' ', "").contains(&bound);
             }
             if l.trim_start().starts_with("def ") && !compact.contains(&bound) {
-                let depth = indent(l);
-                return body[i + 1..]
-                    .iter()
-                    .take_while(|inner| inner.trim().is_empty() || indent(inner) > depth)
-                    .any(|inner| has_word(inner, var));
+                return block(body, i).iter().any(|inner| has_word(inner, var));
             }
             false
         });

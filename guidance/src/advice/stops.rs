@@ -3,7 +3,12 @@
 //! behind an `except` that catches everything, a counter the loop tests but never moves, a
 //! chain of links followed with no record of where it has been, a shell `while` whose variable
 //! never changes, and an infinite iterator collected into a list. Each finding names the line
-//! and the variable, so `limits` and `memory` can word the cause before any budget.
+//! and the variable, so `limits` and `memory` can word the cause before any budget; a
+//! [`NeverMet`] words itself ([`NeverMet::fix`]), so its fields and its rule's placeholders
+//! are read in one place.
+
+use super::code_lines::numbered_block;
+use crate::words::say;
 
 /// A `while` (or `do ... while`) loop as written: its header, the condition that keeps it
 /// going, and its body.
@@ -62,7 +67,7 @@ impl<'c> LoopText<'c> {
                 if !matches!(what, "" | "Exception" | "BaseException") {
                     return None;
                 }
-                let handler = block_after(&self.lines, *k);
+                let handler = numbered_block(&self.lines, *k);
                 let leaves = handler.iter().any(|(_, h)| {
                     let h = h.trim();
                     ["raise", "break", "return", "sys.exit", "exit("]
@@ -157,7 +162,7 @@ fn while_loops<'c>(lines: &[&'c str]) -> Vec<WhileLoop<'c>> {
             } else {
                 continue;
             };
-            let body = block_after(lines, at);
+            let body = numbered_block(lines, at);
             if !condition.is_empty() && !body.is_empty() {
                 out.push(WhileLoop {
                     at,
@@ -166,7 +171,7 @@ fn while_loops<'c>(lines: &[&'c str]) -> Vec<WhileLoop<'c>> {
                 });
             }
         } else if trimmed == "do {" || trimmed == "do{" {
-            let body = block_after(lines, at);
+            let body = numbered_block(lines, at);
             let end = body.last().map_or(at, |(k, _)| *k) + 1;
             let Some(tail) = lines.get(end).map(|l| l.trim()) else {
                 continue;
@@ -352,6 +357,61 @@ pub(super) enum NeverMet {
         test: String,
         bound: String,
     },
+}
+
+impl NeverMet {
+    /// The fix that words this finding: its `known_loop` rule in `words/limits.toml`, each
+    /// placeholder filled from the field of the same name.
+    pub(super) fn fix(&self) -> String {
+        match self {
+            Self::StepsOver {
+                var,
+                start,
+                step,
+                target,
+                test,
+                line,
+                reach,
+                away,
+            } => {
+                let id = if *away {
+                    "known_loop.moves_away"
+                } else {
+                    "known_loop.steps_over"
+                };
+                say!(id, var, start, step, target, test, line, reach)
+            }
+            Self::FloatStep {
+                var,
+                step,
+                target,
+                test,
+                line,
+                reach,
+            } => say!(
+                "known_loop.float_step",
+                var,
+                step,
+                target,
+                test,
+                line,
+                reach
+            ),
+            Self::ComputedExact {
+                test,
+                line,
+                lhs,
+                rhs,
+            } => say!("known_loop.computed_exact", test, line, lhs, rhs),
+            Self::Clamped {
+                var,
+                clamp,
+                line,
+                test,
+                bound,
+            } => say!("known_loop.clamped", var, clamp, line, test, bound),
+        }
+    }
 }
 
 fn never_met_test(lines: &[&str], l: &WhileLoop<'_>, k: &KeepGoing) -> Option<NeverMet> {
@@ -656,20 +716,6 @@ pub(super) fn promise_read_as_value(code: &str) -> Option<(String, usize)> {
                 .then(|| ((*name).to_owned(), k + 1))
         })
     })
-}
-
-/// The lines of the block that starts after line `at` (deeper indented than it; a
-/// JavaScript block ends at its `}`), with their indexes.
-pub(super) fn block_after<'c>(lines: &[&'c str], at: usize) -> Vec<(usize, &'c str)> {
-    let indent = |l: &str| l.len() - l.trim_start().len();
-    let header = indent(lines[at]);
-    lines
-        .iter()
-        .enumerate()
-        .skip(at + 1)
-        .take_while(|(_, l)| l.trim().is_empty() || indent(l) > header)
-        .map(|(k, l)| (k, *l))
-        .collect()
 }
 
 /// The identifier at the start of `text`, if any.
