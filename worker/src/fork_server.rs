@@ -216,6 +216,7 @@ impl Spare {
             title.show(&[SPARE_TITLE.to_vec(), b"--runtime".to_vec(), runtime]);
         }
         modules.wake_ahead(template);
+        crate::jail::prepare_ahead(template.jail.requested);
         let request = read_frame_blocking::<ForkRequest>(&mut line).ok()??;
         Some((request, modules))
     }

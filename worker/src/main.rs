@@ -333,6 +333,7 @@ fn forked_worker(
         return WorkerExit::Usage;
     };
     let early = jail::early_forked(options.jail, spare);
+    tracing::debug!(us = ready_clock.elapsed_us(), "in the namespaces");
     let args = options.into_serve_args(matches.subcommand().map(|(_, m)| m), early, false);
     if !args.same_interpreter(template) {
         eprintln!("sandbox-worker: a fork request for another interpreter than the server's");

@@ -266,6 +266,7 @@ fn serve(
     let mut reader = stream.try_clone()?;
     let (outbox, endings) = Outbox::new(stream);
     let forked = loaded.is_some();
+    tracing::debug!(us = ready_clock.elapsed_us(), forked, "connected");
     let loaded = match loaded {
         Some(loaded) => loaded,
         None => Loaded::load(&args).map_err(|e| outbox.fail(e))?,
