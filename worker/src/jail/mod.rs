@@ -149,12 +149,18 @@ pub fn early_forked(requested: LayerSet, spare: Option<SpareNamespaces>) -> Earl
     early
 }
 
-/// What a spare does ahead of its session's jail, in its own process: opens the descriptors
-/// the jail's filter names and the worker reads (the memory watch, `/proc/self/status`), and
-/// compiles the seccomp filter, so that the session's first call only installs it.
+/// What a spare does ahead of its session's jail, in its own process (whose pid its session
+/// keeps): opens the descriptors the jail's filter names and the worker reads (the memory
+/// watch, `/proc/self/status`, and `/proc/<pid>/fd`, which rustix checks and caches for
+/// cap-std's chmod: 0.2-0.3 ms), and compiles the seccomp filter, so that the session's first
+/// call only installs it. Never in a fork server: a fork would inherit handles that name the
+/// server's process.
 pub fn prepare_ahead(requested: LayerSet) {
     crate::snapshot::watch::open();
     crate::data_limit::open();
+    if requested.contains(Layer::Landlock) {
+        let _ = rustix_linux_procfs::proc_self_fd();
+    }
     if requested.contains(Layer::Seccomp) {
         seccomp::prepare();
     }
