@@ -8,6 +8,7 @@
 use super::super::clip;
 use super::super::docs::WORKSPACE;
 use super::draft::Draft;
+use super::shell_habits::{expanded_heredoc, split_variable, unmatched_glob, xargs_splits_names};
 use crate::words::{self, say};
 
 /// The tables of commands the sandbox cannot have, by kind (`words/command.toml`).
@@ -28,11 +29,13 @@ impl Draft<'_, '_> {
             say!("command_failed.failed", message = message)
         };
         self.doc(WORKSPACE);
+        let heredoc = self.expanded_heredoc();
         let known = self.known_fix("command_failed.known", &stderr.to_lowercase());
         if let Some(fix) = &known {
             self.fix(fix.clone());
         }
-        let explained = known.is_some()
+        let explained = heredoc
+            || known.is_some()
             || self.nothing_matched(stderr)
             || self.command_not_found(stderr)
             || self.command_missing_file(stderr)
@@ -53,6 +56,22 @@ impl Draft<'_, '_> {
             });
         }
         self.rule_with("command_failed", &[("language", &self.lang())]);
+    }
+
+    /// A here-doc whose unquoted delimiter let the shell expand `$2` or an unset name in its
+    /// body: whatever failed then read a body that was not the one written.
+    fn expanded_heredoc(&mut self) -> bool {
+        let Some((delimiter, expansion)) = expanded_heredoc(self.f.code) else {
+            return false;
+        };
+        let bare = delimiter.trim_matches(['\'', '"', '\\']).to_owned();
+        self.fix(say!(
+            "command_failed.expanded_heredoc",
+            delimiter = clip(&delimiter, 40),
+            expansion = clip(&expansion, 40),
+            bare = clip(&bare, 40)
+        ));
+        true
     }
 
     /// `grep` that matched nothing: status 1 and no word on stderr, which grep's convention
@@ -147,7 +166,19 @@ impl Draft<'_, '_> {
             ));
             return true;
         }
-        self.fix(say!("command_failed.missing_file", name = clip(name, 200)));
+        // What the shell did to the words: a pattern that matched nothing, a variable split
+        // at its blanks, names split by xargs.
+        let name = clip(name, 200);
+        if unmatched_glob(&name) {
+            self.fix(say!("command_failed.unmatched_glob", name));
+        } else if let Some((var, value)) = split_variable(self.f.code, &name) {
+            let value = clip(value, 80);
+            self.fix(say!("command_failed.split_variable", var, value, name));
+        } else if xargs_splits_names(self.f.code) {
+            self.fix(say!("command_failed.xargs_split", name));
+        } else {
+            self.fix(say!("command_failed.missing_file", name));
+        }
         true
     }
 

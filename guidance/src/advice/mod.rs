@@ -29,6 +29,7 @@ mod packages;
 mod python2;
 mod runtime;
 mod session;
+mod shell_habits;
 mod silent;
 mod stops;
 mod syntax;

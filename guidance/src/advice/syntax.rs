@@ -1,7 +1,8 @@
 //! Advice for `syntax_error`: the code did not parse, so nothing ran. The message is quoted
 //! with the line (and column) it points at, and the usual causes follow: code in the other
 //! language, indentation, unclosed brackets, Python 2 `print`, ES module statements in a
-//! script, TypeScript annotations. The words live in `words/syntax.toml`.
+//! script, TypeScript annotations; in a command line, bash's arrays and Python sent as a command.
+//! The words live in `words/syntax.toml`.
 
 use sandbox_protocol::Language;
 use serde_json::json;
@@ -12,6 +13,7 @@ use super::super::scan::{ImportKind, Kind, NONE, Source};
 use super::super::{MAX_ECHOED_CODE, NextCall, clip};
 use super::draft::Draft;
 use super::runtime::mentions;
+use super::shell_habits;
 use crate::words::{self, say};
 
 impl Draft<'_, '_> {
@@ -66,9 +68,26 @@ impl Draft<'_, '_> {
         self.fix(words::text("syntax_error.check_first"));
     }
 
-    /// An `execute_command` line that does not parse as sh: its quotes, then the shell's
-    /// grammar; never "run it with execute_command", which is what was done.
+    /// An `execute_command` line that does not parse as sh: Python sent as a command line or
+    /// bash's arrays (the cause, alone), else its quotes, then the shell's grammar; never "run
+    /// it with execute_command", which is what was done.
     fn shell_syntax(&mut self) {
+        let code = self.f.code;
+        if shell_habits::is_python(code) {
+            self.fix(words::text("syntax_error.shell_python"));
+            if code.len() <= MAX_ECHOED_CODE {
+                self.next = Some(NextCall::new(
+                    "execute_code",
+                    json!({"code": code, "language": Language::Python.as_str()}),
+                    words::text("syntax_error.shell_python_reason").to_owned(),
+                ));
+            }
+            return;
+        }
+        if let Some(line) = shell_habits::bash_array(code) {
+            self.fix(say!("syntax_error.shell_array", line = clip(line, 80)));
+            return;
+        }
         let lower = self.evidence().to_lowercase();
         if let Some(fix) = self.known_fix("known_syntax.shell", &lower) {
             self.fix(fix);

@@ -1,0 +1,295 @@
+//! What a POSIX shell does to a command line that a writer of bash or Python did not expect,
+//! read from the line itself: a pattern that matched no file (passed on literally), a variable
+//! holding spaces expanded unquoted (split into words), file names split by `xargs`, a
+//! here-doc whose unquoted delimiter let the shell expand `$...` in its body, bash's arrays,
+//! and Python sent as a command line. Pure functions of the text; `command.rs` and `syntax.rs`
+//! word the fixes.
+
+use super::code_lines::is_name;
+
+/// A name the shell left as it was because it matched no file: it still holds a glob
+/// character.
+pub(super) fn unmatched_glob(name: &str) -> bool {
+    name.contains(['*', '?']) || (name.contains('[') && name.contains(']'))
+}
+
+/// The variable (and its value) whose unquoted expansion split into words gave the missing
+/// file `missing`: assigned a value with a blank (`f='release notes.txt'`), expanded outside
+/// double quotes (`cat $f`), and one of its words starts the missing name or is where it
+/// starts (`touch $target/README.md` with `target='my project'` misses `project/README.md`).
+pub(super) fn split_variable<'c>(code: &'c str, missing: &str) -> Option<(&'c str, &'c str)> {
+    code.lines().find_map(|line| {
+        let (name, value) = line.trim().split_once('=')?;
+        let name = name.trim_start_matches("export ").trim();
+        let value = value.trim().trim_matches(['\'', '"']);
+        let words: Vec<&str> = value.split_whitespace().collect();
+        let split = is_name(name)
+            && words.len() > 1
+            && words
+                .iter()
+                .any(|w| missing == *w || missing.starts_with(&format!("{w}/")))
+            && expanded_unquoted(code, name);
+        split.then_some((name, value))
+    })
+}
+
+/// True when `$name` or `${name}` appears outside double quotes somewhere in `code` (a rough
+/// reading: quotes are counted on each line).
+fn expanded_unquoted(code: &str, name: &str) -> bool {
+    code.lines().any(|line| {
+        let mut quoted = false;
+        let mut single = false;
+        let chars: Vec<char> = line.chars().collect();
+        for (at, &c) in chars.iter().enumerate() {
+            match c {
+                '"' if !single => quoted = !quoted,
+                '\'' if !quoted => single = !single,
+                '$' if !quoted && !single => {
+                    let rest: String = chars[at + 1..].iter().collect();
+                    let rest = rest.strip_prefix('{').unwrap_or(&rest);
+                    let word: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    if word == name {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    })
+}
+
+/// True when the line pipes file names into `xargs` without `-0` (or `-d`), which splits them
+/// at blanks.
+pub(super) fn xargs_splits_names(code: &str) -> bool {
+    code.split('|').skip(1).any(|stage| {
+        let mut words = stage.split_whitespace();
+        words.next() == Some("xargs")
+            && !words
+                .take_while(|w| w.starts_with('-'))
+                .any(|w| w.starts_with("-0") || w == "--null" || w.starts_with("-d"))
+    })
+}
+
+/// A here-doc with an unquoted delimiter whose body has an expansion the shell made, of a name
+/// the command line never sets (so it became empty) or of a positional parameter (`$2` in an
+/// awk program): the delimiter and the expansion.
+pub(super) fn expanded_heredoc(code: &str) -> Option<(String, String)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut set: Vec<String> = Vec::new();
+    let mut at = 0;
+    while at < lines.len() {
+        let line = lines[at];
+        remember_assignments(line, &mut set);
+        at += 1;
+        let Some((_, rest)) = line.split_once("<<") else {
+            continue;
+        };
+        let rest = rest.trim_start_matches('-').trim_start();
+        let delimiter: String = rest
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '|' | '&' | '>' | '<'))
+            .collect();
+        let bare = delimiter.trim_matches(['\'', '"', '\\']);
+        // A word (not `x << 2`, a shift in arithmetic), closed by a line of its own.
+        let Some(body_end) = (at..lines.len()).find(|&i| lines[i].trim() == bare) else {
+            continue;
+        };
+        if !bare.starts_with(|c: char| c.is_alphabetic() || c == '_') {
+            continue;
+        }
+        let quoted = delimiter.contains(['\'', '"', '\\']);
+        if !quoted
+            && let Some(expansion) = lines[at..body_end]
+                .iter()
+                .find_map(|body| unset_expansion(body, &set))
+        {
+            return Some((delimiter, expansion));
+        }
+        at = body_end + 1;
+    }
+    None
+}
+
+/// The names a shell line sets: `NAME=...` (also after `export`), `for NAME in`, `read NAME`.
+fn remember_assignments(line: &str, set: &mut Vec<String>) {
+    for statement in line.split([';', '&', '|']) {
+        let words: Vec<&str> = statement.split_whitespace().collect();
+        match words.as_slice() {
+            ["for", name, ..] => set.push((*name).to_owned()),
+            ["read", names @ ..] => set.extend(
+                (names.iter())
+                    .filter(|n| !n.starts_with('-'))
+                    .map(|n| (*n).to_owned()),
+            ),
+            [first, ..] => {
+                let first = if *first == "export" {
+                    words.get(1).copied().unwrap_or_default()
+                } else {
+                    first
+                };
+                if let Some((name, _)) = first.split_once('=')
+                    && is_name(name)
+                {
+                    set.push(name.to_owned());
+                }
+            }
+            [] => {}
+        }
+    }
+}
+
+/// The first `$N`, `$NAME` or `${NAME}` in `body` that expands to nothing: a positional
+/// parameter, or a name not in `set` (and not one the environment always has).
+fn unset_expansion(body: &str, set: &[String]) -> Option<String> {
+    const ALWAYS_SET: [&str; 6] = ["HOME", "PWD", "PATH", "USER", "SHELL", "OLDPWD"];
+    let chars: Vec<char> = body.chars().collect();
+    for (at, &c) in chars.iter().enumerate() {
+        if c != '$' || (at > 0 && chars[at - 1] == '\\') {
+            continue;
+        }
+        let rest: String = chars[at + 1..].iter().collect();
+        if rest.starts_with('(') {
+            continue;
+        }
+        let braced = rest.starts_with('{');
+        let name: String = rest
+            .trim_start_matches('{')
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let positional = name.len() == 1 && name.chars().all(|c| c.is_ascii_digit() && c != '0');
+        let unset = is_name(&name)
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && !set.contains(&name)
+            && !ALWAYS_SET.contains(&name.as_str());
+        if positional || unset {
+            return Some(if braced {
+                format!("${{{name}}}")
+            } else {
+                format!("${name}")
+            });
+        }
+    }
+    None
+}
+
+/// bash's array syntax, which sh does not parse: `args=(...)`, `args+=(...)`, `${args[...]}`.
+pub(super) fn bash_array(code: &str) -> Option<&str> {
+    code.lines().map(str::trim).find(|line| {
+        let assigns_list = line.split_once("=(").is_some_and(|(name, _)| {
+            let name = name.trim_end_matches('+');
+            is_name(name)
+        });
+        assigns_list || indexed_expansion(line)
+    })
+}
+
+/// `${name[1]}`.
+fn indexed_expansion(line: &str) -> bool {
+    line.match_indices("${").any(|(at, _)| {
+        let rest = &line[at + 2..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        !name.is_empty() && rest[name.len()..].starts_with('[')
+    })
+}
+
+/// True when a command line is Python: a line `import NAME`, `from NAME import ...` or
+/// `def NAME(...):`, none of which is a shell command.
+pub(super) fn is_python(code: &str) -> bool {
+    code.lines().map(str::trim).any(|line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["import", module, ..] => is_module(module.trim_end_matches(',')),
+            ["from", module, "import", ..] => is_module(module),
+            ["def", signature, ..] => signature.contains('(') && line.ends_with(':'),
+            _ => false,
+        }
+    })
+}
+
+fn is_module(name: &str) -> bool {
+    name.split('.').all(is_name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_that_matched_nothing() {
+        assert!(unmatched_glob("*.log"));
+        assert!(unmatched_glob("data/2024-??.csv"));
+        assert!(!unmatched_glob("notes.txt"));
+    }
+
+    #[test]
+    fn variables_split_at_their_blanks() {
+        let cat = "f='release notes.txt'\nprintf 'v1\\n' > \"$f\"\ncat $f";
+        assert_eq!(
+            split_variable(cat, "release"),
+            Some(("f", "release notes.txt"))
+        );
+        let touch = "target='my project'\nmkdir -p \"$target\"\ntouch $target/README.md";
+        assert_eq!(
+            split_variable(touch, "project/README.md"),
+            Some(("target", "my project"))
+        );
+        // Quoted everywhere: the shell split nothing.
+        let quoted = "f='release notes.txt'\ncat \"$f\"";
+        assert_eq!(split_variable(quoted, "release"), None);
+        assert_eq!(split_variable("cat release", "release"), None);
+    }
+
+    #[test]
+    fn xargs_without_null_separators() {
+        assert!(xargs_splits_names("find docs -name '*.txt' | xargs wc -l"));
+        assert!(!xargs_splits_names("find docs -print0 | xargs -0 wc -l"));
+        assert!(!xargs_splits_names("cat list | grep x"));
+    }
+
+    #[test]
+    fn here_docs_whose_body_the_shell_expanded() {
+        let awk = "cat > sum.awk <<EOF\n{ sum += $2 } END { print sum }\nEOF\nawk -f sum.awk d";
+        assert_eq!(expanded_heredoc(awk), Some(("EOF".into(), "$2".into())));
+        let python = "python - <<EOF\nt = 'hello ${name}'\nEOF";
+        assert_eq!(
+            expanded_heredoc(python),
+            Some(("EOF".into(), "${name}".into()))
+        );
+        // Quoted delimiter, or a variable the line sets: the expansion is what was meant.
+        assert_eq!(expanded_heredoc("cat <<'EOF'\n$2\nEOF"), None);
+        assert_eq!(
+            expanded_heredoc("n=3\ncat <<EOF\nn is $n, home $HOME\nEOF"),
+            None
+        );
+        assert_eq!(
+            expanded_heredoc("for f in a b; do cat <<EOF\n$f\nEOF\ndone"),
+            None
+        );
+    }
+
+    #[test]
+    fn bash_arrays() {
+        assert!(bash_array("args=()\nargs+=(--verbose)\necho \"${args[@]}\"").is_some());
+        assert!(bash_array("parts=($(echo a b))\necho ${parts[1]}").is_some());
+        assert!(bash_array("x=$(ls)\necho ${x}").is_none());
+        assert!(bash_array("echo $((1 + 2))").is_none());
+    }
+
+    #[test]
+    fn python_sent_as_a_command_line() {
+        assert!(is_python("import json\nprint(json.dumps({'ok': True}))"));
+        assert!(is_python(
+            "import pandas as pd\ndf = pd.read_csv('data.csv')"
+        ));
+        assert!(is_python("from pathlib import Path\nPath('x').touch()"));
+        assert!(!is_python("ls -la && echo import"));
+    }
+}
