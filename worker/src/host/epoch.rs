@@ -87,14 +87,16 @@ pub fn on_host_call(mut ctx: StoreContextMut<'_, HostState>, hook: CallHook) -> 
     if ctx.get_fuel().is_ok_and(|left| left > FUEL_RESERVE) {
         return Ok(());
     }
+    // Nothing to deliver while the driver hands over between executions, to a guest without a
+    // cooperative stop, outside an execution, or to one already asked to stop.
     let state = ctx.data();
-    let waiting = state.driver.as_ref().is_some_and(|d| d.handing_over())
+    let nothing_to_deliver = state.driver.as_ref().is_some_and(|d| d.handing_over())
         || matches!(state.soft, SoftInterrupt::None)
         || state
             .active
             .as_ref()
             .is_none_or(|a| a.interrupted.is_some());
-    if !waiting {
+    if !nothing_to_deliver {
         // Only a cooperative stop is delivered here; a guest that has none is trapped by the
         // tick, where a trap is expected.
         interrupt(&mut ctx, InterruptCause::OutOfFuel, Instant::now());

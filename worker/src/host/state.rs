@@ -44,6 +44,16 @@ pub struct SessionConfig {
 }
 
 impl SessionConfig {
+    /// Whether the session preopens, after `/app` and in this order, exactly the directories
+    /// `guests` (the layout an instance was imaged or woken with: wasi-libc keeps the preopen
+    /// table it found then, so an instance serves only a session laid out the same way).
+    pub fn preopens_in_order(&self, guests: &[impl AsRef<str>]) -> bool {
+        guests.len() == self.mounts.len()
+            && (guests.iter())
+                .zip(&self.mounts)
+                .all(|(guest, mount)| guest.as_ref() == mount.guest)
+    }
+
     /// The same settings, with what `/app` (at `workspace`) and a writable `/tmp` mount hold
     /// together bounded by `limits`. `/data` and the shared volume are not the session's own.
     pub fn with_disk_quota(mut self, limits: QuotaLimits, workspace: &Path) -> Self {

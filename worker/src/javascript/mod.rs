@@ -267,12 +267,7 @@ impl<'m> JsSession<'m> {
             base_bytes,
             mounts,
         } = woken;
-        let same_layout = mounts.len() == config.mounts.len()
-            && mounts
-                .iter()
-                .zip(&config.mounts)
-                .all(|(m, c)| *m == c.guest);
-        if !same_layout {
+        if !config.preopens_in_order(&mounts) {
             return Err(wasmtime::format_err!(
                 "the session's directories are not the spare's"
             ));

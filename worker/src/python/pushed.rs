@@ -763,13 +763,7 @@ fn first_free_descriptor(config: &SessionConfig) -> u32 {
 /// Whether the session's preopened directories after `/app` are, in order, those of the
 /// runtime's memory image.
 fn matches_imaged_layout(runtime: Runtime, config: &SessionConfig) -> bool {
-    runtime.imaged_layout().is_some_and(|layout| {
-        layout.len() == config.mounts.len()
-            && layout
-                .iter()
-                .zip(&config.mounts)
-                .all(|(guest, mount)| *guest == mount.guest)
-    })
+    (runtime.imaged_layout()).is_some_and(|layout| config.preopens_in_order(&layout))
 }
 
 /// Runs `request` in a fresh CPython, then drops it: a `python` command line of a session's
