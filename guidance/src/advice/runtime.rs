@@ -359,7 +359,10 @@ impl Draft<'_, '_> {
         } else if lower.contains("nonetype") {
             self.fix(words::text("python_type_error.none"));
         } else if lower.contains("not callable") {
-            self.fix(words::text("python_type_error.not_callable"));
+            match self.called_attribute() {
+                Some(attr) => self.fix(say!("python_type_error.called_attribute", attr)),
+                None => self.fix(words::text("python_type_error.not_callable")),
+            }
         } else if mentions(lower, words::list("python_type_error.mixed_types_signs")) {
             self.fix(words::text("python_type_error.mixed_types"));
         } else if lower.contains("positional argument") || lower.contains("keyword argument") {
@@ -374,6 +377,23 @@ impl Draft<'_, '_> {
             self.fix(words::text("python_type_error.signature"));
         }
         self.fix(words::text("python_type_error.print_types"));
+    }
+
+    /// `r.name()` or `path.suffix()`: the failing line calls `.attr(` where `attr` holds a
+    /// value, an attribute the code assigns (`self.name = ...`) or one that is a value on the
+    /// standard library's objects (`Path.suffix`, `date.year`...).
+    fn called_attribute(&self) -> Option<String> {
+        let line = self.error_line()?;
+        let values = words::list("python_type_error.value_attributes");
+        line.match_indices('.')
+            .filter_map(|(at, _)| {
+                let rest = &line[at + 1..];
+                let attr: String = (rest.chars())
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                (is_name(&attr) && rest[attr.len()..].starts_with('(')).then_some(attr)
+            })
+            .find(|attr| values.contains(attr) || self.f.code.contains(&format!("self.{attr} =")))
     }
 
     /// `Settings.from_json()` missing an argument, where the failing line calls
