@@ -5,7 +5,9 @@
 //! interpreters: the session's preopened directories (writes charged to the disk quota by the
 //! same shadows), its memory cap, the command line's fuel, deadline and cancel flag, and capped
 //! output. No host code touches the files such a command names: WASI resolves every path
-//! beneath a preopened directory.
+//! beneath a preopened directory. The one exception is a question, not an access: the
+//! permission bits WASI cannot say, which a tool asks through `sandbox.file_mode` and the
+//! shell's confined view answers ([`crate::host::file_mode`], [`ToolCall::modes`]).
 //!
 //! The module is mapped before the jail, like the interpreters (the jail may hide its file);
 //! each command instantiates it from an [`InstancePre`], so a command costs its own start, not
@@ -20,7 +22,9 @@ use wasmtime::{InstancePre, Linker, Store, Trap, UpdateDeadline};
 
 use crate::capture::Capture;
 use crate::engine::{EngineError, load_module};
-use crate::host::{BrokenPipe, Control, HostState, SessionConfig, SoftInterrupt, new_store};
+use crate::host::{
+    BrokenPipe, Control, HostState, SessionConfig, SharedFileModes, SoftInterrupt, new_store,
+};
 
 /// The commands of the toolbox, sorted: the list the toolbox program itself is built with.
 pub const COMMANDS: &[&str] = &include!("../../runtimes/toolbox/src/commands.rs");
@@ -103,6 +107,8 @@ pub struct ToolCall<'a> {
     /// stages of a pipeline run one after another, so without this `yes | head -1` would run
     /// until the deadline.
     pub pipe_room: Option<usize>,
+    /// Where `sandbox.file_mode` looks modes up (the shell's view of the session's mounts).
+    pub modes: Option<SharedFileModes>,
     pub deadline: Instant,
     pub cancel: &'a Arc<AtomicBool>,
     /// The fuel it may burn.
@@ -175,6 +181,7 @@ impl Toolbox {
             Err(e) => return failed(format!("{e:#}")),
         };
         store.data_mut().piped_stdin = call.stdin.iter().copied().collect();
+        store.data_mut().file_modes = call.modes.clone();
         if let Some(room) = call.pipe_room {
             let state = store.data_mut();
             state.stdout = Capture::new(room.min(TOOL_OUTPUT_CAP));

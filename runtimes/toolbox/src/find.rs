@@ -9,9 +9,77 @@
 
 use std::fs::{self, Metadata};
 use std::io::{self, Write};
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::glob;
+
+/// How `-perm`'s bits must be set: exactly (`MODE`), all of them (`-MODE`), any (`/MODE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PermMatch {
+    Exactly,
+    All,
+    Any,
+}
+
+/// `-perm`'s operand: an octal mode (`755`) or a symbolic one as chmod's (`u+x`, `g=w,o+r`),
+/// applied to no bits, after an optional `-` or `/`.
+fn parse_perm(operand: &str) -> Option<(PermMatch, u32)> {
+    let (how, spec) = match operand.as_bytes().first() {
+        Some(b'-') => (PermMatch::All, &operand[1..]),
+        Some(b'/') => (PermMatch::Any, &operand[1..]),
+        _ => (PermMatch::Exactly, operand),
+    };
+    if !spec.is_empty() && spec.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return u32::from_str_radix(spec, 8)
+            .ok()
+            .filter(|m| *m <= 0o7777)
+            .map(|m| (how, m));
+    }
+    let mut mode = 0u32;
+    for clause in spec.split(',') {
+        let op_at = clause.find(['+', '-', '='])?;
+        let mut who = 0;
+        for c in clause[..op_at].chars() {
+            who |= match c {
+                'u' => 0o4700,
+                'g' => 0o2070,
+                'o' => 0o1007,
+                'a' => 0o7777,
+                _ => return None,
+            };
+        }
+        if who == 0 {
+            who = 0o7777;
+        }
+        // Each operator with the letters up to the next one: `u+x-w`.
+        let mut rest = &clause[op_at..];
+        while let Some(op) = rest.chars().next() {
+            let end = rest[1..]
+                .find(['+', '-', '='])
+                .map_or(rest.len(), |i| i + 1);
+            let mut bits = 0;
+            for p in rest[1..end].chars() {
+                bits |= match p {
+                    'r' => 0o444,
+                    'w' => 0o222,
+                    'x' | 'X' => 0o111,
+                    's' => 0o6000,
+                    't' => 0o1000,
+                    _ => return None,
+                };
+            }
+            bits &= who;
+            match op {
+                '+' => mode |= bits,
+                '-' => mode &= !bits,
+                _ => mode = (mode & !who) | bits,
+            }
+            rest = &rest[end..];
+        }
+    }
+    Some((how, mode))
+}
 
 /// How a number compares: `+N`, `-N` or `N`.
 #[derive(Debug, Clone, Copy)]
@@ -64,6 +132,10 @@ enum Expr {
     Age(Cmp, u64),
     Empty,
     Links(Cmp),
+    /// `-perm`: how the bits must be set, and the bits.
+    Perm(PermMatch, u32),
+    /// `-executable`: its owner may run it (a directory: search it), what follows a link.
+    Executable,
     Print,
     Print0,
     Printf(String),
@@ -274,6 +346,12 @@ impl Parser<'_> {
                 Expr::Links(cmp)
             }
             "-empty" => Expr::Empty,
+            "-perm" => {
+                let v = self.value(w)?;
+                let (how, bits) = parse_perm(&v).ok_or_else(|| format!("invalid mode `{v}'"))?;
+                Expr::Perm(how, bits)
+            }
+            "-executable" => Expr::Executable,
             "-print" => {
                 self.acted = true;
                 Expr::Print
@@ -329,12 +407,12 @@ impl Parser<'_> {
             "-xdev" | "-mount" | "-noleaf" | "-ignore_readdir_race" | "-nowarn" | "-warn" => {
                 Expr::True
             }
-            "-regex" | "-iregex" | "-perm" | "-user" | "-group" | "-uid" | "-gid" | "-nouser"
+            "-regex" | "-iregex" | "-user" | "-group" | "-uid" | "-gid" | "-nouser"
             | "-nogroup" | "-newermt" | "-atime" | "-amin" | "-ctime" | "-cmin" | "-inum"
-            | "-samefile" | "-lname" | "-ilname" | "-readable" | "-writable" | "-executable" => {
+            | "-samefile" | "-lname" | "-ilname" | "-readable" | "-writable" => {
                 return Err(format!(
                     "{w} is not supported here (-name -iname -path -ipath -type -size -newer \
-                     -mtime -mmin -empty -links -maxdepth -mindepth -prune are)"
+                     -mtime -mmin -empty -links -perm -executable -maxdepth -mindepth -prune are)"
                 ));
             }
             other if other.starts_with('-') && other.len() > 1 => {
@@ -556,6 +634,16 @@ fn eval(find: &Find, walk: &mut Walk, expr: &Expr, e: &Entry<'_>) -> bool {
             }
         }
         Expr::Links(cmp) => cmp.holds(links(e.meta)),
+        Expr::Perm(how, want) => {
+            let have = mode_of(e.path, e.meta);
+            match how {
+                PermMatch::Exactly => have == *want,
+                PermMatch::All => have & want == *want,
+                PermMatch::Any => *want == 0 || have & want != 0,
+            }
+        }
+        // As access(2) sees it: through a link to what it names.
+        Expr::Executable => fs::metadata(e.path).is_ok_and(|m| mode_of(e.path, &m) & 0o100 != 0),
         Expr::Print => {
             walk.out.extend_from_slice(e.path.as_bytes());
             walk.out.push(b'\n');
@@ -606,31 +694,35 @@ fn links(_meta: &Metadata) -> u64 {
     1
 }
 
-/// The permission bits find shows (`%m`, `%M`): WASI preview 1 carries no modes, so these are
-/// the ones the sandbox gives what it creates (0644 files, 0755 directories, 0777 links).
-pub fn mode_of(meta: &Metadata) -> u32 {
-    match kind_char(meta) {
-        'd' => 0o755,
-        'l' => 0o777,
-        _ => 0o644,
-    }
+/// The permission bits of the file at `path` whose metadata is `meta` (`%m`, `-perm`, stat's
+/// `%a`): WASI preview 1 carries no modes, so the sandbox's host says them
+/// ([`uucore::fs::sandbox_mode`]).
+#[cfg(target_os = "wasi")]
+pub fn mode_of(path: impl AsRef<Path>, meta: &Metadata) -> u32 {
+    uucore::fs::sandbox_mode(path.as_ref(), meta)
 }
 
-/// `ls -l`-style permissions: the type letter and [`mode_of`]'s bits.
-pub fn mode_string(meta: &Metadata) -> String {
-    let mode = mode_of(meta);
-    let kind = match kind_char(meta) {
-        'f' => '-',
-        other => other,
-    };
-    let mut s = String::from(kind);
-    for shift in [6, 3, 0] {
-        let bits = (mode >> shift) & 7;
-        s.push(if bits & 4 != 0 { 'r' } else { '-' });
-        s.push(if bits & 2 != 0 { 'w' } else { '-' });
-        s.push(if bits & 1 != 0 { 'x' } else { '-' });
+/// The permission bits of `meta` (the native build the unit tests run).
+#[cfg(not(target_os = "wasi"))]
+pub fn mode_of(_path: impl AsRef<Path>, meta: &Metadata) -> u32 {
+    std::os::unix::fs::MetadataExt::mode(meta) & 0o7777
+}
+
+/// `ls -l`-style permissions (`-rwsr-xr-x`, `drwxrwxrwt`): the type letter and [`mode_of`]'s
+/// bits, as coreutils writes them.
+pub fn mode_string(path: impl AsRef<Path>, meta: &Metadata) -> String {
+    uucore::fs::display_permissions_unix(type_bits(meta) | mode_of(path, meta), true)
+}
+
+/// The file type bits of a mode (`S_IFREG`, ...), as `stat`'s `%f` shows them.
+pub fn type_bits(meta: &Metadata) -> u32 {
+    use uucore::fs::mode::{S_IFDIR, S_IFIFO, S_IFLNK, S_IFREG};
+    match kind_char(meta) {
+        'l' => S_IFLNK,
+        'd' => S_IFDIR,
+        'f' => S_IFREG,
+        _ => S_IFIFO,
     }
-    s
 }
 
 /// Seconds since the epoch, and nanoseconds, of a time.
@@ -782,8 +874,8 @@ fn printf(format: &str, e: &Entry<'_>) -> Vec<u8> {
                     'Y' => fs::metadata(e.path)
                         .map_or('N', |m| kind_char(&m))
                         .to_string(),
-                    'm' => format!("{:o}", mode_of(e.meta)),
-                    'M' => mode_string(e.meta),
+                    'm' => format!("{:o}", mode_of(e.path, e.meta)),
+                    'M' => mode_string(e.path, e.meta),
                     'n' => links(e.meta).to_string(),
                     'l' => {
                         if e.meta.file_type().is_symlink() {
@@ -836,6 +928,27 @@ fn pad(value: &str, spec: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn perm_operands_read_as_gnu_find_reads_them() {
+        use PermMatch::*;
+        assert_eq!(parse_perm("755"), Some((Exactly, 0o755)));
+        assert_eq!(parse_perm("-u+x"), Some((All, 0o100)));
+        assert_eq!(parse_perm("/u=x,g=x"), Some((Any, 0o110)));
+        assert_eq!(parse_perm("-111"), Some((All, 0o111)));
+        assert_eq!(
+            parse_perm("+x"),
+            Some((Exactly, 0o111)),
+            "who left out is a"
+        );
+        assert_eq!(parse_perm("u+rwx-w"), Some((Exactly, 0o500)));
+        assert_eq!(parse_perm("-u+s"), Some((All, 0o4000)));
+        assert_eq!(parse_perm("o+t"), Some((Exactly, 0o1000)));
+        assert_eq!(parse_perm("g=rw,o=r"), Some((Exactly, 0o064)));
+        for bad in ["", "-", "888", "17777", "u+q", "z+x", "ux"] {
+            assert_eq!(parse_perm(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn calendar() {

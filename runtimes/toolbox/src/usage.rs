@@ -2,14 +2,14 @@
 //! they read `st_blocks`, owners and modes through libc). Both answer from what WASI preview 1
 //! says of a file: its type, size and times. So a file's disk usage is its size rounded up to
 //! 4 KiB blocks (what ext4 and most file systems allocate; `du -b`/`--apparent-size` is exact),
-//! owners are a fixed name, and modes are the sandbox's defaults (see
-//! [`find::mode_string`](crate::find::mode_string)).
+//! owners are a fixed name, and modes are what the sandbox's host says (see
+//! [`find::mode_of`](crate::find::mode_of)), the one thing WASI cannot.
 
 use std::fs::{self, Metadata};
 use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::find::{civil, mode_of, mode_string};
+use crate::find::{civil, mode_of, mode_string, type_bits};
 use crate::getopt::{Long, parse};
 
 /// The block a file's data takes on disk, as far as WASI lets us guess.
@@ -352,18 +352,9 @@ fn format_stat(format: &str, path: &str, meta: &Metadata, escapes: bool) -> Stri
             }
             's' => meta.len().to_string(),
             'F' => kind_name(meta).to_owned(),
-            'a' => format!("{:o}", mode_of(meta)),
-            'A' => mode_string(meta),
-            'f' => {
-                let kind = if meta.is_dir() {
-                    0o040000
-                } else if meta.file_type().is_symlink() {
-                    0o120000
-                } else {
-                    0o100000
-                };
-                format!("{:x}", kind | mode_of(meta))
-            }
+            'a' => format!("{:o}", mode_of(path, meta)),
+            'A' => mode_string(path, meta),
+            'f' => format!("{:x}", type_bits(meta) | mode_of(path, meta)),
             'U' => "somebody".to_owned(),
             'G' => "somegroup".to_owned(),
             'u' | 'g' => "0".to_owned(),
@@ -408,8 +399,8 @@ fn long_form(path: &str, meta: &Metadata) -> String {
         meta.len().div_ceil(BLOCK) * (BLOCK / 512),
         BLOCK,
         kind_name(meta),
-        mode_of(meta),
-        mode_string(meta),
+        mode_of(path, meta),
+        mode_string(path, meta),
         stamp(meta.accessed().unwrap_or(UNIX_EPOCH)),
         stamp(meta.modified().unwrap_or(UNIX_EPOCH)),
         stamp(meta.modified().unwrap_or(UNIX_EPOCH)),

@@ -413,8 +413,9 @@ const LINES: &[&str] = &[
 
 /// `ls -l` lines, compared by their type and permissions, size and name columns: links, owners
 /// and dates differ from the native side (WASI preview 1 says no owners; the files were not
-/// made at the same moment), and `total` counts blocks WASI does not say. The sandbox shows
-/// the modes it gives what it creates (0644, 0755), as the native side's umask does.
+/// made at the same moment), and `total` counts blocks WASI does not say. Modes are the
+/// files' own, which WASI cannot say either: the host answers them (`sandbox.file_mode`), so
+/// a `chmod` shows.
 const LISTINGS: &[&str] = &[
     "ls -l",
     "ls -la",
@@ -423,6 +424,24 @@ const LISTINGS: &[&str] = &[
     "ls -ld src",
     "ls -lS",
     "ls -lR src",
+    "chmod +x src/main.py && ls -l src",
+    "chmod 600 a.txt && chmod g+w b.txt && ls -l a.txt b.txt",
+    "chmod 750 docs && ls -ld docs",
+    "chmod -R go-r docs && ls -lR docs",
+    "chmod 1777 src/pkg && chmod o-x src/pkg && ls -ld src/pkg",
+];
+
+/// Modes after a `chmod`, as the other tools see them (`ls -F`, `stat`, `find -perm` and
+/// `-executable`): compared exactly.
+const MODES: &[&str] = &[
+    "chmod +x n.txt && ls -F n.txt a.txt src",
+    "chmod 751 mid.txt && stat -c '%a %A %f %n' mid.txt a.txt src",
+    "chmod +x n.txt mid.txt && find . -type f -executable | sort",
+    "chmod 640 a.txt && find . -maxdepth 1 -perm 640",
+    "chmod u+x,g+w p.txt && find . -maxdepth 1 -type f -perm -u+x,g+w",
+    "chmod o+w q.txt && find . -maxdepth 1 -perm /o+w,g+s",
+    "find src -perm 755 -type d | sort",
+    "find . -perm -u+q",
 ];
 
 /// What [`LISTINGS`] compares of a long listing: per entry its mode, size and name; other lines
@@ -461,7 +480,7 @@ async fn webassembly_tools_behave_like_gnu_coreutils_on_the_same_files() -> Resu
         .map(|(name, text)| (name.to_owned(), text))
         .collect();
     let mut differ = Vec::new();
-    let lines = LINES.iter().map(|l| (l, false));
+    let lines = LINES.iter().chain(MODES).map(|l| (l, false));
     let listings = LISTINGS.iter().map(|l| (l, true));
     for (n, (line, listing)) in lines.chain(listings).enumerate() {
         // A session per line: each starts from the fixture, as the native side does.
@@ -499,7 +518,7 @@ async fn webassembly_tools_behave_like_gnu_coreutils_on_the_same_files() -> Resu
         differ.is_empty(),
         "{} of {} lines differ from GNU coreutils:\n{}",
         differ.len(),
-        LINES.len() + LISTINGS.len(),
+        LINES.len() + MODES.len() + LISTINGS.len(),
         differ.join("\n")
     );
     server.stop().await

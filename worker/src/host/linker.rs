@@ -1,12 +1,13 @@
 //! The linker every interpreter is instantiated with ([`build_linker`]): wasmtime-wasi's WASI
-//! p1, our shadows over it (stdio, sleep, disk quota), `sandbox.should_interrupt`, the flag the
+//! p1, our shadows over it (stdio, sleep, disk quota), `sandbox.file_mode` (the toolbox's view of
+//! modes, [`super::file_mode`]), `sandbox.should_interrupt`, the flag the
 //! QuickJS guest polls to stop by itself, and `host.call`, the scientific CPython's door to its
 //! host, which stays shut.
 
 use wasmtime::{Caller, Engine, Linker, Result};
 
 use super::state::HostState;
-use super::{disk_quota, sleep, stdio};
+use super::{disk_quota, file_mode, sleep, stdio};
 
 /// What `host.call` answers: the door has no host behind it.
 const NO_HOST: i32 = -1;
@@ -22,6 +23,7 @@ pub fn build_linker(engine: &Engine) -> Result<Linker<HostState>> {
     stdio::add_to_linker(&mut linker)?;
     sleep::add_to_linker(&mut linker)?;
     disk_quota::add_to_linker(&mut linker)?;
+    file_mode::add_to_linker(&mut linker)?;
     linker.func_wrap(
         "sandbox",
         "should_interrupt",

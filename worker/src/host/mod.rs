@@ -14,6 +14,8 @@
 //!   [`BrokenPipe`], the end of a guest whose stdout pipe is full),
 //!   [`sleep`] (`poll_oneoff` for plain sleeps) and [`disk_quota`] (the calls that grow files);
 //!   [`linker`] puts them over wasmtime-wasi's own implementation ([`build_linker`]).
+//! - [`file_mode`]: `sandbox.file_mode`, the permission bits WASI cannot say, looked up through
+//!   a session's view of its mounts ([`FileModes`]) for the toolbox's `ls -l` and `stat`.
 //! - [`guest_quota`]: the disk quota's books for one interpreter instance, which the
 //!   [`disk_quota`] shadows keep.
 //! - [`guest_memory`]: bounds-checked reads and writes of the guest's linear memory.
@@ -27,6 +29,7 @@ pub mod cancel;
 pub mod clock;
 pub mod disk_quota;
 pub mod epoch;
+pub mod file_mode;
 pub mod guest_memory;
 pub mod guest_quota;
 pub mod limits;
@@ -41,6 +44,7 @@ pub mod written;
 pub use cancel::Control;
 pub use clock::{ActiveExecution, HARD_GRACE, InterruptCause, SoftInterrupt};
 pub use epoch::{new_store, on_epoch, on_host_call};
+pub use file_mode::{FileModes, SharedFileModes};
 pub use guest_memory::{iovecs, read_u32, write_u32};
 pub use limits::{FUEL_RESERVE, MemoryLimiter, fuel_for};
 pub use linker::build_linker;

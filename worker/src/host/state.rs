@@ -17,6 +17,7 @@ use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use super::cancel::Control;
 use super::clock::{ActiveExecution, SessionMonotonicClock, SoftInterrupt};
+use super::file_mode::SharedFileModes;
 use super::guest_quota::{self, GuestQuota};
 use super::limits::{MemoryLimiter, fuel_for};
 use super::written::WrittenFiles;
@@ -145,6 +146,9 @@ pub struct HostState {
     pub(super) clock_base: Instant,
     /// The files beneath `/app` the execution in progress wrote.
     pub written: WrittenFiles,
+    /// Where `sandbox.file_mode` looks modes up: the shell's view of the session's mounts for a
+    /// command of the toolbox, none for an interpreter.
+    pub file_modes: Option<SharedFileModes>,
 }
 
 impl HostState {
@@ -206,6 +210,7 @@ impl HostState {
             quota,
             clock_base,
             written: WrittenFiles::default(),
+            file_modes: None,
         })
     }
 

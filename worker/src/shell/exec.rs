@@ -27,6 +27,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
 use std::io::Read;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -113,7 +114,8 @@ struct Saved {
 
 /// The interpreter of one `execute` call.
 pub(crate) struct Shell<'a> {
-    pub fs: Fs,
+    /// Shared with the toolbox's commands, which look modes up through it (`sandbox.file_mode`).
+    pub fs: Arc<Fs>,
     pub state: &'a mut ShellState,
     pub interpreters: &'a mut dyn Interpreters,
     limits: &'a ShellLimits,
@@ -169,7 +171,7 @@ fn stack_position() -> usize {
 
 impl<'a> Shell<'a> {
     pub(crate) fn new(
-        fs: Fs,
+        fs: Arc<Fs>,
         state: &'a mut ShellState,
         interpreters: &'a mut dyn Interpreters,
         limits: &'a ShellLimits,

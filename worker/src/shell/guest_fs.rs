@@ -56,6 +56,7 @@ use rustix::io::Errno;
 use sandbox_protocol::confined::{self, ConfinedError, EntryKind, Follow, Root};
 
 use super::FsView;
+use crate::host::FileModes;
 use crate::quota::{self, Amount, QuotaFile, SharedQuota};
 
 /// Whether an operation only looks or also changes something.
@@ -214,6 +215,11 @@ impl Resolved {
         self.place == Place::Virtual
     }
 
+    /// It is a mount point itself (`/app`, `/tmp`, `/shared`): the sandbox's, not the guest's.
+    pub(crate) fn is_mount_root(&self) -> bool {
+        self.mount_root
+    }
+
     /// The refusal for a file operation on a virtual directory (nothing to open there).
     fn virtual_refusal(&self) -> FsError {
         FsError::ReadOnly {
@@ -284,6 +290,36 @@ pub(crate) struct Fs {
     mounts: Vec<Mount>,
     /// The session's disk quota, for the charged mounts.
     quota: Option<SharedQuota>,
+}
+
+impl std::fmt::Debug for Fs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Guest paths only: the host directories behind them never leave this module.
+        let mounts: Vec<&str> = self.mounts.iter().map(|m| m.guest.as_str()).collect();
+        f.debug_struct("Fs")
+            .field("mounts", &mounts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The permission bits a mount point shows ([`FileModes::mode`]).
+pub(crate) const MOUNT_POINT_MODE: u32 = 0o755;
+
+/// The toolbox's `sandbox.file_mode`: the bits of a guest path resolved as every access here.
+impl FileModes for Fs {
+    fn mode(&self, guest_path: &str, follow: bool) -> Option<u32> {
+        let node = self.resolve("/", guest_path, Access::Read, follow).ok()?;
+        if node.is_virtual() {
+            return Some(Meta::virtual_dir().mode & 0o7777);
+        }
+        if node.is_mount_root() {
+            // The host directory behind a mount is private to the server (0700); the guest
+            // sees a directory as GNU tools show a fresh one, and `chmod` leaves it alone.
+            return Some(MOUNT_POINT_MODE);
+        }
+        // Resolved with `follow`, which `lstat` keeps.
+        self.lstat(&node).ok().map(|meta| meta.mode & 0o7777)
+    }
 }
 
 impl Fs {

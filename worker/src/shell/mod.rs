@@ -39,6 +39,7 @@ use std::time::Instant;
 
 use sandbox_protocol::Language;
 
+use crate::host::SharedFileModes;
 use crate::quota::{self, SharedQuota};
 use crate::toolbox::{ToolCall, ToolEnd, ToolRun, Toolbox};
 use exec::{Abort, Shell};
@@ -133,7 +134,7 @@ pub trait Interpreters {
     /// Runs one of the session's WebAssembly commands: `argv` (`argv[0]` is its name) in the
     /// working directory `cwd`, with the shell's variables `env` and the piped `stdin`; when its
     /// stdout is a pipe, `pipe_room` is what the pipe still takes (see
-    /// [`ToolCall::pipe_room`]).
+    /// [`ToolCall::pipe_room`]); `modes` answers its questions about permission bits.
     fn run_tool(
         &mut self,
         argv: &[String],
@@ -141,6 +142,7 @@ pub trait Interpreters {
         env: &[(String, String)],
         stdin: &[u8],
         pipe_room: Option<usize>,
+        modes: SharedFileModes,
     ) -> ToolRun {
         let ran = match self.toolbox() {
             Some(budget) => budget.toolbox.run(&ToolCall {
@@ -149,6 +151,7 @@ pub trait Interpreters {
                 env,
                 stdin,
                 pipe_room,
+                modes: Some(modes),
                 deadline: budget.deadline,
                 cancel: budget.cancel,
                 fuel: budget.fuel,
@@ -260,7 +263,7 @@ pub fn execute(
     // Refusals of this call, including those of interpreter runs it makes, are the ones after
     // this mark.
     let quota_mark = limits.quota.as_ref().map(|q| quota::lock(q).refusals());
-    let fs = guest_fs::Fs::new(fs).with_quota(limits.quota.clone());
+    let fs = Arc::new(guest_fs::Fs::new(fs).with_quota(limits.quota.clone()));
     let mut shell = Shell::new(fs, state, interpreters, limits);
     // A panic in a built-in must not take the worker (and the session's interpreter) down with
     // it. The shell's state is plain data, so what a half-run command left behind is consistent

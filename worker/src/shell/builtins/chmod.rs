@@ -4,7 +4,7 @@
 //! mount's root handle, and `-R` never enters a symbolic link.
 
 use crate::shell::exec::{Abort, Ctx};
-use crate::shell::guest_fs::{Access, Kind, join};
+use crate::shell::guest_fs::{Access, Kind, MOUNT_POINT_MODE, join};
 
 /// Applies a chmod mode (`755`, `u+x`, `go-w`, `a=r,u+w`) to `old`.
 fn chmod_mode(spec: &str, old: u32, is_dir: bool) -> Option<u32> {
@@ -99,7 +99,25 @@ pub(super) fn chmod(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
                 continue;
             }
             let new = chmod_mode(mode, meta.mode, meta.is_dir()).unwrap_or(meta.mode);
-            if let Err(e) = ctx.fs().set_mode(&node, new) {
+            if node.is_mount_root() {
+                // The host directory behind a mount point is the server's (private to it): it
+                // keeps its mode, and shows 0755. Said, not failed: `chmod -R 755 .` in /app
+                // does what it is meant to do to everything beneath.
+                ctx.warn(format_args!(
+                    "'{shown}' is a mount point of the sandbox ({}): its own mode stays \
+                     {MOUNT_POINT_MODE:o}",
+                    node.guest
+                ));
+            } else if new & 0o6000 != 0 {
+                // The jail refuses set-user-ID and set-group-ID bits (a program that runs as
+                // its owner has no place here); say so instead of a bare EPERM.
+                ctx.warn(format_args!(
+                    "changing permissions of '{shown}': the sandbox does not set the \
+                     set-user-ID or set-group-ID bits (mode {new:o})"
+                ));
+                status = 1;
+                continue;
+            } else if let Err(e) = ctx.fs().set_mode(&node, new) {
                 ctx.fail(format_args!("changing permissions of '{shown}'"), &e);
                 status = 1;
                 continue;

@@ -203,7 +203,8 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
     };
     let cwd = ctx.cwd().to_owned();
     let pipe_room = ctx.sh.io.pipe_room(ctx.out);
-    let ran = (ctx.sh.interpreters).run_tool(&argv, &cwd, &env, &stdin, pipe_room);
+    let modes = ctx.sh.fs.clone();
+    let ran = (ctx.sh.interpreters).run_tool(&argv, &cwd, &env, &stdin, pipe_room, modes);
     if ran.read_all && !null_input {
         ctx.stdin.read_to_end();
     }

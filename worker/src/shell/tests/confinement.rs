@@ -603,3 +603,43 @@ fn cp_r_names_a_link_it_cannot_read_and_copies_the_rest() {
     s.assert_no_host_paths(&o);
     assert_eq!(s.read("e/rel"), "x\n");
 }
+
+/// `chmod` shows in the WebAssembly tools (their `sandbox.file_mode` asks the host), a mount
+/// point keeps the server's private mode, and the bits the jail refuses are named.
+#[test]
+fn modes_show_in_the_tools_and_mount_points_keep_theirs() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut s = Sandbox::new();
+    let host_mode = |p: &std::path::Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    fs::set_permissions(s.app.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    s.write("run.sh", "echo hi\n");
+    s.write("sub/data.txt", "x\n");
+    s.ok("chmod +x run.sh && chmod 640 sub/data.txt");
+    assert_eq!(
+        s.ok("stat -c '%a %A %n' run.sh sub/data.txt . /app"),
+        "755 -rwxr-xr-x run.sh\n640 -rw-r----- sub/data.txt\n755 drwxr-xr-x .\n\
+         755 drwxr-xr-x /app\n"
+    );
+    assert_eq!(s.ok("ls -F run.sh sub"), "run.sh*\n\nsub:\ndata.txt\n");
+    assert_eq!(s.ok("find . -type f -perm -u+x"), "./run.sh\n");
+
+    // The mount point: said, not changed, and what is beneath it is changed.
+    let (out, err, status) = s.sh("chmod -R 777 /app && chmod 700 .");
+    assert_eq!((out.as_str(), status), ("", 0), "{err}");
+    assert!(
+        err.contains("'/app' is a mount point of the sandbox"),
+        "{err}"
+    );
+    assert_eq!(
+        host_mode(s.app.path()),
+        0o700,
+        "the host directory kept its mode"
+    );
+    assert_eq!(host_mode(&s.app.path().join("sub/data.txt")), 0o777);
+
+    // Set-user-ID and set-group-ID bits: refused by name, the file unchanged.
+    let (_, err, status) = s.sh("chmod 4755 run.sh");
+    assert_eq!(status, 1);
+    assert!(err.contains("set-user-ID or set-group-ID"), "{err}");
+    assert_eq!(host_mode(&s.app.path().join("run.sh")), 0o777);
+}

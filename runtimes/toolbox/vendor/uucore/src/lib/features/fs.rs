@@ -486,25 +486,90 @@ pub fn canonicalize<P: AsRef<Path>>(
     Ok(result)
 }
 
+/// sandbox-mcp: the permission bits of `path` (the twelve low bits of its mode). WASI preview 1
+/// carries no modes, so the sandbox's host answers (`sandbox.file_mode`, which resolves the path
+/// in the session's own mounts); where it cannot, these are the sandbox's defaults for what it
+/// creates: 0644 for files, 0755 for directories, 0777 for links. `metadata` is `path`'s, as the
+/// caller looked (a link is asked about itself, anything else about what it is).
+#[cfg(target_os = "wasi")]
+pub fn sandbox_mode(path: &Path, metadata: &fs::Metadata) -> u32 {
+    #[link(wasm_import_module = "sandbox")]
+    unsafe extern "C" {
+        fn file_mode(path: *const u8, len: usize, follow: i32) -> i32;
+    }
+    let asked = if path.is_absolute() {
+        Some(path.to_path_buf())
+    } else {
+        env::current_dir().ok().map(|cwd| cwd.join(path))
+    };
+    let follow = i32::from(!metadata.is_symlink());
+    // SAFETY: the host reads `len` bytes at `path` and nothing else; they outlive the call.
+    let answered = asked.as_deref().and_then(Path::to_str).map(|text| unsafe {
+        file_mode(text.as_ptr(), text.len(), follow)
+    });
+    match answered.and_then(|mode| u32::try_from(mode).ok()) {
+        Some(mode) => mode & 0o7777,
+        None => sandbox_default_mode(metadata),
+    }
+}
+
+/// sandbox-mcp: the bits the sandbox gives what it creates, for a file whose path is unknown.
+#[cfg(target_os = "wasi")]
+fn sandbox_default_mode(metadata: &fs::Metadata) -> u32 {
+    if metadata.is_symlink() {
+        0o777
+    } else if metadata.is_dir() {
+        0o755
+    } else {
+        0o644
+    }
+}
+
+/// sandbox-mcp: the file type bits of a mode (`S_IFREG`, `S_IFDIR`, ...), from what WASI says.
+#[cfg(target_os = "wasi")]
+pub fn sandbox_type_bits(metadata: &fs::Metadata) -> u32 {
+    let kind = metadata.file_type();
+    if kind.is_symlink() {
+        mode::S_IFLNK
+    } else if kind.is_dir() {
+        mode::S_IFDIR
+    } else if kind.is_file() {
+        mode::S_IFREG
+    } else {
+        mode::S_IFIFO
+    }
+}
+
 /// Display the permissions of a file
 ///
-/// sandbox-mcp: WASI preview 1 has no modes. What the sandbox creates has the host's defaults,
-/// 0644 for files and 0755 for directories (links 0777), so those are shown, without the
-/// execute bits on files that a WASI program cannot see.
+/// sandbox-mcp: without a path the host cannot be asked, so these are the sandbox's defaults;
+/// callers that know the path use [`display_permissions_at`].
 #[cfg(target_os = "wasi")]
 pub fn display_permissions(metadata: &fs::Metadata, display_file_type: bool) -> String {
-    let (kind, bits) = if metadata.is_symlink() {
-        ('l', "rwxrwxrwx")
-    } else if metadata.is_dir() {
-        ('d', "rwxr-xr-x")
-    } else {
-        ('-', "rw-r--r--")
-    };
-    if display_file_type {
-        format!("{kind}{bits}")
-    } else {
-        bits.to_owned()
-    }
+    let mode = sandbox_type_bits(metadata) | sandbox_default_mode(metadata);
+    display_permissions_unix(mode, display_file_type)
+}
+
+/// sandbox-mcp: the permissions of the file at `path` whose metadata is `metadata`: under WASI
+/// its bits come from the host ([`sandbox_mode`]), elsewhere from the metadata.
+#[cfg(target_os = "wasi")]
+pub fn display_permissions_at(
+    path: &Path,
+    metadata: &fs::Metadata,
+    display_file_type: bool,
+) -> String {
+    let bits = sandbox_mode(path, metadata);
+    display_permissions_unix(sandbox_type_bits(metadata) | bits, display_file_type)
+}
+
+/// sandbox-mcp: see the WASI version; here the metadata has the mode.
+#[cfg(not(target_os = "wasi"))]
+pub fn display_permissions_at(
+    _path: &Path,
+    metadata: &fs::Metadata,
+    display_file_type: bool,
+) -> String {
+    display_permissions(metadata, display_file_type)
 }
 
 #[cfg(not(any(unix, target_os = "wasi")))]
