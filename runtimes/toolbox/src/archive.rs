@@ -1,8 +1,9 @@
 //! `tar` (create, extract, list; gzip on `-z` and detected when reading; `-C`, `-v`, `-f -`)
 //! on the `tar` crate, and `gzip`, `gunzip`, `zcat` on `flate2`, behaving as GNU tar and gzip
 //! do for the common lines (`tar czf out.tgz dir`, `tar xzf out.tgz -C dest`, `tar tf x.tar`,
-//! `gzip -k f`, `zcat f.gz`). Owners and modes in an archive are what WASI preview 1 lets the
-//! crate see (none: 0644 files, 0755 directories); bzip2 and xz are refused.
+//! `gzip -k f`, `zcat f.gz`). Owners in an archive are what WASI preview 1 lets the crate see
+//! (none); modes are the files' own, read and set through the sandbox's host
+//! ([`crate::find::mode_of`], [`uucore::fs::sandbox_set_mode`]); bzip2 and xz are refused.
 
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read, Write};
@@ -12,6 +13,7 @@ use flate2::Compression;
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 
+use crate::find::mode_of;
 use crate::getopt::{Long, parse};
 
 fn reason(error: &io::Error) -> String {
@@ -38,6 +40,8 @@ const TAR_LONG: &[Long] = &[
     ("keep-old-files", 'k', false),
     ("overwrite", 'O', false),
     ("no-same-owner", 'o', false),
+    ("preserve-permissions", 'p', false),
+    ("same-permissions", 'p', false),
     ("help", 'H', false),
 ];
 
@@ -105,7 +109,11 @@ pub fn tar(args: super::Args) -> i32 {
             &excludes,
         )
     } else {
-        read_archive(&file, o.has('x'), verbose, dir.as_deref(), &o.operands)
+        let extract = o.has('x').then_some(Extract {
+            keep_old: o.has('k'),
+            same_permissions: o.has('p'),
+        });
+        read_archive(&file, extract, verbose, dir.as_deref(), &o.operands)
     };
     match result {
         Ok(code) => code,
@@ -205,7 +213,7 @@ fn add<W: Write>(
         };
         let mut header = tar::Header::new_gnu();
         set_times(&mut header, &meta);
-        header.set_mode(0o755);
+        header.set_mode(mode_of(source, &meta));
         header.set_size(0);
         header.set_entry_type(tar::EntryType::Directory);
         builder
@@ -236,7 +244,7 @@ fn add<W: Write>(
         let mut file = File::open(source).map_err(|e| format!("Cannot open: {}", reason(&e)))?;
         let mut header = tar::Header::new_gnu();
         set_times(&mut header, &meta);
-        header.set_mode(0o644);
+        header.set_mode(mode_of(source, &meta));
         header.set_size(meta.len());
         header.set_entry_type(tar::EntryType::Regular);
         builder
@@ -286,9 +294,20 @@ fn open_archive(file: &str) -> Result<Box<dyn Read>, String> {
     })
 }
 
+/// How `tar x` writes members: `-k` keeps a file that exists (an error, as GNU's), `-p` sets
+/// the members' modes as they are (set-user-ID and set-group-ID aside), else less the umask.
+#[derive(Debug, Clone, Copy)]
+struct Extract {
+    keep_old: bool,
+    same_permissions: bool,
+}
+
+/// The umask `tar x` (without `-p`) and the sandbox's new files apply.
+const UMASK: u32 = 0o022;
+
 fn read_archive(
     file: &str,
-    extract: bool,
+    extract: Option<Extract>,
     verbose: bool,
     dir: Option<&Path>,
     only: &[String],
@@ -299,6 +318,7 @@ fn read_archive(
     let mut out = String::new();
     let mut status = 0;
     let mut found = vec![false; only.len()];
+    let mut dir_modes = Vec::new();
     let entries = archive
         .entries()
         .map_err(|e| format!("This does not look like a tar archive ({})", reason(&e)))?;
@@ -325,14 +345,23 @@ fn read_archive(
                 None => continue,
             }
         }
-        if verbose && !extract {
+        if verbose && extract.is_none() {
             out.push_str(&long_line(&entry, &name));
-        } else if verbose || !extract {
+        } else if verbose || extract.is_none() {
             out.push_str(&name);
             out.push('\n');
         }
-        if extract && let Err(e) = unpack(&mut entry, &name, &dest) {
+        if let Some(how) = extract
+            && let Err(e) = unpack(&mut entry, &name, &dest, how, &mut dir_modes)
+        {
             eprintln!("tar: {name}: {e}");
+            status = 2;
+        }
+    }
+    // Deepest first, so a parent's mode never stops a child's from being set.
+    for (path, bits) in dir_modes.iter().rev() {
+        if let Err(e) = set_mode(path, *bits) {
+            eprintln!("tar: {}: {e}", path.display());
             status = 2;
         }
     }
@@ -353,7 +382,13 @@ fn read_archive(
 /// sets permissions, which WASI preview 1 cannot): this makes directories, files and links,
 /// and sets the file's time. A member that would land outside `dest` (`..`) is refused, and a
 /// leading `/` is dropped, as GNU tar does.
-fn unpack<R: Read>(entry: &mut tar::Entry<'_, R>, name: &str, dest: &Path) -> Result<(), String> {
+fn unpack<R: Read>(
+    entry: &mut tar::Entry<'_, R>,
+    name: &str,
+    dest: &Path,
+    how: Extract,
+    dir_modes: &mut Vec<(PathBuf, u32)>,
+) -> Result<(), String> {
     let mut target = dest.to_path_buf();
     for part in Path::new(name).components() {
         match part {
@@ -366,9 +401,20 @@ fn unpack<R: Read>(entry: &mut tar::Entry<'_, R>, name: &str, dest: &Path) -> Re
     if let Some(parent) = target.parent() {
         fs::create_dir_all(parent).map_err(|e| format!("Cannot mkdir: {}", reason(&e)))?;
     }
+    let bits = entry.header().mode().unwrap_or(0o644) & 0o1777;
+    let bits = if how.same_permissions {
+        bits
+    } else {
+        bits & 0o777 & !UMASK
+    };
     if kind.is_dir() {
         return match fs::create_dir(&target) {
-            Ok(()) => Ok(()),
+            // Set once every member is out, as GNU tar does: a directory without write
+            // permission would refuse the members that go into it.
+            Ok(()) => {
+                dir_modes.push((target, bits));
+                Ok(())
+            }
             Err(_) if target.is_dir() => Ok(()),
             Err(e) => Err(format!("Cannot mkdir: {}", reason(&e))),
         };
@@ -393,13 +439,39 @@ fn unpack<R: Read>(entry: &mut tar::Entry<'_, R>, name: &str, dest: &Path) -> Re
     if !kind.is_file() {
         return Err("Cannot extract: not a file, directory or link (skipped)".into());
     }
-    let mut file = File::create(&target).map_err(|e| format!("Cannot open: {}", reason(&e)))?;
+    let mut options = fs::OpenOptions::new();
+    options.write(true);
+    if how.keep_old {
+        options.create_new(true);
+    } else {
+        options.create(true).truncate(true);
+    }
+    let mut file = options
+        .open(&target)
+        .map_err(|e| format!("Cannot open: {}", reason(&e)))?;
     io::copy(entry, &mut file).map_err(|e| format!("Cannot write: {}", reason(&e)))?;
     if let Ok(mtime) = entry.header().mtime() {
         let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(mtime);
         let _ = file.set_modified(when);
     }
-    Ok(())
+    set_mode(&target, bits)
+}
+
+/// Sets a member's permission bits: under WASI through the sandbox's host, which has them.
+fn set_mode(path: &Path, bits: u32) -> Result<(), String> {
+    #[cfg(target_os = "wasi")]
+    let set = uucore::fs::sandbox_set_mode(path, bits);
+    #[cfg(not(target_os = "wasi"))]
+    let set = {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(bits))
+    };
+    set.map_err(|e| format!("Cannot change mode to {}: {}", mode_text(bits), reason(&e)))
+}
+
+/// A mode as GNU tar's messages write it (`rwxr-xr-x`).
+fn mode_text(bits: u32) -> String {
+    uucore::fs::display_permissions_unix(bits, false)
 }
 
 /// `tar tv`'s line: `-rw-r--r-- root/root 26 2026-11-29 01:54 a.txt`.
@@ -412,12 +484,7 @@ fn long_line<R: Read>(entry: &tar::Entry<'_, R>, name: &str) -> String {
     };
     let mode = h.mode().unwrap_or(0o644);
     let mut perms = String::from(kind);
-    for shift in [6, 3, 0] {
-        let bits = (mode >> shift) & 7;
-        perms.push(if bits & 4 != 0 { 'r' } else { '-' });
-        perms.push(if bits & 2 != 0 { 'w' } else { '-' });
-        perms.push(if bits & 1 != 0 { 'x' } else { '-' });
-    }
+    perms.push_str(&mode_text(mode & 0o7777));
     let user = h
         .username()
         .ok()

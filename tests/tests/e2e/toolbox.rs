@@ -429,6 +429,9 @@ const LISTINGS: &[&str] = &[
     "chmod 750 docs && ls -ld docs",
     "chmod -R go-r docs && ls -lR docs",
     "chmod 1777 src/pkg && chmod o-x src/pkg && ls -ld src/pkg",
+    "chmod 750 n.txt && cp n.txt n2.txt && cp -p n.txt n3.txt && cp --no-preserve=mode n.txt n4.txt && ls -l n2.txt n3.txt n4.txt",
+    "mkdir -m 700 d1 && mkdir -p -m 711 d2/d3 && mkdir -m u=rwx,g=rx d4 && ls -ld d1 d2 d2/d3 d4",
+    "chmod 750 n.txt && chmod 700 docs && tar czf t.tgz n.txt docs && mkdir out && tar xzf t.tgz -C out && ls -lR out",
 ];
 
 /// Modes after a `chmod`, as the other tools see them (`ls -F`, `stat`, `find -perm` and
@@ -442,6 +445,9 @@ const MODES: &[&str] = &[
     "chmod o+w q.txt && find . -maxdepth 1 -perm /o+w,g+s",
     "find src -perm 755 -type d | sort",
     "find . -perm -u+q",
+    "chmod 700 n.txt && cp n.txt m.txt && cp -r src src2 && stat -c '%a %n' m.txt src2/main.py",
+    "chmod 640 a.txt && tar cf t.tar a.txt && tar xkf t.tar; echo $?",
+    "chmod 751 mid.txt && tar cf t.tar mid.txt && tar tvf t.tar | cut -c1-10",
 ];
 
 /// What [`LISTINGS`] compares of a long listing: per entry its mode, size and name; other lines

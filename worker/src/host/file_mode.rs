@@ -1,13 +1,17 @@
-//! `sandbox.file_mode`: a file's permission bits, the one thing about files that WASI preview 1
-//! cannot say (its `filestat` has no mode), for the toolbox's `ls -l`, `ls -F`, `stat` and
-//! `find -perm`/`-executable`. Without it those showed fixed modes, so `chmod +x run.sh` then
-//! `ls -l` said `-rw-r--r--`: a silent deviation from GNU.
+//! `sandbox.file_mode` and `sandbox.set_file_mode`: a file's permission bits, the one thing
+//! about files that WASI preview 1 cannot say or set (its `filestat` has no mode, and it has no
+//! chmod). The toolbox reads them for `ls -l`, `ls -F`, `stat`, `find -perm`/`-executable` and
+//! `tar c`, and sets them for `cp` (a copy keeps its source's bits), `cp -p`, `mkdir -m` and
+//! `tar x`. Without them `chmod +x run.sh` then `ls -l` said `-rw-r--r--`, and `mkdir -m 700`
+//! made a 0755 directory: silent deviations from GNU.
 //!
 //! The guest names an absolute guest path; the session's view of its mounts ([`FileModes`],
 //! the shell's confined guest filesystem) resolves it beneath a mount's root handle, as every
-//! other host access to session files does, and answers twelve bits, or [`UNKNOWN`] when it
-//! cannot: outside the mounts, missing, refused, or no view bound (an interpreter's instance).
-//! The guest then shows the sandbox's defaults. Nothing else about the file crosses.
+//! other host access to session files does. Reading answers twelve bits, or [`UNKNOWN`] when it
+//! cannot (outside the mounts, missing, refused, or no view bound: an interpreter's instance),
+//! and the guest then shows the sandbox's defaults. Setting answers 0 or a WASI errno, with the
+//! rules of the shell's `chmod`: a mount point keeps its mode, and set-user-ID or set-group-ID
+//! bits are refused. Nothing else about the file crosses.
 
 use std::sync::Arc;
 
@@ -27,12 +31,19 @@ pub trait FileModes: Send + Sync + std::fmt::Debug {
     /// component followed when `follow`; `None` when the path is outside the session's mounts,
     /// refused, or missing.
     fn mode(&self, guest_path: &str, follow: bool) -> Option<u32>;
+
+    /// Sets the permission bits of the absolute guest path `guest_path` (a link is followed).
+    ///
+    /// # Errors
+    /// As the host's chmod fails, or `EPERM` for a mount point or set-user-ID/set-group-ID bits,
+    /// `EROFS` on a read-only mount, `EACCES` for a path refused by confinement.
+    fn set_mode(&self, guest_path: &str, mode: u32) -> std::io::Result<()>;
 }
 
 /// The view a store's `sandbox.file_mode` answers from.
 pub type SharedFileModes = Arc<dyn FileModes>;
 
-/// Adds `sandbox.file_mode(path, len, follow) -> mode or -1`.
+/// Adds `sandbox.file_mode(path, len, follow) -> mode or -1` and `sandbox.set_file_mode`.
 ///
 /// # Errors
 /// When Wasmtime refuses the definition (a build defect).
@@ -60,7 +71,73 @@ pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> Result<()> {
             }
         },
     )?;
+    add_set_to_linker(linker)
+}
+
+/// Adds `sandbox.set_file_mode(path, len, mode) -> 0 or a WASI errno`.
+fn add_set_to_linker(linker: &mut Linker<HostState>) -> Result<()> {
+    linker.func_wrap(
+        "sandbox",
+        "set_file_mode",
+        |mut caller: Caller<'_, HostState>, path: i32, len: i32, mode: i32| -> i32 {
+            let Some(modes) = caller.data().file_modes.clone() else {
+                return wasi_errno::NOSYS;
+            };
+            let Some(memory) = caller.data().memory.or_else(|| {
+                caller
+                    .get_export("memory")
+                    .and_then(wasmtime::Extern::into_memory)
+            }) else {
+                return wasi_errno::NOSYS;
+            };
+            let Some(path) = guest_path(memory.data(&caller), path, len) else {
+                return wasi_errno::INVAL;
+            };
+            match u32::try_from(mode).ok().filter(|m| *m <= 0o7777) {
+                Some(mode) => match modes.set_mode(path, mode) {
+                    Ok(()) => 0,
+                    Err(e) => wasi_errno::of(&e),
+                },
+                None => wasi_errno::INVAL,
+            }
+        },
+    )?;
     Ok(())
+}
+
+/// The WASI preview 1 errno values `sandbox.set_file_mode` answers with.
+mod wasi_errno {
+    pub const ACCES: i32 = 2;
+    pub const EXIST: i32 = 20;
+    pub const INVAL: i32 = 28;
+    pub const IO: i32 = 29;
+    pub const LOOP: i32 = 32;
+    pub const NAMETOOLONG: i32 = 37;
+    pub const NOENT: i32 = 44;
+    pub const NOSYS: i32 = 52;
+    pub const NOTDIR: i32 = 54;
+    pub const PERM: i32 = 63;
+    pub const ROFS: i32 = 69;
+
+    /// The WASI errno of a host error (Linux's numbers), `EIO` for the rest.
+    pub fn of(e: &std::io::Error) -> i32 {
+        use rustix::io::Errno;
+        let Some(raw) = e.raw_os_error() else {
+            return IO;
+        };
+        match Errno::from_raw_os_error(raw) {
+            Errno::PERM => PERM,
+            Errno::NOENT => NOENT,
+            Errno::ACCESS => ACCES,
+            Errno::EXIST => EXIST,
+            Errno::NOTDIR => NOTDIR,
+            Errno::INVAL => INVAL,
+            Errno::ROFS => ROFS,
+            Errno::LOOP => LOOP,
+            Errno::NAMETOOLONG => NAMETOOLONG,
+            _ => IO,
+        }
+    }
 }
 
 /// The absolute guest path at `ptr..ptr+len` of the guest's memory, if it is one: inside the
@@ -103,5 +180,27 @@ mod tests {
             "too long"
         );
         assert!(guest_path(&long, 0, MAX_PATH as i32).is_some());
+    }
+
+    #[test]
+    fn host_errors_become_wasi_errnos() {
+        use std::io::Error;
+        assert_eq!(
+            wasi_errno::of(&Error::from_raw_os_error(1)),
+            wasi_errno::PERM
+        );
+        assert_eq!(
+            wasi_errno::of(&Error::from_raw_os_error(2)),
+            wasi_errno::NOENT
+        );
+        assert_eq!(
+            wasi_errno::of(&Error::from_raw_os_error(13)),
+            wasi_errno::ACCES
+        );
+        assert_eq!(
+            wasi_errno::of(&Error::from_raw_os_error(30)),
+            wasi_errno::ROFS
+        );
+        assert_eq!(wasi_errno::of(&Error::other("no errno")), wasi_errno::IO);
     }
 }

@@ -95,6 +95,16 @@ impl FsError {
         }
     }
 
+    /// The error as a program outside the shell sees it: an errno (`EROFS` for a read-only
+    /// mount, `EACCES` for a refusal of confinement).
+    fn into_errno(self) -> io::Error {
+        match self {
+            FsError::Io(e) => e,
+            FsError::ReadOnly { .. } => Errno::ROFS.into(),
+            _ => Errno::ACCESS.into(),
+        }
+    }
+
     /// The underlying I/O error kind, for commands that react to "not found" or "exists".
     fn io_kind(&self) -> Option<io::ErrorKind> {
         match self {
@@ -320,7 +330,20 @@ impl FileModes for Fs {
         // Resolved with `follow`, which `lstat` keeps.
         self.lstat(&node).ok().map(|meta| meta.mode & 0o7777)
     }
+
+    fn set_mode(&self, guest_path: &str, mode: u32) -> io::Result<()> {
+        let node = self
+            .resolve("/", guest_path, Access::Write, true)
+            .map_err(FsError::into_errno)?;
+        if node.is_virtual() || node.is_mount_root() || mode & SETID_BITS != 0 {
+            return Err(Errno::PERM.into());
+        }
+        Fs::set_mode(self, &node, mode).map_err(FsError::into_errno)
+    }
 }
+
+/// The set-user-ID and set-group-ID bits, which the jail refuses to set.
+pub(crate) const SETID_BITS: u32 = 0o6000;
 
 impl Fs {
     /// Opens every mount's root once. A mount whose host directory cannot be opened stays in

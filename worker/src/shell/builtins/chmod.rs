@@ -4,7 +4,7 @@
 //! mount's root handle, and `-R` never enters a symbolic link.
 
 use crate::shell::exec::{Abort, Ctx};
-use crate::shell::guest_fs::{Access, Kind, MOUNT_POINT_MODE, join};
+use crate::shell::guest_fs::{Access, Kind, MOUNT_POINT_MODE, SETID_BITS, join};
 
 /// Applies a chmod mode (`755`, `u+x`, `go-w`, `a=r,u+w`) to `old`.
 fn chmod_mode(spec: &str, old: u32, is_dir: bool) -> Option<u32> {
@@ -108,7 +108,7 @@ pub(super) fn chmod(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
                      {MOUNT_POINT_MODE:o}",
                     node.guest
                 ));
-            } else if new & 0o6000 != 0 {
+            } else if new & SETID_BITS != 0 {
                 // The jail refuses set-user-ID and set-group-ID bits (a program that runs as
                 // its owner has no place here); say so instead of a bare EPERM.
                 ctx.warn(format_args!(

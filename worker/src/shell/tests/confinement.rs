@@ -2,6 +2,8 @@
 //! mount points, and host paths in messages.
 
 use super::*;
+use crate::host::FileModes;
+use crate::shell::guest_fs::Fs;
 
 #[test]
 fn confinement_refuses_paths_outside_the_mounts() {
@@ -642,4 +644,59 @@ fn modes_show_in_the_tools_and_mount_points_keep_theirs() {
     assert_eq!(status, 1);
     assert!(err.contains("set-user-ID or set-group-ID"), "{err}");
     assert_eq!(host_mode(&s.app.path().join("run.sh")), 0o777);
+
+    // The tools set modes through the host too: a copy keeps its source's bits less the umask,
+    // `mkdir -m` and `tar x` set theirs.
+    s.ok("chmod 750 run.sh && cp run.sh copy.sh && mkdir -m 700 private");
+    s.ok("tar cf t.tar run.sh private && mkdir out && tar xf t.tar -C out");
+    assert_eq!(
+        s.ok("stat -c '%a %n' copy.sh private out/run.sh out/private"),
+        "750 copy.sh\n700 private\n750 out/run.sh\n700 out/private\n"
+    );
+
+    // `sandbox.set_file_mode` as a hostile guest would call it: the same rules as chmod, and
+    // nothing outside the mounts changes, through a link or otherwise.
+    std::os::unix::fs::symlink(
+        s.outside.path().join("secret"),
+        s.app.path().join("out_link"),
+    )
+    .unwrap();
+    let before = host_mode(&s.outside.path().join("secret"));
+    let view = Fs::new(&s.view);
+    let errno = |r: std::io::Result<()>| r.unwrap_err().raw_os_error();
+    let set = |path: &str, mode: u32| FileModes::set_mode(&view, path, mode);
+    assert_eq!(
+        errno(set("/app", 0o777)),
+        Some(libc_errno::EPERM),
+        "a mount point"
+    );
+    assert_eq!(
+        errno(set("/app/run.sh", 0o4755)),
+        Some(libc_errno::EPERM),
+        "setuid"
+    );
+    assert_eq!(errno(set("/data/d.txt", 0o777)), Some(libc_errno::EROFS));
+    assert_eq!(errno(set("/etc/passwd", 0o777)), Some(libc_errno::EACCES));
+    assert_eq!(errno(set("/app/out_link", 0o777)), Some(libc_errno::EACCES));
+    assert_eq!(
+        errno(set("/app/../../etc", 0o777)),
+        Some(libc_errno::EACCES)
+    );
+    assert_eq!(host_mode(&s.outside.path().join("secret")), before);
+    set("/app/run.sh", 0o600).unwrap();
+    assert_eq!(host_mode(&s.app.path().join("run.sh")), 0o600);
+    assert_eq!(FileModes::mode(&view, "/app/run.sh", true), Some(0o600));
+    assert_eq!(
+        FileModes::mode(&view, "/app/out_link", true),
+        None,
+        "a link out"
+    );
+    assert_eq!(FileModes::mode(&view, "/nowhere", true), None);
+}
+
+/// Linux errno values the file-mode calls answer with.
+mod libc_errno {
+    pub const EPERM: i32 = 1;
+    pub const EACCES: i32 = 13;
+    pub const EROFS: i32 = 30;
 }

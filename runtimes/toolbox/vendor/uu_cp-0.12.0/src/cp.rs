@@ -1304,7 +1304,8 @@ impl Options {
         }
     }
 
-    #[cfg(unix)]
+    // sandbox-mcp: under WASI too, where the host sets modes.
+    #[cfg(any(unix, target_os = "wasi"))]
     fn preserve_mode(&self) -> (bool, bool) {
         match self.attributes.mode {
             Preserve::No { explicit } => {
@@ -1946,9 +1947,18 @@ pub(crate) fn copy_attributes(
                 }
                 perms
             };
-            #[cfg(not(unix))]
+            #[cfg(not(any(unix, target_os = "wasi")))]
             let source_perms = source_metadata.permissions();
 
+            // sandbox-mcp: WASI has no modes; the sandbox's host reads and sets them (GNU
+            // strips set-user-ID and set-group-ID bits when it cannot keep the owner).
+            #[cfg(target_os = "wasi")]
+            uucore::fs::sandbox_set_mode(
+                dest,
+                uucore::fs::sandbox_mode(source, &source_metadata) & !0o6000,
+            )
+            .map_err(|e| CpError::IoErrContext(e, context.to_owned()))?;
+            #[cfg(not(target_os = "wasi"))]
             fs::set_permissions(dest, source_perms)
                 .map_err(|e| CpError::IoErrContext(e, context.to_owned()))?;
             // GNU `cp -p` preserves POSIX ACLs as part of mode. On Linux the
@@ -2827,7 +2837,20 @@ fn copy_file(
         //
         // FWIW, the OS will throw an error later, on the write op, if
         // the user does not have permission to write to the file.
+        #[cfg(not(target_os = "wasi"))]
         fs::set_permissions(dest, dest_permissions).ok();
+        // sandbox-mcp: a new file gets its source's bits less the umask (022), as GNU's does,
+        // through the sandbox's host (WASI has no modes); an existing one keeps its own.
+        #[cfg(target_os = "wasi")]
+        if dest_metadata.is_none() {
+            let _ = dest_permissions;
+            let bits = if options.preserve_mode().1 {
+                0o666 // --no-preserve=mode
+            } else {
+                uucore::fs::sandbox_mode(source, &source_metadata) & 0o777
+            };
+            uucore::fs::sandbox_set_mode(dest, bits & !0o022).ok();
+        }
     }
 
     let copy_attributes_result = if options.dereference(source_in_command_line) {

@@ -291,9 +291,20 @@ fn create_dir_with_mode(
     std::fs::DirBuilder::new().mode(mode).create(path)
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, target_os = "wasi")))]
 fn create_dir_with_mode(path: &Path, _mode: u32, _shaped_umask: u32) -> std::io::Result<()> {
     std::fs::create_dir(path)
+}
+
+/// sandbox-mcp: WASI's mkdir takes no mode; an explicit `-m` (`shaped_umask` is 1 then) is set
+/// after, through the sandbox's host. Without `-m` the host's umask applies, as GNU's does.
+#[cfg(target_os = "wasi")]
+fn create_dir_with_mode(path: &Path, mode: u32, shaped_umask: u32) -> std::io::Result<()> {
+    std::fs::create_dir(path)?;
+    if shaped_umask == 1 {
+        uucore::fs::sandbox_set_mode(path, mode)?;
+    }
+    Ok(())
 }
 
 // Helper function to create a single directory with appropriate permissions
@@ -321,8 +332,14 @@ fn create_single_dir(path: &Path, is_parent: bool, config: &Config) -> UResult<(
             }
         }
     };
-    #[cfg(not(unix))]
+    #[cfg(not(any(unix, target_os = "wasi")))]
     let (mkdir_mode, shaped_umask) = (config.mode.unwrap_or(DEFAULT_PERM), 0u32);
+    // sandbox-mcp: `-m` applies to the directory named, never to the parents `-p` makes.
+    #[cfg(target_os = "wasi")]
+    let (mkdir_mode, shaped_umask) = match config.mode {
+        Some(m) if !is_parent => (m, 1u32),
+        _ => (DEFAULT_PERM, 0u32),
+    };
 
     // Label the directory at creation, as GNU does; relabelling after leaves a window.
     #[cfg(all(feature = "selinux", any(target_os = "android", target_os = "linux")))]

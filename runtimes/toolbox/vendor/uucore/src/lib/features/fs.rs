@@ -513,6 +513,31 @@ pub fn sandbox_mode(path: &Path, metadata: &fs::Metadata) -> u32 {
     }
 }
 
+/// sandbox-mcp: sets the permission bits of `path` (a link is followed) through the sandbox's
+/// host (`sandbox.set_file_mode`), since WASI preview 1 has no call for it: what `cp`, `cp -p`,
+/// `mkdir -m` and `tar x` use. The host refuses set-user-ID and set-group-ID bits and leaves a
+/// mount point alone; its error is a WASI errno.
+#[cfg(target_os = "wasi")]
+pub fn sandbox_set_mode(path: &Path, mode: u32) -> IOResult<()> {
+    #[link(wasm_import_module = "sandbox")]
+    unsafe extern "C" {
+        fn set_file_mode(path: *const u8, len: usize, mode: u32) -> i32;
+    }
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        env::current_dir()?.join(path)
+    };
+    let text = absolute
+        .to_str()
+        .ok_or_else(|| Error::from(ErrorKind::InvalidInput))?;
+    // SAFETY: the host reads `len` bytes at `path` and nothing else; they outlive the call.
+    match unsafe { set_file_mode(text.as_ptr(), text.len(), mode) } {
+        0 => Ok(()),
+        errno => Err(Error::from_raw_os_error(errno)),
+    }
+}
+
 /// sandbox-mcp: the bits the sandbox gives what it creates, for a file whose path is unknown.
 #[cfg(target_os = "wasi")]
 fn sandbox_default_mode(metadata: &fs::Metadata) -> u32 {
