@@ -114,7 +114,9 @@ fn interpreter_of(path: &str, src: &str) -> &'static str {
 }
 
 /// `./script`, `/app/run.sh`, `bin/tool.py`: runs a file by its `#!` line or its extension;
-/// everything else is a shell script.
+/// everything else is a shell script. As in bash, a file without an execute bit is refused
+/// (status 126, "Permission denied": `chmod +x` it, or run `sh FILE`), so a script that works
+/// here works on the machine it is written for.
 pub(super) fn run_file(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Abort> {
     let path = &argv[0];
     let found = ctx
@@ -123,6 +125,10 @@ pub(super) fn run_file(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Ab
     let node = match found {
         Ok((m, _)) if m.is_dir() => {
             ctx.warn("Is a directory");
+            return Ok(126);
+        }
+        Ok((m, _)) if m.mode & 0o111 == 0 => {
+            ctx.warn("Permission denied");
             return Ok(126);
         }
         Ok((_, r)) => r,

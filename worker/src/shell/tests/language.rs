@@ -281,7 +281,10 @@ fn scripts_and_nesting() {
         "script q 1\n/tmp\nin\n"
     );
     assert_eq!(s.ok(". /app/s.sh; cd /app"), "script 0\n");
-    assert_eq!(s.ok("./s.sh z"), "script z 1\n");
+    // As in bash: a file without an execute bit is refused, and runs once it has one.
+    let (_, err, code) = s.sh("./s.sh z");
+    assert_eq!((err.as_str(), code), ("./s.sh: Permission denied\n", 126));
+    assert_eq!(s.ok("chmod +x s.sh && ./s.sh z"), "script z 1\n");
     assert_eq!(s.ok("echo 'echo from stdin' | sh"), "from stdin\n");
     assert_eq!(s.ok("echo 'cat' > c.sh; echo piped | sh c.sh"), "");
     s.write("loop.sh", "sh /app/loop.sh\n");
@@ -328,7 +331,7 @@ fn interpreters_get_code_argv_and_stdin() {
     assert!(s.interp.calls[5].code.contains("run_module(\"json.tool\""));
     assert_eq!(s.interp.calls[5].argv, ["json.tool", "x.json"]);
     s.write("run", "#!/usr/bin/env python3\nprint(1)\n");
-    s.ok("./run arg");
+    s.ok("chmod 755 run && ./run arg");
     assert_eq!(s.interp.calls[6].argv, ["/app/run", "arg"]);
     // Failures: exit code and stderr pass through.
     let (_, err, code) = s.sh("python -c 'fail()'");
