@@ -650,6 +650,14 @@ fn one(
         return Err(format!("{target} already exists; not overwritten"));
     }
     fs::write(&target, &output).map_err(|e| format!("{target}: {}", reason(&e)))?;
+    // As GNU gzip: the output keeps the input's mode and modification time.
+    if let Ok(meta) = fs::metadata(file) {
+        set_mode(Path::new(&target), mode_of(file, &meta) & 0o1777)
+            .map_err(|e| format!("{target}: {e}"))?;
+        if let (Ok(when), Ok(out)) = (meta.modified(), File::options().write(true).open(&target)) {
+            let _ = out.set_modified(when);
+        }
+    }
     if !keep && let Err(e) = fs::remove_file(file) {
         return Err(format!("{file}: {}", reason(&e)));
     }

@@ -448,6 +448,7 @@ const MODES: &[&str] = &[
     "chmod 700 n.txt && cp n.txt m.txt && cp -r src src2 && stat -c '%a %n' m.txt src2/main.py",
     "chmod 640 a.txt && tar cf t.tar a.txt && tar xkf t.tar; echo $?",
     "chmod 751 mid.txt && tar cf t.tar mid.txt && tar tvf t.tar | cut -c1-10",
+    "chmod 750 n.txt && touch -d 2020-01-02 n.txt && gzip n.txt && stat -c '%a %y %n' n.txt.gz && gunzip n.txt.gz && stat -c '%a %y %n' n.txt",
 ];
 
 /// What [`LISTINGS`] compares of a long listing: per entry its mode, size and name; other lines
