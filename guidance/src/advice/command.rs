@@ -8,7 +8,9 @@
 use super::super::clip;
 use super::super::docs::WORKSPACE;
 use super::draft::Draft;
-use super::shell_habits::{expanded_heredoc, split_variable, unmatched_glob, xargs_splits_names};
+use super::shell_habits::{
+    expanded_heredoc, nested_single_quotes, split_variable, unmatched_glob, xargs_splits_names,
+};
 use crate::words::{self, say};
 
 /// The tables of commands the sandbox cannot have, by kind (`words/command.toml`).
@@ -29,12 +31,13 @@ impl Draft<'_, '_> {
             say!("command_failed.failed", message = message)
         };
         self.doc(WORKSPACE);
-        let heredoc = self.expanded_heredoc();
+        // What the shell did to the line's quoting or here-doc, before what the tool said.
+        let reshaped = self.nested_single_quotes() || self.expanded_heredoc();
         let known = self.known_fix("command_failed.known", &stderr.to_lowercase());
         if let Some(fix) = &known {
             self.fix(fix.clone());
         }
-        let explained = heredoc
+        let explained = reshaped
             || known.is_some()
             || self.nothing_matched(stderr)
             || self.command_not_found(stderr)
@@ -56,6 +59,20 @@ impl Draft<'_, '_> {
             });
         }
         self.rule_with("command_failed", &[("language", &self.lang())]);
+    }
+
+    /// A single-quoted inline program with single quotes inside (`python -c '...{'a': 1}...'`):
+    /// the program ran without the quotes the shell took, whatever it then said.
+    fn nested_single_quotes(&mut self) -> bool {
+        let Some((option, inner)) = nested_single_quotes(self.f.code) else {
+            return false;
+        };
+        self.fix(say!(
+            "command_failed.nested_single_quotes",
+            option = option,
+            inner = clip(inner, 40)
+        ));
+        true
     }
 
     /// A here-doc whose unquoted delimiter let the shell expand `$2` or an unset name in its

@@ -18,6 +18,7 @@ use super::super::analyze::CodeFacts;
 use super::super::docs::ERRORS;
 use super::super::{MAX_ECHOED_CODE, NextCall, clip};
 use super::evidence::{Location, locate, tail, valid_session_id};
+use super::shell_habits::inline_program;
 use super::stops::LoopText;
 use super::{Advice, ErrorFacts};
 use crate::inventory::imports::ImportFuelTable;
@@ -42,10 +43,18 @@ pub(super) struct Draft<'f, 'a> {
 
 impl<'f, 'a> Draft<'f, 'a> {
     pub(super) fn new(f: &'f ErrorFacts<'a>, table: &'f ImportFuelTable) -> Self {
+        // A command line that ran out of time or fuel ran its inline program
+        // (`python -c '...'`): that program's loops are what the limits advice reads.
+        let (code, language) = match (f.command, f.error_type) {
+            (true, ErrorType::Timeout | ErrorType::OutOfFuel) => {
+                inline_program(f.code).unwrap_or((f.code, f.language))
+            }
+            _ => (f.code, f.language),
+        };
         Self {
             f,
             table,
-            code: CodeFacts::new(f.code, f.language),
+            code: CodeFacts::new(code, language),
             summary: String::new(),
             fixes: Vec::new(),
             docs: Vec::new(),

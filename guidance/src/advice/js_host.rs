@@ -18,7 +18,7 @@ use crate::words::{self, say};
 /// (`js_node_global.why.process`).
 const NODE_GLOBAL_WHY: &str = "js_node_global.why.";
 
-impl Draft<'_, '_> {
+impl<'a> Draft<'_, 'a> {
     /// A JavaScript runtime error that is about the host rather than the logic: an undefined
     /// Node.js, browser or sandbox global, a package that cannot load, or a `[value, error]`
     /// pair used as the value. Advice and true; false for an ordinary error.
@@ -49,6 +49,18 @@ impl Draft<'_, '_> {
     /// `missing is not defined` for a global the host does not have: `require`, a Node.js or
     /// browser global, or a sandbox helper this runtime lacks.
     fn js_undefined_global(&mut self, missing: &str) -> bool {
+        // Browser code fails on whichever missing name it reaches first (`URLSearchParams`
+        // of `new URLSearchParams(window.location.search)`): the browser is the cause.
+        let browser = words::find(&format!("{NODE_GLOBAL_WHY}browser"));
+        if js_node_global(missing) != browser
+            && let Some((global, line)) = self.browser_global(browser)
+        {
+            self.fix(say!(
+                "js_node_global.browser_code",
+                global = global,
+                line = line
+            ));
+        }
         if missing == "require" {
             self.js_require();
         } else if let Some(why) = js_node_global(missing) {
@@ -68,6 +80,17 @@ impl Draft<'_, '_> {
             return false;
         }
         true
+    }
+
+    /// The first browser global (`window`, `document`, ...: those [`js_node_global`] explains
+    /// with `browser`) the code reads as a free name, and its line.
+    fn browser_global(&self, browser: Option<&str>) -> Option<(&'a str, u32)> {
+        let src = &self.code.src;
+        src.tokens.iter().enumerate().find_map(|(i, t)| {
+            let free = t.kind == crate::scan::Kind::Ident && !src.is_member(i);
+            (free && browser.is_some() && js_node_global(t.text) == browser)
+                .then_some((t.text, t.line))
+        })
     }
 
     /// A JavaScript package that cannot load: only vendored packages exist.
@@ -239,7 +262,7 @@ fn js_node_global(name: &str) -> Option<&'static str> {
         "fetch" | "XMLHttpRequest" | "WebSocket" => "network",
         "__dirname" | "__filename" => "file",
         "module" | "exports" => "commonjs",
-        "window" | "document" | "localStorage" | "alert" => "browser",
+        "window" | "document" | "localStorage" | "navigator" | "alert" => "browser",
         "Worker" | "SharedWorker" => "threads",
         "sleep" | "global" | "crypto" => name,
         "prompt" | "confirm" => "stdin",

@@ -1,8 +1,9 @@
-//! Advice at the limits of a call's CPU time, wall time and output: `out_of_fuel` (the measured
-//! cost of the imports, the loops that did the work, and a bigger budget when more fuel can
-//! help), `timeout` (endless loops, sleeps, blocking calls, a longer timeout) and
-//! `output_limit` (a file instead of stdout). Memory and stack are in `memory`. The words live
-//! in `words/limits.toml`.
+//! Advice at the limits of a call's CPU time, wall time and output: `out_of_fuel` (the loops
+//! that did the work, the measured cost of the imports when they are most of the budget, and a
+//! bigger budget when more fuel can help), `timeout` (endless loops, what the sleeps add up
+//! to, blocking calls, a longer timeout) and `output_limit` (a file instead of stdout). Both
+//! limits name a list searched on every pass of a long loop (a hidden inner loop) before any
+//! budget. Memory and stack are in `memory`. The words live in `words/limits.toml`.
 
 use sandbox_protocol::{FLAVORS, Language};
 use serde_json::json;
@@ -53,15 +54,28 @@ impl Draft<'_, '_> {
                 "out_of_fuel.unchanged_condition",
                 "out_of_fuel.wrong_direction",
                 "out_of_fuel.assignment_in_condition",
+                "out_of_fuel.never_advanced",
             ];
             self.endless_loop_fix(ids, endless);
         }
         // A loop the code shows can never end gets no bigger budget either.
         let never_ends = self.loop_cause_fix() || endless.is_some() || retries;
         self.branching_recursion_fix();
-        self.heavy_imports_fix();
-        self.unmeasured_imports_fix();
-        self.biggest_loop_fix();
+        // A list searched on every pass is the loop's cost: the set, not more fuel, fixes it.
+        let searched = self.list_lookup_fix();
+        // The imports go first when they are most of the budget; when the code's own work
+        // used more, that work is the cause and the imports' cost comes after it.
+        if self.imports_dominate() {
+            self.heavy_imports_fix();
+            self.unmeasured_imports_fix();
+        }
+        if !searched {
+            self.biggest_loop_fix();
+        }
+        if !self.imports_dominate() {
+            self.heavy_imports_fix();
+            self.unmeasured_imports_fix();
+        }
         // More fuel cannot help a loop that never ends.
         if !never_ends {
             self.bigger_fuel_budget();
@@ -83,6 +97,17 @@ impl Draft<'_, '_> {
         // its limit.
         if let Some(never_met) = self.loop_text().never_met() {
             self.fix(never_met.fix());
+        }
+        if let Some(impossible) = self.loop_text().impossible_test() {
+            self.fix(impossible.fix());
+        }
+        if let Some((test, name, line)) = self.loop_text().exit_never_changes() {
+            self.fix(say!(
+                "known_loop.exit_never_changes",
+                test = test,
+                name = name,
+                line = line,
+            ));
         }
         if let Some((name, test, line)) = self.loop_text().counter_never_moves() {
             self.fix(say!(
@@ -231,8 +256,29 @@ impl Draft<'_, '_> {
     /// in the body changes (`while count < 10` without `count += 1`).
     /// The fix for a loop that never ends, worded by its cause: `ids` are the family's
     /// no-exit, unchanged-condition, wrong-direction and assignment-in-condition words.
-    fn endless_loop_fix(&mut self, ids: [&str; 4], endless: &EndlessLoop) {
-        let [no_exit, unchanged, wrong_direction, assignment] = ids;
+    fn endless_loop_fix(&mut self, ids: [&str; 5], endless: &EndlessLoop) {
+        let [
+            no_exit,
+            unchanged,
+            wrong_direction,
+            assignment,
+            never_advanced,
+        ] = ids;
+        // A node tested but never moved along its links (`while (node)` without
+        // `node = node.next`): the fix names the link.
+        if endless.cause == Some(Endless::UnchangedCondition)
+            && let Some((name, field)) = unadvanced_link(&endless.header, self.f.code)
+        {
+            let fix = say!(
+                never_advanced,
+                header = endless.header,
+                line = endless.line,
+                name = name,
+                field = field,
+            );
+            self.fix(fix);
+            return;
+        }
         let id = match endless.cause {
             Some(Endless::UnchangedCondition) => unchanged,
             Some(Endless::WrongDirection) => wrong_direction,
@@ -254,6 +300,40 @@ impl Draft<'_, '_> {
                 line: l.line,
                 cause: l.endless_cause,
             })
+    }
+
+    /// True when the expensive imports' measured cost is at least half the budget: then they,
+    /// not the code's own work, are what used it up.
+    fn imports_dominate(&self) -> bool {
+        let heavy: u64 = self
+            .code
+            .measured_imports(self.table)
+            .iter()
+            .map(|m| m.2.fuel)
+            .filter(|fuel| *fuel >= HEAVY_IMPORT_FUEL)
+            .sum();
+        heavy > 0 && heavy.saturating_mul(2) >= self.f.fuel_budget
+    }
+
+    /// A membership test on a list inside a long loop (`x in seen` for `seen = []`,
+    /// `xs.includes(x)`): a hidden inner loop, quadratic in the data. The set is the fix.
+    fn list_lookup_fix(&mut self) -> bool {
+        let Some(found) = list_lookup_in_loop(self.f.code, &self.code.loops) else {
+            return false;
+        };
+        let id = if self.python() {
+            "known_loop.list_lookup.python"
+        } else {
+            "known_loop.list_lookup.javascript"
+        };
+        self.fix(say!(
+            id,
+            test = found.test,
+            line = found.line,
+            list = found.list,
+            loop_line = found.loop_line,
+        ));
+        true
     }
 
     /// The measured first-import cost of the expensive imports, as a share of the budget.
@@ -336,6 +416,13 @@ impl Draft<'_, '_> {
             });
         let Some((header, line, depth, unknown, total)) = big_loop else {
             return;
+        };
+        // An inner loop that strides by the outer loop's variable (a sieve's
+        // `range(p * p, n, p)`) does n/p steps: n log n in all, not a power of n.
+        let depth = if depth > 1 && strided_by_outer(&self.code.loops, line, &header) {
+            1
+        } else {
+            depth
         };
         if nested_only && depth < 2 {
             return;
@@ -440,6 +527,7 @@ impl Draft<'_, '_> {
                 "timeout.unchanged_condition",
                 "timeout.wrong_direction",
                 "timeout.assignment_in_condition",
+                "timeout.never_advanced",
             ];
             self.endless_loop_fix(ids, endless);
         }
@@ -447,6 +535,7 @@ impl Draft<'_, '_> {
         let never_ends = self.loop_cause_fix() || endless.is_some() || retries;
         self.branching_recursion_fix();
         if !never_ends {
+            self.list_lookup_fix();
             self.prints_every_iteration_fix();
         }
         let sleep = self.first_sleep_line();
@@ -473,7 +562,28 @@ impl Draft<'_, '_> {
             }
             _ => false,
         };
-        if let Some(line) = sleep.filter(|_| !timer_fixed) {
+        let waits = (!timer_fixed)
+            .then(|| self.total_wait())
+            .flatten()
+            .filter(|w| w.secs >= t);
+        if let Some(w) = &waits {
+            longer = longer.max(((w.secs + 10.0).ceil() as u64).min(MAX_TIMEOUT_SECS));
+            let tool = if f.command {
+                "execute_command"
+            } else {
+                "execute_code"
+            };
+            self.fix(say!(
+                "timeout.waits_add_up",
+                line = w.line,
+                total = fmt_secs(w.secs),
+                detail = w.detail,
+                timeout = fmt_secs(t),
+                tool = tool,
+                longer = longer,
+                max = MAX_TIMEOUT_SECS,
+            ));
+        } else if let Some(line) = sleep.filter(|_| !timer_fixed) {
             self.fix(say!("timeout.sleeps", line = line));
         } else if !never_ends && sleep.is_none() {
             // Loops inside loops: a longer timeout rarely covers a brute-force search.
@@ -519,6 +629,69 @@ impl Draft<'_, '_> {
         }
     }
 
+    /// What the code's sleeps add up to, when every one has a delay written as a number and
+    /// sits in loops of known size: `time.sleep(5)` in `for r in range(12)` is 60 s, and a
+    /// JavaScript helper that wraps setTimeout (`const sleep = ms => new Promise(r =>
+    /// setTimeout(r, ms))`) counts with the delays it is called with.
+    fn total_wait(&self) -> Option<TotalWait> {
+        let sleeps = words::list("timeout.sleep_calls");
+        let helpers = if self.python() {
+            Vec::new()
+        } else {
+            js_sleep_helpers(self.f.code)
+        };
+        let src = &self.code.src;
+        let mut total = 0.0f64;
+        let mut first: Option<(u32, String)> = None;
+        for (callee, line, open) in &self.code.calls {
+            let helper = helpers.iter().any(|h| h == callee);
+            if !helper && !sleeps.contains(callee) {
+                continue;
+            }
+            let close = src.partner.get(*open).copied()?;
+            let args = call_arguments(src.text(open + 1, close));
+            // setTimeout(fn, ms): the delay is its second argument.
+            let timer = callee.ends_with("setTimeout");
+            let delay = if timer { args.get(1) } else { args.first() };
+            let Some(delay) = delay.and_then(|a| product_f64(a)) else {
+                // A delay that is a name (the helper's own setTimeout) is counted at its calls.
+                if timer && !helpers.is_empty() {
+                    continue;
+                }
+                return None;
+            };
+            // Python sleeps take seconds; QuickJS's os.sleep, timers and their helpers, ms.
+            let secs = if self.python() { delay } else { delay / 1000.0 };
+            let around = self
+                .code
+                .loops
+                .iter()
+                .filter(|l| l.line <= *line && *line <= l.last_line)
+                .max_by_key(|l| l.depth);
+            let times = match around {
+                Some(l) if l.unknown_levels == 0 => l.total_known,
+                Some(_) => return None,
+                None => 1.0,
+            };
+            total += secs * times;
+            if first.is_none() {
+                let each = fmt_secs(secs);
+                let detail = if times > 1.0 {
+                    format!("{} × {each}", fmt_count(times))
+                } else {
+                    each
+                };
+                first = Some((*line, detail));
+            }
+        }
+        let (line, detail) = first?;
+        Some(TotalWait {
+            line,
+            secs: total,
+            detail,
+        })
+    }
+
     /// The line of the first call that sleeps (Python or JavaScript).
     /// A JavaScript timer whose delays are all known and short (under a second) is not a
     /// sleep: it fires after its delay and the call goes on.
@@ -559,6 +732,371 @@ impl Draft<'_, '_> {
             small_cap = cap(0),
         ));
     }
+}
+
+/// The variable a `while` header tests for being there (`while (node)`, `while node is not
+/// None`, `while (cur !== null)`) and the link field the code gives its items (`next`,
+/// `parent`, ... from `known_loop.link_fields`, as `.next` or a `next:` key), when it has one.
+fn unadvanced_link<'h>(header: &'h str, code: &str) -> Option<(&'h str, String)> {
+    let test = header.strip_prefix("while")?.trim();
+    let test = test
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or(test)
+        .trim();
+    let name = [
+        " is not None",
+        " !== null",
+        " != null",
+        " != None",
+        " !== undefined",
+    ]
+    .iter()
+    .find_map(|suffix| test.strip_suffix(suffix))
+    .unwrap_or(test)
+    .trim();
+    if leading_name(name) != Some(name) {
+        return None;
+    }
+    let bounded = |at: usize, len: usize| {
+        let after = code[at + len..].chars().next();
+        !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    };
+    let field = words::list("known_loop.links.fields")
+        .iter()
+        .find(|field| {
+            let dotted = format!(".{field}");
+            code.match_indices(&dotted)
+                .any(|(at, _)| bounded(at, dotted.len()))
+                || [
+                    format!("{field}:"),
+                    format!("\"{field}\""),
+                    format!("'{field}'"),
+                ]
+                .iter()
+                .any(|key| {
+                    code.match_indices(key.as_str()).any(|(at, _)| {
+                        !code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                    })
+                })
+        })?;
+    Some((name, field.clone()))
+}
+
+/// True when the loop at `line` (header `header`) steps by the variable of a loop around it:
+/// Python `for m in range(a, b, p)` or JavaScript `for (...; ...; m += p)` inside `for p ...`.
+fn strided_by_outer(loops: &[crate::scan::LoopInfo], line: u32, header: &str) -> bool {
+    let step = if let Some(args) = header
+        .split_once("range(")
+        .and_then(|(_, a)| a.strip_suffix(')'))
+    {
+        let parts: Vec<&str> = args.split(',').map(str::trim).collect();
+        match parts.as_slice() {
+            [_, _, step] => *step,
+            _ => return false,
+        }
+    } else if let Some((_, step)) = header.rsplit_once("+=") {
+        step.trim().trim_end_matches(')').trim()
+    } else {
+        return false;
+    };
+    if leading_name(step) != Some(step) {
+        return false;
+    }
+    loops.iter().any(|outer| {
+        outer.line < line && outer.last_line >= line && loop_variable(&outer.header) == Some(step)
+    })
+}
+
+/// The variable a `for` header binds: `p` of `for p in range(2, n)` or of
+/// `for (let p = 2; ...)`.
+fn loop_variable(header: &str) -> Option<&str> {
+    let rest = header.strip_prefix("for ")?;
+    let rest = rest.strip_prefix('(').map_or(rest, |r| {
+        ["let ", "var ", "const "]
+            .iter()
+            .find_map(|k| r.strip_prefix(k))
+            .unwrap_or(r)
+    });
+    leading_name(rest.trim_start())
+}
+
+/// A membership test on a list inside a long loop (see [`list_lookup_in_loop`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ListLookup {
+    /// The test as written (`key in seen`, `seen.includes(key)`).
+    test: String,
+    /// Its line (1-based).
+    line: usize,
+    list: String,
+    /// The line of the innermost long loop around it.
+    loop_line: u32,
+}
+
+/// Fewer passes than this make a list search cheap enough.
+const LONG_LOOP: f64 = 1_000.0;
+
+/// The first membership test on a list that sits inside a long loop (a thousand passes or
+/// more, or a number that depends on the data): Python's `x in NAME`, `x not in NAME`,
+/// `NAME.count(x)` and `NAME.index(x)`, JavaScript's `NAME.includes(x)` and
+/// `NAME.indexOf(x)`, where NAME is a list that grows (`append`, `push`) or was built from
+/// data (a comprehension, `list(...)`). Each test searches the list from its start, so the
+/// loop's work is quadratic in the data.
+fn list_lookup_in_loop(code: &str, loops: &[crate::scan::LoopInfo]) -> Option<ListLookup> {
+    let lines: Vec<&str> = code.lines().collect();
+    // Which lines lie inside a long loop (the innermost one's line), in one pass.
+    let mut inside: Vec<Option<u32>> = vec![None; lines.len() + 2];
+    // Deeply nested loops mark their lines once per level: bounded, so hostile code stays
+    // cheap.
+    let mut marks = 0usize;
+    let mut lists = std::collections::HashSet::new();
+    let mut grown = std::collections::HashSet::new();
+    for l in loops {
+        // The collection a loop walks is as long as the data: searching it is a loop too.
+        if let Some(walked) = walked_collection(&l.header) {
+            lists.insert(walked.to_owned());
+            grown.insert(walked.to_owned());
+        }
+        let long = l.unknown_levels > 0 || l.total_known >= LONG_LOOP;
+        if !long || marks > 4 * lines.len() + 10_000 {
+            continue;
+        }
+        // A loop on one line (a comprehension, `.filter(...)`) holds its own line.
+        let from = if l.last_line == l.line {
+            l.line as usize
+        } else {
+            l.line as usize + 1
+        };
+        let to = (l.last_line as usize).min(lines.len());
+        for slot in inside.iter_mut().take(to + 1).skip(from) {
+            // Loops come in order of their lines: a later one is the inner one.
+            *slot = Some(l.line);
+            marks += 1;
+        }
+    }
+    // `xs.filter(...)`, `xs.forEach(...)`: the receiver is walked.
+    for method in [
+        ".filter(",
+        ".map(",
+        ".forEach(",
+        ".some(",
+        ".every(",
+        ".reduce(",
+    ] {
+        for (at, _) in code.match_indices(method) {
+            if let Some(name) = trailing_name(&code[..at]) {
+                lists.insert(name.to_owned());
+                grown.insert(name.to_owned());
+            }
+        }
+    }
+    for line in &lines {
+        let l = line.trim().trim_end_matches(';');
+        let l = ["let ", "var ", "const "]
+            .iter()
+            .find_map(|k| l.strip_prefix(k))
+            .unwrap_or(l);
+        if let Some((name, value)) = l.split_once('=') {
+            let (name, value) = (name.trim(), value.trim());
+            if leading_name(name) == Some(name)
+                && !value.starts_with('=')
+                && (value.starts_with('[') || value.starts_with("list("))
+            {
+                // Built from data (a comprehension, `list(...)` of something): as long as the
+                // data. A literal of a few items (`['a', 'e', 'i']`) is a cheap search.
+                let built =
+                    value.contains(" for ") || (value.starts_with("list(") && value != "list()");
+                if built {
+                    grown.insert(name.to_owned());
+                }
+                lists.insert(name.to_owned());
+            }
+        }
+        for grow in [".append(", ".push(", ".extend(", ".insert("] {
+            for (at, _) in line.match_indices(grow) {
+                if let Some(name) = trailing_name(&line[..at]) {
+                    grown.insert(name.to_owned());
+                }
+            }
+        }
+    }
+    // Sets and dicts (and their JavaScript kin) find a key at once.
+    let hashed: std::collections::HashSet<&str> = lines
+        .iter()
+        .filter_map(|line| {
+            let l = line.trim();
+            let l = ["let ", "var ", "const "]
+                .iter()
+                .find_map(|k| l.strip_prefix(k))
+                .unwrap_or(l);
+            let (name, value) = l.split_once('=')?;
+            let (name, value) = (name.trim(), value.trim());
+            let hash = [
+                "{",
+                "set(",
+                "dict(",
+                "frozenset(",
+                "Counter(",
+                "defaultdict(",
+                "new Set",
+                "new Map",
+            ]
+            .iter()
+            .any(|h| value.starts_with(h));
+            (hash && leading_name(name) == Some(name)).then_some(name)
+        })
+        .collect();
+    let is_list =
+        |name: &str| lists.contains(name) && grown.contains(name) && !hashed.contains(name);
+    for (k, line) in lines.iter().enumerate() {
+        let Some(loop_line) = inside.get(k + 1).copied().flatten() else {
+            continue;
+        };
+        let trimmed = line.trim_start();
+        if !trimmed.starts_with("for ") {
+            for (at, _) in line.match_indices(" in ") {
+                let after = &line[at + 4..];
+                let Some(list) = leading_name(after).filter(|n| is_list(n)) else {
+                    continue;
+                };
+                if after[list.len()..].starts_with(['.', '[', '(']) {
+                    continue;
+                }
+                let head = line[..at].trim_end();
+                // `for x in xs` walks the list; only a test searches it.
+                if head.rsplit_once("for ").is_some_and(|(_, target)| {
+                    target
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || matches!(c, '_' | ',' | ' ' | '(' | ')'))
+                }) {
+                    continue;
+                }
+                let (head, not) = match head.strip_suffix(" not") {
+                    Some(h) => (h.trim_end(), " not"),
+                    None => (head, ""),
+                };
+                let Some(value) = trailing_name(head) else {
+                    continue;
+                };
+                return Some(ListLookup {
+                    test: format!("{value}{not} in {list}"),
+                    line: k + 1,
+                    list: list.to_owned(),
+                    loop_line,
+                });
+            }
+        }
+        for method in [".includes(", ".indexOf(", ".count(", ".index("] {
+            for (at, _) in line.match_indices(method) {
+                let Some(list) = trailing_name(&line[..at]).filter(|n| is_list(n)) else {
+                    continue;
+                };
+                let args = &line[at + method.len()..];
+                let arg = args.split(')').next().unwrap_or("").trim();
+                return Some(ListLookup {
+                    test: format!("{list}{method}{})", clip(arg, 30)),
+                    line: k + 1,
+                    list: list.to_owned(),
+                    loop_line,
+                });
+            }
+        }
+    }
+    None
+}
+
+/// The plain name a loop header walks: `xs` of `for x in xs` or of `for (const x of xs)`.
+fn walked_collection(header: &str) -> Option<&str> {
+    let what = if let Some(rest) = header.strip_prefix("for (") {
+        rest.split_once(" of ")?.1.trim_end_matches(')').trim()
+    } else {
+        header.strip_prefix("for ")?.split_once(" in ")?.1.trim()
+    };
+    (leading_name(what) == Some(what)).then_some(what)
+}
+
+/// The identifier at the end of `text`, if any (`seen` of `if key in seen`).
+fn trailing_name(text: &str) -> Option<&str> {
+    let start = text
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_alphanumeric() || *c == '_' || *c == '$')
+        .last()
+        .map(|(i, _)| i)?;
+    let name = &text[start..];
+    let member = text[..start].ends_with('.');
+    (!member)
+        .then_some(name)
+        .filter(|n| leading_name(n) == Some(*n))
+}
+
+/// What a call's sleeps add up to ([`Draft::total_wait`]).
+struct TotalWait {
+    /// The line of the first sleep.
+    line: u32,
+    secs: f64,
+    /// How the first one adds up: `3 × 15 s`, or its delay alone.
+    detail: String,
+}
+
+/// A count as written in advice: `3`, `100`, `1.5K`.
+fn fmt_count(n: f64) -> String {
+    if n < 10_000.0 {
+        format!("{}", n as u64)
+    } else {
+        fmt_fuel(n as u64)
+    }
+}
+
+/// A product of number literals (`60 * 1000`, `0.5`, `1e4`) as a number.
+fn product_f64(text: &str) -> Option<f64> {
+    text.split('*').try_fold(1f64, |acc, factor| {
+        let factor: f64 = factor.trim().replace('_', "").parse().ok()?;
+        (factor.is_finite() && factor >= 0.0).then_some(acc * factor)
+    })
+}
+
+/// The names of JavaScript functions that sleep by wrapping setTimeout around their own
+/// parameter: `const sleep = ms => new Promise(r => setTimeout(r, ms))`,
+/// `function wait(ms) { return new Promise(res => setTimeout(res, ms)); }`.
+fn js_sleep_helpers(code: &str) -> Vec<String> {
+    let mut delays: Vec<&str> = Vec::new();
+    for (at, _) in code.match_indices("setTimeout(") {
+        let args = call_arguments(&code[at + "setTimeout(".len()..]);
+        if let Some(delay) = args.get(1).filter(|d| leading_name(d) == Some(**d)) {
+            delays.push(delay);
+        }
+    }
+    if delays.is_empty() {
+        return Vec::new();
+    }
+    let mut helpers = Vec::new();
+    for line in code.lines() {
+        let l = line.trim();
+        let l = ["const ", "let ", "var ", "async "]
+            .iter()
+            .fold(l, |l, k| l.strip_prefix(k).unwrap_or(l));
+        let (name, params) = if let Some(rest) = l.strip_prefix("function ") {
+            let Some((name, rest)) = rest.split_once('(') else {
+                continue;
+            };
+            (name.trim(), rest.split(')').next().unwrap_or(""))
+        } else if let Some((name, rest)) = l.split_once('=') {
+            let rest = rest.trim();
+            let rest = rest.strip_prefix("async").map_or(rest, str::trim_start);
+            let Some((params, _)) = rest.split_once("=>") else {
+                continue;
+            };
+            (name.trim(), params.trim().trim_matches(['(', ')']))
+        } else {
+            continue;
+        };
+        let param = params.split(',').next().unwrap_or("").trim();
+        if leading_name(name) == Some(name) && !param.is_empty() && delays.contains(&param) {
+            helpers.push(name.to_owned());
+        }
+    }
+    helpers
 }
 
 /// A JavaScript timer that keeps a call waiting: pending timers run before the call ends, each
@@ -943,6 +1481,60 @@ mod loop_update_tests {
             zero_first_step("for i in range(10):\n    while t < 100:\n        t += 1\n"),
             None
         );
+    }
+}
+
+#[cfg(test)]
+mod list_lookup_tests {
+    use sandbox_protocol::Language;
+
+    use super::list_lookup_in_loop;
+    use crate::scan::{Source, loops};
+
+    fn found(code: &str, language: Language) -> Option<(String, usize, u32)> {
+        let src = Source::new(code, language);
+        list_lookup_in_loop(code, &loops(&src)).map(|f| (f.test, f.line, f.loop_line))
+    }
+
+    #[test]
+    fn a_list_searched_in_a_long_loop() {
+        let py = "seen = []\nfor i in range(100_000):\n    k = i % 7\n    if k in seen:\n        continue\n    seen.append(k)\n";
+        assert_eq!(
+            found(py, Language::Python),
+            Some(("k in seen".into(), 4, 2))
+        );
+        let counted = "xs = [w for w in text.split()]\nfor w in xs:\n    n = xs.count(w)\n";
+        assert_eq!(
+            found(counted, Language::Python).map(|f| f.0),
+            Some("xs.count(w)".into())
+        );
+        let js = "const ids = [];\nfor (const r of rows) {\n  if (!ids.includes(r.id)) ids.push(r.id);\n}";
+        assert_eq!(
+            found(js, Language::JavaScript).map(|f| f.0),
+            Some("ids.includes(r.id)".into())
+        );
+        // A list searched while it is walked.
+        let dupes = "dupes = [x for x in ids if ids.count(x) > 1]\n";
+        assert_eq!(
+            found(dupes, Language::Python).map(|f| f.0),
+            Some("ids.count(x)".into())
+        );
+        let unique = "const u = names.filter((n, i) => names.indexOf(n) === i);";
+        assert_eq!(
+            found(unique, Language::JavaScript).map(|f| f.0),
+            Some("names.indexOf(n)".into())
+        );
+        // A few constant items, a short loop, or a set: no quadratic search.
+        for cheap in [
+            "vowels = ['a', 'e']\nfor ch in text:\n    if ch in vowels:\n        n += 1\n",
+            "seen = []\nfor i in range(10):\n    if i in seen:\n        pass\n    seen.append(i)\n",
+            "seen = set()\nfor i in data:\n    if i in seen:\n        pass\n    seen.add(i)\n",
+            "total = sum(x for x in xs)\n",
+            "stop = {'a', 'the'}\nfor s in stop:\n    pass\nfor w in words:\n    if w in stop:\n        n += 1\n",
+            "for row in rows:\n    for cell in row:\n        pass\n",
+        ] {
+            assert_eq!(found(cheap, Language::Python), None, "{cheap}");
+        }
     }
 }
 

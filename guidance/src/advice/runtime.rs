@@ -1,7 +1,8 @@
 //! Advice for `runtime_error`, the code raised or threw. First the evidence is checked for
 //! what is not a bug in the logic: a file operation (files), a capability the sandbox lacks
-//! (processes, network, threads, stdin), a missing module (names), the JavaScript host
-//! (js_host). Otherwise the exception is quoted with its place in the code, and its name picks
+//! (processes, network, a server that cannot listen, threads, stdin), a missing module
+//! (names), the JavaScript host (js_host). Otherwise the exception is quoted with its place in
+//! the code (after stdin read empty, when the code read it), and its name picks
 //! the usual causes: the message-dependent ones here, the fixed ones from the `exception_fixes`
 //! tables of each family. The words live in `words/runtime.toml`.
 
@@ -85,10 +86,18 @@ impl Draft<'_, '_> {
                     .iter()
                     .any(|c| callee == c || callee.ends_with(&format!(".{c}")))
             });
+        // A server the code starts fails wherever the socket layer gives up (bind, listen,
+        // an unsupported socket option): the server, not that call, is the cause.
+        let server = self.code.calls.iter().any(|(callee, _, _)| {
+            let last = callee.rsplit('.').next().unwrap_or(callee);
+            words::list("no_server.calls").iter().any(|c| c == last)
+        });
         if pool || mentions(lower, words::list("no_process_pool.signs")) {
             self.rule("no_process_pool");
         } else if mentions(lower, words::list("no_processes.signs")) {
             self.rule("no_processes");
+        } else if server && mentions(lower, words::list("no_server.signs")) {
+            self.rule("no_server");
         } else if mentions(lower, words::list("no_network.signs")) {
             self.rule("no_network");
         } else if lower.contains("can't start new thread") {
@@ -135,6 +144,11 @@ impl Draft<'_, '_> {
             && let Some((value, array)) = js_in_on_array(self.f.code)
         {
             self.fix(say!("js_in_on_array.fix", value = value, array = array));
+        }
+        // Code that read stdin got nothing (there is none): what failed after it failed on
+        // the missing input.
+        if let Some((call, line)) = self.empty_stdin_read(name) {
+            self.fix(say!("no_stdin.read_empty", call = call, line = line));
         }
         if let Some(fix) = self.known_message_fix(lower) {
             self.fix(fix);
@@ -204,6 +218,35 @@ impl Draft<'_, '_> {
             _ => self.fixed_exception_fixes(name),
         }
         self.where_fix(where_.as_deref());
+    }
+
+    /// The first read of stdin (`sys.stdin.read()`, `for line in sys.stdin`, QuickJS's
+    /// `std.in.getline()`) at or above the failing line, for an exception that can come from
+    /// working on no input (not a name or an import that is missing): the read as written and
+    /// its line.
+    fn empty_stdin_read(&self, name: &str) -> Option<(String, u32)> {
+        if words::list("no_stdin.unrelated").iter().any(|n| n == name) {
+            return None;
+        }
+        let reads = words::list("no_stdin.reads");
+        let failing = self
+            .location()
+            .filter(|l| l.current)
+            .map_or(u32::MAX, |l| l.line);
+        let call = self
+            .code
+            .calls
+            .iter()
+            .find(|(callee, line, _)| reads.contains(callee) && *line <= failing)
+            .map(|(callee, line, _)| (format!("{callee}()"), *line));
+        let iterated = || {
+            self.f.code.lines().enumerate().find_map(|(k, l)| {
+                let l = l.trim();
+                (l.starts_with("for ") && l.contains(" in sys.stdin") && (k as u32) < failing)
+                    .then(|| ("for ... in sys.stdin".to_owned(), k as u32 + 1))
+            })
+        };
+        call.or_else(iterated)
     }
 
     /// Where to start looking: the failing line, or the traceback's last frame in the code.

@@ -2,8 +2,11 @@
 //! read from the line itself: a pattern that matched no file (passed on literally), a variable
 //! holding spaces expanded unquoted (split into words), file names split by `xargs`, a
 //! here-doc whose unquoted delimiter let the shell expand `$...` in its body, bash's arrays,
-//! and Python sent as a command line. Pure functions of the text; `command.rs` and `syntax.rs`
-//! word the fixes.
+//! Python sent as a command line, and single quotes nested in a single-quoted program
+//! (`python -c '...'`), whose program the line also yields for the loop checks. Pure
+//! functions of the text; `command.rs`, `syntax.rs` and `draft.rs` use them.
+
+use sandbox_protocol::Language;
 
 use super::code_lines::is_name;
 
@@ -218,9 +221,111 @@ fn is_module(name: &str) -> bool {
     name.split('.').all(is_name)
 }
 
+/// The interpreters whose inline program a command line may carry, with the option that
+/// introduces it and the program's language.
+const INLINE_PROGRAMS: [(&str, Language); 5] = [
+    ("python -c ", Language::Python),
+    ("python3 -c ", Language::Python),
+    ("node -e ", Language::JavaScript),
+    ("node --eval ", Language::JavaScript),
+    ("qjs -e ", Language::JavaScript),
+];
+
+/// Where the quoted program of `python -c '...'` (or `node -e "..."`) starts, in the line:
+/// the option as written, the quote, and the index just after it.
+fn inline_start(line: &str) -> Option<(&'static str, char, usize)> {
+    INLINE_PROGRAMS.iter().find_map(|(option, _)| {
+        let at = line.find(option)?;
+        let before = line[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '/' || c == '.') {
+            return None;
+        }
+        let open = at + option.len();
+        let quote = line[open..]
+            .chars()
+            .next()
+            .filter(|c| matches!(c, '\'' | '"'))?;
+        Some((option.trim_end(), quote, open + 1))
+    })
+}
+
+/// The program of a command line that runs one inline program, `python -c 'CODE'` or
+/// `node -e "CODE"`: the code between its quotes (up to the first closing one) and its
+/// language.
+pub(super) fn inline_program(line: &str) -> Option<(&str, Language)> {
+    let (option, quote, start) = inline_start(line)?;
+    let language = INLINE_PROGRAMS
+        .iter()
+        .find(|(o, _)| o.trim_end() == option)
+        .map(|(_, l)| *l)?;
+    let end = closing_quote(line, start, quote)?;
+    Some((&line[start..end], language))
+}
+
+/// The index of the quote that closes a string opened just before `start`: the next `'` for
+/// single quotes, the next unescaped `"` for double ones.
+fn closing_quote(line: &str, start: usize, quote: char) -> Option<usize> {
+    let mut escaped = false;
+    for (i, c) in line[start..].char_indices() {
+        match c {
+            '\\' if quote == '"' && !escaped => escaped = true,
+            c if c == quote && !escaped => return Some(start + i),
+            _ => escaped = false,
+        }
+    }
+    None
+}
+
+/// A single-quoted inline program (`python -c '...'`) with single quotes inside: the first
+/// inner quote ends the outer quoting in the middle of a word, so the shell passes the text
+/// between the inner quotes unquoted. The option as written and that text (`a` for
+/// `python -c 'print({'a': 1})'`).
+pub(super) fn nested_single_quotes(line: &str) -> Option<(&'static str, &str)> {
+    let (option, quote, start) = inline_start(line)?;
+    if quote != '\'' {
+        return None;
+    }
+    let close = closing_quote(line, start, '\'')?;
+    let after = line[close + 1..].chars().next()?;
+    if after.is_whitespace() || matches!(after, ';' | '|' | '&' | ')' | '>' | '<') {
+        return None;
+    }
+    let inner_start = close + 1;
+    let inner_end = line[inner_start..]
+        .find('\'')
+        .map_or(line.len(), |e| inner_start + e);
+    let inner = &line[inner_start..inner_end];
+    (!inner.trim().is_empty()).then_some((option, inner))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inline_programs_and_their_nested_quotes() {
+        let line = "yes | python -c 'while True: pass'";
+        assert_eq!(
+            inline_program(line),
+            Some(("while True: pass", Language::Python))
+        );
+        assert_eq!(
+            inline_program("node -e \"console.log(\\\"hi\\\")\" && ls").map(|p| p.1),
+            Some(Language::JavaScript)
+        );
+        assert_eq!(inline_program("mypython -c 'x'"), None);
+        assert_eq!(
+            nested_single_quotes("python -c 'import json; print(json.dumps({'k': 1}))'"),
+            Some(("python -c", "k"))
+        );
+        assert_eq!(
+            nested_single_quotes("python3 -c 'print('hello world')'"),
+            Some(("python3 -c", "hello world"))
+        );
+        assert_eq!(nested_single_quotes("python -c 'print(1)' > out.txt"), None);
+        assert_eq!(nested_single_quotes("python -c 'print(1)'"), None);
+        assert_eq!(nested_single_quotes("python -c \"print('a')\""), None);
+    }
 
     #[test]
     fn globs_that_matched_nothing() {

@@ -1,6 +1,7 @@
 //! Loops whose way out the code shows is never taken, read off the text: an exact test the
 //! variable steps over or that floats never meet, a value clamped away from its limit, a retry
-//! behind an `except` that catches everything, a counter the loop tests but never moves, a
+//! behind an `except` that catches everything, a counter the loop tests but never moves (also
+//! as the only `break` of a `while True`), a random draw that can never meet the exit, a
 //! chain of links followed with no record of where it has been, a shell `while` whose variable
 //! never changes, and an infinite iterator collected into a list. Each finding names the line
 //! and the variable, so `limits` and `memory` can word the cause before any budget; a
@@ -119,6 +120,124 @@ impl<'c> LoopText<'c> {
         })
     }
 
+    /// A `while True` loop whose only ways out are `if TEST: break` tests that read plain
+    /// variables nothing in the loop changes (`if count >= 5: break` without `count += 1`):
+    /// the test never turns true. The test, its first variable and the test's line.
+    pub(super) fn exit_never_changes(&self) -> Option<(String, String, usize)> {
+        self.loops.iter().find_map(|l| {
+            if !matches!(l.condition.as_str(), "True" | "true" | "1") {
+                return None;
+            }
+            let exits = keep_going(l);
+            let leaves = l
+                .body
+                .iter()
+                .filter(|(_, t)| {
+                    names_in(t)
+                        .iter()
+                        .any(|w| matches!(*w, "break" | "return" | "raise" | "throw"))
+                })
+                .count();
+            // A function may change a variable of the code's own: a Python one that declares
+            // it global, a JavaScript one the body calls (closures share the scope).
+            let shared = self
+                .lines
+                .iter()
+                .any(|t| t.contains("global ") || t.contains("nonlocal "));
+            let js_call = l.condition == "true" && l.body.iter().any(|(_, t)| calls_a_function(t));
+            if exits.is_empty() || exits.len() != leaves || shared || js_call {
+                return None;
+            }
+            let mut first = None;
+            for k in &exits {
+                if [&k.lhs, &k.rhs]
+                    .iter()
+                    .any(|side| side.contains(['(', '.', '[']))
+                {
+                    return None;
+                }
+                let names = names_in(&k.lhs)
+                    .into_iter()
+                    .chain(names_in(&k.rhs))
+                    .filter(|n| {
+                        !matches!(*n, "True" | "False" | "None" | "true" | "false" | "null")
+                    })
+                    .collect::<Vec<_>>();
+                let changed = names.iter().any(|n| {
+                    !assignments_of(&l.body, n).is_empty()
+                        || l.body.iter().any(|(_, t)| {
+                            t.contains(&format!("{n}++"))
+                                || t.contains(&format!("++{n}"))
+                                || t.contains(&format!("{n}--"))
+                        })
+                });
+                if changed || names.is_empty() {
+                    return None;
+                }
+                first.get_or_insert((k.test.clone(), names[0].to_owned(), k.line));
+            }
+            first
+        })
+    }
+
+    /// A loop whose way out waits for a random value it can never draw: `guess == 11` for
+    /// `guess = random.randint(1, 10)`, in an `if` of the body or the loop's own condition.
+    pub(super) fn impossible_test(&self) -> Option<ImpossibleTest> {
+        self.loops.iter().find_map(|l| {
+            let own = comparison(&l.condition)
+                .map(|(lhs, op, rhs)| (lhs, negated(op), rhs, l.condition.clone(), l.at + 1));
+            let exits = l.body.iter().filter_map(|(k, line)| {
+                let test = line.trim().strip_prefix("if")?.trim();
+                let test = test.strip_suffix(':').unwrap_or(test).trim();
+                let test = match test.strip_prefix('(') {
+                    Some(js) => &js[..matching_paren(test)?.saturating_sub(1)],
+                    None => test,
+                };
+                let (lhs, op, rhs) = comparison(test)?;
+                Some((lhs, op, rhs, test.to_owned(), k + 1))
+            });
+            own.into_iter()
+                .chain(exits)
+                .find_map(|(lhs, op, rhs, test, line)| {
+                    let target = rhs
+                        .trim_end_matches(';')
+                        .replace('_', "")
+                        .parse::<f64>()
+                        .ok()?;
+                    let name = leading_name(&lhs).filter(|n| *n == lhs)?;
+                    // The draw: in the body, or just above the loop.
+                    let before = self.lines[..l.at]
+                        .iter()
+                        .enumerate()
+                        .rev()
+                        .take(START_LOOKBACK)
+                        .map(|(k, t)| (k, *t));
+                    let (at, source, low, high) =
+                        l.body.iter().copied().chain(before).find_map(|(k, t)| {
+                            random_draw(t, name).map(|(s, lo, hi)| (k, s, lo, hi))
+                        })?;
+                    let possible = match op {
+                        "==" | "===" => low <= target && target <= high,
+                        ">" => high > target,
+                        ">=" => high >= target,
+                        "<" => low < target,
+                        "<=" => low <= target,
+                        _ => true,
+                    };
+                    (!possible).then(|| ImpossibleTest {
+                        test,
+                        line,
+                        name: name.to_owned(),
+                        source,
+                        source_line: at + 1,
+                        low: fmt_number(low),
+                        high: fmt_number(high),
+                        target: rhs.trim_end_matches(';').to_owned(),
+                    })
+                })
+        })
+    }
+
     /// A loop that follows links (`page = redirects[page]`, `node = parent.get(node)`) in code
     /// that keeps no record of where it has been: a chain that comes back on itself never ends.
     /// The variable, the step as written and its line.
@@ -195,6 +314,141 @@ fn while_loops<'c>(lines: &[&'c str]) -> Vec<WhileLoop<'c>> {
     out
 }
 
+/// A loop's exit test that a random draw can never satisfy (see [`LoopText::impossible_test`]),
+/// with what its rule quotes.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct ImpossibleTest {
+    pub(super) test: String,
+    pub(super) line: usize,
+    pub(super) name: String,
+    /// The draw as written (`random.randint(1, 10)`).
+    pub(super) source: String,
+    pub(super) source_line: usize,
+    pub(super) low: String,
+    pub(super) high: String,
+    pub(super) target: String,
+}
+
+impl ImpossibleTest {
+    /// The fix that words it (`known_loop.impossible_test`).
+    pub(super) fn fix(&self) -> String {
+        let Self {
+            test,
+            line,
+            name,
+            source,
+            source_line,
+            low,
+            high,
+            target,
+        } = self;
+        say!(
+            "known_loop.impossible_test",
+            test,
+            line,
+            name,
+            source,
+            source_line,
+            low,
+            high,
+            target
+        )
+    }
+}
+
+/// True when `line` calls a free function (`work()`, not `xs.push()` or `if (...)`).
+fn calls_a_function(line: &str) -> bool {
+    line.match_indices('(').any(|(at, _)| {
+        let head = &line[..at];
+        let start = head
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .map_or(0, |s| s + 1);
+        let name = &head[start..];
+        !name.is_empty()
+            && !head[..start].ends_with('.')
+            && !matches!(
+                name,
+                "if" | "while" | "for" | "switch" | "catch" | "function" | "return" | "typeof"
+            )
+    })
+}
+
+/// The comparison that is true exactly when `op` is false.
+fn negated(op: &str) -> &'static str {
+    match op {
+        "==" => "!=",
+        "===" => "!==",
+        "!=" => "==",
+        "!==" => "===",
+        ">=" => "<",
+        "<=" => ">",
+        ">" => "<=",
+        _ => ">=",
+    }
+}
+
+/// A whole number as written (`10`, not `10.0`).
+fn fmt_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        v.to_string()
+    }
+}
+
+/// `name = random.randint(A, B)` (also `randrange`, `random.choice([...])` of numbers, and
+/// JavaScript's `Math.floor(Math.random() * N) + K`) on `line`: the draw as written and the
+/// least and greatest values it can give.
+fn random_draw(line: &str, name: &str) -> Option<(String, f64, f64)> {
+    let l = line.trim().trim_end_matches(';');
+    let l = ["let ", "var ", "const "]
+        .iter()
+        .find_map(|k| l.strip_prefix(k))
+        .unwrap_or(l);
+    let value = l.strip_prefix(name)?.trim_start().strip_prefix('=')?;
+    if value.starts_with('=') {
+        return None;
+    }
+    let value = value.trim();
+    let number = |t: &str| t.trim().replace('_', "").parse::<f64>().ok();
+    let args = |call: &str| -> Option<Vec<f64>> {
+        let inner = value.strip_prefix(call)?.strip_suffix(')')?;
+        inner.split(',').map(number).collect()
+    };
+    let range = if let Some(a) = args("random.randint(").or_else(|| args("randint(")) {
+        match a.as_slice() {
+            [lo, hi] => (*lo, *hi),
+            _ => return None,
+        }
+    } else if let Some(a) = args("random.randrange(").or_else(|| args("randrange(")) {
+        match a.as_slice() {
+            [hi] => (0.0, hi - 1.0),
+            [lo, hi] => (*lo, hi - 1.0),
+            _ => return None,
+        }
+    } else if let Some(inner) = value
+        .strip_prefix("random.choice([")
+        .or_else(|| value.strip_prefix("choice(["))
+        .and_then(|r| r.strip_suffix("])"))
+    {
+        let xs: Vec<f64> = inner.split(',').map(number).collect::<Option<_>>()?;
+        let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo.is_finite() && hi.is_finite()).then_some((lo, hi))?
+    } else {
+        let rest = value
+            .strip_prefix("Math.floor(Math.random() *")
+            .or_else(|| value.strip_prefix("Math.floor(Math.random()*"))?;
+        let (n, after) = rest.split_once(')')?;
+        let k = match after.trim() {
+            "" => 0.0,
+            plus => number(plus.strip_prefix('+')?)?,
+        };
+        (k, k + number(n)? - 1.0)
+    };
+    (range.0 <= range.1).then(|| (value.to_owned(), range.0, range.1))
+}
+
 /// `(a < b)` without its outer brackets; other text as it is.
 fn parenthesised(text: &str) -> String {
     text.strip_prefix('(')
@@ -258,19 +512,9 @@ fn keep_going(l: &WhileLoop<'_>) -> Vec<KeepGoing> {
         };
         let Some(test) = test else { continue };
         if let Some((lhs, op, rhs)) = comparison(&test) {
-            let negated = match op {
-                "==" => "!=",
-                "===" => "!==",
-                "!=" => "==",
-                "!==" => "===",
-                ">=" => "<",
-                "<=" => ">",
-                ">" => "<=",
-                _ => ">=",
-            };
             out.push(KeepGoing {
                 lhs,
-                op: negated,
+                op: negated(op),
                 rhs,
                 test,
                 line: k + 1,
@@ -822,6 +1066,55 @@ mod tests {
         let with_seen =
             "seen = set()\nwhile p in nxt and p not in seen:\n    seen.add(p)\n    p = nxt[p]\n";
         assert_eq!(LoopText::read(with_seen).chain_without_visited(), None);
+    }
+
+    #[test]
+    fn a_while_true_whose_exit_never_changes() {
+        let code = "count = 0\nwhile True:\n    total += 1\n    if count >= 5:\n        break\n";
+        assert_eq!(
+            LoopText::read(code).exit_never_changes(),
+            Some(("count >= 5".to_owned(), "count".to_owned(), 4))
+        );
+        let js = "let tries = 0;\nwhile (true) {\n  total += 1;\n  if (tries > 3) break;\n}";
+        assert!(LoopText::read(js).exit_never_changes().is_some());
+        // A JavaScript function the body calls may change it (a closure).
+        let called = "let tries = 0;\nwhile (true) {\n  work();\n  if (tries > 3) break;\n}";
+        assert_eq!(LoopText::read(called).exit_never_changes(), None);
+        for ends in [
+            "while True:\n    count += 1\n    if count >= 5:\n        break\n",
+            "while True:\n    if count >= 5:\n        break\n    if done():\n        break\n",
+            "while True:\n    if f(x) > 2:\n        break\n",
+            "while (true) {\n  if (tries > 3) break;\n  tries++;\n}",
+        ] {
+            assert_eq!(LoopText::read(ends).exit_never_changes(), None, "{ends}");
+        }
+    }
+
+    #[test]
+    fn a_random_draw_that_never_meets_the_exit() {
+        let code = "found = False\nwhile not found:\n    guess = random.randint(1, 10)\n    if guess == 11:\n        found = True\n";
+        let t = LoopText::read(code)
+            .impossible_test()
+            .expect("11 is never drawn");
+        assert_eq!(
+            (t.test.as_str(), t.line, t.source_line),
+            ("guess == 11", 4, 3)
+        );
+        assert_eq!((t.low.as_str(), t.high.as_str()), ("1", "10"));
+        let js = "let r = 0;\nwhile (r !== 6) {\n  r = Math.floor(Math.random() * 6) + 0;\n}";
+        assert!(LoopText::read(js).impossible_test().is_some());
+        for possible in [
+            "while True:\n    g = random.randint(1, 10)\n    if g == 10:\n        break\n",
+            "while r != 5:\n    r = random.randrange(6)\n",
+            "let r = 0;\nwhile (r !== 5) {\n  r = Math.floor(Math.random() * 6);\n}",
+            "while x != 11:\n    x = random.randint(1, n)\n",
+        ] {
+            assert_eq!(
+                LoopText::read(possible).impossible_test(),
+                None,
+                "{possible}"
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Loops and what is known of their size: Python `for`/`while` blocks and comprehensions,
 //! JavaScript `for`/`while` statements and iteration methods (`.forEach`, `.map`, ...), with
-//! their nesting, constant bounds and whether they can ever end.
+//! their nesting, constant bounds and whether they can ever end: a condition is read against
+//! what the body changes (a name only read, `lines[i]` or `len(lines)`, is not changed; a
+//! counter stepped away from its limit never reaches it).
 
 use sandbox_protocol::Language;
 
@@ -94,8 +96,17 @@ fn python_loops(src: &Source<'_>) -> Vec<LoopInfo> {
                 (Some(condition), false) => format!("while {condition}"),
                 (None, false) => "while ...".to_owned(),
             };
+            let away = (!always && no_exit && unchanged.is_none())
+                .then(|| python_counts_away(src, i))
+                .flatten();
+            let header = match &away {
+                Some(condition) => format!("while {condition}"),
+                None => header,
+            };
             let cause = if always && no_exit {
                 Some(Endless::NoExit)
+            } else if away.is_some() {
+                Some(Endless::WrongDirection)
             } else {
                 unchanged.map(|_| Endless::UnchangedCondition)
             };
@@ -239,61 +250,225 @@ fn python_body_has_break(src: &Source<'_>, header: usize) -> bool {
     false
 }
 
-/// The condition of the `while` at `header` (`count < 10`) when nothing in the loop's body
-/// can change it: its names are plain variables that the body never assigns, rebinds with
-/// `for`, deletes or calls a method on, and no function declares global. Such a loop never
-/// ends once it starts (the counter that is never incremented). `None` for conditions with
-/// calls, attributes or subscripts, which the body may change unseen.
-fn python_unchanged_condition(src: &Source<'_>, header: usize) -> Option<String> {
+/// Calls a `while` condition may make without changing anything: they read their arguments
+/// (`len(lines)`, `abs(x)`), so the condition changes only when those do.
+const PURE_CALLS: [&str; 10] = [
+    "len", "abs", "int", "float", "round", "min", "max", "sum", "bool", "str",
+];
+
+/// The names a Python `while` condition reads (the header's keyword at `header`, its `:` at
+/// `colon`), and among them the containers (the arguments of `len(...)` and the like), or
+/// `None` when it reads anything else (an attribute, a subscript, another call, `:=`), which
+/// the body may change unseen.
+fn python_condition_names<'a>(
+    src: &Source<'a>,
+    header: usize,
+    colon: usize,
+) -> Option<(Vec<&'a str>, Vec<&'a str>)> {
     let t = &src.tokens;
-    let colon = (header + 1..t.len().min(header + 64))
-        .find(|&k| src.is(k, ":") && t[k].depth == t[header].depth)?;
-    let condition = &t[header + 1..colon];
-    let mut names: Vec<&str> = Vec::new();
-    for (k, tok) in condition.iter().enumerate() {
-        let at = header + 1 + k;
+    let (mut names, mut containers) = (Vec::new(), Vec::new());
+    // The closing brackets of the pure calls open at this point.
+    let mut open_calls: Vec<usize> = Vec::new();
+    for (at, tok) in t.iter().enumerate().take(colon).skip(header + 1) {
+        if open_calls.last() == Some(&at) {
+            open_calls.pop();
+            continue;
+        }
         match tok.kind {
             Kind::Ident if matches!(tok.text, "not" | "and" | "or" | "in" | "is" | "None") => {}
+            Kind::Ident
+                if src.is(at + 1, "(")
+                    && PURE_CALLS.contains(&tok.text)
+                    && !src.is_member(at)
+                    && src.partner[at + 1] != NONE
+                    && src.partner[at + 1] < colon =>
+            {
+                open_calls.push(src.partner[at + 1]);
+            }
+            // The `(` of the pure call just pushed.
+            Kind::Op
+                if tok.text == "("
+                    && open_calls
+                        .last()
+                        .is_some_and(|close| src.partner[at] == *close) => {}
             Kind::Ident if src.is(at + 1, "(") || src.is(at + 1, ".") || src.is(at + 1, "[") => {
                 return None;
             }
-            Kind::Ident => names.push(tok.text),
+            Kind::Ident => {
+                names.push(tok.text);
+                if !open_calls.is_empty() {
+                    containers.push(tok.text);
+                }
+            }
             Kind::Op if matches!(tok.text, "." | "[" | "(" | ":=") => return None,
             _ => {}
         }
     }
-    if names.is_empty()
-        || t.iter().enumerate().any(|(k, tok)| {
-            matches!(tok.text, "global" | "nonlocal") && tok.kind == Kind::Ident && {
-                let line = tok.line;
-                t[k..]
-                    .iter()
-                    .take_while(|n| n.line == line)
-                    .any(|n| names.contains(&n.text))
-            }
+    Some((names, containers))
+}
+
+/// True when the token at `k`, a use of a name, may change what the name holds: it is
+/// assigned, rebound (`for`, `del`, `as`, a tuple target), mutated through a method call or an
+/// item or attribute assignment; a container (`containers`) also when it is handed to a call,
+/// which may fill or empty it. Reading it (`x[i]`, `node.value`) changes nothing.
+fn python_changes_name(src: &Source<'_>, k: usize, containers: &[&str]) -> bool {
+    let t = &src.tokens;
+    let assignment = |j: usize| {
+        t.get(j).is_some_and(|n| {
+            n.kind == Kind::Op
+                && n.text.ends_with('=')
+                && !matches!(n.text, "==" | "!=" | "<=" | ">=")
         })
-    {
+    };
+    if assignment(k + 1) {
+        return true;
+    }
+    if k > 0 && matches!(t[k - 1].text, "for" | "del" | "as" | ",") && t[k - 1].kind != Kind::Str {
+        return true;
+    }
+    if src.is(k + 1, ",") {
+        return true;
+    }
+    // `x.append(v)` may change it; `x.attr = v` changes what it holds.
+    if src.is(k + 1, ".") {
+        return src.is(k + 3, "(") || assignment(k + 3);
+    }
+    // `x[i] = v` changes it; `x[i]` reads it.
+    if src.is(k + 1, "[") {
+        let close = src.partner[k + 1];
+        return close == NONE || assignment(close + 1);
+    }
+    let handed = k > 0 && (src.is(k - 1, "(") || src.is(k - 1, ",")) && t[k].depth > 0;
+    handed && containers.contains(&t[k].text)
+}
+
+/// The condition of the `while` at `header` (`count < 10`) when nothing in the loop's body
+/// can change it: its names are plain variables (or the arguments of `len(...)` and the like)
+/// that the body never assigns, rebinds with `for`, deletes or calls a method on, and no
+/// function declares global. Such a loop never ends once it starts (the counter that is never
+/// incremented, the index of `while i < len(lines)` never moved). `None` for conditions with
+/// other calls, attributes or subscripts, which the body may change unseen.
+fn python_unchanged_condition(src: &Source<'_>, header: usize) -> Option<String> {
+    let t = &src.tokens;
+    let colon = (header + 1..t.len().min(header + 64))
+        .find(|&k| src.is(k, ":") && t[k].depth == t[header].depth)?;
+    let (names, containers) = python_condition_names(src, header, colon)?;
+    if names.is_empty() || declared_global(src, &names) {
         return None;
     }
     let indent = t[header].indent;
     let mut k = colon + 1;
     while k < t.len() && !(t[k].line_start && t[k].indent <= indent) {
-        if t[k].kind == Kind::Ident && names.contains(&t[k].text) && !src.is_member(k) {
-            let assigned = t.get(k + 1).is_some_and(|n| {
-                n.kind == Kind::Op
-                    && n.text.ends_with('=')
-                    && !matches!(n.text, "==" | "!=" | "<=" | ">=")
-            });
-            let rebound = k > 0 && matches!(t[k - 1].text, "for" | "del" | "as" | ",");
-            let changed_through = src.is(k + 1, ".") || src.is(k + 1, "[") || src.is(k + 1, ",");
-            if assigned || rebound || changed_through {
+        if t[k].kind == Kind::Ident
+            && names.contains(&t[k].text)
+            && !src.is_member(k)
+            && python_changes_name(src, k, &containers)
+        {
+            return None;
+        }
+        k += 1;
+    }
+    Some(src.text(header + 1, colon - 1).to_owned())
+}
+
+/// True when a `global` or `nonlocal` line names one of `names`: a function may change it.
+fn declared_global(src: &Source<'_>, names: &[&str]) -> bool {
+    let t = &src.tokens;
+    t.iter().enumerate().any(|(k, tok)| {
+        matches!(tok.text, "global" | "nonlocal") && tok.kind == Kind::Ident && {
+            let line = tok.line;
+            t[k..]
+                .iter()
+                .take_while(|n| n.line == line)
+                .any(|n| names.contains(&n.text))
+        }
+    })
+}
+
+/// The condition of the `while` at `header` when its counter only moves away from its limit:
+/// `while remaining > 0:` whose body only adds a positive number to `remaining` (`+= 1`,
+/// `= remaining + 2`), or `while i < n:` whose body only subtracts. Once the loop starts, the
+/// test stays true. The limit's names must not change in the body either.
+fn python_counts_away(src: &Source<'_>, header: usize) -> Option<String> {
+    let t = &src.tokens;
+    let colon = (header + 1..t.len().min(header + 64))
+        .find(|&k| src.is(k, ":") && t[k].depth == t[header].depth)?;
+    let cmp = (header + 1..colon)
+        .find(|&k| t[k].kind == Kind::Op && matches!(t[k].text, "<" | "<=" | ">" | ">="))?;
+    let plain = |from: usize, to: usize| {
+        (from..to).all(|k| match t[k].kind {
+            Kind::Ident => !src.is(k + 1, "(") && !src.is(k + 1, ".") && !src.is(k + 1, "["),
+            Kind::Number => true,
+            Kind::Op => matches!(t[k].text, "+" | "-" | "*" | "/" | "//"),
+            _ => false,
+        })
+    };
+    if !plain(header + 1, cmp) || !plain(cmp + 1, colon) {
+        return None;
+    }
+    // The counter is alone on one side; "up" means the test holds while it is large.
+    let (counter, holds_when_large) = if cmp == header + 2 && t[header + 1].kind == Kind::Ident {
+        (t[header + 1].text, matches!(t[cmp].text, ">" | ">="))
+    } else if cmp + 2 == colon && t[cmp + 1].kind == Kind::Ident {
+        (t[cmp + 1].text, matches!(t[cmp].text, "<" | "<="))
+    } else {
+        return None;
+    };
+    let limit_names: Vec<&str> = (header + 1..colon)
+        .filter(|&k| t[k].kind == Kind::Ident && t[k].text != counter)
+        .map(|k| t[k].text)
+        .collect();
+    if declared_global(src, &[counter]) {
+        return None;
+    }
+    let indent = t[header].indent;
+    let mut k = colon + 1;
+    let mut direction: Option<bool> = None;
+    while k < t.len() && !(t[k].line_start && t[k].indent <= indent) {
+        if t[k].kind == Kind::Ident && !src.is_member(k) {
+            if matches!(t[k].text, "break" | "return" | "raise") {
                 return None;
+            }
+            if limit_names.contains(&t[k].text) && python_changes_name(src, k, &[]) {
+                return None;
+            }
+            if t[k].text == counter && python_changes_name(src, k, &[]) {
+                let step = python_constant_step(src, k, counter)?;
+                let up = step > 0.0;
+                if direction.is_some_and(|d| d != up) {
+                    return None;
+                }
+                direction = Some(up);
             }
         }
         k += 1;
     }
-    let text: Vec<&str> = condition.iter().map(|t| t.text).collect();
-    Some(text.join(" "))
+    (direction? == holds_when_large).then(|| src.text(header + 1, colon - 1).to_owned())
+}
+
+/// The constant step of the update of `name` at `k`: `+= 2` gives 2, `-= 1` gives -1,
+/// `= name + 3` gives 3; `None` for any other update.
+fn python_constant_step(src: &Source<'_>, k: usize, name: &str) -> Option<f64> {
+    let t = &src.tokens;
+    let number = |j: usize| {
+        let tok = t.get(j).filter(|n| n.kind == Kind::Number)?;
+        let ends = t
+            .get(j + 1)
+            .is_none_or(|n| n.line_start || n.line != tok.line);
+        ends.then(|| tok.text.replace('_', "").parse::<f64>().ok())
+            .flatten()
+            .filter(|v| *v > 0.0)
+    };
+    match t.get(k + 1).map(|n| n.text)? {
+        "+=" => number(k + 2),
+        "-=" => number(k + 2).map(|v| -v),
+        "=" if src.is(k + 2, name) => match t.get(k + 3).map(|n| n.text)? {
+            "+" => number(k + 4),
+            "-" => number(k + 4).map(|v| -v),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// A JavaScript `for`/`while` statement as found at its keyword.
@@ -392,15 +567,15 @@ fn js_statement_loop(src: &Source<'_>, i: usize) -> Option<JsLoop> {
         Some(Endless::AssignmentInCondition)
     } else if tok.text == "while" && js_unchanged_condition(src, open, close, body_end) {
         Some(Endless::UnchangedCondition)
-    } else if tok.text == "for" && js_counts_away(src, open, close) {
+    } else if (tok.text == "for" && js_counts_away(src, open, close))
+        || (tok.text == "while" && js_while_counts_away(src, open, close, body_end))
+    {
         Some(Endless::WrongDirection)
     } else {
         None
     };
     let header = match endless {
-        Some(Endless::UnchangedCondition | Endless::AssignmentInCondition) => {
-            format!("while {}", src.text(open, close))
-        }
+        Some(_) if tok.text == "while" && !always => format!("while {}", src.text(open, close)),
         _ => header,
     };
     Some(JsLoop {
@@ -565,6 +740,88 @@ fn js_counts_away(src: &Source<'_>, open: usize, close: usize) -> bool {
     away && !assigned_in_body
 }
 
+/// `while (n > 0) { n++; }`: the counter the condition tests against a limit only moves away
+/// from it in the body (`++`, `+= 2`, `n = n + 1` under `>`/`>=`; their opposites under
+/// `<`/`<=`), and nothing changes the limit's names.
+fn js_while_counts_away(src: &Source<'_>, open: usize, close: usize, body_end: usize) -> bool {
+    let t = &src.tokens;
+    let Some(cmp) = (open + 1..close)
+        .find(|&k| t[k].kind == Kind::Op && matches!(t[k].text, "<" | "<=" | ">" | ">="))
+    else {
+        return false;
+    };
+    let plain = |from: usize, to: usize| {
+        (from..to).all(|k| match t[k].kind {
+            Kind::Ident => !src.is(k + 1, "(") && !src.is(k + 1, "[") && !src.is_member(k),
+            Kind::Number => true,
+            Kind::Op => matches!(t[k].text, "+" | "-" | "*" | "/"),
+            _ => false,
+        })
+    };
+    if !plain(open + 1, cmp) || !plain(cmp + 1, close) {
+        return false;
+    }
+    let (counter, holds_when_large) = if cmp == open + 2 && t[open + 1].kind == Kind::Ident {
+        (t[open + 1].text, matches!(t[cmp].text, ">" | ">="))
+    } else if cmp + 2 == close && t[cmp + 1].kind == Kind::Ident {
+        (t[cmp + 1].text, matches!(t[cmp].text, "<" | "<="))
+    } else {
+        return false;
+    };
+    let limits: Vec<&str> = (open + 1..close)
+        .filter(|&k| t[k].kind == Kind::Ident && t[k].text != counter)
+        .map(|k| t[k].text)
+        .collect();
+    let positive = |j: usize| {
+        t.get(j).is_some_and(|n| {
+            n.kind == Kind::Number
+                && n.text
+                    .replace('_', "")
+                    .parse::<f64>()
+                    .is_ok_and(|v| v > 0.0)
+        }) && t
+            .get(j + 1)
+            .is_none_or(|n| matches!(n.text, ";" | "}") || n.line != t[j].line)
+    };
+    let mut direction: Option<bool> = None;
+    for k in close + 1..body_end.min(t.len()) {
+        if t[k].kind != Kind::Ident || src.is_member(k) {
+            continue;
+        }
+        if matches!(t[k].text, "break" | "return" | "throw") {
+            return false;
+        }
+        let next = t.get(k + 1).map_or("", |n| n.text);
+        let prev = if k > 0 { t[k - 1].text } else { "" };
+        let writes = matches!(next, "++" | "--")
+            || matches!(prev, "++" | "--")
+            || (next.ends_with('=') && !matches!(next, "==" | "===" | "!=" | "!==" | "<=" | ">="));
+        if !writes {
+            continue;
+        }
+        if limits.contains(&t[k].text) {
+            return false;
+        }
+        if t[k].text != counter {
+            continue;
+        }
+        let up = match (prev, next) {
+            (_, "++") | ("++", _) => true,
+            (_, "--") | ("--", _) => false,
+            (_, "+=") if positive(k + 2) => true,
+            (_, "-=") if positive(k + 2) => false,
+            (_, "=") if src.is(k + 2, counter) && src.is(k + 3, "+") && positive(k + 4) => true,
+            (_, "=") if src.is(k + 2, counter) && src.is(k + 3, "-") && positive(k + 4) => false,
+            _ => return false,
+        };
+        if direction.is_some_and(|d| d != up) {
+            return false;
+        }
+        direction = Some(up);
+    }
+    direction == Some(holds_when_large)
+}
+
 /// `for (let i = A; i < B; i++)` gives B - A; `for (...;;)` is endless; `of`/`in` are unknown.
 fn js_for_bound(src: &Source<'_>, open: usize, close: usize) -> (Option<f64>, String, bool) {
     let t = &src.tokens;
@@ -650,6 +907,51 @@ mod tests {
     }
 
     #[test]
+    fn what_the_body_reads_does_not_change_the_condition() {
+        // `len(lines)` reads `lines`, and `lines[i]` reads it too: `i` never moves.
+        let code = "lines = ['a', '']\ni = 0\nn = 0\nwhile i < len(lines):\n    if lines[i]:\n        n += 1\n";
+        let l = loops(&py(code));
+        assert_eq!(l[0].endless_cause, Some(Endless::UnchangedCondition));
+        assert_eq!(l[0].header, "while i < len(lines)");
+        // A node read but never advanced.
+        let l = loops(&py("while node:\n    total += node.value\n"));
+        assert_eq!(l[0].endless_cause, Some(Endless::UnchangedCondition));
+        for changes in [
+            "while i < len(lines):\n    i += 1\n",
+            "while len(xs) < 5:\n    xs.append(1)\n",
+            "while len(xs) < 5:\n    fill(xs)\n",
+            "while len(d) < 5:\n    d[k] = 1\n",
+            "while node:\n    node = node.next\n",
+            "while i < len(f(xs)):\n    pass\n",
+        ] {
+            assert!(!loops(&py(changes)).iter().any(|l| l.endless), "{changes}");
+        }
+    }
+
+    #[test]
+    fn a_python_counter_moving_away_from_its_limit_never_ends() {
+        let l = loops(&py(
+            "remaining = 10\nwhile remaining > 0:\n    remaining += 1\n",
+        ));
+        assert_eq!(l[0].endless_cause, Some(Endless::WrongDirection));
+        assert_eq!(l[0].header, "while remaining > 0");
+        let l = loops(&py("while 0 < n:\n    n = n + 2\n"));
+        assert_eq!(l[0].endless_cause, Some(Endless::WrongDirection));
+        let l = loops(&py("while i < 10:\n    i -= 1\n"));
+        assert_eq!(l[0].endless_cause, Some(Endless::WrongDirection));
+        for ends in [
+            "while remaining > 0:\n    remaining -= 1\n",
+            "while i < n:\n    i += 1\n",
+            "while i < n:\n    i -= 1\n    n -= 2\n",
+            "while x > 0:\n    x += 1\n    if x > 99:\n        break\n",
+            "while x > 0:\n    x += 1\n    x -= 3\n",
+            "while x > 0:\n    x += step\n",
+        ] {
+            assert!(!loops(&py(ends)).iter().any(|l| l.endless), "{ends}");
+        }
+    }
+
+    #[test]
     fn javascript_loops_that_cannot_end_and_why() {
         let endless = [
             (
@@ -671,6 +973,16 @@ mod tests {
                 "while (status = 'pending') {\n  status = poll();\n}",
                 Endless::AssignmentInCondition,
                 "while (status = 'pending')",
+            ),
+            (
+                "let left = 3;\nwhile (left > 0) {\n  left++;\n}",
+                Endless::WrongDirection,
+                "while (left > 0)",
+            ),
+            (
+                "while (i < n) {\n  i = i - 1;\n}",
+                Endless::WrongDirection,
+                "while (i < n)",
             ),
         ];
         for (code, cause, header) in endless {
@@ -695,6 +1007,10 @@ mod tests {
             "for (let i = 10; i >= 0; i--) {}",
             "for (let i = 10; i >= 0; i++) { i -= 2; }",
             "while (s = read()) { use(s); }",
+            "while (left > 0) { left--; }",
+            "while (left > 0) { left++; left -= 2; }",
+            "while (i < n) { i--; n -= 2; }",
+            "while (x > 0) { x++; if (x > 9) break; }",
         ] {
             let l = loops(&js(ends));
             assert!(!l[0].endless, "{ends}: {:?}", l[0]);

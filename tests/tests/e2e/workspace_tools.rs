@@ -164,8 +164,16 @@ async fn execute_command_runs_a_confined_shell_over_the_session() -> anyhow::Res
         )
         .await?;
     assert_eq!(spin.str("error_type"), "timeout", "{spin:?}");
-    assert_eq!(
-        spin.value["next_call"]["tool"], "execute_command",
+    // The cause is read in the inline program: a loop that never ends, which a longer
+    // timeout does not help (so no call is proposed; one would be execute_command's).
+    assert!(
+        spin.value["actionable_guidance"][0]
+            .as_str()
+            .is_some_and(|fix| fix.contains("never ends")),
+        "{spin:?}"
+    );
+    assert!(
+        spin.value["next_call"].is_null() || spin.value["next_call"]["tool"] == "execute_command",
         "{spin:?}"
     );
     assert!(spin.value.get("session_restarted").is_none(), "{spin:?}");

@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use wasmtime::{Caller, Linker, Result};
+use wasmtime::{Caller, Linker, Memory, Result};
 
 use super::state::HostState;
 
@@ -52,18 +52,10 @@ pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> Result<()> {
         "sandbox",
         "file_mode",
         |mut caller: Caller<'_, HostState>, path: i32, len: i32, follow: i32| -> i32 {
-            let Some(modes) = caller.data().file_modes.clone() else {
+            let Some((modes, memory)) = view_and_memory(&mut caller) else {
                 return UNKNOWN;
             };
-            let Some(memory) = caller.data().memory.or_else(|| {
-                caller
-                    .get_export("memory")
-                    .and_then(wasmtime::Extern::into_memory)
-            }) else {
-                return UNKNOWN;
-            };
-            let bytes = memory.data(&caller);
-            match guest_path(bytes, path, len) {
+            match guest_path(memory.data(&caller), path, len) {
                 Some(path) => modes
                     .mode(path, follow != 0)
                     .map_or(UNKNOWN, |mode| (mode & 0o7777) as i32),
@@ -74,20 +66,24 @@ pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> Result<()> {
     add_set_to_linker(linker)
 }
 
+/// The store's view of modes and the guest's memory, when both are there.
+fn view_and_memory(caller: &mut Caller<'_, HostState>) -> Option<(SharedFileModes, Memory)> {
+    let modes = caller.data().file_modes.clone()?;
+    let memory = caller.data().memory.or_else(|| {
+        caller
+            .get_export("memory")
+            .and_then(wasmtime::Extern::into_memory)
+    })?;
+    Some((modes, memory))
+}
+
 /// Adds `sandbox.set_file_mode(path, len, mode) -> 0 or a WASI errno`.
 fn add_set_to_linker(linker: &mut Linker<HostState>) -> Result<()> {
     linker.func_wrap(
         "sandbox",
         "set_file_mode",
         |mut caller: Caller<'_, HostState>, path: i32, len: i32, mode: i32| -> i32 {
-            let Some(modes) = caller.data().file_modes.clone() else {
-                return wasi_errno::NOSYS;
-            };
-            let Some(memory) = caller.data().memory.or_else(|| {
-                caller
-                    .get_export("memory")
-                    .and_then(wasmtime::Extern::into_memory)
-            }) else {
+            let Some((modes, memory)) = view_and_memory(&mut caller) else {
                 return wasi_errno::NOSYS;
             };
             let Some(path) = guest_path(memory.data(&caller), path, len) else {
