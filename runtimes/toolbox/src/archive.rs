@@ -15,14 +15,7 @@ use flate2::write::GzEncoder;
 
 use crate::find::mode_of;
 use crate::getopt::{Long, parse};
-
-fn reason(error: &io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" (os error") {
-        Some(at) => text[..at].to_owned(),
-        None => text,
-    }
-}
+use crate::own::reason;
 
 const TAR_LONG: &[Long] = &[
     ("create", 'c', false),

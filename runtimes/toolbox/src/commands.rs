@@ -9,6 +9,7 @@
     "basename",
     "basenc",
     "cat",
+    "chmod",
     "cksum",
     "cmp",
     "comm",

@@ -13,6 +13,7 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::glob;
+use crate::own::reason;
 
 /// How `-perm`'s bits must be set: exactly (`MODE`), all of them (`-MODE`), any (`/MODE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,62 +23,19 @@ enum PermMatch {
     Any,
 }
 
-/// `-perm`'s operand: an octal mode (`755`) or a symbolic one as chmod's (`u+x`, `g=w,o+r`),
-/// applied to no bits, after an optional `-` or `/`.
+/// `-perm`'s operand: an octal mode (`755`) or a symbolic one as chmod's (`u+x`, `g=w,o+r`,
+/// uucore's parser, which `chmod` uses too), applied to no bits, after an optional `-` or `/`.
 fn parse_perm(operand: &str) -> Option<(PermMatch, u32)> {
     let (how, spec) = match operand.as_bytes().first() {
         Some(b'-') => (PermMatch::All, &operand[1..]),
         Some(b'/') => (PermMatch::Any, &operand[1..]),
         _ => (PermMatch::Exactly, operand),
     };
-    if !spec.is_empty() && spec.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
-        return u32::from_str_radix(spec, 8)
-            .ok()
-            .filter(|m| *m <= 0o7777)
-            .map(|m| (how, m));
+    // GNU find compiles the mode as chmod does and applies it to no bits with no umask.
+    if spec.is_empty() {
+        return None;
     }
-    let mut mode = 0u32;
-    for clause in spec.split(',') {
-        let op_at = clause.find(['+', '-', '='])?;
-        let mut who = 0;
-        for c in clause[..op_at].chars() {
-            who |= match c {
-                'u' => 0o4700,
-                'g' => 0o2070,
-                'o' => 0o1007,
-                'a' => 0o7777,
-                _ => return None,
-            };
-        }
-        if who == 0 {
-            who = 0o7777;
-        }
-        // Each operator with the letters up to the next one: `u+x-w`.
-        let mut rest = &clause[op_at..];
-        while let Some(op) = rest.chars().next() {
-            let end = rest[1..]
-                .find(['+', '-', '='])
-                .map_or(rest.len(), |i| i + 1);
-            let mut bits = 0;
-            for p in rest[1..end].chars() {
-                bits |= match p {
-                    'r' => 0o444,
-                    'w' => 0o222,
-                    'x' | 'X' => 0o111,
-                    's' => 0o6000,
-                    't' => 0o1000,
-                    _ => return None,
-                };
-            }
-            bits &= who;
-            match op {
-                '+' => mode |= bits,
-                '-' => mode &= !bits,
-                _ => mode = (mode & !who) | bits,
-            }
-            rest = &rest[end..];
-        }
-    }
+    let mode = uucore::mode::parse_chmod(0, spec, false, 0).ok()?;
     Some((how, mode))
 }
 
@@ -185,14 +143,6 @@ impl Walk {
         self.flush();
         eprintln!("find: {message}");
         self.failed = true;
-    }
-}
-
-fn reason(error: &io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" (os error") {
-        Some(at) => text[..at].to_owned(),
-        None => text,
     }
 }
 

@@ -16,6 +16,7 @@ use regex::bytes::Regex;
 
 use crate::getopt::{Long, parse};
 use crate::glob;
+use crate::own::reason;
 use crate::posix::{Syntax, build};
 
 const SHORT: &str = "ivnclLrREFGPwxoqsHhaIyzUZm:A:B:C:e:f:#";
@@ -118,15 +119,6 @@ impl Run {
 
 fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
-}
-
-/// What the OS says of `error`, without Rust's " (os error N)".
-fn reason(error: &io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" (os error") {
-        Some(at) => text[..at].to_owned(),
-        None => text,
-    }
 }
 
 fn usage_error(message: &str) -> i32 {

@@ -9,6 +9,7 @@ use std::process::{ExitCode, exit};
 
 mod archive;
 mod awk;
+mod chmod;
 mod diff;
 mod find;
 mod getopt;
@@ -27,6 +28,7 @@ type Args = std::vec::IntoIter<OsString>;
 fn run(name: &str, args: Args) -> Option<i32> {
     Some(match name {
         "awk" => awk::main(args.skip(1)),
+        "chmod" => chmod::main(args),
         "cmp" => exit_status(diffutilslib::cmp::main(std::env::args_os().peekable())),
         "diff" => diff::main(args),
         "find" => find::main(args),

@@ -23,7 +23,7 @@ fn read_input(path: &str) -> std::io::Result<Vec<u8>> {
 }
 
 /// What the OS says of `error`, without Rust's " (os error N)".
-fn reason(error: &std::io::Error) -> String {
+pub fn reason(error: &std::io::Error) -> String {
     let text = error.to_string();
     match text.find(" (os error") {
         Some(at) => text[..at].to_owned(),

@@ -13,6 +13,7 @@ use std::io::{self, Read, Write};
 use regex::bytes::Regex;
 
 use crate::getopt::{Long, parse};
+use crate::own::reason;
 use crate::posix::{Syntax, build};
 
 /// Most bytes of one pattern space: `s/x/&&&&/g` repeated must not exhaust memory.
@@ -1369,11 +1370,4 @@ pub fn main(args: super::Args) -> i32 {
         return 4;
     }
     m.quit.unwrap_or(status)
-}
-fn reason(error: &io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" (os error") {
-        Some(at) => text[..at].to_owned(),
-        None => text,
-    }
 }

@@ -11,17 +11,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::find::{civil, mode_of, mode_string, type_bits};
 use crate::getopt::{Long, parse};
+use crate::own::reason;
 
 /// The block a file's data takes on disk, as far as WASI lets us guess.
 const BLOCK: u64 = 4096;
-
-fn reason(error: &io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" (os error") {
-        Some(at) => text[..at].to_owned(),
-        None => text,
-    }
-}
 
 /// GNU's `-h` form: one decimal under 10, rounded up, and a unit letter.
 fn human(bytes: u64) -> String {

@@ -50,7 +50,8 @@ pub async fn write_files(server: &Server, session: &str, files: &[(String, Strin
 /// make `find -newer` and `ls -t` differ from run to run.
 const FIXTURE_MTIME: u64 = 1_700_000_000;
 
-/// Runs `line` with bash in a fresh directory holding `files`: its stdout and status.
+/// Runs `line` with bash in a fresh directory holding `files`, under the sandbox's umask (022):
+/// its stdout and status.
 pub fn natively(files: &[(String, String)], line: &str) -> Result<(String, u64)> {
     let dir = tempfile::tempdir()?;
     for (name, text) in files {
@@ -63,7 +64,7 @@ pub fn natively(files: &[(String, String)], line: &str) -> Result<(String, u64)>
             .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(FIXTURE_MTIME))?;
     }
     let ran = std::process::Command::new("bash")
-        .args(["-c", line])
+        .args(["-c", &format!("umask 022\n{line}")])
         .current_dir(dir.path())
         .env("LC_ALL", "C")
         .output()?;

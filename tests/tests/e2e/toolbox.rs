@@ -449,6 +449,17 @@ const MODES: &[&str] = &[
     "chmod 640 a.txt && tar cf t.tar a.txt && tar xkf t.tar; echo $?",
     "chmod 751 mid.txt && tar cf t.tar mid.txt && tar tvf t.tar | cut -c1-10",
     "chmod 750 n.txt && touch -d 2020-01-02 n.txt && gzip n.txt && stat -c '%a %y %n' n.txt.gz && gunzip n.txt.gz && stat -c '%a %y %n' n.txt",
+    "chmod -v 755 n.txt && chmod -c 755 n.txt && chmod -v 755 n.txt && chmod -c g-x n.txt",
+    "chmod 444 a.txt && chmod +w a.txt && chmod =rx b.txt && stat -c '%a %n' a.txt b.txt",
+    "chmod 666 a.txt && chmod -w a.txt; echo $?; chmod -x,+r b.txt; echo $?; stat -c '%a %n' a.txt b.txt",
+    "chmod -Rv go-rx src | sort && find src -perm -g+r | sort",
+    "chmod 640 a.txt && chmod --reference=a.txt b.txt mid.txt && chmod u=g,o=u n.txt && stat -c '%a %n' b.txt mid.txt n.txt",
+    "chmod a+X src/main.py src docs && chmod -R a-x,a+X docs && stat -c '%a %n' src/main.py src docs",
+    "chmod abc a.txt; echo $?; chmod 755; echo $?; chmod 644 nope; echo $?; chmod -f 644 nope; echo $?",
+    "chmod -R 700 nope src; echo $?; stat -c '%a %n' src src/main.py",
+    "ln -s n.txt link && chmod 600 link && stat -c '%a %n' n.txt && chmod -Rv 700 . | grep -c 'neither symbolic link'",
+    "chmod +t src && chmod 0 a.txt && chmod -v u+rw a.txt && stat -c '%a %A %n' src a.txt",
+    "stat -c %a \"$(mktemp -p .)\" \"$(mktemp -d -p . dXXXX)\" && mktemp -p . -u | grep -c tmp",
 ];
 
 /// What [`LISTINGS`] compares of a long listing: per entry its mode, size and name; other lines

@@ -103,17 +103,7 @@ fn add_set_to_linker(linker: &mut Linker<HostState>) -> Result<()> {
 
 /// The WASI preview 1 errno values `sandbox.set_file_mode` answers with.
 mod wasi_errno {
-    pub const ACCES: i32 = 2;
-    pub const EXIST: i32 = 20;
-    pub const INVAL: i32 = 28;
-    pub const IO: i32 = 29;
-    pub const LOOP: i32 = 32;
-    pub const NAMETOOLONG: i32 = 37;
-    pub const NOENT: i32 = 44;
-    pub const NOSYS: i32 = 52;
-    pub const NOTDIR: i32 = 54;
-    pub const PERM: i32 = 63;
-    pub const ROFS: i32 = 69;
+    pub use super::super::guest_memory::errno::*;
 
     /// The WASI errno of a host error (Linux's numbers), `EIO` for the rest.
     pub fn of(e: &std::io::Error) -> i32 {

@@ -9,13 +9,22 @@ use super::state::HostState;
 /// WASI errno values (wasi_snapshot_preview1) the shadows answer with themselves.
 pub(super) mod errno {
     pub const SUCCESS: i32 = 0;
+    pub const ACCES: i32 = 2;
     pub const BADF: i32 = 8;
     pub const BUSY: i32 = 10;
     pub const DQUOT: i32 = 19;
+    pub const EXIST: i32 = 20;
     pub const FAULT: i32 = 21;
     pub const FBIG: i32 = 22;
     pub const INVAL: i32 = 28;
+    pub const IO: i32 = 29;
+    pub const LOOP: i32 = 32;
+    pub const NAMETOOLONG: i32 = 37;
     pub const NOENT: i32 = 44;
+    pub const NOSYS: i32 = 52;
+    pub const NOTDIR: i32 = 54;
+    pub const PERM: i32 = 63;
+    pub const ROFS: i32 = 69;
     pub const XDEV: i32 = 75;
 }
 

@@ -1002,10 +1002,10 @@ fn matching_entries(dirs: &[String], comp: &[Ch], env: &dyn Env) -> Option<Vec<S
             .fs()
             .resolve(env.cwd(), at, Access::Read, true)
             .and_then(|node| env.fs().list(&node));
-        for e in listed.into_iter().flatten() {
-            let hidden = e.name.starts_with('.') && !dotted;
-            if !hidden && pattern.as_ref().is_some_and(|p| p.matches(&e.name)) {
-                found.push(join(dir, &e.name));
+        for name in listed.into_iter().flatten() {
+            let hidden = name.starts_with('.') && !dotted;
+            if !hidden && pattern.as_ref().is_some_and(|p| p.matches(&name)) {
+                found.push(join(dir, &name));
             }
         }
         if found.len() >= MAX_GLOB_MATCHES {

@@ -10,7 +10,9 @@
 //! - the dispatch of a tool stats its operands first, to refuse a FIFO or device (a WASI read
 //!   of one would block past the deadline), and after a failure resolves them to say why a
 //!   refused one was refused (`path_restriction`);
-//! - `chmod` sets modes ([`Fs::set_mode`]): WASI preview 1 has no call for it.
+//! - the toolbox's `sandbox.file_mode` and `sandbox.set_file_mode` ([`FileModes`], what `ls -l`,
+//!   `stat`, `find -perm`, `chmod`, `cp`, `mkdir -m` and `tar` read and set): WASI preview 1 has
+//!   no modes.
 //!
 //! A guest path is normalised lexically against the guest cwd (`.` and `..` never climb above
 //! `/`), mapped to the mount with the longest matching guest prefix, and refused when it lies
@@ -31,8 +33,7 @@
 //! [`Fs::resolve`] also looks the path up once, so a refusal is reported early and names the
 //! guest path; that lookup only decides the message, never what an operation then touches. With
 //! `follow == false` the last component is not followed; the components above it are followed
-//! beneath the root as always. A listing ([`Fs::list`]) hands out children that are *not*
-//! followed: `chmod -R` looks at them with [`Fs::lstat`] and never descends into a symlink.
+//! beneath the root as always. A listing ([`Fs::list`]) hands out names only.
 //!
 //! Reads of regular files go through `Root::open_regular`, which refuses FIFOs, sockets and
 //! devices without blocking on them; writes open non-blocking and check the type on the
@@ -44,7 +45,6 @@
 //! text only. `/` and any directory above a mount point are virtual read-only directories whose
 //! entries are the mounts, so `cd /` and `echo /*` work.
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -267,14 +267,6 @@ impl Resolved {
             other => FsError::Io(io::Error::other(other.to_string())),
         }
     }
-}
-
-/// One entry of a directory listing.
-#[derive(Debug, Clone)]
-pub(crate) struct Entry {
-    pub name: String,
-    /// Not followed: look at it with [`Fs::lstat`].
-    pub node: Resolved,
 }
 
 struct Mount {
@@ -727,66 +719,38 @@ impl Fs {
     ///
     /// # Errors
     /// When `r` is not a readable directory.
-    pub(crate) fn list(&self, r: &Resolved) -> Result<Vec<Entry>, FsError> {
+    pub(crate) fn list(&self, r: &Resolved) -> Result<Vec<String>, FsError> {
         let r = self.follow(r)?;
-        let mut out = Vec::new();
-        let (index, base) = match &r.place {
-            Place::Virtual => {
-                let prefix = if r.guest == "/" {
-                    "/".to_string()
-                } else {
-                    format!("{}/", r.guest)
-                };
-                let mut names: Vec<&str> = self
-                    .mounts
-                    .iter()
-                    .filter_map(|m| m.guest.strip_prefix(&prefix))
-                    .filter_map(|rest| rest.split('/').next())
-                    .filter(|n| !n.is_empty())
-                    .collect();
-                names.sort_unstable();
-                names.dedup();
-                for name in names {
-                    let guest = join(&r.guest, name);
-                    if let Ok(node) = self.resolve_guest(guest, Access::Read, false) {
-                        out.push(Entry {
-                            name: name.to_string(),
-                            node,
-                        });
-                    }
-                }
-                return Ok(out);
-            }
-            Place::MountRoot(index) => (*index, PathBuf::new()),
-            Place::Beneath { mount, rel } => (*mount, rel.clone()),
-        };
+        if matches!(r.place, Place::Virtual) {
+            let prefix = if r.guest == "/" {
+                "/".to_string()
+            } else {
+                format!("{}/", r.guest)
+            };
+            let mut names: Vec<String> = (self.mounts.iter())
+                .filter_map(|m| m.guest.strip_prefix(&prefix))
+                .filter_map(|rest| rest.split('/').next())
+                .filter(|n| !n.is_empty())
+                .filter(|n| (self.resolve_guest(join(&r.guest, n), Access::Read, false)).is_ok())
+                .map(str::to_owned)
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            return Ok(names);
+        }
         let (root, rel) = self.locate(&r)?;
         let entries = if r.mount_root {
             root.dir().entries()
         } else {
             root.dir().read_dir(rel)
         };
+        let mut names = Vec::new();
         for entry in entries.map_err(|e| r.io_error(e))? {
             let entry = entry.map_err(|e| r.io_error(e))?;
-            let name: OsString = entry.file_name();
-            let shown = name.to_string_lossy().into_owned();
-            out.push(Entry {
-                node: Resolved {
-                    guest: join(&r.guest, &shown),
-                    place: Place::Beneath {
-                        mount: index,
-                        rel: base.join(&name),
-                    },
-                    follow: false,
-                    mount: r.mount.clone(),
-                    mount_root: false,
-                    writable: r.writable,
-                },
-                name: shown,
-            });
+            names.push(entry.file_name().to_string_lossy().into_owned());
         }
-        out.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(out)
+        names.sort_unstable();
+        Ok(names)
     }
 
     /// Sets the permission bits (a symlink is followed beneath the root).
@@ -974,13 +938,7 @@ pub(crate) mod tests {
         let f = fixture();
         let root = f.fs.resolve("/app", "/", Access::Read, true).unwrap();
         assert!(root.is_virtual());
-        let names: Vec<String> =
-            f.fs.list(&root)
-                .unwrap()
-                .into_iter()
-                .map(|e| e.name)
-                .collect();
-        assert_eq!(names, ["app", "data"]);
+        assert_eq!(f.fs.list(&root).unwrap(), ["app", "data"]);
         assert!(f.fs.resolve("/", "/", Access::Write, true).is_err());
         assert!(f.fs.resolve("/", "/new", Access::Write, true).is_err());
         assert!(matches!(
@@ -1110,12 +1068,9 @@ pub(crate) mod tests {
         let listed =
             f.fs.list(&f.fs.resolve("/app", "sub", Access::Read, true).unwrap())
                 .unwrap();
-        assert_eq!(listed.len(), 1);
-        assert_eq!(f.fs.lstat(&listed[0].node).unwrap().kind, Kind::Symlink);
-        assert!(matches!(
-            f.fs.list(&listed[0].node),
-            Err(FsError::Escape { .. })
-        ));
+        assert_eq!(listed, ["up"]);
+        // Listing the link (not followed when resolved) follows it: refused.
+        assert!(matches!(f.fs.list(&up), Err(FsError::Escape { .. })));
         f.assert_outside_untouched();
     }
 

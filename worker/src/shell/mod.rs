@@ -9,7 +9,8 @@
 //! WebAssembly tool of the toolbox, which runs inside the sandbox where WASI resolves its
 //! paths, and is reached, like the interpreters, through the [`Interpreters`] the worker passes
 //! in. What the language itself does with files (redirections, globs, `test`, `cd`, `source`)
-//! and `chmod` go through [`guest_fs`], the only host code on guest paths: it refuses anything
+//! and the toolbox's two mode calls go through [`guest_fs`], the only host code on guest paths:
+//! it refuses anything
 //! outside the mounts, writes to read-only mounts, and symlinks leading out, and does every
 //! operation through a handle on the mount's root (never through a host path); and no message
 //! ever contains a host path.

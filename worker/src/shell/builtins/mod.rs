@@ -6,13 +6,12 @@
 //! touches files is a tool of the session's toolbox ([`crate::toolbox`], inside the sandbox,
 //! where WASI confines its paths). The built-ins are the shell's own commands, those that change
 //! its state or run other commands (cd, export, set, source, echo, printf, test, read, xargs,
-//! the interpreters...), and `chmod`, which WASI cannot express; no name is both. Any other
+//! the interpreters...); no name is both. Any other
 //! name exits 127, "command not found", with the list of what is available, so an agent learns
 //! at once what it can use. `/bin/ls`-style paths to a built-in or a tool run it; other paths
 //! are scripts run by [`scripts::run_file`].
 
 mod args;
-mod chmod;
 mod cond;
 mod control;
 mod interp;
@@ -57,8 +56,6 @@ table! {
         "run a script in a child shell (this shell)";
     "break" => control::break_, "break [N]", "leave the innermost N loops";
     "cd" => session::cd, "cd [DIR | -]", "change directory (persists between calls)";
-    "chmod" => chmod::chmod, "chmod MODE FILE...",
-        "change permission bits (octal or [ugoa][+-=][rwx])";
     "command" => control::command, "command [-v | -V] NAME [ARG...]",
         "run NAME ignoring functions, or say what each NAME is (-v, -V)";
     "continue" => control::continue_, "continue [N]",
@@ -281,8 +278,8 @@ fn operands(argv: &[String]) -> impl Iterator<Item = &String> {
 }
 
 /// The operands of `argv` that may name files: for a tool whose first operand is its program
-/// or pattern (`sed '/(.)\1/p' f`, `grep PATTERN f`, `awk PROGRAM f`) unless an option gave it,
-/// that first operand is not a path, even when it starts with `/`.
+/// or pattern (`sed '/(.)\1/p' f`, `grep PATTERN f`, `awk PROGRAM f`, `chmod MODE f`) unless an
+/// option gave it, that first operand is not a path, even when it starts with `/`.
 fn file_operands(argv: &[String]) -> impl Iterator<Item = &String> {
     let program_first = match argv[0].as_str() {
         "sed" => !argv[1..].iter().any(|a| {
@@ -300,6 +297,12 @@ fn file_operands(argv: &[String]) -> impl Iterator<Item = &String> {
         "awk" => !argv[1..]
             .iter()
             .any(|a| a.starts_with("-f") || a.starts_with("--file")),
+        // chmod's MODE, unless `--reference` or a mode that looks like an option (`-w`) gave it.
+        "chmod" => !argv[1..].iter().any(|a| {
+            a.starts_with("--reference")
+                || a.strip_prefix('-')
+                    .is_some_and(|l| l.starts_with(|c: char| "rwxXstugoa=+,01234567".contains(c)))
+        }),
         _ => false,
     };
     operands(argv).skip(usize::from(program_first))
@@ -351,7 +354,9 @@ const REFUSALS: [&str; 5] = [
 ];
 
 /// The tools that change every path they are given.
-const WRITERS: [&str; 7] = ["mkdir", "rmdir", "rm", "touch", "truncate", "unlink", "tee"];
+const WRITERS: [&str; 8] = [
+    "chmod", "mkdir", "rmdir", "rm", "touch", "truncate", "unlink", "tee",
+];
 
 /// A tool that failed over a path the sandbox refuses says only what WASI told it: "No such
 /// file or directory", "Operation not permitted". The shell's own resolution of its operands

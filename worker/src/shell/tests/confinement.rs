@@ -644,6 +644,13 @@ fn modes_show_in_the_tools_and_mount_points_keep_theirs() {
     assert_eq!(status, 1);
     assert!(err.contains("set-user-ID or set-group-ID"), "{err}");
     assert_eq!(host_mode(&s.app.path().join("run.sh")), 0o777);
+    let (_, err, status) = s.sh("mkdir -m 2755 shared_group");
+    assert_eq!(status, 1);
+    assert!(err.contains("set-user-ID or set-group-ID"), "{err}");
+    assert!(
+        !s.app.path().join("shared_group").exists(),
+        "refused before it is made"
+    );
 
     // The tools set modes through the host too: a copy keeps its source's bits less the umask,
     // `mkdir -m` and `tar x` set theirs.

@@ -300,6 +300,13 @@ fn create_dir_with_mode(path: &Path, _mode: u32, _shaped_umask: u32) -> std::io:
 /// after, through the sandbox's host. Without `-m` the host's umask applies, as GNU's does.
 #[cfg(target_os = "wasi")]
 fn create_dir_with_mode(path: &Path, mode: u32, shaped_umask: u32) -> std::io::Result<()> {
+    // The sandbox never sets the set-user-ID and set-group-ID bits: refused before anything is
+    // made, rather than a directory left behind by a failed mode.
+    if shaped_umask == 1 && mode & 0o6000 != 0 {
+        return Err(std::io::Error::other(format!(
+            "the sandbox does not set the set-user-ID or set-group-ID bits (mode {mode:04o})"
+        )));
+    }
     std::fs::create_dir(path)?;
     if shaped_umask == 1 {
         uucore::fs::sandbox_set_mode(path, mode)?;
