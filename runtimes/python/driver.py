@@ -62,6 +62,91 @@ def _sandbox_main():
     os.chdir("/app")
     sys.path.insert(0, "/app")
 
+    # Permission bits: WASI preview 1 has none, so CPython's os.chmod did nothing (and said
+    # nothing) and os.stat showed no permission bits. The host keeps them for the session's
+    # files (as `chmod`, `ls -l` and `./script` in execute_command see them) and answers two
+    # frames through the build's door (`_host.call`): the bits of a path, and set them. A
+    # question costs about as much as a stat, so os.path's existence and type checks
+    # (exists, isfile, isdir, islink, getsize...), which never read the bits, keep the plain
+    # stat: genericpath and posixpath get an `os` whose stat and lstat are posix's own.
+    def sandbox_file_modes():
+        try:
+            import _host
+        except ImportError:
+            return
+        import errno, genericpath, posixpath, stat as st
+        door = _host.call
+        posix_stat, posix_lstat, posix_chmod, posix_access = os.stat, os.lstat, os.chmod, os.access
+        stat_result, file_type, is_link, is_dir = os.stat_result, st.S_IFMT, st.S_ISLNK, st.S_ISDIR
+        # The fields of a stat_result past its ten visible ones, in order (st_mtime_ns...).
+        hidden = tuple(stat_result((0,) * 10).__reduce__()[1][1])
+
+        def ask(op, field, path):
+            path = os.fspath(path)
+            if isinstance(path, bytes):
+                path = os.fsdecode(path)
+            if path[:1] != "/":
+                path = os.getcwd() + "/" + path
+            reply = door(op + field.to_bytes(4, "little") + path.encode())
+            return int.from_bytes(reply, "little", signed=True)
+
+        def with_bits(result, path, follow):
+            bits = -1
+            if path is not None and not isinstance(path, int):
+                try:
+                    bits = ask(b"M", 1 if follow else 0, path)
+                except (OSError, ValueError):
+                    pass
+            mode = result.st_mode
+            if bits < 0:
+                # What the sandbox gives what it makes: files 0644, directories 0755.
+                bits = 0o777 if is_link(mode) else 0o755 if is_dir(mode) else 0o644
+            return stat_result((file_type(mode) | bits,) + result[1:]
+                               + tuple([getattr(result, name) for name in hidden]))
+
+        def stat(path, *, dir_fd=None, follow_symlinks=True):
+            result = posix_stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+            return with_bits(result, None if dir_fd is not None else path, follow_symlinks)
+
+        def lstat(path, *, dir_fd=None):
+            result = posix_lstat(path, dir_fd=dir_fd)
+            return with_bits(result, None if dir_fd is not None else path, False)
+
+        def chmod(path, mode, *, dir_fd=None, follow_symlinks=True):
+            if dir_fd is not None or not follow_symlinks or isinstance(path, int):
+                return posix_chmod(path, mode, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+            error = ask(b"S", mode & 0o7777 if mode >= 0 else 0o10000, path)
+            if not error:
+                return
+            reason = os.strerror(error)
+            if error == errno.EPERM and mode & 0o6000:
+                reason = "the sandbox does not set the set-user-ID or set-group-ID bits"
+            elif error == errno.EPERM:
+                reason = "a mount point of the sandbox keeps its mode (0755)"
+            raise OSError(error, reason, os.fspath(path))
+
+        def access(path, mode, *, dir_fd=None, effective_ids=False, follow_symlinks=True):
+            allowed = posix_access(path, mode, dir_fd=dir_fd, effective_ids=effective_ids,
+                                   follow_symlinks=follow_symlinks)
+            if not allowed or not mode or dir_fd is not None or isinstance(path, int):
+                return allowed
+            bits = stat(path, follow_symlinks=follow_symlinks).st_mode
+            wanted = ((0o400 if mode & os.R_OK else 0) | (0o200 if mode & os.W_OK else 0)
+                      | (0o100 if mode & os.X_OK else 0))
+            return bits & wanted == wanted
+
+        for wrapper, original in ((stat, posix_stat), (lstat, posix_lstat),
+                                  (chmod, posix_chmod), (access, posix_access)):
+            wrapper.__doc__, wrapper.__module__ = original.__doc__, "os"
+            setattr(os, original.__name__, wrapper)
+        plain = type(os)("os")
+        plain.stat, plain.lstat = posix_stat, posix_lstat
+        plain.__getattr__ = lambda name: getattr(os, name)
+        genericpath.os = posixpath.os = plain
+
+    sandbox_file_modes()
+    driver_file = sandbox_file_modes.__code__.co_filename
+
     def clean(text, limit):
         text = text.replace("\x00", "\\x00")
         return text if len(text) <= limit else text[:limit] + " ... [truncated]"
@@ -424,11 +509,18 @@ def _sandbox_main():
         status("ok", result=result)
 
     def user_traceback(tb):
-        # The driver's frames and the event loop's above the user's first frame are noise.
+        # The driver's frames and the event loop's above the user's first frame are noise, and
+        # so are its own below the user's (os.chmod's wrapper: a C function natively).
         first = tb
         while first is not None and first.tb_frame.f_code.co_filename not in sources:
             first = first.tb_next
         if first is not None:
+            last_user, frame = first, first
+            while frame is not None:
+                if frame.tb_frame.f_code.co_filename != driver_file:
+                    last_user = frame
+                frame = frame.tb_next
+            last_user.tb_next = None
             return first
         while tb is not None and tb.tb_frame.f_code.co_filename == "<string>":
             tb = tb.tb_next

@@ -19,8 +19,7 @@ use crate::connection::{Ended, Outbox};
 use crate::host::{Control, SessionConfig};
 use crate::quota::{Amount, SharedQuota};
 use crate::shell::{
-    self, FsView, InterpreterRun, Interpreters, Mount, ShellError, ShellLimits, ShellState,
-    ToolBudget,
+    self, FsView, InterpreterRun, Interpreters, ShellError, ShellLimits, ShellState, ToolBudget,
 };
 use crate::toolbox::Toolbox;
 
@@ -74,14 +73,8 @@ impl FreshRuns for Companion {
 impl ShellRunner {
     /// The shell of a `language` session over `/app` (`workspace`) and the session's mounts.
     pub fn new(language: Language, workspace: &Path, config: &SessionConfig) -> Self {
-        let mut mounts = vec![Mount {
-            guest: "/app".into(),
-            host: workspace.to_path_buf(),
-            writable: true,
-        }];
-        mounts.extend(config.mounts.iter().cloned());
         Self {
-            fs: FsView { mounts },
+            fs: FsView::of_session(workspace, &config.mounts),
             state: Arc::default(),
             language,
             stdout_cap: config.stdout_cap,
@@ -443,7 +436,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("t.py"), "print('from t')\n").unwrap();
         let fs = FsView {
-            mounts: vec![Mount {
+            mounts: vec![crate::shell::Mount {
                 guest: "/app".into(),
                 host: dir.path().to_path_buf(),
                 writable: true,

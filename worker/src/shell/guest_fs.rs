@@ -334,6 +334,37 @@ impl FileModes for Fs {
     }
 }
 
+/// A session's [`Fs`] opened at its first use: what an interpreter's store holds for the mode
+/// frames of `host.call` (see [`crate::host::file_mode::door`]).
+#[derive(Debug)]
+pub(crate) struct LazyFs {
+    view: FsView,
+    fs: std::sync::OnceLock<Fs>,
+}
+
+impl LazyFs {
+    pub(crate) fn new(view: FsView) -> Self {
+        Self {
+            view,
+            fs: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn fs(&self) -> &Fs {
+        self.fs.get_or_init(|| Fs::new(&self.view))
+    }
+}
+
+impl FileModes for LazyFs {
+    fn mode(&self, guest_path: &str, follow: bool) -> Option<u32> {
+        self.fs().mode(guest_path, follow)
+    }
+
+    fn set_mode(&self, guest_path: &str, mode: u32) -> io::Result<()> {
+        FileModes::set_mode(self.fs(), guest_path, mode)
+    }
+}
+
 /// The set-user-ID and set-group-ID bits, which the jail refuses to set.
 pub(crate) const SETID_BITS: u32 = 0o6000;
 

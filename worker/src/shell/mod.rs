@@ -68,6 +68,27 @@ pub struct FsView {
     pub mounts: Vec<Mount>,
 }
 
+impl FsView {
+    /// A session's view: its workspace as `/app`, then its other mounts.
+    pub fn of_session(workspace: &std::path::Path, mounts: &[Mount]) -> Self {
+        let app = Mount {
+            guest: "/app".into(),
+            host: workspace.to_path_buf(),
+            writable: true,
+        };
+        Self {
+            mounts: std::iter::once(app).chain(mounts.iter().cloned()).collect(),
+        }
+    }
+
+    /// The permission bits of this view's files, as an interpreter's `host.call` asks for them
+    /// (the mounts are opened at the first question, so a session that never asks opens
+    /// nothing).
+    pub fn file_modes(self) -> SharedFileModes {
+        Arc::new(guest_fs::LazyFs::new(self))
+    }
+}
+
 /// State that persists between `execute_command` calls of one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShellState {
