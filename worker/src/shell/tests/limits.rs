@@ -213,9 +213,12 @@ fn loops_run_at_a_useful_speed() {
         s.ok("f() { echo $1; }; for i in {1..5000}; do f $i; done | wc -l"),
         "5000\n"
     );
+    // A guard against a quadratic step (that would take minutes), not a speed target: about
+    // 1.3 s here alone, and it must hold beside the crate's other tests on 2 busy cores (it
+    // failed at 5 s with the machine's load at 6). The speed itself is sandbox-bench's.
     let took = started.elapsed();
     eprintln!("loops took {took:?}");
-    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
 }
 
 /// Fuzz target: any script that parses also runs to an outcome (a status, a timeout), never a
