@@ -9,7 +9,7 @@ use super::super::clip;
 use super::super::docs::WORKSPACE;
 use super::draft::Draft;
 use super::shell_habits::{
-    expanded_heredoc, nested_single_quotes, split_variable, unmatched_glob, xargs_splits_names,
+    expanded_heredoc, nested_quotes, split_variable, unmatched_glob, xargs_splits_names,
 };
 use crate::words::{self, say};
 
@@ -32,7 +32,7 @@ impl Draft<'_, '_> {
         };
         self.doc(WORKSPACE);
         // What the shell did to the line's quoting or here-doc, before what the tool said.
-        let reshaped = self.nested_single_quotes() || self.expanded_heredoc();
+        let reshaped = self.nested_quotes() || self.expanded_heredoc();
         let known = self.known_fix("command_failed.known", &stderr.to_lowercase());
         if let Some(fix) = &known {
             self.fix(fix.clone());
@@ -61,17 +61,18 @@ impl Draft<'_, '_> {
         self.rule_with("command_failed", &[("language", &self.lang())]);
     }
 
-    /// A single-quoted inline program with single quotes inside (`python -c '...{'a': 1}...'`):
+    /// An inline program with its own quotes inside (`python -c '...{'a': 1}...'`, `node -e "..."...""`):
     /// the program ran without the quotes the shell took, whatever it then said.
-    fn nested_single_quotes(&mut self) -> bool {
-        let Some((option, inner)) = nested_single_quotes(self.f.code) else {
+    fn nested_quotes(&mut self) -> bool {
+        let Some((option, quote, inner)) = nested_quotes(self.f.code) else {
             return false;
         };
-        self.fix(say!(
-            "command_failed.nested_single_quotes",
-            option = option,
-            inner = clip(inner, 40)
-        ));
+        let id = if quote == '"' {
+            "command_failed.nested_double_quotes"
+        } else {
+            "command_failed.nested_single_quotes"
+        };
+        self.fix(say!(id, option = option, inner = clip(inner, 40)));
         true
     }
 

@@ -259,10 +259,24 @@ fn js_uninitialized_name(message: &str) -> Option<&str> {
 fn js_node_global(name: &str) -> Option<&'static str> {
     let kind = match name {
         "process" | "Buffer" | "setImmediate" | "fs" => name,
-        "fetch" | "XMLHttpRequest" | "WebSocket" => "network",
+        "fetch" | "XMLHttpRequest" | "WebSocket" | "AbortController" | "Headers" | "Request"
+        | "Response" | "FormData" | "EventSource" => "network",
         "__dirname" | "__filename" => "file",
         "module" | "exports" => "commonjs",
-        "window" | "document" | "localStorage" | "navigator" | "alert" => "browser",
+        "window"
+        | "document"
+        | "localStorage"
+        | "sessionStorage"
+        | "navigator"
+        | "alert"
+        | "location"
+        | "history"
+        | "requestAnimationFrame"
+        | "HTMLElement"
+        | "Event"
+        | "CustomEvent"
+        | "EventTarget" => "browser",
+        "TextEncoder" | "TextDecoder" => "text",
         "Worker" | "SharedWorker" => "threads",
         "sleep" | "global" | "crypto" => name,
         "prompt" | "confirm" => "stdin",

@@ -16,6 +16,7 @@ use super::super::{
 };
 use super::code_lines::{indent, numbered_block};
 use super::draft::Draft;
+use super::frames;
 use super::stops::{self, assignments_of, leading_name};
 use crate::scan::Endless;
 use crate::words::{self, say};
@@ -62,7 +63,7 @@ impl Draft<'_, '_> {
         let never_ends = self.loop_cause_fix() || endless.is_some() || retries;
         self.branching_recursion_fix();
         // A list searched on every pass is the loop's cost: the set, not more fuel, fixes it.
-        let searched = self.list_lookup_fix();
+        let searched = self.frame_scan_fix() || self.rebuilt_fix() || self.list_lookup_fix();
         // The imports go first when they are most of the budget; when the code's own work
         // used more, that work is the cause and the imports' cost comes after it.
         if self.imports_dominate() {
@@ -109,6 +110,22 @@ impl Draft<'_, '_> {
                 line = line,
             ));
         }
+        if let Some((name, line, update)) = self.loop_text().continue_skips_update() {
+            self.fix(say!(
+                "known_loop.continue_skips_update",
+                name = name,
+                line = line,
+                update = update,
+            ));
+        }
+        if let Some((name, expr, line)) = self.loop_text().discarded_update() {
+            self.fix(say!(
+                "known_loop.discarded_update",
+                name = name,
+                expr = expr,
+                line = line,
+            ));
+        }
         if let Some((name, test, line)) = self.loop_text().counter_never_moves() {
             self.fix(say!(
                 "known_loop.counter_never_moves",
@@ -124,6 +141,11 @@ impl Draft<'_, '_> {
                 step = step,
                 line = line,
             ));
+        }
+        if self.f.command
+            && let Some(test) = stops::shell_loop_no_exit(self.f.code)
+        {
+            self.fix(say!("known_loop.shell_no_exit", test = test));
         }
         if self.f.command
             && let Some((test, name)) = stops::shell_loop_unchanged(self.f.code)
@@ -194,10 +216,44 @@ impl Draft<'_, '_> {
         if self.first_sleep_line().is_some() {
             return;
         }
+        let prints_on = |line: u32| {
+            self.code
+                .calls
+                .iter()
+                .any(|(call, at, _)| *at == line && prints.contains(call))
+        };
         let found = self.code.loops.iter().find_map(|l| {
-            let big = l.bound.is_some_and(|b| b >= 10_000.0) || l.total_known >= 10_000.0;
+            // A body that only prints (`for i, row in df.iterrows(): print(row)`): whatever
+            // the loop's size, the output is its work; so is a body whose output was cut.
+            let body = if l.last_line > l.line {
+                l.line + 1..=l.last_line
+            } else {
+                l.line..=l.line
+            };
+            let only_prints = body.into_iter().all(|line| {
+                prints_on(line)
+                    || self
+                        .f
+                        .code
+                        .lines()
+                        .nth(line as usize - 1)
+                        .is_some_and(|text| text.trim().is_empty())
+            });
+            let big = l.bound.is_some_and(|b| b >= 10_000.0)
+                || l.total_known >= 10_000.0
+                || (l.bound.is_none() && (only_prints || self.f.stdout_truncated));
+            // A one-line loop prints on its header's line (`for (...) console.log(i);`), after
+            // its keyword (not `print(sum(x for x in xs))`, which prints once).
+            let after_header = |call: &str| {
+                let text = self.f.code.lines().nth(l.line as usize - 1).unwrap_or("");
+                let keyword = l.header.split([' ', '(']).next().unwrap_or("for");
+                text.find(keyword)
+                    .is_some_and(|at| text[at..].contains(&format!("{call}(")))
+            };
             let printed = self.code.calls.iter().find(|(call, line, _)| {
-                prints.contains(call) && *line > l.line && *line <= l.last_line
+                prints.contains(call)
+                    && ((*line > l.line && *line <= l.last_line)
+                        || (*line == l.line && l.last_line == l.line && after_header(call)))
             });
             big.then_some(printed)
                 .flatten()
@@ -218,6 +274,14 @@ impl Draft<'_, '_> {
     /// A function that calls itself twice per call, unmemoised: its work doubles with each
     /// level, so memoising it is the fix, not a bigger budget or timeout.
     fn branching_recursion_fix(&mut self) {
+        if let Some((name, line)) = self.orderings_recursion() {
+            self.fix(say!(
+                "branching_recursion.orderings",
+                name = name,
+                line = line
+            ));
+            return;
+        }
         if let Some((name, line)) = self.code.branching.first().cloned() {
             let id = if self.python() {
                 "branching_recursion.python"
@@ -228,13 +292,49 @@ impl Draft<'_, '_> {
         }
     }
 
+    /// A function that calls itself from a loop, on what is left after taking one item out
+    /// (`for p in perms(s[:i] + s[i+1:])`, `for (const p of perms(a.slice(...)))`): one call
+    /// per remaining item at every level, n! in all, which no memo shortens. The function
+    /// and its definition's line.
+    fn orderings_recursion(&self) -> Option<(String, u32)> {
+        self.code.recursion.iter().find_map(|(name, line)| {
+            let call = format!("{name}(");
+            self.f
+                .code
+                .lines()
+                .enumerate()
+                .skip((*line as usize).saturating_sub(1))
+                .any(|(k, l)| {
+                    // Inside a body (indented, or a one-line function), not a call of the
+                    // function from the top level.
+                    let inside = k + 1 == *line as usize || l.starts_with([' ', '\t']);
+                    // A `for` statement: JavaScript's anywhere, Python's at the line's start
+                    // (not a comprehension's `for`, as in a quicksort's partitions).
+                    let from_loop = ["for (", "for("]
+                        .iter()
+                        .filter_map(|f| l.find(f))
+                        .min()
+                        .map(|at| &l[at..])
+                        .or_else(|| l.trim_start().strip_prefix("for "));
+                    inside
+                        && from_loop.is_some_and(|rest| {
+                            rest.contains(&call)
+                                && ["slice(", "[:", ":]", "splice(", "filter("]
+                                    .iter()
+                                    .any(|cut| rest.contains(cut))
+                        })
+                })
+                .then(|| (name.clone(), *line))
+        })
+    }
+
     /// For Python, the next call is the same code with the branching function memoised
     /// (`@functools.cache` above its `def`): the one change that makes it finish.
     fn memoised_rerun(&mut self) {
         let Some((name, line)) = self.code.branching.first().cloned() else {
             return;
         };
-        if !self.python() {
+        if !self.python() || self.orderings_recursion().is_some() {
             return;
         }
         let mut lines: Vec<&str> = self.f.code.lines().collect();
@@ -317,6 +417,46 @@ impl Draft<'_, '_> {
 
     /// A membership test on a list inside a long loop (`x in seen` for `seen = []`,
     /// `xs.includes(x)`): a hidden inner loop, quadratic in the data. The set is the fix.
+    /// A value a long loop rebuilds whole on every pass (a string grown with `+`, a frame
+    /// grown with `pd.concat`) or a frame it walks row by row. True when found.
+    fn rebuilt_fix(&mut self) -> bool {
+        let Some(found) = frames::rebuilt_each_pass(self.f.code, &self.code.loops) else {
+            return false;
+        };
+        let id = match found.kind {
+            frames::Rebuilt::String if self.python() => "known_loop.rebuilt.string_python",
+            frames::Rebuilt::String => "known_loop.rebuilt.string_javascript",
+            frames::Rebuilt::Frame => "known_loop.rebuilt.frame",
+            frames::Rebuilt::Rows => "known_loop.rebuilt.rows",
+        };
+        self.fix(say!(
+            id,
+            name = found.name,
+            line = found.line,
+            loop_line = found.loop_line,
+        ));
+        true
+    }
+
+    /// A DataFrame filtered once per row (in the function `.apply` calls, or in a loop): a
+    /// quadratic scan that a merge or a `.map` removes. True when found.
+    fn frame_scan_fix(&mut self) -> bool {
+        if !self.python() {
+            return false;
+        }
+        let Some(found) = frames::scan_per_row(self.f.code, &self.code.loops) else {
+            return false;
+        };
+        self.fix(say!(
+            "known_loop.frame_scan",
+            mask = found.mask,
+            frame = found.frame,
+            line = found.line,
+            per_row = found.per_row,
+        ));
+        true
+    }
+
     fn list_lookup_fix(&mut self) -> bool {
         let Some(found) = list_lookup_in_loop(self.f.code, &self.code.loops) else {
             return false;
@@ -534,8 +674,15 @@ impl Draft<'_, '_> {
         // A loop the code shows can never end gets no longer timeout either.
         let never_ends = self.loop_cause_fix() || endless.is_some() || retries;
         self.branching_recursion_fix();
+        if f.command
+            && let Some(count) = super::shell_habits::many_files(f.code)
+        {
+            self.fix(say!("timeout.many_files", count = count));
+        }
         if !never_ends {
-            self.list_lookup_fix();
+            if !self.frame_scan_fix() && !self.rebuilt_fix() {
+                self.list_lookup_fix();
+            }
             self.prints_every_iteration_fix();
         }
         let sleep = self.first_sleep_line();

@@ -20,6 +20,7 @@ mod command;
 mod draft;
 mod evidence;
 mod files;
+mod frames;
 mod js_host;
 mod limits;
 mod memory;

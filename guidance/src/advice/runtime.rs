@@ -193,6 +193,12 @@ impl Draft<'_, '_> {
                 if lower.contains("invalid literal") || lower.contains("could not convert") {
                     self.fix(words::text("value_error.not_a_number"));
                 } else if lower.contains("unpack") {
+                    if let Some((names, dict)) = self
+                        .error_line()
+                        .and_then(|l| dict_walked_for_pairs(l, self.f.code))
+                    {
+                        self.fix(say!("value_error.unpack_dict", names = names, dict = dict));
+                    }
                     self.fix(words::text("value_error.unpack"));
                 }
                 self.fix(words::text("value_error.print_repr"));
@@ -682,6 +688,36 @@ fn js_in_on_array(code: &str) -> Option<(String, String)> {
         }
     }
     None
+}
+
+/// `for k, v in NAME:` where the code binds NAME to a dict (`NAME = {...}`, `dict(...)`,
+/// `json.load(...)`): iterating a dict gives its keys only. The names and the dict.
+fn dict_walked_for_pairs<'l>(line: &'l str, code: &str) -> Option<(&'l str, &'l str)> {
+    let rest = line.trim().strip_prefix("for ")?.strip_suffix(':')?;
+    let (names, walked) = rest.split_once(" in ")?;
+    let (names, walked) = (names.trim(), walked.trim());
+    if !names.contains(',') || !walked.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    let is_dict = code.lines().any(|l| {
+        l.trim()
+            .strip_prefix(walked)
+            .and_then(|r| r.trim_start().strip_prefix('='))
+            .filter(|r| !r.starts_with('='))
+            .map(str::trim_start)
+            .is_some_and(|v| {
+                v.starts_with('{')
+                    && !v.starts_with("{}")
+                    && !v.contains(" for ")
+                    && v.contains(':')
+                    || v.starts_with("dict(")
+                    || v.starts_with("{}")
+                    || v.starts_with("json.load")
+                    || v.starts_with("Counter(")
+                    || v.starts_with("defaultdict(")
+            })
+    });
+    is_dict.then_some((names, walked))
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! read from the line itself: a pattern that matched no file (passed on literally), a variable
 //! holding spaces expanded unquoted (split into words), file names split by `xargs`, a
 //! here-doc whose unquoted delimiter let the shell expand `$...` in its body, bash's arrays,
-//! Python sent as a command line, and single quotes nested in a single-quoted program
-//! (`python -c '...'`), whose program the line also yields for the loop checks. Pure
+//! Python sent as a command line, and quotes nested in a program quoted the same way
+//! (`python -c '...'`, `node -e "..."`), whose program the line also yields for the loop checks. Pure
 //! functions of the text; `command.rs`, `syntax.rs` and `draft.rs` use them.
 
 use sandbox_protocol::Language;
@@ -276,26 +276,63 @@ fn closing_quote(line: &str, start: usize, quote: char) -> Option<usize> {
     None
 }
 
-/// A single-quoted inline program (`python -c '...'`) with single quotes inside: the first
-/// inner quote ends the outer quoting in the middle of a word, so the shell passes the text
-/// between the inner quotes unquoted. The option as written and that text (`a` for
-/// `python -c 'print({'a': 1})'`).
-pub(super) fn nested_single_quotes(line: &str) -> Option<(&'static str, &str)> {
+/// An inline program (`python -c '...'`, `node -e "..."`) with its own kind of quote inside:
+/// the first inner quote ends the outer quoting in the middle of a word, so the shell passes
+/// the text between the inner quotes unquoted. The option as written, the quote and that text
+/// (`a` for `python -c 'print({'a': 1})'`, `total:` for `node -e "console.log("total:")"`).
+pub(super) fn nested_quotes(line: &str) -> Option<(&'static str, char, &str)> {
     let (option, quote, start) = inline_start(line)?;
-    if quote != '\'' {
-        return None;
-    }
-    let close = closing_quote(line, start, '\'')?;
+    let close = closing_quote(line, start, quote)?;
     let after = line[close + 1..].chars().next()?;
     if after.is_whitespace() || matches!(after, ';' | '|' | '&' | ')' | '>' | '<') {
         return None;
     }
     let inner_start = close + 1;
     let inner_end = line[inner_start..]
-        .find('\'')
+        .find(quote)
         .map_or(line.len(), |e| inner_start + e);
     let inner = &line[inner_start..inner_end];
-    (!inner.trim().is_empty()).then_some((option, inner))
+    (!inner.trim().is_empty()).then_some((option, quote, inner))
+}
+
+/// How many files a command line creates one by one, when it is many (1,000 or more): a
+/// brace range in a command that creates files (`touch part_{1..25000}.csv`), or a counted
+/// loop whose body writes a file (`for i in $(seq 1 30000); do echo $i > f_$i.txt; done`).
+pub(super) fn many_files(line: &str) -> Option<u64> {
+    const MANY: u64 = 1_000;
+    let creates = ["touch ", "mkdir ", "> ", ">", "cp ", "tee "]
+        .iter()
+        .any(|w| line.contains(w));
+    if !creates {
+        return None;
+    }
+    let range = |text: &str| -> Option<u64> {
+        let (a, b) = text.split_once("..")?;
+        let a: u64 = a.trim().parse().ok()?;
+        let b: u64 = b.trim().parse().ok()?;
+        b.checked_sub(a).map(|n| n + 1)
+    };
+    // `{1..25000}`
+    let braces = line.match_indices('{').find_map(|(at, _)| {
+        let inner = line[at + 1..].split('}').next()?;
+        range(inner)
+    });
+    // `$(seq 1 30000)` or `$(seq 30000)` in a `for` loop.
+    let seq = line.split("$(seq ").nth(1).and_then(|rest| {
+        let args: Vec<u64> = rest
+            .split(')')
+            .next()?
+            .split_whitespace()
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .ok()?;
+        match args.as_slice() {
+            [n] => Some(*n),
+            [a, b] => b.checked_sub(*a).map(|n| n + 1),
+            _ => None,
+        }
+    });
+    braces.or(seq).filter(|n| *n >= MANY)
 }
 
 #[cfg(test)]
@@ -315,16 +352,21 @@ mod tests {
         );
         assert_eq!(inline_program("mypython -c 'x'"), None);
         assert_eq!(
-            nested_single_quotes("python -c 'import json; print(json.dumps({'k': 1}))'"),
-            Some(("python -c", "k"))
+            nested_quotes("python -c 'import json; print(json.dumps({'k': 1}))'"),
+            Some(("python -c", '\'', "k"))
         );
         assert_eq!(
-            nested_single_quotes("python3 -c 'print('hello world')'"),
-            Some(("python3 -c", "hello world"))
+            nested_quotes("python3 -c 'print('hello world')'"),
+            Some(("python3 -c", '\'', "hello world"))
         );
-        assert_eq!(nested_single_quotes("python -c 'print(1)' > out.txt"), None);
-        assert_eq!(nested_single_quotes("python -c 'print(1)'"), None);
-        assert_eq!(nested_single_quotes("python -c \"print('a')\""), None);
+        assert_eq!(nested_quotes("python -c 'print(1)' > out.txt"), None);
+        assert_eq!(nested_quotes("python -c 'print(1)'"), None);
+        assert_eq!(nested_quotes("python -c \"print('a')\""), None);
+        assert_eq!(
+            nested_quotes("node -e \"console.log(\"total:\", 3 + 4)\""),
+            Some(("node -e", '"', "total:"))
+        );
+        assert_eq!(nested_quotes("node -e \"console.log(\\\"a\\\")\""), None);
     }
 
     #[test]
@@ -396,5 +438,22 @@ mod tests {
         ));
         assert!(is_python("from pathlib import Path\nPath('x').touch()"));
         assert!(!is_python("ls -la && echo import"));
+    }
+
+    #[test]
+    fn lines_that_create_many_files() {
+        assert_eq!(
+            many_files("mkdir -p shards && cd shards && touch part_{1..25000}.csv"),
+            Some(25000)
+        );
+        assert_eq!(
+            many_files("for i in $(seq 1 30000); do echo $i > out/f_$i.txt; done"),
+            Some(30000)
+        );
+        assert_eq!(many_files("touch a_{1..10}.txt"), None);
+        assert_eq!(
+            many_files("for i in $(seq 1 30000); do echo $i; done"),
+            None
+        );
     }
 }

@@ -120,6 +120,70 @@ impl<'c> LoopText<'c> {
         })
     }
 
+    /// A line in a `while` loop's body that computes a new value of a name the condition tests
+    /// and throws it away (`n / 2` for `n = n / 2`, `i + 1;` for `i += 1`): the name never
+    /// changes there. The name, the expression and its line (1-based).
+    pub(super) fn discarded_update(&self) -> Option<(String, String, usize)> {
+        self.loops.iter().find_map(|l| {
+            l.body.iter().find_map(|&(k, text)| {
+                let part = text.trim().trim_end_matches(';').trim();
+                let name = leading_name(part)?;
+                let rest = part[name.len()..].trim_start();
+                let op = ["//", "**", "+", "-", "*", "/", "%", "<<", ">>"]
+                    .into_iter()
+                    .find(|op| rest.starts_with(op))?;
+                let operand = rest[op.len()..].trim_start();
+                let plain = !part.contains('=')
+                    && !rest.starts_with("++")
+                    && !rest.starts_with("--")
+                    && !operand.is_empty()
+                    && !operand.starts_with(['=', '+', '-'])
+                    && !part.contains(['(', '[', ',', ':', '"', '\''])
+                    && !matches!(name, "print" | "return" | "yield" | "await" | "del");
+                let tested = condition_names(&l.condition).any(|n| n == name);
+                (plain && tested).then(|| (name.to_owned(), part.to_owned(), k + 1))
+            })
+        })
+    }
+
+    /// A `while` loop whose condition's counter is updated only after a `continue` (`if
+    /// skip: continue` ... `i += 1`): on the path that continues, the counter never moves
+    /// and the test repeats forever. The counter, the `continue`'s line and the update's
+    /// line (1-based).
+    pub(super) fn continue_skips_update(&self) -> Option<(String, usize, usize)> {
+        self.loops.iter().find_map(|l| {
+            let skip = l.body.iter().find_map(|&(k, text)| {
+                let t = text.trim().trim_end_matches(';').trim();
+                let continues = t == "continue"
+                    || t.ends_with(": continue")
+                    || t.ends_with(") continue")
+                    || t.ends_with("{ continue")
+                    || t.ends_with("{ continue; }");
+                continues.then_some(k)
+            })?;
+            // A `continue` of an inner loop goes back to that loop, not to this test.
+            let inner_loop = l.body.iter().take_while(|(k, _)| *k < skip).any(|(_, t)| {
+                let t = t.trim_start();
+                ["for ", "for(", "while ", "while(", "do {", "do{"]
+                    .iter()
+                    .any(|kw| t.starts_with(kw))
+                    || t.contains(".forEach(")
+            });
+            if inner_loop {
+                return None;
+            }
+            condition_names(&l.condition).find_map(|name| {
+                let updates = assignments_of(&l.body, name);
+                let first = updates.first()?.0;
+                // `for (...; i++)` style loops are not `while`s; a `++` in the condition
+                // itself (`while (i++ < n)`) moves it on every test.
+                let moved_in_test = l.condition.contains(&format!("{name}++"))
+                    || l.condition.contains(&format!("++{name}"));
+                (first > skip && !moved_in_test).then(|| (name.to_owned(), skip + 1, first + 1))
+            })
+        })
+    }
+
     /// A `while True` loop whose only ways out are `if TEST: break` tests that read plain
     /// variables nothing in the loop changes (`if count >= 5: break` without `count += 1`):
     /// the test never turns true. The test, its first variable and the test's line.
@@ -834,6 +898,22 @@ fn names_in(expr: &str) -> Vec<&str> {
         .collect()
 }
 
+/// A shell loop whose test is always true (`while true`, `while :`, `until false`) with no
+/// `break`, `exit` or `return` between `do` and `done`: it never ends. The test as written.
+pub(super) fn shell_loop_no_exit(line: &str) -> Option<String> {
+    ["while true", "while :", "until false"]
+        .iter()
+        .filter_map(|t| line.find(t))
+        .min()
+        .and_then(|start| {
+            let (test, after) = line[start..].split_once("; do")?;
+            let body = after.split("done").next()?;
+            let exits = ["break", "exit", "return"].iter().any(|w| body.contains(w));
+            (!exits && matches!(test.trim(), "while true" | "while :" | "until false"))
+                .then(|| test.trim().to_owned())
+        })
+}
+
 /// A shell `while`/`until` loop whose test reads variables (`[ $count -lt 3 ]`) that nothing
 /// between `do` and `done` assigns: the test never changes. The test and the first variable.
 pub(super) fn shell_loop_unchanged(line: &str) -> Option<(String, String)> {
@@ -960,6 +1040,13 @@ pub(super) fn promise_read_as_value(code: &str) -> Option<(String, usize)> {
                 .then(|| ((*name).to_owned(), k + 1))
         })
     })
+}
+
+/// The identifiers of a loop's condition (`n`, `limit` in `n != 1 and n < limit`).
+fn condition_names(condition: &str) -> impl Iterator<Item = &str> {
+    condition
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .filter(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// The identifier at the start of `text`, if any.
