@@ -305,6 +305,15 @@ impl LazyModule {
     }
 }
 
+/// The runtime directory of `runtimes/prepare.sh` that the worker's unit tests run against:
+/// `SANDBOX_RUNTIME_DIR`, else the workspace's `target/runtimes`.
+#[cfg(test)]
+pub(crate) fn test_runtime_dir() -> PathBuf {
+    std::env::var_os("SANDBOX_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/runtimes"))
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use wasmtime::{Instance, Store, Trap};

@@ -307,7 +307,6 @@ fn time_computations(
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
 
     use wasmtime::{Instance, Store, Trap, UpdateDeadline};
 
@@ -409,9 +408,7 @@ mod tests {
     /// runtime directory (5 s on two idle cores).
     #[test]
     fn both_languages_are_measured_end_to_end() {
-        let dir = std::env::var_os("SANDBOX_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/runtimes"));
+        let dir = crate::engine::test_runtime_dir();
         let mut progress = Vec::new();
         let report = measure(&dir, 1, &mut progress).unwrap();
         let progress = String::from_utf8(progress).unwrap();

@@ -56,13 +56,16 @@ pub fn precompile_all(
         if runtime.imaged_layout().is_some() {
             let started = Instant::now();
             let cache = CacheDirs { cache_dir, shipped };
-            // Without an image, sessions start as they did before: slower, not broken.
-            match prepare_image(runtime, runtime_dir, &cached, cache, images) {
-                Ok(None) => tracing::info!(
+            // A server's precompile only looks for the image: without one, sessions start as
+            // they did before, slower, not broken. A failure to make it is an error, though:
+            // making it runs the same interpreter and driver as a cold start, so what fails
+            // here would fail every session's start.
+            match prepare_image(runtime, runtime_dir, &cached, cache, images)? {
+                None => tracing::info!(
                     runtime = runtime.as_str(),
                     "memory image not made yet: sessions start the interpreter themselves"
                 ),
-                Ok(Some((image, compiled))) => {
+                Some((image, compiled)) => {
                     tracing::info!(
                         runtime = runtime.as_str(),
                         compiled,
@@ -71,11 +74,6 @@ pub fn precompile_all(
                     );
                     cached.image = Some(image);
                 }
-                Err(e) => tracing::warn!(
-                    runtime = runtime.as_str(),
-                    error = %e,
-                    "no memory image: sessions start the interpreter themselves"
-                ),
             }
         }
         manifest.runtimes.insert(runtime, cached);
@@ -337,6 +335,28 @@ fn compile_config(data_dir: &Path, pycache: &Path) -> SessionConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An interpreter that cannot make its image (here QuickJS in CPython's place: no driver
+    /// to run) fails the precompile, naming the image, instead of leaving every session to
+    /// fail at its start.
+    #[test]
+    fn an_image_that_cannot_be_made_fails_the_precompile() {
+        let quickjs = engine::test_runtime_dir().join(Runtime::JavaScript.wasm_file_name());
+        let scratch = Scratch::new("image-fail-test").unwrap();
+        let dir = scratch.path();
+        let python = dir.join(Runtime::Python.wasm_file_name());
+        std::fs::create_dir_all(python.parent().unwrap().join("lib")).unwrap();
+        std::fs::copy(&quickjs, &python).unwrap();
+        std::fs::copy(&quickjs, dir.join(Runtime::JavaScript.wasm_file_name())).unwrap();
+        let error = precompile_all(dir, &dir.join("cache"), Images::Make).unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("memory image"), "{message}");
+        let cached_only = precompile_all(dir, &dir.join("cache"), Images::CachedOnly);
+        assert!(
+            cached_only.is_ok(),
+            "a server's precompile only looks for it"
+        );
+    }
 
     #[test]
     fn an_image_is_made_over_the_layout_with_empty_session_directories_that_go_afterwards() {

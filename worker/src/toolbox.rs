@@ -263,9 +263,7 @@ impl Toolbox {
 pub(crate) fn test_module() -> &'static ToolboxModule {
     static MODULE: std::sync::OnceLock<ToolboxModule> = std::sync::OnceLock::new();
     MODULE.get_or_init(|| {
-        let dir = std::env::var_os("SANDBOX_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/runtimes"));
+        let dir = crate::engine::test_runtime_dir();
         let wasm = dir.join(sandbox_protocol::TOOLBOX_FILE);
         assert!(
             wasm.is_file(),

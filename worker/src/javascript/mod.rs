@@ -671,7 +671,6 @@ pub fn serve(
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
     use std::sync::OnceLock;
 
     use sandbox_protocol::ErrorKind;
@@ -688,11 +687,7 @@ mod tests {
     fn quickjs() -> &'static Module {
         static MODULE: OnceLock<Module> = OnceLock::new();
         MODULE.get_or_init(|| {
-            let dir = std::env::var_os("SANDBOX_RUNTIME_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| {
-                    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/runtimes")
-                });
+            let dir = crate::engine::test_runtime_dir();
             let wasm = dir.join("quickjs-ng.wasm");
             let bytes = std::fs::read(&wasm).unwrap_or_else(|e| {
                 panic!("{}: {e} (run runtimes/prepare.sh first)", wasm.display())

@@ -271,7 +271,6 @@ fn fd_renumber(mut caller: Caller<'_, HostState>, from: i32, to: i32) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
     use std::time::Instant;
 
     use wasmtime::Linker;
@@ -307,13 +306,9 @@ with open('/app/timings', 'w') as f:
     f.write(' '.join(f'{k}={v * 1000:.2f}' for k, v in sorted(best.items())))
 "#;
 
-    fn runtime_dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/runtimes")
-    }
-
     fn timings(linker: &Linker<HostState>, quota: Option<QuotaLimits>) -> String {
         let engine = engine::engine();
-        let dir = runtime_dir();
+        let dir = engine::test_runtime_dir();
         let cached = engine::precompile(
             engine,
             "python",
