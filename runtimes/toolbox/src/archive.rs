@@ -192,7 +192,7 @@ fn add<W: Write>(
         .unwrap_or(name);
     if excludes
         .iter()
-        .any(|p| crate::glob::matches(p, base, false))
+        .any(|p| crate::glob::Glob::new(p, false).matches(base))
     {
         return Ok(());
     }

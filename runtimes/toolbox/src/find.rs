@@ -558,8 +558,8 @@ fn eval(find: &Find, walk: &mut Walk, expr: &Expr, e: &Entry<'_>) -> bool {
         Expr::Not(a) => !eval(find, walk, a, e),
         Expr::True => true,
         Expr::False => false,
-        Expr::Name(p, fold) => glob::matches(p, base_name(e.path), *fold),
-        Expr::Path(p, fold) => glob::matches(p, e.path, *fold),
+        Expr::Name(p, fold) => glob::Glob::new(p, *fold).matches(base_name(e.path)),
+        Expr::Path(p, fold) => glob::Glob::new(p, *fold).matches(e.path),
         Expr::Type(kinds) => kinds.contains(&kind_char(e.meta)),
         Expr::Size(cmp, unit) => {
             let size = e.meta.len();

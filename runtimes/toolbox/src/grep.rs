@@ -370,8 +370,15 @@ impl Grep {
     /// Whether a recursive search looks into a file of this name (`operand`: named on the
     /// command line, where GNU applies only `--exclude`... and `--include` too).
     fn wanted(&self, name: &str, _operand: bool) -> bool {
-        (self.include.is_empty() || self.include.iter().any(|p| glob::matches(p, name, false)))
-            && !self.exclude.iter().any(|p| glob::matches(p, name, false))
+        (self.include.is_empty()
+            || self
+                .include
+                .iter()
+                .any(|p| glob::Glob::new(p, false).matches(name)))
+            && !self
+                .exclude
+                .iter()
+                .any(|p| glob::Glob::new(p, false).matches(name))
     }
 
     /// The next match in `line` at or after `from`, honouring `-w`.
@@ -448,7 +455,11 @@ fn tree(dir: &Path, shown: &str, g: &Grep, run: &mut Run) {
             }
         }
         if kind.is_dir() {
-            if !g.exclude_dir.iter().any(|p| glob::matches(p, &name, false)) {
+            if !g
+                .exclude_dir
+                .iter()
+                .any(|p| glob::Glob::new(p, false).matches(&name))
+            {
                 tree(&path, &child, g, run);
             }
         } else if kind.is_file() && g.wanted(&name, false) {

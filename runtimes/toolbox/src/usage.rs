@@ -108,7 +108,7 @@ impl Du {
                         if self
                             .exclude
                             .iter()
-                            .any(|p| crate::glob::matches(p, &name, false))
+                            .any(|p| crate::glob::Glob::new(p, false).matches(&name))
                         {
                             continue;
                         }

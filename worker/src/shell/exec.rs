@@ -491,7 +491,7 @@ impl<'a> Shell<'a> {
                             Ok(p) => p,
                             Err(e) => return self.expansion_failed(e),
                         };
-                        hit = Glob::new(&pattern, false).is_ok_and(|g| g.matches(&subject));
+                        hit = Glob::new(&pattern, false).matches(&subject);
                     }
                     if !hit {
                         continue;
@@ -605,7 +605,7 @@ impl<'a> Shell<'a> {
                 match op.as_str() {
                     "==" | "=" | "!=" => {
                         let pattern = expand::pattern(b, self)?;
-                        let hit = Glob::new(&pattern, false).is_ok_and(|g| g.matches(&left));
+                        let hit = Glob::new(&pattern, false).matches(&left);
                         hit == (op != "!=")
                     }
                     "=~" => {

@@ -445,34 +445,27 @@ fn slice_range(
 }
 
 /// A pattern of `${NAME#pattern}` and friends: a plain string when it has no pattern
-/// characters (the common, fast case), else a compiled glob.
-struct Pattern {
-    literal: Option<String>,
-    glob: Option<Glob>,
+/// characters (the common, fast case), else a glob.
+enum Pattern {
+    Literal(String),
+    Glob(Glob),
 }
 
 impl Pattern {
     fn of(word: &Word, env: &mut dyn Env) -> Result<Self, Error> {
         let (text, literal) = pattern_text(word, env)?;
         Ok(if literal {
-            Self {
-                literal: Some(unescape(&text)),
-                glob: None,
-            }
+            Self::Literal(unescape(&text))
         } else {
-            Self {
-                literal: None,
-                glob: Glob::new(&text, false).ok(),
-            }
+            Self::Glob(Glob::new(&text, false))
         })
     }
 
     /// Whether `s` matches the whole pattern.
     fn matches(&self, s: &str) -> bool {
-        match (&self.literal, &self.glob) {
-            (Some(l), _) => l == s,
-            (None, Some(g)) => g.matches(s),
-            (None, None) => false,
+        match self {
+            Self::Literal(l) => l == s,
+            Self::Glob(g) => g.matches(s),
         }
     }
 
@@ -487,7 +480,7 @@ impl Pattern {
         longest: bool,
         env: &mut dyn Env,
     ) -> Result<&'v str, Error> {
-        if let Some(l) = &self.literal {
+        if let Self::Literal(l) = self {
             return Ok(v.strip_prefix(l.as_str()).unwrap_or(v));
         }
         let mut cuts = Self::cuts(v);
@@ -511,7 +504,7 @@ impl Pattern {
         longest: bool,
         env: &mut dyn Env,
     ) -> Result<&'v str, Error> {
-        if let Some(l) = &self.literal {
+        if let Self::Literal(l) = self {
             return Ok(v.strip_suffix(l.as_str()).unwrap_or(v));
         }
         let mut cuts = Self::cuts(v);
@@ -556,7 +549,7 @@ impl Pattern {
             }
             None => {}
         }
-        if let Some(l) = &self.literal {
+        if let Self::Literal(l) = self {
             return Ok(match (l.is_empty(), all) {
                 (true, _) => v.to_string(),
                 (false, true) => v.replace(l.as_str(), with),
@@ -989,8 +982,7 @@ fn matching_entries(dirs: &[String], comp: &[Ch], env: &dyn Env) -> Option<Vec<S
         }
         text.push(ch.c);
     }
-    // A pattern that cannot match anything (`[z-a]`) matches nothing.
-    let pattern = Glob::new(&text, false).ok();
+    let pattern = Glob::new(&text, false);
     let dotted = comp.first().is_some_and(|ch| ch.c == '.');
     let mut found = Vec::new();
     for dir in dirs {
@@ -1004,7 +996,7 @@ fn matching_entries(dirs: &[String], comp: &[Ch], env: &dyn Env) -> Option<Vec<S
             .and_then(|node| env.fs().list(&node));
         for name in listed.into_iter().flatten() {
             let hidden = name.starts_with('.') && !dotted;
-            if !hidden && pattern.as_ref().is_some_and(|p| p.matches(&name)) {
+            if !hidden && pattern.matches(&name) {
                 found.push(join(dir, &name));
             }
         }

@@ -27,6 +27,8 @@ mod arith;
 mod builtins;
 mod exec;
 mod expand;
+/// Shell patterns: the toolbox's matcher, so that the shell and `find -name` match alike.
+#[path = "../../../runtimes/toolbox/src/glob.rs"]
 mod glob;
 mod guest_fs;
 mod lexer;
