@@ -148,14 +148,19 @@ fn create(
             stripped = true;
         }
         let source = base.join(operand);
-        if let Err(e) = add(
+        let mut failed = false;
+        let added = add(
             &mut builder,
             &source,
             &member_name(operand),
             excludes,
-            &mut listed,
-        ) {
+            (&mut listed, &mut failed),
+        );
+        if let Err(e) = added {
             eprintln!("tar: {operand}: {e}");
+            failed = true;
+        }
+        if failed {
             status = 2;
         }
     }
@@ -177,14 +182,17 @@ fn create(
     Ok(status)
 }
 
-/// Adds `source` as `name`, a directory with what is below it in directory order (GNU's).
+/// Adds `source` as `name`, a directory with what is below it in directory order (GNU's);
+/// `seen` gathers the names added and whether anything below failed (said on stderr, as GNU
+/// goes on and exits 2).
 fn add<W: Write>(
     builder: &mut tar::Builder<W>,
     source: &Path,
     name: &str,
     excludes: &[String],
-    listed: &mut Vec<String>,
+    seen: (&mut Vec<String>, &mut bool),
 ) -> Result<(), String> {
+    let (listed, failed) = seen;
     let base = name
         .trim_end_matches('/')
         .rsplit('/')
@@ -217,8 +225,10 @@ fn add<W: Write>(
         for entry in entries.flatten() {
             let child = entry.file_name().to_string_lossy().into_owned();
             let child_name = format!("{shown}{child}");
-            if let Err(e) = add(builder, &entry.path(), &child_name, excludes, listed) {
+            let seen = (&mut *listed, &mut *failed);
+            if let Err(e) = add(builder, &entry.path(), &child_name, excludes, seen) {
                 eprintln!("tar: {child_name}: {e}");
+                *failed = true;
             }
         }
         return Ok(());
@@ -232,6 +242,17 @@ fn add<W: Write>(
         header.set_size(0);
         builder
             .append_link(&mut header, name, &target)
+            .map_err(|e| reason(&e))?;
+    } else if !meta.is_file() {
+        // A FIFO (WASI's std tells no other kind apart): stored as one, never opened, as GNU
+        // tar does.
+        let mut header = tar::Header::new_gnu();
+        set_times(&mut header, &meta);
+        header.set_mode(mode_of(source, &meta));
+        header.set_size(0);
+        header.set_entry_type(tar::EntryType::Fifo);
+        builder
+            .append_data(&mut header, name, io::empty())
             .map_err(|e| reason(&e))?;
     } else {
         let mut file = File::open(source).map_err(|e| format!("Cannot open: {}", reason(&e)))?;
@@ -473,6 +494,7 @@ fn long_line<R: Read>(entry: &tar::Entry<'_, R>, name: &str) -> String {
     let kind = match h.entry_type() {
         t if t.is_dir() => 'd',
         t if t.is_symlink() => 'l',
+        t if t.is_fifo() => 'p',
         _ => '-',
     };
     let mode = h.mode().unwrap_or(0o644);

@@ -534,7 +534,9 @@ fn base_name(path: &str) -> &str {
     trimmed.rsplit('/').next().unwrap_or(trimmed)
 }
 
-fn kind_char(meta: &Metadata) -> char {
+/// `find -type`'s letter of a file type: WASI's std tells files, directories and links apart
+/// (sockets and devices need an unstable API), so anything else is `p`.
+pub fn kind_char(meta: &Metadata) -> char {
     let t = meta.file_type();
     if t.is_symlink() {
         'l'

@@ -18,6 +18,7 @@ mod grep;
 mod own;
 mod posix;
 mod sed;
+mod shell_files;
 mod usage;
 
 /// The commands this program runs, sorted (the worker's list of them is checked against this).
@@ -135,6 +136,9 @@ fn main() {
         println!("{}", COMMANDS.join("\n"));
         exit(0);
     }
+    if name == "sandbox-files" {
+        exit(shell_files::main(args.into_iter()));
+    }
     if !COMMANDS.contains(&name.as_str()) {
         eprintln!("{name}: not a command of this toolbox");
         exit(127);
@@ -144,7 +148,7 @@ fn main() {
         exit(1);
     }
     args[0] = OsString::from(&name);
-    if own::refuse_not_gnu(&name, &args) {
+    if own::refuse_not_gnu(&name, &args) || own::refuse_special_operand(&name, &args) {
         exit(1);
     }
     let mut refused = false;

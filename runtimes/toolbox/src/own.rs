@@ -224,6 +224,25 @@ const NOT_GNU_SHORT: &[(&str, char, &str)] = &[
     ("basenc", 'D', "w"),
 ];
 
+/// Refuses an operand that names a FIFO, socket or device, as the sandbox's WASI layer refuses
+/// to open one (a read of it could block past the deadline), with the same `ENXIO`; whether it
+/// did. Said up front, so that each command says it alike (uutils' `cat` would print its own
+/// debugging text for a file type it does not know). A walk (`cp -r`, `grep -r`) meets the
+/// WASI layer's refusal itself.
+pub fn refuse_special_operand(name: &str, args: &[OsString]) -> bool {
+    let special = args.iter().skip(1).find(|arg| {
+        !arg.to_string_lossy().starts_with('-')
+            && std::fs::metadata(arg).is_ok_and(|m| !m.is_file() && !m.is_dir())
+    });
+    if let Some(arg) = special {
+        eprintln!(
+            "{name}: {}: No such device or address",
+            arg.to_string_lossy()
+        );
+    }
+    special.is_some()
+}
+
 /// Refuses, as GNU's getopt does, a short option of [`NOT_GNU_SHORT`]; whether it did.
 pub fn refuse_not_gnu(name: &str, args: &[OsString]) -> bool {
     let Some(&(_, refused, valued)) = NOT_GNU_SHORT.iter().find(|(n, ..)| *n == name) else {

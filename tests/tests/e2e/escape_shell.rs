@@ -254,6 +254,8 @@ async fn a_fifo_in_the_workspace_gets_a_prompt_error() -> Result<()> {
         "sed -n 1p fifo",
         "cp fifo copy",
         "cat a.txt fifo",
+        // A walk that opens what it finds: the open is refused beneath the tool, in WASI.
+        "mkdir -p /tmp/c && cp -r . /tmp/c",
     ] {
         let reply = command(&server, "fifo", line).await?;
         ensure!(reply.is_error, "{line}: {reply:?}");
@@ -266,6 +268,54 @@ async fn a_fifo_in_the_workspace_gets_a_prompt_error() -> Result<()> {
     }
     let alive = command(&server, "fifo", "cat a.txt").await?;
     assert_eq!(alive.str("stdout"), "a", "{alive:?}");
+    // Walks that need not open it do as GNU's do: tar stores a FIFO as one, grep -r skips it.
+    let archived = command(
+        &server,
+        "fifo",
+        "tar cf /tmp/all.tar . && tar tvf /tmp/all.tar",
+    )
+    .await?;
+    ensure!(!archived.is_error, "{archived:?}");
+    ensure!(
+        archived
+            .str("stdout")
+            .lines()
+            .any(|l| l.starts_with('p') && l.ends_with("fifo")),
+        "{archived:?}"
+    );
+    let grepped = command(&server, "fifo", "grep -r a .").await?;
+    assert_eq!(grepped.str("stdout"), "./a.txt:a\n", "{grepped:?}");
+    assert_eq!(grepped.str("stderr"), "", "{grepped:?}");
+    // The interpreters get ENXIO at once, as Linux answers for a socket, and keep their state.
+    server
+        .exec("javascript", "1", json!({ "session_id": "fifo-js" }))
+        .await?;
+    let js_app = server.workspace_of("fifo-js").context("workspace")?;
+    host::mkfifo(&js_app.join("fifo"))?;
+    for (session, language, code, said) in [
+        (
+            "fifo",
+            "python",
+            "import errno\ntry:\n    open('fifo')\nexcept OSError as e:\n    print(e.errno == errno.ENXIO, e.strerror)",
+            "True No such device or address",
+        ),
+        (
+            "fifo-js",
+            "javascript",
+            "const f = std.open('fifo', 'r'); console.log(f === null)",
+            "true",
+        ),
+    ] {
+        let reply = server
+            .exec(language, code, json!({ "session_id": session }))
+            .await?;
+        ensure!(!reply.is_error, "{session}: {reply:?}");
+        ensure!(
+            reply.elapsed < Duration::from_secs(5),
+            "{session}: {reply:?}"
+        );
+        assert_eq!(reply.str("stdout").trim(), said, "{session}: {reply:?}");
+    }
     server.stop().await
 }
 

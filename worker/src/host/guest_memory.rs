@@ -23,6 +23,7 @@ pub(super) mod errno {
     pub const NOENT: i32 = 44;
     pub const NOSYS: i32 = 52;
     pub const NOTDIR: i32 = 54;
+    pub const NXIO: i32 = 60;
     pub const PERM: i32 = 63;
     pub const ROFS: i32 = 69;
     pub const XDEV: i32 = 75;

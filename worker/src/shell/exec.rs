@@ -1180,12 +1180,8 @@ impl Env for Shell<'_> {
         self.capture(script).map_err(ExpandError::Stopped)
     }
 
-    fn fs(&self) -> &Fs {
-        &self.fs
-    }
-
-    fn cwd(&self) -> &str {
-        &self.state.cwd
+    fn expand_pathname(&mut self, pattern: &str) -> Vec<String> {
+        self.pathnames(pattern)
     }
 
     fn stopped(&self) -> Option<Abort> {

@@ -14,12 +14,8 @@
 use super::arith;
 use super::exec::Abort;
 use super::glob::Glob;
-use super::guest_fs::{Access, Fs, join};
 use super::lexer::{ParamOp, Part, Word};
 use super::parser::Script;
-
-/// Most paths one glob expands to: bounds memory and time for `/*/*/*/*`-style patterns.
-const MAX_GLOB_MATCHES: usize = 100_000;
 
 /// Most bytes a command's words may expand to, together: a word made of thousands of `$A`, or
 /// `A=$A$A` repeated, must not exhaust the worker's memory.
@@ -67,8 +63,8 @@ pub(crate) trait Env: arith::Vars {
     /// # Errors
     /// When the deadline passes or the call is cancelled.
     fn substitute(&mut self, script: &Script) -> Result<String, Error>;
-    fn fs(&self) -> &Fs;
-    fn cwd(&self) -> &str;
+    /// Pathname expansion of one field (see [`glob`]): the matching paths, sorted.
+    fn expand_pathname(&mut self, pattern: &str) -> Vec<String>;
     /// Whether the deadline passed or the call was cancelled (and which).
     fn stopped(&self) -> Option<Abort>;
     /// `set -u`: expanding an unset parameter is an error.
@@ -919,93 +915,18 @@ fn text_of(chs: &[Ch]) -> String {
     chs.iter().map(|ch| ch.c).collect()
 }
 
-/// Pathname expansion of one field, sorted; empty when nothing matches.
-fn glob(field: &[Ch], env: &dyn Env) -> Vec<String> {
-    let comps: Vec<&[Ch]> = field
-        .split(|ch| ch.c == '/')
-        .filter(|c| !c.is_empty())
-        .collect();
-    let Some(last_glob) = comps.iter().rposition(|c| has_glob(c)) else {
-        return Vec::new();
-    };
-    let absolute = field.first().is_some_and(|ch| ch.c == '/');
-    let mut paths = vec![String::from(if absolute { "/" } else { "" })];
-    for comp in &comps[..=last_glob] {
-        paths = if has_glob(comp) {
-            match matching_entries(&paths, comp, env) {
-                Some(found) => found,
-                None => return Vec::new(),
-            }
-        } else {
-            let name = text_of(comp);
-            paths.iter().map(|p| join(p, &name)).collect()
-        };
-        if paths.is_empty() {
-            return paths;
+/// Pathname expansion of one field, sorted; empty when nothing matches. The field goes to
+/// [`Env::expand_pathname`] as a pattern whose quoted characters are escaped with a backslash
+/// (`/` always separates components, quoted or not).
+fn glob(field: &[Ch], env: &mut dyn Env) -> Vec<String> {
+    let mut pattern = String::with_capacity(field.len() * 2);
+    for ch in field {
+        if ch.c != '/' && (ch.quoted || ch.c == '\\') {
+            pattern.push('\\');
         }
+        pattern.push(ch.c);
     }
-    // What follows the last pattern, and a trailing slash, keep only the paths that exist (as
-    // directories, for the slash).
-    let rest: Vec<String> = comps[last_glob + 1..].iter().map(|c| text_of(c)).collect();
-    let rest = rest.join("/");
-    let dir_only = field.last().is_some_and(|ch| ch.c == '/');
-    if !rest.is_empty() || dir_only {
-        paths = paths
-            .into_iter()
-            .map(|p| if rest.is_empty() { p } else { join(&p, &rest) })
-            .filter(|p| {
-                let found = env.fs().resolve(env.cwd(), p, Access::Read, !dir_only);
-                let meta = found.and_then(|r| {
-                    if dir_only {
-                        env.fs().stat(&r)
-                    } else {
-                        env.fs().lstat(&r)
-                    }
-                });
-                meta.is_ok_and(|m| !dir_only || m.is_dir())
-            })
-            .map(|p| if dir_only { p + "/" } else { p })
-            .collect();
-    }
-    paths.sort();
-    paths
-}
-
-/// The entries of the directories `dirs` whose names `comp` matches (hidden ones only when it
-/// starts with a dot), at most [`MAX_GLOB_MATCHES`]; `None` once the call is stopped.
-fn matching_entries(dirs: &[String], comp: &[Ch], env: &dyn Env) -> Option<Vec<String>> {
-    // Quoted characters are literal in the pattern, and so is a backslash an expansion put there.
-    let mut text = String::new();
-    for ch in comp {
-        if ch.quoted || ch.c == '\\' {
-            text.push('\\');
-        }
-        text.push(ch.c);
-    }
-    let pattern = Glob::new(&text, false);
-    let dotted = comp.first().is_some_and(|ch| ch.c == '.');
-    let mut found = Vec::new();
-    for dir in dirs {
-        if env.stopped().is_some() {
-            return None;
-        }
-        let at = if dir.is_empty() { "." } else { dir };
-        let listed = env
-            .fs()
-            .resolve(env.cwd(), at, Access::Read, true)
-            .and_then(|node| env.fs().list(&node));
-        for name in listed.into_iter().flatten() {
-            let hidden = name.starts_with('.') && !dotted;
-            if !hidden && pattern.matches(&name) {
-                found.push(join(dir, &name));
-            }
-        }
-        if found.len() >= MAX_GLOB_MATCHES {
-            found.truncate(MAX_GLOB_MATCHES);
-            break;
-        }
-    }
-    Some(found)
+    env.expand_pathname(&pattern)
 }
 
 #[cfg(test)]

@@ -1,15 +1,12 @@
 //! The only host code that touches guest paths: what the shell language itself does with files,
 //! every command that touches files being a WebAssembly tool ([`crate::toolbox`]) whose paths
-//! WASI resolves. Six callers, each for a reason WASI cannot take over:
+//! WASI resolves, and the shell's own questions (globs, file tests, `cd`) answered by one of them
+//! ([`super::files`]). Four callers, each for a reason WASI cannot take over yet:
 //! - redirections: `> file` and `>> file` open a file for writing ([`Fs::open_write`]), `< file`
 //!   reads one ([`Fs::open_read`]), since the shell owns the streams;
-//! - globs list directories ([`Fs::list`]) and `test`/`[[ ]]` look at files ([`Fs::stat`]),
-//!   since they expand or decide before any command runs;
-//! - `cd` checks that its target is a directory, since the cwd is the shell's;
 //! - `source FILE`, `./script` and `python FILE` read the program they run;
-//! - the dispatch of a tool stats its operands first, to refuse a FIFO or device (a WASI read
-//!   of one would block past the deadline), and after a failure resolves them to say why a
-//!   refused one was refused (`path_restriction`);
+//! - after a tool (or `cd`) failed, the shell resolves its operands to say why a refused one was
+//!   refused (`path_restriction`): a lookup, nothing opened;
 //! - the toolbox's `sandbox.file_mode` and `sandbox.set_file_mode` ([`FileModes`], what `ls -l`,
 //!   `stat`, `find -perm`, `chmod`, `cp`, `mkdir -m` and `tar` read and set): WASI preview 1 has
 //!   no modes.
@@ -33,7 +30,7 @@
 //! [`Fs::resolve`] also looks the path up once, so a refusal is reported early and names the
 //! guest path; that lookup only decides the message, never what an operation then touches. With
 //! `follow == false` the last component is not followed; the components above it are followed
-//! beneath the root as always. A listing ([`Fs::list`]) hands out names only.
+//! beneath the root as always.
 //!
 //! Reads of regular files go through `Root::open_regular`, which refuses FIFOs, sockets and
 //! devices without blocking on them; writes open non-blocking and check the type on the
@@ -143,17 +140,6 @@ pub(crate) fn normalize(cwd: &str, arg: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-/// `dir/name` without doubling the slash.
-pub(crate) fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else if dir.ends_with('/') {
-        format!("{dir}{name}")
-    } else {
-        format!("{dir}/{name}")
-    }
-}
-
 /// The file type, as the commands tell them apart.
 pub(crate) use sandbox_protocol::confined::EntryKind as Kind;
 
@@ -163,8 +149,6 @@ pub(crate) struct Meta {
     pub kind: Kind,
     pub len: u64,
     pub mode: u32,
-    /// Seconds since the epoch.
-    pub mtime: i64,
 }
 
 impl Meta {
@@ -174,17 +158,15 @@ impl Meta {
             kind,
             len: m.len(),
             mode: m.mode(),
-            mtime: m.mtime(),
         }
     }
 
-    /// A virtual directory: read-only, empty, dated at the epoch.
+    /// A virtual directory: read-only, empty.
     fn virtual_dir() -> Self {
         Self {
             kind: Kind::Dir,
             len: 0,
             mode: 0o40555,
-            mtime: 0,
         }
     }
 
@@ -217,7 +199,6 @@ pub(crate) struct Resolved {
     mount: String,
     /// It is the mount point itself, which is never removed or renamed.
     mount_root: bool,
-    pub writable: bool,
 }
 
 impl Resolved {
@@ -442,6 +423,19 @@ impl Fs {
         }
     }
 
+    /// The guest paths of the session's mounts (names, not handles).
+    pub(crate) fn mount_points(&self) -> impl Iterator<Item = &str> {
+        self.mounts.iter().map(|m| m.guest.as_str())
+    }
+
+    /// Whether the mount that holds the guest path `arg` (relative to `cwd`, lexically) is
+    /// writable.
+    pub(crate) fn writable_at(&self, cwd: &str, arg: &str) -> bool {
+        let guest = normalize(cwd, arg);
+        self.mount_of(&guest)
+            .is_some_and(|i| self.mounts[i].writable)
+    }
+
     /// The guest mount points, sorted, for messages.
     fn mount_names(&self) -> String {
         let mut names: Vec<&str> = self.mounts.iter().map(|m| m.guest.as_str()).collect();
@@ -481,6 +475,16 @@ impl Fs {
         self.resolve_guest(normalize(cwd, arg), access, follow)
     }
 
+    /// The place of `arg` (relative to the guest `cwd`) among the mounts, decided from the
+    /// path's text alone: nothing is looked up, so a link out of the mount is not seen here
+    /// (whatever then opens the path through WASI meets it).
+    ///
+    /// # Errors
+    /// A path outside every mount, or a write access to a read-only mount.
+    pub(crate) fn place(&self, cwd: &str, arg: &str, access: Access) -> Result<Resolved, FsError> {
+        self.lexical(normalize(cwd, arg), access, true)
+    }
+
     /// [`Fs::resolve`] for a normalised absolute guest path.
     ///
     /// # Errors
@@ -491,6 +495,24 @@ impl Fs {
         access: Access,
         follow: bool,
     ) -> Result<Resolved, FsError> {
+        let node = self.lexical(guest, access, follow)?;
+        if node.is_virtual() {
+            return Ok(node);
+        }
+        // The early lookup: a refusal now names the guest path. What exists or not is for the
+        // operation to find out.
+        match self.metadata(&node, follow) {
+            Ok(_) => Ok(node),
+            Err(e) if e.io_kind() == Some(io::ErrorKind::NotFound) => Ok(node),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The lexical part of [`Fs::resolve_guest`] (see [`Fs::place`]).
+    ///
+    /// # Errors
+    /// As [`Fs::place`], and ENOENT for a mount whose directory could not be opened.
+    fn lexical(&self, guest: String, access: Access, follow: bool) -> Result<Resolved, FsError> {
         let Some(index) = self.mount_of(&guest) else {
             if self.is_virtual(&guest) {
                 if access == Access::Write {
@@ -503,7 +525,6 @@ impl Fs {
                     follow,
                     mount: "/".into(),
                     mount_root: false,
-                    writable: false,
                 });
             }
             return Err(FsError::Outside {
@@ -533,21 +554,13 @@ impl Fs {
         } else {
             Place::Beneath { mount: index, rel }
         };
-        let node = Resolved {
+        Ok(Resolved {
             guest,
             place,
             follow,
             mount: m.guest.clone(),
             mount_root,
-            writable: m.writable,
-        };
-        // The early lookup: a refusal now names the guest path. What exists or not is for the
-        // operation to find out.
-        match self.metadata(&node, follow) {
-            Ok(_) => Ok(node),
-            Err(e) if e.io_kind() == Some(io::ErrorKind::NotFound) => Ok(node),
-            Err(e) => Err(e),
-        }
+        })
     }
 
     /// The root handle of a node and its path beneath it (`.` for the mount point).
@@ -602,30 +615,6 @@ impl Fs {
         self.metadata(r, true)
     }
 
-    /// The node with its last component followed from now on. A symlink that leads out of the
-    /// mount is refused here already; one that dangles inside is left for the operation to
-    /// report.
-    ///
-    /// # Errors
-    /// As [`Fs::stat`].
-    fn follow(&self, r: &Resolved) -> Result<Resolved, FsError> {
-        if r.follow || !matches!(r.place, Place::Beneath { .. }) {
-            return Ok(r.clone());
-        }
-        let mut followed = r.clone();
-        followed.follow = true;
-        if self
-            .metadata(r, false)
-            .is_ok_and(|m| m.kind == Kind::Symlink)
-        {
-            match self.metadata(&followed, true) {
-                Ok(_) => {}
-                Err(e) if e.io_kind() == Some(io::ErrorKind::NotFound) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(followed)
-    }
     /// Opens a regular file for reading (a symlink is followed beneath the root). Directories
     /// give `EISDIR`; FIFOs, sockets and devices are refused without blocking.
     ///
@@ -745,45 +734,6 @@ impl Fs {
         Ok(file)
     }
 
-    /// The entries of a directory (followed if `r` is a symlink), sorted by name, without `.`
-    /// and `..`.
-    ///
-    /// # Errors
-    /// When `r` is not a readable directory.
-    pub(crate) fn list(&self, r: &Resolved) -> Result<Vec<String>, FsError> {
-        let r = self.follow(r)?;
-        if matches!(r.place, Place::Virtual) {
-            let prefix = if r.guest == "/" {
-                "/".to_string()
-            } else {
-                format!("{}/", r.guest)
-            };
-            let mut names: Vec<String> = (self.mounts.iter())
-                .filter_map(|m| m.guest.strip_prefix(&prefix))
-                .filter_map(|rest| rest.split('/').next())
-                .filter(|n| !n.is_empty())
-                .filter(|n| (self.resolve_guest(join(&r.guest, n), Access::Read, false)).is_ok())
-                .map(str::to_owned)
-                .collect();
-            names.sort_unstable();
-            names.dedup();
-            return Ok(names);
-        }
-        let (root, rel) = self.locate(&r)?;
-        let entries = if r.mount_root {
-            root.dir().entries()
-        } else {
-            root.dir().read_dir(rel)
-        };
-        let mut names = Vec::new();
-        for entry in entries.map_err(|e| r.io_error(e))? {
-            let entry = entry.map_err(|e| r.io_error(e))?;
-            names.push(entry.file_name().to_string_lossy().into_owned());
-        }
-        names.sort_unstable();
-        Ok(names)
-    }
-
     /// Sets the permission bits (a symlink is followed beneath the root).
     ///
     /// # Errors
@@ -793,15 +743,6 @@ impl Fs {
         root.dir()
             .set_permissions(rel, Permissions::from_mode(mode))
             .map_err(|e| r.io_error(e))
-    }
-
-    /// Whether both nodes exist and are the same file (same device and inode, symlinks
-    /// followed): a hard link counts, as for coreutils.
-    pub(crate) fn same_file(&self, a: &Resolved, b: &Resolved) -> bool {
-        match (self.raw_metadata(a, true), self.raw_metadata(b, true)) {
-            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-            _ => false,
-        }
     }
 }
 
@@ -905,9 +846,6 @@ pub(crate) mod tests {
         assert_eq!(normalize("/app/a", "/"), "/");
         assert_eq!(normalize("/", ".."), "/");
         assert_eq!(normalize("/app", "//data//x/"), "/data/x");
-        assert_eq!(join("", "a"), "a");
-        assert_eq!(join("/", "a"), "/a");
-        assert_eq!(join("d", "a"), "d/a");
     }
 
     #[test]
@@ -965,11 +903,10 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn virtual_root_lists_mounts_and_is_read_only() {
+    fn virtual_root_is_read_only() {
         let f = fixture();
         let root = f.fs.resolve("/app", "/", Access::Read, true).unwrap();
         assert!(root.is_virtual());
-        assert_eq!(f.fs.list(&root).unwrap(), ["app", "data"]);
         assert!(f.fs.resolve("/", "/", Access::Write, true).is_err());
         assert!(f.fs.resolve("/", "/new", Access::Write, true).is_err());
         assert!(matches!(
@@ -1001,8 +938,6 @@ pub(crate) mod tests {
         let link = f.fs.resolve("/app", "out", Access::Write, false).unwrap();
         assert_eq!(f.fs.lstat(&link).unwrap().kind, Kind::Symlink);
         assert!(matches!(f.fs.stat(&link), Err(FsError::Escape { .. })));
-        assert!(matches!(f.fs.follow(&link), Err(FsError::Escape { .. })));
-        assert!(matches!(f.fs.list(&link), Err(FsError::Escape { .. })));
         assert!(matches!(
             f.fs.open_read(&f.fs.resolve("/app", "secret", Access::Read, false).unwrap()),
             Err(FsError::Escape { .. })
@@ -1014,8 +949,6 @@ pub(crate) mod tests {
         );
         let inside = f.fs.resolve("/app", "inside", Access::Read, true).unwrap();
         assert!(f.fs.stat(&inside).unwrap().is_dir());
-        let sub = f.fs.resolve("/app", "sub", Access::Read, true).unwrap();
-        assert!(f.fs.same_file(&inside, &sub));
         f.assert_outside_untouched();
     }
 
@@ -1054,7 +987,6 @@ pub(crate) mod tests {
         let write = resolve("sub/new.txt", Access::Write, true);
         let append = resolve("sub/secret", Access::Write, true);
         let read = resolve("sub/secret", Access::Read, true);
-        let dir = resolve("sub", Access::Read, true);
         let unlink = resolve("sub/secret", Access::Write, false);
         let chmod = resolve("sub/secret", Access::Write, true);
         f.swap_sub_for_a_link_out();
@@ -1065,11 +997,9 @@ pub(crate) mod tests {
         escape("write", f.fs.open_write(&write, false).map(drop));
         escape("append", f.fs.open_write(&append, true).map(drop));
         escape("read", f.fs.open_read(&read).map(drop));
-        escape("list", f.fs.list(&dir).map(drop));
         escape("stat", f.fs.stat(&read).map(drop));
         escape("lstat", f.fs.lstat(&unlink).map(drop));
         escape("chmod", f.fs.set_mode(&chmod, 0o600));
-        assert!(!f.fs.same_file(&read, &read));
         f.assert_outside_untouched();
         // The real directory kept everything, and the link is what `sub` is now.
         assert_eq!(names(&a.join("sub.real")), ["d", "secret"]);
@@ -1096,12 +1026,6 @@ pub(crate) mod tests {
             f.fs.resolve("/app", "sub/up", Access::Write, false)
                 .unwrap();
         assert_eq!(f.fs.lstat(&up).unwrap().kind, Kind::Symlink);
-        let listed =
-            f.fs.list(&f.fs.resolve("/app", "sub", Access::Read, true).unwrap())
-                .unwrap();
-        assert_eq!(listed, ["up"]);
-        // Listing the link (not followed when resolved) follows it: refused.
-        assert!(matches!(f.fs.list(&up), Err(FsError::Escape { .. })));
         f.assert_outside_untouched();
     }
 
@@ -1144,9 +1068,6 @@ pub(crate) mod tests {
         assert_eq!(fs::read_to_string(a.join("sub/target")).unwrap(), "t++");
         // Through a dangling link that stays inside, the kernel creates its target inside.
         assert_eq!(fs::read_to_string(a.join("sub/not-yet")).unwrap(), "+");
-        let hard = f.fs.resolve("/app", "hard", Access::Read, true).unwrap();
-        let soft = f.fs.resolve("/app", "soft", Access::Read, true).unwrap();
-        assert!(f.fs.same_file(&hard, &soft));
         // Written without following, a link is not written through.
         let link = f.fs.resolve("/app", "soft", Access::Write, false).unwrap();
         assert!(f.fs.open_write(&link, false).is_err());

@@ -27,6 +27,7 @@ mod arith;
 mod builtins;
 mod exec;
 mod expand;
+mod files;
 /// Shell patterns: the toolbox's matcher, so that the shell and `find -name` match alike.
 #[path = "../../../runtimes/toolbox/src/glob.rs"]
 mod glob;

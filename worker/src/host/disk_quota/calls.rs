@@ -1,6 +1,7 @@
 //! The shadows of the other calls that change what a session's files hold: set a file's size,
 //! create a directory or a link, rename, delete, renumber a descriptor; and
-//! [`add_to_linker`], which puts every disk-quota shadow in the linker.
+//! [`add_to_linker`], which puts every disk-quota shadow in the linker, with the two that
+//! refuse FIFOs, sockets and devices (`path_open`, `path_filestat_set_times`).
 
 use wasmtime::{Caller, Linker, Result};
 use wasmtime_wasi::p1::WasiP1Ctx;
@@ -9,7 +10,7 @@ use wasmtime_wasi::runtime::in_tokio;
 use wiggle::GuestMemory;
 
 use super::charge::{charge, is_charged, parts, regular_file, release, with_charge};
-use super::write::{guest_bytes, path_open, write};
+use super::write::{guest_bytes, path_filestat_set_times, path_open, write};
 use crate::host::guest_memory::errno;
 use crate::host::state::HostState;
 use crate::quota::Amount;
@@ -24,6 +25,7 @@ const MODULE: &str = "wasi_snapshot_preview1";
 pub(in crate::host) fn add_to_linker(linker: &mut Linker<HostState>) -> Result<()> {
     linker.func_wrap(MODULE, "fd_pwrite", fd_pwrite)?;
     linker.func_wrap(MODULE, "path_open", path_open)?;
+    linker.func_wrap(MODULE, "path_filestat_set_times", path_filestat_set_times)?;
     linker.func_wrap(MODULE, "fd_filestat_set_size", fd_filestat_set_size)?;
     linker.func_wrap(MODULE, "path_create_directory", path_create_directory)?;
     linker.func_wrap(MODULE, "path_symlink", path_symlink)?;

@@ -204,7 +204,8 @@ impl OpenCall {
 }
 
 /// `path_open`: a file it creates beneath `/app` or `/tmp` is one entry, and a file it truncates
-/// gives its bytes back.
+/// gives its bytes back. A FIFO, socket or device is refused with `ENXIO` (what Linux answers
+/// for a socket) before it is opened ([`special_file`]).
 ///
 /// With `O_CREAT` (and no `O_EXCL`) the file is first opened without it: the usual rewrite of an
 /// existing file succeeds at once, and only `ENOENT` means a new file, charged and then created.
@@ -235,6 +236,9 @@ pub(super) fn path_open(
         out,
     };
     let (mem, state) = parts(&mut caller)?;
+    if oflags & OFLAGS_DIRECTORY == 0 && special_file(state, mem, (dirfd, lookup, path, len)) {
+        return Ok(errno::NXIO);
+    }
     let errno = open_charged(&call, state, mem, oflags)?;
     if errno == errno::SUCCESS
         && let Some(name) = guest_bytes(mem, path, len)
@@ -242,6 +246,60 @@ pub(super) fn path_open(
         state.written.opened(dirfd, name, oflags, base);
     }
     Ok(errno)
+}
+
+/// Whether `call` names a FIFO, socket or device. Opening one would block in the host's
+/// `open(2)` or `read(2)` (a FIFO without a writer), out of reach of the deadline and of
+/// cancellation: the worker would hang until the supervisor kills it. A guest cannot make
+/// one (WASI has no `mknod`, and the jail forbids it), but a read-only `/data` or a shared
+/// volume may hold one. `wasmtime-wasi` calls a FIFO's type `Unknown`. `at` is the call's
+/// directory, lookup flags, and path (pointer and length).
+fn special_file(state: &mut HostState, mem: &mut [u8], at: (i32, i32, i32, i32)) -> bool {
+    use types::Filetype;
+    let (dirfd, lookup, path, len) = at;
+    let mut gm = GuestMemory::Unshared(mem);
+    let stat = path_stat(&mut state.wasi, &mut gm, dirfd, lookup, path, len);
+    stat.is_some_and(|s| {
+        matches!(
+            s.filetype,
+            Filetype::Unknown
+                | Filetype::CharacterDevice
+                | Filetype::BlockDevice
+                | Filetype::SocketDgram
+                | Filetype::SocketStream
+        )
+    })
+}
+
+/// `path_filestat_set_times` (`touch`, `os.utime`): `wasmtime-wasi` opens the file to set its
+/// times, so a FIFO, socket or device is refused as [`path_open`] refuses it.
+#[allow(clippy::too_many_arguments, reason = "WASI p1's signature")]
+pub(super) fn path_filestat_set_times(
+    mut caller: Caller<'_, HostState>,
+    dirfd: i32,
+    lookup: i32,
+    path: i32,
+    len: i32,
+    atim: i64,
+    mtim: i64,
+    fst_flags: i32,
+) -> Result<i32> {
+    let (mem, state) = parts(&mut caller)?;
+    if special_file(state, mem, (dirfd, lookup, path, len)) {
+        return Ok(errno::NXIO);
+    }
+    let mut gm = GuestMemory::Unshared(mem);
+    in_tokio(p1::path_filestat_set_times(
+        &mut state.wasi,
+        &mut gm,
+        dirfd,
+        lookup,
+        path,
+        len,
+        atim,
+        mtim,
+        fst_flags,
+    ))
 }
 
 /// `path_open`, charged when it creates or truncates beneath `/app` or `/tmp`.

@@ -4,7 +4,7 @@
 //! path outside the sandbox is simply false.
 
 use crate::shell::exec::{Abort, Ctx};
-use crate::shell::guest_fs::{Access, Kind};
+use crate::shell::guest_fs::Kind;
 
 /// Evaluates a `test` expression by recursive descent, one precedence level per method.
 struct TestEval<'t, 'c, 'a> {
@@ -102,23 +102,18 @@ impl TestEval<'_, '_, '_> {
             "-n" => return !arg.is_empty(),
             _ => {}
         }
-        // A probe of a path outside the sandbox is simply false (not a refusal to report).
+        // Asked inside the sandbox: a path outside it is simply not there (no refusal to
+        // report).
         let follow = !matches!(op, "-L" | "-h");
-        let Ok(r) = self.ctx.resolve(arg, Access::Read, follow) else {
+        let Some(m) = self.ctx.sh.file_info(arg, follow) else {
             return false;
         };
-        let meta = if follow {
-            self.ctx.fs().stat(&r).ok()
-        } else {
-            self.ctx.fs().lstat(&r).ok()
-        };
-        let Some(m) = meta else { return false };
         match op {
             "-e" | "-r" | "-a" => true,
             "-f" => m.kind == Kind::File,
             "-d" => m.kind == Kind::Dir,
             "-s" => m.len > 0,
-            "-w" => r.writable && m.mode & 0o222 != 0,
+            "-w" => self.ctx.fs().writable_at(self.ctx.cwd(), arg) && m.mode & 0o222 != 0,
             "-x" => m.mode & 0o111 != 0,
             "-L" | "-h" => m.kind == Kind::Symlink,
             "-p" => m.kind == Kind::Fifo,
@@ -157,23 +152,14 @@ impl TestEval<'_, '_, '_> {
                 }
             }
             _ => {
-                let mtime = |ctx: &Ctx<'_, '_>, p: &str| {
-                    ctx.resolve(p, Access::Read, true)
-                        .ok()
-                        .and_then(|r| ctx.fs().stat(&r).ok())
-                        .map(|m| m.mtime)
-                };
-                let (x, y) = (mtime(self.ctx, a), mtime(self.ctx, b));
+                if op == "-ef" {
+                    return self.ctx.sh.same_file(a, b);
+                }
+                let x = self.ctx.sh.file_info(a, true).map(|m| m.mtime);
+                let y = self.ctx.sh.file_info(b, true).map(|m| m.mtime);
                 match op {
                     "-nt" => x > y,
-                    "-ot" => x.is_some() && (y.is_none() || x < y),
-                    _ => {
-                        let node = |ctx: &Ctx<'_, '_>, p: &str| ctx.resolve(p, Access::Read, true);
-                        match (node(self.ctx, a), node(self.ctx, b)) {
-                            (Ok(x), Ok(y)) => self.ctx.fs().same_file(&x, &y),
-                            _ => false,
-                        }
-                    }
+                    _ => x.is_some() && (y.is_none() || x < y),
                 }
             }
         }

@@ -21,7 +21,7 @@ mod scripts;
 mod session;
 
 use super::exec::{Abort, Ctx};
-use crate::shell::guest_fs::{Access, FsError, Kind};
+use crate::shell::guest_fs::{Access, FsError};
 use crate::toolbox::ToolEnd;
 pub(crate) use cond::{binary_test, unary_test};
 
@@ -185,13 +185,6 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
     let env: Vec<(String, String)> = (ctx.sh.state.vars.iter())
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
-    if let Some((arg, kind)) = special_operand(ctx, &argv) {
-        ctx.warn(format_args!(
-            "{arg}: not a regular file (a {kind}): the sandbox's commands read regular files \
-             only"
-        ));
-        return Ok(1);
-    }
     let null_input = reads_dev_null(&mut argv);
     let stdin = if null_input {
         Vec::new()
@@ -211,6 +204,12 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
         _ => None,
     };
     ctx.err(&ran.stderr);
+    if String::from_utf8_lossy(&ran.stderr).contains(SPECIAL_FILE) {
+        ctx.warn(
+            "the sandbox opens no FIFO, socket or device (a read of one could block past the \
+             deadline): its commands read regular files",
+        );
+    }
     if let Some((arg, e)) = refused {
         match tool {
             "mkdir" => ctx.fail(format_args!("cannot create directory '{arg}'"), &e),
@@ -308,25 +307,6 @@ fn file_operands(argv: &[String]) -> impl Iterator<Item = &String> {
     operands(argv).skip(usize::from(program_first))
 }
 
-/// An operand that names a FIFO, socket or device: a WebAssembly tool that opened it would
-/// block in the host's open(2) or read(2), out of the deadline's reach, so the tool does not
-/// start (redirections refuse such files the same way).
-fn special_operand(ctx: &Ctx<'_, '_>, argv: &[String]) -> Option<(String, &'static str)> {
-    for arg in operands(argv) {
-        let Ok(node) = ctx.resolve(arg, Access::Read, true) else {
-            continue;
-        };
-        let kind = match ctx.fs().stat(&node).map(|m| m.kind) {
-            Ok(Kind::Fifo) => "FIFO",
-            Ok(Kind::Socket) => "socket",
-            Ok(Kind::CharDevice | Kind::BlockDevice) => "device",
-            _ => continue,
-        };
-        return Some((arg.clone(), kind));
-    }
-    None
-}
-
 /// `rm -f` says nothing of a path it cannot reach (to WASI, one through a link out of the mount
 /// does not exist), and succeeds; the shell says that the path was refused, as its built-in
 /// did, and the command fails.
@@ -341,6 +321,10 @@ fn refused_silently(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> bool {
     }
     false
 }
+
+/// `strerror(ENXIO)`: what opening a FIFO, socket or device gets in the sandbox (the WASI
+/// layer refuses them before the host's `open(2)` could block on one).
+const SPECIAL_FILE: &str = "No such device or address";
 
 /// What WASI says when the sandbox refuses a path: `..` or a link out of a mount (EPERM,
 /// ENOTCAPABLE), a write to a read-only mount (EPERM, EACCES, EROFS). A path outside every

@@ -9,7 +9,7 @@ use rustix::io::Errno;
 use super::scripts::keeping_zero;
 use super::{BUILTINS, find};
 use crate::shell::exec::{Abort, Ctx, Options};
-use crate::shell::guest_fs::{Access, errno};
+use crate::shell::guest_fs::{Access, Kind, errno};
 
 pub(super) fn true_(_: &mut Ctx<'_, '_>, _: &[String]) -> Result<i32, Abort> {
     Ok(0)
@@ -61,11 +61,17 @@ pub(super) fn cd(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
         },
         Some(dir) => (dir.to_string(), false),
     };
-    let checked = ctx.resolve(&target, Access::Read, true).and_then(|r| {
-        if ctx.fs().stat(&r)?.is_dir() {
-            Ok(r)
-        } else {
-            Err(errno(Errno::NOTDIR))
+    // Where it is among the mounts from its text; what it is, from inside the sandbox; and
+    // when nothing is there, whether the sandbox refused the path (a link out of its mount),
+    // to say so, as after a tool's failure.
+    let checked = (ctx.fs().place(ctx.cwd(), &target, Access::Read)).and_then(|r| {
+        match ctx.sh.file_info(&target, true).map(|info| info.kind) {
+            Some(Kind::Dir) => Ok(r),
+            Some(_) => Err(errno(Errno::NOTDIR)),
+            None => Err(ctx
+                .resolve(&target, Access::Read, true)
+                .err()
+                .unwrap_or_else(|| errno(Errno::NOENT))),
         }
     });
     match checked {

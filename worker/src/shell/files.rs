@@ -1,0 +1,119 @@
+//! What the shell language itself asks about files before any command runs: pathname expansion
+//! (`*.csv`), the file tests of `test`/`[`/`[[ ]]` (`-f`, `-d`, `-nt`, `-ef`...) and whether
+//! `cd`'s target is a directory. The toolbox's `sandbox-files`
+//! (`runtimes/toolbox/src/shell_files.rs`) answers, in a fresh instance inside the session's
+//! sandbox: WASI resolves every path beneath the preopened directories, with the command
+//! line's fuel and deadline, so no host code stats or lists a guest path for them.
+//!
+//! Each question costs one instance (about a millisecond). A session without the toolbox gets
+//! no answers: patterns stay as written, file tests are false, and `cd` says why.
+
+use super::exec::Shell;
+use super::guest_fs::Kind;
+use crate::toolbox::ToolEnd;
+
+/// The toolbox's hidden command for these questions.
+const FILES: &str = "sandbox-files";
+
+/// What a file test needs to know of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileInfo {
+    pub kind: Kind,
+    pub len: u64,
+    /// The permission bits.
+    pub mode: u32,
+    /// Seconds since the epoch.
+    pub mtime: u64,
+}
+
+impl Shell<'_> {
+    /// Runs `sandbox-files OP ARGS...` in the working directory; its stdout when it exited 0,
+    /// and whether it exited at all (`None`: no toolbox, or the call was stopped).
+    fn ask_files(&mut self, op: &[&str]) -> Option<(Vec<u8>, i32)> {
+        let mut argv = vec![FILES.to_owned()];
+        for mount in self.fs.mount_points() {
+            argv.extend(["--mount".to_owned(), mount.to_owned()]);
+        }
+        argv.extend(op.iter().map(|a| (*a).to_owned()));
+        let env: Vec<(String, String)> = Vec::new();
+        let cwd = self.state.cwd.clone();
+        let modes = self.fs.clone();
+        let ran = self
+            .interpreters
+            .run_tool(&argv, &cwd, &env, &[], None, modes);
+        match ran.end {
+            ToolEnd::Exited(status) => Some((ran.stdout, status)),
+            _ => None,
+        }
+    }
+
+    /// Pathname expansion of one field, where a backslash quotes the next character: the
+    /// matching paths, sorted; empty when none match.
+    pub(crate) fn pathnames(&mut self, pattern: &str) -> Vec<String> {
+        let Some((out, 0)) = self.ask_files(&["glob", pattern]) else {
+            return Vec::new();
+        };
+        (out.split(|&b| b == 0))
+            .filter(|path| !path.is_empty())
+            .map(|path| String::from_utf8_lossy(path).into_owned())
+            .collect()
+    }
+
+    /// What `path` is (its last link followed when `follow`), or `None` when there is nothing
+    /// there (or the sandbox refuses the path).
+    pub(crate) fn file_info(&mut self, path: &str, follow: bool) -> Option<FileInfo> {
+        let how = if follow { "-L" } else { "-P" };
+        let (out, 0) = self.ask_files(&["stat", how, "--", path])? else {
+            return None;
+        };
+        parse_info(std::str::from_utf8(&out).ok()?.trim_end())
+    }
+
+    /// `test A -ef B`: both name the same file.
+    pub(crate) fn same_file(&mut self, a: &str, b: &str) -> bool {
+        matches!(self.ask_files(&["same", a, b]), Some((_, 0)))
+    }
+}
+
+/// A line of `sandbox-files stat`: `KIND SIZE MODE MTIME`, or `-`.
+fn parse_info(line: &str) -> Option<FileInfo> {
+    let mut fields = line.split(' ');
+    let kind = match fields.next()? {
+        "f" => Kind::File,
+        "d" => Kind::Dir,
+        "l" => Kind::Symlink,
+        "p" => Kind::Fifo,
+        _ => return None,
+    };
+    let len = fields.next()?.parse().ok()?;
+    let mode = u32::from_str_radix(fields.next()?, 8).ok()?;
+    let mtime = fields.next()?.parse().ok()?;
+    Some(FileInfo {
+        kind,
+        len,
+        mode,
+        mtime,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_are_read_strictly() {
+        assert_eq!(
+            parse_info("f 12 644 1700000000"),
+            Some(FileInfo {
+                kind: Kind::File,
+                len: 12,
+                mode: 0o644,
+                mtime: 1_700_000_000
+            })
+        );
+        assert_eq!(parse_info("d 0 555 0").map(|i| i.kind), Some(Kind::Dir));
+        for bad in ["-", "", "x 1 644 0", "f one 644 0", "f 1 999 0", "f 1 644"] {
+            assert_eq!(parse_info(bad), None, "{bad}");
+        }
+    }
+}
