@@ -577,7 +577,10 @@ mod tests {
         assert!(report.error.is_none(), "{report:?}");
         assert_eq!(report.exit_code, 0);
         assert_eq!(report.stdout, b"exec-cmd/1\nexec-cmd/2\n");
-        assert_eq!(report.fuel_consumed, 200, "the runs' fuel adds up");
+        // The runs' fuel adds up, with what reading `t.py` inside the sandbox burnt (a toolbox
+        // instance: thousands of units, not millions).
+        let read = report.fuel_consumed - 200;
+        assert!((1..10_000_000).contains(&read), "{}", report.fuel_consumed);
         assert_eq!(report.memory_bytes, 7 << 20);
         assert!(report.restart.is_none());
         let ids: Vec<&str> = seen.iter().map(|r| r.execution_id.as_str()).collect();

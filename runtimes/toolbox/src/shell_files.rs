@@ -9,6 +9,9 @@
 //!   octal permission bits, seconds since the epoch) or `-` when there is none; `-L` follows a
 //!   last symbolic link, `-P` does not (`test -L`).
 //! - `same A B`: status 0 when both name the same file (`test A -ef B`), else 1.
+//! - `read MAX PATH`: the first MAX bytes of a regular file (`< file`, `source FILE`, a script
+//!   the shell runs); status 3 when it holds more, 1 with the reason on stderr when it cannot
+//!   be read.
 //!
 //! `--mount GUEST` (before the operation, once per mount) names the session's mount points: a
 //! directory above them (`/`) is not in any preopened directory, so its entries are the mounts'
@@ -63,6 +66,10 @@ pub fn main(args: impl Iterator<Item = OsString>) -> i32 {
             }
             print_bytes(out.as_bytes())
         }
+        ("read", [max, path]) => match max.parse() {
+            Ok(max) => layout.read(path, max),
+            Err(_) => usage(),
+        },
         ("same", [a, b]) => {
             let id = |p: &str| uucore::fs::FileInformation::from_path(layout.host_path(p), true);
             match (id(a), id(b)) {
@@ -76,7 +83,8 @@ pub fn main(args: impl Iterator<Item = OsString>) -> i32 {
 
 fn usage() -> i32 {
     eprintln!(
-        "sandbox-files: [--mount GUEST]... glob PATTERN | stat -L|-P [--] PATH... | same A B"
+        "sandbox-files: [--mount GUEST]... glob PATTERN | stat -L|-P [--] PATH... | same A B \
+         | read MAX PATH"
     );
     2
 }
@@ -264,6 +272,42 @@ impl Layout {
             }
         }
         found
+    }
+
+    /// Writes the first `max` bytes of the regular file `path` to stdout: status 0, 3 when it
+    /// holds more, 1 (the reason on stderr) when it cannot be read.
+    fn read(&self, path: &str, max: u64) -> i32 {
+        use std::io::Read;
+        let abs = self.host_path(path);
+        let fail = |why: String| {
+            eprintln!("{why}");
+            1
+        };
+        if self.is_virtual_dir(&abs) {
+            return fail("Is a directory".into());
+        }
+        let meta = match std::fs::metadata(&abs) {
+            Ok(meta) => meta,
+            Err(e) => return fail(crate::own::reason(&e)),
+        };
+        if meta.is_dir() {
+            return fail("Is a directory".into());
+        }
+        if !meta.is_file() {
+            // The WASI layer would refuse to open it anyway (ENXIO): say what it is.
+            return fail("not a regular file".into());
+        }
+        let mut data = Vec::new();
+        let read = std::fs::File::open(&abs).and_then(|f| f.take(max + 1).read_to_end(&mut data));
+        if let Err(e) = read {
+            return fail(crate::own::reason(&e));
+        }
+        let more = data.len() as u64 > max;
+        data.truncate(max as usize);
+        match print_bytes(&data) {
+            0 if more => 3,
+            status => status,
+        }
     }
 
     /// `KIND SIZE MODE MTIME` of `path`, or `-`.

@@ -25,7 +25,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
-use std::io::Read;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -46,7 +45,7 @@ pub(crate) use super::streams::{Input, Target};
 use super::{Interpreters, ShellLimits, ShellState};
 
 /// The most a built-in reads whole into memory (a script or program file, `pip install -r`).
-pub(crate) const MAX_READ: u64 = 64 << 20;
+pub(crate) const MAX_READ: u64 = PIPE_CAP as u64;
 
 /// How deep `sh FILE`, `sh -c`, `source` and `./script` may nest (a script running itself).
 pub(crate) const MAX_DEPTH: usize = 8;
@@ -982,12 +981,7 @@ impl<'a> Shell<'a> {
             "/dev/stdin" => return Ok(fds.stdin.clone()),
             _ => {}
         }
-        let r = self.fs.resolve(&self.state.cwd, path, Access::Read, true)?;
-        let file = self.fs.open_read(&r)?;
-        let mut data = Vec::new();
-        file.take(PIPE_CAP as u64 + 1).read_to_end(&mut data)?;
-        let truncated = data.len() > PIPE_CAP;
-        data.truncate(PIPE_CAP);
+        let (data, truncated) = self.read_file(path, PIPE_CAP as u64)?;
         Ok(Input::new(data, truncated))
     }
 

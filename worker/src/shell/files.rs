@@ -1,6 +1,7 @@
-//! What the shell language itself asks about files before any command runs: pathname expansion
-//! (`*.csv`), the file tests of `test`/`[`/`[[ ]]` (`-f`, `-d`, `-nt`, `-ef`...) and whether
-//! `cd`'s target is a directory. The toolbox's `sandbox-files`
+//! What the shell language itself asks of files before or around its commands: pathname
+//! expansion (`*.csv`), the file tests of `test`/`[`/`[[ ]]` (`-f`, `-d`, `-nt`, `-ef`...),
+//! whether `cd`'s target is a directory, and the files it reads whole (`< file`, `source FILE`,
+//! `./script`, `python FILE`, `pip install -r FILE`). The toolbox's `sandbox-files`
 //! (`runtimes/toolbox/src/shell_files.rs`) answers, in a fresh instance inside the session's
 //! sandbox: WASI resolves every path beneath the preopened directories, with the command
 //! line's fuel and deadline, so no host code stats or lists a guest path for them.
@@ -9,7 +10,7 @@
 //! no answers: patterns stay as written, file tests are false, and `cd` says why.
 
 use super::exec::Shell;
-use super::guest_fs::Kind;
+use super::guest_fs::{Access, FsError, Kind};
 use crate::toolbox::ToolEnd;
 
 /// The toolbox's hidden command for these questions.
@@ -27,9 +28,15 @@ pub(crate) struct FileInfo {
 }
 
 impl Shell<'_> {
-    /// Runs `sandbox-files OP ARGS...` in the working directory; its stdout when it exited 0,
-    /// and whether it exited at all (`None`: no toolbox, or the call was stopped).
+    /// Runs `sandbox-files OP ARGS...` in the working directory: its stdout and status, or
+    /// `None` when it did not exit (no toolbox, or the call was stopped).
     fn ask_files(&mut self, op: &[&str]) -> Option<(Vec<u8>, i32)> {
+        let (out, _, status) = self.ask_files_with_stderr(op)?;
+        Some((out, status))
+    }
+
+    /// [`Shell::ask_files`] with its stderr too.
+    fn ask_files_with_stderr(&mut self, op: &[&str]) -> Option<(Vec<u8>, Vec<u8>, i32)> {
         let mut argv = vec![FILES.to_owned()];
         for mount in self.fs.mount_points() {
             argv.extend(["--mount".to_owned(), mount.to_owned()]);
@@ -42,7 +49,7 @@ impl Shell<'_> {
             .interpreters
             .run_tool(&argv, &cwd, &env, &[], None, modes);
         match ran.end {
-            ToolEnd::Exited(status) => Some((ran.stdout, status)),
+            ToolEnd::Exited(status) => Some((ran.stdout, ran.stderr, status)),
             _ => None,
         }
     }
@@ -67,6 +74,33 @@ impl Shell<'_> {
             return None;
         };
         parse_info(std::str::from_utf8(&out).ok()?.trim_end())
+    }
+
+    /// The first `max` bytes of the regular file `path`, and whether it holds more.
+    ///
+    /// # Errors
+    /// Why it cannot be read: the sandbox's refusal when a lookup finds one (a link out of its
+    /// mount, a path outside them), else what WASI said.
+    pub(crate) fn read_file(&mut self, path: &str, max: u64) -> Result<(Vec<u8>, bool), FsError> {
+        let max_text = max.to_string();
+        match self.ask_files_with_stderr(&["read", &max_text, path]) {
+            Some((data, _, 0)) => Ok((data, false)),
+            Some((data, _, 3)) => Ok((data, true)),
+            Some((_, why, _)) => Err(self.explained(path, &why)),
+            None => Err(FsError::Io(std::io::Error::other("the read was stopped"))),
+        }
+    }
+
+    /// The refusal that explains why `path` could not be used, found by resolving it (a
+    /// lookup, nothing opened), else `why` (a tool's reason).
+    pub(crate) fn explained(&self, path: &str, why: &[u8]) -> FsError {
+        match self.fs.resolve(&self.state.cwd, path, Access::Read, true) {
+            Err(e) if e.restricted().is_some() => e,
+            _ => {
+                let why = String::from_utf8_lossy(why);
+                FsError::Io(std::io::Error::other(why.trim_end().to_owned()))
+            }
+        }
     }
 
     /// `test A -ef B`: both name the same file.

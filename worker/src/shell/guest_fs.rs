@@ -1,12 +1,12 @@
 //! The only host code that touches guest paths: what the shell language itself does with files,
 //! every command that touches files being a WebAssembly tool ([`crate::toolbox`]) whose paths
 //! WASI resolves, and the shell's own questions (globs, file tests, `cd`) answered by one of them
-//! ([`super::files`]). Four callers, each for a reason WASI cannot take over yet:
-//! - redirections: `> file` and `>> file` open a file for writing ([`Fs::open_write`]), `< file`
-//!   reads one ([`Fs::open_read`]), since the shell owns the streams;
-//! - `source FILE`, `./script` and `python FILE` read the program they run;
-//! - after a tool (or `cd`) failed, the shell resolves its operands to say why a refused one was
-//!   refused (`path_restriction`): a lookup, nothing opened;
+//! ([`super::files`]), which also reads what the shell reads whole (`< file`, `source FILE`,
+//! `./script`, `python FILE`). Three callers, each for a reason WASI cannot take over yet:
+//! - output redirections: `> file` and `>> file` open a file for writing ([`Fs::open_write`]),
+//!   since the shell owns the streams its commands write to;
+//! - after a tool, `cd`, a read or a script failed, the shell resolves the path to say why a
+//!   refused one was refused (`path_restriction`): a lookup, nothing opened;
 //! - the toolbox's `sandbox.file_mode` and `sandbox.set_file_mode` ([`FileModes`], what `ls -l`,
 //!   `stat`, `find -perm`, `chmod`, `cp`, `mkdir -m` and `tar` read and set): WASI preview 1 has
 //!   no modes.
@@ -32,9 +32,8 @@
 //! `follow == false` the last component is not followed; the components above it are followed
 //! beneath the root as always.
 //!
-//! Reads of regular files go through `Root::open_regular`, which refuses FIFOs, sockets and
-//! devices without blocking on them; writes open non-blocking and check the type on the
-//! descriptor. A file a redirection creates, and what is written through the [`QuotaFile`] that
+//! Writes open non-blocking and check the type on the descriptor (a FIFO, socket or device is
+//! refused without blocking). A file a redirection creates, and what is written through the [`QuotaFile`] that
 //! [`Fs::open_write`] returns, are charged to the session's disk quota (`/app`, `/tmp`) before
 //! they happen; a refusal is an I/O error whose text is the refusal (`disk_quota: ...`).
 //!
@@ -50,7 +49,7 @@ use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{MetadataExt, OpenOptions, OpenOptionsExt, Permissions, PermissionsExt};
 use rustix::fs::OFlags;
 use rustix::io::Errno;
-use sandbox_protocol::confined::{self, ConfinedError, EntryKind, Follow, Root};
+use sandbox_protocol::confined::{self, Root};
 
 use super::FsView;
 use crate::host::FileModes;
@@ -170,6 +169,7 @@ impl Meta {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn is_dir(&self) -> bool {
         self.kind == Kind::Dir
     }
@@ -233,19 +233,6 @@ impl Resolved {
             self.escape()
         } else {
             FsError::Io(e)
-        }
-    }
-
-    fn confined_error(&self, e: ConfinedError) -> FsError {
-        match e {
-            ConfinedError::Escape => self.escape(),
-            ConfinedError::NotRegular(EntryKind::Dir) => errno(Errno::ISDIR),
-            ConfinedError::NotRegular(_) => not_regular(),
-            ConfinedError::NotDirectory(_) => errno(Errno::NOTDIR),
-            ConfinedError::Symlink => errno(Errno::LOOP),
-            ConfinedError::BadPath => errno(Errno::INVAL),
-            ConfinedError::Io(e) => self.io_error(e),
-            other => FsError::Io(io::Error::other(other.to_string())),
         }
     }
 }
@@ -611,32 +598,9 @@ impl Fs {
     ///
     /// # Errors
     /// As [`Fs::lstat`], plus confinement refusals for escaping symlinks.
+    #[cfg(test)]
     pub(crate) fn stat(&self, r: &Resolved) -> Result<Meta, FsError> {
         self.metadata(r, true)
-    }
-
-    /// Opens a regular file for reading (a symlink is followed beneath the root). Directories
-    /// give `EISDIR`; FIFOs, sockets and devices are refused without blocking.
-    ///
-    /// # Errors
-    /// As [`Fs::stat`], and the open itself.
-    pub(crate) fn open_read(&self, r: &Resolved) -> Result<File, FsError> {
-        if r.is_virtual() || r.mount_root {
-            return Err(errno(Errno::ISDIR));
-        }
-        let (root, rel) = self.locate(r)?;
-        // The usual message for a socket (whose open would say ENXIO); the descriptor check
-        // below is what keeps a FIFO or device swapped in meanwhile out.
-        if self
-            .stat(r)
-            .is_ok_and(|m| !matches!(m.kind, Kind::File | Kind::Dir | Kind::Symlink))
-        {
-            return Err(not_regular());
-        }
-        let (file, _) = root
-            .open_regular(rel, Follow::Yes)
-            .map_err(|e| r.confined_error(e))?;
-        Ok(file.into_std())
     }
 
     /// [`locate`](Fs::locate) for an operation on an entry beneath a mount point: the mount
@@ -878,9 +842,7 @@ pub(crate) mod tests {
         assert_eq!(e.restricted(), Some("/data/d.txt"));
         assert_eq!(e.to_string(), "path_restriction: /data is read-only");
         let d = f.fs.resolve("/", "data/d.txt", Access::Read, true).unwrap();
-        let mut text = String::new();
-        io::Read::read_to_string(&mut f.fs.open_read(&d).unwrap(), &mut text).unwrap();
-        assert_eq!(text, "d");
+        assert_eq!(f.fs.stat(&d).unwrap().len, 1);
         let host = f.data.path().to_string_lossy().into_owned();
         assert!(f.fs.resolve("/app", &host, Access::Read, true).is_err());
     }
@@ -938,10 +900,6 @@ pub(crate) mod tests {
         let link = f.fs.resolve("/app", "out", Access::Write, false).unwrap();
         assert_eq!(f.fs.lstat(&link).unwrap().kind, Kind::Symlink);
         assert!(matches!(f.fs.stat(&link), Err(FsError::Escape { .. })));
-        assert!(matches!(
-            f.fs.open_read(&f.fs.resolve("/app", "secret", Access::Read, false).unwrap()),
-            Err(FsError::Escape { .. })
-        ));
         // ...but nothing below it.
         assert!(
             f.fs.resolve("/app", "out/secret", Access::Read, false)
@@ -958,17 +916,18 @@ pub(crate) mod tests {
         let e =
             f.fs.resolve("/app", "sub/missing", Access::Read, true)
                 .unwrap();
-        let err = f.fs.open_read(&e).unwrap_err().to_string();
+        let err = f.fs.stat(&e).unwrap_err().to_string();
         assert_eq!(err, "No such file or directory");
+        let err = f.fs.open_write(&e, false).map(drop);
+        assert!(err.is_ok(), "a new file: {err:?}");
         let err =
-            f.fs.open_read(&f.fs.resolve("/app", "sub", Access::Read, true).unwrap())
-                .unwrap_err()
-                .to_string();
-        assert_eq!(err, "Is a directory");
-        let err =
-            f.fs.open_read(&f.fs.resolve("/app", "/app", Access::Read, true).unwrap())
-                .unwrap_err()
-                .to_string();
+            f.fs.open_write(
+                &f.fs.resolve("/app", "sub", Access::Write, true).unwrap(),
+                false,
+            )
+            .map(drop)
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "Is a directory");
     }
 
@@ -996,7 +955,6 @@ pub(crate) mod tests {
         };
         escape("write", f.fs.open_write(&write, false).map(drop));
         escape("append", f.fs.open_write(&append, true).map(drop));
-        escape("read", f.fs.open_read(&read).map(drop));
         escape("stat", f.fs.stat(&read).map(drop));
         escape("lstat", f.fs.lstat(&unlink).map(drop));
         escape("chmod", f.fs.set_mode(&chmod, 0o600));
@@ -1039,7 +997,6 @@ pub(crate) mod tests {
             let mut results = Vec::new();
             for arg in ["fifo", "sock", "to_fifo"] {
                 let r = fs.resolve("/app", arg, Access::Write, true).unwrap();
-                results.push(fs.open_read(&r).map(drop).unwrap_err().to_string());
                 results.push(fs.open_write(&r, false).map(drop).unwrap_err().to_string());
                 results.push(fs.open_write(&r, true).map(drop).unwrap_err().to_string());
             }

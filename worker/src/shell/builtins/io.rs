@@ -1,11 +1,8 @@
 //! Reading a whole input operand for the built-ins that take a program or a list from a file
 //! (`source FILE`, `./script`, `python FILE`, `pip install -r FILE`): stdin (`-`), or a guest
-//! file read through the shell's guest filesystem, bounded; and splitting it into lines.
-
-use std::io::Read;
+//! file read inside the sandbox ([`crate::shell::files`]), bounded; and splitting it into lines.
 
 use crate::shell::exec::{Ctx, MAX_READ};
-use crate::shell::guest_fs::{Access, FsError};
 
 /// Reads a whole input operand (at most [`MAX_READ`] bytes); prints `NAME: ARG: error` and
 /// returns `None` when it cannot.
@@ -15,26 +12,17 @@ pub(crate) fn read_input(ctx: &mut Ctx<'_, '_>, arg: &str) -> Option<Vec<u8>> {
         "/dev/null" => return Some(Vec::new()),
         _ => {}
     }
-    let opened = (ctx.resolve(arg, Access::Read, true)).and_then(|r| ctx.fs().open_read(&r));
-    let file = match opened {
-        Ok(file) => file,
-        Err(e) => {
-            ctx.fail(arg, &e);
-            return None;
-        }
-    };
-    let mut data = Vec::new();
-    match file.take(MAX_READ + 1).read_to_end(&mut data) {
-        Ok(_) if data.len() as u64 > MAX_READ => {
+    match ctx.sh.read_file(arg, MAX_READ) {
+        Ok((_, true)) => {
             let mib = MAX_READ >> 20;
             ctx.warn(format_args!(
                 "{arg}: file too large for the shell (over {mib} MiB); use python"
             ));
             None
         }
-        Ok(_) => Some(data),
+        Ok((data, false)) => Some(data),
         Err(e) => {
-            ctx.fail(arg, &FsError::Io(e));
+            ctx.fail(arg, &e);
             None
         }
     }

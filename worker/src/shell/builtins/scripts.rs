@@ -5,7 +5,7 @@ use super::args::{Opts, opts};
 use super::find as find_builtin;
 use super::io::read_input;
 use crate::shell::exec::{Abort, Ctx, Input};
-use crate::shell::guest_fs::Access;
+use crate::shell::guest_fs::{Access, Kind};
 
 /// Reads a script or program file given by a guest path.
 fn read_script(ctx: &mut Ctx<'_, '_>, path: &str) -> Option<String> {
@@ -119,15 +119,18 @@ fn interpreter_of(path: &str, src: &str) -> &'static str {
 /// here works on the machine it is written for.
 pub(super) fn run_file(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Abort> {
     let path = &argv[0];
-    let found = ctx
-        .resolve(path, Access::Read, true)
-        .and_then(|r| Ok((ctx.fs().stat(&r)?, r)));
+    let found = (ctx.fs().place(ctx.cwd(), path, Access::Read)).and_then(|r| {
+        match ctx.sh.file_info(path, true) {
+            Some(info) => Ok((info, r)),
+            None => Err(ctx.sh.explained(path, b"No such file or directory")),
+        }
+    });
     let node = match found {
-        Ok((m, _)) if m.is_dir() => {
+        Ok((info, _)) if info.kind == Kind::Dir => {
             ctx.warn("Is a directory");
             return Ok(126);
         }
-        Ok((m, _)) if m.mode & 0o111 == 0 => {
+        Ok((info, _)) if info.mode & 0o111 == 0 => {
             ctx.warn("Permission denied");
             return Ok(126);
         }
