@@ -2,8 +2,9 @@
 //! files in `/app` and `/tmp` may hold together. RLIMIT_FSIZE bounds one file; this bounds them
 //! all, so a guest cannot fill the host's disk with many files below the per-file cap.
 //!
-//! The worker is the only process that writes a session's files while it runs: the guest
-//! through WASI, and the shell of `execute_command`. Both charge every growth to one [`Quota`]
+//! The worker is the only process that writes a session's files while it runs, and all of it
+//! goes through WASI: the guest, and the shell of `execute_command` (its WebAssembly tools and
+//! its own redirections). Every growth is charged to one [`Quota`]
 //! ([`SharedQuota`]) before it happens: a new entry (a file created, a directory, a link), and
 //! bytes written past a file's end (or a file extended by `ftruncate`). Reading and overwriting
 //! existing bytes cost nothing. Deletions are not credited byte by byte (a deleted file may have
@@ -12,10 +13,8 @@
 //! leaves no room. The running total is therefore an upper bound that a recount brings down, and
 //! a recount happens only near the limit.
 //!
-//! The WASI side is in `host::disk_quota` (shadows of the p1 calls that grow files, refused with
-//! errno `DQUOT`), which the shell's WebAssembly tools go through too; the shell's redirections
-//! charge through `shell::guest_fs::Fs` and the [`QuotaFile`] it writes through
-//! (`quota/file.rs`). Every refusal is remembered ([`Quota::refusal_since`]), so an execution
+//! That is `host::disk_quota` (shadows of the p1 calls that grow files, refused with errno
+//! `DQUOT`). Every refusal is remembered ([`Quota::refusal_since`]), so an execution
 //! that failed because of one is classified `disk_quota` even when the interpreter or the tool
 //! only saw an errno, and a command line reports it whichever command hit it.
 //!
@@ -23,16 +22,12 @@
 //! moved, through the same total ([`Quota::charge_install`], asked by the supervisor's
 //! `ChargeDisk`): an install that does not fit is refused and nothing is moved.
 
-mod file;
-
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use sandbox_protocol::confined::{Root, usage_of};
-
-pub use self::file::QuotaFile;
 
 /// A session's quota, shared by the guest thread's WASI host and the shell thread.
 pub type SharedQuota = Arc<Mutex<Quota>>;

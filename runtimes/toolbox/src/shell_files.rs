@@ -12,6 +12,8 @@
 //! - `read MAX PATH`: the first MAX bytes of a regular file (`< file`, `source FILE`, a script
 //!   the shell runs); status 3 when it holds more, 1 with the reason on stderr when it cannot
 //!   be read.
+//! - `write PATH` / `append PATH`: stdin written to a regular file, created if missing (mode
+//!   0666 less the umask), truncated first by `write` (`>`, `>>`); 1 with the reason on stderr.
 //!
 //! `--mount GUEST` (before the operation, once per mount) names the session's mount points: a
 //! directory above them (`/`) is not in any preopened directory, so its entries are the mounts'
@@ -66,6 +68,8 @@ pub fn main(args: impl Iterator<Item = OsString>) -> i32 {
             }
             print_bytes(out.as_bytes())
         }
+        ("write", [path]) => layout.write(path, false),
+        ("append", [path]) => layout.write(path, true),
         ("read", [max, path]) => match max.parse() {
             Ok(max) => layout.read(path, max),
             Err(_) => usage(),
@@ -84,7 +88,7 @@ pub fn main(args: impl Iterator<Item = OsString>) -> i32 {
 fn usage() -> i32 {
     eprintln!(
         "sandbox-files: [--mount GUEST]... glob PATTERN | stat -L|-P [--] PATH... | same A B \
-         | read MAX PATH"
+         | read MAX PATH | write PATH | append PATH"
     );
     2
 }
@@ -307,6 +311,33 @@ impl Layout {
         match print_bytes(&data) {
             0 if more => 3,
             status => status,
+        }
+    }
+
+    /// Writes stdin to the regular file `path`, created if missing, appended to or truncated
+    /// first: status 0, or 1 with the reason on stderr.
+    fn write(&self, path: &str, append: bool) -> i32 {
+        let abs = self.host_path(path);
+        if self.is_virtual_dir(&abs) {
+            eprintln!("Is a directory");
+            return 1;
+        }
+        let opened = std::fs::OpenOptions::new()
+            .create(true)
+            .append(append)
+            .write(true)
+            .truncate(!append)
+            .open(&abs);
+        let copied = opened.and_then(|mut file| {
+            std::io::copy(&mut std::io::stdin().lock(), &mut file)?;
+            std::io::Write::flush(&mut file)
+        });
+        match copied {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("{}", crate::own::reason(&e));
+                1
+            }
         }
     }
 

@@ -158,7 +158,7 @@ pub(crate) struct Shell<'a> {
     /// command.
     base_in: Input,
     base_out: Target,
-    base_err: Target,
+    pub(super) base_err: Target,
 }
 
 /// The address of a local of the caller's frame: how deep the stack is.
@@ -405,7 +405,7 @@ impl<'a> Shell<'a> {
                     Ok(false) => Ok(1),
                     Err(e) => Err(e),
                 };
-                self.io.close_files(mark);
+                self.close_files(mark);
                 result
             }
         }
@@ -700,7 +700,7 @@ impl<'a> Shell<'a> {
         let redirected = match self.apply_redirects(&cmd.redirects, &mut fds) {
             Ok(r) => r,
             Err(e) => {
-                self.io.close_files(mark);
+                self.close_files(mark);
                 return Err(e);
             }
         };
@@ -710,7 +710,7 @@ impl<'a> Shell<'a> {
             // Assigning a read-only variable ends the script, as in bash.
             if let Some((k, _)) = assigns.iter().find(|(k, _)| self.readonly.contains(k)) {
                 self.complain(format_args!("{k}: readonly variable"));
-                self.io.close_files(mark);
+                self.close_files(mark);
                 return Err(Abort::Exit(1));
             }
             let mut status = self.subst_status.unwrap_or(0);
@@ -751,7 +751,7 @@ impl<'a> Shell<'a> {
             }
             result
         };
-        self.io.close_files(mark);
+        self.close_files(mark);
         result
     }
 
@@ -938,10 +938,7 @@ impl<'a> Shell<'a> {
                     "/dev/stdout" => fds.out,
                     "/dev/stderr" => fds.err,
                     _ => {
-                        let opened = self
-                            .fs
-                            .resolve(&self.state.cwd, &path, Access::Write, true)
-                            .and_then(|res| self.io.open_file(&self.fs, &res, *append));
+                        let opened = self.open_output(&path, *append);
                         let Ok(to) = opened.map_err(|e| self.redirect_error(&path, &e)) else {
                             return Ok(None);
                         };

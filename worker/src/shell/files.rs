@@ -1,7 +1,9 @@
 //! What the shell language itself asks of files before or around its commands: pathname
 //! expansion (`*.csv`), the file tests of `test`/`[`/`[[ ]]` (`-f`, `-d`, `-nt`, `-ef`...),
-//! whether `cd`'s target is a directory, and the files it reads whole (`< file`, `source FILE`,
-//! `./script`, `python FILE`, `pip install -r FILE`). The toolbox's `sandbox-files`
+//! whether `cd`'s target is a directory, the files it reads whole (`< file`, `source FILE`,
+//! `./script`, `python FILE`, `pip install -r FILE`) and the files its output redirections
+//! write (`> file` creates or truncates it at once; what the command writes is gathered and
+//! appended when the redirection ends, charged to the disk quota by the WASI layer). The toolbox's `sandbox-files`
 //! (`runtimes/toolbox/src/shell_files.rs`) answers, in a fresh instance inside the session's
 //! sandbox: WASI resolves every path beneath the preopened directories, with the command
 //! line's fuel and deadline, so no host code stats or lists a guest path for them.
@@ -10,7 +12,8 @@
 //! no answers: patterns stay as written, file tests are false, and `cd` says why.
 
 use super::exec::Shell;
-use super::guest_fs::{Access, FsError, Kind};
+use super::guest_fs::{Access, FsError, Kind, normalize};
+use super::streams::Target;
 use crate::toolbox::ToolEnd;
 
 /// The toolbox's hidden command for these questions.
@@ -37,6 +40,15 @@ impl Shell<'_> {
 
     /// [`Shell::ask_files`] with its stderr too.
     fn ask_files_with_stderr(&mut self, op: &[&str]) -> Option<(Vec<u8>, Vec<u8>, i32)> {
+        self.ask_files_with_input(op, &[])
+    }
+
+    /// [`Shell::ask_files_with_stderr`] with `input` on its stdin.
+    fn ask_files_with_input(
+        &mut self,
+        op: &[&str],
+        input: &[u8],
+    ) -> Option<(Vec<u8>, Vec<u8>, i32)> {
         let mut argv = vec![FILES.to_owned()];
         for mount in self.fs.mount_points() {
             argv.extend(["--mount".to_owned(), mount.to_owned()]);
@@ -47,7 +59,7 @@ impl Shell<'_> {
         let modes = self.fs.clone();
         let ran = self
             .interpreters
-            .run_tool(&argv, &cwd, &env, &[], None, modes);
+            .run_tool(&argv, &cwd, &env, input, None, modes);
         match ran.end {
             ToolEnd::Exited(status) => Some((ran.stdout, ran.stderr, status)),
             _ => None,
@@ -86,15 +98,48 @@ impl Shell<'_> {
         match self.ask_files_with_stderr(&["read", &max_text, path]) {
             Some((data, _, 0)) => Ok((data, false)),
             Some((data, _, 3)) => Ok((data, true)),
-            Some((_, why, _)) => Err(self.explained(path, &why)),
+            Some((_, why, _)) => Err(self.explained(path, Access::Read, &why)),
             None => Err(FsError::Io(std::io::Error::other("the read was stopped"))),
         }
     }
 
-    /// The refusal that explains why `path` could not be used, found by resolving it (a
-    /// lookup, nothing opened), else `why` (a tool's reason).
-    pub(crate) fn explained(&self, path: &str, why: &[u8]) -> FsError {
-        match self.fs.resolve(&self.state.cwd, path, Access::Read, true) {
+    /// `> path` (or `>> path` when `append`): the file created, or truncated, now; what is
+    /// written to the target is appended when the redirection ends ([`Shell::close_files`]).
+    ///
+    /// # Errors
+    /// Why the file cannot be written: the sandbox's refusal (outside the mounts, a read-only
+    /// mount, a link out), else what WASI said.
+    pub(crate) fn open_output(&mut self, path: &str, append: bool) -> Result<Target, FsError> {
+        let place = self.fs.place(&self.state.cwd, path, Access::Write)?;
+        let guest = normalize(&self.state.cwd, path);
+        let op = if append { "append" } else { "write" };
+        match self.ask_files_with_stderr(&[op, &guest]) {
+            Some((_, _, 0)) => Ok(self.io.open_file(path.to_owned(), place.guest)),
+            Some((_, why, _)) => Err(self.explained(path, Access::Write, &why)),
+            None => Err(FsError::Io(std::io::Error::other("the open was stopped"))),
+        }
+    }
+
+    /// Ends the redirections made since `mark`: appends what each gathered to its file.
+    pub(crate) fn close_files(&mut self, mark: usize) {
+        for file in self.io.take_files(mark) {
+            if file.failed || file.data.is_empty() {
+                continue;
+            }
+            let why = match self.ask_files_with_input(&["append", &file.guest], &file.data) {
+                Some((_, _, 0)) => continue,
+                Some((_, why, _)) => String::from_utf8_lossy(&why).trim_end().to_owned(),
+                None => "the write was stopped".to_owned(),
+            };
+            let line = format!("sh: {}: write error: {why}\n", file.shown);
+            self.io.write(self.base_err, line.as_bytes());
+        }
+    }
+
+    /// The refusal that explains why `path` could not be used for `access`, found by resolving
+    /// it (a lookup, nothing opened), else `why` (a tool's reason).
+    pub(crate) fn explained(&self, path: &str, access: Access, why: &[u8]) -> FsError {
+        match self.fs.resolve(&self.state.cwd, path, access, true) {
             Err(e) if e.restricted().is_some() => e,
             _ => {
                 let why = String::from_utf8_lossy(why);

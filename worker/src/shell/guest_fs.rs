@@ -1,12 +1,9 @@
-//! The only host code that touches guest paths: what the shell language itself does with files,
-//! every command that touches files being a WebAssembly tool ([`crate::toolbox`]) whose paths
-//! WASI resolves, and the shell's own questions (globs, file tests, `cd`) answered by one of them
-//! ([`super::files`]), which also reads what the shell reads whole (`< file`, `source FILE`,
-//! `./script`, `python FILE`). Three callers, each for a reason WASI cannot take over yet:
-//! - output redirections: `> file` and `>> file` open a file for writing ([`Fs::open_write`]),
-//!   since the shell owns the streams its commands write to;
-//! - after a tool, `cd`, a read or a script failed, the shell resolves the path to say why a
-//!   refused one was refused (`path_restriction`): a lookup, nothing opened;
+//! The only host code that touches guest paths, and it opens no file there: every command that
+//! touches files is a WebAssembly tool ([`crate::toolbox`]) whose paths WASI resolves, and what
+//! the shell language itself does with files (globs, file tests, `cd`, the files it reads whole,
+//! its output redirections) is asked of one of them ([`super::files`]). Two callers remain:
+//! - after a tool, `cd`, a read, a redirection or a script failed, the shell resolves the path
+//!   to say why a refused one was refused (`path_restriction`): a lookup, nothing opened;
 //! - the toolbox's `sandbox.file_mode` and `sandbox.set_file_mode` ([`FileModes`], what `ls -l`,
 //!   `stat`, `find -perm`, `chmod`, `cp`, `mkdir -m` and `tar` read and set): WASI preview 1 has
 //!   no modes.
@@ -32,28 +29,19 @@
 //! `follow == false` the last component is not followed; the components above it are followed
 //! beneath the root as always.
 //!
-//! Writes open non-blocking and check the type on the descriptor (a FIFO, socket or device is
-//! refused without blocking). A file a redirection creates, and what is written through the [`QuotaFile`] that
-//! [`Fs::open_write`] returns, are charged to the session's disk quota (`/app`, `/tmp`) before
-//! they happen; a refusal is an I/O error whose text is the refusal (`disk_quota: ...`).
-//!
 //! Host paths never leave this module in messages: errors carry guest paths or the `strerror`
 //! text only. `/` and any directory above a mount point are virtual read-only directories whose
 //! entries are the mounts, so `cd /` and `echo /*` work.
 
-use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
-use cap_std::fs::{MetadataExt, OpenOptions, OpenOptionsExt, Permissions, PermissionsExt};
-use rustix::fs::OFlags;
+use cap_std::fs::{MetadataExt, Permissions, PermissionsExt};
 use rustix::io::Errno;
 use sandbox_protocol::confined::{self, Root};
 
 use super::FsView;
 use crate::host::FileModes;
-use crate::quota::{self, Amount, QuotaFile, SharedQuota};
 
 /// Whether an operation only looks or also changes something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,11 +106,6 @@ pub(crate) fn errno(code: Errno) -> FsError {
     FsError::Io(code.into())
 }
 
-/// The refusal of a FIFO, socket or device where a regular file is needed.
-fn not_regular() -> FsError {
-    FsError::Io(io::Error::other("not a regular file"))
-}
-
 /// Lexically normalises `arg` against `cwd` into an absolute guest path.
 pub(crate) fn normalize(cwd: &str, arg: &str) -> String {
     let base = if arg.starts_with('/') { "" } else { cwd };
@@ -142,19 +125,23 @@ pub(crate) fn normalize(cwd: &str, arg: &str) -> String {
 /// The file type, as the commands tell them apart.
 pub(crate) use sandbox_protocol::confined::EntryKind as Kind;
 
-/// What `stat` tells the commands.
+/// What a lookup tells: the permission bits for [`FileModes`]; the type and size for the unit
+/// tests.
 #[derive(Debug, Clone)]
 pub(crate) struct Meta {
+    #[cfg(test)]
     pub kind: Kind,
+    #[cfg(test)]
     pub len: u64,
     pub mode: u32,
 }
 
 impl Meta {
     fn of(m: &cap_std::fs::Metadata) -> Self {
-        let kind = Kind::of(m.file_type());
         Self {
-            kind,
+            #[cfg(test)]
+            kind: Kind::of(m.file_type()),
+            #[cfg(test)]
             len: m.len(),
             mode: m.mode(),
         }
@@ -163,7 +150,9 @@ impl Meta {
     /// A virtual directory: read-only, empty.
     fn virtual_dir() -> Self {
         Self {
+            #[cfg(test)]
             kind: Kind::Dir,
+            #[cfg(test)]
             len: 0,
             mode: 0o40555,
         }
@@ -243,23 +232,12 @@ struct Mount {
     /// (every access then fails with ENOENT).
     root: Option<Root>,
     writable: bool,
-    /// What is added here counts against the session's disk quota (`/app`, `/tmp`).
-    charged: bool,
-}
-
-/// The descriptor flags of every open for writing: a FIFO must not block the shell, and a
-/// terminal must not become its controlling one.
-fn nonblocking() -> i32 {
-    // The flag values fit in the C `int` that open(2) takes.
-    (OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32
 }
 
 /// The mounts of a session, each with its root handle.
 pub(crate) struct Fs {
     /// Longest guest path first, so the first match is the longest prefix.
     mounts: Vec<Mount>,
-    /// The session's disk quota, for the charged mounts.
-    quota: Option<SharedQuota>,
 }
 
 impl std::fmt::Debug for Fs {
@@ -350,56 +328,11 @@ impl Fs {
                     guest: normalize("/", &m.guest),
                     root,
                     writable: m.writable,
-                    charged: false,
                 }
             })
             .collect();
         mounts.sort_by_key(|m| std::cmp::Reverse(m.guest.len()));
-        Self {
-            mounts,
-            quota: None,
-        }
-    }
-
-    /// Charges growth of the mounts `quota` covers to it.
-    pub(crate) fn with_quota(mut self, quota: Option<SharedQuota>) -> Self {
-        if let Some(q) = &quota {
-            let q = quota::lock(q);
-            for m in &mut self.mounts {
-                m.charged = m.writable && q.covers(&m.guest);
-            }
-        }
-        self.quota = quota;
-        self
-    }
-
-    /// The quota that growth at `r` is charged to, if any.
-    fn quota_of(&self, r: &Resolved) -> Option<&SharedQuota> {
-        let index = match &r.place {
-            Place::Virtual => return None,
-            Place::MountRoot(index) | Place::Beneath { mount: index, .. } => *index,
-        };
-        self.mounts
-            .get(index)
-            .filter(|m| m.charged)
-            .and(self.quota.as_ref())
-    }
-
-    /// Charges `growth` at `r`: refused with the quota's own message.
-    fn charge(&self, r: &Resolved, growth: Amount) -> Result<(), FsError> {
-        match self.quota_of(r) {
-            Some(q) => quota::lock(q)
-                .charge(growth, || None)
-                .map_err(|refusal| FsError::Io(refusal.into())),
-            None => Ok(()),
-        }
-    }
-
-    /// Gives back a charge whose growth did not happen, or space certainly freed.
-    fn release(&self, r: &Resolved, amount: Amount) {
-        if let Some(q) = self.quota_of(r) {
-            quota::lock(q).release(amount);
-        }
+        Self { mounts }
     }
 
     /// The refusal of the virtual directory `guest` (see [`FsError::AboveMounts`]).
@@ -603,101 +536,6 @@ impl Fs {
         self.metadata(r, true)
     }
 
-    /// [`locate`](Fs::locate) for an operation on an entry beneath a mount point: the mount
-    /// point itself answers `at_mount_point` (it can be neither written, removed nor read as a
-    /// link).
-    fn locate_entry<'a>(
-        &'a self,
-        r: &'a Resolved,
-        at_mount_point: Errno,
-    ) -> Result<(&'a Root, &'a Path), FsError> {
-        let located = self.locate(r)?;
-        if r.mount_root {
-            return Err(errno(at_mount_point));
-        }
-        Ok(located)
-    }
-
-    /// Opens (creating) a regular file for writing, truncated unless `append`. Directories give
-    /// `EISDIR`; FIFOs, sockets and devices are refused, and the open cannot block on them. What
-    /// is written through the returned file is charged to the disk quota as the file grows.
-    ///
-    /// # Errors
-    /// When the target is a directory, virtual, not a regular file, or cannot be opened, or the
-    /// disk quota has no room for a new file.
-    pub(crate) fn open_write(&self, r: &Resolved, append: bool) -> Result<QuotaFile, FsError> {
-        let (root, rel) = self.locate_entry(r, Errno::ISDIR)?;
-        // The usual messages for what is there already...
-        let existing = self.lstat(r).ok();
-        if let Some(m) = &existing {
-            match m.kind {
-                Kind::File => {}
-                Kind::Dir => return Err(errno(Errno::ISDIR)),
-                _ => return Err(not_regular()),
-            }
-        }
-        // A new file is a new entry.
-        let created = if existing.is_none() {
-            Amount::entries(1)
-        } else {
-            Amount::ZERO
-        };
-        self.charge(r, created)?;
-        let opened = self.open_for_writing(root, rel, r, append);
-        let file = match opened {
-            Ok(file) => file,
-            Err(e) => {
-                self.release(r, created);
-                return Err(e);
-            }
-        };
-        let size = if append {
-            file.metadata().map_err(FsError::Io)?.len()
-        } else {
-            // Truncated: its bytes are freed.
-            self.release(r, Amount::bytes(existing.map_or(0, |m| m.len)));
-            0
-        };
-        Ok(QuotaFile::new(file, self.quota_of(r).cloned(), size, size))
-    }
-
-    /// The open of [`Fs::open_write`], with the checks on the descriptor.
-    fn open_for_writing(
-        &self,
-        root: &Root,
-        rel: &Path,
-        r: &Resolved,
-        append: bool,
-    ) -> Result<File, FsError> {
-        let mut options = OpenOptions::new();
-        options.write(true).create(true).custom_flags(nonblocking());
-        if append {
-            options.append(true);
-        } else {
-            options.truncate(true);
-        }
-        if !r.follow {
-            options.follow(FollowSymlinks::No);
-        }
-        let file = root
-            .dir()
-            .open_with(rel, &options)
-            .map_err(|e| r.io_error(e))?;
-        // ...and the check that counts, on the descriptor: whatever was swapped in meanwhile.
-        let meta = file.metadata().map_err(FsError::Io)?;
-        if !meta.is_file() {
-            return Err(if meta.is_dir() {
-                errno(Errno::ISDIR)
-            } else {
-                not_regular()
-            });
-        }
-        let file = file.into_std();
-        let flags = rustix::fs::fcntl_getfl(&file).map_err(io::Error::from)?;
-        rustix::fs::fcntl_setfl(&file, flags - OFlags::NONBLOCK).map_err(io::Error::from)?;
-        Ok(file)
-    }
-
     /// Sets the permission bits (a symlink is followed beneath the root).
     ///
     /// # Errors
@@ -871,10 +709,6 @@ pub(crate) mod tests {
         assert!(root.is_virtual());
         assert!(f.fs.resolve("/", "/", Access::Write, true).is_err());
         assert!(f.fs.resolve("/", "/new", Access::Write, true).is_err());
-        assert!(matches!(
-            f.fs.open_write(&root, false),
-            Err(FsError::ReadOnly { .. })
-        ));
     }
 
     #[test]
@@ -918,17 +752,8 @@ pub(crate) mod tests {
                 .unwrap();
         let err = f.fs.stat(&e).unwrap_err().to_string();
         assert_eq!(err, "No such file or directory");
-        let err = f.fs.open_write(&e, false).map(drop);
-        assert!(err.is_ok(), "a new file: {err:?}");
-        let err =
-            f.fs.open_write(
-                &f.fs.resolve("/app", "sub", Access::Write, true).unwrap(),
-                false,
-            )
-            .map(drop)
-            .unwrap_err()
-            .to_string();
-        assert_eq!(err, "Is a directory");
+        let err = f.fs.set_mode(&e, 0o600).unwrap_err().to_string();
+        assert_eq!(err, "No such file or directory");
     }
 
     /// With the old canonicalize-then-open code, the host path handed out by `resolve` went
@@ -943,8 +768,6 @@ pub(crate) mod tests {
         fs::write(a.join("sub/d/f"), "f").unwrap();
         let resolve =
             |arg: &str, access, follow| f.fs.resolve("/app", arg, access, follow).unwrap();
-        let write = resolve("sub/new.txt", Access::Write, true);
-        let append = resolve("sub/secret", Access::Write, true);
         let read = resolve("sub/secret", Access::Read, true);
         let unlink = resolve("sub/secret", Access::Write, false);
         let chmod = resolve("sub/secret", Access::Write, true);
@@ -953,8 +776,6 @@ pub(crate) mod tests {
         let escape = |what: &str, r: Result<(), FsError>| {
             assert!(matches!(r, Err(FsError::Escape { .. })), "{what}: {r:?}");
         };
-        escape("write", f.fs.open_write(&write, false).map(drop));
-        escape("append", f.fs.open_write(&append, true).map(drop));
         escape("stat", f.fs.stat(&read).map(drop));
         escape("lstat", f.fs.lstat(&unlink).map(drop));
         escape("chmod", f.fs.set_mode(&chmod, 0o600));
@@ -985,51 +806,5 @@ pub(crate) mod tests {
                 .unwrap();
         assert_eq!(f.fs.lstat(&up).unwrap().kind, Kind::Symlink);
         f.assert_outside_untouched();
-    }
-
-    #[test]
-    fn fifos_sockets_and_devices_are_refused_without_blocking() {
-        let f = fixture();
-        let _listener = special_files(f.app.path());
-        let (done, finished) = std::sync::mpsc::channel();
-        let fs = f.fs;
-        std::thread::spawn(move || {
-            let mut results = Vec::new();
-            for arg in ["fifo", "sock", "to_fifo"] {
-                let r = fs.resolve("/app", arg, Access::Write, true).unwrap();
-                results.push(fs.open_write(&r, false).map(drop).unwrap_err().to_string());
-                results.push(fs.open_write(&r, true).map(drop).unwrap_err().to_string());
-            }
-            let _ = done.send(results);
-        });
-        let results = finished
-            .recv_timeout(std::time::Duration::from_secs(5))
-            .expect("opening a FIFO blocked");
-        for r in results {
-            assert!(r == "not a regular file", "{r}");
-        }
-    }
-
-    #[test]
-    fn writes_through_in_mount_links_and_hard_links_stay_inside() {
-        let f = fixture();
-        let a = f.app.path();
-        fs::write(a.join("sub/target"), "t").unwrap();
-        symlink("sub/target", a.join("soft")).unwrap();
-        fs::hard_link(a.join("sub/target"), a.join("hard")).unwrap();
-        symlink("sub/not-yet", a.join("dangling_inside")).unwrap();
-        for arg in ["soft", "hard", "dangling_inside"] {
-            let r = f.fs.resolve("/app", arg, Access::Write, true).unwrap();
-            io::Write::write_all(&mut f.fs.open_write(&r, true).unwrap(), b"+").unwrap();
-        }
-        assert_eq!(fs::read_to_string(a.join("sub/target")).unwrap(), "t++");
-        // Through a dangling link that stays inside, the kernel creates its target inside.
-        assert_eq!(fs::read_to_string(a.join("sub/not-yet")).unwrap(), "+");
-        // Written without following, a link is not written through.
-        let link = f.fs.resolve("/app", "soft", Access::Write, false).unwrap();
-        assert!(f.fs.open_write(&link, false).is_err());
-        assert_eq!(fs::read_to_string(a.join("sub/target")).unwrap(), "t++");
-        f.assert_outside_untouched();
-        assert_eq!(names(f.data.path()), ["d.txt"]);
     }
 }

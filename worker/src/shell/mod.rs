@@ -20,8 +20,9 @@
 //! inside every built-in loop that can be long. Parsing is linear and its nesting bounded, and so
 //! is execution (functions, substitutions, scripts), so no script can overflow the shell
 //! thread's stack or run past its deadline.
-//! Everything a command adds to `/app` and `/tmp` (files, directories, links, bytes) is charged
-//! to the session's disk quota first, and a refusal makes the outcome `disk_quota`.
+//! Everything a command adds to `/app` and `/tmp` (files, directories, links, bytes), through
+//! its tools or the shell's own redirections (both WASI), is charged to the session's disk quota
+//! first by the WASI layer, and a refusal makes the outcome `disk_quota`.
 
 mod arith;
 mod builtins;
@@ -288,7 +289,7 @@ pub fn execute(
     // Refusals of this call, including those of interpreter runs it makes, are the ones after
     // this mark.
     let quota_mark = limits.quota.as_ref().map(|q| quota::lock(q).refusals());
-    let fs = Arc::new(guest_fs::Fs::new(fs).with_quota(limits.quota.clone()));
+    let fs = Arc::new(guest_fs::Fs::new(fs));
     let mut shell = Shell::new(fs, state, interpreters, limits);
     // A panic in a built-in must not take the worker (and the session's interpreter) down with
     // it. The shell's state is plain data, so what a half-run command left behind is consistent
@@ -339,7 +340,7 @@ pub fn execute(
             (EXIT_INTERNAL, None)
         }
     };
-    shell.io.close_files(0);
+    shell.close_files(0);
     ShellOutcome {
         stdout: std::mem::take(&mut shell.io.stdout.buf),
         stderr: std::mem::take(&mut shell.io.stderr.buf),

@@ -1,17 +1,15 @@
 //! Where commands read and write: the outcome's capped stdout and stderr, pipe buffers between
-//! pipeline stages (and for command substitutions), redirection files (charged to the disk
-//! quota), and stdin as bytes in memory with a read position its copies share.
+//! pipeline stages (and for command substitutions), what goes to redirection files (gathered
+//! here, and written inside the sandbox when the redirection ends, `files.rs`), and stdin as
+//! bytes in memory with a read position its copies share.
 //!
 //! Every output is bounded: a [`Sink`] keeps its first bytes and says when it dropped the rest,
-//! which is how a producer learns that its reader will see no more (the shell's SIGPIPE), and
-//! files together take at most [`WRITE_BUDGET`] bytes per call.
+//! which is how a producer learns that its reader will see no more (the shell's SIGPIPE), a
+//! redirection gathers at most [`PIPE_CAP`] bytes, and files together take at most
+//! [`WRITE_BUDGET`] bytes per call.
 
 use std::cell::Cell;
-use std::io::{BufWriter, Write};
 use std::rc::Rc;
-
-use super::guest_fs::{Fs, FsError, Resolved, describe};
-use crate::quota::QuotaFile;
 
 /// The most a pipe (or a `<` redirection) holds: bounds memory, and stops endless producers.
 /// The same as a WebAssembly tool may write, so that a tool piped or redirected loses nothing.
@@ -64,11 +62,15 @@ impl Sink {
     }
 }
 
-struct OutFile {
-    /// Charged to the disk quota as it grows (see `guest_fs::Fs::open_write`).
-    w: BufWriter<QuotaFile>,
-    guest: String,
-    failed: bool,
+/// What a command wrote to a redirection file, to append to it when the redirection ends.
+pub(crate) struct OutFile {
+    /// The path as the command line named it, for messages.
+    pub shown: String,
+    /// The absolute guest path, fixed when the redirection was made (a `cd` inside a
+    /// redirected block does not move it).
+    pub guest: String,
+    pub data: Vec<u8>,
+    pub failed: bool,
 }
 
 /// Every output of a script: the outcome's streams, pipe buffers and redirection files.
@@ -113,19 +115,26 @@ impl Io {
                     return false;
                 }
                 *written += data.len() as u64;
-                let result = if *written > WRITE_BUDGET {
-                    Err(format!(
+                let refused = if *written > WRITE_BUDGET {
+                    Some(format!(
                         "File too large (the shell writes at most {} MiB per call)",
                         WRITE_BUDGET >> 20
                     ))
+                } else if f.data.len() + data.len() > PIPE_CAP {
+                    Some(format!(
+                        "File too large (a redirection takes at most {} MiB per command: write \
+                         in parts with >>, or from python)",
+                        PIPE_CAP >> 20
+                    ))
                 } else {
-                    f.w.write_all(data).map_err(|e| describe(&e))
+                    f.data.extend_from_slice(data);
+                    None
                 };
-                match result {
-                    Ok(()) => true,
-                    Err(msg) => {
+                match refused {
+                    None => true,
+                    Some(msg) => {
                         f.failed = true;
-                        stderr.push(format!("sh: {}: write error: {msg}\n", f.guest).as_bytes());
+                        stderr.push(format!("sh: {}: write error: {msg}\n", f.shown).as_bytes());
                         false
                     }
                 }
@@ -133,36 +142,22 @@ impl Io {
         }
     }
 
-    /// Opens a file for writing through `fs` (see [`Fs::open_write`]) and returns its target.
-    ///
-    /// # Errors
-    /// When the file cannot be opened.
-    pub(crate) fn open_file(
-        &mut self,
-        fs: &Fs,
-        r: &Resolved,
-        append: bool,
-    ) -> Result<Target, FsError> {
-        let file = fs.open_write(r, append)?;
+    /// A redirection to the file `guest` (absolute; `shown` as the command line named it),
+    /// already created or truncated: its target, gathering what is written to it.
+    pub(crate) fn open_file(&mut self, shown: String, guest: String) -> Target {
         self.files.push(Some(OutFile {
-            w: BufWriter::new(file),
-            guest: r.guest.clone(),
+            shown,
+            guest,
+            data: Vec::new(),
             failed: false,
         }));
-        Ok(Target::File(self.files.len() - 1))
+        Target::File(self.files.len() - 1)
     }
 
-    /// Flushes and closes the files opened since `mark`.
-    pub(crate) fn close_files(&mut self, mark: usize) {
-        while self.files.len() > mark {
-            if let Some(Some(mut f)) = self.files.pop()
-                && !f.failed
-                && let Err(e) = f.w.flush()
-            {
-                self.stderr
-                    .push(format!("sh: {}: write error: {}\n", f.guest, describe(&e)).as_bytes());
-            }
-        }
+    /// Takes the files opened since `mark`, in the order they were opened, to be written.
+    pub(crate) fn take_files(&mut self, mark: usize) -> Vec<OutFile> {
+        let mark = mark.min(self.files.len());
+        self.files.drain(mark..).flatten().collect()
     }
 
     pub(crate) fn file_count(&self) -> usize {

@@ -122,7 +122,9 @@ pub(super) fn run_file(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Ab
     let found = (ctx.fs().place(ctx.cwd(), path, Access::Read)).and_then(|r| {
         match ctx.sh.file_info(path, true) {
             Some(info) => Ok((info, r)),
-            None => Err(ctx.sh.explained(path, b"No such file or directory")),
+            None => Err(ctx
+                .sh
+                .explained(path, Access::Read, b"No such file or directory")),
         }
     });
     let node = match found {
