@@ -170,12 +170,18 @@ impl Draft<'_, '_> {
         let (dir, _) = relative.rsplit_once('/')?;
         // Written where the path is named (`open('out/a.txt', 'w')`), or at the failing line
         // through a name that holds it (`p = Path('out/a.txt')` ... `p.write_text(...)`).
+        // A path the code builds (`f'out/run_{i}.json'`) is named by no literal: a write at the
+        // failing line is the evidence then.
         let failing_line = self.location().filter(|l| l.current).map(|l| l.line);
-        let written = self.code.strings.iter().any(|s| {
-            (s.text == path || s.text == relative)
-                && (writes_on_line(&self.code, s.line)
-                    || failing_line.is_some_and(|line| writes_on_line(&self.code, line)))
-        });
+        let writes_there = failing_line.is_some_and(|line| writes_on_line(&self.code, line));
+        let named = |text: &str| text == path || text == relative;
+        let written = self
+            .code
+            .strings
+            .iter()
+            .filter(|s| named(s.text))
+            .any(|s| writes_on_line(&self.code, s.line) || writes_there)
+            || (writes_there && !self.code.strings.iter().any(|s| named(s.text)));
         (written && !dir.is_empty() && !dir.starts_with('/')).then(|| dir.to_owned())
     }
 

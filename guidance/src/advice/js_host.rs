@@ -215,6 +215,19 @@ impl<'a> Draft<'_, 'a> {
                 let line = self.error_line()?;
                 operand_of_member(line, property).map(|o| (o.to_owned(), property.to_owned()))
             });
+            // A property read off text (`raw.items` after `const raw = readText('x.json')`):
+            // the text was never parsed, which is why the property is missing.
+            if let Some((name, source)) = operand
+                .as_ref()
+                .and_then(|(o, _)| text_read_as_object(self.f.code, o))
+            {
+                let source = super::super::clip(source, 60);
+                self.fix(say!(
+                    "js_error.text_as_object",
+                    name = name,
+                    source = source
+                ));
+            }
             self.fix(match operand {
                 Some((o, p)) => say!("js_error.undefined_operand", operand = o, property = p),
                 None => words::text("js_error.undefined_value").to_owned(),
@@ -224,6 +237,37 @@ impl<'a> Draft<'_, 'a> {
         }
         self.fix(words::text("js_error.log_type"));
     }
+}
+
+/// The name at the root of `operand` (`raw` of `raw.items`) and what the code sets it to,
+/// when that is text: a string literal, or a call that returns a file's text (`readText(...)`,
+/// the `js_error.text_sources` list). A property of text is undefined, the usual sign that
+/// JSON was read and never parsed.
+fn text_read_as_object<'c>(code: &'c str, operand: &str) -> Option<(String, &'c str)> {
+    let name = super::stops::leading_name(operand)?;
+    // A property path (`raw.users`), not a call's result (`text.match(...)` is not text).
+    let path = &operand[name.len()..];
+    (path.starts_with('.') && !path.contains('(')).then_some(())?;
+    // Parsed somewhere (`data = JSON.parse(data)`): the text is not what is read.
+    if code.contains(&format!("{name} = JSON.parse(")) {
+        return None;
+    }
+    let sources = words::list("js_error.text_sources");
+    code.lines().find_map(|line| {
+        let line = line.trim();
+        let rest = ["const ", "let ", "var "]
+            .iter()
+            .find_map(|k| line.strip_prefix(k))
+            .unwrap_or(line);
+        let value = rest
+            .strip_prefix(name)?
+            .trim_start()
+            .strip_prefix('=')?
+            .trim();
+        let text = value.starts_with(['\'', '"', '`'])
+            || sources.iter().any(|s| value.starts_with(s.as_str()));
+        (text && !value.starts_with("==")).then(|| (name.to_owned(), value.trim_end_matches(';')))
+    })
 }
 
 /// The lines (1-based) where `code` first uses `name` and where it declares it with

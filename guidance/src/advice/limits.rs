@@ -60,7 +60,9 @@ impl Draft<'_, '_> {
             self.endless_loop_fix(ids, endless);
         }
         // A loop the code shows can never end gets no bigger budget either.
-        let never_ends = self.loop_cause_fix() || endless.is_some() || retries;
+        let caused = self.loop_cause_fix();
+        let retried = self.endless_retry_fix();
+        let never_ends = caused || retried || endless.is_some() || retries;
         self.branching_recursion_fix();
         // A list searched on every pass is the loop's cost: the set, not more fuel, fixes it.
         let searched = self.frame_scan_fix() || self.rebuilt_fix() || self.list_lookup_fix();
@@ -197,14 +199,32 @@ impl Draft<'_, '_> {
         if !self.python() {
             return false;
         }
-        let Some((clause, line)) = self.loop_text().swallowed_retry() else {
+        self.retry_fix(true)
+    }
+
+    /// The same with an `except` that names one error, in a `while True` only a success
+    /// leaves: after the loop causes of the code, which say why the call keeps failing (no
+    /// network) when they know. True when found.
+    fn endless_retry_fix(&mut self) -> bool {
+        self.python() && self.retry_fix(false)
+    }
+
+    /// The retry fix when the loop's `except` catches everything (`catch_all`) or names one
+    /// error (not); true when given.
+    fn retry_fix(&mut self, catch_all: bool) -> bool {
+        let Some((clause, line, _)) = self
+            .loop_text()
+            .swallowed_retry()
+            .filter(|(_, _, all)| *all == catch_all)
+        else {
             return false;
         };
-        self.fix(say!(
-            "known_loop.swallowed_retry",
-            clause = clause,
-            line = line
-        ));
+        let id = if catch_all {
+            "known_loop.swallowed_retry"
+        } else {
+            "known_loop.endless_retry"
+        };
+        self.fix(say!(id, clause = clause, line = line));
         true
     }
 
@@ -672,7 +692,9 @@ impl Draft<'_, '_> {
             self.endless_loop_fix(ids, endless);
         }
         // A loop the code shows can never end gets no longer timeout either.
-        let never_ends = self.loop_cause_fix() || endless.is_some() || retries;
+        let caused = self.loop_cause_fix();
+        let retried = self.endless_retry_fix();
+        let never_ends = caused || retried || endless.is_some() || retries;
         self.branching_recursion_fix();
         if f.command
             && let Some(count) = super::shell_habits::many_files(f.code)

@@ -5,6 +5,7 @@
 //! nothing (figures come back by themselves), and `%timeit` is the `timeit` module. The
 //! words live in `words/syntax.toml` (`[notebook]`).
 
+use sandbox_protocol::ErrorType;
 use serde_json::{Value, json};
 
 use super::super::{MAX_ECHOED_CODE, NextCall, clip};
@@ -91,10 +92,10 @@ impl Draft<'_, '_> {
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .collect();
         let commands = words::list("shell_as_code.commands");
-        if lines.is_empty()
-            || lines.len() > 5
-            || !lines.iter().all(|l| is_command_line(l, commands))
-        {
+        if !lines.is_empty() && !lines.iter().all(|l| is_command_line(l, commands)) {
+            return self.command_line_in_code(commands);
+        }
+        if lines.is_empty() || lines.len() > 5 {
             return false;
         }
         if let [line] = lines[..]
@@ -144,6 +145,37 @@ impl Draft<'_, '_> {
                 reason,
             ));
         }
+    }
+
+    /// Code that does not parse because one of its lines is a shell command (`pip install x`
+    /// or `ls data/` above the Python): that line, on its own, is the cause. False when the
+    /// failure is not a syntax error or its line is not a command line.
+    fn command_line_in_code(&mut self, commands: &[String]) -> bool {
+        if self.f.error_type != ErrorType::SyntaxError {
+            return false;
+        }
+        let Some(line) = self
+            .error_line()
+            .map(str::trim)
+            .filter(|l| is_command_line(l, commands))
+        else {
+            return false;
+        };
+        let shown = clip(line, 120);
+        if let Habit::Install(packages) = habit(line) {
+            self.install_advice("shell_as_code.install", &shown, &packages);
+            return true;
+        }
+        let language = if self.python() {
+            "Python"
+        } else {
+            "JavaScript"
+        };
+        self.rule_with(
+            "shell_as_code.mixed",
+            &[("command", &shown), ("language", &language)],
+        );
+        true
     }
 
     /// `args` with this session's id when it has a valid one, and without the language then

@@ -67,6 +67,29 @@ impl Draft<'_, '_> {
         {
             return Some(words::text("key_error.enum_by_name").to_owned());
         }
+        // An iterator already walked to its end by an earlier line: empty the second time.
+        if lower.contains("empty")
+            && let Some(line) = self.location().filter(|l| l.current).map(|l| l.line)
+            && let Some((name, made, used)) = exhausted_iterator(self.f.code, line as usize)
+        {
+            return Some(say!(
+                "value_error.exhausted",
+                name = name,
+                made = made,
+                used = used
+            ));
+        }
+        // A key (a dict key, a column) the code writes elsewhere with other capitals or spaces:
+        // that spelling is the cause, whatever the lookup went through (groupby, loc, []).
+        if lower.contains("keyerror")
+            && let Some((key, written)) = self.key_written_otherwise()
+        {
+            return Some(say!(
+                "key_error.other_spelling",
+                key = key,
+                written = written
+            ));
+        }
         self.known_fix("known_message.python", lower)
     }
 
@@ -184,6 +207,18 @@ impl Draft<'_, '_> {
             "TypeError" if self.python() => self.python_type_error(&message, lower),
             "TypeError" => self.js_type_error(lower),
             "AttributeError" => self.attribute_error(&message, lower),
+            "ImportError" if self.python() => {
+                if let Some((name, module)) =
+                    imported_package(&message).filter(|(name, _)| self.table.get(name).is_some())
+                {
+                    self.fix(say!(
+                        "import_error.own_package",
+                        name = name,
+                        module = module
+                    ));
+                }
+                self.fixed_exception_fixes(name);
+            }
             "UnboundLocalError" => self.unbound_local(&message),
             "NameError" | "ReferenceError" => self.undefined_name(&message),
             "ValueError" => {
@@ -207,7 +242,17 @@ impl Draft<'_, '_> {
                 if let Some(fix) = super::silent::silent_bug(self.f.code) {
                     self.fix(fix);
                 }
-                if lower.contains("line 1 column 1") {
+                // A comma before a closing brace in the code's own JSON text.
+                if let Some(tail) = self
+                    .code
+                    .strings
+                    .iter()
+                    .find_map(|s| trailing_comma(s.text))
+                {
+                    self.fix(say!("json_decode_error.trailing_comma", tail = tail));
+                }
+                // The very first character (`line 1 column 1 (char 0)`, not column 12).
+                if lower.contains("line 1 column 1 (char 0)") {
                     self.fix(words::text("json_decode_error.not_json"));
                 }
                 if lower.contains("double quotes") {
@@ -217,6 +262,18 @@ impl Draft<'_, '_> {
             }
             "OperationalError" => {
                 if lower.contains("no such table") {
+                    // A database file the code names (not `:memory:`) and creates no table in:
+                    // it may be new and empty.
+                    let creates = self.f.code.to_lowercase().contains("create table");
+                    let file = self.code.strings.iter().find(|s| {
+                        s.call.as_deref().is_some_and(|c| c.ends_with("connect"))
+                            && s.text != ":memory:"
+                            && !creates
+                    });
+                    if let Some(file) = file {
+                        let file = file.text.to_owned();
+                        self.fix(say!("operational_error.new_database", file = file));
+                    }
                     self.fix(words::text("operational_error.no_such_table"));
                 }
                 self.fix(words::text("operational_error.keep_under_app"));
@@ -384,6 +441,18 @@ impl Draft<'_, '_> {
 
     fn key_error(&mut self, message: &str) {
         let key = message.trim();
+        // `counts[w] += 1` on a key not yet there: the dict needs a default.
+        if let Some((target, dict, op)) = self.error_line().and_then(updated_in_place) {
+            let sign = op.trim_end_matches('=');
+            self.fix(say!(
+                "key_error.counted",
+                target = target,
+                op = op,
+                key = key,
+                dict = dict,
+                sign = sign
+            ));
+        }
         // A header cell with a byte-order mark or spaces is the usual cause with DictReader.
         if self
             .code
@@ -394,6 +463,33 @@ impl Draft<'_, '_> {
             self.fix(words::text("key_error.dict_reader"));
         }
         self.rule_with("key_error", &[("key", &key)]);
+    }
+
+    /// The key of a `KeyError` (as the message quotes it) and the string literal of the code
+    /// that differs from it only in capitals or surrounding spaces (`'Region'` for `'region'`).
+    fn key_written_otherwise(&self) -> Option<(String, String)> {
+        let message = self.message().trim();
+        let message = message.strip_prefix("KeyError:").unwrap_or(message).trim();
+        let key = message
+            .strip_prefix('\'')
+            .and_then(|k| k.strip_suffix('\''))
+            .or_else(|| message.strip_prefix('"').and_then(|k| k.strip_suffix('"')))?;
+        // Written twice or more (set on one object, looked up on another, as a merge does),
+        // the key exists somewhere: a spelling elsewhere is not the one cause.
+        let exact = self
+            .code
+            .strings
+            .iter()
+            .filter(|lit| lit.text == key)
+            .count();
+        if exact > 1 {
+            return None;
+        }
+        let normal = |text: &str| text.trim().to_lowercase();
+        let written = self.code.strings.iter().find(|lit| {
+            lit.text != key && !lit.text.trim().is_empty() && normal(lit.text) == normal(key)
+        })?;
+        Some((key.to_owned(), written.text.to_owned()))
     }
 
     fn python_type_error(&mut self, message: &str, lower: &str) {
@@ -422,6 +518,9 @@ impl Draft<'_, '_> {
                     class = class,
                     method = method,
                 ));
+            }
+            if let Some(fix) = unexpected_keyword(message) {
+                self.fix(fix);
             }
             self.fix(words::text("python_type_error.signature"));
         }
@@ -531,6 +630,13 @@ impl Draft<'_, '_> {
             .strip_prefix('\'')
             .and_then(|rest| rest.split_once("' object has no attribute '"))
             .map(|(class, rest)| (class, rest.trim_end_matches('\'')));
+        // A JavaScript method on a Python value (`s.trim()`): its Python spelling, with every
+        // other JavaScript method the code calls (they would fail next).
+        if let Some((_, attribute)) = missing
+            && let Some(fix) = javascript_methods(attribute, self.f.code)
+        {
+            self.fix(fix);
+        }
         if let Some((class, attribute)) = missing.filter(|(class, _)| self.skips_base_init(class)) {
             self.fix(say!(
                 "attribute_error.super_init",
@@ -551,6 +657,138 @@ impl Draft<'_, '_> {
         }
         self.fix(words::text("attribute_error.check_docs"));
     }
+}
+
+/// The fix for a TypeError "f() got an unexpected keyword argument 'k'": the function and
+/// the keyword, with the keyword's new name when the `renamed_keywords` table knows it.
+fn unexpected_keyword(message: &str) -> Option<String> {
+    let (head, rest) = message.split_once("() got an unexpected keyword argument '")?;
+    let keyword = rest.split('\'').next()?;
+    let function = head.rsplit([' ', ':']).next().unwrap_or(head);
+    let function = function.strip_suffix(".__init__").unwrap_or(function);
+    let renamed = words::list("python_type_error.renamed_keywords")
+        .iter()
+        .find_map(|entry| {
+            let (old, new) = entry.split_once(" => ")?;
+            (old == keyword).then(|| say!("python_type_error.renamed", new = new))
+        })
+        .unwrap_or_default();
+    Some(say!(
+        "python_type_error.unexpected_keyword",
+        function = function,
+        keyword = keyword,
+        renamed = renamed
+    ))
+}
+
+/// How many lines above a failing line [`exhausted_iterator`] reads: where an iterator is made
+/// and used up is near where it fails, and the bound keeps the search linear.
+const LOOKBACK: usize = 200;
+
+/// A name the code sets to a one-pass iterator (a generator expression, `map(`, `filter(`,
+/// `zip(`, `iter(`, `reversed(`) and uses on an earlier line than `failing` (1-based) too:
+/// the name, the line that made it and the line that used it up.
+fn exhausted_iterator(code: &str, failing: usize) -> Option<(&str, usize, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let failing_text = lines.get(failing.checked_sub(1)?)?;
+    let makers = words::list("value_error.iterator_makers");
+    // The lines just above the failing one, so a long code is not read once per line.
+    let from = failing.saturating_sub(LOOKBACK);
+    lines[..failing - 1]
+        .iter()
+        .enumerate()
+        .skip(from)
+        .find_map(|(at, line)| {
+            let (name, value) = line.trim().split_once(" = ")?;
+            let one_pass = (value.starts_with('(') && value.contains(" for "))
+                || makers.iter().any(|m| value.starts_with(m.as_str()));
+            let uses = |text: &str| {
+                text.match_indices(name).any(|(i, _)| {
+                    let before = text[..i].chars().next_back();
+                    let after = text[i + name.len()..].chars().next();
+                    let ident =
+                        |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                    !ident(before) && !ident(after)
+                })
+            };
+            if !is_name(name) || !one_pass || !uses(failing_text) {
+                return None;
+            }
+            // A line that sets the name again (`xs = list(xs)`) makes it something else.
+            let set_again = lines[at + 1..failing - 1]
+                .iter()
+                .any(|l| l.trim().starts_with(&format!("{name} = ")));
+            if set_again {
+                return None;
+            }
+            let used = (at + 1..failing - 1).find(|&k| uses(lines[k]))?;
+            Some((name, at + 1, used + 1))
+        })
+}
+
+/// The comma and the bracket it stands before (`, }`), when JSON-looking `text` has a comma
+/// right before a closing `}` or `]`.
+fn trailing_comma(text: &str) -> Option<String> {
+    let looks_json = text.trim_start().starts_with(['{', '[']);
+    let bytes = text.as_bytes();
+    // Only commas look ahead, and each over the spaces up to the next comma or other byte:
+    // linear in the text.
+    let comma = bytes.iter().enumerate().find_map(|(i, b)| {
+        if *b != b',' {
+            return None;
+        }
+        let next = bytes[i + 1..]
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())?;
+        matches!(bytes[i + 1 + next], b'}' | b']').then_some((i, i + 1 + next))
+    });
+    let (from, to) = comma.filter(|_| looks_json)?;
+    Some(text[from..=to].to_owned())
+}
+
+/// The name and module of "cannot import name 'joblib' from 'sklearn.externals' (...)".
+fn imported_package(message: &str) -> Option<(&str, &str)> {
+    let rest = message.split_once("cannot import name '")?.1;
+    let (name, rest) = rest.split_once('\'')?;
+    let module = rest.split_once("from '")?.1.split('\'').next()?;
+    Some((name, module))
+}
+
+/// A subscript updated in place on `line` (`counts[w] += 1`): the target as written, the dict
+/// and the operator.
+fn updated_in_place(line: &str) -> Option<(&str, &str, &str)> {
+    let line = line.trim();
+    let (target, op) = ["+=", "-=", "*=", "|=", "&="].iter().find_map(|op| {
+        line.split_once(&format!(" {op} "))
+            .map(|(t, _)| (t.trim(), *op))
+    })?;
+    let dict = target.strip_suffix(']')?.split_once('[')?.0;
+    is_name(dict).then_some((target, dict, op))
+}
+
+/// The fix for a JavaScript method called on a Python value (`attribute`, as the
+/// AttributeError names it): its Python form from the `attribute_error.javascript_methods`
+/// table, and the forms of the table's other methods that `code` calls (`.toLowerCase(`).
+fn javascript_methods(attribute: &str, code: &str) -> Option<String> {
+    let table: Vec<(&str, &str)> = words::list("attribute_error.javascript_methods")
+        .iter()
+        .filter_map(|entry| entry.split_once(" => "))
+        .collect();
+    let python = table.iter().find(|(js, _)| *js == attribute)?.1;
+    let pairs: Vec<String> = std::iter::once((attribute, python))
+        .chain(
+            table
+                .iter()
+                .copied()
+                .filter(|(js, _)| *js != attribute && code.contains(&format!(".{js}("))),
+        )
+        .map(|(js, py)| format!("`.{js}` → {py}"))
+        .collect();
+    Some(say!(
+        "attribute_error.javascript_method",
+        method = attribute,
+        pairs = pairs.join(", ")
+    ))
 }
 
 /// The text of "invalid literal for int() with base 10: '3.75'" when it is a decimal number,
@@ -785,5 +1023,45 @@ mod enum_tests {
             None
         );
         assert_eq!(subscripted_enum("d = {}\nd['k']\n", None), None);
+    }
+}
+
+/// What the runtime advice reads off messages and lines.
+#[cfg(test)]
+mod reading_tests {
+    use super::{exhausted_iterator, imported_package, trailing_comma, updated_in_place};
+
+    #[test]
+    fn json_text_with_a_comma_before_its_closing_bracket() {
+        assert_eq!(trailing_comma("{\"a\": 1,}").as_deref(), Some(",}"));
+        assert_eq!(trailing_comma("[1, 2,\n ]").as_deref(), Some(",\n ]"));
+        assert_eq!(trailing_comma("{\"a\": [1, 2]}"), None);
+        // Not JSON text: a sentence with a comma before a bracket.
+        assert_eq!(trailing_comma("see (a, b,) here"), None);
+    }
+
+    #[test]
+    fn a_counted_key_and_an_iterator_used_twice() {
+        assert_eq!(
+            updated_in_place("    counts[w] += 1"),
+            Some(("counts[w]", "counts", "+="))
+        );
+        assert_eq!(updated_in_place("total += counts[w]"), None);
+        let code = "sq = (x * x for x in r)\nprint(sum(sq))\nprint(max(sq))";
+        assert_eq!(exhausted_iterator(code, 3), Some(("sq", 1, 2)));
+        // Made a list in between, it can be walked again.
+        let code = "sq = map(f, r)\nsq = list(sq)\nprint(sum(sq))\nprint(max(sq))";
+        assert_eq!(exhausted_iterator(code, 4), None);
+        assert_eq!(exhausted_iterator(code, 99), None);
+    }
+
+    #[test]
+    fn names_imported_from_a_module_that_lacks_them() {
+        let message = "ImportError: cannot import name 'joblib' from 'sklearn.externals' (/x.pyc)";
+        assert_eq!(
+            imported_package(message),
+            Some(("joblib", "sklearn.externals"))
+        );
+        assert_eq!(imported_package("ImportError: no module"), None);
     }
 }

@@ -56,16 +56,22 @@ impl<'c> LoopText<'c> {
         })
     }
 
-    /// A `while` loop (Python) whose body retries behind an `except` that catches everything
-    /// (`except:`, `except Exception`, `except BaseException`) and neither raises, breaks nor
-    /// returns: an error that repeats repeats forever. The clause as written and its line.
-    pub(super) fn swallowed_retry(&self) -> Option<(String, usize)> {
+    /// A `while` loop (Python) whose body retries behind an `except` that neither raises,
+    /// breaks nor returns: one that catches everything (`except:`, `except Exception`, `except
+    /// BaseException`), or, in a `while True` that only a success leaves, any `except`: an
+    /// error that repeats repeats forever. The clause as written, its line, and whether it
+    /// catches everything.
+    pub(super) fn swallowed_retry(&self) -> Option<(String, usize, bool)> {
         self.loops.iter().find_map(|l| {
+            // Only a success leaves: the loop forever, and a `break` in its body.
+            let always = matches!(l.condition.as_str(), "True" | "1")
+                && l.body.iter().any(|(_, t)| t.trim() == "break");
             l.body.iter().find_map(|(k, line)| {
                 let clause = line.trim();
                 let what = clause.strip_prefix("except")?.trim_end_matches(':').trim();
                 let what = what.split(" as ").next().unwrap_or(what).trim();
-                if !matches!(what, "" | "Exception" | "BaseException") {
+                let catch_all = matches!(what, "" | "Exception" | "BaseException");
+                if !catch_all && !always {
                     return None;
                 }
                 let handler = numbered_block(&self.lines, *k);
@@ -75,7 +81,7 @@ impl<'c> LoopText<'c> {
                         .iter()
                         .any(|w| h.starts_with(w))
                 });
-                (!leaves).then(|| (clause.to_owned(), k + 1))
+                (!leaves).then(|| (clause.to_owned(), k + 1, catch_all))
             })
         })
     }
@@ -1125,7 +1131,13 @@ mod tests {
             "while True:\n    try:\n        f()\n        break\n    except:\n        continue\n";
         assert_eq!(
             LoopText::read(retry).swallowed_retry(),
-            Some(("except:".to_owned(), 5))
+            Some(("except:".to_owned(), 5, true))
+        );
+        // One named error, in a loop only a success leaves: retried forever too.
+        let named = "while True:\n    try:\n        f()\n        break\n    except ConnectionError:\n        n += 1\n";
+        assert_eq!(
+            LoopText::read(named).swallowed_retry(),
+            Some(("except ConnectionError:".to_owned(), 5, false))
         );
         let reraised = "while True:\n    try:\n        f()\n    except Exception:\n        raise\n";
         assert_eq!(LoopText::read(reraised).swallowed_retry(), None);

@@ -323,10 +323,12 @@ fn python_changes_name(src: &Source<'_>, k: usize, containers: &[&str]) -> bool 
     if assignment(k + 1) {
         return true;
     }
-    if k > 0 && matches!(t[k - 1].text, "for" | "del" | "as" | ",") && t[k - 1].kind != Kind::Str {
+    if k > 0 && matches!(t[k - 1].text, "for" | "del" | "as") && t[k - 1].kind != Kind::Str {
         return true;
     }
-    if src.is(k + 1, ",") {
+    // `a, x = ...` rebinds it; `print('left', x)` only hands it to a call (below).
+    let listed = (k > 0 && src.is(k - 1, ",")) || src.is(k + 1, ",");
+    if listed && t[k].depth == 0 {
         return true;
     }
     // `x.append(v)` may change it; `x.attr = v` changes what it holds.
@@ -938,6 +940,11 @@ mod tests {
         let l = loops(&py("while 0 < n:\n    n = n + 2\n"));
         assert_eq!(l[0].endless_cause, Some(Endless::WrongDirection));
         let l = loops(&py("while i < 10:\n    i -= 1\n"));
+        assert_eq!(l[0].endless_cause, Some(Endless::WrongDirection));
+        // Handed to a call beside other arguments, the counter is read, not rebound.
+        let l = loops(&py(
+            "n = 10\nwhile n > 0:\n    print('left', n)\n    n += 1\n",
+        ));
         assert_eq!(l[0].endless_cause, Some(Endless::WrongDirection));
         for ends in [
             "while remaining > 0:\n    remaining -= 1\n",

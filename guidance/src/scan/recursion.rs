@@ -59,7 +59,7 @@ fn self_calls(src: &Source<'_>) -> Vec<(String, u32, u32)> {
                 }
                 if t[i].kind == Kind::Ident
                     && src.is(i + 1, "(")
-                    && !src.is_member(i)
+                    && (!src.is_member(i) || on_own_object(src, i))
                     && let Some((_, name, line)) =
                         open.iter().rev().find(|(_, n, _)| *n == t[i].text)
                     && !src.is(i.wrapping_sub(1), "def")
@@ -83,7 +83,7 @@ fn self_calls(src: &Source<'_>) -> Vec<(String, u32, u32)> {
                 }
                 if t[i].kind == Kind::Ident
                     && src.is(i + 1, "(")
-                    && !src.is_member(i)
+                    && (!src.is_member(i) || on_own_object(src, i))
                     && let Some((_, name, line)) =
                         open.iter().rev().find(|(_, n, _)| *n == t[i].text)
                 {
@@ -93,6 +93,17 @@ fn self_calls(src: &Source<'_>) -> Vec<(String, u32, u32)> {
         }
     }
     found
+}
+
+/// A method called on the object it belongs to (`self.best(`, `cls.walk(`, `this.visit(`):
+/// inside a method of that name, a call to itself like a plain `best(`.
+fn on_own_object(src: &Source<'_>, i: usize) -> bool {
+    let owner = i.checked_sub(2).and_then(|k| src.ident(k));
+    let owners: &[&str] = match src.language {
+        Language::Python => &["self", "cls"],
+        Language::JavaScript => &["this"],
+    };
+    src.is(i - 1, ".") && owner.is_some_and(|o| owners.contains(&o))
 }
 
 /// One more place that calls `name` (defined at `line`).
@@ -187,6 +198,17 @@ mod tests {
         );
         let names: Vec<String> = recursive_functions(&s).into_iter().map(|r| r.0).collect();
         assert_eq!(names, ["walk", "go"]);
+    }
+
+    #[test]
+    fn a_method_that_calls_itself_through_self_recurses() {
+        let s = py(
+            "class S:\n    def best(self, i):\n        if i == 0:\n            return 0\n        return max(self.best(i - 1), 1 + self.best(i - 1))\nS().best(30)",
+        );
+        assert_eq!(branching_recursion(&s), vec![("best".to_string(), 2)]);
+        // Another object's method of the same name is not a call to itself.
+        let s = py("class P:\n    def size(self):\n        return self.child.size()");
+        assert!(recursive_functions(&s).is_empty());
     }
 
     #[test]
