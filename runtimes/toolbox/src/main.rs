@@ -15,6 +15,7 @@ mod find;
 mod getopt;
 mod glob;
 mod grep;
+mod guest_path;
 mod own;
 mod posix;
 mod sed;

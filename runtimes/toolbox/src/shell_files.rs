@@ -27,6 +27,7 @@ use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use crate::glob::Glob;
+use crate::guest_path::normalize;
 
 /// The most paths one pattern expands to (as the shell's own limit was).
 const MAX_MATCHES: usize = 100_000;
@@ -99,23 +100,6 @@ fn print_bytes(bytes: &[u8]) -> i32 {
         Ok(()) => 0,
         Err(_) => 1,
     }
-}
-
-/// `path` made absolute against `cwd` lexically (`.` and `..` never climb above `/`), as the
-/// shell resolves any guest path.
-fn normalize(cwd: &str, path: &str) -> String {
-    let base = if path.starts_with('/') { "" } else { cwd };
-    let mut parts: Vec<&str> = Vec::new();
-    for comp in base.split('/').chain(path.split('/')) {
-        match comp {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            c => parts.push(c),
-        }
-    }
-    format!("/{}", parts.join("/"))
 }
 
 /// `dir/name` without doubling the slash; `name` alone in the working directory (`""`).

@@ -106,21 +106,7 @@ pub(crate) fn errno(code: Errno) -> FsError {
     FsError::Io(code.into())
 }
 
-/// Lexically normalises `arg` against `cwd` into an absolute guest path.
-pub(crate) fn normalize(cwd: &str, arg: &str) -> String {
-    let base = if arg.starts_with('/') { "" } else { cwd };
-    let mut parts: Vec<&str> = Vec::new();
-    for comp in base.split('/').chain(arg.split('/')) {
-        match comp {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            c => parts.push(c),
-        }
-    }
-    format!("/{}", parts.join("/"))
-}
+pub(crate) use super::guest_path::normalize;
 
 /// The file type, as the commands tell them apart.
 pub(crate) use sandbox_protocol::confined::EntryKind as Kind;

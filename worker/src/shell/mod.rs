@@ -33,6 +33,9 @@ mod files;
 #[path = "../../../runtimes/toolbox/src/glob.rs"]
 mod glob;
 mod guest_fs;
+/// Guest paths made absolute: the toolbox's rule, so that the shell and `sandbox-files` agree.
+#[path = "../../../runtimes/toolbox/src/guest_path.rs"]
+mod guest_path;
 mod lexer;
 mod parser;
 mod streams;
