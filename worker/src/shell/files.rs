@@ -31,6 +31,16 @@ pub(crate) struct FileInfo {
 }
 
 impl Shell<'_> {
+    /// `sandbox-files`'s command line for `op`, with the session's mount points.
+    fn files_argv(&self, op: &[&str]) -> Vec<String> {
+        let mut argv = vec![FILES.to_owned()];
+        for mount in self.fs.mount_points() {
+            argv.extend(["--mount".to_owned(), mount.to_owned()]);
+        }
+        argv.extend(op.iter().map(|a| (*a).to_owned()));
+        argv
+    }
+
     /// Runs `sandbox-files OP ARGS...` in the working directory: its stdout and status, or
     /// `None` when it did not exit (no toolbox, or the call was stopped).
     fn ask_files(&mut self, op: &[&str]) -> Option<(Vec<u8>, i32)> {
@@ -49,11 +59,7 @@ impl Shell<'_> {
         op: &[&str],
         input: &[u8],
     ) -> Option<(Vec<u8>, Vec<u8>, i32)> {
-        let mut argv = vec![FILES.to_owned()];
-        for mount in self.fs.mount_points() {
-            argv.extend(["--mount".to_owned(), mount.to_owned()]);
-        }
-        argv.extend(op.iter().map(|a| (*a).to_owned()));
+        let argv = self.files_argv(op);
         let env: Vec<(String, String)> = Vec::new();
         let cwd = self.state.cwd.clone();
         let modes = self.fs.clone();
@@ -126,10 +132,13 @@ impl Shell<'_> {
             if file.failed || file.data.is_empty() {
                 continue;
             }
-            let why = match self.ask_files_with_input(&["append", &file.guest], &file.data) {
-                Some((_, _, 0)) => continue,
-                Some((_, why, _)) => String::from_utf8_lossy(&why).trim_end().to_owned(),
-                None => "the write was stopped".to_owned(),
+            let argv = self.files_argv(&["append", &file.guest]);
+            let (cwd, modes) = (self.state.cwd.clone(), self.fs.clone());
+            let ran = (self.interpreters).write_back(&argv, &cwd, &file.data, modes);
+            let why = match ran.end {
+                ToolEnd::Exited(0) => continue,
+                ToolEnd::Exited(_) => String::from_utf8_lossy(&ran.stderr).trim_end().to_owned(),
+                _ => "the write was stopped".to_owned(),
             };
             let line = format!("sh: {}: write error: {why}\n", file.shown);
             self.io.write(self.base_err, line.as_bytes());

@@ -173,6 +173,32 @@ pub trait Interpreters {
         pipe_room: Option<usize>,
         modes: SharedFileModes,
     ) -> ToolRun {
+        self.run_tool_as(argv, (cwd, env, stdin, pipe_room), modes, false)
+    }
+
+    /// [`Interpreters::run_tool`] for writing back what a redirection gathered (`argv` is
+    /// `sandbox-files append`): it runs even when the call was stopped (a timeout, a cancel, its
+    /// fuel spent), with [`WRITE_BACK_GRACE`] past the deadline and fuel of its own, as what a
+    /// killed process wrote is in its file.
+    fn write_back(
+        &mut self,
+        argv: &[String],
+        cwd: &str,
+        data: &[u8],
+        modes: SharedFileModes,
+    ) -> ToolRun {
+        self.run_tool_as(argv, (cwd, &[], data, None), modes, true)
+    }
+
+    /// [`Interpreters::run_tool`], or [`Interpreters::write_back`] when `writing_back`.
+    fn run_tool_as(
+        &mut self,
+        argv: &[String],
+        (cwd, env, stdin, pipe_room): (&str, &[(String, String)], &[u8], Option<usize>),
+        modes: SharedFileModes,
+        writing_back: bool,
+    ) -> ToolRun {
+        let never = Arc::new(AtomicBool::new(false));
         let ran = match self.toolbox() {
             Some(budget) => budget.toolbox.run(&ToolCall {
                 argv,
@@ -181,9 +207,17 @@ pub trait Interpreters {
                 stdin,
                 pipe_room,
                 modes: Some(modes),
-                deadline: budget.deadline,
-                cancel: budget.cancel,
-                fuel: budget.fuel,
+                deadline: if writing_back {
+                    budget.deadline.max(Instant::now() + WRITE_BACK_GRACE)
+                } else {
+                    budget.deadline
+                },
+                cancel: if writing_back { &never } else { budget.cancel },
+                fuel: if writing_back {
+                    WRITE_BACK_FUEL
+                } else {
+                    budget.fuel
+                },
             }),
             None => ToolRun {
                 stdout: Vec::new(),
@@ -197,6 +231,12 @@ pub trait Interpreters {
         ran
     }
 }
+
+/// How long past the call's deadline a redirection's gathered output may still be written.
+const WRITE_BACK_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The fuel of writing back one redirection's output (at most 32 MiB: far below this).
+const WRITE_BACK_FUEL: u64 = 20_000_000_000;
 
 /// What a command of the toolbox may use: the session's toolbox, and the command line's
 /// deadline, cancel flag and fuel left.

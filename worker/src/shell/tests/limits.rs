@@ -106,6 +106,40 @@ fn deadline_and_cancel_stop_everything() {
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
+/// What a command wrote to a redirection before the deadline or a cancel stopped the call is
+/// in the file, as a killed process's output is: the write-back has a grace of its own. (On a
+/// loaded machine `seq` itself may be stopped first: what it wrote is still all there, in
+/// order.)
+#[test]
+fn a_stopped_command_keeps_what_it_wrote_to_a_file() {
+    let mut s = Sandbox::new();
+    let written = |s: &Sandbox| {
+        let text = s.read("out");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(!lines.is_empty(), "nothing was written back");
+        assert_eq!(
+            lines.last().unwrap().parse::<usize>().unwrap() % lines.len(),
+            0
+        );
+        lines.len()
+    };
+    let mut limits = s.limits();
+    limits.deadline = Instant::now() + Duration::from_secs(3);
+    let o = s.run_with("{ seq 1 2000000; sleep 30; } > /app/out", &limits);
+    assert_eq!(o.error, Some(ShellError::Timeout));
+    let before = written(&s);
+    let limits = s.limits();
+    let flag = Arc::clone(&limits.cancel);
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(3));
+        flag.store(true, Ordering::Relaxed);
+    });
+    let o = s.run_with("{ seq 1 2000000; sleep 30; } > /app/out", &limits);
+    setter.join().unwrap();
+    assert_eq!(o.error, Some(ShellError::Cancelled));
+    assert!(written(&s) > 0, "{before}");
+}
+
 #[test]
 fn resource_abuse_is_bounded() {
     let mut s = Sandbox::new();
