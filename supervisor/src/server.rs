@@ -1,7 +1,7 @@
 //! The MCP service: [`SandboxServer`] holds the engine every connection shares
 //! ([`crate::engine::Sandbox`]: the configuration, the session table, the running executions,
 //! measured import costs) and this connection's default sessions, and routes requests. Tools live one per file under `tools/`, each with its own
-//! router; [`SandboxServer::tool_router`] combines them. Resources are answered from
+//! router, combined there (`SandboxServer::tool_router`). Resources are answered from
 //! [`crate::resources`].
 //!
 //! Guest failures (an exception, a timeout) are tool results with `isError: true` and the
@@ -14,9 +14,8 @@
 //! answered exactly like one that does not exist.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
-use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     Implementation, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
@@ -142,36 +141,6 @@ impl SandboxServer {
             |name| Owner::principal(&name),
         )
     }
-
-    /// Every tool, each from its own file under `tools/`.
-    ///
-    /// Built once per process: the per-tool routers combined, with every schema made portable
-    /// ([`crate::tools::schema`]).
-    pub(crate) fn tool_router() -> &'static ToolRouter<Self> {
-        static ROUTER: OnceLock<ToolRouter<SandboxServer>> = OnceLock::new();
-        ROUTER.get_or_init(Self::build_tool_router)
-    }
-
-    fn build_tool_router() -> ToolRouter<Self> {
-        let mut router = Self::execute_code_router()
-            + Self::cancel_execution_router()
-            + Self::create_session_router()
-            + Self::destroy_session_router()
-            + Self::execute_command_router()
-            + Self::get_workspace_info_router()
-            + Self::reset_workspace_router()
-            + Self::checkpoint_session_router()
-            + Self::restore_session_router()
-            + Self::fork_session_router()
-            + Self::install_package_router()
-            + Self::list_available_packages_router()
-            + Self::get_execution_guidance_router()
-            + Self::list_runtimes_router();
-        for route in router.map.values_mut() {
-            crate::tools::schema::make_portable(&mut route.attr);
-        }
-        router
-    }
 }
 
 #[tool_handler]
@@ -253,49 +222,6 @@ impl ServerHandler for SandboxServer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every number a client can send has documented bounds in the schema the client sees
-    /// (which the guard enforces).
-    #[test]
-    fn every_numeric_argument_has_bounds() {
-        let tools = SandboxServer::tool_router().list_all();
-        assert_eq!(tools.len(), crate::tools::ALL.len());
-        let mut numeric = Vec::new();
-        for tool in &tools {
-            let properties = tool.input_schema["properties"].as_object();
-            for (name, schema) in properties.into_iter().flatten() {
-                let types = schema["type"].to_string();
-                if types.contains("integer") || types.contains("number") {
-                    numeric.push(format!("{}.{name}", tool.name));
-                    for key in ["minimum", "maximum"] {
-                        assert!(
-                            schema[key].is_number(),
-                            "{}.{name} has no {key}: {schema}",
-                            tool.name
-                        );
-                    }
-                    let description = schema["description"].as_str().unwrap_or_default();
-                    assert!(
-                        description.contains(" to "),
-                        "{}.{name}: the description states the bounds: {description}",
-                        tool.name
-                    );
-                }
-            }
-        }
-        numeric.sort();
-        assert_eq!(
-            numeric,
-            [
-                "create_session.fuel_budget",
-                "create_session.memory_bytes",
-                "create_session.timeout",
-                "create_session.ttl_seconds",
-                "execute_code.timeout",
-                "execute_command.timeout",
-            ]
-        );
-    }
 
     #[test]
     fn default_sessions_are_named_once_per_language() {

@@ -1,7 +1,7 @@
 //! The fourteen MCP tools, one file each (mini-redis `cmd/` style). A tool's file holds its
 //! argument struct (whose doc comments are the JSON Schema descriptions the model reads), its
-//! description, its annotations and its handler, in a `#[tool_router]` block of its own that
-//! `server.rs` combines with the others.
+//! description, its annotations and its handler, in a `#[tool_router]` block of its own;
+//! [`SandboxServer::tool_router`] here combines them for `server.rs`'s handler.
 //!
 //! What several tools share: [`args`] (the language and session selector arguments, bounded
 //! argument checks), [`sessions`] (which session a call acts on), [`run`] (running work as a
@@ -37,6 +37,12 @@ pub mod schema;
 pub mod session_info;
 pub mod sessions;
 
+use std::sync::OnceLock;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+
+use crate::server::SandboxServer;
+
 /// Every tool and its description, in the order the README lists them.
 pub const ALL: [(&str, &str); 14] = [
     ("execute_code", execute_code::DESCRIPTION),
@@ -61,10 +67,41 @@ pub const ALL: [(&str, &str); 14] = [
     ("list_runtimes", list_runtimes::DESCRIPTION),
 ];
 
+impl SandboxServer {
+    /// Every tool, each from its own file under `tools/`.
+    ///
+    /// Built once per process: the per-tool routers combined, with every schema made portable
+    /// ([`schema`]).
+    pub(crate) fn tool_router() -> &'static ToolRouter<Self> {
+        static ROUTER: OnceLock<ToolRouter<SandboxServer>> = OnceLock::new();
+        ROUTER.get_or_init(Self::build_tool_router)
+    }
+
+    fn build_tool_router() -> ToolRouter<Self> {
+        let mut router = Self::execute_code_router()
+            + Self::cancel_execution_router()
+            + Self::create_session_router()
+            + Self::destroy_session_router()
+            + Self::execute_command_router()
+            + Self::get_workspace_info_router()
+            + Self::reset_workspace_router()
+            + Self::checkpoint_session_router()
+            + Self::restore_session_router()
+            + Self::fork_session_router()
+            + Self::install_package_router()
+            + Self::list_available_packages_router()
+            + Self::get_execution_guidance_router()
+            + Self::list_runtimes_router();
+        for route in router.map.values_mut() {
+            schema::make_portable(&mut route.attr);
+        }
+        router
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::SandboxServer;
 
     #[test]
     fn descriptions_stay_lean() {
@@ -139,5 +176,48 @@ mod tests {
             let tool = tools.iter().find(|t| t.name == name).expect(name);
             assert_eq!(tool.description.as_deref(), Some(description), "{name}");
         }
+    }
+
+    /// Every number a client can send has documented bounds in the schema the client sees
+    /// (which the guard enforces).
+    #[test]
+    fn every_numeric_argument_has_bounds() {
+        let tools = SandboxServer::tool_router().list_all();
+        assert_eq!(tools.len(), ALL.len());
+        let mut numeric = Vec::new();
+        for tool in &tools {
+            let properties = tool.input_schema["properties"].as_object();
+            for (name, schema) in properties.into_iter().flatten() {
+                let types = schema["type"].to_string();
+                if types.contains("integer") || types.contains("number") {
+                    numeric.push(format!("{}.{name}", tool.name));
+                    for key in ["minimum", "maximum"] {
+                        assert!(
+                            schema[key].is_number(),
+                            "{}.{name} has no {key}: {schema}",
+                            tool.name
+                        );
+                    }
+                    let description = schema["description"].as_str().unwrap_or_default();
+                    assert!(
+                        description.contains(" to "),
+                        "{}.{name}: the description states the bounds: {description}",
+                        tool.name
+                    );
+                }
+            }
+        }
+        numeric.sort();
+        assert_eq!(
+            numeric,
+            [
+                "create_session.fuel_budget",
+                "create_session.memory_bytes",
+                "create_session.timeout",
+                "create_session.ttl_seconds",
+                "execute_code.timeout",
+                "execute_command.timeout",
+            ]
+        );
     }
 }
