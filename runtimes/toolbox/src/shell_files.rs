@@ -5,8 +5,8 @@
 //! - `glob PATTERN`: pathname expansion of one field. A backslash quotes the next character
 //!   (the shell escapes what was quoted); `/` separates components. Prints the matches sorted,
 //!   each followed by a NUL; nothing when none match.
-//! - `stat -L|-P [--] PATH...`: one line per path, `KIND SIZE MODE MTIME` (`f d l p s c b`, bytes,
-//!   octal permission bits, seconds since the epoch) or `-` when there is none; `-L` follows a
+//! - `stat -L|-P [--] PATH...`: one line per path, `KIND SIZE MODE MTIME` (`f d l p`, bytes,
+//!   octal permission bits, nanoseconds since the epoch) or `-` when there is none; `-L` follows a
 //!   last symbolic link, `-P` does not (`test -L`).
 //! - `same A B`: status 0 when both name the same file (`test A -ef B`), else 1.
 //! - `read MAX PATH`: the first MAX bytes of a regular file (`< file`, `source FILE`, a script
@@ -343,7 +343,7 @@ impl Layout {
         let mode = crate::find::mode_of(&abs, &meta);
         let mtime = (meta.modified().ok())
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_secs());
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
         format!("{kind} {} {mode:o} {mtime}", meta.len())
     }
 }

@@ -135,6 +135,9 @@ const LINES: &[&str] = &[
     "[[ abc == 'a*' ]] || echo literal",
     "x='a b'; [[ $x == 'a b' ]] && echo nosplit",
     "[[ -f a.txt && ! -d a.txt ]] && echo file",
+    // `-nt`/`-ot`: nanosecond times, and a missing file older than any.
+    "touch old; sleep 0.05; touch new; [ new -nt old ] && echo newer; [ old -ot new ] && echo older; [[ new -ot old ]] || echo not-older",
+    "for e in 'a.txt -ot gone' 'gone -ot a.txt' 'a.txt -nt gone' 'gone -nt a.txt' 'gone -ot gone2'; do test $e; echo \"$e: $?\"; done",
     "[[ ab12 =~ ^[a-z]+[0-9]+$ ]] && echo regex",
     "[[ 2 -lt 10 ]] && [[ b > a ]] && echo compare",
     // `read`, `eval`, `:`.

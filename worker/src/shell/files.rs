@@ -26,7 +26,8 @@ pub(crate) struct FileInfo {
     pub len: u64,
     /// The permission bits.
     pub mode: u32,
-    /// Seconds since the epoch.
+    /// Nanoseconds since the epoch (`-nt` tells apart files written in the same second, as
+    /// bash does).
     pub mtime: u64,
 }
 
@@ -87,11 +88,25 @@ impl Shell<'_> {
     /// What `path` is (its last link followed when `follow`), or `None` when there is nothing
     /// there (or the sandbox refuses the path).
     pub(crate) fn file_info(&mut self, path: &str, follow: bool) -> Option<FileInfo> {
+        self.file_infos(&[path], follow).pop().flatten()
+    }
+
+    /// [`Shell::file_info`] of each of `paths`, asked in one instance.
+    pub(crate) fn file_infos(&mut self, paths: &[&str], follow: bool) -> Vec<Option<FileInfo>> {
         let how = if follow { "-L" } else { "-P" };
-        let (out, 0) = self.ask_files(&["stat", how, "--", path])? else {
-            return None;
+        let op: Vec<&str> = ["stat", how, "--"]
+            .into_iter()
+            .chain(paths.iter().copied())
+            .collect();
+        let mut infos = match self.ask_files(&op) {
+            Some((out, 0)) => String::from_utf8_lossy(&out)
+                .lines()
+                .map(parse_info)
+                .collect(),
+            _ => Vec::new(),
         };
-        parse_info(std::str::from_utf8(&out).ok()?.trim_end())
+        infos.resize(paths.len(), None);
+        infos
     }
 
     /// The first `max` bytes of the regular file `path`, and whether it holds more.
@@ -118,9 +133,14 @@ impl Shell<'_> {
     pub(crate) fn open_output(&mut self, path: &str, append: bool) -> Result<Target, FsError> {
         let place = self.fs.place(&self.state.cwd, path, Access::Write)?;
         let guest = normalize(&self.state.cwd, path);
+        // `while ...; do echo "$x" >> log; done`: the sandbox was asked at the first `>>`;
+        // the write-back of each later one makes the file again if it went.
+        if append && self.io.was_opened(&place.guest) {
+            return Ok(self.io.open_file(path.to_owned(), place.guest, true));
+        }
         let op = if append { "append" } else { "write" };
         match self.ask_files_with_stderr(&[op, &guest]) {
-            Some((_, _, 0)) => Ok(self.io.open_file(path.to_owned(), place.guest)),
+            Some((_, _, 0)) => Ok(self.io.open_file(path.to_owned(), place.guest, false)),
             Some((_, why, _)) => Err(self.explained(path, Access::Write, &why)),
             None => Err(FsError::Io(std::io::Error::other("the open was stopped"))),
         }
@@ -129,7 +149,7 @@ impl Shell<'_> {
     /// Ends the redirections made since `mark`: appends what each gathered to its file.
     pub(crate) fn close_files(&mut self, mark: usize) {
         for file in self.io.take_files(mark) {
-            if file.failed || file.data.is_empty() {
+            if file.failed || (file.data.is_empty() && !file.unchecked) {
                 continue;
             }
             let argv = self.files_argv(&["append", &file.guest]);
@@ -163,7 +183,7 @@ impl Shell<'_> {
     }
 }
 
-/// A line of `sandbox-files stat`: `KIND SIZE MODE MTIME`, or `-`.
+/// A line of `sandbox-files stat`: `KIND SIZE MODE MTIME_NS`, or `-`.
 fn parse_info(line: &str) -> Option<FileInfo> {
     let mut fields = line.split(' ');
     let kind = match fields.next()? {
@@ -191,12 +211,12 @@ mod tests {
     #[test]
     fn stat_lines_are_read_strictly() {
         assert_eq!(
-            parse_info("f 12 644 1700000000"),
+            parse_info("f 12 644 1700000000123456789"),
             Some(FileInfo {
                 kind: Kind::File,
                 len: 12,
                 mode: 0o644,
-                mtime: 1_700_000_000
+                mtime: 1_700_000_000_123_456_789
             })
         );
         assert_eq!(parse_info("d 0 555 0").map(|i| i.kind), Some(Kind::Dir));

@@ -71,6 +71,9 @@ pub(crate) struct OutFile {
     pub guest: String,
     pub data: Vec<u8>,
     pub failed: bool,
+    /// Opened without asking the sandbox (`>>` of a file this call's redirections already
+    /// made): the write-back creates it again if it went, even with nothing written.
+    pub unchecked: bool,
 }
 
 /// Every output of a script: the outcome's streams, pipe buffers and redirection files.
@@ -79,6 +82,8 @@ pub(crate) struct Io {
     pub stderr: Sink,
     pipes: Vec<Sink>,
     files: Vec<Option<OutFile>>,
+    /// The guest paths this call's redirections opened: a loop's `>> f` asks the sandbox once.
+    opened: std::collections::HashSet<String>,
     /// Bytes written into files so far (see [`WRITE_BUDGET`]).
     pub written: u64,
 }
@@ -90,6 +95,7 @@ impl Io {
             stderr: Sink::new(stderr_cap),
             pipes: Vec::new(),
             files: Vec::new(),
+            opened: std::collections::HashSet::new(),
             written: 0,
         }
     }
@@ -144,14 +150,21 @@ impl Io {
 
     /// A redirection to the file `guest` (absolute; `shown` as the command line named it),
     /// already created or truncated: its target, gathering what is written to it.
-    pub(crate) fn open_file(&mut self, shown: String, guest: String) -> Target {
+    pub(crate) fn open_file(&mut self, shown: String, guest: String, unchecked: bool) -> Target {
+        self.opened.insert(guest.clone());
         self.files.push(Some(OutFile {
             shown,
             guest,
             data: Vec::new(),
             failed: false,
+            unchecked,
         }));
         Target::File(self.files.len() - 1)
+    }
+
+    /// Whether a redirection of this call opened `guest` before.
+    pub(crate) fn was_opened(&self, guest: &str) -> bool {
+        self.opened.contains(guest)
     }
 
     /// Takes the files opened since `mark`, in the order they were opened, to be written.

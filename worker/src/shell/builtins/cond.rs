@@ -155,12 +155,11 @@ impl TestEval<'_, '_, '_> {
                 if op == "-ef" {
                     return self.ctx.sh.same_file(a, b);
                 }
-                let x = self.ctx.sh.file_info(a, true).map(|m| m.mtime);
-                let y = self.ctx.sh.file_info(b, true).map(|m| m.mtime);
-                match op {
-                    "-nt" => x > y,
-                    _ => x.is_some() && (y.is_none() || x < y),
-                }
+                // bash: newer, or `a` exists and `b` does not (`None` orders below any time);
+                // `-ot` is `-nt` with the operands swapped.
+                let times = self.ctx.sh.file_infos(&[a, b], true);
+                let [x, y] = [0, 1].map(|i| times[i].as_ref().map(|m| m.mtime));
+                if op == "-nt" { x > y } else { y > x }
             }
         }
     }

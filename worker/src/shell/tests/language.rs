@@ -60,6 +60,17 @@ fn redirections() {
     assert_eq!(s.ok("echo hi > f; echo more >> f; cat f"), "hi\nmore\n");
     assert_eq!(s.read("f"), "hi\nmore\n");
     assert_eq!(s.ok("echo new > f; cat < f"), "new\n");
+    // A loop's `>>` asks the sandbox once; a file that went between two is made again, with
+    // or without output (`: >> f`, bash's way to create one).
+    assert_eq!(
+        s.ok("for i in 1 2 3; do echo $i >> log; done; cat log"),
+        "1\n2\n3\n"
+    );
+    assert_eq!(s.ok("echo a >> h; rm h; echo b >> h; cat h"), "b\n");
+    assert_eq!(
+        s.ok(": >> g; rm g; : >> g; [ -f g ] && echo made"),
+        "made\n"
+    );
     let (out, err, _) = s.sh("ls nope 2> err; cat err");
     assert!(out.contains("No such file or directory") && err.is_empty());
     s.ok("ls nope 2>> err; true");
