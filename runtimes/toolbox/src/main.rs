@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::{ExitCode, exit};
 
+mod above_mounts;
 mod archive;
 mod awk;
 mod chmod;

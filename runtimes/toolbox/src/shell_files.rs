@@ -26,6 +26,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
+use crate::above_mounts;
 use crate::glob::Glob;
 use crate::guest_path::normalize;
 
@@ -148,40 +149,14 @@ impl Layout {
         normalize(&self.cwd, path)
     }
 
-    /// Whether the absolute `path` lies above every mount (`/`, or `/a` of a mount `/a/b`):
-    /// no preopened directory holds it.
+    /// Whether the absolute `path` is in no mount (the sandbox answers for it, not WASI).
     fn is_virtual(&self, path: &str) -> bool {
-        let inside = |m: &String| {
-            path == m
-                || path
-                    .strip_prefix(m.as_str())
-                    .is_some_and(|r| r.starts_with('/'))
-        };
-        !self.mounts.iter().any(inside)
+        !self.mounts.iter().any(|m| above_mounts::within(path, m))
     }
 
-    /// The entries of the absolute directory `dir` above the mounts: the mounts' next
-    /// components beneath it, sorted, once each.
-    fn virtual_entries(&self, dir: &str) -> Vec<String> {
-        let prefix = if dir == "/" {
-            "/".to_owned()
-        } else {
-            format!("{dir}/")
-        };
-        let mut names: Vec<String> = (self.mounts.iter())
-            .filter_map(|m| m.strip_prefix(&prefix))
-            .filter_map(|rest| rest.split('/').next())
-            .filter(|name| !name.is_empty())
-            .map(str::to_owned)
-            .collect();
-        names.sort();
-        names.dedup();
-        names
-    }
-
-    /// Whether `path` exists above the mounts (a directory) or in one.
+    /// Whether `path` is `/` or a directory above a mount.
     fn is_virtual_dir(&self, abs: &str) -> bool {
-        self.is_virtual(abs) && (abs == "/" || !self.virtual_entries(abs).is_empty())
+        above_mounts::is_above(abs, self.mounts.iter().map(String::as_str))
     }
 
     /// The names in the directory `dir` (as the field spells it; `""` is the working
@@ -189,7 +164,7 @@ impl Layout {
     fn entries(&self, dir: &str) -> Vec<String> {
         let abs = self.host_path(if dir.is_empty() { "." } else { dir });
         if self.is_virtual(&abs) {
-            return self.virtual_entries(&abs);
+            return above_mounts::names_toward(&abs, self.mounts.iter().map(String::as_str));
         }
         let Ok(read) = std::fs::read_dir(&abs) else {
             return Vec::new();
@@ -367,7 +342,7 @@ mod tests {
     #[test]
     fn above_the_mounts_is_a_directory_of_mount_names() {
         let l = layout();
-        assert_eq!(l.virtual_entries("/"), ["app", "data", "tmp"]);
+        assert_eq!(l.entries("/"), ["app", "data", "tmp"]);
         assert!(l.is_virtual("/") && l.is_virtual("/etc") && !l.is_virtual("/app/x"));
         assert!(l.is_virtual_dir("/") && !l.is_virtual_dir("/etc"));
         assert!(!l.is_virtual("/data/pycache") && !l.is_virtual("/data"));

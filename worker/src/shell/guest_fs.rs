@@ -40,7 +40,7 @@ use cap_std::fs::{MetadataExt, Permissions, PermissionsExt};
 use rustix::io::Errno;
 use sandbox_protocol::confined::{self, Root};
 
-use super::FsView;
+use super::{FsView, above_mounts};
 use crate::host::FileModes;
 
 /// Whether an operation only looks or also changes something.
@@ -330,7 +330,7 @@ impl Fs {
     }
 
     /// The guest paths of the session's mounts (names, not handles).
-    pub(crate) fn mount_points(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn mount_points(&self) -> impl Iterator<Item = &str> + Clone {
         self.mounts.iter().map(|m| m.guest.as_str())
     }
 
@@ -350,19 +350,12 @@ impl Fs {
     }
 
     fn mount_of(&self, guest: &str) -> Option<usize> {
-        self.mounts.iter().position(|m| {
-            m.guest == "/"
-                || guest == m.guest
-                || (guest.starts_with(&m.guest) && guest.as_bytes()[m.guest.len()] == b'/')
-        })
+        (self.mounts.iter()).position(|m| above_mounts::within(guest, &m.guest))
     }
 
     /// `/` or a directory above a mount point.
     fn is_virtual(&self, guest: &str) -> bool {
-        guest == "/"
-            || self.mounts.iter().any(|m| {
-                m.guest.starts_with(guest) && m.guest.as_bytes().get(guest.len()) == Some(&b'/')
-            })
+        above_mounts::is_above(guest, self.mount_points())
     }
 
     /// Resolves `arg` (relative to the guest `cwd`) for `access`, following a symlink in the

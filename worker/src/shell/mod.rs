@@ -27,6 +27,10 @@
 mod arith;
 mod builtins;
 mod exec;
+/// The directories above the mounts: the toolbox's rule, so that the shell and `sandbox-files`
+/// show the same ones.
+#[path = "../../../runtimes/toolbox/src/above_mounts.rs"]
+mod above_mounts;
 mod expand;
 mod files;
 /// Shell patterns: the toolbox's matcher, so that the shell and `find -name` match alike.
