@@ -24,13 +24,13 @@
 //! its tools or the shell's own redirections (both WASI), is charged to the session's disk quota
 //! first by the WASI layer, and a refusal makes the outcome `disk_quota`.
 
-mod arith;
-mod builtins;
-mod exec;
 /// The directories above the mounts: the toolbox's rule, so that the shell and `sandbox-files`
 /// show the same ones.
 #[path = "../../../runtimes/toolbox/src/above_mounts.rs"]
 mod above_mounts;
+mod arith;
+mod builtins;
+mod exec;
 mod expand;
 mod files;
 /// Shell patterns: the toolbox's matcher, so that the shell and `find -name` match alike.
