@@ -110,11 +110,7 @@ pub fn door(
     let (frame, len) = (frame as u32 as usize, len as u32 as usize);
     let answer = {
         let data = memory.data(&*caller);
-        let Some(bytes) = frame
-            .checked_add(len)
-            .filter(|_| len <= 5 + MAX_PATH)
-            .and_then(|end| data.get(frame..end))
-        else {
+        let Some(bytes) = frame.checked_add(len).and_then(|end| data.get(frame..end)) else {
             return Ok(REFUSED_FRAME);
         };
         let Some(answer) = answer_frame(modes.as_ref(), bytes) else {
@@ -149,7 +145,16 @@ pub fn door(
 fn answer_frame(modes: &dyn FileModes, frame: &[u8]) -> Option<i32> {
     let (&op, rest) = frame.split_first()?;
     let field = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?);
-    let path = checked_path(rest.get(4..)?)?;
+    let path = rest.get(4..)?;
+    if path.len() > MAX_PATH {
+        // As the file system answers such a path (`os.stat` already did, through WASI).
+        return match op {
+            DOOR_MODE => Some(UNKNOWN),
+            DOOR_SET_MODE => Some(wasi_errno::NAMETOOLONG),
+            _ => None,
+        };
+    }
+    let path = checked_path(path)?;
     match op {
         DOOR_MODE => Some(
             modes
@@ -307,6 +312,12 @@ mod tests {
             Some(wasi_errno::ACCES)
         );
         assert_eq!(frame(b'X', 0, "/app/run.sh"), None, "an unknown frame");
+        let long = format!("/app/{}", "d/".repeat(MAX_PATH));
+        assert_eq!(
+            frame(DOOR_SET_MODE, 0o644, &long),
+            Some(wasi_errno::NAMETOOLONG)
+        );
+        assert_eq!(frame(DOOR_MODE, 1, &long), Some(UNKNOWN));
         assert_eq!(frame(DOOR_MODE, 1, "app/run.sh"), None, "a relative path");
         assert_eq!(
             answer_frame(modes.as_ref(), &[DOOR_MODE, 1, 0]),
