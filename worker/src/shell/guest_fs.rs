@@ -242,7 +242,9 @@ pub(crate) const MOUNT_POINT_MODE: u32 = 0o755;
 /// The toolbox's `sandbox.file_mode`: the bits of a guest path resolved as every access here.
 impl FileModes for Fs {
     fn mode(&self, guest_path: &str, follow: bool) -> Option<u32> {
-        let node = self.resolve("/", guest_path, Access::Read, follow).ok()?;
+        // Placed by its text: the one lookup is the stat below, confined by the mount's root
+        // handle (a refusal and a missing file both answer `None`).
+        let node = (self.lexical(normalize("/", guest_path), Access::Read, follow)).ok()?;
         if node.is_virtual() {
             return Some(Meta::virtual_dir().mode & 0o7777);
         }
