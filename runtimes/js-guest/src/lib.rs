@@ -19,6 +19,10 @@ mod errno;
 mod eval;
 mod file_class;
 mod files;
+/// Guest paths made absolute: the toolbox's rule, so that JavaScript, the shell and the
+/// toolbox agree on what a path names.
+#[path = "../../toolbox/src/guest_path.rs"]
+mod guest_path;
 mod inspect;
 mod interrupt;
 mod jobs;

@@ -13,6 +13,7 @@
 use std::cell::RefCell;
 
 use crate::errno::{self, Errno};
+use crate::guest_path;
 
 /// The session workspace: initial working directory and `$HOME`.
 pub const HOME: &str = "/app";
@@ -43,9 +44,11 @@ pub fn set_cwd(dir: String) {
     CWD.with(|c| *c.borrow_mut() = dir);
 }
 
-/// `path` as an absolute, normalised guest path: relative paths start at the
-/// working directory, `.` and empty components vanish, `..` removes the
-/// previous component and stops at `/`. Symlinks are not consulted.
+/// `path` as an absolute, normalised guest path, by the sandbox's one lexical
+/// rule ([`guest_path::normalize`], which the shell and the toolbox use too):
+/// relative paths start at the working directory, `.` and empty components
+/// vanish, `..` removes the previous component and stops at `/`. Symlinks are
+/// not consulted.
 ///
 /// # Errors
 /// `ENOENT` for an empty path (as open(2) says), `EINVAL` for a NUL byte,
@@ -60,29 +63,7 @@ pub fn resolve(path: &str) -> Result<String, Errno> {
     if path.len() > MAX_PATH {
         return Err(errno::ENAMETOOLONG);
     }
-    let base = if path.starts_with('/') {
-        String::new()
-    } else {
-        cwd()
-    };
-    let mut parts: Vec<&str> = Vec::new();
-    for part in base.split('/').chain(path.split('/')) {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            name => parts.push(name),
-        }
-    }
-    let mut out = String::with_capacity(base.len() + path.len() + 1);
-    for part in &parts {
-        out.push('/');
-        out.push_str(part);
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
+    let out = guest_path::normalize(&cwd(), path);
     if out.len() > MAX_PATH {
         return Err(errno::ENAMETOOLONG);
     }

@@ -1,10 +1,13 @@
 //! `tar` (create, extract, list; gzip on `-z` and detected when reading; `-C`, `-v`, `-f -`)
 //! on the `tar` crate, and `gzip`, `gunzip`, `zcat` on `flate2`, behaving as GNU tar and gzip
 //! do for the common lines (`tar czf out.tgz dir`, `tar xzf out.tgz -C dest`, `tar tf x.tar`,
-//! `gzip -k f`, `zcat f.gz`). Owners in an archive are what WASI preview 1 lets the crate see
-//! (none); modes are the files' own, read and set through the sandbox's host
-//! ([`crate::find::mode_of`], [`uucore::fs::sandbox_set_mode`]); bzip2 and xz are refused.
+//! `gzip -k f`, `zcat f.gz`). Member names are GNU's, written as they are (`./a` stays `./a`;
+//! leading `/` and `../` parts go); owners, which WASI preview 1 does not say, are the ones
+//! `ls -l` shows ([`OWNER`], [`GROUP`]); modes are the files' own, read and set through the
+//! sandbox's host ([`crate::find::mode_of`], [`uucore::fs::sandbox_set_mode`]); bzip2 and xz
+//! are refused.
 
+use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -15,7 +18,9 @@ use flate2::write::GzEncoder;
 
 use crate::find::mode_of;
 use crate::getopt::{Long, parse};
+use crate::guest_path::normalize;
 use crate::own::reason;
+use crate::usage::{GROUP, OWNER};
 
 const TAR_LONG: &[Long] = &[
     ("create", 'c', false),
@@ -37,11 +42,6 @@ const TAR_LONG: &[Long] = &[
     ("same-permissions", 'p', false),
     ("help", 'H', false),
 ];
-
-/// Where a path goes in an archive: GNU tar drops leading `/` and `../`-free `./`.
-fn member_name(path: &str) -> String {
-    path.trim_start_matches('/').to_owned()
-}
 
 pub fn tar(args: super::Args) -> i32 {
     let mut args: Vec<String> = args
@@ -88,28 +88,36 @@ pub fn tar(args: super::Args) -> i32 {
     let excludes: Vec<String> = o.values('X').iter().map(|s| s.to_string()).collect();
     // `-C DIR` applies to what follows it; one directory for all is what agents write.
     let dir = o.value('C').map(PathBuf::from);
-    let result = if o.has('c') {
+    if o.has('c') {
         if o.operands.is_empty() {
             eprintln!("tar: Cowardly refusing to create an empty archive");
             return 2;
         }
-        create(
-            &file,
-            &o.operands,
-            o.has('z'),
-            verbose,
-            dir.as_deref(),
-            &excludes,
-        )
-    } else {
-        let extract = o.has('x').then_some(Extract {
-            keep_old: o.has('k'),
-            same_permissions: o.has('p'),
-        });
-        read_archive(&file, extract, verbose, dir.as_deref(), &o.operands)
-    };
-    match result {
-        Ok(code) => code,
+        return match create(&file, &o.operands, o.has('z'), dir.as_deref(), &excludes) {
+            // With `-f -` stdout is the archive: the files listed go to stderr.
+            Ok((listed, code)) => {
+                if verbose && file == "-" {
+                    eprint!("{listed}");
+                } else if verbose {
+                    print!("{listed}");
+                }
+                code
+            }
+            Err(message) => {
+                eprintln!("tar: {message}");
+                2
+            }
+        };
+    }
+    let extract = o.has('x').then_some(Extract {
+        keep_old: o.has('k'),
+        same_permissions: o.has('p'),
+    });
+    match read_archive(&file, extract, verbose, dir.as_deref(), &o.operands) {
+        Ok((out, code)) => {
+            print!("{out}");
+            code
+        }
         Err(message) => {
             eprintln!("tar: {message}");
             2
@@ -117,14 +125,14 @@ pub fn tar(args: super::Args) -> i32 {
     }
 }
 
+/// `tar c`: writes the archive, and returns the names `-v` lists and the exit status.
 fn create(
     file: &str,
     operands: &[String],
     gzip: bool,
-    verbose: bool,
     dir: Option<&Path>,
     excludes: &[String],
-) -> Result<i32, String> {
+) -> Result<(String, i32), String> {
     let out: Box<dyn Write> = if file == "-" {
         Box::new(io::stdout())
     } else {
@@ -135,143 +143,171 @@ fn create(
     } else {
         out
     };
-    let mut builder = tar::Builder::new(out);
-    builder.follow_symlinks(false);
-    let base = dir.map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let mut status = 0;
-    let mut stripped = false;
-    // Files listed go to stderr with -v and -f - (stdout is the archive), else stdout.
-    let mut listed = Vec::new();
+    let cwd = std::env::current_dir()
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "/".to_owned());
+    let mut creating = Creating {
+        builder: tar::Builder::new(out),
+        base: dir.map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+        excludes,
+        archive: (file != "-").then(|| normalize(&cwd, file)),
+        cwd,
+        listed: String::new(),
+        removed: HashSet::new(),
+        failed: false,
+    };
     for operand in operands {
-        if operand.starts_with('/') && !stripped {
-            eprintln!("tar: Removing leading `/' from member names");
-            stripped = true;
-        }
-        let source = base.join(operand);
-        let mut failed = false;
-        let added = add(
-            &mut builder,
-            &source,
-            &member_name(operand),
-            excludes,
-            (&mut listed, &mut failed),
-        );
-        if let Err(e) = added {
-            eprintln!("tar: {operand}: {e}");
-            failed = true;
-        }
-        if failed {
-            status = 2;
-        }
+        // GNU drops an operand's trailing slashes (`dir/` is walked as `dir`), all but the root's.
+        let path = match operand.trim_end_matches('/') {
+            "" if operand.starts_with('/') => "/",
+            path => path,
+        };
+        creating.add(path);
     }
-    let inner = builder
+    let inner = creating
+        .builder
         .into_inner()
         .map_err(|e| format!("write error: {}", reason(&e)))?;
     drop(inner);
-    if verbose {
-        let text = listed.join("\n") + if listed.is_empty() { "" } else { "\n" };
-        if file == "-" {
-            eprint!("{text}");
-        } else {
-            print!("{text}");
-        }
-    }
-    if status != 0 {
+    if creating.failed {
         eprintln!("tar: Exiting with failure status due to previous errors");
     }
-    Ok(status)
+    Ok((creating.listed, if creating.failed { 2 } else { 0 }))
 }
 
-/// Adds `source` as `name`, a directory with what is below it in directory order (GNU's);
-/// `seen` gathers the names added and whether anything below failed (said on stderr, as GNU
-/// goes on and exits 2).
-fn add<W: Write>(
-    builder: &mut tar::Builder<W>,
-    source: &Path,
-    name: &str,
-    excludes: &[String],
-    seen: (&mut Vec<String>, &mut bool),
-) -> Result<(), String> {
-    let (listed, failed) = seen;
-    let base = name
-        .trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .unwrap_or(name);
-    if excludes
-        .iter()
-        .any(|p| crate::glob::Glob::new(p, false).matches(base))
-    {
-        return Ok(());
-    }
-    let meta = fs::symlink_metadata(source).map_err(|e| format!("Cannot stat: {}", reason(&e)))?;
-    if meta.is_dir() {
-        let dir_name = format!("{}/", name.trim_end_matches('/'));
-        let shown = if name.is_empty() || name == "." {
-            "./".to_owned()
-        } else {
-            dir_name.clone()
-        };
-        let mut header = tar::Header::new_gnu();
-        set_times(&mut header, &meta);
-        header.set_mode(mode_of(source, &meta));
-        header.set_size(0);
-        header.set_entry_type(tar::EntryType::Directory);
-        builder
-            .append_data(&mut header, &shown, io::empty())
-            .map_err(|e| reason(&e))?;
-        listed.push(shown.clone());
-        let entries = fs::read_dir(source).map_err(|e| format!("Cannot open: {}", reason(&e)))?;
-        for entry in entries.flatten() {
-            let child = entry.file_name().to_string_lossy().into_owned();
-            let child_name = format!("{shown}{child}");
-            let seen = (&mut *listed, &mut *failed);
-            if let Err(e) = add(builder, &entry.path(), &child_name, excludes, seen) {
-                eprintln!("tar: {child_name}: {e}");
-                *failed = true;
-            }
+/// What `tar c` is at: the archive being written and what it has met on the way.
+struct Creating<'a, W: Write> {
+    builder: tar::Builder<W>,
+    /// Where the files are read from: `-C DIR`, else the working directory.
+    base: PathBuf,
+    excludes: &'a [String],
+    /// The archive's own path (absolute, lexical), never put into itself.
+    archive: Option<String>,
+    /// The working directory, which relative paths are made absolute against for that.
+    cwd: String,
+    /// What `-v` lists: the files as walked, a directory with a `/`.
+    listed: String,
+    /// The leading parts already said to be removed from names (GNU says each once).
+    removed: HashSet<String>,
+    /// Whether anything failed (said on stderr; GNU goes on and exits 2).
+    failed: bool,
+}
+
+impl<W: Write> Creating<'_, W> {
+    /// Adds the file at `path` (as walked: the operand, then `path/child`), a directory with
+    /// what is below it in directory order (GNU's).
+    fn add(&mut self, path: &str) {
+        let (removed, name) = member_name(path);
+        if !removed.is_empty() && self.removed.insert(removed.to_owned()) {
+            eprintln!("tar: Removing leading `{removed}' from member names");
         }
-        return Ok(());
+        if path.is_empty() {
+            eprintln!("tar: Substituting `.' for empty member name");
+        }
+        let base = path.rsplit('/').next().unwrap_or(path);
+        if (self.excludes.iter()).any(|p| crate::glob::Glob::new(p, false).matches(base)) {
+            return;
+        }
+        // An empty operand names nothing (joined to the base it would name the base).
+        let source = if path.is_empty() {
+            PathBuf::new()
+        } else {
+            self.base.join(path)
+        };
+        if self.archive.as_deref() == Some(&normalize(&self.cwd, &source.to_string_lossy())) {
+            eprintln!("tar: {path}: file is the archive; not dumped");
+            return;
+        }
+        if let Err(e) = self.add_file(path, &source, name) {
+            eprintln!("tar: {path}: {e}");
+            self.failed = true;
+        }
     }
-    if meta.file_type().is_symlink() {
-        let target = fs::read_link(source).map_err(|e| reason(&e))?;
-        let mut header = tar::Header::new_gnu();
-        set_times(&mut header, &meta);
-        header.set_entry_type(tar::EntryType::Symlink);
-        header.set_mode(0o777);
-        header.set_size(0);
-        builder
-            .append_link(&mut header, name, &target)
+
+    /// Adds the file at `source` as the member `name`; `path` is how `-v` and errors say it.
+    fn add_file(&mut self, path: &str, source: &Path, name: &str) -> Result<(), String> {
+        let meta =
+            fs::symlink_metadata(source).map_err(|e| format!("Cannot stat: {}", reason(&e)))?;
+        let kind = meta.file_type();
+        if kind.is_dir() {
+            let mut dir = header(&meta, mode_of(source, &meta), tar::EntryType::Directory);
+            append(
+                &mut self.builder,
+                &mut dir,
+                &format!("{name}/"),
+                None,
+                io::empty(),
+            )
             .map_err(|e| reason(&e))?;
-    } else if !meta.is_file() {
-        // A FIFO (WASI's std tells no other kind apart): stored as one, never opened, as GNU
-        // tar does.
-        let mut header = tar::Header::new_gnu();
-        set_times(&mut header, &meta);
-        header.set_mode(mode_of(source, &meta));
-        header.set_size(0);
-        header.set_entry_type(tar::EntryType::Fifo);
-        builder
-            .append_data(&mut header, name, io::empty())
-            .map_err(|e| reason(&e))?;
-    } else {
-        let mut file = File::open(source).map_err(|e| format!("Cannot open: {}", reason(&e)))?;
-        let mut header = tar::Header::new_gnu();
-        set_times(&mut header, &meta);
-        header.set_mode(mode_of(source, &meta));
-        header.set_size(meta.len());
-        header.set_entry_type(tar::EntryType::Regular);
-        builder
-            .append_data(&mut header, name, &mut file)
-            .map_err(|e| reason(&e))?;
+            // The root walked is `/`, which ends in its `/` already.
+            let path = path.strip_suffix('/').unwrap_or(path);
+            self.listed.push_str(&format!("{path}/\n"));
+            let entries =
+                fs::read_dir(source).map_err(|e| format!("Cannot open: {}", reason(&e)))?;
+            for entry in entries.flatten() {
+                self.add(&format!("{path}/{}", entry.file_name().to_string_lossy()));
+            }
+            return Ok(());
+        }
+        if kind.is_symlink() {
+            let target = fs::read_link(source).map_err(|e| reason(&e))?;
+            let mut link = header(&meta, 0o777, tar::EntryType::Symlink);
+            let target = target.to_string_lossy();
+            append(
+                &mut self.builder,
+                &mut link,
+                name,
+                Some(&target),
+                io::empty(),
+            )
+        } else if !kind.is_file() {
+            // A FIFO (WASI's std tells no other kind apart): stored as one, never opened, as
+            // GNU tar does.
+            let mut fifo = header(&meta, mode_of(source, &meta), tar::EntryType::Fifo);
+            append(&mut self.builder, &mut fifo, name, None, io::empty())
+        } else {
+            let data = File::open(source).map_err(|e| format!("Cannot open: {}", reason(&e)))?;
+            let mut file = header(&meta, mode_of(source, &meta), tar::EntryType::Regular);
+            append(&mut self.builder, &mut file, name, None, data)
+        }
+        .map_err(|e| reason(&e))?;
+        self.listed.push_str(&format!("{path}\n"));
+        Ok(())
     }
-    listed.push(name.to_owned());
-    Ok(())
 }
 
-/// What a header says of a file besides its type, mode and size: its time (the tar crate's
-/// `set_metadata` is for Unix and Windows only). Owners are 0: WASI does not say them.
-fn set_times(header: &mut tar::Header, meta: &fs::Metadata) {
+/// The member name GNU tar gives the file at `path` (its `safer_name_suffix`), with what it
+/// removed to get it: leading `/`s, and everything up to the last `..` component, so that no
+/// member climbs out of where it is extracted; `.` if nothing is left. Nothing else changes:
+/// `./a` stays `./a` and `a//b` stays `a//b`.
+fn member_name(path: &str) -> (&str, &str) {
+    let bytes = path.as_bytes();
+    let mut cut = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let part = &bytes[at..];
+        if part.starts_with(b"..") && part.get(2).is_none_or(|&c| c == b'/') {
+            cut = at + 2;
+        }
+        // On to the next component.
+        at += part
+            .iter()
+            .position(|&c| c == b'/')
+            .map_or(part.len(), |i| i + 1);
+    }
+    cut += bytes[cut..].iter().take_while(|&&c| c == b'/').count();
+    let (removed, name) = path.split_at(cut);
+    (removed, if name.is_empty() { "." } else { name })
+}
+
+/// A member's header as GNU tar fills it from the file: its type, mode, size (a regular file's;
+/// other members have no data), modification time, and owners. WASI says no owners: they are
+/// the ones `ls -l` and `stat` show here ([`OWNER`], [`GROUP`], ids 0), so `tar tv` agrees.
+fn header(meta: &fs::Metadata, mode: u32, kind: tar::EntryType) -> tar::Header {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(kind);
+    header.set_mode(mode);
+    header.set_size(if kind.is_file() { meta.len() } else { 0 });
     let mtime = meta
         .modified()
         .ok()
@@ -280,6 +316,53 @@ fn set_times(header: &mut tar::Header, meta: &fs::Metadata) {
     header.set_mtime(mtime);
     header.set_uid(0);
     header.set_gid(0);
+    // Both fit the 32 bytes a header has for them, so neither fails.
+    let _ = header.set_username(OWNER);
+    let _ = header.set_groupname(GROUP);
+    header
+}
+
+/// Appends a member named exactly `name` (a link pointing at `link`): the tar crate's
+/// `append_data` and `append_link` would rewrite it (`./a` as `a`, and `./` not at all). A name
+/// or link longer than its 100-byte field goes first in a `././@LongLink` record, as GNU's do.
+fn append<W: Write>(
+    builder: &mut tar::Builder<W>,
+    header: &mut tar::Header,
+    name: &str,
+    link: Option<&str>,
+    data: impl Read,
+) -> io::Result<()> {
+    put_name(builder, &mut header.as_old_mut().name, name, b'L')?;
+    if let Some(link) = link {
+        put_name(builder, &mut header.as_old_mut().linkname, link, b'K')?;
+    }
+    header.set_cksum();
+    builder.append(header, data)
+}
+
+/// Writes `text` into a header's name or link field, after a GNU long-name record of type
+/// `long` when it does not fit (the field then holds its first 100 bytes).
+fn put_name<W: Write>(
+    builder: &mut tar::Builder<W>,
+    field: &mut [u8; 100],
+    text: &str,
+    long: u8,
+) -> io::Result<()> {
+    let bytes = text.as_bytes();
+    if bytes.len() > field.len() {
+        let mut record = tar::Header::new_gnu();
+        record.as_old_mut().name[..13].copy_from_slice(b"././@LongLink");
+        record.set_entry_type(tar::EntryType::new(long));
+        record.set_mode(0o644);
+        record.set_mtime(0);
+        record.set_size(bytes.len() as u64 + 1);
+        record.set_cksum();
+        builder.append(&record, bytes.chain(&[0u8][..]))?;
+    }
+    let kept = bytes.len().min(field.len());
+    field.fill(0);
+    field[..kept].copy_from_slice(&bytes[..kept]);
+    Ok(())
 }
 
 /// Opens an archive for reading, gunzipping it when it starts with gzip's magic.
@@ -319,17 +402,20 @@ struct Extract {
 /// The umask `tar x` (without `-p`) and the sandbox's new files apply.
 const UMASK: u32 = 0o022;
 
+/// `tar t` and `tar x` (`extract`): returns what goes to stdout (the names, or `-tv`'s long
+/// lines) and the exit status.
 fn read_archive(
     file: &str,
     extract: Option<Extract>,
     verbose: bool,
     dir: Option<&Path>,
     only: &[String],
-) -> Result<i32, String> {
+) -> Result<(String, i32), String> {
     let mut archive = tar::Archive::new(open_archive(file)?);
     archive.set_preserve_mtime(true);
     let dest = dir.map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let mut out = String::new();
+    let mut widths = Widths::default();
     let mut status = 0;
     let mut found = vec![false; only.len()];
     let mut dir_modes = Vec::new();
@@ -360,7 +446,11 @@ fn read_archive(
             }
         }
         if verbose && extract.is_none() {
-            out.push_str(&long_line(&entry, &name));
+            let link = (entry.header().entry_type().is_symlink())
+                .then(|| entry.link_name().ok().flatten())
+                .flatten()
+                .map(|l| l.to_string_lossy().into_owned());
+            out.push_str(&widths.long_line(entry.header(), &name, link.as_deref()));
         } else if verbose || extract.is_none() {
             out.push_str(&name);
             out.push('\n');
@@ -385,11 +475,10 @@ fn read_archive(
             status = 2;
         }
     }
-    print!("{out}");
     if status != 0 {
         eprintln!("tar: Exiting with failure status due to previous errors");
     }
-    Ok(status)
+    Ok((out, status))
 }
 
 /// Writes one member below `dest`. The tar crate's own `unpack` always fails under WASI (it
@@ -488,39 +577,58 @@ fn mode_text(bits: u32) -> String {
     uucore::fs::display_permissions_unix(bits, false)
 }
 
-/// `tar tv`'s line: `-rw-r--r-- root/root 26 2026-11-29 01:54 a.txt`.
-fn long_line<R: Read>(entry: &tar::Entry<'_, R>, name: &str) -> String {
-    let h = entry.header();
-    let kind = match h.entry_type() {
-        t if t.is_dir() => 'd',
-        t if t.is_symlink() => 'l',
-        t if t.is_fifo() => 'p',
-        _ => '-',
-    };
-    let mode = h.mode().unwrap_or(0o644);
-    let mut perms = String::from(kind);
-    perms.push_str(&mode_text(mode & 0o7777));
-    let user = h
-        .username()
-        .ok()
-        .flatten()
-        .filter(|u| !u.is_empty())
-        .map_or_else(|| h.uid().unwrap_or(0).to_string(), str::to_owned);
-    let group = h
-        .groupname()
-        .ok()
-        .flatten()
-        .filter(|g| !g.is_empty())
-        .map_or_else(|| h.gid().unwrap_or(0).to_string(), str::to_owned);
-    let (y, mo, d, hh, mi, _, _) = crate::find::civil(h.mtime().unwrap_or(0) as i64);
-    let link = match h.link_name() {
-        Ok(Some(target)) if kind == 'l' => format!(" -> {}", target.to_string_lossy()),
-        _ => String::new(),
-    };
-    format!(
-        "{perms} {user}/{group} {:>8} {y}-{mo:02}-{d:02} {hh:02}:{mi:02} {name}{link}\n",
-        h.size().unwrap_or(0)
-    )
+/// The columns of `tar tv`, as GNU tar pads them: owner, group and size are one field at least
+/// 19 wide, widened for good by any longer line (so a listing's sizes stay right-aligned from
+/// where a long one appeared).
+struct Widths {
+    owners_and_size: usize,
+}
+
+impl Default for Widths {
+    fn default() -> Self {
+        Widths {
+            owners_and_size: 19,
+        }
+    }
+}
+
+impl Widths {
+    /// One line: `-rw-r--r-- somebody/somegroup 26 2026-11-29 01:54 a.txt`; owners are the
+    /// header's names, else its ids; a symbolic link's `link` (in full: the entry's, which a
+    /// long-name record may hold) follows an arrow.
+    fn long_line(&mut self, h: &tar::Header, name: &str, link: Option<&str>) -> String {
+        let kind = match h.entry_type() {
+            t if t.is_dir() => 'd',
+            t if t.is_symlink() => 'l',
+            t if t.is_fifo() => 'p',
+            _ => '-',
+        };
+        let mode = h.mode().unwrap_or(0o644);
+        let mut perms = String::from(kind);
+        perms.push_str(&mode_text(mode & 0o7777));
+        let user = h
+            .username()
+            .ok()
+            .flatten()
+            .filter(|u| !u.is_empty())
+            .map_or_else(|| h.uid().unwrap_or(0).to_string(), str::to_owned);
+        let group = h
+            .groupname()
+            .ok()
+            .flatten()
+            .filter(|g| !g.is_empty())
+            .map_or_else(|| h.gid().unwrap_or(0).to_string(), str::to_owned);
+        let size = h.size().unwrap_or(0).to_string();
+        let taken = user.len() + 1 + group.len() + 1 + size.len();
+        self.owners_and_size = self.owners_and_size.max(taken);
+        let size_width = self.owners_and_size - taken + size.len();
+        let (y, mo, d, hh, mi, _, _) = crate::find::civil(h.mtime().unwrap_or(0) as i64);
+        let link = link.map(|l| format!(" -> {l}")).unwrap_or_default();
+        format!(
+            "{perms} {user}/{group} {size:>size_width$} {y}-{mo:02}-{d:02} {hh:02}:{mi:02} \
+             {name}{link}\n"
+        )
+    }
 }
 
 const GZIP_LONG: &[Long] = &[
@@ -677,4 +785,173 @@ fn one(
         return Err(format!("{file}: {}", reason(&e)));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_names_are_gnus() {
+        for (path, removed, name) in [
+            (".", "", "."),
+            ("./a.txt", "", "./a.txt"),
+            ("dir", "", "dir"),
+            ("./dir/sub", "", "./dir/sub"),
+            ("a//b", "", "a//b"),
+            ("...", "", "..."),
+            ("a..b/c", "", "a..b/c"),
+            ("/abs/f", "/", "abs/f"),
+            ("//abs", "//", "abs"),
+            ("/", "/", "."),
+            ("..", "..", "."),
+            ("../x", "../", "x"),
+            ("dir/../top", "dir/../", "top"),
+            ("dir/sub/..", "dir/sub/..", "."),
+            ("dir/sub/../a", "dir/sub/../", "a"),
+            ("a/../b/../c", "a/../b/../", "c"),
+        ] {
+            assert_eq!(member_name(path), (removed, name), "{path}");
+        }
+    }
+
+    /// A scratch tree: `a.txt`, `sub/` (with `b` of 12345 bytes and a link `l` to it), `empty`.
+    fn tree(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("toolbox-tar-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("sub")).unwrap();
+        fs::write(dir.join("a.txt"), "apple\n").unwrap();
+        fs::write(dir.join("sub/b"), "x".repeat(12345)).unwrap();
+        fs::write(dir.join("empty"), "").unwrap();
+        std::os::unix::fs::symlink("b", dir.join("sub/l")).unwrap();
+        dir
+    }
+
+    fn sorted(text: &str) -> Vec<&str> {
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.sort_unstable();
+        lines
+    }
+
+    /// `tar cf x.tar .` in the tree: members keep GNU's `./`, and the archive is not in itself.
+    #[test]
+    fn names_keep_their_dot_and_the_archive_stays_out() {
+        let dir = tree("dot");
+        let archive = dir.join("x.tar").to_string_lossy().into_owned();
+        for (operands, listed) in [
+            (
+                vec!["."],
+                vec!["./", "./a.txt", "./empty", "./sub/", "./sub/b", "./sub/l"],
+            ),
+            (vec!["./sub/"], vec!["./sub/", "./sub/b", "./sub/l"]),
+            (
+                vec!["sub//", "a.txt"],
+                vec!["a.txt", "sub/", "sub/b", "sub/l"],
+            ),
+            (
+                vec!["sub/.."],
+                vec!["./", "a.txt", "empty", "sub/", "sub/b", "sub/l"],
+            ),
+        ] {
+            let operands: Vec<String> = operands.iter().map(|o| o.to_string()).collect();
+            let (verbose, status) = create(&archive, &operands, false, Some(&dir), &[]).unwrap();
+            assert_eq!(status, 0, "{operands:?}");
+            let (names, status) = read_archive(&archive, None, false, None, &[]).unwrap();
+            assert_eq!(status, 0);
+            assert_eq!(sorted(&names), listed, "{operands:?}");
+            // `-v` lists the files as walked, `sub/..` and all.
+            assert_eq!(verbose.lines().count(), listed.len(), "{verbose}");
+            // Chosen members by their names as stored (`./sub` is `./sub/` and what is below).
+            if operands == ["."] {
+                let only = ["./sub".to_owned()];
+                let (names, _) = read_archive(&archive, None, false, None, &only).unwrap();
+                assert_eq!(sorted(&names), ["./sub/", "./sub/b", "./sub/l"]);
+            }
+        }
+        // What comes out again is below the destination, `./` and all.
+        let out = dir.join("out");
+        fs::create_dir(&out).unwrap();
+        create(&archive, &[".".to_owned()], false, Some(&dir), &[]).unwrap();
+        let how = Extract {
+            keep_old: false,
+            same_permissions: false,
+        };
+        let (_, status) = read_archive(&archive, Some(how), false, Some(&out), &[]).unwrap();
+        assert_eq!(status, 0);
+        assert_eq!(fs::read_to_string(out.join("a.txt")).unwrap(), "apple\n");
+        assert_eq!(fs::read_link(out.join("sub/l")).unwrap(), Path::new("b"));
+        assert!(!out.join("x.tar").exists());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `tar tv` pads owners and sizes as GNU does, and names the owners `ls -l` shows.
+    #[test]
+    fn long_listing_columns_are_gnus() {
+        let mut widths = Widths::default();
+        let line = |widths: &mut Widths, user: &str, size: u64| {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Regular);
+            h.set_mode(0o644);
+            h.set_size(size);
+            h.set_mtime(0);
+            h.set_username(user).unwrap();
+            h.set_groupname(user).unwrap();
+            widths.long_line(&h, "f", None)
+        };
+        let date = "1970-01-01 00:00 f\n";
+        assert_eq!(
+            line(&mut widths, "root", 2),
+            format!("-rw-r--r-- root/root         2 {date}")
+        );
+        assert_eq!(
+            line(&mut widths, "somebody", 123456),
+            format!("-rw-r--r-- somebody/somebody 123456 {date}")
+        );
+        // Wider from then on.
+        assert_eq!(
+            line(&mut widths, "root", 2),
+            format!("-rw-r--r-- root/root              2 {date}")
+        );
+        let meta = fs::metadata(std::env::temp_dir()).unwrap();
+        let h = header(&meta, 0o755, tar::EntryType::Directory);
+        assert_eq!(h.username().unwrap(), Some(OWNER));
+        assert_eq!(h.groupname().unwrap(), Some(GROUP));
+    }
+
+    /// Where GNU tar is at hand: it lists our archive (long names and all) as we do, and we list
+    /// its as it does.
+    #[test]
+    fn gnu_tar_and_ours_list_alike() {
+        let gnu = |args: &[&str]| {
+            std::process::Command::new("tar")
+                .args(args)
+                .env("TZ", "UTC")
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        };
+        if !gnu(&["--version"]).is_some_and(|v| v.contains("GNU tar")) {
+            return;
+        }
+        let dir = tree("gnu");
+        let deep = format!("sub/{}/{}", "d".repeat(120), "f".repeat(30));
+        fs::create_dir_all(dir.join(&deep).parent().unwrap()).unwrap();
+        fs::write(dir.join(&deep), "deep\n").unwrap();
+        std::os::unix::fs::symlink("t".repeat(130), dir.join("sub/far")).unwrap();
+        let ours = dir.join("ours.tar").to_string_lossy().into_owned();
+        let operands = [".".to_owned(), "./sub".to_owned(), "a.txt".to_owned()];
+        create(&ours, &operands, false, Some(&dir), &[]).unwrap();
+        let theirs = dir.join("gnu.tar").to_string_lossy().into_owned();
+        let root = dir.to_string_lossy();
+        gnu(&["cf", &theirs, "-C", &root, "./sub", "a.txt"]).unwrap();
+        for archive in [&ours, &theirs] {
+            for (flag, verbose) in [("tf", false), ("tvf", true)] {
+                let (listed, status) = read_archive(archive, None, verbose, None, &[]).unwrap();
+                assert_eq!(status, 0);
+                assert_eq!(Some(listed), gnu(&[flag, archive]), "{flag} {archive}");
+            }
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

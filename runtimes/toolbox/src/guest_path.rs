@@ -1,5 +1,6 @@
 //! Guest paths made absolute the one way the sandbox's shell and its `sandbox-files` both do:
-//! lexically, against the shell's working directory. The worker's shell includes this file.
+//! lexically, against the shell's working directory. The worker's shell and the JavaScript guest
+//! (`runtimes/js-guest`, against JavaScript's working directory) include this file.
 
 /// `path` made absolute against `cwd` lexically: `.` and `..` never climb above `/`, and a
 /// symbolic link is not looked at (whatever then opens the path through WASI meets it).

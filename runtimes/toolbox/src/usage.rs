@@ -1,20 +1,26 @@
 //! `du` and `stat`, which uutils does not build for WASI (neither is in its wasm feature set:
 //! they read `st_blocks`, owners and modes through libc). Both answer from what WASI preview 1
-//! says of a file: its type, size and times. So a file's disk usage is its size rounded up to
-//! 4 KiB blocks (what ext4 and most file systems allocate; `du -b`/`--apparent-size` is exact),
-//! owners are a fixed name, and modes are what the sandbox's host says (see
+//! says of a file: its type, size and times. So a file's disk usage is what ext4 would allocate
+//! for it ([`uucore::fs::sandbox_allocated`], as `ls -s` counts; `du -b`/`--apparent-size` is
+//! exact), owners are [`OWNER`] and [`GROUP`], and modes are what the sandbox's host says (see
 //! [`find::mode_of`](crate::find::mode_of)), the one thing WASI cannot.
 
 use std::fs::{self, Metadata};
 use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use uucore::fs::{SANDBOX_BLOCK as BLOCK, sandbox_allocated};
+
 use crate::find::{civil, mode_of, mode_string, type_bits};
 use crate::getopt::{Long, parse};
 use crate::own::reason;
 
-/// The block a file's data takes on disk, as far as WASI lets us guess.
-const BLOCK: u64 = 4096;
+/// The owner and group of every file, as `ls -l` prints them: WASI preview 1 says no owners,
+/// and uu_ls off Unix names them so (with uid and gid 0 for `ls -n`). `stat` and `tar` say the
+/// same, so a listing reads alike in every tool.
+pub const OWNER: &str = "somebody";
+/// See [`OWNER`].
+pub const GROUP: &str = "somegroup";
 
 /// GNU's `-h` form: one decimal under 10, rounded up, and a unit letter.
 fn human(bytes: u64) -> String {
@@ -80,7 +86,7 @@ impl Du {
             // GNU's apparent size of a directory is its st_size too.
             meta.len()
         } else {
-            meta.len().div_ceil(BLOCK) * BLOCK
+            sandbox_allocated(meta)
         }
     }
 
@@ -180,8 +186,8 @@ pub fn du(args: super::Args) -> i32 {
         println!(
             "Usage: du [OPTION]... [FILE]...\nSummarize disk usage of each FILE, recursively \
              for directories.\n  -a -b --apparent-size -c -d N -h -k -m -s -0 -L -S \
-             --exclude=PATTERN\nUnder WASI a file's blocks are unknown: usage is its size \
-             rounded up to 4 KiB."
+             --exclude=PATTERN\nUnder WASI a file's blocks are unknown: usage is what ext4 \
+             allocates for its size (4 KiB blocks)."
         );
         return 0;
     }
@@ -329,7 +335,7 @@ fn format_stat(format: &str, path: &str, meta: &Metadata, escapes: bool) -> Stri
         }
         let Some(&d) = c.get(i) else { break };
         i += 1;
-        let blocks = meta.len().div_ceil(BLOCK) * (BLOCK / 512);
+        let blocks = sandbox_allocated(meta) / 512;
         let value = match d {
             '%' => "%".to_owned(),
             'n' => path.to_owned(),
@@ -348,8 +354,8 @@ fn format_stat(format: &str, path: &str, meta: &Metadata, escapes: bool) -> Stri
             'a' => format!("{:o}", mode_of(path, meta)),
             'A' => mode_string(path, meta),
             'f' => format!("{:x}", type_bits(meta) | mode_of(path, meta)),
-            'U' => "somebody".to_owned(),
-            'G' => "somegroup".to_owned(),
+            'U' => OWNER.to_owned(),
+            'G' => GROUP.to_owned(),
             'u' | 'g' => "0".to_owned(),
             'h' => "1".to_owned(),
             'b' => blocks.to_string(),
@@ -386,10 +392,10 @@ fn long_form(path: &str, meta: &Metadata) -> String {
     };
     format!(
         "  File: {name}\n  Size: {:<15} Blocks: {:<10} IO Block: {:<6} {}\nDevice: 0,0\tInode: \
-         0           Links: 1\nAccess: ({:04o}/{})  Uid: (    0/somebody)   Gid: (    \
-         0/somegroup)\nAccess: {}\nModify: {}\nChange: {}\n Birth: -\n",
+         0           Links: 1\nAccess: ({:04o}/{})  Uid: (    0/{OWNER})   Gid: (    \
+         0/{GROUP})\nAccess: {}\nModify: {}\nChange: {}\n Birth: -\n",
         meta.len(),
-        meta.len().div_ceil(BLOCK) * (BLOCK / 512),
+        sandbox_allocated(meta) / 512,
         BLOCK,
         kind_name(meta),
         mode_of(path, meta),
@@ -474,6 +480,37 @@ pub fn stat(args: super::Args) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::human;
+    use std::fs;
+    use uucore::fs::sandbox_allocated;
+
+    /// What ext4 allocates (`ls -s`, `du`, `stat %b`), from a file's type and size alone.
+    #[test]
+    fn allocation_is_what_ext4_gives_a_file_of_that_size() {
+        let dir = std::env::temp_dir().join(format!("toolbox-alloc-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir(&dir).unwrap();
+        let sized = |name: &str, len: usize| {
+            fs::write(dir.join(name), vec![b'x'; len]).unwrap();
+            sandbox_allocated(&fs::symlink_metadata(dir.join(name)).unwrap())
+        };
+        assert_eq!(sized("empty", 0), 0);
+        assert_eq!(sized("small", 3), 4096);
+        assert_eq!(sized("block", 4096), 4096);
+        assert_eq!(sized("more", 4097), 8192);
+        fs::create_dir(dir.join("sub")).unwrap();
+        assert_eq!(
+            sandbox_allocated(&fs::metadata(dir.join("sub")).unwrap()),
+            4096
+        );
+        // A link's own: a short one lives in its inode, a long one takes a block.
+        let link = |name: &str, target: String| {
+            std::os::unix::fs::symlink(target, dir.join(name)).unwrap();
+            sandbox_allocated(&fs::symlink_metadata(dir.join(name)).unwrap())
+        };
+        assert_eq!(link("short", "small".into()), 0);
+        assert_eq!(link("long", "x".repeat(70)), 4096);
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn human_sizes_as_gnu_prints_them() {

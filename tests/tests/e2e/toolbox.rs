@@ -335,6 +335,23 @@ const LINES: &[&str] = &[
     "tar cf - src docs | tar tf - | sort",
     "tar -cf t.tar a.txt && rm a.txt && tar -xf t.tar && cat a.txt",
     "tar xf missing.tar",
+    // Member names as GNU writes them: `./` kept, trailing slashes and leading `../` parts not,
+    // and an archive never put into itself.
+    "tar cf x.tar . && tar tf x.tar | sort",
+    "tar cf t.tar ./src docs/ && tar tf t.tar | sort",
+    "tar cvf t.tar ./src | sort",
+    "cd src && tar cf ../t.tar ../docs pkg/.. && cd .. && tar tf t.tar | sort",
+    "tar cf t.tar ./src && mkdir out && tar xvf t.tar -C out ./src/pkg | sort && find out | sort",
+    "tar cf t.tar ./a.txt && tar tf t.tar a.txt; echo $?",
+    "tar cf t.tar ./src && tar tvf t.tar | awk '{print $1, $3, $6}' | sort",
+    // Blocks as ext4 allocates them (WASI says none): `ls -l`'s total, `ls -s`, `du`, `stat %b`.
+    "ls -l | head -1",
+    "ls -lR src | grep total",
+    "ls -s docs",
+    "ls -sh docs",
+    "ls -s --block-size=512 docs",
+    "ls -ls src | awk '{print $1, $NF}'",
+    "ln -s a.txt l && ls -s l empty.txt mid.txt && du l && stat -c '%b %n' l empty.txt a.txt src",
     "awk '{print $1}' a.txt",
     "awk -F, '{s+=$2} END {print s}' data.csv",
     "awk -F, 'NR>1 {s+=$2} END {print s, s/(NR-1)}' data.csv",
@@ -413,7 +430,8 @@ const LINES: &[&str] = &[
 
 /// `ls -l` lines, compared by their type and permissions, size and name columns: links, owners
 /// and dates differ from the native side (WASI preview 1 says no owners; the files were not
-/// made at the same moment), and `total` counts blocks WASI does not say. Modes are the
+/// made at the same moment), and `total` with `-a` counts the parent, which is outside the
+/// mount here (`LINES` compares totals without it). Modes are the
 /// files' own, which WASI cannot say either: the host answers them (`sandbox.file_mode`), so
 /// a `chmod` shows.
 const LISTINGS: &[&str] = &[
@@ -647,6 +665,26 @@ async fn webassembly_tools_stay_inside_the_sandbox_and_its_limits() -> Result<()
     ensure!(link.u64("exit_code") == 1, "{link:?}");
     let listed = command(&server, session, "ls").await?;
     ensure!(!listed.str("stdout").contains("out"), "{listed:?}");
+
+    // Every tool names the same owners, which WASI does not say: `tar tv` in GNU's
+    // `user/group` column, as `ls -l` and `stat` show them (and `ls -n` their ids).
+    let owners = command(
+        &server,
+        session,
+        "printf x > o.txt && tar cf o.tar o.txt && tar tvf o.tar && ls -l o.txt && ls -n o.txt \
+         && stat -c '%U %G %u %g' o.txt",
+    )
+    .await?;
+    let lines: Vec<Vec<&str>> = (owners.str("stdout").lines())
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    ensure!(lines.len() == 4, "{owners:?}");
+    let (tar, ls, ids, stat) = (&lines[0], &lines[1], &lines[2], &lines[3]);
+    ensure!(
+        tar[..3] == ["-rw-r--r--", &format!("{}/{}", ls[2], ls[3]), "1"]
+            && stat[..] == [ls[2], ls[3], ids[2], ids[3]],
+        "{owners:?}"
+    );
 
     // The disk quota holds for tools as for code.
     let big = command(&server, session, "truncate -s 20G big").await?;

@@ -1593,21 +1593,27 @@ fn get_block_size(md: &Metadata, config: &Config) -> u64 {
     /* GNU ls will display sizes in terms of block size
        md.len() will differ from this value when the file has some holes
     */
-    #[cfg(unix)]
+    // sandbox-mcp: under WASI too, from the blocks ext4 would allocate (see below).
+    #[cfg(any(unix, target_os = "wasi"))]
     {
         use uucore::format::human::SizeFormat;
 
+        #[cfg(unix)]
         let raw_blocks = if md.file_type().is_char_device() || md.file_type().is_block_device() {
             0u64
         } else {
             md.blocks() * 512
         };
+        // sandbox-mcp: WASI preview 1 says no st_blocks; what ext4 would allocate stands in
+        // (it was the size, so `ls -l`'s `total` and `ls -s` printed bytes as blocks).
+        #[cfg(target_os = "wasi")]
+        let raw_blocks = uucore::fs::sandbox_allocated(md);
         match config.size_format {
             SizeFormat::Binary | SizeFormat::Decimal => raw_blocks,
             SizeFormat::Bytes => raw_blocks / config.block_size,
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(not(any(unix, target_os = "wasi")))]
     {
         // no way to get block size for windows, fall-back to file size
         md.len()

@@ -565,6 +565,29 @@ pub fn sandbox_type_bits(metadata: &fs::Metadata) -> u32 {
     }
 }
 
+/// sandbox-mcp: the block size [`sandbox_allocated`] counts in: ext4's, and most Linux file
+/// systems' (what `stat %o` and `IO Block:` say).
+pub const SANDBOX_BLOCK: u64 = 4096;
+
+/// sandbox-mcp: the bytes `metadata`'s file takes on disk (`st_blocks * 512`), which WASI
+/// preview 1 does not say: what ext4 allocates for it, so `ls -s`, `ls -l`'s `total`, `du` and
+/// `stat %b` print what GNU prints for the same tree there. Data is whole 4 KiB blocks (an empty
+/// file none); a directory takes at least one; a link shorter than 60 bytes lives in its inode
+/// (a "fast" link, none), a longer one takes blocks as data. Holes (sparse files) are not seen.
+/// Not WASI-only: the toolbox's native tests check its `du` and `stat` against the same rule.
+pub fn sandbox_allocated(metadata: &fs::Metadata) -> u64 {
+    let kind = metadata.file_type();
+    let blocks = metadata.len().div_ceil(SANDBOX_BLOCK);
+    let blocks = if kind.is_symlink() && metadata.len() < 60 {
+        0
+    } else if kind.is_dir() {
+        blocks.max(1)
+    } else {
+        blocks
+    };
+    blocks * SANDBOX_BLOCK
+}
+
 /// Display the permissions of a file
 ///
 /// sandbox-mcp: without a path the host cannot be asked, so these are the sandbox's defaults;
