@@ -808,10 +808,10 @@ impl<'a> Shell<'a> {
     }
 
     /// `$(...)`: runs `script` in a subshell with its stdout captured.
-    fn capture(&mut self, script: &Script) -> Result<String, Abort> {
+    fn capture(&mut self, script: &Script) -> Result<Vec<u8>, Abort> {
         self.check()?;
         if !self.room_to_nest() {
-            return Ok(String::new());
+            return Ok(Vec::new());
         }
         let pipe = self.io.open_pipe();
         let streams = (self.base_in.clone(), pipe, self.base_err);
@@ -831,7 +831,7 @@ impl<'a> Shell<'a> {
         // `$?` is the substitution's status for the rest of the command's expansions (bash).
         self.subst_status = Some(status);
         self.status = status;
-        Ok(String::from_utf8_lossy(captured.all()).into_owned())
+        Ok(captured.all().to_vec())
     }
 
     /// Runs `eval`'s text in this shell.
@@ -1168,7 +1168,20 @@ impl Env for Shell<'_> {
     }
 
     fn substitute(&mut self, script: &Script) -> Result<String, ExpandError> {
-        self.capture(script).map_err(ExpandError::Stopped)
+        let out = self.capture(script).map_err(ExpandError::Stopped)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    fn input_file(&mut self, script: &Script) -> Result<String, ExpandError> {
+        // `$?` is not the substitution's: bash's runs beside the command.
+        let (status, subst_status) = (self.status, self.subst_status);
+        let out = self.capture(script).map_err(ExpandError::Stopped)?;
+        (self.status, self.subst_status) = (status, subst_status);
+        self.temporary_file(&out).map_err(|why| {
+            ExpandError::Failed(format!(
+                "process substitution: cannot write its file: {why}"
+            ))
+        })
     }
 
     fn expand_pathname(&mut self, pattern: &str) -> Vec<String> {

@@ -63,6 +63,12 @@ pub(crate) trait Env: arith::Vars {
     /// # Errors
     /// When the deadline passes or the call is cancelled.
     fn substitute(&mut self, script: &Script) -> Result<String, Error>;
+    /// `<(...)`: runs `script` in a subshell and returns the path of a file holding its
+    /// stdout, removed when the command line ends.
+    ///
+    /// # Errors
+    /// When the deadline passes, the call is cancelled, or the file cannot be written.
+    fn input_file(&mut self, script: &Script) -> Result<String, Error>;
     /// Pathname expansion of one field (see [`glob`]): the matching paths, sorted.
     fn expand_pathname(&mut self, pattern: &str) -> Vec<String>;
     /// Whether the deadline passed or the call was cancelled (and which).
@@ -221,6 +227,10 @@ fn expand_word(
             Part::Arith { expr, quoted } => {
                 let v = arithmetic(expr, env)?;
                 push_value(f, &v.to_string(), *quoted || force_quoted);
+            }
+            Part::Input { script } => {
+                let path = env.input_file(script)?;
+                f.push(&path, true);
             }
         }
         if f.overflow {

@@ -165,6 +165,40 @@ impl Shell<'_> {
         }
     }
 
+    /// A new file in `/tmp` holding `data` (what `<(...)` printed): its guest path.
+    ///
+    /// # Errors
+    /// Why it could not be written (the disk quota, a call stopped).
+    pub(crate) fn temporary_file(&mut self, data: &[u8]) -> Result<String, String> {
+        let nanos = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH))
+            .map_or(0, |d| d.subsec_nanos());
+        let path = format!("/tmp/.sh-input-{}-{nanos:08x}", self.io.temporaries.len());
+        match self.ask_files_with_input(&["write", &path], data) {
+            Some((_, _, 0)) => {
+                self.io.temporaries.push(path.clone());
+                Ok(path)
+            }
+            Some((_, why, _)) => Err(String::from_utf8_lossy(&why).trim_end().to_owned()),
+            None => Err("the call was stopped".to_owned()),
+        }
+    }
+
+    /// Removes the files of this call's process substitutions, even when it was stopped (with
+    /// the grace of a write-back).
+    pub(crate) fn remove_temporaries(&mut self) {
+        let paths = std::mem::take(&mut self.io.temporaries);
+        if paths.is_empty() {
+            return;
+        }
+        let argv: Vec<String> = ["rm", "-f", "--"]
+            .map(str::to_owned)
+            .into_iter()
+            .chain(paths)
+            .collect();
+        let (cwd, modes) = (self.state.cwd.clone(), self.fs.clone());
+        (self.interpreters).write_back(&argv, &cwd, &[], modes);
+    }
+
     /// The refusal that explains why `path` could not be used for `access`, found by resolving
     /// it (a lookup, nothing opened), else `why` (a tool's reason).
     pub(crate) fn explained(&self, path: &str, access: Access, why: &[u8]) -> FsError {

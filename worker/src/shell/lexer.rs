@@ -13,8 +13,8 @@
 //! same lexer up to the matching `)`. Every such opener (and every compound command the parser
 //! opens) goes through [`Lexer::enter`], which refuses more than [`MAX_PARSE_DEPTH`] levels, so
 //! the recursion is bounded and every character is still read once: parsing stays linear in
-//! the input whatever a client sends. What the shell does not do (process substitution) is
-//! refused at its first character with a message.
+//! the input whatever a client sends. What the shell does not do (output process
+//! substitution, `>(...)`) is refused at its first character with a message.
 
 use std::cell::OnceCell;
 use std::rc::Rc;
@@ -50,6 +50,9 @@ pub(crate) enum Part {
     Command { script: Box<Script>, quoted: bool },
     /// `$((...))`: the expression's text (after its own expansions) is evaluated.
     Arith { expr: Word, quoted: bool },
+    /// `<(...)`: the path of a file holding the script's stdout (bash's `/dev/fd/63`; pipelines
+    /// here run one stage after another, so the script runs first).
+    Input { script: Box<Script> },
 }
 
 /// What `${NAME<op>...}` does with the value.
@@ -291,8 +294,11 @@ impl Lexer {
             return Ok(Tok::Newline);
         }
         if let Some(op) = OPERATORS.into_iter().find(|op| self.starts_with(op)) {
-            if matches!(op, "<" | ">") && self.at(1) == Some('(') {
-                return Err(unsupported("process substitution <(...) / >(...)"));
+            if op == "<" && self.at(1) == Some('(') {
+                return self.input_substitution();
+            }
+            if op == ">" && self.at(1) == Some('(') {
+                return Err(unsupported("output process substitution >(...)"));
             }
             self.pos += op.len();
             if op == "<<" || op == "<<-" {
@@ -313,6 +319,22 @@ impl Lexer {
             }
         }
         Ok(Tok::Word(self.word(End::Blank, false)?))
+    }
+
+    /// `<(...)` at the current position: a word of its own.
+    fn input_substitution(&mut self) -> Result<Tok, String> {
+        self.pos += 2;
+        self.enter()?;
+        let script = parser::parse_nested(self)?;
+        self.leave();
+        if self.peek().is_some_and(|c| !" \t\r\n;&|<>()".contains(c)) {
+            return Err("process substitution `<(...)` must be a word of its own".into());
+        }
+        Ok(Tok::Word(Word {
+            parts: vec![Part::Input {
+                script: Box::new(script),
+            }],
+        }))
     }
 
     fn heredoc(&mut self, strip_tabs: bool) -> Result<Tok, String> {
@@ -897,10 +919,16 @@ mod tests {
         assert_eq!(t[5], Tok::Op(">|"));
         assert_eq!(t[7], Tok::Op(";;&"));
         assert_eq!(t[9], Tok::Op(";&"));
+        assert!(matches!(words("cat <(ls)")[1][0], Part::Input { .. }));
         assert!(
-            tokenize("cat <(ls)")
+            tokenize("tee >(wc -l)")
                 .unwrap_err()
                 .contains("process substitution")
+        );
+        assert!(
+            tokenize("cat <(ls)x")
+                .unwrap_err()
+                .contains("word of its own")
         );
     }
 

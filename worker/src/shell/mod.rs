@@ -181,7 +181,7 @@ pub trait Interpreters {
     }
 
     /// [`Interpreters::run_tool`] for writing back what a redirection gathered (`argv` is
-    /// `sandbox-files append`): it runs even when the call was stopped (a timeout, a cancel, its
+    /// `sandbox-files append`), or removing what `<(...)` wrote: it runs even when the call was stopped (a timeout, a cancel, its
     /// fuel spent), with [`WRITE_BACK_GRACE`] past the deadline and fuel of its own, as what a
     /// killed process wrote is in its file.
     fn write_back(
@@ -344,6 +344,7 @@ pub fn execute(
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         shell.check().and_then(|()| shell.run_script(&parsed))
     }));
+    shell.remove_temporaries();
     let (exit_code, error) = match run {
         Ok(Ok(code) | Err(Abort::Exit(code) | Abort::Return(code))) => {
             let refused = limits.quota.as_ref().zip(quota_mark).and_then(|(q, mark)| {

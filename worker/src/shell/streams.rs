@@ -84,6 +84,8 @@ pub(crate) struct Io {
     files: Vec<Option<OutFile>>,
     /// The guest paths this call's redirections opened: a loop's `>> f` asks the sandbox once.
     opened: std::collections::HashSet<String>,
+    /// The files of this call's process substitutions (`<(...)`), removed when it ends.
+    pub temporaries: Vec<String>,
     /// Bytes written into files so far (see [`WRITE_BUDGET`]).
     pub written: u64,
 }
@@ -96,6 +98,7 @@ impl Io {
             pipes: Vec::new(),
             files: Vec::new(),
             opened: std::collections::HashSet::new(),
+            temporaries: Vec::new(),
             written: 0,
         }
     }

@@ -208,7 +208,8 @@ fn sign(neg: bool, flags: &str, signed: bool) -> String {
 
 /// `%e`, `%f`, `%g` as C prints them.
 fn float(n: f64, conv: char, flags: &str, precision: usize) -> String {
-    let neg = n.is_sign_negative() && !(n == 0.0 && false) && n.is_sign_negative();
+    // C prints the sign of a negative zero too (`-0.000000`), as GNU awk's printf does.
+    let neg = n.is_sign_negative();
     let a = n.abs();
     let upper = conv.is_ascii_uppercase();
     let body = if a.is_nan() {

@@ -239,7 +239,7 @@ fn syntax_errors_run_nothing() {
         "echo before; f() ls",
         "echo before |",
         "echo before; case x in x) ;; ",
-        "echo before; cat <(ls)",
+        "echo before; tee >(wc -l)",
         "echo before; select x in a; do :; done",
         "echo before; a=(1 2)",
         "echo before; echo ${a[0]}",
@@ -878,4 +878,19 @@ fn agrees_with_bash_on_edge_cases() {
         }
     }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
+fn process_substitution_reads_a_file_that_goes_afterwards() {
+    let mut s = Sandbox::new();
+    assert_eq!(s.ok("cat <(echo hi) <(echo there)"), "hi\nthere\n");
+    assert_eq!(
+        s.ok("while read l; do echo \"[$l]\"; done < <(printf 'x\\ny\\n')"),
+        "[x]\n[y]\n"
+    );
+    let (out, _, status) = s.sh("diff <(printf 'a\\nb\\n') <(printf 'a\\nc\\n')");
+    assert_eq!((out.as_str(), status), ("2c2\n< b\n---\n> c\n", 1));
+    // `$?` is the command's, not the substitution's; nothing is left in /tmp.
+    assert_eq!(s.ok("false; cat <(true); echo $?"), "0\n");
+    assert_eq!(s.ok("ls -A /tmp | grep -c sh-input || true"), "0\n");
 }
