@@ -380,6 +380,19 @@ impl<'a> Shell<'a> {
     }
 
     fn run_command(&mut self, cmd: &Command, stdin: Input, out: Target) -> Result<i32, Abort> {
+        // The files of its `<(...)` go when the command ends (a loop makes no pile of them).
+        let temporaries = self.io.temporaries.len();
+        let result = self.run_command_itself(cmd, stdin, out);
+        self.remove_temporaries(temporaries);
+        result
+    }
+
+    fn run_command_itself(
+        &mut self,
+        cmd: &Command,
+        stdin: Input,
+        out: Target,
+    ) -> Result<i32, Abort> {
         match cmd {
             Command::Simple(simple) => self.run_simple(simple, stdin, out),
             Command::Function(f) => {

@@ -183,10 +183,13 @@ impl Shell<'_> {
         }
     }
 
-    /// Removes the files of this call's process substitutions, even when it was stopped (with
-    /// the grace of a write-back).
-    pub(crate) fn remove_temporaries(&mut self) {
-        let paths = std::mem::take(&mut self.io.temporaries);
+    /// Removes the files of the process substitutions made since `mark` (their command
+    /// ended), even when the call was stopped (with the grace of a write-back).
+    pub(crate) fn remove_temporaries(&mut self, mark: usize) {
+        let paths = self
+            .io
+            .temporaries
+            .split_off(mark.min(self.io.temporaries.len()));
         if paths.is_empty() {
             return;
         }

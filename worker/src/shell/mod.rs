@@ -344,7 +344,7 @@ pub fn execute(
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         shell.check().and_then(|()| shell.run_script(&parsed))
     }));
-    shell.remove_temporaries();
+    shell.remove_temporaries(0);
     let (exit_code, error) = match run {
         Ok(Ok(code) | Err(Abort::Exit(code) | Abort::Return(code))) => {
             let refused = limits.quota.as_ref().zip(quota_mark).and_then(|(q, mark)| {

@@ -893,4 +893,15 @@ fn process_substitution_reads_a_file_that_goes_afterwards() {
     // `$?` is the command's, not the substitution's; nothing is left in /tmp.
     assert_eq!(s.ok("false; cat <(true); echo $?"), "0\n");
     assert_eq!(s.ok("ls -A /tmp | grep -c sh-input || true"), "0\n");
+    // Each command's files go when it ends: a loop leaves none behind as it runs.
+    assert_eq!(
+        s.ok("for i in 1 2 3; do cat <(echo $i) > /dev/null; done; ls -A /tmp | grep -c sh-input || true"),
+        "0\n"
+    );
+    assert_eq!(
+        s.ok(
+            "for i in 1 2; do cat <(echo $i) > /dev/null; ls -A /tmp | grep -c sh-input; done; true"
+        ),
+        "0\n0\n"
+    );
 }
