@@ -56,6 +56,8 @@ command -v unzip >/dev/null || missing+=(unzip)
 # build-js-guest.sh patches QuickJS (patch) in a copy of rquickjs-sys fetched by checksum (curl).
 command -v patch >/dev/null || missing+=(patch)
 command -v curl >/dev/null || missing+=(curl)
+# The end-to-end tests compare the toolbox's `column` with util-linux's (bsdextrautils).
+command -v column >/dev/null || missing+=(bsdextrautils)
 # djpeg decodes scikit-learn's two sample photographs (below).
 command -v djpeg >/dev/null || missing+=(libjpeg-turbo-progs)
 if ((${#missing[@]})); then

@@ -12,6 +12,7 @@
     "chmod",
     "cksum",
     "cmp",
+    "column",
     "comm",
     "cp",
     "csplit",

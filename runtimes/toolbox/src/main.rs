@@ -11,6 +11,7 @@ mod above_mounts;
 mod archive;
 mod awk;
 mod chmod;
+mod column;
 mod diff;
 mod find;
 mod getopt;
@@ -32,6 +33,7 @@ fn run(name: &str, args: Args) -> Option<i32> {
     Some(match name {
         "awk" => awk::main(args.skip(1)),
         "chmod" => chmod::main(args),
+        "column" => column::main(args),
         "cmp" => exit_status(diffutilslib::cmp::main(std::env::args_os().peekable())),
         "diff" => diff::main(args),
         "find" => find::main(args),

@@ -7,12 +7,12 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 
 /// Where a command's output goes: stdout, written once.
-fn emit(out: &[u8]) -> bool {
+pub fn emit(out: &[u8]) -> bool {
     std::io::stdout().write_all(out).is_ok()
 }
 
 /// The bytes of `path` (`-`: stdin).
-fn read_input(path: &str) -> std::io::Result<Vec<u8>> {
+pub fn read_input(path: &str) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     if path == "-" {
         std::io::stdin().read_to_end(&mut bytes)?;

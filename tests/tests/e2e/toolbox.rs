@@ -132,6 +132,13 @@ const LINES: &[&str] = &[
     "printf 'ab,cd,ef' | tac -s ,",
     "tac a.txt missing.txt s1.txt",
     "rev a.txt",
+    "printf 'name age\\nalice 30\\nbob 4\\n' | column -t",
+    "printf 'a,b,c\\n1,,3\\n\\n' | column -t -s, -o ' | '",
+    "printf 'x y z\\n1 22\\n' | column -t -R B -N A,B,C",
+    "seq 1 20 | column -c 40",
+    "seq 1 7 | column -x -c 30",
+    "seq 1 30 | column",
+    "column missing.txt",
     "rev missing.txt",
     // The file commands (uutils coreutils, patched uucore) and our own grep, find, sed, du, stat.
     "ls",
