@@ -286,7 +286,23 @@ def _sandbox_main():
             return "stack_overflow"
         return "runtime"
 
+    # A cell stopped in the middle of an import (by its timeout, a cancel, or an error in a
+    # package's __init__) leaves the package's loaded submodules in sys.modules without the
+    # package. Importing it again then runs its __init__ against them, and `from .sub import *`
+    # binds no `sub`: `import asyncio` raised "NameError: name 'base_events' is not defined"
+    # for the rest of the session. Forgetting such orphans lets the next import start clean,
+    # as in a new process.
+    def forget_half_imports():
+        modules = sys.modules
+        while True:
+            orphans = [n for n in modules if "." in n and n.rpartition(".")[0] not in modules]
+            if not orphans:
+                return
+            for name in orphans:
+                del modules[name]
+
     def fail(error, tb):
+        forget_half_imports()
         show(error, tb)
         try:
             message = str(error)
@@ -549,6 +565,7 @@ def _sandbox_main():
         except BaseException as error:
             # An interrupt that landed in the driver itself, between executions or while it
             # reported: answer once, never twice.
+            forget_half_imports()
             if not state["reported"]:
                 status(classify(error), type(error).__qualname__, str(error))
 

@@ -381,3 +381,37 @@ async fn closing_stdout_never_breaks_the_session() -> anyhow::Result<()> {
     assert_eq!(after.str("result"), "'yes'", "the session kept its state");
     server.stop().await
 }
+
+/// A cell that fails in the middle of an import (an error in a package's `__init__`, or its
+/// timeout) leaves the package's loaded submodules behind; importing the package again must
+/// start clean, as in a new process (it raised `NameError: name 'core' is not defined`, and
+/// `import asyncio` after an interrupted one "name 'base_events' is not defined").
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_import_can_be_imported_again() -> anyhow::Result<()> {
+    let server = Server::start().await?;
+    let broken = server
+        .exec(
+            "python",
+            "import os\nos.makedirs('pkg', exist_ok=True)\n\
+             open('pkg/__init__.py', 'w').write('from .core import *\\nfrom .extra import *\\nVALUE = core.VALUE\\n')\n\
+             open('pkg/core.py', 'w').write('VALUE = 41\\n')\n\
+             open('pkg/extra.py', 'w').write('raise RuntimeError(\"extra is broken\")\\n')\n\
+             import pkg",
+            json!({}),
+        )
+        .await?;
+    assert!(broken.is_error, "{broken:?}");
+    assert!(broken.str("stderr").contains("extra is broken"), "{broken:?}");
+    let fixed = server
+        .exec(
+            "python",
+            "open('pkg/extra.py', 'w').write('EXTRA = 1\\n')\n\
+             import importlib\nimportlib.invalidate_caches()\n\
+             import pkg\nprint(pkg.VALUE + pkg.EXTRA)",
+            json!({}),
+        )
+        .await?;
+    assert!(!fixed.is_error, "{fixed:?}");
+    assert_eq!(fixed.str("stdout"), "42\n");
+    server.stop().await
+}
