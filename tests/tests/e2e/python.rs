@@ -401,7 +401,10 @@ async fn a_failed_import_can_be_imported_again() -> anyhow::Result<()> {
         )
         .await?;
     assert!(broken.is_error, "{broken:?}");
-    assert!(broken.str("stderr").contains("extra is broken"), "{broken:?}");
+    assert!(
+        broken.str("stderr").contains("extra is broken"),
+        "{broken:?}"
+    );
     let fixed = server
         .exec(
             "python",
