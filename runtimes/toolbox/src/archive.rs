@@ -17,7 +17,7 @@ use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 
 use crate::find::mode_of;
-use crate::getopt::{Long, parse};
+use crate::getopt::{Long, parse, parse_or_say, words};
 use crate::guest_path::normalize;
 use crate::own::reason;
 use crate::usage::{GROUP, OWNER};
@@ -44,10 +44,7 @@ const TAR_LONG: &[Long] = &[
 ];
 
 pub fn tar(args: super::Args) -> i32 {
-    let mut args: Vec<String> = args
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
+    let mut args = words(args);
     // GNU's old style: the first word is a bundle of letters without a dash (`tar czf x.tgz`).
     if let Some(first) = args.first()
         && !first.starts_with('-')
@@ -56,12 +53,8 @@ pub fn tar(args: super::Args) -> i32 {
     {
         args[0] = format!("-{first}");
     }
-    let o = match parse(&args, "cxtf:zvC:jJkopX:", TAR_LONG) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("tar: {e}\nTry 'tar --help' for more information.");
-            return 2;
-        }
+    let Some(o) = parse_or_say("tar", &args, "cxtf:zvC:jJkopX:", TAR_LONG) else {
+        return 2;
     };
     if o.has('H') {
         println!(

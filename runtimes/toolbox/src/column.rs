@@ -5,7 +5,7 @@
 //! else 80) characters hold, down the columns first (across with `-x`). Its other options (JSON,
 //! tree, wrapping, truncation...) are refused by name rather than ignored.
 
-use crate::getopt::{Long, parse};
+use crate::getopt::{Long, parse_or_say, words};
 use crate::own::{emit, read_input, reason};
 
 const LONG: &[Long] = &[
@@ -27,16 +27,9 @@ const USAGE: &str = "Usage: column [-t [-s SEP] [-o SEP] [-N NAMES] [-R COLUMNS]
 const TAB: usize = 8;
 
 pub fn main(args: super::Args) -> i32 {
-    let args: Vec<String> = args
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let o = match parse(&args, "ts:o:N:R:c:xh", LONG) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("column: {e}\nTry 'column --help' for more information.");
-            return 1;
-        }
+    let args = words(args);
+    let Some(o) = parse_or_say("column", &args, "ts:o:N:R:c:xh", LONG) else {
+        return 1;
     };
     if o.has('h') {
         println!("{USAGE}");

@@ -37,6 +37,23 @@ impl Parsed {
     }
 }
 
+/// The words after a command's name, as text (lossily: the toolbox's options and paths are
+/// UTF-8).
+pub fn words(args: crate::Args) -> Vec<String> {
+    args.skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// [`parse`] for the command `name`; on a bad option, GNU's two lines on stderr and `None`.
+pub fn parse_or_say(name: &str, args: &[String], short: &str, long: &[Long]) -> Option<Parsed> {
+    let parsed = parse(args, short, long);
+    if let Err(e) = &parsed {
+        eprintln!("{name}: {e}\nTry '{name} --help' for more information.");
+    }
+    parsed.ok()
+}
+
 /// Parses `args` (without the command's name). `short` lists the letters, a `:` after one that
 /// takes a value; a `#` in it lets `-5` stand for the option `#` with the value `5` (grep's
 /// context). The error is GNU's message, without the command's name.

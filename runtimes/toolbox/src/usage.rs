@@ -12,7 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use uucore::fs::{SANDBOX_BLOCK as BLOCK, sandbox_allocated};
 
 use crate::find::{civil, mode_of, mode_string, type_bits};
-use crate::getopt::{Long, parse};
+use crate::getopt::{Long, parse_or_say, words};
 use crate::own::reason;
 
 /// The owner and group of every file, as `ls -l` prints them: WASI preview 1 says no owners,
@@ -171,16 +171,9 @@ impl Du {
 }
 
 pub fn du(args: super::Args) -> i32 {
-    let args: Vec<String> = args
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let o = match parse(&args, "aAbcd:hks0mLSxD", DU_LONG) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("du: {e}\nTry 'du --help' for more information.");
-            return 1;
-        }
+    let args = words(args);
+    let Some(o) = parse_or_say("du", &args, "aAbcd:hks0mLSxD", DU_LONG) else {
+        return 1;
     };
     if o.has('H') {
         println!(
@@ -407,16 +400,9 @@ fn long_form(path: &str, meta: &Metadata) -> String {
 }
 
 pub fn stat(args: super::Args) -> i32 {
-    let args: Vec<String> = args
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let o = match parse(&args, "c:Ltf", STAT_LONG) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("stat: {e}\nTry 'stat --help' for more information.");
-            return 1;
-        }
+    let args = words(args);
+    let Some(o) = parse_or_say("stat", &args, "c:Ltf", STAT_LONG) else {
+        return 1;
     };
     if o.has('H') {
         println!(
