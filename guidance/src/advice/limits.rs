@@ -72,7 +72,8 @@ impl Draft<'_, '_> {
             self.heavy_imports_fix();
             self.unmeasured_imports_fix();
         }
-        if !searched {
+        // "The loop needs more fuel" would contradict a loop shown never to end.
+        if !searched && !never_ends {
             self.biggest_loop_fix();
         }
         if !self.imports_dominate() {
@@ -154,6 +155,16 @@ impl Draft<'_, '_> {
         {
             self.fix(say!("known_loop.shell_unchanged", test = test, name = name));
         }
+        if let Some(b) = stuck_bisection(self.f.code) {
+            self.fix(say!(
+                "known_loop.stuck_bisection",
+                bound = b.bound,
+                mid = b.mid,
+                line = b.line,
+                test = b.test,
+                next = b.next,
+            ));
+        }
         if let Some(list) = grows_while_iterated(self.f.code) {
             self.fix(say!("known_loop.grows_while_iterated", list = list));
         }
@@ -189,6 +200,14 @@ impl Draft<'_, '_> {
         };
         if let Some(fix) = self.known_fix(id, "") {
             self.fix(fix);
+        }
+        if let Some((divisor, n, line)) = trial_division_to_n(self.f.code, self.python()) {
+            let id = if self.python() {
+                "known_loop.trial_division_python"
+            } else {
+                "known_loop.trial_division_javascript"
+            };
+            self.fix(say!(id, divisor = divisor, n = n, line = line));
         }
         never_ends
     }
@@ -1349,8 +1368,8 @@ fn timer_timeout(delay_ms: u64) -> u64 {
 }
 
 /// The name of a list the code iterates over while appending to it in the loop
-/// (`for item in queue:` ... `queue.append(x)`, `for (const v of arr)` ... `arr.push(x)`):
-/// such a loop reaches no end.
+/// (`for item in queue:` ... `queue.append(x)`, `for (const v of arr)` ... `arr.push(x)`, a
+/// Set's `add`): such a loop reaches no end.
 fn grows_while_iterated(code: &str) -> Option<String> {
     let lines: Vec<&str> = code.lines().collect();
     for (at, line) in lines.iter().enumerate() {
@@ -1381,9 +1400,19 @@ fn grows_while_iterated(code: &str) -> Option<String> {
                 l.trim().is_empty() || indent(l) > depth || l.trim_start().starts_with('}')
             })
             .any(|l| {
-                [".append(", ".extend(", ".insert(", ".push(", ".unshift("]
-                    .iter()
-                    .any(|m| l.contains(&format!("{list}{m}")))
+                // A JavaScript Set or Map iterated with for...of visits what is added to it
+                // during the loop too (`.add(`, `.set(` with a new key).
+                [
+                    ".append(",
+                    ".extend(",
+                    ".insert(",
+                    ".push(",
+                    ".unshift(",
+                    ".add(",
+                    ".set(",
+                ]
+                .iter()
+                .any(|m| l.contains(&format!("{list}{m}")))
             });
         if grows {
             return Some(list.to_owned());
@@ -1546,6 +1575,185 @@ fn zero_first_step(code: &str) -> Option<LoopUpdate> {
     None
 }
 
+/// Trial division by every number below n: a loop `for d in range(2, n)` (`for (let d = 2;
+/// d < n; d++)`) whose body tests `n % d`, whatever the names. Dividing up to the square root
+/// is enough, so the loop does √n times too much work. The divisor, n and the loop's line.
+fn trial_division_to_n(code: &str, python: bool) -> Option<(String, String, usize)> {
+    let is_name = |s: &str| {
+        !s.is_empty()
+            && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !s.starts_with(|c: char| c.is_ascii_digit())
+    };
+    let lines: Vec<&str> = code.lines().collect();
+    for (at, line) in lines.iter().enumerate() {
+        let squeezed = line.replace(' ', "");
+        let (divisor, n) = if python {
+            let Some(rest) = squeezed.strip_prefix("for") else {
+                continue;
+            };
+            let Some((var, range)) = rest.split_once("inrange(2,") else {
+                continue;
+            };
+            let Some(n) = range.strip_suffix("):") else {
+                continue;
+            };
+            (var.to_owned(), n.to_owned())
+        } else {
+            let Some(rest) = squeezed
+                .strip_prefix("for(let")
+                .or_else(|| squeezed.strip_prefix("for(var"))
+            else {
+                continue;
+            };
+            let Some((var, rest)) = rest.split_once("=2;") else {
+                continue;
+            };
+            let Some(n) = rest
+                .strip_prefix(&format!("{var}<"))
+                .and_then(|r| r.split(';').next())
+            else {
+                continue;
+            };
+            (var.to_owned(), n.to_owned())
+        };
+        if !is_name(&divisor) || !is_name(&n) {
+            continue;
+        }
+        let depth = indent(line);
+        let tests = lines[at + 1..]
+            .iter()
+            .take_while(|l| l.trim().is_empty() || indent(l) > depth || l.trim() == "}")
+            .chain(std::iter::once(line))
+            .any(|l| l.replace(' ', "").contains(&format!("{n}%{divisor}")));
+        if tests {
+            return Some((divisor, n, at + 1));
+        }
+    }
+    None
+}
+
+/// A bisection whose bound is set to the midpoint itself (`lo = mid`).
+#[derive(Debug, PartialEq, Eq)]
+struct StuckBisection {
+    /// The bound assigned the midpoint (`lo`).
+    bound: String,
+    /// The midpoint's name (`mid`).
+    mid: String,
+    /// The line (1-based) of `bound = mid`.
+    line: usize,
+    /// The loop's test, as written (`lo < hi`).
+    test: String,
+    /// What the bound should be set to instead (`mid + 1`).
+    next: String,
+}
+
+/// A bisection that can stop shrinking: `mid = (lo + hi) // 2` (`Math.floor((lo + hi) / 2)`,
+/// `(lo + hi) >> 1`, `lo + (hi - lo) // 2`) with a loop tested `lo < hi` or `lo <= hi`, and a
+/// body that sets the low bound to the midpoint itself (`lo = mid`): when hi is lo + 1 the
+/// midpoint rounds down to lo, so nothing changes again. Under `lo <= hi`, `hi = mid` sticks
+/// too (when lo == hi). The names are the code's own, whatever they are (`left`, `start`, `a`).
+fn stuck_bisection(code: &str) -> Option<StuckBisection> {
+    let lines: Vec<&str> = code.lines().collect();
+    let ident = |s: &str| {
+        let s = s.trim();
+        (!s.is_empty()
+            && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !s.starts_with(|c: char| c.is_ascii_digit()))
+        .then(|| s.to_owned())
+    };
+    for (at, line) in lines.iter().enumerate() {
+        let text = line.trim().trim_end_matches(';');
+        let text = ["let ", "const ", "var "]
+            .iter()
+            .find_map(|k| text.strip_prefix(k))
+            .unwrap_or(text);
+        let Some((mid, rhs)) = text.split_once(" = ") else {
+            continue;
+        };
+        let Some(mid) = ident(mid) else { continue };
+        let rhs = rhs.replace(' ', "");
+        if !(rhs.contains("//2") || rhs.contains("/2)") || rhs.contains(">>1")) {
+            continue;
+        }
+        // The two bounds, from the innermost parentheses: `(lo+hi)`, or `lo+(hi-lo)`.
+        let Some((lo, hi)) = rhs.match_indices('(').find_map(|(p, _)| {
+            let inner = rhs[p + 1..].split(')').next()?;
+            if inner.contains('(') {
+                return None;
+            }
+            if let Some((a, b)) = inner.split_once('+') {
+                return Some((ident(a)?, ident(b)?));
+            }
+            let (b, a) = inner.split_once('-')?;
+            let before = rhs[..p].strip_suffix('+')?;
+            before.ends_with(a).then(|| Some((ident(a)?, ident(b)?)))?
+        }) else {
+            continue;
+        };
+        // The loop around it, tested `lo < hi` or `lo <= hi`.
+        let depth = indent(line);
+        let Some(header) = lines[..at]
+            .iter()
+            .rev()
+            .find(|l| indent(l) < depth && !l.trim().is_empty())
+        else {
+            continue;
+        };
+        let squeezed = header.replace(' ', "");
+        let inclusive = squeezed.contains(&format!("{lo}<={hi}"));
+        if !(inclusive || squeezed.contains(&format!("{lo}<{hi}")))
+            || !squeezed.trim_start().starts_with("while")
+        {
+            continue;
+        }
+        let test = if inclusive {
+            format!("{lo} <= {hi}")
+        } else {
+            format!("{lo} < {hi}")
+        };
+        let assigned = |bound: &str| {
+            lines[at + 1..]
+                .iter()
+                .take_while(|l| l.trim().is_empty() || indent(l) >= depth || l.trim() == "}")
+                .position(|l| {
+                    // `lo = mid` as a statement of its own (`else lo = mid;`, `if ok: lo = mid`),
+                    // not `lo = mid + 1` nor a comparison.
+                    let mut squeezed = (*l).to_owned();
+                    while squeezed.contains(" =") || squeezed.contains("= ") {
+                        squeezed = squeezed.replace(" =", "=").replace("= ", "=");
+                    }
+                    let statement = format!("{bound}={mid}");
+                    squeezed.match_indices(&statement).any(|(p, _)| {
+                        let before = squeezed[..p].chars().next_back();
+                        let after = squeezed[p + statement.len()..].chars().next();
+                        before.is_none_or(|c| !(c.is_alphanumeric() || "_=<>!.".contains(c)))
+                            && after.is_none_or(|c| c == ';' || c == '}')
+                    })
+                })
+                .map(|k| at + 1 + k + 1)
+        };
+        if let Some(found) = assigned(&lo) {
+            return Some(StuckBisection {
+                bound: lo,
+                next: format!("{mid} + 1"),
+                mid,
+                line: found,
+                test,
+            });
+        }
+        if inclusive && let Some(found) = assigned(&hi) {
+            return Some(StuckBisection {
+                bound: hi,
+                next: format!("{mid} - 1"),
+                mid,
+                line: found,
+                test,
+            });
+        }
+    }
+    None
+}
+
 /// The queue (or stack) of a graph walk that never remembers where it has been: a
 /// `while queue:` / `while (queue.length)` loop whose body refills the same list, in code that
 /// keeps no `visited` or `seen` record. On a graph with a cycle it never ends.
@@ -1650,6 +1858,44 @@ mod loop_update_tests {
             zero_first_step("for i in range(10):\n    while t < 100:\n        t += 1\n"),
             None
         );
+    }
+
+    #[test]
+    fn trial_division_by_every_number_below_n() {
+        let py = "def check(num):\n    for k in range(2, num):\n        if num % k == 0:\n            return False\n    return True\n";
+        assert_eq!(
+            trial_division_to_n(py, true),
+            Some(("k".into(), "num".into(), 2))
+        );
+        let js = "function isP(x) {\n  for (let f = 2; f < x; f++) {\n    if (x % f === 0) return false;\n  }\n  return x > 1;\n}";
+        assert_eq!(
+            trial_division_to_n(js, false),
+            Some(("f".into(), "x".into(), 2))
+        );
+        let sqrt = "for d in range(2, math.isqrt(n) + 1):\n    if n % d == 0:\n        break\n";
+        assert_eq!(trial_division_to_n(sqrt, true), None);
+    }
+
+    #[test]
+    fn a_bound_set_to_the_midpoint_stops_the_bisection() {
+        let py = "a, b = 0, 100\nwhile a < b:\n    m = (a + b) // 2\n    if m * m < 2000:\n        a = m\n    else:\n        b = m\n";
+        let found = stuck_bisection(py).expect("a = m sticks");
+        assert_eq!((found.bound.as_str(), found.line), ("a", 5));
+        assert_eq!(
+            (found.test.as_str(), found.next.as_str()),
+            ("a < b", "m + 1")
+        );
+        let js = "let start = 0, end = xs.length - 1;\nwhile (start <= end) {\n  const middle = Math.floor(start + (end - start) / 2);\n  if (xs[middle] < t) start = middle + 1;\n  else end = middle;\n}";
+        let found = stuck_bisection(js).expect("end = middle sticks under <=");
+        assert_eq!(
+            (found.bound.as_str(), found.next.as_str()),
+            ("end", "middle - 1")
+        );
+        // The usual forms move past the midpoint.
+        let fine = "while lo < hi:\n    mid = (lo + hi) // 2\n    if ok(mid):\n        hi = mid\n    else:\n        lo = mid + 1\n";
+        assert_eq!(stuck_bisection(fine), None);
+        let gap = "while hi - lo > 1:\n    mid = (lo + hi) // 2\n    if ok(mid):\n        hi = mid\n    else:\n        lo = mid\n";
+        assert_eq!(stuck_bisection(gap), None);
     }
 }
 

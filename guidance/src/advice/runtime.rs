@@ -276,6 +276,11 @@ impl Draft<'_, '_> {
                     }
                     self.fix(words::text("operational_error.no_such_table"));
                 }
+                // `mode=ro`, or a path into a folder that does not exist: connect() creates a
+                // missing file only where it may, so the file is simply not there.
+                if lower.contains("unable to open database file") {
+                    self.fix(words::text("operational_error.cannot_open"));
+                }
                 self.fix(words::text("operational_error.keep_under_app"));
             }
             _ => self.fixed_exception_fixes(name),
@@ -644,6 +649,35 @@ impl Draft<'_, '_> {
                 attribute = attribute,
             ));
         }
+        // CPython names the attribute the object has that is nearest the one asked for: on a
+        // builtin value or a class of the code's own, a misspelt method (`s.uper()`); on a
+        // library's object it may as well be a method the library removed (`Series.mad`,
+        // nearest `.map`), so the hint is not taken for the fix there. Only when no known
+        // cause spoke first (`Series.split` is answered by the `.str` accessor).
+        let evidence = self.evidence();
+        if let Some((class, attribute)) = missing
+            && let Some(meant) = suggested_name(&evidence)
+            && meant != attribute
+            && class != "NoneType"
+            && self.fixes.is_empty()
+        {
+            let own_class = self.f.code.contains(&format!("class {class}"));
+            let id = if own_class
+                || words::list("attribute_error.builtin_types")
+                    .iter()
+                    .any(|t| t == class)
+            {
+                "attribute_error.did_you_mean"
+            } else {
+                "attribute_error.did_you_mean_library"
+            };
+            self.fix(say!(
+                id,
+                class = class,
+                attribute = attribute,
+                meant = meant
+            ));
+        }
         if lower.contains("'nonetype'") {
             self.fix(words::text("attribute_error.none"));
         } else if let Some(module) = lower
@@ -657,6 +691,19 @@ impl Draft<'_, '_> {
         }
         self.fix(words::text("attribute_error.check_docs"));
     }
+}
+
+/// The name in CPython's hint of an error's text ("Did you mean: 'name'?", or since 3.15 "Did
+/// you mean '.name' instead of '.nmae'?"), when it is a plain attribute name (not `self.x`,
+/// which the `known_message` table answers).
+fn suggested_name(evidence: &str) -> Option<&str> {
+    // Not "Did you mean to use a 'list' object?", which names a type.
+    let rest = evidence
+        .split_once("Did you mean: '")
+        .or_else(|| evidence.split_once("Did you mean '."))?
+        .1;
+    let name = rest.split('\'').next()?;
+    (!name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(name)
 }
 
 /// The fix for a TypeError "f() got an unexpected keyword argument 'k'": the function and

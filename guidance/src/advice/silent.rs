@@ -13,6 +13,7 @@ pub(super) fn silent_bug(code: &str) -> Option<String> {
     let lines: Vec<&str> = code.lines().collect();
     mutable_default(&lines)
         .or_else(|| late_binding(&lines))
+        .or_else(|| late_binding_in_comprehension(&lines))
         .or_else(|| class_attribute(&lines, code))
         .or_else(|| repeated_list(&lines))
         .or_else(|| removed_while_iterating(&lines))
@@ -29,6 +30,20 @@ fn has_word(text: &str, word: &str) -> bool {
         let before = text[..at].chars().next_back();
         let after = text[at + word.len()..].chars().next();
         !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+/// `[lambda: i for i in range(3)]`: lambdas made by a comprehension read its variable when
+/// they are called, after the comprehension has finished, so all of them see its last value.
+fn late_binding_in_comprehension(lines: &[&str]) -> Option<String> {
+    lines.iter().find_map(|line| {
+        let (_, after) = line.split_once("lambda")?;
+        let (params, rest) = after.split_once(':')?;
+        let (expression, tail) = rest.split_once(" for ")?;
+        let var = tail.split(" in ").next()?.trim();
+        let bound = format!("{var}={var}");
+        (is_name(var) && has_word(expression, var) && !params.replace(' ', "").contains(&bound))
+            .then(|| say!("silent_bug.late_binding", var = var))
     })
 }
 
@@ -177,6 +192,10 @@ mod tests {
             "class Cache:\n    data = {}\n    def set(self, k, v):\n        self.data[k] = v\n",
             "class attribute",
         );
+        says(
+            "fs = [lambda x: x * k for k in range(3)]\nprint([f(1) for f in fs])\n",
+            "late binding",
+        );
         says("board = [[0] * 3] * 3\n", "comprehension");
         says(
             "for n in nums:\n    if n % 2 == 0:\n        nums.remove(n)\n",
@@ -193,6 +212,8 @@ mod tests {
         for code in [
             "def f(x, seen=None):\n    seen = seen or []\n",
             "fs = []\nfor i in range(3):\n    fs.append(lambda i=i: i)\n",
+            "fs = [lambda i=i: i for i in range(3)]\n",
+            "key = sorted(rows, key=lambda r: r[0])\nout = [r for r in rows]\n",
             "class Cache:\n    def __init__(self):\n        self.data = {}\n",
             "board = [[0] * 3 for _ in range(3)]\n",
             "for n in nums[:]:\n    nums.remove(n)\n",

@@ -19,21 +19,72 @@ pub(crate) fn recursive_functions(src: &Source<'_>) -> Vec<(String, u32)> {
 /// nothing in the code memoises: (name, line of the definition). Their calls grow
 /// exponentially with the argument.
 pub(crate) fn branching_recursion(src: &Source<'_>) -> Vec<(String, u32)> {
-    let memoised = src.tokens.iter().any(|t| {
-        t.kind == Kind::Ident
-            && matches!(
-                t.text,
-                "cache" | "lru_cache" | "memo" | "memoize" | "memoized" | "cached" | "Map"
-            )
-    });
-    if memoised {
-        return Vec::new();
-    }
     self_calls(src)
         .into_iter()
-        .filter(|(_, _, sites)| *sites >= 2)
+        .filter(|(name, line, sites)| *sites >= 2 && !memoised(src, name, *line))
         .map(|(name, line, _)| (name, line))
         .collect()
+}
+
+/// Names that say a function's results are kept: a decorator (`@cache`), a wrapper
+/// (`memoize(f)`) or the table the function reads (`memo[n]`, `cache.get(n)`, a `Map`).
+fn is_memo_name(text: &str) -> bool {
+    matches!(
+        text,
+        "cache" | "lru_cache" | "memo" | "memoize" | "memoized" | "cached" | "Map"
+    )
+}
+
+/// Whether the function `name` defined at `line` is memoised: a memo name in its decorators,
+/// in its own body, or wrapping it (`fib = lru_cache(None)(fib)`, `memoize(fib)`). A table
+/// declared and never read by the function (`const memo = {};` beside a naive `fib`) is not.
+fn memoised(src: &Source<'_>, name: &str, line: u32) -> bool {
+    let t = &src.tokens;
+    let Some(def) = t.iter().position(|tok| tok.line == line && tok.line_start) else {
+        return true;
+    };
+    // The decorator lines just above a Python `def`.
+    let mut start = def;
+    while let Some(prev) = (0..start).rev().find(|&k| t[k].line_start)
+        && src.is(prev, "@")
+    {
+        start = prev;
+    }
+    let end = match src.language {
+        Language::Python => (def + 1..t.len())
+            .find(|&k| t[k].line_start && t[k].indent <= t[def].indent)
+            .map_or(t.len(), |k| k),
+        Language::JavaScript => (def..t.len())
+            .take_while(|&k| t[k].line == line)
+            .find_map(|k| js_function_at(src, k).filter(|(n, _)| *n == name))
+            .map_or(t.len(), |(_, end)| end + 1),
+    };
+    let in_reach = t[start..end]
+        .iter()
+        .any(|tok| tok.kind == Kind::Ident && is_memo_name(tok.text));
+    // A memo name called with the function as an argument, anywhere.
+    let wrapped = (0..t.len()).any(|k| {
+        t[k].kind == Kind::Ident
+            && is_memo_name(t[k].text)
+            && src.is(k + 1, "(")
+            && src.partner[k + 1] != NONE
+            && t[k + 2..src.partner[k + 1]]
+                .iter()
+                .any(|tok| tok.text == name)
+    });
+    in_reach || wrapped || lru_wrapped(src, name)
+}
+
+/// `lru_cache(maxsize=None)(fib)`: the wrapper's second call holds the function.
+fn lru_wrapped(src: &Source<'_>, name: &str) -> bool {
+    let t = &src.tokens;
+    (0..t.len()).any(|k| {
+        is_memo_name(t[k].text)
+            && src.is(k + 1, "(")
+            && src.partner[k + 1] != NONE
+            && src.is(src.partner[k + 1] + 1, "(")
+            && src.is(src.partner[k + 1] + 2, name)
+    })
 }
 
 /// Functions that call themselves: (name, line of the definition, how many places call it).
@@ -228,5 +279,26 @@ mod tests {
         assert_eq!(branching_recursion(&s), vec![("fib".to_string(), 1)]);
         let s = js("const twice = n => n * 2\nconst go = x => go(x) + go(x)\ntwice(go(1))");
         assert_eq!(branching_recursion(&s), vec![("go".to_string(), 2)]);
+    }
+
+    #[test]
+    fn a_memo_table_counts_only_when_the_function_reads_it() {
+        let fib =
+            "function fib(n) {\n  if (n <= 1) return n;\n  return fib(n - 1) + fib(n - 2);\n}";
+        let unused = format!("const memo = {{}};\n{fib}\nconsole.log(fib(38));");
+        let unused = js(&unused);
+        assert_eq!(branching_recursion(&unused), vec![("fib".to_string(), 2)]);
+        let read = js(
+            "const memo = new Map();\nfunction fib(n) {\n  if (memo.has(n)) return memo.get(n);\n  const v = n < 2 ? n : fib(n - 1) + fib(n - 2);\n  memo.set(n, v);\n  return v;\n}",
+        );
+        assert!(branching_recursion(&read).is_empty());
+        let py_table = py(
+            "memo = {}\ndef f(n):\n    if n in memo:\n        return memo[n]\n    memo[n] = n if n < 2 else f(n - 1) + f(n - 2)\n    return memo[n]",
+        );
+        assert!(branching_recursion(&py_table).is_empty());
+        let wrapped = py(
+            "import functools\ndef f(n):\n    return n if n < 2 else f(n - 1) + f(n - 2)\nf = functools.lru_cache(maxsize=None)(f)",
+        );
+        assert!(branching_recursion(&wrapped).is_empty());
     }
 }
