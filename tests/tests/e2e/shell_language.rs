@@ -140,6 +140,10 @@ const LINES: &[&str] = &[
     "comm -12 <(sort nums.txt) <(printf '1\\n3\\n')",
     "while read -r w; do echo \"<$w>\"; done < <(cut -d' ' -f1 a.txt)",
     "diff <(sort nums.txt) <(printf '1\\n2\\n3\\n') && echo same; paste -d: <(seq 3) <(seq 4 6)",
+    // `>(...)`, last on its line: bash runs it beside the command, so anything after it races.
+    "echo abc > >(tr a-z A-Z)",
+    "printf 'a\\nb\\n' | tee >(wc -l) > /dev/null",
+    "ls -d a.txt gone 2> >(sed 's/^/E: /')",
     // `-nt`/`-ot`: nanosecond times, and a missing file older than any.
     "touch old; sleep 0.05; touch new; [ new -nt old ] && echo newer; [ old -ot new ] && echo older; [[ new -ot old ]] || echo not-older",
     "for e in 'a.txt -ot gone' 'gone -ot a.txt' 'a.txt -nt gone' 'gone -nt a.txt' 'gone -ot gone2'; do test $e; echo \"$e: $?\"; done",
@@ -223,7 +227,6 @@ async fn shell_language_refuses_and_bounds_what_it_must() -> Result<()> {
     // Unsupported syntax is a syntax error (status 2) before anything runs.
     for line in [
         "echo ran; sleep 1 &",
-        "echo ran; echo a | tee >(wc -l)",
         "echo ran; select x in a b; do echo $x; done",
         "echo ran; arr=(1 2 3)",
     ] {

@@ -380,11 +380,50 @@ impl<'a> Shell<'a> {
     }
 
     fn run_command(&mut self, cmd: &Command, stdin: Input, out: Target) -> Result<i32, Abort> {
-        // The files of its `<(...)` go when the command ends (a loop makes no pile of them).
-        let temporaries = self.io.temporaries.len();
+        // The files of its `<(...)` and `>(...)` go when the command ends (a loop makes no pile
+        // of them), once each `>(...)` has read what the command wrote into its file.
+        let (temporaries, readers) = (self.io.temporaries.len(), self.io.readers.len());
         let result = self.run_command_itself(cmd, stdin, out);
+        let read = match result {
+            Ok(_) => self.run_readers(readers, out),
+            Err(_) => Ok(()),
+        };
+        self.io.readers.truncate(readers);
         self.remove_temporaries(temporaries);
-        result
+        let status = result?;
+        read?;
+        Ok(status)
+    }
+
+    /// Runs the `>(...)` made since `mark`, oldest first, each reading what the command wrote
+    /// into its file, with the streams the command had before its own redirections (bash
+    /// expands them first: `tee >(wc -l) > copy` counts on the shell's stdout). `$?` stays
+    /// the command's.
+    fn run_readers(&mut self, mark: usize, out: Target) -> Result<(), Abort> {
+        let readers = self.io.readers.split_off(mark.min(self.io.readers.len()));
+        let (status, subst_status) = (self.status, self.subst_status);
+        for (path, script) in readers {
+            self.check()?;
+            if !self.room_to_nest() {
+                break;
+            }
+            let stdin = match self.read_file(&path, PIPE_CAP as u64) {
+                Ok((data, truncated)) => Input::new(data, truncated),
+                Err(e) => {
+                    self.redirect_error(&path, &e);
+                    continue;
+                }
+            };
+            let streams = (stdin, out, self.base_err);
+            let saved_loops = std::mem::take(&mut self.loops);
+            let saved_returnable = std::mem::take(&mut self.returnable);
+            let result = self.with_streams(streams, |sh| sh.subshell(|sh| sh.run_script(&script)));
+            self.loops = saved_loops;
+            self.returnable = saved_returnable;
+            result?;
+        }
+        (self.status, self.subst_status) = (status, subst_status);
+        Ok(())
     }
 
     fn run_command_itself(
@@ -1195,6 +1234,16 @@ impl Env for Shell<'_> {
                 "process substitution: cannot write its file: {why}"
             ))
         })
+    }
+
+    fn output_file(&mut self, script: &Script) -> Result<String, ExpandError> {
+        let path = self.temporary_file(b"").map_err(|why| {
+            ExpandError::Failed(format!("process substitution: cannot make its file: {why}"))
+        })?;
+        self.io
+            .readers
+            .push((path.clone(), Rc::new(script.clone())));
+        Ok(path)
     }
 
     fn expand_pathname(&mut self, pattern: &str) -> Vec<String> {

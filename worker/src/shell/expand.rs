@@ -69,6 +69,12 @@ pub(crate) trait Env: arith::Vars {
     /// # Errors
     /// When the deadline passes, the call is cancelled, or the file cannot be written.
     fn input_file(&mut self, script: &Script) -> Result<String, Error>;
+    /// `>(...)`: the path of a new empty file for the command to write; `script` runs with
+    /// it as its stdin when the command ends, and it is removed then.
+    ///
+    /// # Errors
+    /// As [`Env::input_file`].
+    fn output_file(&mut self, script: &Script) -> Result<String, Error>;
     /// Pathname expansion of one field (see [`glob`]): the matching paths, sorted.
     fn expand_pathname(&mut self, pattern: &str) -> Vec<String>;
     /// Whether the deadline passed or the call was cancelled (and which).
@@ -230,6 +236,10 @@ fn expand_word(
             }
             Part::Input { script } => {
                 let path = env.input_file(script)?;
+                f.push(&path, true);
+            }
+            Part::Output { script } => {
+                let path = env.output_file(script)?;
                 f.push(&path, true);
             }
         }

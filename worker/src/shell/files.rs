@@ -165,14 +165,15 @@ impl Shell<'_> {
         }
     }
 
-    /// A new file in `/tmp` holding `data` (what `<(...)` printed): its guest path.
+    /// A new file in `/tmp` holding `data` (what `<(...)` printed; nothing yet for `>(...)`):
+    /// its guest path.
     ///
     /// # Errors
     /// Why it could not be written (the disk quota, a call stopped).
     pub(crate) fn temporary_file(&mut self, data: &[u8]) -> Result<String, String> {
         let nanos = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH))
             .map_or(0, |d| d.subsec_nanos());
-        let path = format!("/tmp/.sh-input-{}-{nanos:08x}", self.io.temporaries.len());
+        let path = format!("/tmp/.sh-subst-{}-{nanos:08x}", self.io.temporaries.len());
         match self.ask_files_with_input(&["write", &path], data) {
             Some((_, _, 0)) => {
                 self.io.temporaries.push(path.clone());

@@ -13,8 +13,7 @@
 //! same lexer up to the matching `)`. Every such opener (and every compound command the parser
 //! opens) goes through [`Lexer::enter`], which refuses more than [`MAX_PARSE_DEPTH`] levels, so
 //! the recursion is bounded and every character is still read once: parsing stays linear in
-//! the input whatever a client sends. What the shell does not do (output process
-//! substitution, `>(...)`) is refused at its first character with a message.
+//! the input whatever a client sends.
 
 use std::cell::OnceCell;
 use std::rc::Rc;
@@ -53,6 +52,9 @@ pub(crate) enum Part {
     /// `<(...)`: the path of a file holding the script's stdout (bash's `/dev/fd/63`; pipelines
     /// here run one stage after another, so the script runs first).
     Input { script: Box<Script> },
+    /// `>(...)`: the path of a file the command writes, which the script then reads as its
+    /// stdin (bash runs it beside the command; here it runs when the command has ended).
+    Output { script: Box<Script> },
 }
 
 /// What `${NAME<op>...}` does with the value.
@@ -294,11 +296,8 @@ impl Lexer {
             return Ok(Tok::Newline);
         }
         if let Some(op) = OPERATORS.into_iter().find(|op| self.starts_with(op)) {
-            if op == "<" && self.at(1) == Some('(') {
-                return self.input_substitution();
-            }
-            if op == ">" && self.at(1) == Some('(') {
-                return Err(unsupported("output process substitution >(...)"));
+            if (op == "<" || op == ">") && self.at(1) == Some('(') {
+                return self.process_substitution(op == "<");
             }
             self.pos += op.len();
             if op == "<<" || op == "<<-" {
@@ -321,20 +320,24 @@ impl Lexer {
         Ok(Tok::Word(self.word(End::Blank, false)?))
     }
 
-    /// `<(...)` at the current position: a word of its own.
-    fn input_substitution(&mut self) -> Result<Tok, String> {
+    /// `<(...)` (`reads`) or `>(...)` at the current position: a word of its own.
+    fn process_substitution(&mut self, reads: bool) -> Result<Tok, String> {
         self.pos += 2;
         self.enter()?;
-        let script = parser::parse_nested(self)?;
+        let script = Box::new(parser::parse_nested(self)?);
         self.leave();
         if self.peek().is_some_and(|c| !" \t\r\n;&|<>()".contains(c)) {
-            return Err("process substitution `<(...)` must be a word of its own".into());
+            let shape = if reads { "<(...)" } else { ">(...)" };
+            return Err(format!(
+                "process substitution `{shape}` must be a word of its own"
+            ));
         }
-        Ok(Tok::Word(Word {
-            parts: vec![Part::Input {
-                script: Box::new(script),
-            }],
-        }))
+        let part = if reads {
+            Part::Input { script }
+        } else {
+            Part::Output { script }
+        };
+        Ok(Tok::Word(Word { parts: vec![part] }))
     }
 
     fn heredoc(&mut self, strip_tabs: bool) -> Result<Tok, String> {
@@ -920,11 +923,8 @@ mod tests {
         assert_eq!(t[7], Tok::Op(";;&"));
         assert_eq!(t[9], Tok::Op(";&"));
         assert!(matches!(words("cat <(ls)")[1][0], Part::Input { .. }));
-        assert!(
-            tokenize("tee >(wc -l)")
-                .unwrap_err()
-                .contains("process substitution")
-        );
+        assert!(matches!(words("tee >(wc -l)")[1][0], Part::Output { .. }));
+        assert!(matches!(words("echo > >(cat)")[1][0], Part::Output { .. }));
         assert!(
             tokenize("cat <(ls)x")
                 .unwrap_err()

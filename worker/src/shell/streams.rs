@@ -11,6 +11,8 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
+use super::parser::Script;
+
 /// The most a pipe (or a `<` redirection) holds: bounds memory, and stops endless producers.
 /// The same as a WebAssembly tool may write, so that a tool piped or redirected loses nothing.
 pub(crate) const PIPE_CAP: usize = crate::toolbox::TOOL_OUTPUT_CAP;
@@ -84,8 +86,12 @@ pub(crate) struct Io {
     files: Vec<Option<OutFile>>,
     /// The guest paths this call's redirections opened: a loop's `>> f` asks the sandbox once.
     opened: std::collections::HashSet<String>,
-    /// The files of this call's process substitutions (`<(...)`), removed when it ends.
+    /// The files of this call's process substitutions (`<(...)`, `>(...)`), removed when their
+    /// command ends.
     pub temporaries: Vec<String>,
+    /// The `>(...)` whose command is still running: each one's file and the script that reads
+    /// it when the command ends.
+    pub readers: Vec<(String, Rc<Script>)>,
     /// Bytes written into files so far (see [`WRITE_BUDGET`]).
     pub written: u64,
 }
@@ -99,6 +105,7 @@ impl Io {
             files: Vec::new(),
             opened: std::collections::HashSet::new(),
             temporaries: Vec::new(),
+            readers: Vec::new(),
             written: 0,
         }
     }

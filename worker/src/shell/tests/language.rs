@@ -881,6 +881,41 @@ fn agrees_with_bash_on_edge_cases() {
 }
 
 #[test]
+fn output_process_substitution_reads_what_the_command_wrote() {
+    let mut s = Sandbox::new();
+    assert_eq!(s.ok("echo abc > >(tr a-z A-Z)"), "ABC\n");
+    // Its stdout is the command's before its own redirections, in a pipeline the stage's.
+    assert_eq!(s.ok("printf 'a\\nb\\n' | tee >(wc -l) > /dev/null"), "2\n");
+    assert_eq!(
+        s.ok("echo hi | tee >(wc -l) | cat -n"),
+        "     1\thi\n     2\t1\n"
+    );
+    assert_eq!(
+        s.ok("printf 'b\\na\\n' | tee >(sort > sorted.txt) > /dev/null; cat sorted.txt"),
+        "a\nb\n"
+    );
+    assert_eq!(
+        s.ok("for i in 1 2 3; do echo $i; done > >(sort -r)"),
+        "3\n2\n1\n"
+    );
+    let (out, err, _) = s.sh("ls nothere 2> >(sed 's/^/E: /')");
+    assert_eq!(
+        (out.as_str(), err.as_str()),
+        (
+            "E: ls: cannot access 'nothere': No such file or directory\n",
+            ""
+        )
+    );
+    // `$?` is the command's; nothing is left in /tmp, in a loop or after it.
+    assert_eq!(s.ok("false > >(cat); echo $?"), "1\n");
+    assert_eq!(
+        s.ok("for i in 1 2; do echo $i > >(cat > /dev/null); ls -A /tmp | grep -c sh-subst; done; true"),
+        "0\n0\n"
+    );
+    assert_eq!(s.ok("ls -A /tmp | grep -c sh-subst || true"), "0\n");
+}
+
+#[test]
 fn process_substitution_reads_a_file_that_goes_afterwards() {
     let mut s = Sandbox::new();
     assert_eq!(s.ok("cat <(echo hi) <(echo there)"), "hi\nthere\n");
@@ -892,15 +927,15 @@ fn process_substitution_reads_a_file_that_goes_afterwards() {
     assert_eq!((out.as_str(), status), ("2c2\n< b\n---\n> c\n", 1));
     // `$?` is the command's, not the substitution's; nothing is left in /tmp.
     assert_eq!(s.ok("false; cat <(true); echo $?"), "0\n");
-    assert_eq!(s.ok("ls -A /tmp | grep -c sh-input || true"), "0\n");
+    assert_eq!(s.ok("ls -A /tmp | grep -c sh-subst || true"), "0\n");
     // Each command's files go when it ends: a loop leaves none behind as it runs.
     assert_eq!(
-        s.ok("for i in 1 2 3; do cat <(echo $i) > /dev/null; done; ls -A /tmp | grep -c sh-input || true"),
+        s.ok("for i in 1 2 3; do cat <(echo $i) > /dev/null; done; ls -A /tmp | grep -c sh-subst || true"),
         "0\n"
     );
     assert_eq!(
         s.ok(
-            "for i in 1 2; do cat <(echo $i) > /dev/null; ls -A /tmp | grep -c sh-input; done; true"
+            "for i in 1 2; do cat <(echo $i) > /dev/null; ls -A /tmp | grep -c sh-subst; done; true"
         ),
         "0\n0\n"
     );
