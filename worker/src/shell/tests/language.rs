@@ -239,7 +239,7 @@ fn syntax_errors_run_nothing() {
         "echo before; f() ls",
         "echo before |",
         "echo before; case x in x) ;; ",
-        "echo before; tee >(wc -l)",
+        "echo before; tee >(wc -l",
         "echo before; select x in a; do :; done",
         "echo before; a=(1 2)",
         "echo before; echo ${a[0]}",
