@@ -3,7 +3,8 @@
 //!
 //!   cargo build --release -p sandbox-tests --bin sandbox-bench
 //!   target/release/sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']...
-//!                                [--sdk-only] [--advice[=CORPUS,...]] [--state] [ITERATIONS]
+//!                                [--sdk-only] [--advice[=CORPUS,...]] [--state] [--commands]
+//!                                [--memory] [ITERATIONS]
 //!
 //! - New sessions: `create_session` plus the first `execute_code`, timed together, per runtime
 //!   (target p50 ≤ 10 ms; ≤ 50 ms with numpy and pandas imported).
@@ -17,7 +18,9 @@
 //!   ≥ 4000 JavaScript executions/s).
 //! - Memory: RSS and PSS (`/proc/PID/smaps_rollup`) of one idle session's worker per runtime,
 //!   and of a fresh server's process tree; density: 50 Python + 50 JavaScript idle sessions on
-//!   a server with its default configuration (≤ 4 GiB total RSS; a refusal is printed).
+//!   a server with its default configuration (≤ 4 GiB total RSS; a refusal is printed); and 60
+//!   idle Python sessions with pandas imported, pool off (PSS ≤ 12 MiB each). `--memory`
+//!   measures only these.
 //! - Fuel metering's overhead (≤ 30 %), from `sandbox-worker fuel-overhead`, and the first
 //!   import time and fuel of the heaviest vendored packages.
 //! - Sessions as values ([`state`], issue 28): checkpoint (≤ 20 ms; ≤ 150 ms with pandas and a
@@ -104,12 +107,14 @@ struct Options {
     state: bool,
     /// Only `execute_command`'s figures.
     commands: bool,
+    /// Only the memory figures.
+    memory: bool,
     /// Only the usage.
     help: bool,
     iterations: usize,
 }
 
-const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']... [--sdk-only] [--advice[=CORPUS,...]] [--state] [--commands] [ITERATIONS]";
+const USAGE: &str = "usage: sandbox-bench [--check] [--against 'CMD ARGS'] [--sdk-against 'CMD ARGS']... [--sdk-only] [--advice[=CORPUS,...]] [--state] [--commands] [--memory] [ITERATIONS]";
 
 fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
     let mut options = Options {
@@ -121,6 +126,7 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
         advice_corpora: Vec::new(),
         state: false,
         commands: false,
+        memory: false,
         help: false,
         iterations: 300,
     };
@@ -139,6 +145,8 @@ fn parse_options(args: impl IntoIterator<Item = String>) -> Result<Options> {
             options.state = true;
         } else if arg == "--commands" {
             options.commands = true;
+        } else if arg == "--memory" {
+            options.memory = true;
         } else if arg == "--help" || arg == "-h" {
             options.help = true;
         } else if let Some(command) = arg.strip_prefix("--against=") {
@@ -187,9 +195,22 @@ async fn measure_ours(plan: &Plan) -> Result<Vec<Row>> {
     drop(subject);
     stop(server).await;
 
+    rows.extend(memory_rows().await?);
+    rows.extend(state::suspended_rows(state::SUSPENDED_SESSIONS).await);
+
+    let worker = server_binary().with_file_name("sandbox-worker");
+    let runtimes: Option<PathBuf> = host::data_dir().and_then(|d| d.parent().map(Into::into));
+    rows.extend(suite::fuel_rows(&worker, runtimes.as_deref()).await);
+    Ok(rows)
+}
+
+/// The memory figures, each on a fresh server: its idle process tree, then the density of
+/// idle sessions of both languages; then, on a server with its pool off, idle Python sessions
+/// with pandas imported.
+async fn memory_rows() -> Result<Vec<Row>> {
     let server = Arc::new(CommandServer::sandbox_mcp().await?);
     let subject = Subject::new(Arc::clone(&server) as SharedClient, server.pid).await?;
-    rows.push(suite::idle_tree_row(&subject).await);
+    let mut rows = vec![suite::idle_tree_row(&subject).await];
     rows.extend(suite::density_rows(&subject, DENSITY_PER_LANGUAGE).await);
     drop(subject);
     stop(server).await;
@@ -199,11 +220,6 @@ async fn measure_ours(plan: &Plan) -> Result<Vec<Row>> {
     rows.push(suite::scientific_sessions_row(&subject, SCIENTIFIC_SESSIONS).await);
     drop(subject);
     stop(server).await;
-    rows.extend(state::suspended_rows(state::SUSPENDED_SESSIONS).await);
-
-    let worker = server_binary().with_file_name("sandbox-worker");
-    let runtimes: Option<PathBuf> = host::data_dir().and_then(|d| d.parent().map(Into::into));
-    rows.extend(suite::fuel_rows(&worker, runtimes.as_deref()).await);
     Ok(rows)
 }
 
@@ -381,6 +397,11 @@ async fn main() -> Result<()> {
         println!("{}", table::render(&rows, &[]));
         return Ok(());
     }
+    if options.memory {
+        let rows = memory_rows().await?;
+        println!("{}", table::render(&rows, &[]));
+        return Ok(());
+    }
     if options.commands {
         let server = Arc::new(CommandServer::sandbox_mcp().await?);
         let subject = Subject::new(Arc::clone(&server) as SharedClient, server.pid).await?;
@@ -465,6 +486,7 @@ mod tests {
                 advice_corpora: Vec::new(),
                 state: false,
                 commands: false,
+                memory: false,
                 help: false,
                 iterations: 300
             }
@@ -496,6 +518,7 @@ mod tests {
         );
         assert!(parse(&["--advice"]).unwrap().advice);
         assert!(parse(&["--commands"]).unwrap().commands);
+        assert!(parse(&["--memory"]).unwrap().memory);
         assert!(parse(&["--help"]).unwrap().help);
     }
 
