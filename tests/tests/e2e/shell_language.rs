@@ -144,6 +144,15 @@ const LINES: &[&str] = &[
     "echo abc > >(tr a-z A-Z)",
     "printf 'a\\nb\\n' | tee >(wc -l) > /dev/null",
     "ls -d a.txt gone 2> >(sed 's/^/E: /')",
+    // bash's `printf -v`, `declare -i`/`-p`, `shopt`, `trap`, `unset -f`, `$RANDOM`.
+    "printf -v out '%03d|%s' 7 x; echo \"[$out]\"",
+    "declare -i n=3+4; echo $n; n=n*2; echo $n; declare -p n; declare +i n; n=1+1; echo $n",
+    "f() { local -i k=2*3; echo $k; }; f; x='a\"b$c'; declare -p x",
+    "shopt -s nullglob; for f in *.nomatch; do echo $f; done; echo done; shopt nullglob; shopt -p failglob",
+    "g() { echo g; }; unset -f g; type g >/dev/null 2>&1 || echo gone",
+    "trap 'echo bye' EXIT; echo hi; (trap 'echo sub' EXIT; echo in); echo out",
+    "trap 'echo err $?' ERR; false; { false; }; f() { false; echo inf; }; f; (exit 3); true",
+    "trap 'echo it'\\''s' INT; trap -p; echo $((RANDOM < 32768))",
     // `-nt`/`-ot`: nanosecond times, and a missing file older than any.
     "touch old; sleep 0.05; touch new; [ new -nt old ] && echo newer; [ old -ot new ] && echo older; [[ new -ot old ]] || echo not-older",
     "for e in 'a.txt -ot gone' 'gone -ot a.txt' 'a.txt -nt gone' 'gone -nt a.txt' 'gone -ot gone2'; do test $e; echo \"$e: $?\"; done",

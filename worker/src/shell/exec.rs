@@ -23,7 +23,7 @@
 //! `while` or `until`, in any but the last command of `&&`/`||`, or under `!`; that holds for
 //! everything such a command runs (function bodies included).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Display;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -31,7 +31,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::builtins;
-use super::expand::{self, Env, Error as ExpandError, MAX_EXPANSION};
+use super::expand::{self, Env, Error as ExpandError, MAX_EXPANSION, Unmatched};
 use super::glob::Glob;
 use super::guest_fs::{Access, Fs, FsError, Resolved};
 use super::lexer::Word;
@@ -94,6 +94,10 @@ pub(crate) struct Options {
     pub xtrace: bool,
     /// `-u`: expanding an unset variable (not `$@`, not `${X:-...}`) ends the script.
     pub nounset: bool,
+    /// `shopt -s nullglob`: a pattern that matches nothing expands to nothing.
+    pub nullglob: bool,
+    /// `shopt -s failglob`: a pattern that matches nothing fails its command.
+    pub failglob: bool,
 }
 
 /// A command's assignments, expanded.
@@ -143,6 +147,9 @@ pub(crate) struct Shell<'a> {
     errexit_off: usize,
     /// Variables made read-only (`readonly`, `declare -r`) in this call.
     pub readonly: HashSet<String>,
+    /// Variables given the integer attribute (`declare -i`) in this call: what is assigned to
+    /// them is evaluated as arithmetic.
+    pub integers: HashSet<String>,
     /// Subshells running around the current command: an expansion error (`${X:?}`, `set -u`)
     /// ends a subshell with status 1 but the shell itself with 127, as in bash.
     subshells: usize,
@@ -159,7 +166,22 @@ pub(crate) struct Shell<'a> {
     base_in: Input,
     base_out: Target,
     pub(super) base_err: Target,
+    /// When the shell started (`$SECONDS`).
+    started: Instant,
+    /// `$RANDOM`'s generator (xorshift32, never 0): seeded from the clock, or by assigning
+    /// `RANDOM=N` for a repeatable sequence, as in bash.
+    random: u32,
+    /// `trap`'s commands by signal number ([`EXIT_TRAP`], [`ERR_TRAP`] or a signal's): `EXIT`'s
+    /// runs when the script, its subshell or child shell ends, `ERR`'s after a command fails
+    /// where `set -e` would stop (outside functions, as bash without `set -E`); signals never
+    /// reach the sandbox's shell, so their traps are kept for `trap -p` and never run.
+    pub traps: BTreeMap<u32, String>,
 }
+
+/// [`Shell::traps`]' key for `trap ... EXIT` (bash's signal 0).
+pub(crate) const EXIT_TRAP: u32 = 0;
+/// [`Shell::traps`]' key for `trap ... ERR`, after every signal's (bash lists it last).
+pub(crate) const ERR_TRAP: u32 = 1000;
 
 /// The address of a local of the caller's frame: how deep the stack is.
 #[inline(never)]
@@ -193,6 +215,7 @@ impl<'a> Shell<'a> {
             returnable: 0,
             errexit_off: 0,
             readonly: HashSet::new(),
+            integers: HashSet::new(),
             subshells: 0,
             getopts_at: (0, 0),
             subst_status: None,
@@ -200,6 +223,11 @@ impl<'a> Shell<'a> {
             base_in: Input::default(),
             base_out: Target::Stdout,
             base_err: Target::Stderr,
+            started: Instant::now(),
+            random: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.subsec_nanos() | 1),
+            traps: BTreeMap::new(),
         }
     }
 
@@ -292,10 +320,57 @@ impl<'a> Shell<'a> {
                 final_ran = !shielded;
             }
         }
-        if self.options.errexit && self.errexit_off == 0 && final_ran && self.status != 0 {
-            return Err(Abort::Exit(self.status));
+        if self.errexit_off == 0 && final_ran && self.status != 0 {
+            let last = list.rest.last().map_or(&list.first, |(_, p)| p);
+            if reports_its_own_failure(last) {
+                self.run_err_trap()?;
+            }
+            if self.options.errexit {
+                return Err(Abort::Exit(self.status));
+            }
         }
         Ok(self.status)
+    }
+
+    /// Runs the `ERR` trap for the command that just failed (not inside a function: bash
+    /// without `set -E`); `$?` is the failure's before, during and after it.
+    fn run_err_trap(&mut self) -> Result<(), Abort> {
+        if !self.locals.is_empty() {
+            return Ok(());
+        }
+        // Not again for a failure inside the trap itself.
+        let Some(action) = self.traps.remove(&ERR_TRAP) else {
+            return Ok(());
+        };
+        let status = self.status;
+        let streams = (self.base_in.clone(), self.base_out, self.base_err);
+        let result = self.eval(&action, streams);
+        self.traps.entry(ERR_TRAP).or_insert(action);
+        self.status = status;
+        result.map(drop)
+    }
+
+    /// Runs the `EXIT` trap, when one is set, as the script (or subshell, or child shell)
+    /// ends with `result`: with `$?` its status, and an `exit N` in the trap is the status
+    /// then. A deadline or cancel ends everything at once.
+    pub(crate) fn run_exit_trap(&mut self, result: Result<i32, Abort>) -> Result<i32, Abort> {
+        let status = match &result {
+            Ok(code) | Err(Abort::Exit(code) | Abort::Return(code)) => *code,
+            Err(Abort::Break(_) | Abort::Continue(_)) => self.status,
+            Err(Abort::Timeout | Abort::Cancelled) => return result,
+        };
+        let Some(action) = self.traps.remove(&EXIT_TRAP) else {
+            return result;
+        };
+        self.status = status;
+        let streams = (self.base_in.clone(), self.base_out, self.base_err);
+        match self.eval(&action, streams) {
+            Err(stop @ (Abort::Exit(_) | Abort::Timeout | Abort::Cancelled)) => Err(stop),
+            _ => {
+                self.status = status;
+                result
+            }
+        }
     }
 
     fn run_pipeline(&mut self, p: &Pipeline, shielded: bool) -> Result<i32, Abort> {
@@ -351,9 +426,13 @@ impl<'a> Shell<'a> {
             positional: self.positional.clone(),
             locals: self.locals.clone(),
         };
+        // A subshell starts without the caller's traps and runs its own `EXIT` trap.
+        let traps = std::mem::take(&mut self.traps);
         self.subshells += 1;
         let result = f(self);
+        let result = self.run_exit_trap(result);
         self.subshells -= 1;
+        self.traps = traps;
         *self.state = saved.state;
         self.options = saved.options;
         self.functions = saved.functions;
@@ -905,13 +984,64 @@ impl<'a> Shell<'a> {
         self.with_streams(fds, |sh| sh.run_script(&script))
     }
 
+    /// bash's dynamic variables, computed when read.
+    fn dynamic_var(&mut self, name: &str) -> Option<String> {
+        let since_epoch = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+        };
+        Some(match name {
+            "RANDOM" => {
+                let mut x = self.random;
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                self.random = x;
+                (x % 32768).to_string()
+            }
+            "SECONDS" => self.started.elapsed().as_secs().to_string(),
+            "EPOCHSECONDS" => since_epoch().as_secs().to_string(),
+            "EPOCHREALTIME" => {
+                let t = since_epoch();
+                format!("{}.{:06}", t.as_secs(), t.subsec_micros())
+            }
+            // There is no process to name: fixed, harmless values (as `$$`).
+            "BASHPID" => "1".into(),
+            "PPID" => "0".into(),
+            _ => return None,
+        })
+    }
+
+    /// A variable's value, the dynamic ones included.
+    pub(crate) fn var(&mut self, name: &str) -> Option<String> {
+        self.dynamic_var(name)
+            .or_else(|| self.state.vars.get(name).cloned())
+    }
+
     /// Sets a shell variable; `false` (after a message) when it is read-only or the variables
     /// would hold more than [`MAX_VARS`].
     pub(crate) fn set_var(&mut self, name: &str, value: String) -> bool {
+        if name == "RANDOM" {
+            // Seeds the sequence (bash); xorshift needs a state other than 0.
+            self.random = value.trim().parse::<i64>().map_or(1, |n| (n as u32) | 1);
+            return true;
+        }
         if self.readonly.contains(name) {
             self.complain(format_args!("{name}: readonly variable"));
             return false;
         }
+        let value = if self.integers.contains(name) {
+            match super::arith::eval(&value, self) {
+                Ok(n) => n.to_string(),
+                Err(why) => {
+                    self.complain(format_args!("{value}: {why}"));
+                    return false;
+                }
+            }
+        } else {
+            value
+        };
         if !self.room_for(&[(name.to_string(), value.clone())]) {
             return false;
         }
@@ -1116,14 +1246,18 @@ impl<'a> Shell<'a> {
                 std::mem::take(&mut self.locals),
                 self.functions.clone(),
                 std::mem::take(&mut self.subshells),
+                std::mem::take(&mut self.traps),
             )
         });
         self.depth += 1;
-        let result = self.run_script(&script);
+        let mut result = self.run_script(&script);
+        if isolated {
+            result = self.run_exit_trap(result);
+        }
         self.depth -= 1;
-        if let Some((loops, returnable, locals, functions, subshells)) = saved_frames {
+        if let Some((loops, returnable, locals, functions, subshells, traps)) = saved_frames {
             (self.loops, self.returnable, self.locals) = (loops, returnable, locals);
-            (self.functions, self.subshells) = (functions, subshells);
+            (self.functions, self.subshells, self.traps) = (functions, subshells, traps);
         }
         (self.base_in, self.base_out, self.base_err) = saved_base;
         if let Some(p) = saved_positional {
@@ -1139,6 +1273,18 @@ impl<'a> Shell<'a> {
         } else {
             result
         }
+    }
+}
+
+/// Whether a failure of `pipeline` runs the `ERR` trap: a compound command that runs other
+/// commands (`{ }`, `if`, loops, `case`) already ran it for the one inside that failed.
+fn reports_its_own_failure(pipeline: &Pipeline) -> bool {
+    match pipeline.commands.as_slice() {
+        [Command::Compound { body, .. }] => matches!(
+            **body,
+            Compound::Subshell(_) | Compound::Arith(_) | Compound::Cond(_)
+        ),
+        _ => true,
     }
 }
 
@@ -1167,7 +1313,7 @@ impl From<ExpandError> for CondError {
 
 impl super::arith::Vars for Shell<'_> {
     fn get_var(&mut self, name: &str) -> Option<String> {
-        self.state.vars.get(name).cloned()
+        self.var(name)
     }
 
     fn set_var_arith(&mut self, name: &str, value: String) -> Result<(), String> {
@@ -1201,7 +1347,7 @@ impl Env for Shell<'_> {
                     self.positional.get(i).cloned()
                 }
             }
-            n => self.state.vars.get(n).cloned(),
+            n => self.var(n),
         }
     }
 
@@ -1248,6 +1394,16 @@ impl Env for Shell<'_> {
 
     fn expand_pathname(&mut self, pattern: &str) -> Vec<String> {
         self.pathnames(pattern)
+    }
+
+    fn unmatched(&self) -> Unmatched {
+        if self.options.failglob {
+            Unmatched::Fail
+        } else if self.options.nullglob {
+            Unmatched::Nothing
+        } else {
+            Unmatched::Literal
+        }
     }
 
     fn stopped(&self) -> Option<Abort> {

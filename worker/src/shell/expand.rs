@@ -77,12 +77,27 @@ pub(crate) trait Env: arith::Vars {
     fn output_file(&mut self, script: &Script) -> Result<String, Error>;
     /// Pathname expansion of one field (see [`glob`]): the matching paths, sorted.
     fn expand_pathname(&mut self, pattern: &str) -> Vec<String>;
+    /// What a pattern that matches nothing becomes (`shopt` nullglob, failglob).
+    fn unmatched(&self) -> Unmatched {
+        Unmatched::Literal
+    }
     /// Whether the deadline passed or the call was cancelled (and which).
     fn stopped(&self) -> Option<Abort>;
     /// `set -u`: expanding an unset parameter is an error.
     fn nounset(&self) -> bool {
         false
     }
+}
+
+/// What a pattern that matches no file becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unmatched {
+    /// Itself, unchanged (POSIX).
+    Literal,
+    /// No word at all (`shopt -s nullglob`).
+    Nothing,
+    /// An error: the command does not run (`shopt -s failglob`).
+    Fail,
 }
 
 /// A character and whether quoting made it literal.
@@ -707,6 +722,13 @@ fn expand_fields(word: &Word, env: &mut dyn Env, out: &mut Vec<String>) -> Resul
             if !matches.is_empty() {
                 out.extend(matches);
                 continue;
+            }
+            match env.unmatched() {
+                Unmatched::Literal => {}
+                Unmatched::Nothing => continue,
+                Unmatched::Fail => {
+                    return Err(Error::Failed(format!("no match: {}", text_of(&field))));
+                }
             }
         }
         out.push(text_of(&field));

@@ -342,7 +342,8 @@ pub fn execute(
     // it. The shell's state is plain data, so what a half-run command left behind is consistent
     // enough to report and go on.
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        shell.check().and_then(|()| shell.run_script(&parsed))
+        let result = shell.check().and_then(|()| shell.run_script(&parsed));
+        shell.run_exit_trap(result)
     }));
     shell.remove_temporaries(0);
     let (exit_code, error) = match run {

@@ -74,34 +74,122 @@ pub(super) fn command(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
 
 /// `declare`/`typeset [-ixrg] NAME[=VALUE]...`: assignments (local inside a function, unless
 /// `-g`); `-a` and `-A` (arrays) are refused with status 2, as this shell has no arrays.
+/// The attributes `declare`, `typeset` and `local` were given (`-i`, `-r`, `-g`, `-p`; `-x`
+/// changes nothing, every variable being exported; `+i` takes `-i` away).
+#[derive(Default)]
+struct Attributes {
+    integer: Option<bool>,
+    readonly: bool,
+    global: bool,
+    print: bool,
+}
+
+/// Splits `args` into attributes and `NAME[=VALUE]` words; `None` (after a message) for an
+/// attribute this shell does not have, which must never be ignored.
+fn attributes(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Option<(Attributes, Vec<String>)> {
+    let mut attrs = Attributes::default();
+    let mut words = args.iter();
+    let mut names = Vec::new();
+    while let Some(a) = words.next() {
+        if a == "--" {
+            names.extend(words.by_ref().cloned());
+            break;
+        }
+        let Some(flags) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) else {
+            names.push(a.clone());
+            continue;
+        };
+        let on = a.starts_with('-');
+        for flag in flags.chars() {
+            match (flag, on) {
+                ('a' | 'A', _) => {
+                    ctx.warn("arrays are not supported; use python -c or node -e");
+                    return None;
+                }
+                ('f' | 'F', _) => {
+                    ctx.warn(format_args!("-{flag}: listing functions is not supported"));
+                    return None;
+                }
+                ('i', on) => attrs.integer = Some(on),
+                ('r', true) => attrs.readonly = true,
+                ('g', true) => attrs.global = true,
+                ('p', true) => attrs.print = true,
+                ('x', true) => {}
+                _ => {
+                    let sign = if on { '-' } else { '+' };
+                    ctx.warn(format_args!(
+                        "{sign}{flag}: not supported (supported: -i, +i, -r, -x, -g, -p)"
+                    ));
+                    return None;
+                }
+            }
+        }
+    }
+    Some((attrs, names))
+}
+
+/// `declare -p`'s line for a variable: its attributes and its value quoted as bash quotes it.
+pub(super) fn declaration(flags: &str, name: &str, value: &str) -> String {
+    let escaped = value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('$', "\\$");
+    let flags = if flags.is_empty() { "-" } else { flags };
+    format!("declare -{flags} {name}=\"{escaped}\"\n")
+}
+
 pub(super) fn declare(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
-    let (flags, names): (Vec<&String>, Vec<&String>) = args
-        .iter()
-        .partition(|a| a.len() > 1 && (a.starts_with('-') || a.starts_with('+')));
-    let has = |c: char| flags.iter().any(|f| f[1..].contains(c));
-    if has('a') || has('A') {
-        ctx.warn("arrays are not supported; use python -c or node -e");
+    let Some((attrs, names)) = attributes(ctx, args) else {
         return Ok(2);
+    };
+    if attrs.print || names.is_empty() {
+        return print_declarations(ctx, &names);
     }
-    if has('f') || has('F') {
-        ctx.warn("-f: listing functions is not supported");
-        return Ok(2);
+    for a in &names {
+        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+        match attrs.integer {
+            Some(true) => ctx.sh.integers.insert(name.to_owned()),
+            Some(false) => ctx.sh.integers.remove(name),
+            None => false,
+        };
     }
-    if names.is_empty() {
-        let text: String = (ctx.sh.state.vars.iter())
-            .map(|(k, v)| format!("declare -- {k}=\"{v}\"\n"))
-            .collect();
-        ctx.outs(&text);
-        return Ok(0);
+    if !ctx.sh.locals.is_empty() && !attrs.global {
+        return assign_locals(ctx, &names, attrs.readonly);
     }
-    let names: Vec<String> = names.into_iter().cloned().collect();
-    if !ctx.sh.locals.is_empty() && !has('g') {
-        return local(ctx, &names);
-    }
-    if has('r') {
+    if attrs.readonly {
         return readonly(ctx, &names);
     }
     Ok(super::session::assign_each(ctx, &names))
+}
+
+/// `declare -p [NAME...]`, and `declare` alone: the variables as commands that set them.
+fn print_declarations(ctx: &mut Ctx<'_, '_>, names: &[String]) -> Result<i32, Abort> {
+    let wanted: Vec<String> = if names.is_empty() {
+        ctx.sh.state.vars.keys().cloned().collect()
+    } else {
+        names.to_vec()
+    };
+    let (mut text, mut status) = (String::new(), 0);
+    for name in wanted {
+        let Some(value) = ctx.sh.var(&name) else {
+            ctx.warn(format_args!("{name}: not found"));
+            status = 1;
+            continue;
+        };
+        let integer = if ctx.sh.integers.contains(&name) {
+            "i"
+        } else {
+            ""
+        };
+        let readonly = if ctx.sh.readonly.contains(&name) {
+            "r"
+        } else {
+            ""
+        };
+        text.push_str(&declaration(&format!("{integer}{readonly}"), &name, &value));
+    }
+    ctx.outs(&text);
+    Ok(status)
 }
 
 /// `readonly NAME[=VALUE]...`: assigns, then refuses every later assignment and `unset` of
@@ -293,12 +381,29 @@ pub(super) fn return_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
 }
 
 pub(super) fn local(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let Some((attrs, names)) = attributes(ctx, args) else {
+        return Ok(2);
+    };
+    for a in &names {
+        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+        match attrs.integer {
+            Some(true) => ctx.sh.integers.insert(name.to_owned()),
+            Some(false) => ctx.sh.integers.remove(name),
+            None => false,
+        };
+    }
+    assign_locals(ctx, &names, attrs.readonly)
+}
+
+/// Makes each of `args` (`NAME[=VALUE]`) local to the running function, then read-only when
+/// `readonly`.
+fn assign_locals(ctx: &mut Ctx<'_, '_>, args: &[String], readonly: bool) -> Result<i32, Abort> {
     if ctx.sh.locals.is_empty() {
         ctx.warn("can only be used in a function");
         return Ok(1);
     }
     let mut status = 0;
-    for a in args.iter().filter(|a| !a.starts_with('-')) {
+    for a in args {
         let (name, value) = match a.split_once('=') {
             Some((n, v)) => (n, Some(v.to_string())),
             None => (a.as_str(), None),
@@ -323,6 +428,9 @@ pub(super) fn local(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
             None => {
                 ctx.sh.state.vars.remove(name);
             }
+        }
+        if readonly {
+            ctx.sh.readonly.insert(name.to_string());
         }
     }
     Ok(status)

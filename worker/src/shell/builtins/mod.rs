@@ -19,6 +19,7 @@ mod io;
 mod printf;
 mod scripts;
 mod session;
+mod trap;
 
 use super::exec::{Abort, Ctx};
 use crate::shell::guest_fs::{Access, FsError};
@@ -85,7 +86,8 @@ table! {
         "install Python packages into the session";
     "pip3" => interp::pip, "pip3 install NAME[==VERSION]...", "same as pip";
     "printenv" => session::printenv, "printenv [NAME...]", "print environment variables";
-    "printf" => printf::printf, "printf FORMAT [ARG...]", "format and print data";
+    "printf" => printf::printf, "printf [-v VAR] FORMAT [ARG...]",
+        "format and print data (into VAR with -v)";
     "pwd" => session::pwd, "pwd", "print the working directory";
     "python" => interp::python,
         "python FILE [ARGS] | python -c CODE [ARGS] | python -m MODULE [ARGS]",
@@ -105,10 +107,14 @@ table! {
     "sh" => scripts::sh, "sh [-c SCRIPT | FILE] [ARGS]",
         "run a script in a child shell (this shell)";
     "shift" => control::shift, "shift [N]", "drop the first N positional parameters";
+    "shopt" => session::shopt, "shopt [-s | -u] [-pq] [nullglob | failglob]...",
+        "set bash's nullglob and failglob for this call";
     "sleep" => session::sleep, "sleep SECONDS", "wait (bounded by the deadline)";
     "source" => scripts::source, "source FILE [ARGS]", "run a shell script in this shell";
     "test" => cond::test, "test EXPR",
         "evaluate a condition (-e -f -d -s -z -n = != -eq -ne -lt -le -gt -ge ! -a -o)";
+    "trap" => trap::trap, "trap [-lp] [ACTION] SIGNAL...",
+        "run ACTION when the script ends (EXIT) or a command fails (ERR)";
     "true" => session::true_, "true", "exit with status 0";
     "type" => session::type_, "type NAME...", "say how a name would be run";
     "typeset" => control::declare, "typeset [-ixrg] NAME[=VALUE]...", "same as declare";

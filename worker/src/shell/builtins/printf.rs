@@ -322,10 +322,51 @@ impl Conversion {
 }
 
 pub(super) fn printf(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    // bash's `printf -v NAME`: the output goes into the variable instead.
+    let (into, args) = match args {
+        [v, name, rest @ ..] if v == "-v" => {
+            if !crate::shell::lexer::is_name(name) {
+                ctx.warn(format_args!("`{name}': not a valid identifier"));
+                return Ok(2);
+            }
+            (Some(name.as_str()), rest)
+        }
+        [v] if v == "-v" => {
+            ctx.warn("-v: option requires an argument");
+            return Ok(2);
+        }
+        [dashes, rest @ ..] if dashes == "--" => (None, rest),
+        _ => (None, args),
+    };
     let Some((format, args)) = args.split_first() else {
-        ctx.warn("usage: printf FORMAT [ARGUMENT]...");
+        ctx.warn("usage: printf [-v VAR] FORMAT [ARGUMENT]...");
         return Ok(2);
     };
+    let (out, status) = render(ctx, format, args, into.is_none())?;
+    match into {
+        Some(name) => {
+            let value = String::from_utf8_lossy(&out).into_owned();
+            Ok(if ctx.sh.set_var(name, value) {
+                status
+            } else {
+                1
+            })
+        }
+        None => {
+            ctx.out(&out);
+            Ok(status)
+        }
+    }
+}
+
+/// What `printf FORMAT ARGS` prints and its status; with `stream`, output beyond 16 MiB
+/// goes out as it is made (a variable's value is bounded by the variables' own cap).
+fn render(
+    ctx: &mut Ctx<'_, '_>,
+    format: &str,
+    args: &[String],
+    stream: bool,
+) -> Result<(Vec<u8>, i32), Abort> {
     let fmt = format.as_bytes();
     let mut rest = args.iter();
     let mut out = Vec::new();
@@ -338,8 +379,7 @@ pub(super) fn printf(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abor
                 b'\\' => {
                     let j = i + escape_len(&fmt[i..]);
                     if !escapes(&fmt[i..j], &mut out) {
-                        ctx.out(&out);
-                        return Ok(status);
+                        return Ok((out, status));
                     }
                     i = j;
                 }
@@ -351,7 +391,7 @@ pub(super) fn printf(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abor
                     // `%` is ASCII: `i` is a char boundary.
                     let Some((conv, used)) = Conversion::parse(&format[i..]) else {
                         ctx.warn("missing format character");
-                        return Ok(1);
+                        return Ok((Vec::new(), 1));
                     };
                     let arg = rest.next();
                     consumed |= arg.is_some();
@@ -362,7 +402,7 @@ pub(super) fn printf(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abor
                             "%{}: invalid conversion specification in '{spec}'",
                             conv.conv
                         ));
-                        return Ok(1);
+                        return Ok((Vec::new(), 1));
                     };
                     conv.pad(&body, &mut out);
                     i += used;
@@ -378,12 +418,17 @@ pub(super) fn printf(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abor
             break;
         }
         ctx.check()?;
-        if out.len() > (16 << 20) && !ctx.out(&std::mem::take(&mut out)) {
-            return Ok(status);
+        if out.len() > (16 << 20) {
+            if !stream {
+                ctx.warn("printf -v: the value is too long (over 16 MiB)");
+                return Ok((Vec::new(), 1));
+            }
+            if !ctx.out(&std::mem::take(&mut out)) {
+                return Ok((Vec::new(), status));
+            }
         }
     }
-    ctx.out(&out);
-    Ok(status)
+    Ok((out, status))
 }
 
 #[cfg(test)]

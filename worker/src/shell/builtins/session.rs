@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
 
+use super::control::declaration;
 use super::scripts::keeping_zero;
 use super::{BUILTINS, find};
 use crate::shell::exec::{Abort, Ctx, Options};
@@ -100,15 +101,6 @@ pub(super) fn is_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// `declare -x NAME="value"`, as bash's `export` prints.
-fn declare_line(name: &str, value: &str) -> String {
-    let escaped = value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('$', "\\$");
-    format!("declare -x {name}=\"{escaped}\"\n")
-}
-
 pub(super) fn export(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
     let args: Vec<&String> = args
         .iter()
@@ -120,7 +112,7 @@ pub(super) fn export(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abor
             .state
             .vars
             .iter()
-            .map(|(k, v)| declare_line(k, v))
+            .map(|(k, v)| declaration("x", k, v))
             .collect();
         ctx.outs(&text);
         return Ok(0);
@@ -204,10 +196,109 @@ pub(super) fn set(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> 
     Ok(0)
 }
 
+/// bash's `shopt` options this shell has; [`UNSUPPORTED_SHOPT`] are refused by name.
+const SHOPT: [&str; 2] = ["failglob", "nullglob"];
+
+/// bash's other `shopt` options that change what a command line means: refused, never
+/// ignored (`**` without `globstar` matches as `*` does, as in bash).
+const UNSUPPORTED_SHOPT: [&str; 12] = [
+    "dotglob",
+    "extglob",
+    "globstar",
+    "nocaseglob",
+    "nocasematch",
+    "expand_aliases",
+    "lastpipe",
+    "inherit_errexit",
+    "globasciiranges",
+    "xpg_echo",
+    "extquote",
+    "patsub_replacement",
+];
+
+/// `shopt [-s | -u] [-pq] [NAME...]`: bash's `nullglob` and `failglob`.
+pub(super) fn shopt(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let (mut set, mut print, mut quiet) = (None, false, false);
+    let mut names = Vec::new();
+    for a in args {
+        match a.as_str() {
+            "-s" => set = Some(true),
+            "-u" => set = Some(false),
+            "-p" => print = true,
+            "-q" => quiet = true,
+            "-o" => {
+                ctx.warn("-o: use set -o (set -e, -u, -x, -o pipefail)");
+                return Ok(2);
+            }
+            flag if flag.starts_with('-') && flag.len() > 1 => {
+                ctx.warn(format_args!("{flag}: invalid option"));
+                ctx.warn("usage: shopt [-pqsu] [optname ...]");
+                return Ok(2);
+            }
+            name => names.push(name),
+        }
+    }
+    let mut status = 0;
+    for name in &names {
+        if UNSUPPORTED_SHOPT.contains(name) {
+            ctx.warn(format_args!(
+                "{name}: not supported by this shell (supported: {})",
+                SHOPT.join(", ")
+            ));
+            return Ok(1);
+        }
+        if !SHOPT.contains(name) {
+            ctx.warn(format_args!("{name}: invalid shell option name"));
+            status = 1;
+        }
+    }
+    if status != 0 {
+        return Ok(status);
+    }
+    let listed: Vec<&str> = if names.is_empty() {
+        SHOPT.to_vec()
+    } else {
+        names
+    };
+    if let Some(on) = set {
+        for name in &listed {
+            *shopt_option(&mut ctx.sh.options, name) = on;
+        }
+        return Ok(0);
+    }
+    let mut text = String::new();
+    for name in &listed {
+        let on = *shopt_option(&mut ctx.sh.options, name);
+        status |= i32::from(!on);
+        if print {
+            text.push_str(&format!("shopt -{} {name}\n", if on { 's' } else { 'u' }));
+        } else {
+            text.push_str(&format!("{name:<15}\t{}\n", if on { "on" } else { "off" }));
+        }
+    }
+    if !quiet {
+        ctx.outs(&text);
+    }
+    Ok(status)
+}
+
+/// The option a supported `shopt` name stands for.
+fn shopt_option<'o>(o: &'o mut Options, name: &str) -> &'o mut bool {
+    if name == "nullglob" {
+        &mut o.nullglob
+    } else {
+        &mut o.failglob
+    }
+}
+
 pub(super) fn unset(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    // `unset -f NAME` removes functions; `-v` (the default) variables.
+    let functions = args.iter().any(|a| a == "-f");
     let mut status = 0;
     for a in args.iter().filter(|a| !matches!(a.as_str(), "-v" | "-f")) {
-        if ctx.sh.readonly.contains(a) {
+        if functions {
+            ctx.sh.functions.remove(a);
+        } else if ctx.sh.readonly.contains(a) {
             ctx.warn(format_args!("{a}: cannot unset: readonly variable"));
             status = 1;
         } else {
@@ -474,6 +565,6 @@ mod tests {
 
     #[test]
     fn export_lines_escape() {
-        assert_eq!(declare_line("A", "x\"$"), "declare -x A=\"x\\\"\\$\"\n");
+        assert_eq!(declaration("x", "A", "x\"$"), "declare -x A=\"x\\\"\\$\"\n");
     }
 }

@@ -881,6 +881,59 @@ fn agrees_with_bash_on_edge_cases() {
 }
 
 #[test]
+fn bash_builtins_and_variables_agents_use() {
+    let mut s = Sandbox::new();
+    // Each line as bash 5.2 prints it (checked natively).
+    assert_eq!(
+        s.ok("printf -v out '%03d|%s' 7 x; echo \"[$out]\""),
+        "[007|x]\n"
+    );
+    assert_eq!(s.sh("printf -v 1x a").2, 2);
+    assert_eq!(
+        s.ok("RANDOM=5; a=$RANDOM; RANDOM=5; b=$RANDOM; [ \"$a\" = \"$b\" ] && [ \"$a\" -lt 32768 ] && echo seeded; echo $((RANDOM < 32768)) $SECONDS"),
+        "seeded\n1 0\n"
+    );
+    assert!(s.ok("echo $EPOCHSECONDS").trim().parse::<u64>().unwrap() > 1_700_000_000);
+    assert_eq!(
+        s.ok(
+            "declare -i n=3+4; echo $n; n=n*2; echo $n; declare -p n; declare +i n; n=1+1; echo $n"
+        ),
+        "7\n14\ndeclare -i n=\"14\"\n1+1\n"
+    );
+    assert_eq!(s.ok("f() { local -i k=2*3; echo $k; }; f"), "6\n");
+    assert_eq!(
+        s.ok("x=\"a\\\"b\\$c\"; declare -p x; declare -ir r=2; declare -p r"),
+        "declare -- x=\"a\\\"b\\$c\"\ndeclare -ir r=\"2\"\n"
+    );
+    // What this shell does not have is refused, never ignored.
+    for (line, says) in [
+        ("declare -l x=ABC", "-l: not supported"),
+        ("f() { local -n r=x; }; f", "-n: not supported"),
+        ("local x=1", "can only be used in a function"),
+        ("shopt -s globstar", "globstar: not supported"),
+        ("shopt -s nosuch", "nosuch: invalid shell option name"),
+    ] {
+        let (_, err, status) = s.sh(line);
+        assert!(status != 0 && err.contains(says), "{line}: {err}");
+    }
+    assert_eq!(
+        s.ok("shopt -s nullglob; for f in *.nomatch; do echo $f; done; echo done; shopt nullglob; shopt -p failglob; shopt -q nullglob && echo quiet"),
+        "done\nnullglob       \ton\nshopt -u failglob\nquiet\n"
+    );
+    // Options last for the call, as `set`'s do.
+    assert_eq!(s.ok("echo *.nomatch"), "*.nomatch\n");
+    let (out, err, _) = s.sh("shopt -s failglob; echo *.nomatch; echo \"st=$?\"");
+    assert_eq!(
+        (out.as_str(), err.as_str()),
+        ("st=1\n", "sh: no match: *.nomatch\n")
+    );
+    assert_eq!(
+        s.ok("g() { echo g; }; g=1; unset -f g; type g >/dev/null 2>&1 || echo gone; echo $g"),
+        "gone\n1\n"
+    );
+}
+
+#[test]
 fn output_process_substitution_reads_what_the_command_wrote() {
     let mut s = Sandbox::new();
     assert_eq!(s.ok("echo abc > >(tr a-z A-Z)"), "ABC\n");

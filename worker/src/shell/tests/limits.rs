@@ -152,7 +152,9 @@ fn resource_abuse_is_bounded() {
     let many = format!("B=\"$A$A$A$A$A$A$A$A\"; echo {} | wc -c", "$A ".repeat(200));
     let (_, err, code) = s.sh(&many);
     assert!(err.contains("too long") && code == 0, "{err}");
-    assert!(started.elapsed() < Duration::from_secs(10));
+    // A guard against a quadratic expansion (minutes), not a speed target: it must hold on
+    // 2 cores loaded by compilers and the crate's other tests.
+    assert!(started.elapsed() < Duration::from_secs(60));
     let vars = "C=\"$A\"; D=\"$A\"; E=\"$A\"; F=\"$A\"; G=\"$A\"";
     let (_, err, code) = s.sh(vars);
     assert!(err.contains("variables too large") && code == 1, "{err}");
@@ -235,16 +237,26 @@ fn language_nesting_and_loops_are_bounded() {
 fn loops_run_at_a_useful_speed() {
     let mut s = Sandbox::new();
     let started = Instant::now();
+    // Each script's own deadline is generous for the same reason as the guard below (one
+    // failed at the default 20 s with compilers and the crate's other tests beside it).
+    let mut ok = |script: &str| {
+        let mut limits = s.limits();
+        limits.deadline = Instant::now() + Duration::from_secs(120);
+        let o = s.run_with(script, &limits);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!((o.exit_code, err.as_str()), (0, ""), "{script}");
+        String::from_utf8(o.stdout).unwrap()
+    };
     assert_eq!(
-        s.ok("n=0; for i in $(seq 1 20000); do n=$((n + i)); done; echo $n"),
+        ok("n=0; for i in $(seq 1 20000); do n=$((n + i)); done; echo $n"),
         "200010000\n"
     );
     assert_eq!(
-        s.ok("i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done; echo $i"),
+        ok("i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done; echo $i"),
         "20000\n"
     );
     assert_eq!(
-        s.ok("f() { echo $1; }; for i in {1..5000}; do f $i; done | wc -l"),
+        ok("f() { echo $1; }; for i in {1..5000}; do f $i; done | wc -l"),
         "5000\n"
     );
     // A guard against a quadratic step (that would take minutes), not a speed target: about
@@ -252,7 +264,7 @@ fn loops_run_at_a_useful_speed() {
     // failed at 5 s with the machine's load at 6). The speed itself is sandbox-bench's.
     let took = started.elapsed();
     eprintln!("loops took {took:?}");
-    assert!(took < Duration::from_secs(30), "{took:?}");
+    assert!(took < Duration::from_secs(120), "{took:?}");
 }
 
 /// Fuzz target: any script that parses also runs to an outcome (a status, a timeout), never a
