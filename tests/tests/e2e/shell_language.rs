@@ -153,6 +153,11 @@ const LINES: &[&str] = &[
     "trap 'echo bye' EXIT; echo hi; (trap 'echo sub' EXIT; echo in); echo out",
     "trap 'echo err $?' ERR; false; { false; }; f() { false; echo inf; }; f; (exit 3); true",
     "trap 'echo it'\\''s' INT; trap -p; echo $((RANDOM < 32768))",
+    "type -t cd if ls; time echo timed; time -p false || echo failed",
+    // `find -exec`, which the shell runs for the toolbox's find.
+    "find . -name '*.txt' -exec wc -l {} + | sort",
+    "find . -name 'a*' -type f -exec grep -c . {} \\; -exec echo counted {} \\; | sort",
+    "find . -maxdepth 1 -name '*.txt' -exec sh -c 'echo \"<$1>\"' _ {} \\; | sort",
     // `-nt`/`-ot`: nanosecond times, and a missing file older than any.
     "touch old; sleep 0.05; touch new; [ new -nt old ] && echo newer; [ old -ot new ] && echo older; [[ new -ot old ]] || echo not-older",
     "for e in 'a.txt -ot gone' 'gone -ot a.txt' 'a.txt -nt gone' 'gone -nt a.txt' 'gone -ot gone2'; do test $e; echo \"$e: $?\"; done",

@@ -28,7 +28,7 @@ use std::fmt::Display;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::builtins;
 use super::expand::{self, Env, Error as ExpandError, MAX_EXPANSION, Unmatched};
@@ -374,6 +374,31 @@ impl<'a> Shell<'a> {
     }
 
     fn run_pipeline(&mut self, p: &Pipeline, shielded: bool) -> Result<i32, Abort> {
+        let Some(posix) = p.timed else {
+            return self.run_pipeline_itself(p, shielded);
+        };
+        let (wall, cpu) = (Instant::now(), process_cpu_time());
+        let result = self.run_pipeline_itself(p, shielded);
+        let (real, cpu) = (wall.elapsed(), process_cpu_time().saturating_sub(cpu));
+        // The worker's CPU time (its interpreters and tools included) is one clock here:
+        // it is all `user`.
+        let times = [("real", real), ("user", cpu), ("sys", Duration::ZERO)];
+        let text: String = if posix {
+            (times.iter())
+                .map(|(name, t)| format!("{name} {:.2}\n", t.as_secs_f64()))
+                .collect()
+        } else {
+            let lines = times.iter().map(|(name, t)| {
+                let secs = t.as_secs_f64();
+                format!("{name}\t{}m{:.3}s\n", (secs / 60.0).floor(), secs % 60.0)
+            });
+            std::iter::once("\n".to_owned()).chain(lines).collect()
+        };
+        self.io.write(self.base_err, text.as_bytes());
+        result
+    }
+
+    fn run_pipeline_itself(&mut self, p: &Pipeline, shielded: bool) -> Result<i32, Abort> {
         self.errexit_off += usize::from(shielded);
         let result = if let [only] = p.commands.as_slice() {
             self.run_command(only, self.base_in.clone(), self.base_out)
@@ -1274,6 +1299,15 @@ impl<'a> Shell<'a> {
             result
         }
     }
+}
+
+/// The CPU time this process used so far, all its threads together.
+fn process_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
 }
 
 /// Whether a failure of `pipeline` runs the `ERR` trap: a compound command that runs other

@@ -49,6 +49,8 @@ pub(crate) enum Connector {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Pipeline {
     pub negated: bool,
+    /// `time [-p]`: its times go to stderr when it ends (`Some(true)`: POSIX's format).
+    pub timed: Option<bool>,
     pub commands: Vec<Command>,
 }
 
@@ -347,6 +349,14 @@ impl Parser<'_> {
     }
 
     fn pipeline(&mut self) -> Result<Pipeline, String> {
+        let mut timed = None;
+        if self.peek_is("time")? {
+            self.next()?;
+            timed = Some(self.peek_is("-p")?);
+            if timed == Some(true) {
+                self.next()?;
+            }
+        }
         let mut negated = false;
         while self.peek_is("!")? {
             negated = !negated;
@@ -372,7 +382,11 @@ impl Parser<'_> {
             self.skip_newlines()?;
             commands.push(self.command()?);
         }
-        Ok(Pipeline { negated, commands })
+        Ok(Pipeline {
+            negated,
+            timed,
+            commands,
+        })
     }
 
     fn command(&mut self) -> Result<Command, String> {

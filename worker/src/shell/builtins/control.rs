@@ -9,9 +9,9 @@ use crate::shell::exec::{Abort, Ctx};
 use crate::shell::lexer::is_name;
 
 /// The reserved words, for `type` and `command -v`.
-pub(super) const KEYWORDS: [&str; 19] = [
+pub(super) const KEYWORDS: [&str; 20] = [
     "!", "[[", "]]", "case", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if",
-    "in", "then", "until", "while", "{", "}",
+    "in", "then", "time", "until", "while", "{", "}",
 ];
 
 /// `command NAME [ARGS]` runs `NAME` as a command even when a function has that name;

@@ -14,6 +14,7 @@
 mod args;
 mod cond;
 mod control;
+mod find_exec;
 mod interp;
 mod io;
 mod printf;
@@ -132,6 +133,13 @@ pub(crate) fn find(name: &str) -> Option<&'static Builtin> {
 /// Runs a command line: a tool, a built-in, a script given by path, or "command not found".
 pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Abort> {
     let name = argv[0].as_str();
+    // `find -exec` runs commands, which a tool cannot: the shell runs them.
+    if name == "find"
+        && find_exec::wants_exec(argv)
+        && let Some(ran) = find_exec::find_exec(ctx, argv)
+    {
+        return ran;
+    }
     if let Some(tool) = tool_name(ctx, name) {
         return run_tool(ctx, tool, argv);
     }

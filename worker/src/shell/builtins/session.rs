@@ -430,31 +430,67 @@ pub(super) fn which(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
     Ok(status)
 }
 
+/// `type [-afptP] NAME...`: how each name would run, in words, or with `-t` as one word
+/// (`function`, `keyword`, `builtin`, `file`), with `-p`/`-P` as the path of the tool it runs.
 pub(super) fn type_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let (mut flags, mut names) = (String::new(), Vec::new());
+    for a in args {
+        match a.strip_prefix('-') {
+            Some(f) if !f.is_empty() && names.is_empty() => {
+                if let Some(bad) = f.chars().find(|c| !"afptP".contains(*c)) {
+                    ctx.warn(format_args!("-{bad}: invalid option"));
+                    ctx.warn("usage: type [-afptP] name [name ...]");
+                    return Ok(2);
+                }
+                flags.push_str(f);
+            }
+            _ => names.push(a),
+        }
+    }
+    let has = |c: char| flags.contains(c);
     let mut status = 0;
-    for a in args.iter().filter(|a| !a.starts_with('-')) {
-        let language = if ctx.sh.functions.contains_key(a) {
-            Some("a function")
-        } else if super::control::KEYWORDS.contains(&a.as_str()) {
-            Some("a shell keyword")
-        } else {
-            None
-        };
-        let tool = ctx.sh.interpreters.has_tool(a);
-        match language.map(str::to_string).or_else(|| describe(a)) {
-            Some(d) => {
-                ctx.outs(&format!("{a} is {d}\n"));
-            }
-            None if tool => {
-                ctx.outs(&format!(
-                    "{a} is /usr/bin/{a} (a WebAssembly tool in the sandbox)\n"
-                ));
-            }
-            None => {
+    for a in names {
+        // Every way the name runs, in the order the shell tries them.
+        let mut ways: Vec<(&str, String)> = Vec::new();
+        if !has('f') && !has('P') && ctx.sh.functions.contains_key(a) {
+            ways.push(("function", "a function".into()));
+        }
+        if !has('P') && super::control::KEYWORDS.contains(&a.as_str()) {
+            ways.push(("keyword", "a shell keyword".into()));
+        }
+        if let Some(d) = describe(a).filter(|_| !has('P')) {
+            ways.push(("builtin", d));
+        }
+        if ctx.sh.interpreters.has_tool(a) {
+            ways.push(("file", format!("/usr/bin/{a}")));
+        }
+        if ways.is_empty() {
+            if !has('t') && !has('p') && !has('P') {
                 ctx.warn(format_args!("{a}: not found"));
-                status = 1;
+            }
+            status = 1;
+            continue;
+        }
+        if !has('a') {
+            ways.truncate(1);
+        }
+        let mut text = String::new();
+        for (kind, what) in ways {
+            if has('t') {
+                text.push_str(&format!("{kind}\n"));
+            } else if has('p') || has('P') {
+                if kind == "file" {
+                    text.push_str(&format!("{what}\n"));
+                }
+            } else if kind == "file" {
+                text.push_str(&format!(
+                    "{a} is {what} (a WebAssembly tool in the sandbox)\n"
+                ));
+            } else {
+                text.push_str(&format!("{a} is {what}\n"));
             }
         }
+        ctx.outs(&text);
     }
     Ok(status)
 }

@@ -931,6 +931,32 @@ fn bash_builtins_and_variables_agents_use() {
         s.ok("g() { echo g; }; g=1; unset -f g; type g >/dev/null 2>&1 || echo gone; echo $g"),
         "gone\n1\n"
     );
+    assert_eq!(
+        s.sh("f(){ :; }; type -t f if echo ls time nosuch; echo $?; type -p ls echo")
+            .0,
+        "function\nkeyword\nbuiltin\nfile\nkeyword\n1\n/usr/bin/ls\n"
+    );
+    assert_eq!(s.sh("type -x ls").2, 2);
+    // `time`, a keyword over a whole pipeline: its times on stderr, its status the pipeline's.
+    let (out, err, status) = s.sh("time { echo a; sleep 0.05; } | cat; time -p false");
+    assert_eq!((out.as_str(), status), ("a\n", 1));
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 7, "{err}");
+    assert!(
+        lines[0].is_empty()
+            && lines[1].starts_with("real\t0m0.")
+            && lines[2].starts_with("user\t0m"),
+        "{err}"
+    );
+    assert!(
+        lines[1] >= "real\t0m0.050s" && lines[3] == "sys\t0m0.000s",
+        "{err}"
+    );
+    assert!(
+        lines[4].starts_with("real 0.") && lines[6] == "sys 0.00",
+        "{err}"
+    );
+    assert_eq!(s.ok("echo time"), "time\n");
 }
 
 #[test]
