@@ -58,6 +58,9 @@ command -v patch >/dev/null || missing+=(patch)
 command -v curl >/dev/null || missing+=(curl)
 # The end-to-end tests compare the toolbox's `column` with util-linux's (bsdextrautils).
 command -v column >/dev/null || missing+=(bsdextrautils)
+# ... its `bc` with GNU bc's, its `file` with libmagic's.
+command -v bc >/dev/null || missing+=(bc)
+command -v file >/dev/null || missing+=(file)
 # djpeg decodes scikit-learn's two sample photographs (below).
 command -v djpeg >/dev/null || missing+=(libjpeg-turbo-progs)
 if ((${#missing[@]})); then

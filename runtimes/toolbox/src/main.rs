@@ -10,9 +10,11 @@ use std::process::{ExitCode, exit};
 mod above_mounts;
 mod archive;
 mod awk;
+mod bc;
 mod chmod;
 mod column;
 mod diff;
+mod file_type;
 mod find;
 mod getopt;
 mod glob;
@@ -32,10 +34,12 @@ type Args = std::vec::IntoIter<OsString>;
 fn run(name: &str, args: Args) -> Option<i32> {
     Some(match name {
         "awk" => awk::main(args.skip(1)),
+        "bc" => bc::main(args),
         "chmod" => chmod::main(args),
         "column" => column::main(args),
         "cmp" => exit_status(diffutilslib::cmp::main(std::env::args_os().peekable())),
         "diff" => diff::main(args),
+        "file" => file_type::main(args),
         "find" => find::main(args),
         "grep" => grep::main(args),
         "rev" => own::rev(args),

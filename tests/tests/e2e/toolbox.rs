@@ -140,6 +140,45 @@ const LINES: &[&str] = &[
     "seq 1 30 | column",
     "column missing.txt",
     "rev missing.txt",
+    // bc (our own, src/bc/): GNU bc 1.07's digits, wrapping, bases, functions and -l library.
+    "echo 'scale=2; 10/3' | bc",
+    "a=7; echo \"$a * 1.5\" | bc",
+    "bc -l <<< 's(1)'",
+    "echo '2^64' | bc",
+    "echo 'obase=16; 255' | bc",
+    "x=3; y=5; echo \"$x > $y\" | bc; echo \"$y > $x\" | bc",
+    "bc <<< 'sqrt(2)'",
+    "echo '1/3' | bc -l",
+    "echo 'scale=30; e(1); l(10); 4*a(1); c(0.5); j(2, 1.5); e(-2.5)' | bc -l",
+    "echo '2^400; -2^333' | bc",
+    "echo '3^300' | BC_LINE_LENGTH=40 bc && echo '3^300' | BC_LINE_LENGTH=0 bc",
+    "echo 'obase=2; 10; 0.1; obase=100; 123456.789; obase=16; ibase=16; FF; A.8' | bc",
+    "printf 'define f(n) {\\n  if (n <= 1) return 1\\n  return n * f(n - 1)\\n}\\nf(30)\\n' | bc",
+    "printf 'for (i = 1; i <= 4; i++) { s += i^2; print i, \" \", s, \"\\\\n\" }\\nwhile (j < 10) { j++; if (j %% 2) continue; if (j > 6) break; j }\\n' | bc",
+    "printf 'define void hi(n) { print \"n=\", n, \"\\\\n\" }\\nhi(3)\\nquit\\n5\\n' | bc",
+    "echo 'scale=3; 5 % 3; -7 / 2; 2 ^ -2; (-0.1)^3; 10 % 3' | bc",
+    "awk -F, 'NR>1 {print $2}' data.csv | paste -sd+ | bc",
+    "printf 'x = 2\\n' > f.bc && echo 'x * 21' | bc -q f.bc",
+    // Errors: said on stderr, the status stays 0 (GNU's); a missing file or a bad option fail.
+    "echo '1/0; 5' | bc; echo \"status $?\"",
+    "echo '1 +' | bc; echo \"status $?\"",
+    "bc missing.bc <<< '1'; echo \"status $?\"",
+    "bc -x; echo \"status $?\"",
+    // file (our own, src/file_type.rs): libmagic 5.44's words for the formats it knows.
+    "file a.txt n.txt data.csv empty.txt src docs/readme.md docs/big.txt",
+    "file -b a.txt; file -i a.txt data.csv src empty.txt; file --mime-type src/main.py; file --mime-encoding a.txt",
+    "ln -s a.txt l && ln -s nowhere b && file l b && file -L l && file -i l",
+    "printf 'a\\r\\nb\\r\\n' > c.txt && printf 'abc' > d.txt && printf 'h\\xc3\\xa9\\n' > u.txt && printf 'h\\xe9\\n' > i.txt && printf 'x\\033[1m\\n' > e.txt && file c.txt d.txt u.txt i.txt e.txt && file -i u.txt i.txt",
+    "printf '{\"a\": [1, 2]}\\n' > j.json && printf '<!DOCTYPE html>\\n<html></html>\\n' > p.html && printf '<?xml version=\"1.0\"?>\\n<a/>\\n' > x.xml && printf '<svg xmlns=\"http://www.w3.org/2000/svg\"/>\\n' > s.svg && file j.json p.html x.xml s.svg && file -i j.json p.html x.xml s.svg",
+    "printf '#!/usr/bin/env python3\\nprint(1)\\n' > a.py && printf '#!/bin/bash\\necho\\n' > b.sh && printf '#!/bin/sh\\n' > c.sh && printf '#!/usr/bin/env foo\\n' > d && file a.py b.sh c.sh d src/main.py && file --mime-type a.py b.sh d",
+    "printf '\\x89PNG\\r\\n\\x1a\\n\\0\\0\\0\\rIHDR\\0\\0\\x02\\x80\\0\\0\\x01\\xe0\\x08\\x06\\0\\0\\0' > i.png && file i.png && file -i i.png",
+    "printf 'GIF89a\\x03\\0\\x02\\0\\0\\0\\0;' > g.gif && printf '%%PDF-1.4\\n%%\\xe2\\xe3\\n' > d.pdf && printf '\\0asm\\x01\\0\\0\\0' > m.wasm && file g.gif d.pdf m.wasm && file --mime-type g.gif d.pdf m.wasm",
+    "printf '\\xff\\xd8\\xff\\xe0\\0\\x10JFIF\\0\\x01\\x01\\0\\0\\x01\\0\\x01\\0\\0\\xff\\xc0\\0\\x11\\x08\\0\\x02\\0\\x03\\x03\\x01\\x22\\0\\x02\\x11\\x01\\x03\\x11\\x01\\xff\\xd9' > p.jpg && file p.jpg",
+    "printf '\\x1f\\x8b\\x08\\x08\\x00\\xf1\\x53\\x65\\x02\\x03a.txt\\0xxxx\\x06\\0\\0\\0' > h.gz && file h.gz && file -i h.gz",
+    "tar cf t.tar a.txt && file t.tar",
+    "printf 'PK\\x05\\x06\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0' > e.zip && printf 'PK\\x03\\x04\\x14\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\x02\\0\\0\\0\\x02\\0\\0\\0\\x05\\0\\0\\0a.txthiPK\\x05\\x06\\0\\0\\0\\0\\x01\\0\\x01\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0' > s.zip && file e.zip s.zip",
+    "printf '\\0\\x01\\x02\\xff' > b.bin && file b.bin missing.txt; echo \"status $?\"",
+    "file -N a.txt src; cat a.txt | file -; file; echo \"status $?\"",
     // The file commands (uutils coreutils, patched uucore) and our own grep, find, sed, du, stat.
     "ls",
     "ls -1",
@@ -633,8 +672,9 @@ async fn webassembly_tools_stay_inside_the_sandbox_and_its_limits() -> Result<()
     }
     // What a WebAssembly tool cannot do is refused with the way to do it.
     for (line, hint) in [
-        ("find . -name '*.js' -exec cat {} \\;", "xargs -0"),
-        ("find . -execdir ls \\;", "xargs -0"),
+        // The shell runs trailing `-exec` actions; one followed by more is the tool's.
+        ("find . -name '*.js' -exec cat {} \\; -print", "xargs -0"),
+        ("find . -ok rm {} \\;", "use -exec"),
         ("printf 'ab\\n' > f; grep -P '(?<=a)b' f", "look-behind"),
         (
             "printf 'aa\\n' > f; sed 's/\\(a\\)\\1/x/' f",
