@@ -1430,6 +1430,13 @@ impl Env for Shell<'_> {
         self.pathnames(pattern)
     }
 
+    fn names_starting(&self, prefix: &str) -> Vec<String> {
+        (self.state.vars.keys())
+            .filter(|name| name.starts_with(prefix))
+            .cloned()
+            .collect()
+    }
+
     fn unmatched(&self) -> Unmatched {
         if self.options.failglob {
             Unmatched::Fail

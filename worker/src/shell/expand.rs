@@ -77,6 +77,8 @@ pub(crate) trait Env: arith::Vars {
     fn output_file(&mut self, script: &Script) -> Result<String, Error>;
     /// Pathname expansion of one field (see [`glob`]): the matching paths, sorted.
     fn expand_pathname(&mut self, pattern: &str) -> Vec<String>;
+    /// The names of the variables that start with `prefix`, sorted (`${!PREFIX*}`).
+    fn names_starting(&self, prefix: &str) -> Vec<String>;
     /// What a pattern that matches nothing becomes (`shopt` nullglob, failglob).
     fn unmatched(&self) -> Unmatched {
         Unmatched::Literal
@@ -308,6 +310,35 @@ fn push_list(f: &mut Fields, list: &[String], quoted: bool, at: bool) {
     }
 }
 
+/// `${!NAME...}`: the parameter NAME's value names (bash's indirection), or with `target`
+/// `PREFIX*`/`PREFIX@` the variables' names that start with PREFIX.
+fn indirect(
+    f: &mut Fields,
+    env: &mut dyn Env,
+    target: &str,
+    quoted: bool,
+    op: Option<&ParamOp>,
+) -> Result<(), Error> {
+    if let Some(prefix) = target.strip_suffix(['*', '@']) {
+        let names = env.names_starting(prefix);
+        push_list(f, &names, quoted, target.ends_with('@'));
+        return Ok(());
+    }
+    let pointed = env.param(target).unwrap_or_default();
+    let valid = crate::shell::lexer::is_name(&pointed)
+        || (!pointed.is_empty() && pointed.chars().all(|c| c.is_ascii_digit()))
+        || matches!(pointed.as_str(), "?" | "$" | "#" | "@" | "*" | "!" | "-");
+    if pointed.is_empty() {
+        return Err(Error::Fatal(format!(
+            "{target}: invalid indirect expansion"
+        )));
+    }
+    if !valid {
+        return Err(Error::Fatal(format!("{pointed}: invalid variable name")));
+    }
+    param(f, env, &pointed, quoted, op)
+}
+
 /// One `$NAME` or `${NAME<op>...}`.
 fn param(
     f: &mut Fields,
@@ -316,6 +347,9 @@ fn param(
     quoted: bool,
     op: Option<&ParamOp>,
 ) -> Result<(), Error> {
+    if let Some(target) = name.strip_prefix('!').filter(|t| !t.is_empty()) {
+        return indirect(f, env, target, quoted, op);
+    }
     let list = matches!(name, "@" | "*");
     match op {
         None if list => {

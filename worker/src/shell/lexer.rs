@@ -747,7 +747,17 @@ impl Lexer {
         if length {
             self.pos += 1;
         }
-        let name = match self.peek() {
+        // `${!NAME}` expands the variable NAME names; `${!PREFIX*}` lists names. The `!` stays
+        // in the name for [`super::expand`] (`$!` alone is `!`).
+        let indirect = !length
+            && self.peek() == Some('!')
+            && self
+                .at(1)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        if indirect {
+            self.pos += 1;
+        }
+        let mut name = match self.peek() {
             Some(c) if c.is_ascii_alphabetic() || c == '_' => self.take_while(is_name_char),
             Some(c) if c.is_ascii_digit() => self.take_while(|c| c.is_ascii_digit()),
             Some(c @ ('?' | '$' | '#' | '@' | '*' | '!' | '-')) => {
@@ -756,6 +766,13 @@ impl Lexer {
             }
             _ => return Err(bad(self)),
         };
+        if indirect {
+            let listing = matches!(self.peek(), Some('*' | '@')) && self.at(1) == Some('}');
+            name = match listing {
+                true => format!("!{name}{}", self.bump().unwrap_or('*')),
+                false => format!("!{name}"),
+            };
+        }
         if length {
             if self.bump() != Some('}') {
                 return Err(bad(self));

@@ -957,6 +957,20 @@ fn bash_builtins_and_variables_agents_use() {
         "{err}"
     );
     assert_eq!(s.ok("echo time"), "time\n");
+    // `${!NAME}` and `${!PREFIX*}`, as bash.
+    assert_eq!(
+        s.ok("p=HOME; echo ${!p:-d} ${#p}; zza=1; zzb=2; echo ${!zz*}; for n in \"${!zz@}\"; do echo \"<$n>\"; done; n=1; set -- q w; echo ${!n}"),
+        "/app 4\nzza zzb\n<zza>\n<zzb>\nq\n"
+    );
+    let (out, err, status) = s.sh("echo \"[${!nope}]\"; echo after");
+    assert_eq!(
+        (out.as_str(), err.as_str(), status),
+        ("", "sh: nope: invalid indirect expansion\n", 1)
+    );
+    assert_eq!(
+        s.sh("x='a b'; echo ${!x}").1,
+        "sh: a b: invalid variable name\n"
+    );
 }
 
 #[test]
