@@ -154,6 +154,8 @@ const LINES: &[&str] = &[
     "trap 'echo err $?' ERR; false; { false; }; f() { false; echo inf; }; f; (exit 3); true",
     "trap 'echo it'\\''s' INT; trap -p; echo $((RANDOM < 32768))",
     "type -t cd if ls; time echo timed; time -p false || echo failed",
+    "mkdir -p p1/p2; pushd p1 >/dev/null; pushd p2 >/dev/null; dirs -p | wc -l; basename $(pwd); popd >/dev/null; popd >/dev/null; ls -d p1; popd || echo empty",
+    "aa_1=x; aa_2=y; echo ${!aa_*}; n=aa_2; echo ${!n}",
     // `find -exec`, which the shell runs for the toolbox's find.
     "find . -name '*.txt' -exec wc -l {} + | sort",
     "find . -name 'a*' -type f -exec grep -c . {} \\; -exec echo counted {} \\; | sort",

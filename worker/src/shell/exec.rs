@@ -150,6 +150,8 @@ pub(crate) struct Shell<'a> {
     /// Variables given the integer attribute (`declare -i`) in this call: what is assigned to
     /// them is evaluated as arithmetic.
     pub integers: HashSet<String>,
+    /// `pushd`'s remembered directories, oldest first (for the call, as `set`'s options).
+    pub dir_stack: Vec<String>,
     /// Subshells running around the current command: an expansion error (`${X:?}`, `set -u`)
     /// ends a subshell with status 1 but the shell itself with 127, as in bash.
     subshells: usize,
@@ -216,6 +218,7 @@ impl<'a> Shell<'a> {
             errexit_off: 0,
             readonly: HashSet::new(),
             integers: HashSet::new(),
+            dir_stack: Vec::new(),
             subshells: 0,
             getopts_at: (0, 0),
             subst_status: None,

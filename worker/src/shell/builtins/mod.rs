@@ -64,6 +64,7 @@ table! {
         "go on with the next iteration of the Nth loop";
     "declare" => control::declare, "declare [-ixrg] NAME[=VALUE]...",
         "set variables (local in a function); no arrays (-a, -A)";
+    "dirs" => session::dirs, "dirs [-clpv]", "print the directory stack of pushd";
     "echo" => printf::echo, "echo [-n] [-e] [ARG...]", "print arguments";
     "env" => session::env, "env [NAME=VALUE...] [COMMAND [ARG...]]",
         "print the environment, or run a command with more of it";
@@ -86,9 +87,12 @@ table! {
     "pip" => interp::pip, "pip install [-r FILE] NAME[==VERSION]... | pip list",
         "install Python packages into the session";
     "pip3" => interp::pip, "pip3 install NAME[==VERSION]...", "same as pip";
+    "popd" => session::popd, "popd", "return to the directory pushd left";
     "printenv" => session::printenv, "printenv [NAME...]", "print environment variables";
     "printf" => printf::printf, "printf [-v VAR] FORMAT [ARG...]",
         "format and print data (into VAR with -v)";
+    "pushd" => session::pushd, "pushd [DIR]",
+        "change to DIR, remembering where the shell was (popd returns)";
     "pwd" => session::pwd, "pwd", "print the working directory";
     "python" => interp::python,
         "python FILE [ARGS] | python -c CODE [ARGS] | python -m MODULE [ARGS]",

@@ -495,6 +495,109 @@ pub(super) fn type_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
     Ok(status)
 }
 
+/// `pushd [DIR]`: remembers the working directory and changes to DIR (no DIR: swaps the two
+/// on top); prints the stack as `dirs` does.
+pub(super) fn pushd(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let args: Vec<&String> = args.iter().filter(|a| *a != "--").collect();
+    let here = ctx.sh.state.cwd.clone();
+    let target = match args.as_slice() {
+        [] => match ctx.sh.dir_stack.pop() {
+            Some(top) => top,
+            None => {
+                ctx.warn("no other directory");
+                return Ok(1);
+            }
+        },
+        [dir] if dir.starts_with(['-', '+']) && dir.len() > 1 => {
+            ctx.warn(format_args!("{dir}: stack positions are not supported"));
+            return Ok(2);
+        }
+        [dir] => (*dir).clone(),
+        _ => {
+            ctx.warn("too many arguments");
+            return Ok(1);
+        }
+    };
+    if cd(ctx, std::slice::from_ref(&target))? != 0 {
+        if args.is_empty() {
+            ctx.sh.dir_stack.push(target);
+        }
+        return Ok(1);
+    }
+    ctx.sh.dir_stack.push(here);
+    print_dirs(ctx, "");
+    Ok(0)
+}
+
+/// `popd`: changes to the directory `pushd` remembered last, and forgets it.
+pub(super) fn popd(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    if let Some(a) = args.iter().find(|a| *a != "--") {
+        ctx.warn(format_args!("{a}: stack positions are not supported"));
+        return Ok(2);
+    }
+    let Some(top) = ctx.sh.dir_stack.pop() else {
+        ctx.warn("directory stack empty");
+        return Ok(1);
+    };
+    if cd(ctx, std::slice::from_ref(&top))? != 0 {
+        ctx.sh.dir_stack.push(top);
+        return Ok(1);
+    }
+    print_dirs(ctx, "");
+    Ok(0)
+}
+
+/// `dirs [-clpv]`: the working directory, then what `pushd` remembered, newest first.
+pub(super) fn dirs(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let mut flags = String::new();
+    for a in args {
+        match a.strip_prefix('-') {
+            Some(f) if !f.is_empty() && f.chars().all(|c| "clpv".contains(c)) => flags.push_str(f),
+            _ => {
+                ctx.warn(format_args!("{a}: invalid option"));
+                ctx.warn("usage: dirs [-clpv]");
+                return Ok(2);
+            }
+        }
+    }
+    if flags.contains('c') {
+        ctx.sh.dir_stack.clear();
+        return Ok(0);
+    }
+    print_dirs(ctx, &flags);
+    Ok(0)
+}
+
+/// The directory stack as `dirs` prints it with `flags` (`l`: no `~`; `p`: one per line; `v`:
+/// numbered, one per line).
+fn print_dirs(ctx: &mut Ctx<'_, '_>, flags: &str) {
+    let home = ctx.sh.state.vars.get("HOME").cloned().unwrap_or_default();
+    let shown = |dir: &str| match dir.strip_prefix(home.as_str()) {
+        Some(rest)
+            if !flags.contains('l')
+                && !home.is_empty()
+                && (rest.is_empty() || rest.starts_with('/')) =>
+        {
+            format!("~{rest}")
+        }
+        _ => dir.to_owned(),
+    };
+    let stack: Vec<String> = std::iter::once(ctx.sh.state.cwd.as_str())
+        .chain(ctx.sh.dir_stack.iter().rev().map(String::as_str))
+        .map(shown)
+        .collect();
+    let text = if flags.contains('v') {
+        (stack.iter().enumerate())
+            .map(|(i, d)| format!("{i:2}  {d}\n"))
+            .collect()
+    } else if flags.contains('p') {
+        stack.iter().map(|d| format!("{d}\n")).collect()
+    } else {
+        format!("{}\n", stack.join(" "))
+    };
+    ctx.outs(&text);
+}
+
 pub(super) fn help(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
     if let Some(name) = args.first() {
         let Some(b) = find(name) else {

@@ -957,6 +957,13 @@ fn bash_builtins_and_variables_agents_use() {
         "{err}"
     );
     assert_eq!(s.ok("echo time"), "time\n");
+    // `pushd`, `popd`, `dirs`, as bash with HOME=/app.
+    assert_eq!(
+        s.ok("mkdir -p /app/sub; cd; pushd /tmp; pushd /app/sub; dirs; dirs -v; pushd; popd; popd; pwd; dirs -p"),
+        "/tmp ~\n~/sub /tmp ~\n~/sub /tmp ~\n 0  ~/sub\n 1  /tmp\n 2  ~\n/tmp ~/sub ~\n~/sub ~\n~\n/app\n~\n"
+    );
+    let (_, err, status) = s.sh("popd");
+    assert_eq!((err.as_str(), status), ("popd: directory stack empty\n", 1));
     // `${!NAME}` and `${!PREFIX*}`, as bash.
     assert_eq!(
         s.ok("p=HOME; echo ${!p:-d} ${#p}; zza=1; zzb=2; echo ${!zz*}; for n in \"${!zz@}\"; do echo \"<$n>\"; done; n=1; set -- q w; echo ${!n}"),
