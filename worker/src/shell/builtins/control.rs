@@ -128,6 +128,19 @@ fn attributes(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Option<(Attributes, Vec
     Some((attrs, names))
 }
 
+/// Gives each of `names` (`NAME[=VALUE]`) the integer attribute (`Some(true)`, before its
+/// value is assigned) or takes it away (`Some(false)`).
+fn mark_integers(ctx: &mut Ctx<'_, '_>, integer: Option<bool>, names: &[String]) {
+    for a in names {
+        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+        match integer {
+            Some(true) => ctx.sh.integers.insert(name.to_owned()),
+            Some(false) => ctx.sh.integers.remove(name),
+            None => false,
+        };
+    }
+}
+
 /// `declare -p`'s line for a variable: its attributes and its value quoted as bash quotes it.
 pub(super) fn declaration(flags: &str, name: &str, value: &str) -> String {
     let escaped = value
@@ -145,14 +158,7 @@ pub(super) fn declare(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
     if attrs.print || names.is_empty() {
         return print_declarations(ctx, &names);
     }
-    for a in &names {
-        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
-        match attrs.integer {
-            Some(true) => ctx.sh.integers.insert(name.to_owned()),
-            Some(false) => ctx.sh.integers.remove(name),
-            None => false,
-        };
-    }
+    mark_integers(ctx, attrs.integer, &names);
     if !ctx.sh.locals.is_empty() && !attrs.global {
         return assign_locals(ctx, &names, attrs.readonly);
     }
@@ -384,14 +390,7 @@ pub(super) fn local(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
     let Some((attrs, names)) = attributes(ctx, args) else {
         return Ok(2);
     };
-    for a in &names {
-        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
-        match attrs.integer {
-            Some(true) => ctx.sh.integers.insert(name.to_owned()),
-            Some(false) => ctx.sh.integers.remove(name),
-            None => false,
-        };
-    }
+    mark_integers(ctx, attrs.integer, &names);
     assign_locals(ctx, &names, attrs.readonly)
 }
 
