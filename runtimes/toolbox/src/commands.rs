@@ -33,6 +33,7 @@
     "gunzip",
     "gzip",
     "head",
+    "id",
     "join",
     "link",
     "ln",
@@ -42,6 +43,7 @@
     "mktemp",
     "mv",
     "nl",
+    "nproc",
     "numfmt",
     "od",
     "paste",
@@ -78,6 +80,7 @@
     "uniq",
     "unlink",
     "wc",
+    "whoami",
     "yes",
     "zcat",
 ]

@@ -20,6 +20,7 @@ mod getopt;
 mod glob;
 mod grep;
 mod guest_path;
+mod identity;
 mod own;
 mod posix;
 mod sed;
@@ -42,6 +43,9 @@ fn run(name: &str, args: Args) -> Option<i32> {
         "file" => file_type::main(args),
         "find" => find::main(args),
         "grep" => grep::main(args),
+        "id" => identity::id(args),
+        "nproc" => identity::nproc(args),
+        "whoami" => identity::whoami(args),
         "rev" => own::rev(args),
         "sed" => sed::main(args),
         "tar" => archive::tar(args),

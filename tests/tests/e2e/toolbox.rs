@@ -639,6 +639,21 @@ async fn webassembly_tools_stay_inside_the_sandbox_and_its_limits() -> Result<()
         "{which:?}"
     );
 
+    // Who and what a command runs as: the one user and group `ls -l` shows, one processor.
+    let identity = command(
+        &server,
+        session,
+        "whoami; id; id -un; id -g; nproc; nproc --all --ignore=3; id nobody; id -n; echo $?",
+    )
+    .await?;
+    ensure!(
+        identity.str("stdout")
+            == "somebody\nuid=0(somebody) gid=0(somegroup) groups=0(somegroup)\nsomebody\n0\n1\n1\n1\n"
+            && identity.str("stderr")
+                == "id: 'nobody': no such user\nid: cannot print only names or real IDs in default format\n",
+        "{identity:?}"
+    );
+
     // Nothing outside the mounts is there to read, by any path.
     for line in [
         "sha256sum /etc/passwd",
