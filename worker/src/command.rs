@@ -409,6 +409,10 @@ impl Interpreters for WorkerInterpreters {
         }
     }
 
+    fn narrow_deadline(&mut self, deadline: Instant) -> Instant {
+        std::mem::replace(&mut self.deadline, deadline)
+    }
+
     fn toolbox(&self) -> Option<ToolBudget<'_>> {
         Some(ToolBudget {
             toolbox: self.toolbox.as_deref()?,

@@ -156,6 +156,7 @@ const LINES: &[&str] = &[
     "type -t cd if ls; time echo timed; time -p false || echo failed",
     "mkdir -p p1/p2; pushd p1 >/dev/null; pushd p2 >/dev/null; dirs -p | wc -l; basename $(pwd); popd >/dev/null; popd >/dev/null; ls -d p1; popd || echo empty",
     "aa_1=x; aa_2=y; echo ${!aa_*}; n=aa_2; echo ${!n}",
+    "timeout 5 echo fast; timeout 0.2 sleep 3; echo $?; timeout -s KILL 0.2 sleep 3; echo $?; timeout 2 sh -c 'exit 3'; echo $?",
     // `find -exec`, which the shell runs for the toolbox's find.
     "find . -name '*.txt' -exec wc -l {} + | sort",
     "find . -name 'a*' -type f -exec grep -c . {} \\; -exec echo counted {} \\; | sort",

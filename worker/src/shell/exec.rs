@@ -152,6 +152,8 @@ pub(crate) struct Shell<'a> {
     pub integers: HashSet<String>,
     /// `pushd`'s remembered directories, oldest first (for the call, as `set`'s options).
     pub dir_stack: Vec<String>,
+    /// A running `timeout`'s deadline (see [`Shell::deadline`]).
+    pub inner_deadline: Option<Instant>,
     /// Subshells running around the current command: an expansion error (`${X:?}`, `set -u`)
     /// ends a subshell with status 1 but the shell itself with 127, as in bash.
     subshells: usize,
@@ -219,6 +221,7 @@ impl<'a> Shell<'a> {
             readonly: HashSet::new(),
             integers: HashSet::new(),
             dir_stack: Vec::new(),
+            inner_deadline: None,
             subshells: 0,
             getopts_at: (0, 0),
             subst_status: None,
@@ -242,7 +245,7 @@ impl<'a> Shell<'a> {
         if self.limits.cancel.load(Ordering::Relaxed) {
             return Err(Abort::Cancelled);
         }
-        if Instant::now() >= self.limits.deadline {
+        if Instant::now() >= self.deadline() {
             return Err(Abort::Timeout);
         }
         Ok(())
@@ -1010,6 +1013,13 @@ impl<'a> Shell<'a> {
             }
         };
         self.with_streams(fds, |sh| sh.run_script(&script))
+    }
+
+    /// When commands stop: the command line's deadline, or a running `timeout`'s before it.
+    pub(crate) fn deadline(&self) -> Instant {
+        self.inner_deadline.map_or(self.limits.deadline, |inner| {
+            inner.min(self.limits.deadline)
+        })
     }
 
     /// bash's dynamic variables, computed when read.

@@ -154,6 +154,12 @@ pub trait Interpreters {
     /// Counts the fuel a command of the toolbox burnt against the command line's.
     fn tool_burnt(&mut self, _fuel: u64) {}
 
+    /// Makes `deadline` the one its runs and tools stop at (`timeout`'s, never later than the
+    /// command line's); returns the one it replaces, to put back.
+    fn narrow_deadline(&mut self, deadline: Instant) -> Instant {
+        deadline
+    }
+
     /// Whether `name` is one of the session's WebAssembly commands.
     fn has_tool(&self, name: &str) -> bool {
         self.has_toolbox() && Toolbox::has(name)

@@ -118,6 +118,8 @@ table! {
     "source" => scripts::source, "source FILE [ARGS]", "run a shell script in this shell";
     "test" => cond::test, "test EXPR",
         "evaluate a condition (-e -f -d -s -z -n = != -eq -ne -lt -le -gt -ge ! -a -o)";
+    "timeout" => scripts::timeout, "timeout [-s SIGNAL] [-v] DURATION COMMAND [ARG...]",
+        "run a command, stopping it after DURATION (status 124)";
     "trap" => trap::trap, "trap [-lp] [ACTION] SIGNAL...",
         "run ACTION when the script ends (EXIT) or a command fails (ERR)";
     "true" => session::true_, "true", "exit with status 0";

@@ -1,5 +1,7 @@
 //! Built-ins that run more shell: `sh`/`bash` (a child shell), `source`/`.` (this shell),
-//! `./script` by path (by its `#!` line or extension), and `xargs`.
+//! `./script` by path (by its `#!` line or extension), `xargs`, and `timeout`.
+
+use std::time::{Duration, Instant};
 
 use super::args::{Opts, opts};
 use super::find as find_builtin;
@@ -290,12 +292,136 @@ pub(super) fn xargs(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
     Ok(status)
 }
 
+/// `timeout [-s SIGNAL] [-k DURATION] [--preserve-status] [-v] [--foreground] DURATION
+/// COMMAND [ARG]...`, as GNU's: the command stops when DURATION (seconds, or with `s`, `m`,
+/// `h`, `d`; 0 for none) has passed, and `timeout` exits 124 (128+9 with `-s KILL`, 128 plus
+/// the signal with `--preserve-status`). A stopped command has nothing left to kill, so `-k`
+/// has nothing to do after it.
+pub(super) fn timeout(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let Some(o) = opts(
+        ctx,
+        args,
+        "+s:k:vPF",
+        "signal=s kill-after=k verbose=v preserve-status=P foreground=F",
+    ) else {
+        return Ok(125);
+    };
+    let Some((duration, command)) = o.operands.split_first().filter(|(_, c)| !c.is_empty()) else {
+        ctx.warn("missing operand");
+        ctx.warn("usage: timeout [OPTION] DURATION COMMAND [ARG]...");
+        return Ok(125);
+    };
+    let seconds = |text: &str| -> Option<f64> {
+        let (number, unit) = match text.char_indices().last() {
+            Some((i, c @ ('s' | 'm' | 'h' | 'd'))) => (&text[..i], c),
+            _ => (text, 's'),
+        };
+        let n: f64 = number
+            .parse()
+            .ok()
+            .filter(|n: &f64| n.is_finite() && *n >= 0.0)?;
+        Some(
+            n * match unit {
+                'm' => 60.0,
+                'h' => 3600.0,
+                'd' => 86400.0,
+                _ => 1.0,
+            },
+        )
+    };
+    let Some(limit) = seconds(duration) else {
+        ctx.warn(format_args!("invalid time interval '{duration}'"));
+        return Ok(125);
+    };
+    if let Some(k) = o.value('k').filter(|k| seconds(k).is_none()) {
+        ctx.warn(format_args!("invalid time interval '{k}'"));
+        return Ok(125);
+    }
+    let signal = o.value('s').unwrap_or("TERM").to_ascii_uppercase();
+    let number = match signal.strip_prefix("SIG").unwrap_or(&signal) {
+        "KILL" | "9" => 9,
+        "TERM" | "15" => 15,
+        "INT" | "2" => 2,
+        "HUP" | "1" => 1,
+        "QUIT" | "3" => 3,
+        "USR1" | "10" => 10,
+        "USR2" | "12" => 12,
+        "ALRM" | "14" => 14,
+        _ => {
+            ctx.warn(format_args!("{signal}: invalid signal"));
+            return Ok(125);
+        }
+    };
+    let outer = ctx.sh.deadline();
+    let stop = (limit > 0.0)
+        .then(|| Instant::now().checked_add(Duration::from_secs_f64(limit.min(1e9))))
+        .flatten()
+        .map_or(outer, |at| at.min(outer));
+    let saved = ctx.sh.inner_deadline.replace(stop);
+    let was = ctx.sh.interpreters.narrow_deadline(stop);
+    let ran = ctx
+        .sh
+        .run_argv(command, ctx.out, ctx.err, ctx.stdin.clone());
+    ctx.sh.interpreters.narrow_deadline(was);
+    ctx.sh.inner_deadline = saved;
+    // Its own deadline passed (not the command line's): the command was stopped.
+    let timed_out = stop < outer && Instant::now() >= stop;
+    match ran {
+        Err(Abort::Timeout) if timed_out => {}
+        Ok(crate::shell::EXIT_TIMEOUT) if timed_out => {}
+        other => return other,
+    }
+    if o.has('v') {
+        let name = signal.strip_prefix("SIG").unwrap_or(&signal);
+        ctx.warn(format_args!(
+            "sending signal {name} to command '{}'",
+            command[0]
+        ));
+    }
+    Ok(match (o.has('P'), number) {
+        (true, n) => 128 + n,
+        (false, 9) => 137,
+        (false, _) => 124,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     use crate::shell::builtins::BUILTINS;
     use crate::shell::tests::Sandbox;
+
+    #[test]
+    fn timeout_stops_its_command_as_gnu_timeout() {
+        let mut s = Sandbox::new();
+        assert_eq!(s.ok("timeout 5 echo fast"), "fast\n");
+        // Stopped: 124, the call goes on; `-s KILL` 137; `--preserve-status` 128 + TERM.
+        let started = std::time::Instant::now();
+        assert_eq!(
+            s.ok("timeout 0.2 sleep 5; echo $?; timeout -s KILL 0.1 sleep 5; echo $?; timeout --preserve-status 0.1s sleep 5; echo $?"),
+            "124\n137\n143\n"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+        // A tool, a loop and a pipeline inside it stop too; the command's own status otherwise.
+        assert_eq!(
+            s.ok("timeout 0.3 sh -c 'while true; do :; done'; echo $?; timeout 1m sh -c 'exit 3'; echo $?; timeout 0 true; echo $?"),
+            "124\n3\n0\n"
+        );
+        let (_, err, status) = s.sh("timeout -v 0.1 sleep 1");
+        assert_eq!(
+            (err.as_str(), status),
+            ("timeout: sending signal TERM to command 'sleep'\n", 124)
+        );
+        for bad in ["timeout 5", "timeout x sleep 1", "timeout -s NOPE 1 true"] {
+            assert_eq!(s.sh(bad).2, 125, "{bad}");
+        }
+        assert_eq!(s.sh("timeout 1 no-such-command").2, 127);
+    }
 
     #[test]
     fn xargs_which_type_help() {
