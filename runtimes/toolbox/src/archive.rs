@@ -412,6 +412,8 @@ fn read_archive(
     let mut status = 0;
     let mut found = vec![false; only.len()];
     let mut dir_modes = Vec::new();
+    // GNU says once per prefix that a name's leading `/` or `../` goes, listing too.
+    let mut removed = HashSet::new();
     let entries = archive
         .entries()
         .map_err(|e| format!("This does not look like a tar archive ({})", reason(&e)))?;
@@ -428,6 +430,10 @@ fn read_archive(
         } else {
             name
         };
+        let (prefix, _) = member_name(&name);
+        if !prefix.is_empty() && removed.insert(prefix.to_owned()) {
+            eprintln!("tar: Removing leading `{prefix}' from member names");
+        }
         if !only.is_empty() {
             let hit = only.iter().position(|o| {
                 let o = o.trim_end_matches('/');
