@@ -71,6 +71,22 @@ pub(crate) fn pypi_name(module: &str) -> String {
     top_level(module).replace('_', "-")
 }
 
+/// The import name of a package written by its PyPI distribution name (`opencv_python`,
+/// `PyYAML`, `beautifulsoup4`, `python-dateutil` in any spelling), when the two differ: pip
+/// installs `opencv-python`, the code imports `cv2`. From the tables of both directions.
+pub(crate) fn import_name_of_dist(name: &str) -> Option<String> {
+    let normal = |s: &str| s.to_ascii_lowercase().replace(['_', '.'], "-");
+    let wanted = normal(name);
+    let import = words::find(&format!("{NATIVE_BY_PYPI}{wanted}"))
+        .map(str::to_owned)
+        .or_else(|| {
+            words::texts_under("modules.pypi")
+                .find(|(_, dist)| normal(dist) == wanted)
+                .map(|(import, _)| import.to_owned())
+        })?;
+    (normal(&import) != wanted).then_some(import)
+}
+
 /// The sandbox equivalent of a Node.js built-in, when `name` is one (`node:fs` too).
 pub(crate) fn node_builtin(name: &str) -> Option<&'static str> {
     let name = name.strip_prefix("node:").unwrap_or(name);
@@ -95,6 +111,32 @@ mod tests {
         assert_eq!(pypi_name("google.protobuf"), "protobuf");
         assert_eq!(pypi_name("more_itertools"), "more-itertools");
         assert_eq!(pypi_name("tabulate"), "tabulate");
+    }
+
+    #[test]
+    fn distribution_names_map_back_to_import_names() {
+        assert_eq!(import_name_of_dist("opencv_python").as_deref(), Some("cv2"));
+        assert_eq!(import_name_of_dist("PyYAML").as_deref(), Some("yaml"));
+        assert_eq!(
+            import_name_of_dist("beautifulsoup4").as_deref(),
+            Some("bs4")
+        );
+        assert_eq!(
+            import_name_of_dist("python_dateutil").as_deref(),
+            Some("dateutil")
+        );
+        assert_eq!(import_name_of_dist("Pillow").as_deref(), Some("PIL"));
+        assert_eq!(
+            import_name_of_dist("more_itertools"),
+            None,
+            "imports as it is spelt"
+        );
+        assert_eq!(
+            import_name_of_dist("protobuf").as_deref(),
+            Some("google.protobuf")
+        );
+        assert_eq!(import_name_of_dist("numpy"), None);
+        assert_eq!(import_name_of_dist("yaml"), None);
     }
 
     #[test]

@@ -98,6 +98,18 @@ pub(crate) fn find_list(id: &str) -> Option<&'static [String]> {
     }
 }
 
+/// Every text under the table `prefix` (`modules.pypi`), as (key, text), the key with any
+/// dots it has (`google.protobuf`): for tables read backwards (a PyPI name to its import name).
+pub(crate) fn texts_under(prefix: &str) -> impl Iterator<Item = (&'static str, &'static str)> {
+    let prefix = format!("{prefix}.");
+    WORDS.iter().filter_map(move |(id, entry)| match entry {
+        Entry::One(text) => id
+            .strip_prefix(prefix.as_str())
+            .map(|key| (key, text.as_str())),
+        Entry::Many(_) => None,
+    })
+}
+
 /// The text `id`; empty (and logged) if the files lack it.
 pub(crate) fn text(id: &str) -> &'static str {
     find(id).unwrap_or_else(|| {

@@ -136,6 +136,26 @@ impl Case {
         }
     }
 
+    /// Whether the case no longer fails at all: every case expects a failure, and this reply
+    /// is an execution that succeeded with nothing to advise (no `error_type`, no output cut,
+    /// no fixes, not a tool error), because the sandbox has since gained what the snippet
+    /// relied on (`bash`, `readlink -f`, ...). Such a case has no cause left to name: the bench
+    /// reports it apart and scores it neither way. (Output cut at the cap comes with advice
+    /// and no `error_type`: it still counts.)
+    pub fn no_longer_fails(&self, reply: &Reply) -> bool {
+        let v = &reply.value;
+        let flag = |key: &str| v[key].as_bool().unwrap_or(false);
+        let advised = v["actionable_guidance"]
+            .as_array()
+            .is_some_and(|fixes| !fixes.is_empty());
+        !reply.is_error
+            && v.is_object()
+            && v.get("error_type").is_none()
+            && !flag("stdout_truncated")
+            && !flag("stderr_truncated")
+            && !advised
+    }
+
     /// Whether the reply names the case's cause: every word of `first_fix_contains`, or one
     /// of `cause_any`, in the first fix (with `or_summary`, in the first fix or the summary).
     pub fn names_cause(&self, reply: &Reply, or_summary: bool) -> bool {

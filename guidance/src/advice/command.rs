@@ -133,12 +133,15 @@ impl Draft<'_, '_> {
         true
     }
 
-    /// `curl: command not found`: the command and why the sandbox lacks it.
+    /// `curl: command not found`: the command and why the sandbox lacks it. The toolbox's own
+    /// `bc: not a command of this toolbox` (exit 127, a name it was called by but does not
+    /// hold) says the same.
     fn command_not_found(&mut self, stderr: &str) -> bool {
-        let Some(command) = stderr
-            .lines()
-            .find_map(|l| l.trim().strip_suffix(": command not found"))
-        else {
+        let Some(command) = stderr.lines().find_map(|l| {
+            let l = l.trim();
+            l.strip_suffix(": command not found")
+                .or_else(|| l.strip_suffix(": not a command of this toolbox"))
+        }) else {
             return false;
         };
         let command = clip(command.trim(), 60);

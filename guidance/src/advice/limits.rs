@@ -129,6 +129,24 @@ impl Draft<'_, '_> {
                 line = line,
             ));
         }
+        if let Some((name, value, line, test, loop_line)) = self.loop_text().reset_in_loop() {
+            self.fix(say!(
+                "known_loop.reset_in_loop",
+                name = name,
+                value = value,
+                line = line,
+                test = test,
+                loop_line = loop_line,
+            ));
+        }
+        if let Some((name, test, line)) = self.loop_text().update_only_in_branch() {
+            self.fix(say!(
+                "known_loop.update_only_in_branch",
+                name = name,
+                test = test,
+                line = line,
+            ));
+        }
         if let Some((name, test, line)) = self.loop_text().counter_never_moves() {
             self.fix(say!(
                 "known_loop.counter_never_moves",
@@ -216,7 +234,15 @@ impl Draft<'_, '_> {
     /// loop's own exit (or its absence) is not what keeps it going. True when found.
     fn swallowed_retry_fix(&mut self) -> bool {
         if !self.python() {
-            return false;
+            let Some((clause, line)) = self.loop_text().js_swallowed_retry() else {
+                return false;
+            };
+            self.fix(say!(
+                "known_loop.swallowed_retry_javascript",
+                clause = clause,
+                line = line
+            ));
+            return true;
         }
         self.retry_fix(true)
     }
@@ -905,6 +931,7 @@ impl Draft<'_, '_> {
         self.rule("output_limit");
         self.doc(WORKSPACE);
         self.doc(FUEL);
+        self.output_cause_fix();
         self.rule(if self.python() {
             "output_limit.python"
         } else {
@@ -919,6 +946,75 @@ impl Draft<'_, '_> {
             large = FLAVORS[2].name(),
             small_cap = cap(0),
         ));
+    }
+}
+
+impl Draft<'_, '_> {
+    /// What filled the output, read off the code: a print on every pass of a loop, or one
+    /// print of a whole large value (a DataFrame, a long list, a JSON text), each with its
+    /// line; the cause comes before the generic "write it to a file".
+    fn output_cause_fix(&mut self) {
+        let prints = words::list("timeout.print_calls");
+        let lines: Vec<&str> = self.f.code.lines().collect();
+        let printed: Vec<(&str, u32)> = self
+            .code
+            .calls
+            .iter()
+            .filter(|(call, _, _)| prints.contains(call))
+            .map(|(call, line, _)| (call.as_str(), *line))
+            .collect();
+        // A one-line loop prints on its header's line, after its keyword (`for (...)
+        // console.log(i);`), not before it (`print(sum(x for x in xs))` prints once).
+        let after_keyword = |l: &crate::scan::LoopInfo, call: &str| {
+            let text = lines.get(l.line as usize - 1).copied().unwrap_or("");
+            let keyword = l.header.split([' ', '(']).next().unwrap_or("for");
+            text.find(keyword)
+                .is_some_and(|at| text[at..].contains(&format!("{call}(")))
+        };
+        let in_loop = printed.iter().find_map(|&(call, line)| {
+            self.code
+                .loops
+                .iter()
+                .find(|l| {
+                    (line > l.line && line <= l.last_line)
+                        || (line == l.line && l.last_line == l.line && after_keyword(l, call))
+                })
+                .map(|l| (call, line, l))
+        });
+        if let Some((call, line, l)) = in_loop {
+            let size = match l.bound {
+                Some(b) => say!("out_of_fuel.iterations", count = fmt_fuel(b as u64)),
+                None => words::text("out_of_fuel.unknown_iterations").to_owned(),
+            };
+            self.fix(say!(
+                "output_limit.in_loop",
+                call = call,
+                line = line,
+                header = l.header,
+                loop_line = l.line,
+                size = size,
+            ));
+            return;
+        }
+        let Some(&(call, line)) = printed.first() else {
+            return;
+        };
+        let text = lines.get(line as usize - 1).map_or("", |t| t.trim());
+        let arg = text
+            .find(&format!("{call}("))
+            .map(|at| &text[at + call.len() + 1..])
+            .and_then(|rest| rest.rfind(')').map(|end| rest[..end].trim()))
+            .filter(|arg| !arg.is_empty())
+            .unwrap_or("the value");
+        let frames = ["pandas", "DataFrame", "pd.", "polars"];
+        let id = if self.python() && frames.iter().any(|w| self.f.code.contains(w)) {
+            "output_limit.whole_frame"
+        } else if self.python() {
+            "output_limit.whole_value_python"
+        } else {
+            "output_limit.whole_value_javascript"
+        };
+        self.fix(say!(id, call = call, line = line, arg = clip(arg, 60)));
     }
 }
 

@@ -47,10 +47,22 @@ impl Draft<'_, '_> {
             ));
         }
         if let Some(l) = self.code.loops.iter().find(|l| l.endless) {
+            // Why it never ends, as the timeout and fuel advice say it.
+            let why = match l.endless_cause {
+                Some(crate::scan::Endless::UnchangedCondition) => {
+                    "out_of_memory.endless_why.unchanged"
+                }
+                Some(crate::scan::Endless::WrongDirection) => "out_of_memory.endless_why.away",
+                Some(crate::scan::Endless::AssignmentInCondition) => {
+                    "out_of_memory.endless_why.assigns"
+                }
+                _ => "out_of_memory.endless_why.no_exit",
+            };
             self.fix(say!(
                 "out_of_memory.endless_loop",
                 header = l.header,
-                line = l.line
+                line = l.line,
+                why = words::text(why),
             ));
         }
         // What keeps a loop going while it fills memory (a stop condition never met).

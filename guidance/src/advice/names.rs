@@ -123,6 +123,8 @@ impl Draft<'_, '_> {
                 None => import,
             };
             ("missing_module.import_name", Some(meant))
+        } else if let Some(import) = modules::import_name_of_dist(top).filter(|_| !typos) {
+            return self.pip_name(module, top, &import);
         } else if typos
             && rest.is_none()
             && let Some(best) = self
@@ -153,6 +155,42 @@ impl Draft<'_, '_> {
                     say!("missing_module.meant_reason", meant = meant),
                 ));
             }
+        }
+        true
+    }
+
+    /// A module written by its PyPI distribution name (`import opencv_python`, `from
+    /// beautifulsoup4 import ...`) whose package imports under another name that is not here:
+    /// the import name is the first fix, then what it takes (native: what to use instead; else
+    /// the install, by the distribution's name).
+    fn pip_name(&mut self, module: &str, top: &str, import: &str) -> bool {
+        let dist = modules::pypi_name(import);
+        let values: [(&str, &dyn std::fmt::Display); 4] = [
+            ("module", &module),
+            ("top", &top),
+            ("meant", &import),
+            ("dist", &dist),
+        ];
+        if let Some((_, alternative)) = modules::native_package(import) {
+            let mut values = values.to_vec();
+            values.push(("alternative", &alternative));
+            self.rule_with("missing_module.pip_name_native", &values);
+            self.next = Some(NextCall::new(
+                "list_available_packages",
+                json!({"language": "python"}),
+                words::text("missing_module.unavailable_next"),
+            ));
+        } else {
+            self.rule_with("missing_module.pip_name", &values);
+            self.next = Some(NextCall::new(
+                "install_package",
+                self.session_args(json!({"package": dist})),
+                say!(
+                    "missing_module.installable.published",
+                    top = import,
+                    dist = dist
+                ),
+            ));
         }
         true
     }

@@ -8,7 +8,7 @@
 //! [`NeverMet`] words itself ([`NeverMet::fix`]), so its fields and its rule's placeholders
 //! are read in one place.
 
-use super::code_lines::numbered_block;
+use super::code_lines::{indent, numbered_block};
 use crate::words::say;
 
 /// A `while` (or `do ... while`) loop as written: its header, the condition that keeps it
@@ -308,6 +308,199 @@ impl<'c> LoopText<'c> {
         })
     }
 
+    /// A JavaScript loop that retries behind a `catch` which neither rethrows, breaks nor
+    /// returns, when only a success leaves the loop: a `while (true)` whose `break` is in the
+    /// `try`, or a condition whose variables only the `try` sets (`while (!data)`). An error
+    /// that repeats then repeats forever. The clause as written and its line (1-based).
+    pub(super) fn js_swallowed_retry(&self) -> Option<(String, usize)> {
+        self.loops.iter().find_map(|l| {
+            let &(k, text) = l.body.iter().find(|(_, t)| {
+                let t = t.trim_start().trim_start_matches('}').trim_start();
+                t.starts_with("catch ") || t.starts_with("catch(") || t.starts_with("catch{")
+            })?;
+            let clause = text.trim().trim_start_matches('}').trim();
+            let (head, inline) = clause.split_once('{').unwrap_or((clause, ""));
+            let handler: Vec<(usize, &str)> = if inline.trim_end().ends_with('}') {
+                vec![(k, inline)]
+            } else {
+                std::iter::once((k, inline))
+                    .chain(numbered_block(&self.lines, k))
+                    .collect()
+            };
+            let leaves = |t: &str| {
+                names_in(t)
+                    .iter()
+                    .any(|w| matches!(*w, "break" | "return" | "throw"))
+            };
+            if handler.iter().any(|(_, h)| leaves(h)) {
+                return None;
+            }
+            let handler_end = handler.last().map_or(k, |(j, _)| *j);
+            let after: Vec<(usize, &str)> = l
+                .body
+                .iter()
+                .copied()
+                .filter(|(j, _)| *j > handler_end)
+                .collect();
+            let only_success_leaves = if matches!(l.condition.as_str(), "true" | "1") {
+                l.body.iter().any(|(j, t)| *j < k && leaves(t))
+                    && !after.iter().any(|(_, t)| leaves(t))
+            } else {
+                let names: Vec<&str> = condition_names(&l.condition)
+                    .filter(|n| !matches!(*n, "true" | "false" | "null" | "undefined"))
+                    .collect();
+                !names.is_empty()
+                    && names.iter().all(|n| {
+                        let set = assignments_of(&l.body, n);
+                        !set.is_empty() && set.iter().all(|(j, _)| *j < k)
+                    })
+                    && !l.body.iter().any(|(_, t)| leaves(t))
+            };
+            only_success_leaves.then(|| (head.trim().to_owned(), k + 1))
+        })
+    }
+
+    /// A loop whose body sets the variable its condition tests back to a fixed value on
+    /// every pass (`i = 0` at the top of the body of `while i < 100:` that also does `i +=
+    /// 1`): what the pass adds is undone, so the test never turns false. The variable, the
+    /// value, the reset's line and the loop's condition and line (1-based).
+    pub(super) fn reset_in_loop(&self) -> Option<(String, String, usize, String, usize)> {
+        self.loops.iter().find_map(|l| {
+            if self.body_leaves(l) {
+                return None;
+            }
+            let top = l
+                .body
+                .iter()
+                .find(|(_, t)| !t.trim().is_empty())
+                .map(|(_, t)| indent(t))?;
+            condition_names(&l.condition).find_map(|name| {
+                let (k, value) = l.body.iter().find_map(|&(k, t)| {
+                    if indent(t) != top {
+                        return None;
+                    }
+                    let part = t.trim().trim_end_matches(';').trim();
+                    let part = ["let ", "var "]
+                        .iter()
+                        .find_map(|kw| part.strip_prefix(kw))
+                        .unwrap_or(part);
+                    let value = part.strip_prefix(name)?.trim_start().strip_prefix('=')?;
+                    let value = value.trim();
+                    let fixed = value.parse::<f64>().is_ok()
+                        || matches!(value, "[]" | "{}" | "\"\"" | "''" | "set()" | "new Set()");
+                    (!value.starts_with('=') && fixed).then(|| (k, value.to_owned()))
+                })?;
+                let moved = l.body.iter().any(|&(j, t)| j != k && changes_name(t, name));
+                moved.then(|| (name.to_owned(), value, k + 1, l.condition.clone(), l.at + 1))
+            })
+        })
+    }
+
+    /// A loop whose tested variable changes only inside an `if` of its body, when nothing
+    /// outside that `if` changes what its test or the loop's condition reads: on the first
+    /// pass where the test is false nothing changes any more, so the loop never ends
+    /// (`while n < 10:` / `if n % 2 == 1: n += 1` from `n = 0`). The variable, the `if` as
+    /// written and its line (1-based).
+    pub(super) fn update_only_in_branch(&self) -> Option<(String, String, usize)> {
+        self.loops.iter().find_map(|l| {
+            if matches!(l.condition.as_str(), "True" | "true" | "1") {
+                return None;
+            }
+            let top = l
+                .body
+                .iter()
+                .find(|(_, t)| !t.trim().is_empty())
+                .map(|(_, t)| indent(t))?;
+            let tested: Vec<&str> = condition_names(&l.condition)
+                .filter(|n| !is_builtin_word(n))
+                .collect();
+            let changed: Vec<&str> = tested
+                .iter()
+                .copied()
+                .filter(|n| l.body.iter().any(|(_, t)| changes_name(t, n)))
+                .collect();
+            // The guard: the first top-level `if` whose block (or line) changes a tested name.
+            let (g, guard) = l.body.iter().find_map(|&(k, t)| {
+                let trimmed = t.trim();
+                let is_if =
+                    indent(t) == top && (trimmed.starts_with("if ") || trimmed.starts_with("if("));
+                if !is_if {
+                    return None;
+                }
+                // Top-level `if` blocks do not overlap: reading each is linear in the body.
+                let block = numbered_block(&self.lines, k);
+                let inside = |n: &str| {
+                    changes_name(trimmed, n) || block.iter().any(|(_, b)| changes_name(b, n))
+                };
+                changed.iter().any(|n| inside(n)).then_some((k, trimmed))
+            })?;
+            let block = numbered_block(&self.lines, g);
+            let block_end = block.last().map_or(g, |(j, _)| *j);
+            // An `else` (or `elif`) may move it on when the test is false.
+            let next = self.lines.get(block_end + 1).map_or("", |t| t.trim());
+            let next = next.trim_start_matches('}').trim_start();
+            if next.starts_with("else") || next.starts_with("elif") || guard.contains("else") {
+                return None;
+            }
+            let test = guard
+                .strip_prefix("if")?
+                .trim()
+                .trim_end_matches('{')
+                .trim_end();
+            let test = match test.split_once(':') {
+                Some((test, _)) if !test.starts_with('(') => test.trim(),
+                _ => test
+                    .strip_prefix('(')
+                    .and_then(|t| matching_paren(test).map(|c| t[..c - 1].trim()))
+                    .unwrap_or(test),
+            };
+            // A call may answer differently each time (`random.random()`, `check()`).
+            let calls = test.split('(').count() > 1
+                && !test.split('(').rev().skip(1).all(|before| {
+                    names_in(before)
+                        .last()
+                        .is_some_and(|f| matches!(*f, "len" | "abs" | "int" | "str" | "float"))
+                });
+            if calls || test.is_empty() {
+                return None;
+            }
+            let watched: Vec<&str> = names_in(test)
+                .into_iter()
+                .chain(tested.iter().copied())
+                .filter(|n| !is_builtin_word(n))
+                .collect();
+            let mut outside = l
+                .body
+                .iter()
+                .filter(|(j, _)| *j < g || *j > block_end)
+                .map(|(_, t)| *t);
+            let quiet = outside.all(|t| {
+                let words = names_in(t);
+                !words.iter().any(|w| {
+                    watched.contains(w)
+                        || matches!(*w, "break" | "return" | "raise" | "throw" | "yield")
+                })
+            });
+            let name = changed.iter().find(|n| {
+                changes_name(guard, n) || block.iter().any(|(_, b)| changes_name(b, n))
+            })?;
+            let all_inside = l
+                .body
+                .iter()
+                .all(|&(j, t)| (g..=block_end).contains(&j) || !changes_name(t, name));
+            (quiet && all_inside).then(|| ((*name).to_owned(), test.to_owned(), g + 1))
+        })
+    }
+
+    /// Whether any line of `l`'s body can leave it (`break`, `return`, `raise`, `throw`).
+    fn body_leaves(&self, l: &WhileLoop<'_>) -> bool {
+        l.body.iter().any(|(_, t)| {
+            names_in(t)
+                .iter()
+                .any(|w| matches!(*w, "break" | "return" | "raise" | "throw"))
+        })
+    }
+
     /// A loop that follows links (`page = redirects[page]`, `node = parent.get(node)`) in code
     /// that keeps no record of where it has been: a chain that comes back on itself never ends.
     /// The variable, the step as written and its line.
@@ -466,9 +659,10 @@ fn fmt_number(v: f64) -> String {
     }
 }
 
-/// `name = random.randint(A, B)` (also `randrange`, `random.choice([...])` of numbers, and
-/// JavaScript's `Math.floor(Math.random() * N) + K`) on `line`: the draw as written and the
-/// least and greatest values it can give.
+/// `name = random.randint(A, B)` (also `randrange`, `random.choice([...])` of numbers,
+/// `random.random()` and `random.uniform(A, B)`, and JavaScript's `Math.random()` and
+/// `Math.floor(Math.random() * N) + K`) on `line`: the draw as written and the least and
+/// greatest values it can give.
 fn random_draw(line: &str, name: &str) -> Option<(String, f64, f64)> {
     let l = line.trim().trim_end_matches(';');
     let l = ["let ", "var ", "const "]
@@ -505,6 +699,14 @@ fn random_draw(line: &str, name: &str) -> Option<(String, f64, f64)> {
         let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         (lo.is_finite() && hi.is_finite()).then_some((lo, hi))?
+    } else if matches!(value, "Math.random()" | "random.random()" | "random()") {
+        // A float from 0 up to (not including) 1.
+        (0.0, 1.0)
+    } else if let Some(a) = args("random.uniform(").or_else(|| args("uniform(")) {
+        match a.as_slice() {
+            [lo, hi] => (lo.min(*hi), lo.max(*hi)),
+            _ => return None,
+        }
     } else {
         let rest = value
             .strip_prefix("Math.floor(Math.random() *")
@@ -1055,6 +1257,74 @@ fn condition_names(condition: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
 }
 
+/// Words of a condition that are not the code's variables: keywords, literals, the pure
+/// builtins a test calls.
+fn is_builtin_word(word: &str) -> bool {
+    matches!(
+        word,
+        "and"
+            | "or"
+            | "not"
+            | "in"
+            | "is"
+            | "None"
+            | "True"
+            | "False"
+            | "true"
+            | "false"
+            | "null"
+            | "undefined"
+            | "len"
+            | "abs"
+            | "int"
+            | "str"
+            | "float"
+            | "length"
+            | "typeof"
+    )
+}
+
+/// Whether the line `text` changes `name`: assigns it (`name = `, `name += 1`, `name++`,
+/// `--name`, `let name =`), or changes it in place (`name.append(x)`, `name.push(x)`,
+/// `name[i] = x`), anywhere on the line (`if x: name += 1`).
+fn changes_name(text: &str, name: &str) -> bool {
+    const IN_PLACE: [&str; 12] = [
+        "append(", "push(", "pop(", "add(", "extend(", "insert(", "remove(", "shift(", "splice(",
+        "clear(", "update(", "unshift(",
+    ];
+    let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut from = 0;
+    while let Some(at) = text[from..].find(name).map(|i| i + from) {
+        from = at + name.len();
+        let before = text[..at].chars().next_back();
+        let after = &text[at + name.len()..];
+        if before.is_some_and(|c| is_word(c) || c == '.') || after.starts_with(is_word) {
+            continue;
+        }
+        let rest = after.trim_start();
+        let assigned = (rest.starts_with('=') && !rest.starts_with("=="))
+            || [
+                "+=", "-=", "*=", "/=", "//=", "%=", "**=", ">>=", "<<=", "++", "--",
+            ]
+            .iter()
+            .any(|op| rest.starts_with(op));
+        let prefixed =
+            text[..at].trim_end().ends_with("++") || text[..at].trim_end().ends_with("--");
+        let in_place = rest
+            .strip_prefix('.')
+            .is_some_and(|m| IN_PLACE.iter().any(|call| m.starts_with(call)))
+            || (rest.starts_with('[')
+                && rest.find(']').is_some_and(|c| {
+                    let r = rest[c + 1..].trim_start();
+                    r.starts_with('=') && !r.starts_with("==")
+                }));
+        if assigned || prefixed || in_place {
+            return true;
+        }
+    }
+    false
+}
+
 /// The identifier at the start of `text`, if any.
 pub(super) fn leading_name(text: &str) -> Option<&str> {
     let end = text
@@ -1168,6 +1438,61 @@ mod tests {
     }
 
     #[test]
+    fn retries_resets_and_branches_that_never_end() {
+        let retry = |code| LoopText::read(code).js_swallowed_retry();
+        let empty = "let data;\nwhile (!data) {\n  try {\n    data = JSON.parse(readText('c.json'));\n  } catch (e) {}\n}";
+        assert_eq!(retry(empty), Some(("catch (e)".to_owned(), 5)));
+        let comment = "while (true) {\n  try {\n    v = JSON.parse(s);\n    break;\n  } catch (err) {\n    // again\n  }\n}";
+        assert_eq!(retry(comment), Some(("catch (err)".to_owned(), 5)));
+        for ends in [
+            // The counter moves on after the catch; the handler rethrows or leaves.
+            "while (attempts < 5 && !ok) {\n  try {\n    ok = f();\n  } catch (e) {}\n  attempts++;\n}",
+            "while (!data) {\n  try {\n    data = f();\n  } catch (e) {\n    throw e;\n  }\n}",
+            "while (true) {\n  try {\n    f();\n  } catch (e) {\n    break;\n  }\n}",
+        ] {
+            assert_eq!(retry(ends), None, "{ends}");
+        }
+
+        let reset = |code| {
+            LoopText::read(code)
+                .reset_in_loop()
+                .map(|r| (r.0, r.1, r.2))
+        };
+        let py = "i = 0\nwhile i < 100:\n    i = 0\n    total += i\n    i += 1\n";
+        assert_eq!(reset(py), Some(("i".into(), "0".into(), 3)));
+        let js = "while (count < 50) {\n  count = 0;\n  sum += count;\n  count++;\n}";
+        assert_eq!(reset(js), Some(("count".into(), "0".into(), 2)));
+        for ends in [
+            "while i < 100:\n    j = 0\n    i += 1\n",
+            "while i < 100:\n    if i > 50:\n        i = 0\n        break\n    i += 1\n",
+            "while i < 100:\n    i = i + 1\n",
+        ] {
+            assert_eq!(reset(ends), None, "{ends}");
+        }
+
+        let branch = |code| LoopText::read(code).update_only_in_branch();
+        let odd = "n = 0\nwhile n < 10:\n    if n % 2 == 1:\n        n += 1\nprint(n)";
+        assert_eq!(branch(odd), Some(("n".into(), "n % 2 == 1".into(), 3)));
+        let index = "while idx < len(items):\n    if items[idx] > 10:\n        idx += 1\n";
+        assert_eq!(
+            branch(index),
+            Some(("idx".into(), "items[idx] > 10".into(), 2))
+        );
+        let js = "while (i < 10) {\n  if (i % 2 === 1) i++;\n}";
+        assert_eq!(branch(js), Some(("i".into(), "i % 2 === 1".into(), 2)));
+        for ends in [
+            // An else moves it on; the test reads a fresh draw; the update is unconditional.
+            "while lo < hi:\n    mid = (lo + hi) // 2\n    if a[mid] < x:\n        lo = mid + 1\n    else:\n        hi = mid\n",
+            "while count < 10:\n    x = random.random()\n    if x > 0.5:\n        count += 1\n",
+            "while i < n:\n    if ok(i):\n        hits += 1\n    i += 1\n",
+            "while n < 10:\n    if check():\n        n += 1\n",
+            "while (i < 10) {\n  if (i % 2 === 1) {\n    i++;\n  } else {\n    i += 3;\n  }\n}",
+        ] {
+            assert_eq!(branch(ends), None, "{ends}");
+        }
+    }
+
+    #[test]
     fn a_while_true_whose_exit_never_changes() {
         let code = "count = 0\nwhile True:\n    total += 1\n    if count >= 5:\n        break\n";
         assert_eq!(
@@ -1202,7 +1527,16 @@ mod tests {
         assert_eq!((t.low.as_str(), t.high.as_str()), ("1", "10"));
         let js = "let r = 0;\nwhile (r !== 6) {\n  r = Math.floor(Math.random() * 6) + 0;\n}";
         assert!(LoopText::read(js).impossible_test().is_some());
+        // A float in [0, 1) is never above 5; a uniform draw never leaves its range.
+        let js = "let done = false;\ndo {\n  const v = Math.random();\n  if (v > 5) done = true;\n} while (!done);";
+        assert_eq!(
+            LoopText::read(js).impossible_test().map(|t| t.line),
+            Some(4)
+        );
+        let py = "while True:\n    x = random.uniform(0, 1)\n    if x > 2:\n        break\n";
+        assert!(LoopText::read(py).impossible_test().is_some());
         for possible in [
+            "while True:\n    x = random.random()\n    if x > 0.99:\n        break\n",
             "while True:\n    g = random.randint(1, 10)\n    if g == 10:\n        break\n",
             "while r != 5:\n    r = random.randrange(6)\n",
             "let r = 0;\nwhile (r !== 5) {\n  r = Math.floor(Math.random() * 6);\n}",

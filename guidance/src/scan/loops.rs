@@ -64,6 +64,8 @@ fn python_loops(src: &Source<'_>) -> Vec<LoopInfo> {
     let mut stack: Vec<(u32, Option<f64>)> = Vec::new();
     // Comprehension loops of the current statement multiply each other.
     let mut inline: Vec<Option<f64>> = Vec::new();
+    // `from itertools import count`: a bare `count(...)` is the infinite one (read once).
+    let imports_itertools_names = src.code.contains("from itertools import");
     for i in 0..t.len() {
         let tok = &t[i];
         if tok.line_start {
@@ -81,7 +83,12 @@ fn python_loops(src: &Source<'_>) -> Vec<LoopInfo> {
         let block = tok.line_start || (i > 0 && t[i - 1].line_start && src.is(i - 1, "async"));
         let (bound, header, endless) = if tok.text == "for" {
             let (bound, header) = python_for_bound(src, i);
-            (bound, header, None)
+            // `for n in itertools.count(1):` never runs out: only a `break` ends it.
+            let endless = (block
+                && python_infinite_iterator(src, i, imports_itertools_names)
+                && !python_body_has_break(src, i))
+            .then_some(Endless::NoExit);
+            (bound, header, endless)
         } else {
             let always = src.is(i + 1, "True")
                 || (t
@@ -248,6 +255,33 @@ fn python_body_has_break(src: &Source<'_>, header: usize) -> bool {
         k += 1;
     }
     false
+}
+
+/// True when the `for` at `i` iterates an iterator that never runs out: `itertools.count()`,
+/// `itertools.cycle(xs)`, `itertools.repeat(x)` with no count (also imported by name, `from
+/// itertools import count`).
+fn python_infinite_iterator(src: &Source<'_>, i: usize, imports_itertools_names: bool) -> bool {
+    let t = &src.tokens;
+    let depth = t[i].depth;
+    let limit = (i + 200).min(t.len());
+    let Some(in_at) = (i + 1..limit).find(|&k| src.is(k, "in") && t[k].depth == depth) else {
+        return false;
+    };
+    let Some((name, after)) = src.dotted(in_at + 1) else {
+        return false;
+    };
+    let bare = name.strip_prefix("itertools.").unwrap_or(&name);
+    let from_itertools = name.starts_with("itertools.") || imports_itertools_names;
+    if !from_itertools || !src.is(after, "(") || src.partner[after] == NONE {
+        return false;
+    }
+    let close = src.partner[after];
+    match bare {
+        "count" | "cycle" => src.is(close + 1, ":"),
+        // `repeat(x, 3)` stops; `repeat(x)` does not.
+        "repeat" => src.is(close + 1, ":") && top_level_args(src, after, close).len() == 1,
+        _ => false,
+    }
 }
 
 /// Calls a `while` condition may make without changing anything: they read their arguments
@@ -502,7 +536,7 @@ fn js_loops(src: &Source<'_>) -> Vec<LoopInfo> {
             if close != NONE {
                 stack.push((close, None));
             }
-        } else if let Some(found) = js_statement_loop(src, i) {
+        } else if let Some(found) = js_statement_loop(src, i).or_else(|| js_do_while(src, i)) {
             let mut info = loop_info(
                 t[i].line,
                 &enclosing(&stack),
@@ -567,10 +601,10 @@ fn js_statement_loop(src: &Source<'_>, i: usize) -> Option<JsLoop> {
         Some(Endless::NoExit)
     } else if tok.text == "while" && js_assigns_constant(src, open, close) {
         Some(Endless::AssignmentInCondition)
-    } else if tok.text == "while" && js_unchanged_condition(src, open, close, body_end) {
+    } else if tok.text == "while" && js_unchanged_condition(src, open, close, close + 1..body_end) {
         Some(Endless::UnchangedCondition)
     } else if (tok.text == "for" && js_counts_away(src, open, close))
-        || (tok.text == "while" && js_while_counts_away(src, open, close, body_end))
+        || (tok.text == "while" && js_while_counts_away(src, open, close, close + 1..body_end))
     {
         Some(Endless::WrongDirection)
     } else {
@@ -585,6 +619,49 @@ fn js_statement_loop(src: &Source<'_>, i: usize) -> Option<JsLoop> {
         header,
         endless,
         body_end,
+    })
+}
+
+/// A `do { ... } while (...)` at its `do`: the body runs first, then the same tests as a
+/// `while` (always true, an assignment, a condition nothing in the body changes, a counter
+/// moving away). Its `body_end` is the `)` of the condition, where the statement ends.
+fn js_do_while(src: &Source<'_>, i: usize) -> Option<JsLoop> {
+    let t = &src.tokens;
+    if !src.is(i, "do") || src.is_member(i) || !src.is(i + 1, "{") {
+        return None;
+    }
+    let block_close = src.partner[i + 1];
+    if block_close == NONE || !src.is(block_close + 1, "while") {
+        return None;
+    }
+    let open = block_close + 2;
+    if !src.is(open, "(") || src.partner[open] == NONE {
+        return None;
+    }
+    let close = src.partner[open];
+    let body = i + 2..block_close;
+    let (_, _, always) = js_while_head(src, open, close);
+    let leaves = body
+        .clone()
+        .any(|k| t[k].kind == Kind::Ident && matches!(t[k].text, "break" | "return" | "throw"));
+    let endless = if leaves {
+        None
+    } else if always {
+        Some(Endless::NoExit)
+    } else if js_assigns_constant(src, open, close) {
+        Some(Endless::AssignmentInCondition)
+    } else if js_unchanged_condition(src, open, close, body.clone()) {
+        Some(Endless::UnchangedCondition)
+    } else if js_while_counts_away(src, open, close, body) {
+        Some(Endless::WrongDirection)
+    } else {
+        None
+    };
+    Some(JsLoop {
+        bound: None,
+        header: format!("do {{ ... }} while {}", src.text(open, close)),
+        endless,
+        body_end: close,
     })
 }
 
@@ -636,7 +713,13 @@ fn js_assigns_constant(src: &Source<'_>, open: usize, close: usize) -> bool {
 /// A `while (...)` whose condition reads only plain variables (and their `.length`) that
 /// nothing in the body (`close`..`body_end`) assigns, increments or mutates through a method
 /// call, and with no function call in it: it can never change once the loop runs.
-fn js_unchanged_condition(src: &Source<'_>, open: usize, close: usize, body_end: usize) -> bool {
+fn js_unchanged_condition(
+    src: &Source<'_>,
+    open: usize,
+    close: usize,
+    body: std::ops::Range<usize>,
+) -> bool {
+    let (body_start, body_end) = (body.start, body.end);
     let t = &src.tokens;
     let mut names: Vec<&str> = Vec::new();
     for (k, tok) in t.iter().enumerate().take(close).skip(open + 1) {
@@ -676,7 +759,7 @@ fn js_unchanged_condition(src: &Source<'_>, open: usize, close: usize, body_end:
             });
         // A declaration or a destructuring assignment (`[done, v] = next()`) rebinds it.
         let declared = k > 0 && matches!(t[k - 1].text, "let" | "var" | "const");
-        let destructured = (close + 1..body_end).any(|j| {
+        let destructured = (body_start..body_end).any(|j| {
             matches!(t[j].text, "]" | "}")
                 && src.is(j + 1, "=")
                 && src.partner[j] != NONE
@@ -685,7 +768,7 @@ fn js_unchanged_condition(src: &Source<'_>, open: usize, close: usize, body_end:
         });
         assigned || prefixed || through_member || through_index || declared || destructured
     };
-    let calls_unknown = (close + 1..body_end).any(|k| {
+    let calls_unknown = (body_start..body_end).any(|k| {
         // A function the body calls may change a variable of the enclosing scope.
         t[k].kind == Kind::Ident
             && !src.is_member(k)
@@ -696,7 +779,7 @@ fn js_unchanged_condition(src: &Source<'_>, open: usize, close: usize, body_end:
             )
     });
     !calls_unknown
-        && !(close + 1..body_end).any(|k| {
+        && !(body_start..body_end).any(|k| {
             t[k].kind == Kind::Ident
                 && !src.is_member(k)
                 && names.contains(&t[k].text)
@@ -745,7 +828,13 @@ fn js_counts_away(src: &Source<'_>, open: usize, close: usize) -> bool {
 /// `while (n > 0) { n++; }`: the counter the condition tests against a limit only moves away
 /// from it in the body (`++`, `+= 2`, `n = n + 1` under `>`/`>=`; their opposites under
 /// `<`/`<=`), and nothing changes the limit's names.
-fn js_while_counts_away(src: &Source<'_>, open: usize, close: usize, body_end: usize) -> bool {
+fn js_while_counts_away(
+    src: &Source<'_>,
+    open: usize,
+    close: usize,
+    body: std::ops::Range<usize>,
+) -> bool {
+    let (body_start, body_end) = (body.start, body.end);
     let t = &src.tokens;
     let Some(cmp) = (open + 1..close)
         .find(|&k| t[k].kind == Kind::Op && matches!(t[k].text, "<" | "<=" | ">" | ">="))
@@ -786,7 +875,7 @@ fn js_while_counts_away(src: &Source<'_>, open: usize, close: usize, body_end: u
             .is_none_or(|n| matches!(n.text, ";" | "}") || n.line != t[j].line)
     };
     let mut direction: Option<bool> = None;
-    for k in close + 1..body_end.min(t.len()) {
+    for k in body_start..body_end.min(t.len()) {
         if t[k].kind != Kind::Ident || src.is_member(k) {
             continue;
         }
@@ -1025,6 +1114,43 @@ mod tests {
     }
 
     #[test]
+    fn infinite_iterators_and_do_while_loops() {
+        let py = |code| Source::new(code, Language::Python);
+        for endless in [
+            "import itertools\nfor n in itertools.count(1):\n    xs.append(n)\n",
+            "from itertools import count\nfor k in count():\n    total += k\n",
+            "import itertools\nfor c in itertools.cycle('ab'):\n    print(c)\n",
+        ] {
+            let l = loops(&py(endless));
+            assert_eq!(l[0].endless_cause, Some(Endless::NoExit), "{endless}");
+        }
+        for ends in [
+            "import itertools\nfor n in itertools.count(1):\n    if n > 9:\n        break\n",
+            "import itertools\nfor x in itertools.repeat(0, 3):\n    print(x)\n",
+            "for k in count():\n    total += k\n",
+        ] {
+            assert!(!loops(&py(ends))[0].endless, "{ends}");
+        }
+        let js = |code| Source::new(code, Language::JavaScript);
+        let l = loops(&js(
+            "let page = 1;\ndo {\n  items.push(page);\n} while (page <= 10);",
+        ));
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].endless_cause, Some(Endless::UnchangedCondition));
+        assert_eq!(l[0].header, "do { ... } while (page <= 10)");
+        assert_eq!((l[0].line, l[0].last_line), (2, 4));
+        let l = loops(&js("do {\n  n++;\n} while (n > 0);"));
+        assert_eq!(l[0].endless_cause, Some(Endless::WrongDirection));
+        for ends in [
+            "do {\n  n--;\n} while (n > 0);",
+            "do {\n  if (x) break;\n} while (true);",
+            "do {\n  ok = f();\n} while (!ok);",
+        ] {
+            assert!(!loops(&js(ends))[0].endless, "{ends}");
+        }
+    }
+
+    #[test]
     fn loops_know_their_last_line() {
         let l = loops(&py(
             "for i in range(9):\n    a = i\n    print(a)\nprint('done')\n",
@@ -1049,13 +1175,18 @@ mod tests {
         );
         let l = loops(&s);
         let headers: Vec<&str> = l.iter().map(|l| l.header.as_str()).collect();
-        assert_eq!(l.len(), 6, "{headers:?}");
+        // The `do { } while` is a loop of its own (a data-dependent one that ends).
+        assert_eq!(l.len(), 7, "{headers:?}");
         assert_eq!(l[0].bound, Some(1e6));
         assert_eq!((l[1].bound, l[1].depth), (Some(10.0), 2));
         assert_eq!(l[2].bound, None);
         assert!(l[3].endless);
         assert_eq!(l[4].header, ".forEach(...)");
-        assert!(!l[5].endless);
+        assert_eq!(
+            (l[5].header.as_str(), l[5].endless),
+            ("do { ... } while (n > 0)", false)
+        );
+        assert!(!l[6].endless);
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! class, as figures; the blind cases that miss are listed so the next rule can be written
 //! against the tuned part only. One real server, as the e2e test runs it. `--advice=PATH.json`
 //! also scores a scratch corpus in the blind corpora's format (variants written to test that a
-//! rule is general), as a blind corpus with no held-out third.
+//! rule is general), as a blind corpus with no held-out third. A case that no longer fails at
+//! all (the sandbox gained what it relied on) has no cause to name: it is counted apart as "no
+//! longer fails" in its group, scored neither way, and named only when it is tunable.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +24,9 @@ struct Score {
     first_fix: usize,
     first_fix_or_summary: usize,
     error_type: usize,
+    /// Cases that succeed now (the sandbox gained what they relied on): reported apart, not
+    /// in `cases` and scored neither way.
+    no_longer_fails: usize,
 }
 
 /// The sessions every case may name, created once: small fuel budgets for the loops.
@@ -137,11 +142,22 @@ pub async fn report(selected: &[String]) -> Result<()> {
     let mut scores: Vec<(String, Score)> = Vec::new();
     let mut blind_kinds: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut misses = Vec::new();
+    let mut passing = Vec::new();
     for (group, cases, is_blind) in &groups {
         let held_out = group.starts_with("held out");
         let replies = run_all(&server, cases, &templates).await;
         let mut score = Score::default();
         for (case, reply) in cases.iter().zip(replies) {
+            if let Ok(reply) = &reply
+                && case.no_longer_fails(reply)
+            {
+                score.no_longer_fails += 1;
+                // Named for the tunable cases only; a held-out one counts, unnamed.
+                if !held_out {
+                    passing.push(format!("{group}: {}", case.name));
+                }
+                continue;
+            }
             score.cases += 1;
             let Ok(reply) = reply else {
                 misses.push(format!("{group}: {} did not run", case.name));
@@ -167,21 +183,29 @@ pub async fn report(selected: &[String]) -> Result<()> {
     }
     server.stop().await?;
     println!("advice: the first fix names the cause (blind cases: one of their cause words)");
+    println!("(a case that no longer fails at all is not scored; its group counts it apart)");
     println!(
-        "{:<28} {:>18} {:>22} {:>18}",
-        "", "first fix", "first fix or summary", "error_type"
+        "{:<28} {:>18} {:>22} {:>18} {:>18}",
+        "", "first fix", "first fix or summary", "error_type", "no longer fails"
     );
     for (group, s) in &scores {
         println!(
-            "{group:<28} {:>18} {:>22} {:>18}",
+            "{group:<28} {:>18} {:>22} {:>18} {:>18}",
             figure(s.first_fix, s.cases),
             figure(s.first_fix_or_summary, s.cases),
-            figure(s.error_type, s.cases)
+            figure(s.error_type, s.cases),
+            s.no_longer_fails
         );
     }
     println!("blind corpora by cause, tunable two thirds only (first fix):");
     for (kind, (named, count)) in &blind_kinds {
         println!("  {kind:<28} {}", figure(*named, *count));
+    }
+    if !passing.is_empty() {
+        println!("cases that no longer fail (not scored; held-out ones are only counted):");
+        for name in &passing {
+            println!("  {name}");
+        }
     }
     if !misses.is_empty() {
         println!("blind cases the rules may be tuned on that miss (held-out ones are not shown):");
