@@ -286,7 +286,9 @@ impl Sandbox {
         let truncated = result.stdout_truncated || result.stderr_truncated;
         let error_type = match (result.error_type, truncated) {
             (Some(kind), _) => kind,
-            (None, true) => ErrorType::OutputLimit,
+            // Output past the cap is the one class that comes with success (the schema and
+            // the README say so): the call ran, and what it printed was cut.
+            (None, true) => *result.error_type.insert(ErrorType::OutputLimit),
             (None, false) => return,
         };
         let mut facts =

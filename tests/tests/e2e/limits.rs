@@ -264,6 +264,10 @@ async fn output_is_capped_and_flagged() -> anyhow::Result<()> {
         flood.value["error_message"]
     );
     assert!(flood.bool("stdout_truncated"));
+    assert_eq!(
+        (flood.bool("success"), flood.str("error_type")),
+        (true, "output_limit")
+    );
     assert_eq!(flood.str("stdout").len(), 1 << 20);
     assert_eq!(flood.str("result"), "'done'");
     assert!(flood.text.len() < 16 * 1024, "the text block stays short");
@@ -275,5 +279,6 @@ async fn output_is_capped_and_flagged() -> anyhow::Result<()> {
         )
         .await?;
     assert!(js.bool("stdout_truncated"));
+    assert_eq!(js.str("error_type"), "output_limit");
     server.stop().await
 }
