@@ -362,6 +362,20 @@ impl Parser<'_> {
             negated = !negated;
             self.next()?;
         }
+        // `time` with no pipeline times nothing (bash prints zeros).
+        let nothing = timed.is_some()
+            && !negated
+            && matches!(
+                self.peek()?,
+                Tok::Newline | Tok::Eof | Tok::Op(";" | "&" | ")" | ";;")
+            );
+        if nothing {
+            return Ok(Pipeline {
+                negated,
+                timed,
+                commands: vec![Command::Simple(Simple::default())],
+            });
+        }
         let mut commands = vec![self.command()?];
         while let Tok::Op(op @ ("|" | "|&")) = *self.peek()? {
             self.next()?;

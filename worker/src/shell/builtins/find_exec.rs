@@ -88,7 +88,8 @@ fn trailing_execs(mut rest: &[String]) -> Option<Vec<Exec>> {
 
 fn run(ctx: &mut Ctx<'_, '_>, search: &[String], execs: &[Exec]) -> Result<i32, Abort> {
     let pipe = ctx.sh.io.open_pipe();
-    let found = ctx.sh.run_argv(search, pipe, ctx.err, ctx.stdin.clone());
+    // The commands, not the search, read find's stdin (as GNU's children inherit it).
+    let found = ctx.sh.run_argv(search, pipe, ctx.err, Input::default());
     let listed = ctx.sh.io.close_pipe();
     let mut status = found?;
     let paths: Vec<String> = (listed.all().split(|&b| b == 0))
@@ -156,7 +157,7 @@ fn run_one(ctx: &mut Ctx<'_, '_>, exec: &Exec, paths: &[String]) -> Result<i32, 
     if exec.in_dir {
         ctx.sh.state.cwd = directory_of(&cwd, &paths[0]);
     }
-    let status = ctx.sh.run_argv(&argv, ctx.out, ctx.err, Input::default());
+    let status = ctx.sh.run_argv(&argv, ctx.out, ctx.err, ctx.stdin.clone());
     ctx.sh.state.cwd = cwd;
     status
 }
@@ -221,6 +222,11 @@ mod tests {
         assert_eq!(
             s.ok("find . -name c.txt -exec sh -c 'echo \"[$1]\"' _ {} \\;"),
             "[./c.txt]\n"
+        );
+        // The commands share find's stdin, each reading on where the one before stopped.
+        assert_eq!(
+            s.ok("printf 'x\\ny\\n' | find d -name '*.py' -exec sh -c 'read l; echo \"$l\"' \\;"),
+            "x\ny\n"
         );
         // What it cannot run is refused, never ignored.
         let (_, err, status) = s.sh("find . -ok rm {} \\;");

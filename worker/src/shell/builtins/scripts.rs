@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use super::args::{Opts, opts};
 use super::find as find_builtin;
 use super::io::read_input;
+use super::trap::{signal_name, signal_number};
 use crate::shell::exec::{Abort, Ctx, Input};
 use crate::shell::guest_fs::{Access, Kind};
 
@@ -337,20 +338,11 @@ pub(super) fn timeout(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
         ctx.warn(format_args!("invalid time interval '{k}'"));
         return Ok(125);
     }
-    let signal = o.value('s').unwrap_or("TERM").to_ascii_uppercase();
-    let number = match signal.strip_prefix("SIG").unwrap_or(&signal) {
-        "KILL" | "9" => 9,
-        "TERM" | "15" => 15,
-        "INT" | "2" => 2,
-        "HUP" | "1" => 1,
-        "QUIT" | "3" => 3,
-        "USR1" | "10" => 10,
-        "USR2" | "12" => 12,
-        "ALRM" | "14" => 14,
-        _ => {
-            ctx.warn(format_args!("{signal}: invalid signal"));
-            return Ok(125);
-        }
+    // GNU's signal 0 is `EXIT` (nothing sent); any other by name or number as `kill -l`.
+    let signal = o.value('s').unwrap_or("TERM");
+    let Some(number) = signal_number(signal).or((signal == "0").then_some(0)) else {
+        ctx.warn(format_args!("'{signal}': invalid signal"));
+        return Ok(125);
     };
     let outer = ctx.sh.deadline();
     let stop = (limit > 0.0)
@@ -372,14 +364,18 @@ pub(super) fn timeout(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
         other => return other,
     }
     if o.has('v') {
-        let name = signal.strip_prefix("SIG").unwrap_or(&signal);
+        let name = if number == 0 {
+            "EXIT"
+        } else {
+            signal_name(number)
+        };
         ctx.warn(format_args!(
             "sending signal {name} to command '{}'",
             command[0]
         ));
     }
     Ok(match (o.has('P'), number) {
-        (true, n) => 128 + n,
+        (true, n) => 128 + n as i32,
         (false, 9) => 137,
         (false, _) => 124,
     })
@@ -416,6 +412,25 @@ mod tests {
         assert_eq!(
             (err.as_str(), status),
             ("timeout: sending signal TERM to command 'sleep'\n", 124)
+        );
+        // Any signal by name or number, as GNU's `-v` names it; 0 is EXIT.
+        for (line, said, code) in [
+            ("timeout -v -s 9 0.1 sleep 1", "KILL", 137),
+            ("timeout -v -s sigusr1 0.1 sleep 1", "USR1", 124),
+            ("timeout -v -s 0 0.1 sleep 1", "EXIT", 124),
+            (
+                "timeout -v -s WINCH --preserve-status 0.1 sleep 1",
+                "WINCH",
+                128 + 28,
+            ),
+        ] {
+            let (_, err, status) = s.sh(line);
+            let expected = format!("timeout: sending signal {said} to command 'sleep'\n");
+            assert_eq!((err.as_str(), status), (expected.as_str(), code), "{line}");
+        }
+        assert_eq!(
+            s.sh("timeout -s NOPE 1 true").1,
+            "timeout: 'NOPE': invalid signal\n"
         );
         for bad in ["timeout 5", "timeout x sleep 1", "timeout -s NOPE 1 true"] {
             assert_eq!(s.sh(bad).2, 125, "{bad}");

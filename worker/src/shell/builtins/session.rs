@@ -255,21 +255,23 @@ pub(super) fn shopt(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
     if status != 0 {
         return Ok(status);
     }
-    let listed: Vec<&str> = if names.is_empty() {
-        SHOPT.to_vec()
-    } else {
-        names
-    };
-    if let Some(on) = set {
-        for name in &listed {
+    // No names: bash lists every option (with `-s`, those on; with `-u`, those off) and sets
+    // nothing; the status is 0.
+    let listing = names.is_empty();
+    if let (Some(on), false) = (set, listing) {
+        for name in &names {
             *shopt_option(&mut ctx.sh.options, name) = on;
         }
         return Ok(0);
     }
+    let listed = if listing { SHOPT.to_vec() } else { names };
     let mut text = String::new();
     for name in &listed {
         let on = *shopt_option(&mut ctx.sh.options, name);
-        status |= i32::from(!on);
+        if set.is_some_and(|wanted| wanted != on) {
+            continue;
+        }
+        status |= i32::from(!on && !listing);
         if print {
             text.push_str(&format!("shopt -{} {name}\n", if on { 's' } else { 'u' }));
         } else {

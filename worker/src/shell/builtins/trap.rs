@@ -106,15 +106,26 @@ fn number_of(spec: &str) -> Result<u32, String> {
         }
         _ => {}
     }
+    signal_number(name).ok_or_else(|| format!("{spec}: invalid signal specification"))
+}
+
+/// The number of a signal named (any case, with or without `SIG`) or numbered as `kill -l`
+/// lists them (1 to 31), as `trap` and `timeout -s` take them.
+pub(super) fn signal_number(spec: &str) -> Option<u32> {
+    let upper = spec.to_ascii_uppercase();
+    let name = upper.strip_prefix("SIG").unwrap_or(&upper);
     let by_number = name
         .parse::<u32>()
         .ok()
         .filter(|n| (1..=SIGNALS.len() as u32).contains(n));
     let by_name =
         || (SIGNALS.iter().position(|s| *s == name)).and_then(|i| u32::try_from(i + 1).ok());
-    by_number
-        .or_else(by_name)
-        .ok_or_else(|| format!("{spec}: invalid signal specification"))
+    by_number.or_else(by_name)
+}
+
+/// A signal's name without `SIG` (`TERM` for 15), as `kill -l` prints it.
+pub(super) fn signal_name(number: u32) -> &'static str {
+    SIGNALS[number as usize - 1]
 }
 
 /// How `trap -p` names a trap number.
@@ -122,7 +133,7 @@ fn name_of(number: u32) -> String {
     match number {
         EXIT_TRAP => "EXIT".into(),
         ERR_TRAP => "ERR".into(),
-        n => format!("SIG{}", SIGNALS[n as usize - 1]),
+        n => format!("SIG{}", signal_name(n)),
     }
 }
 

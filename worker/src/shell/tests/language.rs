@@ -920,6 +920,11 @@ fn bash_builtins_and_variables_agents_use() {
         s.ok("shopt -s nullglob; for f in *.nomatch; do echo $f; done; echo done; shopt nullglob; shopt -p failglob; shopt -q nullglob && echo quiet"),
         "done\nnullglob       \ton\nshopt -u failglob\nquiet\n"
     );
+    // With no names `shopt` lists (`-s`: those on, `-u`: those off), sets nothing, exits 0.
+    assert_eq!(
+        s.ok("shopt -s; echo $?; echo *.nomatch; shopt -s failglob; shopt -s; shopt -u"),
+        "0\n*.nomatch\nfailglob       \ton\nnullglob       \toff\n"
+    );
     // Options last for the call, as `set`'s do.
     assert_eq!(s.ok("echo *.nomatch"), "*.nomatch\n");
     let (out, err, _) = s.sh("shopt -s failglob; echo *.nomatch; echo \"st=$?\"");
@@ -937,6 +942,11 @@ fn bash_builtins_and_variables_agents_use() {
         "function\nkeyword\nbuiltin\nfile\nkeyword\n1\n/usr/bin/ls\n"
     );
     assert_eq!(s.sh("type -x ls").2, 2);
+    // `time` alone times nothing, as bash; `time && x` is bash's syntax error too.
+    let (out, err, status) = s.sh("time -p; echo $?");
+    assert_eq!((out.as_str(), status), ("0\n", 0));
+    assert_eq!(err.lines().count(), 3, "{err}");
+    assert_eq!(s.sh("time && echo x").2, 2);
     // `time`, a keyword over a whole pipeline: its times on stderr, its status the pipeline's.
     let (out, err, status) = s.sh("time { echo a; sleep 0.05; } | cat; time -p false");
     assert_eq!((out.as_str(), status), ("a\n", 1));

@@ -154,7 +154,7 @@ fn resource_abuse_is_bounded() {
     assert!(err.contains("too long") && code == 0, "{err}");
     // A guard against a quadratic expansion (minutes), not a speed target: it must hold on
     // 2 cores loaded by compilers and the crate's other tests.
-    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(started.elapsed() < Duration::from_secs(120));
     let vars = "C=\"$A\"; D=\"$A\"; E=\"$A\"; F=\"$A\"; G=\"$A\"";
     let (_, err, code) = s.sh(vars);
     assert!(err.contains("variables too large") && code == 1, "{err}");
@@ -172,7 +172,7 @@ fn resource_abuse_is_bounded() {
         err.contains("output was cut at 32 MiB") && code == 0,
         "{err}"
     );
-    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(started.elapsed() < Duration::from_secs(120));
 }
 
 #[test]
