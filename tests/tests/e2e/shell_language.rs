@@ -156,6 +156,9 @@ const LINES: &[&str] = &[
     "type -t cd if ls; time echo timed; time -p false || echo failed",
     "mkdir -p p1/p2; pushd p1 >/dev/null; pushd p2 >/dev/null; dirs -p | wc -l; basename $(pwd); popd >/dev/null; popd >/dev/null; ls -d p1; popd || echo empty",
     "aa_1=x; aa_2=y; echo ${!aa_*}; n=aa_2; echo ${!n}",
+    "x=\"it's a\"; z=$'t\\tn\\n'; echo ${x@Q} ${z@Q} ${x@U} ${x@u}; echo ${x@A}; declare -i n=2; echo ${n@A} ${n@a}; set -- 'p q' r; echo ${@@Q}",
+    "time -p; timeout -s 9 0.2 sleep 3; echo $?; timeout -s usr1 0.2 sleep 3; echo $?",
+    "printf 'x\\ny\\n' | find . -maxdepth 1 -name 'a*' -exec sh -c 'read l; echo \"$l\"' \\;",
     "timeout 5 echo fast; timeout 0.2 sleep 3; echo $?; timeout -s KILL 0.2 sleep 3; echo $?; timeout 2 sh -c 'exit 3'; echo $?",
     // `find -exec`, which the shell runs for the toolbox's find.
     "find . -name '*.txt' -exec wc -l {} + | sort",

@@ -1443,6 +1443,12 @@ impl Env for Shell<'_> {
         self.pathnames(pattern)
     }
 
+    fn attributes(&self, name: &str) -> String {
+        let integer = self.integers.contains(name).then_some('i');
+        let readonly = self.readonly.contains(name).then_some('r');
+        integer.into_iter().chain(readonly).collect()
+    }
+
     fn names_starting(&self, prefix: &str) -> Vec<String> {
         (self.state.vars.keys())
             .filter(|name| name.starts_with(prefix))

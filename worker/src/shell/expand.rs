@@ -14,7 +14,7 @@
 use super::arith;
 use super::exec::Abort;
 use super::glob::Glob;
-use super::lexer::{ParamOp, Part, Word};
+use super::lexer::{self, ParamOp, Part, Word};
 use super::parser::Script;
 
 /// Most bytes a command's words may expand to, together: a word made of thousands of `$A`, or
@@ -88,6 +88,10 @@ pub(crate) trait Env: arith::Vars {
     /// `set -u`: expanding an unset parameter is an error.
     fn nounset(&self) -> bool {
         false
+    }
+    /// A variable's attributes as `declare` flags (`i`, `r`; `${NAME@a}`).
+    fn attributes(&self, _name: &str) -> String {
+        String::new()
     }
 }
 
@@ -276,6 +280,61 @@ pub(crate) fn arithmetic(expr: &Word, env: &mut dyn Env) -> Result<i64, Error> {
     arith::eval(&text, env).map_err(Error::Fatal)
 }
 
+/// `${NAME@how}` of a variable with `value` (`None`: unset, which stays empty but for `a`).
+fn transformed(how: char, name: &str, value: Option<&str>, env: &dyn Env) -> String {
+    let Some(value) = value else {
+        return String::new();
+    };
+    match how {
+        'Q' | 'K' => quoted_for_input(value),
+        'E' => lexer::ansi_c_decoded(value),
+        'U' => value.to_uppercase(),
+        'L' => value.to_lowercase(),
+        'u' => match value.chars().next() {
+            Some(first) => first.to_uppercase().chain(value.chars().skip(1)).collect(),
+            None => String::new(),
+        },
+        'a' => env.attributes(name),
+        // 'A': the statement that would make it again.
+        _ => match env.attributes(name) {
+            flags if flags.is_empty() => format!("{name}={}", quoted_for_input(value)),
+            flags => format!("declare -{flags} {name}={}", quoted_for_input(value)),
+        },
+    }
+}
+
+/// `value` quoted so that the shell reads it back as it is (bash's `${NAME@Q}`, `printf %q`'s
+/// cousin): in single quotes, or as `$'...'` when it holds control characters.
+pub(crate) fn quoted_for_input(value: &str) -> String {
+    if !value.chars().any(char::is_control) {
+        return single_quoted(value);
+    }
+    let mut out = String::from("$'");
+    for c in value.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\x07' => out.push_str("\\a"),
+            '\x08' => out.push_str("\\b"),
+            '\x0b' => out.push_str("\\v"),
+            '\x0c' => out.push_str("\\f"),
+            '\x1b' => out.push_str("\\E"),
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            c if c.is_control() => out.push_str(&format!("\\{:03o}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// `text` in single quotes, each `'` as `'\''`.
+pub(crate) fn single_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 fn push_value(f: &mut Fields, value: &str, quoted: bool) {
     if quoted {
         f.push(value, true);
@@ -368,6 +427,13 @@ fn param(
             f.push(&env.positional().len().to_string(), quoted);
             return Ok(());
         }
+        Some(ParamOp::Transform(how)) if list => {
+            let each: Vec<String> = (env.positional().iter())
+                .map(|v| transformed(*how, name, Some(v), env))
+                .collect();
+            push_list(f, &each, quoted, name == "@");
+            return Ok(());
+        }
         _ => {}
     }
     // A quoted expansion makes a field even when it comes to nothing (`"${X:+y}"`).
@@ -409,6 +475,9 @@ fn param(
                 None => String::new(),
             };
             push_value(f, &out, quoted);
+        }
+        ParamOp::Transform(how) => {
+            push_value(f, &transformed(*how, name, value.as_deref(), env), quoted);
         }
         ParamOp::Default { word, colon } => {
             if null(*colon) {

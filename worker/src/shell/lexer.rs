@@ -86,6 +86,10 @@ pub(crate) enum ParamOp {
     /// `${NAME^^}` / `${NAME^}` (`upper`), `${NAME,,}` / `${NAME,}`: the case of all (`all`)
     /// or the first character.
     Case { upper: bool, all: bool },
+    /// `${NAME@Q}` and bash's other transformations: `Q` quoted for reuse as input, `E` with
+    /// `$'...'` escapes decoded, `U`/`u`/`L` case, `A` as an assignment, `a` its attributes
+    /// (`K` is `Q` for a plain variable).
+    Transform(char),
 }
 
 /// A shell word before expansion.
@@ -662,14 +666,28 @@ impl Lexer {
 
     /// `$'...'` after the `$'`: bash's C-like escapes, quoted.
     fn ansi_c_quoted(&mut self, w: &mut Word) -> Result<(), String> {
+        let text = self.ansi_c(true)?;
+        w.parts.push(Part::Lit { text, quoted: true });
+        Ok(())
+    }
+
+    /// The text up to the closing `'` (`closed`) or the end, with bash's C-like escapes
+    /// decoded.
+    fn ansi_c(&mut self, closed: bool) -> Result<String, String> {
+        let unterminated = || "unexpected end of file: unterminated $'".to_string();
         let mut text = String::new();
         loop {
             match self.bump() {
-                None => return Err("unexpected end of file: unterminated $'".into()),
-                Some('\'') => break,
+                None if closed => return Err(unterminated()),
+                None => break,
+                Some('\'') if closed => break,
                 Some('\\') => {
                     let Some(e) = self.bump() else {
-                        return Err("unexpected end of file: unterminated $'".into());
+                        if closed {
+                            return Err(unterminated());
+                        }
+                        text.push('\\');
+                        break;
                     };
                     let simple = match e {
                         'n' => Some('\n'),
@@ -717,8 +735,7 @@ impl Lexer {
                 Some(c) => text.push(c),
             }
         }
-        w.parts.push(Part::Lit { text, quoted: true });
-        Ok(())
+        Ok(text)
     }
 
     /// Consumes at most `max` characters while `keep` holds.
@@ -789,6 +806,20 @@ impl Lexer {
         let op = match self.bump() {
             Some('}') => None,
             Some('[') => return Err(unsupported("arrays (`${NAME[...]}`)")),
+            Some('@') => match self.bump() {
+                Some(c @ ('Q' | 'E' | 'U' | 'u' | 'L' | 'A' | 'a' | 'K')) => {
+                    Some(ParamOp::Transform(c))
+                }
+                Some(c @ ('P' | 'k')) => {
+                    return Err(unsupported(&format!(
+                        "`${{NAME@{c}}}` (prompt strings and associative arrays)"
+                    )));
+                }
+                _ => {
+                    self.pos -= 1;
+                    return Err(bad(self));
+                }
+            },
             Some(c @ ('^' | ',')) => {
                 let all = self.peek() == Some(c);
                 self.pos += usize::from(all);
@@ -863,6 +894,11 @@ impl Lexer {
             op: op.map(Box::new),
         })
     }
+}
+
+/// `text` with bash's `$'...'` escapes decoded (`${NAME@E}`).
+pub(crate) fn ansi_c_decoded(text: &str) -> String {
+    Lexer::new(text, 0).ansi_c(false).unwrap_or_default()
 }
 
 /// The operation of `${NAME<c>word}` for `c` one of `-`, `=`, `+`, `?`.

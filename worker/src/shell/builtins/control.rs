@@ -6,6 +6,7 @@
 
 use crate::shell::arith;
 use crate::shell::exec::{Abort, Ctx};
+use crate::shell::expand::Env;
 use crate::shell::lexer::is_name;
 
 /// The reserved words, for `type` and `command -v`.
@@ -182,17 +183,7 @@ fn print_declarations(ctx: &mut Ctx<'_, '_>, names: &[String]) -> Result<i32, Ab
             status = 1;
             continue;
         };
-        let integer = if ctx.sh.integers.contains(&name) {
-            "i"
-        } else {
-            ""
-        };
-        let readonly = if ctx.sh.readonly.contains(&name) {
-            "r"
-        } else {
-            ""
-        };
-        text.push_str(&declaration(&format!("{integer}{readonly}"), &name, &value));
+        text.push_str(&declaration(&ctx.sh.attributes(&name), &name, &value));
     }
     ctx.outs(&text);
     Ok(status)

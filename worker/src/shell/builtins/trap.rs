@@ -5,6 +5,7 @@
 //! `RETURN` are refused rather than silently never run.
 
 use crate::shell::exec::{Abort, Ctx, ERR_TRAP, EXIT_TRAP};
+use crate::shell::expand::single_quoted;
 
 /// Linux's signal names by number, as `trap -p` prints them (with `SIG`).
 const SIGNALS: [&str; 31] = [
@@ -85,7 +86,7 @@ fn list(ctx: &mut Ctx<'_, '_>, specs: &[String]) -> Result<i32, Abort> {
     }
     let text: String = (ctx.sh.traps.iter())
         .filter(|(number, _)| wanted.is_empty() || wanted.contains(number))
-        .map(|(number, action)| format!("trap -- {} {}\n", quoted(action), name_of(*number)))
+        .map(|(number, action)| format!("trap -- {} {}\n", single_quoted(action), name_of(*number)))
         .collect();
     ctx.outs(&text);
     Ok(status)
@@ -135,11 +136,6 @@ fn name_of(number: u32) -> String {
         ERR_TRAP => "ERR".into(),
         n => format!("SIG{}", signal_name(n)),
     }
-}
-
-/// `text` in single quotes, each `'` as `'\''` (how bash prints a trap's action).
-fn quoted(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 #[cfg(test)]

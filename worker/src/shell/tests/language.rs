@@ -942,6 +942,14 @@ fn bash_builtins_and_variables_agents_use() {
         "function\nkeyword\nbuiltin\nfile\nkeyword\n1\n/usr/bin/ls\n"
     );
     assert_eq!(s.sh("type -x ls").2, 2);
+    // bash's `${NAME@...}` transformations (each line checked against bash 5.2).
+    assert_eq!(
+        s.ok(r#"x="a b"; y="it's"; z=$'a\nb\tc'; e=""; w='a\tb\x41'; echo ${x@Q} ${y@Q} ${z@Q} "[${e@Q}]" "[${unset@Q}]"; echo "${w@E}"; echo ${x@U} ${x@u} ${x@L}; echo ${x@A}; declare -i n=3; echo ${n@A} "[${n@a}]" "[${x@a}]"; set -- p "q r"; echo ${@@Q} ${1@Q}"#),
+        "'a b' 'it'\\''s' $'a\\nb\\tc' [''] []\na\tbA\nA B A b a b\nx='a b'\ndeclare -i n='3' [i] []\n'p' 'q r' 'p'\n"
+    );
+    let (_, err, status) = s.sh("x=1; echo ${x@P}");
+    assert!(status != 0 && err.contains("not supported"), "{err}");
+    assert_eq!(s.sh("x=1; echo ${x@Z}").2, 2);
     // `time` alone times nothing, as bash; `time && x` is bash's syntax error too.
     let (out, err, status) = s.sh("time -p; echo $?");
     assert_eq!((out.as_str(), status), ("0\n", 0));
