@@ -180,6 +180,9 @@ pub(crate) struct Shell<'a> {
     /// where `set -e` would stop (outside functions, as bash without `set -E`); signals never
     /// reach the sandbox's shell, so their traps are kept for `trap -p` and never run.
     pub traps: BTreeMap<u32, String>,
+    /// This call already listed the commands there are after a "command not found": later
+    /// ones say only that, as bash does.
+    pub listed_commands: bool,
 }
 
 /// [`Shell::traps`]' key for `trap ... EXIT` (bash's signal 0).
@@ -234,6 +237,7 @@ impl<'a> Shell<'a> {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(1, |d| d.subsec_nanos() | 1),
             traps: BTreeMap::new(),
+            listed_commands: false,
         }
     }
 

@@ -117,6 +117,10 @@ impl Default for ShellState {
             // Cosmetic: there are no host programs; `/bin/NAME` runs the built-in or tool NAME.
             ("PATH", "/bin"),
             ("LANG", "C.UTF-8"),
+            // What `whoami`, `uname -n` and `type sh` say.
+            ("USER", "somebody"),
+            ("HOSTNAME", "localhost"),
+            ("SHELL", "/bin/sh"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -125,6 +125,8 @@ table! {
     "true" => session::true_, "true", "exit with status 0";
     "type" => session::type_, "type NAME...", "say how a name would be run";
     "typeset" => control::declare, "typeset [-ixrg] NAME[=VALUE]...", "same as declare";
+    "umask" => session::umask, "umask [-p] [-S] [MODE]",
+        "print the mask new files get (0022: files 0644, directories 0755)";
     "unset" => session::unset, "unset NAME...", "remove variables";
     "which" => session::which, "which NAME...", "say whether a command is available";
     "xargs" => scripts::xargs, "xargs [-n N] [-I STR] [-0] [-d DELIM] [COMMAND [ARG...]]",
@@ -164,6 +166,10 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Ab
     }
     if name.contains('/') {
         return scripts::run_file(ctx, argv);
+    }
+    if std::mem::replace(&mut ctx.sh.listed_commands, true) {
+        ctx.err(format!("{name}: command not found\n").as_bytes());
+        return Ok(127);
     }
     let tools = crate::toolbox::COMMANDS.join(" ");
     let tools = if ctx.sh.interpreters.has_toolbox() {

@@ -369,6 +369,57 @@ pub(super) fn printenv(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Ab
     Ok(status)
 }
 
+/// The file-creation mask the sandbox's files are made with (0644 files, 0755 directories).
+const UMASK: u32 = 0o022;
+
+/// `umask [-p] [-S] [MODE]`: prints the mask files are made with here; asking for another is
+/// refused (the sandbox's tools make files with this one), never ignored.
+pub(super) fn umask(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let (mut symbolic, mut reusable, mut mode) = (false, false, None);
+    for a in args {
+        match a.as_str() {
+            flags if flags.len() > 1 && flags.starts_with('-') => {
+                for c in flags[1..].chars() {
+                    match c {
+                        'S' => symbolic = true,
+                        'p' => reusable = true,
+                        _ => {
+                            ctx.warn(format_args!("-{c}: invalid option"));
+                            ctx.warn("usage: umask [-p] [-S] [mode]");
+                            return Ok(2);
+                        }
+                    }
+                }
+            }
+            m => mode = Some(m),
+        }
+    }
+    let symbolic_text = "u=rwx,g=rx,o=rx";
+    if let Some(m) = mode {
+        let octal = u32::from_str_radix(m, 8).ok();
+        if m.chars().next().is_some_and(|c| c.is_ascii_digit()) && octal.is_none_or(|n| n > 0o777) {
+            ctx.warn(format_args!("{m}: octal number out of range"));
+            return Ok(1);
+        }
+        if octal == Some(UMASK) || m == symbolic_text {
+            return Ok(0);
+        }
+        ctx.warn(format_args!(
+            "{m}: this sandbox makes files 0644 and directories 0755 (umask 0022) and cannot \
+             change that; use chmod on what you made"
+        ));
+        return Ok(1);
+    }
+    let text = match (symbolic, reusable) {
+        (false, false) => format!("{UMASK:04o}"),
+        (false, true) => format!("umask {UMASK:04o}"),
+        (true, false) => symbolic_text.to_owned(),
+        (true, true) => format!("umask -S {symbolic_text}"),
+    };
+    ctx.outs(&format!("{text}\n"));
+    Ok(0)
+}
+
 pub(super) fn sleep(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
     if args.is_empty() {
         ctx.warn("missing operand");

@@ -402,7 +402,8 @@ fn default_state() {
     assert_eq!(st.cwd, "/app");
     assert_eq!(st.vars.get("HOME").map(String::as_str), Some("/app"));
     assert_eq!(st.vars.get("PWD").map(String::as_str), Some("/app"));
-    assert_eq!(st.vars.len(), 4);
+    assert_eq!(st.vars.get("USER").map(String::as_str), Some("somebody"));
+    assert_eq!(st.vars.len(), 7);
 }
 
 #[test]
@@ -950,6 +951,35 @@ fn bash_builtins_and_variables_agents_use() {
     let (_, err, status) = s.sh("x=1; echo ${x@P}");
     assert!(status != 0 && err.contains("not supported"), "{err}");
     assert_eq!(s.sh("x=1; echo ${x@Z}").2, 2);
+    // `umask` says the mask the sandbox makes files with, and refuses another by name.
+    assert_eq!(
+        s.ok(
+            "umask; umask -S; umask -p; umask -pS; umask 022 && umask u=rwx,g=rx,o=rx && echo same"
+        ),
+        "0022\nu=rwx,g=rx,o=rx\numask 0022\numask -S u=rwx,g=rx,o=rx\nsame\n"
+    );
+    for (line, code, says) in [
+        ("umask 077", 1, "cannot change"),
+        ("umask 99", 1, "octal number out of range"),
+        ("umask -x", 2, "invalid option"),
+    ] {
+        let (_, err, status) = s.sh(line);
+        assert!(
+            status == code && err.contains(says),
+            "{line}: {status} {err}"
+        );
+    }
+    // The commands there are are listed once a call; later misses say only what bash says.
+    let (out, err, status) = s.sh("nosuch1; nosuch2 2>&1; echo \"$USER $HOSTNAME $SHELL\"");
+    assert_eq!(status, 0);
+    assert!(
+        err.starts_with("nosuch1: command not found\n") && err.contains("built-in commands"),
+        "{err}"
+    );
+    assert_eq!(
+        out,
+        "nosuch2: command not found\nsomebody localhost /bin/sh\n"
+    );
     // `time` alone times nothing, as bash; `time && x` is bash's syntax error too.
     let (out, err, status) = s.sh("time -p; echo $?");
     assert_eq!((out.as_str(), status), ("0\n", 0));
