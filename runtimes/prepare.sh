@@ -58,9 +58,10 @@ command -v patch >/dev/null || missing+=(patch)
 command -v curl >/dev/null || missing+=(curl)
 # The end-to-end tests compare the toolbox's `column` with util-linux's (bsdextrautils).
 command -v column >/dev/null || missing+=(bsdextrautils)
-# ... its `bc` with GNU bc's, its `file` with libmagic's.
+# ... its `bc` with GNU bc's, its `file` with libmagic's, its `jq` with jq 1.6's.
 command -v bc >/dev/null || missing+=(bc)
 command -v file >/dev/null || missing+=(file)
+command -v jq >/dev/null || missing+=(jq)
 # djpeg decodes scikit-learn's two sample photographs (below).
 command -v djpeg >/dev/null || missing+=(libjpeg-turbo-progs)
 if ((${#missing[@]})); then

@@ -35,6 +35,7 @@
     "head",
     "id",
     "join",
+    "jq",
     "link",
     "ln",
     "ls",

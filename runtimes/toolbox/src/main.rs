@@ -21,6 +21,7 @@ mod glob;
 mod grep;
 mod guest_path;
 mod identity;
+mod jq;
 mod own;
 mod posix;
 mod sed;
@@ -44,6 +45,7 @@ fn run(name: &str, args: Args) -> Option<i32> {
         "find" => find::main(args),
         "grep" => grep::main(args),
         "id" => identity::id(args),
+        "jq" => jq::main(args),
         "nproc" => identity::nproc(args),
         "whoami" => identity::whoami(args),
         "rev" => own::rev(args),

@@ -472,6 +472,48 @@ const LINES: &[&str] = &[
     "awk -f missing.awk a.txt",
     "awk '{ print $1 }' - < a.txt",
     "cat a.txt | awk '{ print $2 * 2 }'",
+    // jq (our own on jaq, src/jq/): jq 1.6's output bytes, options, errors and statuses.
+    "printf '{\"a\":1,\"b\":[1,2.5,\"x\"],\"c\":{\"d\":null,\"e\":true}}' > d.json && jq . d.json && jq -c . d.json",
+    "printf '{\"a\":1,\"b\":[1,2.5,\"x\"],\"c\":{}}' > d.json && jq .b d.json && jq -r '.b[]' d.json && jq '.c, .z' d.json",
+    "printf '{\"b\":1,\"a\":{\"d\":[],\"c\":2}}' > d.json && jq -S . d.json && jq --tab . d.json && jq --indent 4 -c . d.json",
+    "printf '{\"b\":1,\"a\":2}' | jq -c 'keys, keys_unsorted, to_entries, length'",
+    "echo '[{\"n\":\"bob\",\"age\":30},{\"n\":\"al\",\"age\":25}]' > u.json && jq -r '.[] | \"\\(.n) is \\(.age)\"' u.json",
+    "echo '[{\"n\":\"bob\",\"age\":30},{\"n\":\"al\",\"age\":25}]' > u.json && jq -r '.[] | [.n, .age] | @csv, @tsv' u.json",
+    "echo '[{\"n\":\"bob\",\"age\":30},{\"n\":\"al\",\"age\":25}]' > u.json && jq -c 'map(select(.age > 26)) | map(.n)' u.json",
+    "echo '[{\"n\":\"bob\",\"age\":30},{\"n\":\"al\",\"age\":25}]' > u.json && jq -c 'sort_by(.age) | map(.n), (map(.age) | add / length), min_by(.age).n' u.json",
+    "echo '[{\"n\":\"b\",\"g\":1},{\"n\":\"a\",\"g\":2},{\"n\":\"c\",\"g\":1}]' | jq -c 'group_by(.g) | map(map(.n)), (unique_by(.g) | length)'",
+    "jq -n '1.0, 10/4, 10/2, 1e300, 1e1000, 100000000000000000000, 0.1+0.2, 1e-5, 1.5e17, 123456789012'",
+    "jq -n '\"\\(1.0) \\(10/2) \\([1,2]) \\({\"a\":1.5})\" , ([1.0, \"x\"] | tostring, tojson)'",
+    "jq -n '\"tab\\there\\u0001\\u007f é 😀\"' && jq -an '\"é 😀\"'",
+    "jq -rn '[1,\"a b\",null,true] | @csv, @tsv, @sh, @json, @base64, (@base64 | @base64d)' && jq -rn '\"<a href=x>&</a>\" | @html, @uri'",
+    "jq -n --arg x 5 --argjson y '{\"z\":[1]}' -c '[$x, ($x | tonumber), $y.z[0], $ARGS.named]'",
+    "jq -n -c --args '$ARGS' a 'b c' && jq -n -c --jsonargs '$ARGS.positional' 1 '{\"k\":null}'",
+    "printf '1\\n2\\n' > n.json && jq -n -c --slurpfile v n.json --rawfile r n.json '$v, $r'",
+    "printf '{\"a\":1}\\n{\"a\":2}\\n' > s.json && jq -s -c 'map(.a)' s.json && jq -c .a s.json s.json && jq -n -c '[inputs.a]' s.json",
+    "printf '{\"a\":1}\\n{\"a\":2}\\n' > s.json && jq -c '[., input]' s.json; echo \"status $?\"",
+    "jq -R . n.txt && jq -Rs . n.txt && jq -Rn -c '[inputs | ascii_upcase]' n.txt && jq -rR 'length' n.txt",
+    "echo '{\"a\":\"x\"}' | jq -r .a && echo '[1,2]' | jq -j '.[]' && echo && echo '1 2 3' | jq -s add",
+    "jq -nr '\"foo bar\" | test(\"O\"; \"i\"), [match(\"o+\"; \"g\").offset], sub(\"o\"; \"0\"), gsub(\"(?<v>[aeiou])\"; \"<\\(.v)>\")'",
+    "jq -nc '\"a1b22\" | capture(\"(?<l>[a-z])(?<d>[0-9]+)\"), [scan(\"[0-9]+\")], split(\"[0-9]+\"; null), (\"a,b\" | split(\",\"))'",
+    "jq -nc '{\"a\":[1,{\"b\":2}]} | [paths], [leaf_paths], getpath([\"a\",1,\"b\"]), setpath([\"a\",0]; 9), delpaths([[\"a\",0]]), [tostream]'",
+    "jq -nc '{} | .a.b.c, (.x[2] = 1), (.k += 1), ([1,2,3] | del(.[0]), .[1:], first, last, index(2))'",
+    "jq -nc '[limit(3; range(10))], [first(range(5;9))], [range(0;10;3)], (reduce range(5) as $x (0; . + $x)), [foreach (1,2,3) as $x (0; . + $x)]'",
+    "jq -nc '[2000000000 + 2000000000, 3000000000 * 3, (1e10 | floor), (1700000000000 / 1000 | floor), (-2147483648 | -.), 9007199254740993]'",
+    "jq -nc '[1,[2,[3]]] | flatten, (.[1] | flatten(1)), ([3,1,2] | sort, unique, max, (map(. * 2) | add))'",
+    "jq -nc '{\"a\":1,\"b\":null} | with_entries(.value //= 0), map_values(. // \"x\"), (to_entries | from_entries)'",
+    "jq -nc '\"abc\" | ltrimstr(\"a\"), rtrimstr(\"c\"), startswith(\"a\"), ascii_upcase, explode, length, (1 | ltrimstr(\"a\"))'",
+    "jq -nc '[\"a\",1,null,true] | join(\"-\")' && jq -nc 'try error(\"x\") catch ., (try (null | implode) catch \"caught\")'",
+    "jq -nc '1425599621 | todate, gmtime, (todate | fromdate), strftime(\"%Y-%m-%d %H:%M\")' && jq -n 'now | type'",
+    "jq -nc 'def f(x): x * 2; [f(3), (label $out | range(9) | if . > 2 then break $out else . end)]' && jq -nc '$__loc__, (input_filename)'",
+    "echo '{\"a\":1}' > o.json && jq -e .a o.json; echo \"a $?\"; jq -e .z o.json; echo \"z $?\"; jq -e empty o.json; echo \"e $?\"",
+    "echo '1' | jq '.a'; echo \"status $?\"; echo '\"x\"' | jq '.[0]'; echo \"status $?\"; jq -n '{} + 1'; echo \"status $?\"",
+    "echo '{\"a\":1}' | jq 'error(\"custom\")'; echo \"status $?\"; printf '1 2' | jq 'if . == 1 then error(\"x\") else . end'; echo \"status $?\"",
+    "jq -n 'foo'; echo \"status $?\"; jq -n '.a.'; echo \"status $?\"; jq -n '$nope'; echo \"status $?\"",
+    "printf '{bad' > bad.json && jq . bad.json; echo \"status $?\"; jq . missing.json; echo \"status $?\"; echo '1' > one.json && jq . one.json missing.json; echo \"status $?\"",
+    "jq --foo .; echo \"status $?\"; jq -rZ .; echo \"status $?\"; jq -n --arg x; echo \"status $?\"; jq --indent 9 -n 1; echo \"status $?\"",
+    "jq -M -n -c '[1]'; echo \"status $?\"; jq -h | grep -c slurp",
+    "jq -n '\"bye\" | halt_error'; echo \"status $?\"; jq -n '{\"a\":1} | halt_error(3)'; echo \"status $?\"; jq -n '1, halt, 2'",
+    "jq --stream -c . <<< '{\"a\":[1,{\"b\":2}]}' && jq -nc --seq '1, [2]' | od -c | head -2 && jq -n '-1 | length'",
 ];
 
 /// `ls -l` lines, compared by their type and permissions, size and name columns: links, owners
@@ -652,6 +694,23 @@ async fn webassembly_tools_stay_inside_the_sandbox_and_its_limits() -> Result<()
             && identity.str("stderr")
                 == "id: 'nobody': no such user\nid: cannot print only names or real IDs in default format\n",
         "{identity:?}"
+    );
+
+    // jq is a tool too, and refuses colour (`-C`) by name rather than ignoring it: its output
+    // is never a terminal here, and jq 1.6 would colour it.
+    let jq = command(
+        &server,
+        session,
+        "which jq; type jq; echo 1 | jq -C .; echo \"status $?\"",
+    )
+    .await?;
+    ensure!(
+        jq.str("stdout")
+            == "/usr/bin/jq\njq is /usr/bin/jq (a WebAssembly tool in the sandbox)\nstatus 2\n"
+            && jq
+                .str("stderr")
+                .starts_with("jq: -C: colour output is not supported"),
+        "{jq:?}"
     );
 
     // Nothing outside the mounts is there to read, by any path.
