@@ -175,6 +175,15 @@ const LINES: &[&str] = &[
     "cmd=\"echo evaluated\"; eval $cmd",
     "eval 'v=42'; echo $v",
     ": ignored; echo $?",
+    // Indexed arrays.
+    "files=(*.txt); echo ${#files[@]} \"${files[0]}\" \"${files[@]: -1}\"",
+    "mapfile -t lines < a.txt; echo \"${#lines[@]}: ${lines[1]}\"; for l in \"${lines[@]}\"; do echo \"[${l% *}]\"; done",
+    "a=(x \"y z\" w); a+=(v); a[7]=s; echo \"${!a[@]}\"; printf '<%s>' \"${a[@]}\"; echo; declare -p a",
+    "IFS=, read -ra f <<< \"q,r,,s\"; echo ${#f[@]} \"${f[*]}\"; unset 'f[0]'; echo \"${f[@]^^}\" \"${!f[@]}\"",
+    "a=($(cut -d' ' -f2 a.txt)); echo $(( a[0] + a[1] * a[2] )); (( a[1]++ )); echo \"${a[@]}\" ${#a[1]}",
+    "f() { local -a l=(\"$@\"); echo \"${#l[@]} ${l[-1]}\"; }; f 1 \"2 3\"; echo \"[${l[*]}]\"",
+    "readarray -t kv < kv.txt; for i in \"${!kv[@]}\"; do echo \"$i ${kv[i]#*=}\"; done",
+    "a=(one two three); echo \"${a[@]:1}\" \"${a[@]/e/E}\" \"${#a[@]}\" \"${a[*]@Q}\"; a=(); echo \"${#a[@]}[${a[@]}]\"",
     // `set -e` and its POSIX exceptions.
     "set -e; if false; then :; fi; false || true; ! true; echo alive",
     "set -e; echo before; false; echo never",
@@ -248,7 +257,8 @@ async fn shell_language_refuses_and_bounds_what_it_must() -> Result<()> {
     for line in [
         "echo ran; sleep 1 &",
         "echo ran; select x in a b; do echo $x; done",
-        "echo ran; arr=(1 2 3)",
+        "echo ran; export arr=(1 2 3)",
+        "echo ran; arr=(1 2",
     ] {
         let reply = command(&server, session, line, 10).await?;
         ensure!(
@@ -258,12 +268,8 @@ async fn shell_language_refuses_and_bounds_what_it_must() -> Result<()> {
             "{line}: {reply:?}"
         );
     }
-    // So are arrays wherever they come in.
-    for line in [
-        "declare -A map",
-        "mapfile -t lines < /dev/null",
-        "read -a words <<< 'a b'",
-    ] {
+    // So are associative arrays wherever they come in (indexed ones are bash's).
+    for line in ["declare -A map", "typeset -A map=([k]=v)", "local -A m"] {
         let reply = command(&server, session, line, 10).await?;
         ensure!(
             reply.u64("exit_code") == 2 && reply.str("stderr").contains("arrays"),

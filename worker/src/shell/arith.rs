@@ -100,6 +100,23 @@ fn tokenize(src: &str) -> Result<Vec<Tok>, String> {
             {
                 i += 1;
             }
+            // `NAME[expr]`: an element of an array; the subscript is evaluated when the
+            // element is read or set.
+            if chars.get(i) == Some(&'[') {
+                let mut depth = 0usize;
+                let end = (i..chars.len()).find(|&k| {
+                    match chars[k] {
+                        '[' => depth += 1,
+                        ']' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                });
+                let Some(end) = end else {
+                    return Err("missing `]'".into());
+                };
+                i = end + 1;
+            }
             toks.push(Tok::Name(chars[start..i].iter().collect()));
         } else {
             let op = OPS.into_iter().find(|op| {
@@ -108,7 +125,9 @@ fn tokenize(src: &str) -> Result<Vec<Tok>, String> {
                     .all(|(k, oc)| chars.get(i + k) == Some(&oc))
             });
             match op {
-                Some("[" | "]") => return Err("arrays are not supported".into()),
+                Some("[" | "]") => {
+                    return Err(format!("syntax error: `{c}' outside an array subscript"));
+                }
                 Some(op) => {
                     i += op.len();
                     toks.push(Tok::Op(op));
@@ -381,7 +400,8 @@ impl<V: Vars + ?Sized> Eval<'_, V> {
 
     /// A variable's value as a number: empty or unset is 0, anything else an expression.
     fn var(&mut self, name: &str) -> Result<i64, String> {
-        let text = self.vars.get_var(name).unwrap_or_default();
+        let name = self.element(name)?;
+        let text = self.vars.get_var(&name).unwrap_or_default();
         let text = text.trim();
         if text.is_empty() {
             return Ok(0);
@@ -396,7 +416,20 @@ impl<V: Vars + ?Sized> Eval<'_, V> {
     }
 
     fn store(&mut self, name: &str, v: i64) -> Result<(), String> {
-        self.vars.set_var_arith(name, v.to_string())
+        let name = self.element(name)?;
+        self.vars.set_var_arith(&name, v.to_string())
+    }
+
+    /// `NAME[expr]` with its subscript evaluated (`NAME[3]`); a plain name as it is.
+    fn element(&mut self, name: &str) -> Result<String, String> {
+        let Some((array, rest)) = name.split_once('[') else {
+            return Ok(name.to_string());
+        };
+        let subscript = rest.strip_suffix(']').unwrap_or(rest);
+        self.deeper()?;
+        let i = eval_at(subscript, self.vars, self.depth);
+        self.depth -= 1;
+        Ok(format!("{array}[{}]", i?))
     }
 }
 
@@ -504,7 +537,8 @@ mod tests {
             ("(1", "missing"),
             ("08", "too great"),
             ("1 2", "syntax error"),
-            ("a[1]", "arrays"),
+            ("a[1", "missing `]'"),
+            ("1]", "outside an array subscript"),
             ("1 ? 2", "`:'"),
             ("3 = 4", "syntax error"),
         ] {

@@ -36,13 +36,13 @@ use super::glob::Glob;
 use super::guest_fs::{Access, Fs, FsError, Resolved};
 use super::lexer::Word;
 use super::parser::{
-    self, AndOr, CaseEnd, Command, Compound, Cond, Connector, Function, Pipeline, Redirect,
-    RedirectKind, Script, Simple,
+    self, AndOr, ArrayAssign, ArrayValue, CaseEnd, Command, Compound, Cond, Connector, Function,
+    Pipeline, Redirect, RedirectKind, Script, Simple,
 };
 use super::streams::{Io, PIPE_CAP};
 // The built-ins reach the streams through here, with the shell they belong to.
 pub(crate) use super::streams::{Input, Target};
-use super::{Interpreters, ShellLimits, ShellState};
+use super::{Arrays, Interpreters, ShellLimits, ShellState};
 
 /// The most a built-in reads whole into memory (a script or program file, `pip install -r`).
 pub(crate) const MAX_READ: u64 = PIPE_CAP as u64;
@@ -103,8 +103,9 @@ pub(crate) struct Options {
 /// A command's assignments, expanded.
 type Assignments = Vec<(String, String)>;
 
-/// The variables `local` saved in one function call, to put back when it returns.
-type LocalFrame = Vec<(String, Option<String>)>;
+/// The variables `local` saved in one function call, to put back when it returns (with the
+/// elements past 0 of an array).
+pub(crate) type LocalFrame = Vec<(String, Option<String>, Option<BTreeMap<usize, String>>)>;
 
 /// What a subshell restores when it ends.
 struct Saved {
@@ -885,9 +886,15 @@ impl<'a> Shell<'a> {
                     status = 1;
                 }
             }
-            Ok(status)
+            match self.assign_arrays(&cmd.arrays) {
+                Ok(true) => Ok(self.subst_status.map_or(status, |s| s.max(status))),
+                Ok(false) => Ok(1),
+                Err(e) => self.expansion_failed(e),
+            }
         } else if !self.room_for(&assigns) {
             Ok(1)
+        } else if !cmd.arrays.is_empty() {
+            Ok(self.refuse_array_prefix())
         } else {
             // `NAME=value cmd`: the values only hold for that command.
             let saved: Vec<(String, Option<String>)> = assigns
@@ -897,10 +904,18 @@ impl<'a> Shell<'a> {
             for (k, v) in assigns {
                 self.state.vars.insert(k, v);
             }
-            let result = match self.functions.get(&argv[0]).cloned() {
+            let mut result = match self.functions.get(&argv[0]).cloned() {
                 Some(f) => self.call_function(&f, &argv, (fds.stdin.clone(), fds.out, fds.err)),
                 None => self.run_argv(&argv, fds.out, fds.err, fds.stdin.clone()),
             };
+            // `declare -a NAME=(...)`: the list, once `declare` made NAME (local, say).
+            if matches!(result, Ok(0)) && !cmd.declared.is_empty() {
+                result = match self.assign_arrays(&cmd.declared) {
+                    Ok(true) => Ok(0),
+                    Ok(false) => Ok(1),
+                    Err(e) => self.expansion_failed(e),
+                };
+            }
             for (k, old) in saved {
                 match old {
                     Some(v) => self.state.vars.insert(k, v),
@@ -958,7 +973,8 @@ impl<'a> Shell<'a> {
         });
         self.returnable -= 1;
         if let Some(frame) = self.locals.pop() {
-            for (name, old) in frame.into_iter().rev() {
+            for (name, old, elements) in frame.into_iter().rev() {
+                self.state.arrays.restore(&name, elements);
                 match old {
                     Some(v) => self.state.vars.insert(name, v),
                     None => self.state.vars.remove(&name),
@@ -1091,9 +1107,180 @@ impl<'a> Shell<'a> {
         true
     }
 
+    /// `a[1]=x cmd`: bash's meaning is murky; refused.
+    fn refuse_array_prefix(&mut self) -> i32 {
+        self.complain("an array assignment before a command is not supported");
+        2
+    }
+
+    /// Runs a command's array assignments; `false` (after a message) when one failed.
+    fn assign_arrays(&mut self, list: &[ArrayAssign]) -> Result<bool, ExpandError> {
+        let mut ok = true;
+        for a in list {
+            if self.readonly.contains(&a.name) {
+                self.complain(format_args!("{}: readonly variable", a.name));
+                ok = false;
+                continue;
+            }
+            match &a.value {
+                ArrayValue::Element(index, word) => {
+                    let i = expand::arithmetic(index, self)?;
+                    let value = expand::text(word, self)?;
+                    let Some(at) = self.element_index(&a.name, i) else {
+                        self.complain(format_args!("{}[{i}]: bad array subscript", a.name));
+                        ok = false;
+                        continue;
+                    };
+                    let value = match a.append {
+                        true => self.element(&a.name, at).unwrap_or_default() + &value,
+                        false => value,
+                    };
+                    ok &= self.set_element(&a.name, at, value);
+                }
+                ArrayValue::List(items) => {
+                    let mut values: Vec<(Option<usize>, String)> = Vec::new();
+                    let mut size = 0;
+                    for (index, word) in items {
+                        let index = match index {
+                            Some(w) => {
+                                let i = expand::arithmetic(w, self)?;
+                                match usize::try_from(i) {
+                                    Ok(i) => Some(i),
+                                    Err(_) => {
+                                        return Err(ExpandError::Failed(format!(
+                                            "{}[{i}]: bad array subscript",
+                                            a.name
+                                        )));
+                                    }
+                                }
+                            }
+                            None => None,
+                        };
+                        let expanded = match index {
+                            Some(_) => vec![expand::text(word, self)?],
+                            None => expand::fields(word, self)?,
+                        };
+                        for (n, v) in expanded.into_iter().enumerate() {
+                            size += v.len();
+                            if size > MAX_EXPANSION {
+                                return Err(ExpandError::TooLong);
+                            }
+                            values.push((index.filter(|_| n == 0), v));
+                        }
+                    }
+                    let mut next = if a.append {
+                        self.last_index(&a.name).map_or(0, |i| i + 1)
+                    } else {
+                        self.state.vars.remove(&a.name);
+                        self.state.arrays.remove(&a.name);
+                        0
+                    };
+                    self.state.arrays.declare(&a.name);
+                    for (index, v) in values {
+                        let at = index.unwrap_or(next);
+                        if !self.set_element(&a.name, at, v) {
+                            ok = false;
+                            break;
+                        }
+                        next = at + 1;
+                    }
+                }
+            }
+        }
+        Ok(ok)
+    }
+
+    /// Where subscript `i` of `name` points (negative counts back from its end); `None` before
+    /// its start.
+    pub(crate) fn element_index(&mut self, name: &str, i: i64) -> Option<usize> {
+        if i >= 0 {
+            return usize::try_from(i).ok();
+        }
+        let end = self.last_index(name).map_or(0, |l| l as i64 + 1);
+        usize::try_from(end + i).ok()
+    }
+
+    /// The highest index set in `name`.
+    fn last_index(&self, name: &str) -> Option<usize> {
+        let rest = self
+            .state
+            .arrays
+            .rest(name)
+            .and_then(|m| m.keys().next_back());
+        rest.copied()
+            .or_else(|| self.state.vars.contains_key(name).then_some(0))
+    }
+
+    /// Element `at` of `name` (element 0 is the variable).
+    pub(crate) fn element(&mut self, name: &str, at: usize) -> Option<String> {
+        match at {
+            0 => self.var(name),
+            _ => self.state.arrays.rest(name)?.get(&at).cloned(),
+        }
+    }
+
+    /// Sets element `at` of `name` (making it an array past 0); `false` after a message when
+    /// it is read-only or the variables would hold more than [`MAX_VARS`].
+    pub(crate) fn set_element(&mut self, name: &str, at: usize, value: String) -> bool {
+        if at == 0 {
+            return self.set_var(name, value);
+        }
+        if self.readonly.contains(name) {
+            self.complain(format_args!("{name}: readonly variable"));
+            return false;
+        }
+        let vars: usize = self.state.vars.iter().map(|(k, v)| k.len() + v.len()).sum();
+        let after = self.state.arrays.bytes() - self.state.arrays.size_of(name, at)
+            + Arrays::element_size(&value)
+            + name.len();
+        if vars + after > MAX_VARS {
+            self.too_large();
+            return false;
+        }
+        self.state.arrays.set(name, at, value);
+        true
+    }
+
+    /// Makes `name` the array of `values` (from index 0), as `mapfile` and `read -a` do;
+    /// `false` after a message when it cannot take them.
+    pub(crate) fn fill_array(&mut self, name: &str, values: Vec<String>) -> bool {
+        if self.readonly.contains(name) {
+            self.complain(format_args!("{name}: readonly variable"));
+            return false;
+        }
+        self.unset_var(name);
+        self.state.arrays.declare(name);
+        for (i, v) in values.into_iter().enumerate() {
+            if !self.set_element(name, i, v) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Unsets `name` whole: the variable and its elements.
+    pub(crate) fn unset_var(&mut self, name: &str) {
+        self.state.vars.remove(name);
+        self.state.arrays.remove(name);
+    }
+
+    fn too_large(&mut self) {
+        let msg = format!(
+            "sh: variables too large (over {} MiB together)\n",
+            MAX_VARS >> 20
+        );
+        self.io.write(self.base_err, msg.as_bytes());
+    }
+
     /// Whether the variables can take these values (replacing their current ones).
     fn room_for(&mut self, assigns: &[(String, String)]) -> bool {
-        let current: usize = self.state.vars.iter().map(|(k, v)| k.len() + v.len()).sum();
+        let current: usize = self
+            .state
+            .vars
+            .iter()
+            .map(|(k, v)| k.len() + v.len())
+            .sum::<usize>()
+            + self.state.arrays.bytes();
         let replaced: usize = assigns
             .iter()
             .filter_map(|(k, _)| self.state.vars.get(k).map(|v| k.len() + v.len()))
@@ -1102,11 +1289,7 @@ impl<'a> Shell<'a> {
         if current - replaced.min(current) + added <= MAX_VARS {
             return true;
         }
-        let msg = format!(
-            "sh: variables too large (over {} MiB together)\n",
-            MAX_VARS >> 20
-        );
-        self.io.write(self.base_err, msg.as_bytes());
+        self.too_large();
         false
     }
 
@@ -1362,12 +1545,33 @@ impl From<ExpandError> for CondError {
     }
 }
 
+/// `NAME[i]` (as arithmetic names an element, its subscript evaluated): the name and `i`.
+fn element_name(name: &str) -> Option<(&str, i64)> {
+    let (array, index) = name.strip_suffix(']')?.split_once('[')?;
+    Some((array, index.parse().ok()?))
+}
+
 impl super::arith::Vars for Shell<'_> {
     fn get_var(&mut self, name: &str) -> Option<String> {
-        self.var(name)
+        match element_name(name) {
+            Some((array, i)) => {
+                let at = self.element_index(array, i)?;
+                self.element(array, at)
+            }
+            None => self.var(name),
+        }
     }
 
     fn set_var_arith(&mut self, name: &str, value: String) -> Result<(), String> {
+        if let Some((array, i)) = element_name(name) {
+            let Some(at) = self.element_index(array, i) else {
+                return Err(format!("{array}[{i}]: bad array subscript"));
+            };
+            return match self.set_element(array, at, value) {
+                true => Ok(()),
+                false => Err(format!("{name}: cannot set the variable")),
+            };
+        }
         if self.set_var(name, value) {
             Ok(())
         } else {
@@ -1407,7 +1611,13 @@ impl Env for Shell<'_> {
     }
 
     fn assign(&mut self, name: &str, value: String) -> Result<(), ExpandError> {
-        if self.set_var(name, value) {
+        // `${a[3]:=x}`: the element (its subscript already evaluated).
+        let element = element_name(name).and_then(|(n, i)| Some((n, usize::try_from(i).ok()?)));
+        let done = match element {
+            Some((array, at)) => self.set_element(array, at, value),
+            None => self.set_var(name, value),
+        };
+        if done {
             Ok(())
         } else {
             Err(ExpandError::Failed(format!(
@@ -1448,9 +1658,24 @@ impl Env for Shell<'_> {
     }
 
     fn attributes(&self, name: &str) -> String {
+        let name = name.split_once('[').map_or(name, |(n, _)| n);
+        let array = self.state.arrays.is_array(name).then_some('a');
         let integer = self.integers.contains(name).then_some('i');
         let readonly = self.readonly.contains(name).then_some('r');
-        integer.into_iter().chain(readonly).collect()
+        array.into_iter().chain(integer).chain(readonly).collect()
+    }
+
+    fn elements(&mut self, name: &str) -> Vec<(usize, String)> {
+        let first = self.param(name).map(|v| (0, v));
+        let rest = self.state.arrays.rest(name).into_iter().flatten();
+        first
+            .into_iter()
+            .chain(rest.map(|(i, v)| (*i, v.clone())))
+            .collect()
+    }
+
+    fn warn(&mut self, msg: &str) {
+        self.complain(msg);
     }
 
     fn names_starting(&self, prefix: &str) -> Vec<String> {

@@ -14,7 +14,7 @@
 use super::arith;
 use super::exec::Abort;
 use super::glob::Glob;
-use super::lexer::{self, ParamOp, Part, Word};
+use super::lexer::{self, Index, ParamOp, Part, Word};
 use super::parser::Script;
 
 /// Most bytes a command's words may expand to, together: a word made of thousands of `$A`, or
@@ -89,6 +89,12 @@ pub(crate) trait Env: arith::Vars {
     fn nounset(&self) -> bool {
         false
     }
+    /// The elements of the array `name`, by index (a set scalar is element 0).
+    fn elements(&mut self, name: &str) -> Vec<(usize, String)> {
+        self.param(name).map(|v| vec![(0, v)]).unwrap_or_default()
+    }
+    /// A message on stderr that does not stop the command (`${a[-9]}`).
+    fn warn(&mut self, _msg: &str) {}
     /// A variable's attributes as `declare` flags (`i`, `r`; `${NAME@a}`).
     fn attributes(&self, _name: &str) -> String {
         String::new()
@@ -241,6 +247,14 @@ fn expand_word(
             }
             Part::Param { name, quoted, op } => {
                 param(f, env, name, *quoted || force_quoted, op.as_deref())?;
+            }
+            Part::Element {
+                name,
+                index,
+                quoted,
+                op,
+            } => {
+                element(f, env, name, index, *quoted || force_quoted, op.as_deref())?;
             }
             Part::Command { script, quoted } => {
                 let out = env.substitute(script)?;
@@ -436,11 +450,115 @@ fn param(
         }
         _ => {}
     }
+    let value = env.param(name);
+    apply(f, env, name, value, quoted, op)
+}
+
+/// `${NAME[...]<op>...}`.
+fn element(
+    f: &mut Fields,
+    env: &mut dyn Env,
+    name: &str,
+    index: &Index,
+    quoted: bool,
+    op: Option<&ParamOp>,
+) -> Result<(), Error> {
+    let elements = env.elements(name);
+    let (at, keys) = match index {
+        Index::At(expr) => {
+            let i = arithmetic(expr, env)?;
+            let end = elements.last().map_or(0, |(last, _)| *last as i64 + 1);
+            let at = if i < 0 { end + i } else { i };
+            if at < 0 {
+                env.warn(&format!("{name}: bad array subscript"));
+                if quoted {
+                    f.push("", true);
+                }
+                return Ok(());
+            }
+            let value = (elements.iter())
+                .find(|(k, _)| *k as i64 == at)
+                .map(|(_, v)| v.clone());
+            return apply(f, env, &format!("{name}[{at}]"), value, quoted, op);
+        }
+        Index::All { at } => (*at, false),
+        Index::Keys { at } => (*at, true),
+    };
+    let values: Vec<String> = if keys {
+        elements.iter().map(|(k, _)| k.to_string()).collect()
+    } else {
+        elements.iter().map(|(_, v)| v.clone()).collect()
+    };
+    let Some(op) = op else {
+        push_list(f, &values, quoted, at);
+        return Ok(());
+    };
+    match op {
+        ParamOp::Length => f.push(&values.len().to_string(), quoted),
+        ParamOp::Slice { offset, length } => {
+            let end = elements.last().map_or(0, |(last, _)| *last as i64 + 1);
+            let start = arithmetic(offset, env)?;
+            let start = if start < 0 { end + start } else { start };
+            let count = match length {
+                Some(w) => arithmetic(w, env)?,
+                None => i64::MAX,
+            };
+            if count < 0 {
+                return Err(Error::Fatal(format!("{count}: substring expression < 0")));
+            }
+            let taken: Vec<String> = if start < 0 {
+                Vec::new()
+            } else {
+                (elements.iter())
+                    .filter(|(k, _)| *k as i64 >= start)
+                    .take(usize::try_from(count).unwrap_or(usize::MAX))
+                    .map(|(_, v)| v.clone())
+                    .collect()
+            };
+            push_list(f, &taken, quoted, at);
+        }
+        ParamOp::Default { word, colon } | ParamOp::Alternative { word, colon } => {
+            let null = values.is_empty() || (*colon && values.concat().is_empty());
+            let default = matches!(op, ParamOp::Default { .. });
+            if null == default {
+                if quoted {
+                    f.push("", true);
+                }
+                expand_word(word, env, f, quoted, false)?;
+            } else if default {
+                push_list(f, &values, quoted, at);
+            }
+        }
+        ParamOp::Assign { .. } | ParamOp::Error { .. } => {
+            return Err(Error::Fatal(format!("{name}[@]: bad array subscript")));
+        }
+        _ => {
+            // The other operators apply to each element.
+            let mut each = Vec::with_capacity(values.len());
+            for v in values {
+                let mut one = Fields::new(false, None);
+                apply(&mut one, env, name, Some(v), true, Some(op))?;
+                each.push(one.into_text());
+            }
+            push_list(f, &each, quoted, at);
+        }
+    }
+    Ok(())
+}
+
+/// `op` applied to a parameter's `value` (`None`: unset).
+fn apply(
+    f: &mut Fields,
+    env: &mut dyn Env,
+    name: &str,
+    value: Option<String>,
+    quoted: bool,
+    op: Option<&ParamOp>,
+) -> Result<(), Error> {
     // A quoted expansion makes a field even when it comes to nothing (`"${X:+y}"`).
     if quoted {
         f.push("", true);
     }
-    let value = env.param(name);
     let tests_unset = matches!(
         op,
         Some(
@@ -488,7 +606,7 @@ fn param(
         }
         ParamOp::Assign { word, colon } => {
             if null(*colon) {
-                if !super::lexer::is_name(name) {
+                if !super::lexer::is_name(name) && !name.ends_with(']') {
                     return Err(Error::Fatal(format!("${name}: cannot assign in this way")));
                 }
                 let new = text(word, env)?;

@@ -45,6 +45,13 @@ pub(crate) enum Part {
         quoted: bool,
         op: Option<Box<ParamOp>>,
     },
+    /// `${NAME[...]<op>...}`: an element of an array, all of them, or their indices.
+    Element {
+        name: String,
+        index: Index,
+        quoted: bool,
+        op: Option<Box<ParamOp>>,
+    },
     /// `$(...)` or `` `...` ``: the script's stdout, trailing newlines removed.
     Command { script: Box<Script>, quoted: bool },
     /// `$((...))`: the expression's text (after its own expansions) is evaluated.
@@ -55,6 +62,17 @@ pub(crate) enum Part {
     /// `>(...)`: the path of a file the command writes, which the script then reads as its
     /// stdin (bash runs it beside the command; here it runs when the command has ended).
     Output { script: Box<Script> },
+}
+
+/// The subscript of `${NAME[...]}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Index {
+    /// `[@]` (`at`) or `[*]`: every element.
+    All { at: bool },
+    /// `${!NAME[@]}` / `${!NAME[*]}`: the indices that are set.
+    Keys { at: bool },
+    /// `[expr]`: one element, `expr` an arithmetic word (negative counts from the end).
+    At(Word),
 }
 
 /// What `${NAME<op>...}` does with the value.
@@ -790,22 +808,44 @@ impl Lexer {
                 false => format!("!{name}"),
             };
         }
+        let index = if self.peek() == Some('[') && !name.starts_with('!') {
+            Some(self.subscript()?)
+        } else if indirect && self.peek() == Some('[') {
+            match (self.at(1), self.at(2)) {
+                (Some(c @ ('@' | '*')), Some(']')) => {
+                    self.pos += 3;
+                    name.remove(0);
+                    Some(Index::Keys { at: c == '@' })
+                }
+                _ => return Err(unsupported("indirection through an array element")),
+            }
+        } else {
+            None
+        };
+        let part = |name: String, op: Option<ParamOp>| match index {
+            Some(index) => Part::Element {
+                name,
+                index,
+                quoted,
+                op: op.map(Box::new),
+            },
+            None => Part::Param {
+                name,
+                quoted,
+                op: op.map(Box::new),
+            },
+        };
         if length {
             if self.bump() != Some('}') {
                 return Err(bad(self));
             }
-            return Ok(Part::Param {
-                name,
-                quoted,
-                op: Some(Box::new(ParamOp::Length)),
-            });
+            return Ok(part(name, Some(ParamOp::Length)));
         }
         let operand = |lx: &mut Self, end: End| lx.word(end, quoted);
         // A pattern is a pattern even inside double quotes (`"${p##*/}"`), as in bash.
         let pattern = |lx: &mut Self, end: End| lx.word(end, false);
         let op = match self.bump() {
             Some('}') => None,
-            Some('[') => return Err(unsupported("arrays (`${NAME[...]}`)")),
             Some('@') => match self.bump() {
                 Some(c @ ('Q' | 'E' | 'U' | 'u' | 'L' | 'A' | 'a' | 'K')) => {
                     Some(ParamOp::Transform(c))
@@ -888,11 +928,24 @@ impl Lexer {
         if op.is_some() && self.bump() != Some('}') {
             return Err("unexpected end of file: unterminated ${".into());
         }
-        Ok(Part::Param {
-            name,
-            quoted,
-            op: op.map(Box::new),
-        })
+        Ok(part(name, op))
+    }
+
+    /// `[@]`, `[*]` or `[expr]` after a name in `${...}`, at its `[`.
+    fn subscript(&mut self) -> Result<Index, String> {
+        if let (Some(c @ ('@' | '*')), Some(']')) = (self.at(1), self.at(2)) {
+            self.pos += 3;
+            return Ok(Index::All { at: c == '@' });
+        }
+        self.pos += 1;
+        self.enter()?;
+        let expr = self.word(End::Bracket, false)?;
+        self.leave();
+        self.pos += 1;
+        if expr.parts.is_empty() {
+            return Err("bad array subscript".into());
+        }
+        Ok(Index::At(expr))
     }
 }
 
@@ -1058,7 +1111,28 @@ mod tests {
                 "{bad}"
             );
         }
-        assert!(tokenize("${a[0]}").unwrap_err().contains("arrays"));
+        assert!(matches!(
+            &words("${a[i+1]}")[0][0],
+            Part::Element { name, index: Index::At(_), op: None, .. } if name == "a"
+        ));
+        assert!(matches!(
+            &words("${#a[@]}")[0][0],
+            Part::Element { index: Index::All { at: true }, op: Some(op), .. }
+                if **op == ParamOp::Length
+        ));
+        assert!(matches!(
+            &words("${!a[*]}")[0][0],
+            Part::Element {
+                index: Index::Keys { at: false },
+                ..
+            }
+        ));
+        assert!(tokenize("${!a[0]}").unwrap_err().contains("not supported"));
+        assert!(
+            tokenize("${a[]}")
+                .unwrap_err()
+                .contains("bad array subscript")
+        );
         assert_eq!(
             words("$'a\\tb\\x41\\101\\u00e9\\'\\q'"),
             vec![vec![lit("a\tbAAé'\\q", true)]]

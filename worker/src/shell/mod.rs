@@ -29,6 +29,7 @@
 #[path = "../../../runtimes/toolbox/src/above_mounts.rs"]
 mod above_mounts;
 mod arith;
+mod arrays;
 mod builtins;
 mod exec;
 mod expand;
@@ -54,6 +55,7 @@ use sandbox_protocol::Language;
 use crate::host::SharedFileModes;
 use crate::quota::{self, SharedQuota};
 use crate::toolbox::{ToolCall, ToolEnd, ToolRun, Toolbox};
+pub use arrays::Arrays;
 use exec::{Abort, Shell};
 
 /// Exit status of a command line stopped at its deadline (as `timeout(1)`).
@@ -107,6 +109,8 @@ pub struct ShellState {
     pub cwd: String,
     /// Shell variables (all exported: `env` shows them).
     pub vars: BTreeMap<String, String>,
+    /// Indexed arrays: their elements past 0 (element 0 is the variable in `vars`).
+    pub arrays: Arrays,
 }
 
 impl Default for ShellState {
@@ -128,6 +132,7 @@ impl Default for ShellState {
         Self {
             cwd: "/app".into(),
             vars,
+            arrays: Arrays::default(),
         }
     }
 }

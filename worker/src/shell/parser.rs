@@ -4,8 +4,8 @@
 //! redirections, or a function definition (`name() body`, `function name body`).
 //!
 //! The whole script is parsed before anything runs, so a syntax error anywhere means nothing ran.
-//! What stays unsupported is refused here with a message: background jobs (`&`), `select`,
-//! `coproc` and arrays.
+//! What stays unsupported is refused here with a message: background jobs (`&`), `select`
+//! and `coproc` (indexed arrays are parsed: `NAME=(...)`, `NAME[i]=value`).
 //!
 //! Why this is not `brush-parser` (the maintained bash parser): the command line comes from the
 //! client and is parsed in the worker, on the shell thread, before any deadline can be checked.
@@ -76,8 +76,30 @@ pub(crate) struct Function {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct Simple {
     pub assigns: Vec<(String, Word)>,
+    /// `NAME=(...)`, `NAME[i]=value` and their `+=` before the words.
+    pub arrays: Vec<ArrayAssign>,
+    /// `declare`/`local`/`typeset NAME=(...)`: the name stays a word of the command, and the
+    /// list is assigned once the command has run.
+    pub declared: Vec<ArrayAssign>,
     pub words: Vec<Word>,
     pub redirects: Vec<Redirect>,
+}
+
+/// An assignment to an indexed array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ArrayAssign {
+    pub name: String,
+    /// `+=`: the list goes after the last element; the value is appended to the element's.
+    pub append: bool,
+    pub value: ArrayValue,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ArrayValue {
+    /// `(word [i]=word ...)`: each word may give its index (an arithmetic word).
+    List(Vec<(Option<Word>, Word)>),
+    /// `NAME[i]=word`.
+    Element(Word, Word),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -726,11 +748,38 @@ impl Parser<'_> {
             let Tok::Word(w) = self.next()? else {
                 return Err("syntax error".into());
             };
+            if let Some((name, append)) = array_start(&w)
+                && *self.peek()? == Tok::Op("(")
+            {
+                let declaration =
+                    |c: &str| matches!(c, "declare" | "typeset" | "local" | "export" | "readonly");
+                if !(cmd.words.is_empty() || cmd.words[0].plain().is_some_and(declaration)) {
+                    return Err(unexpected(&Tok::Op("(")));
+                }
+                let list = ArrayAssign {
+                    name: name.clone(),
+                    append,
+                    value: ArrayValue::List(self.array_list()?),
+                };
+                if cmd.words.is_empty() {
+                    cmd.arrays.push(list);
+                    continue;
+                }
+                let declaring = (cmd.words[0].plain())
+                    .is_some_and(|c| matches!(c, "declare" | "typeset" | "local"));
+                if !declaring || append {
+                    return Err(unsupported("an array list (`NAME=(...)`) as an argument"));
+                }
+                cmd.words.push(Word::lit(&name));
+                cmd.declared.push(list);
+                continue;
+            }
             if cmd.words.is_empty() {
+                if let Some(element) = element_assignment(&w) {
+                    cmd.arrays.push(element);
+                    continue;
+                }
                 if let Some(assign) = assignment(&w) {
-                    if *self.peek()? == Tok::Op("(") && !assign.1.parts.iter().any(non_empty_lit) {
-                        return Err(unsupported("arrays (`NAME=(...)`)"));
-                    }
                     cmd.assigns.push(assign);
                     continue;
                 }
@@ -747,6 +796,23 @@ impl Parser<'_> {
                 }
             }
             cmd.words.push(w);
+        }
+    }
+
+    /// The words of `NAME=(...)` from its `(` through its `)`, over lines.
+    fn array_list(&mut self) -> Result<Vec<(Option<Word>, Word)>, String> {
+        self.next()?;
+        let mut items = Vec::new();
+        loop {
+            match self.next()? {
+                Tok::Newline => {}
+                Tok::Op(")") => return Ok(items),
+                Tok::Word(w) => match subscripted(&w.parts, None) {
+                    Some((index, false, value)) => items.push((Some(index), value)),
+                    _ => items.push((None, w)),
+                },
+                other => return Err(unexpected(&other)),
+            }
         }
     }
 
@@ -821,9 +887,84 @@ impl Parser<'_> {
     }
 }
 
-/// Whether a part is text (an array assignment `NAME=(` or `NAME+=(` has none).
-fn non_empty_lit(p: &Part) -> bool {
-    matches!(p, Part::Lit { text, .. } if !text.is_empty())
+/// `NAME=` or `NAME+=` (before a `(`): the name and whether it appends.
+fn array_start(w: &Word) -> Option<(String, bool)> {
+    let text = w.plain()?.strip_suffix('=')?;
+    let (name, append) = match text.strip_suffix('+') {
+        Some(name) => (name, true),
+        None => (text, false),
+    };
+    lexer::is_name(name).then(|| (name.to_string(), append))
+}
+
+/// `NAME[i]=value` or `NAME[i]+=value`.
+fn element_assignment(w: &Word) -> Option<ArrayAssign> {
+    let Part::Lit {
+        text,
+        quoted: false,
+    } = w.parts.first()?
+    else {
+        return None;
+    };
+    let (name, rest) = text.split_once('[')?;
+    if !lexer::is_name(name) {
+        return None;
+    }
+    let (index, append, value) = subscripted(&w.parts, Some(rest))?;
+    Some(ArrayAssign {
+        name: name.to_string(),
+        append,
+        value: ArrayValue::Element(index, value),
+    })
+}
+
+/// Splits `[i]=value` (`first`: the first part's text after its `[`, or `None` for a word
+/// that starts with `[`) into the subscript, whether it is `+=`, and the value.
+fn subscripted(parts: &[Part], first: Option<&str>) -> Option<(Word, bool, Word)> {
+    let first = match first {
+        Some(rest) => rest,
+        None => match parts.first()? {
+            Part::Lit {
+                text,
+                quoted: false,
+            } => text.strip_prefix('[')?,
+            _ => return None,
+        },
+    };
+    let mut index = Word::default();
+    for (i, part) in parts.iter().enumerate() {
+        let text = match part {
+            _ if i == 0 => first,
+            Part::Lit {
+                text,
+                quoted: false,
+            } => text.as_str(),
+            other => {
+                index.parts.push(other.clone());
+                continue;
+            }
+        };
+        let Some(close) = text.find(']') else {
+            index.push_lit(text, false);
+            continue;
+        };
+        let after = &text[close + 1..];
+        let (append, rest) = match after.strip_prefix("+=") {
+            Some(rest) => (true, rest),
+            None => (false, after.strip_prefix('=')?),
+        };
+        index.push_lit(&text[..close], false);
+        if index.parts.is_empty() {
+            return None;
+        }
+        let mut value = Word::default();
+        if !rest.is_empty() {
+            value.push_lit(rest, false);
+        }
+        value.parts.extend(parts[i + 1..].iter().cloned());
+        return Some((index, append, value));
+    }
+    None
 }
 
 /// Splits the header of `for ((init; cond; step))` at its two top-level `;`.
@@ -1087,8 +1228,10 @@ mod tests {
             ("a\n\n|b", "`|'"),
             ("select x in a; do b; done", "not supported"),
             ("coproc a", "not supported"),
-            ("a=(1 2)", "arrays"),
-            ("a+=(3)", "arrays"),
+            ("a=(1 2", "end of file"),
+            ("a=(1 ; 2)", "`;'"),
+            ("export a=(1)", "not supported"),
+            ("echo a=(1)", "`('"),
             ("echo $(ls", "end of file"),
             ("[[ a", "end of file"),
             ("for ((i=0; i<3)); do a; done", "three expressions"),

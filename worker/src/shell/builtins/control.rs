@@ -1,6 +1,6 @@
 //! Built-ins of the shell language itself: `:`, `break`, `continue`, `return`, `local`,
-//! `shift`, `eval`, `let`, `read`, `getopts`, `command`, `declare`/`typeset` and `readonly`;
-//! `mapfile`/`readarray` only to refuse arrays clearly. `break`, `continue` and `return` end
+//! `shift`, `eval`, `let`, `read`, `getopts`, `command`, `declare`/`typeset`, `readonly` and
+//! `mapfile`/`readarray` (indexed arrays; associative ones are refused). `break`, `continue` and `return` end
 //! loops and functions by returning an [`Abort`] that the loop or function call in
 //! [`crate::shell::exec`] takes.
 
@@ -74,12 +74,14 @@ pub(super) fn command(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
 }
 
 /// `declare`/`typeset [-ixrg] NAME[=VALUE]...`: assignments (local inside a function, unless
-/// `-g`); `-a` and `-A` (arrays) are refused with status 2, as this shell has no arrays.
+/// `-g`); `-a` makes indexed arrays, `-A` (associative arrays) is refused with status 2.
 /// The attributes `declare`, `typeset` and `local` were given (`-i`, `-r`, `-g`, `-p`; `-x`
 /// changes nothing, every variable being exported; `+i` takes `-i` away).
 #[derive(Default)]
 struct Attributes {
     integer: Option<bool>,
+    /// `-a`: the names are indexed arrays.
+    array: bool,
     readonly: bool,
     global: bool,
     print: bool,
@@ -103,10 +105,11 @@ fn attributes(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Option<(Attributes, Vec
         let on = a.starts_with('-');
         for flag in flags.chars() {
             match (flag, on) {
-                ('a' | 'A', _) => {
-                    ctx.warn("arrays are not supported; use python -c or node -e");
+                ('A', _) => {
+                    ctx.warn("-A: associative arrays are not supported; use python -c or node -e");
                     return None;
                 }
+                ('a', true) => attrs.array = true,
                 ('f' | 'F', _) => {
                     ctx.warn(format_args!("-{flag}: listing functions is not supported"));
                     return None;
@@ -119,7 +122,7 @@ fn attributes(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Option<(Attributes, Vec
                 _ => {
                     let sign = if on { '-' } else { '+' };
                     ctx.warn(format_args!(
-                        "{sign}{flag}: not supported (supported: -i, +i, -r, -x, -g, -p)"
+                        "{sign}{flag}: not supported (supported: -a, -i, +i, -r, -x, -g, -p)"
                     ));
                     return None;
                 }
@@ -152,6 +155,26 @@ pub(super) fn declaration(flags: &str, name: &str, value: &str) -> String {
     format!("declare -{flags} {name}=\"{escaped}\"\n")
 }
 
+/// `declare -p`'s line for an indexed array: `declare -a a=([0]="x" [1]="y")`.
+fn array_declaration(flags: &str, name: &str, elements: &[(usize, String)]) -> String {
+    if elements.is_empty() {
+        return format!("declare -{flags} {name}\n");
+    }
+    let items: Vec<String> = (elements.iter())
+        .map(|(i, v)| {
+            if v.chars().any(char::is_control) {
+                return format!("[{i}]={}", crate::shell::expand::quoted_for_input(v));
+            }
+            let line = declaration("", "x", v);
+            let quoted = (line.trim_end())
+                .strip_prefix("declare -- x=")
+                .unwrap_or_default();
+            format!("[{i}]={quoted}")
+        })
+        .collect();
+    format!("declare -{flags} {name}=({})\n", items.join(" "))
+}
+
 pub(super) fn declare(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
     let Some((attrs, names)) = attributes(ctx, args) else {
         return Ok(2);
@@ -160,13 +183,28 @@ pub(super) fn declare(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
         return print_declarations(ctx, &names);
     }
     mark_integers(ctx, attrs.integer, &names);
-    if !ctx.sh.locals.is_empty() && !attrs.global {
-        return assign_locals(ctx, &names, attrs.readonly);
+    let status = if !ctx.sh.locals.is_empty() && !attrs.global {
+        assign_locals(ctx, &names, attrs.readonly)?
+    } else if attrs.readonly {
+        readonly(ctx, &names)?
+    } else {
+        super::session::assign_each(ctx, &names)
+    };
+    mark_arrays(ctx, attrs.array, &names);
+    Ok(status)
+}
+
+/// `declare -a NAME...`: makes each name an indexed array (its value, if any, element 0).
+fn mark_arrays(ctx: &mut Ctx<'_, '_>, array: bool, names: &[String]) {
+    if !array {
+        return;
     }
-    if attrs.readonly {
-        return readonly(ctx, &names);
+    for a in names {
+        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+        if is_name(name) {
+            ctx.sh.state.arrays.declare(name);
+        }
     }
-    Ok(super::session::assign_each(ctx, &names))
 }
 
 /// `declare -p [NAME...]`, and `declare` alone: the variables as commands that set them.
@@ -178,6 +216,12 @@ fn print_declarations(ctx: &mut Ctx<'_, '_>, names: &[String]) -> Result<i32, Ab
     };
     let (mut text, mut status) = (String::new(), 0);
     for name in wanted {
+        if ctx.sh.state.arrays.is_array(&name) {
+            let flags = ctx.sh.attributes(&name);
+            let elements = ctx.sh.elements(&name);
+            text.push_str(&array_declaration(&flags, &name, &elements));
+            continue;
+        }
         let Some(value) = ctx.sh.var(&name) else {
             ctx.warn(format_args!("{name}: not found"));
             status = 1;
@@ -214,10 +258,81 @@ pub(super) fn readonly(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Ab
     Ok(status)
 }
 
-/// `mapfile`/`readarray` fill arrays, which this shell does not have: a clear refusal.
-pub(super) fn mapfile(ctx: &mut Ctx<'_, '_>, _: &[String]) -> Result<i32, Abort> {
-    ctx.warn("arrays are not supported; use `while read -r line` or python -c / node -e");
-    Ok(2)
+/// `mapfile`/`readarray [-t] [-n COUNT] [-s COUNT] [-d DELIM] [NAME]`: the lines of stdin
+/// into the indexed array NAME (`MAPFILE`); `-t` drops each line's delimiter, `-s` skips the
+/// first lines, `-n` stops after that many (0: all). `-u`, `-O`, `-C` and `-c` are refused.
+pub(super) fn mapfile(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let (mut trim, mut count, mut skip, mut delim) = (false, 0usize, 0usize, b'\n');
+    let mut names = Vec::new();
+    let mut rest = args.iter();
+    while let Some(a) = rest.next() {
+        let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty() && *a != "--") else {
+            names.push(a.clone());
+            continue;
+        };
+        for (i, flag) in flags.char_indices() {
+            match flag {
+                't' => trim = true,
+                'n' | 's' | 'd' => {
+                    let attached = &flags[i + 1..];
+                    let value = if attached.is_empty() {
+                        rest.next().cloned().unwrap_or_default()
+                    } else {
+                        attached.to_string()
+                    };
+                    if flag == 'd' {
+                        delim = value.bytes().next().unwrap_or(0);
+                    } else {
+                        let Ok(n) = value.parse::<usize>() else {
+                            ctx.warn(format_args!("{value}: invalid line count"));
+                            return Ok(1);
+                        };
+                        if flag == 'n' {
+                            count = n;
+                        } else {
+                            skip = n;
+                        }
+                    }
+                    break;
+                }
+                other => {
+                    ctx.warn(format_args!(
+                        "-{other}: not supported (supported: -t, -n COUNT, -s COUNT, -d DELIM)"
+                    ));
+                    return Ok(2);
+                }
+            }
+        }
+    }
+    let name = names.first().cloned().unwrap_or_else(|| "MAPFILE".into());
+    if !is_name(&name) {
+        ctx.warn(format_args!("`{name}': not a valid identifier"));
+        return Ok(1);
+    }
+    ctx.check()?;
+    let mut lines = Vec::new();
+    let mut seen = 0usize;
+    while count == 0 || lines.len() < count {
+        let Some((mut bytes, ended)) = ctx.stdin.read_line(delim) else {
+            break;
+        };
+        seen += 1;
+        if seen <= skip {
+            continue;
+        }
+        if ended && !trim {
+            bytes.push(delim);
+        }
+        lines.push(String::from_utf8_lossy(&bytes).into_owned());
+        if lines.len() % 4096 == 0 {
+            ctx.check()?;
+        }
+    }
+    Ok(if ctx.sh.fill_array(&name, lines) {
+        0
+    } else {
+        1
+    })
 }
 
 /// `getopts OPTSTRING NAME [ARG...]`: the next option of the arguments (or of `$1`...) into
@@ -382,7 +497,9 @@ pub(super) fn local(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
         return Ok(2);
     };
     mark_integers(ctx, attrs.integer, &names);
-    assign_locals(ctx, &names, attrs.readonly)
+    let status = assign_locals(ctx, &names, attrs.readonly)?;
+    mark_arrays(ctx, attrs.array, &names);
+    Ok(status)
 }
 
 /// Makes each of `args` (`NAME[=VALUE]`) local to the running function, then read-only when
@@ -404,10 +521,17 @@ fn assign_locals(ctx: &mut Ctx<'_, '_>, args: &[String], readonly: bool) -> Resu
             continue;
         }
         let old = ctx.sh.state.vars.get(name).cloned();
-        if let Some(frame) = ctx.sh.locals.last_mut()
-            && !frame.iter().any(|(n, _)| n == name)
+        if ctx
+            .sh
+            .locals
+            .last()
+            .is_some_and(|f| !f.iter().any(|(n, ..)| n == name))
         {
-            frame.push((name.to_string(), old));
+            // The caller's array (past element 0) comes back when the function returns.
+            let elements = ctx.sh.state.arrays.take(name);
+            if let Some(frame) = ctx.sh.locals.last_mut() {
+                frame.push((name.to_string(), old, elements));
+            }
         }
         match value {
             Some(v) => {
@@ -465,6 +589,8 @@ pub(super) fn let_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
 /// `read`'s options.
 struct ReadOptions {
     raw: bool,
+    /// `-a NAME`: every field into the indexed array NAME.
+    array: Option<String>,
     delim: u8,
     names: Vec<String>,
 }
@@ -473,6 +599,7 @@ struct ReadOptions {
 fn read_options(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<ReadOptions, i32> {
     let mut o = ReadOptions {
         raw: false,
+        array: None,
         delim: b'\n',
         names: Vec::new(),
     };
@@ -491,7 +618,7 @@ fn read_options(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<ReadOptions, i
                 'r' => o.raw = true,
                 // No terminal here: silent input and a timeout change nothing.
                 's' | 'e' => {}
-                'p' | 'd' | 't' => {
+                'p' | 'd' | 't' | 'a' => {
                     // The value is the rest of this argument or the next one.
                     let attached = &flags[i + 1..];
                     let value = if attached.is_empty() {
@@ -503,20 +630,22 @@ fn read_options(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<ReadOptions, i
                     if flag == 'd' {
                         o.delim = value.bytes().next().unwrap_or(0);
                     }
+                    if flag == 'a' {
+                        o.array = Some(value);
+                    }
                     break;
-                }
-                'a' => {
-                    ctx.warn("-a: arrays are not supported; use python -c or node -e");
-                    return Err(2);
                 }
                 other => {
                     ctx.warn(format_args!(
-                        "-{other}: invalid option (supported: -r, -p PROMPT, -d DELIM, -s, -t)"
+                        "-{other}: invalid option (supported: -r, -a NAME, -p PROMPT, -d DELIM, -s, -t)"
                     ));
                     return Err(2);
                 }
             }
         }
+    }
+    if let Some(name) = &o.array {
+        o.names = vec![name.clone()];
     }
     if o.names.is_empty() {
         o.names.push("REPLY".into());
@@ -573,6 +702,13 @@ pub(super) fn read(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
         .get("IFS")
         .cloned()
         .unwrap_or_else(|| " \t\n".into());
+    if let Some(name) = &o.array {
+        let fields = split_all_for_read(&line, &ifs);
+        if !ctx.sh.fill_array(name, fields) {
+            status = 1;
+        }
+        return Ok(status);
+    }
     let values = split_for_read(&line, &ifs, o.names.len());
     for (name, value) in o.names.iter().zip(values) {
         if !ctx.sh.set_var(name, value) {
@@ -580,6 +716,22 @@ pub(super) fn read(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
         }
     }
     Ok(status)
+}
+
+/// Splits a line into all its fields on `IFS`, as `read -a` does.
+fn split_all_for_read(line: &str, ifs: &str) -> Vec<String> {
+    let mut values = Vec::new();
+    let mut rest = split_for_read(line, ifs, 2);
+    while rest.len() == 2 {
+        let (first, tail) = (rest.remove(0), rest.remove(0));
+        values.push(first);
+        if tail.is_empty() {
+            return values;
+        }
+        rest = split_for_read(&tail, ifs, 2);
+    }
+    values.extend(rest.into_iter().filter(|v| !v.is_empty()));
+    values
 }
 
 /// Splits a line into `n` values on `IFS` as `read` does: blanks in `IFS` around a separator

@@ -62,8 +62,8 @@ table! {
         "run NAME ignoring functions, or say what each NAME is (-v, -V)";
     "continue" => control::continue_, "continue [N]",
         "go on with the next iteration of the Nth loop";
-    "declare" => control::declare, "declare [-ixrg] NAME[=VALUE]...",
-        "set variables (local in a function); no arrays (-a, -A)";
+    "declare" => control::declare, "declare [-aixrgp] NAME[=VALUE | =(WORD...)]...",
+        "set variables (local in a function); -a indexed arrays (no -A)";
     "dirs" => session::dirs, "dirs [-clpv]", "print the directory stack of pushd";
     "echo" => printf::echo, "echo [-n] [-e] [ARG...]", "print arguments";
     "env" => session::env, "env [NAME=VALUE...] [COMMAND [ARG...]]",
@@ -79,9 +79,10 @@ table! {
     "help" => session::help, "help [COMMAND]", "list the commands, or describe one";
     "let" => control::let_, "let EXPR...",
         "evaluate arithmetic expressions (status 1 when the last is 0)";
-    "local" => control::local, "local NAME[=VALUE]...",
+    "local" => control::local, "local [-a] NAME[=VALUE | =(WORD...)]...",
         "make variables local to the running function";
-    "mapfile" => control::mapfile, "mapfile", "(arrays are not supported)";
+    "mapfile" => control::mapfile, "mapfile [-t] [-n COUNT] [-s COUNT] [-d DELIM] [NAME]",
+        "read the lines of stdin into the indexed array NAME (MAPFILE)";
     "node" => interp::node, "node FILE [ARGS] | node -e CODE",
         "run JavaScript in a fresh interpreter (the session's files, not its variables)";
     "pip" => interp::pip, "pip install [-r FILE] NAME[==VERSION]... | pip list",
@@ -100,9 +101,10 @@ table! {
     "python3" => interp::python, "python3 FILE [ARGS] | python3 -c CODE [ARGS]",
         "same as python";
     "qjs" => interp::node, "qjs FILE [ARGS] | qjs -e CODE", "same as node";
-    "read" => control::read, "read [-r] [-p PROMPT] [-d DELIM] [NAME...]",
+    "read" => control::read, "read [-r] [-a ARRAY] [-p PROMPT] [-d DELIM] [NAME...]",
         "read a line of stdin into variables (split on IFS)";
-    "readarray" => control::mapfile, "readarray", "(arrays are not supported)";
+    "readarray" => control::mapfile,
+        "readarray [-t] [-n COUNT] [-s COUNT] [-d DELIM] [NAME]", "same as mapfile";
     "readonly" => control::readonly, "readonly NAME[=VALUE]...",
         "set variables that later assignments may not change";
     "return" => control::return_, "return [N]",
@@ -208,7 +210,10 @@ fn run_tool(ctx: &mut Ctx<'_, '_>, tool: &str, argv: &[String]) -> Result<i32, A
     ctx.check()?;
     let mut argv = argv.to_vec();
     argv[0] = tool.to_owned();
+    // Arrays are not exported (bash).
+    let arrays = &ctx.sh.state.arrays;
     let env: Vec<(String, String)> = (ctx.sh.state.vars.iter())
+        .filter(|(name, _)| !arrays.is_array(name))
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     let null_input = reads_dev_null(&mut argv);

@@ -300,22 +300,41 @@ pub(super) fn unset(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
     for a in args.iter().filter(|a| !matches!(a.as_str(), "-v" | "-f")) {
         if functions {
             ctx.sh.functions.remove(a);
+        } else if let Some((name, index)) = a.strip_suffix(']').and_then(|e| e.split_once('[')) {
+            // `unset 'a[i]'`: one element (the subscript is arithmetic).
+            if ctx.sh.readonly.contains(name) {
+                ctx.warn(format_args!("{name}: cannot unset: readonly variable"));
+                status = 1;
+                continue;
+            }
+            let at = crate::shell::arith::eval(index, &mut *ctx.sh)
+                .ok()
+                .and_then(|i| ctx.sh.element_index(name, i));
+            match at {
+                Some(0) => {
+                    ctx.sh.state.vars.remove(name);
+                }
+                Some(at) => ctx.sh.state.arrays.unset(name, at),
+                None => {
+                    ctx.warn(format_args!("{a}: bad array subscript"));
+                    status = 1;
+                }
+            }
         } else if ctx.sh.readonly.contains(a) {
             ctx.warn(format_args!("{a}: cannot unset: readonly variable"));
             status = 1;
         } else {
-            ctx.sh.state.vars.remove(a);
+            ctx.sh.unset_var(a);
         }
     }
     Ok(status)
 }
 
 fn print_env(ctx: &mut Ctx<'_, '_>) {
-    let text: String = ctx
-        .sh
-        .state
-        .vars
-        .iter()
+    // Arrays are not exported (bash).
+    let arrays = &ctx.sh.state.arrays;
+    let text: String = (ctx.sh.state.vars.iter())
+        .filter(|(k, _)| !arrays.is_array(k))
         .map(|(k, v)| format!("{k}={v}\n"))
         .collect();
     ctx.outs(&text);
@@ -359,6 +378,10 @@ pub(super) fn printenv(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Ab
     }
     let mut status = 0;
     for a in args {
+        if ctx.sh.state.arrays.is_array(a) {
+            status = 1;
+            continue;
+        }
         match ctx.sh.state.vars.get(a).cloned() {
             Some(v) => {
                 ctx.outs(&format!("{v}\n"));
@@ -676,7 +699,8 @@ pub(super) fn help(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
          <<<, quotes ' \" \\, $VAR ${VAR:-x} ${#VAR} ${VAR#pat} ${VAR/a/b} ${VAR:1:2}, $(...),\n\
          `...`, $((...)), {a,b} {1..9}, globs, if/elif/else, for, for ((...)), while, until,\n\
          case, { ...; }, ( ... ), ((...)), [[ ... ]], functions with local and return,\n\
-         break/continue, read, shift, eval. Not supported: &, arrays, <(...), select.\n\n\
+         break/continue, read, shift, eval, indexed arrays (a=(x y) ${a[i]} \"${a[@]}\"\n\
+         ${#a[@]} ${!a[@]} mapfile read -a). Not supported: &, associative arrays, select.\n\n\
          Commands:\n",
     );
     let width = BUILTINS.iter().map(|b| b.name.len()).max().unwrap_or(8);

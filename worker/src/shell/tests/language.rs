@@ -241,8 +241,8 @@ fn syntax_errors_run_nothing() {
         "echo before; case x in x) ;; ",
         "echo before; tee >(wc -l",
         "echo before; select x in a; do :; done",
-        "echo before; a=(1 2)",
-        "echo before; echo ${a[0]}",
+        "echo before; a=(1 2",
+        "echo before; echo ${!a[0]}",
         "echo before; coproc cat",
     ] {
         let o = s.run(script);
@@ -548,16 +548,18 @@ fn functions() {
         s.ok("declare d=1; f() { declare d=2; typeset -g g=3; echo $d; }; f; echo $d $g"),
         "2\n1 3\n"
     );
-    for arrays in [
-        "declare -A map",
-        "typeset -a list",
-        "mapfile lines < /dev/null",
-        "readarray x",
-    ] {
+    for arrays in ["declare -A map", "typeset -A list", "local -A x"] {
         let (_, err, code) = s.sh(arrays);
         assert!(
-            code == 2 && err.contains("arrays are not supported"),
+            code == 2 && err.contains("associative arrays are not supported"),
             "{arrays}: {err}"
+        );
+    }
+    for options in ["mapfile -u 3 lines", "readarray -O 1 x", "mapfile -C f x"] {
+        let (_, err, code) = s.sh(options);
+        assert!(
+            code == 2 && err.contains("not supported"),
+            "{options}: {err}"
         );
     }
     // Functions last for the call, variables for the session.
@@ -717,7 +719,10 @@ fn read_and_eval() {
         "evaluated\n5\n"
     );
     assert_eq!(s.ok(": ignored args; echo $?"), "0\n");
-    assert_eq!(s.sh("read -a arr <<< 'a b'").2, 2);
+    assert_eq!(
+        s.ok("read -a arr <<< ' a  b '; echo ${#arr[@]} $arr"),
+        "2 a\n"
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! session's mounts, quota, deadline and cancel flag as the worker runs them; without a
 //! toolbox these tests fail.
 
+mod arrays;
 mod confinement;
 mod language;
 mod limits;
