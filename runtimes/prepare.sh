@@ -62,6 +62,8 @@ command -v column >/dev/null || missing+=(bsdextrautils)
 command -v bc >/dev/null || missing+=(bc)
 command -v file >/dev/null || missing+=(file)
 command -v jq >/dev/null || missing+=(jq)
+# ... its `xxd` with vim's xxd (its `hexdump` with util-linux's comes with bsdextrautils).
+command -v xxd >/dev/null || missing+=(xxd)
 # djpeg decodes scikit-learn's two sample photographs (below).
 command -v djpeg >/dev/null || missing+=(libjpeg-turbo-progs)
 if ((${#missing[@]})); then

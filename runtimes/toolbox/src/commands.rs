@@ -32,7 +32,10 @@
     "grep",
     "gunzip",
     "gzip",
+    "hd",
     "head",
+    "hexdump",
+    "hostname",
     "id",
     "join",
     "jq",
@@ -82,6 +85,7 @@
     "unlink",
     "wc",
     "whoami",
+    "xxd",
     "yes",
     "zcat",
 ]

@@ -40,6 +40,73 @@ pub fn nproc(args: super::Args) -> i32 {
     0
 }
 
+/// The sandbox's host name, as the toolbox's `uname -n` says it.
+const HOST: &str = "localhost";
+
+/// `hostname [-a|-A|-d|-f|-i|-I|-s]` as Debian's hostname prints them about the sandbox: its
+/// name is [`HOST`], which has no domain and no alias; its one address is the loopback one.
+/// `-I`/`-A` list the addresses (names) of the host's network interfaces other than loopback:
+/// the sandbox has none, so they print the empty line hostname prints for such a host. Setting
+/// the name (`hostname NAME`, `-F`, `-b`) and NIS (`-y`) are refused: the sandbox cannot.
+pub fn hostname(args: super::Args) -> i32 {
+    let args = words(args);
+    let long: &[Long] = &[
+        ("alias", 'a', false),
+        ("all-fqdns", 'A', false),
+        ("boot", 'b', false),
+        ("domain", 'd', false),
+        ("fqdn", 'f', false),
+        ("long", 'f', false),
+        ("file", 'F', true),
+        ("ip-address", 'i', false),
+        ("all-ip-addresses", 'I', false),
+        ("short", 's', false),
+        ("yp", 'y', false),
+        ("nis", 'y', false),
+        ("version", 'V', false),
+        ("help", 'h', false),
+    ];
+    let usage = "Usage: hostname [-a|-A|-d|-f|-i|-I|-s]       display formatted name\n       \
+                 hostname                              display host name\n       \
+                 hostname -V|--version|-h|--help       print info and exit";
+    let o = match crate::getopt::parse(&args, "aAbdfF:iIsyVh", long) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("hostname: {e}\n{usage}");
+            // hostname exits with -1 (255), which a WASI program cannot: statuses stop below 126.
+            return 1;
+        }
+    };
+    if o.has('h') {
+        println!("{usage}");
+        return 0;
+    }
+    if o.has('V') {
+        println!("hostname 3.23 (the sandbox's)");
+        return 0;
+    }
+    if o.has('y') {
+        eprintln!("hostname: NIS domain names (-y) are not available in the sandbox");
+        return 1;
+    }
+    if !o.operands.is_empty() || o.has('F') || o.has('b') {
+        eprintln!("hostname: the sandbox cannot change the host name");
+        return 1;
+    }
+    // The last display option wins, as in hostname.
+    let last = o.opts.iter().rev().map(|(c, _)| *c).next();
+    match last {
+        None | Some('s' | 'f') => println!("{HOST}"),
+        Some('i') => println!("127.0.0.1"),
+        // No domain: hostname prints nothing at all.
+        Some('d') => {}
+        // No alias, and no interface but loopback: an empty line.
+        Some('a' | 'A' | 'I') => println!(),
+        Some(_) => println!("{HOST}"),
+    }
+    0
+}
+
 /// `whoami`: the user's name.
 pub fn whoami(args: super::Args) -> i32 {
     let args = words(args);

@@ -20,6 +20,7 @@ mod getopt;
 mod glob;
 mod grep;
 mod guest_path;
+mod hexdump;
 mod identity;
 mod jq;
 mod own;
@@ -27,6 +28,7 @@ mod posix;
 mod sed;
 mod shell_files;
 mod usage;
+mod xxd;
 
 /// The commands this program runs, sorted (the worker's list of them is checked against this).
 pub const COMMANDS: &[&str] = &include!("commands.rs");
@@ -44,10 +46,14 @@ fn run(name: &str, args: Args) -> Option<i32> {
         "file" => file_type::main(args),
         "find" => find::main(args),
         "grep" => grep::main(args),
+        "hd" => hexdump::main("hd", args),
+        "hexdump" => hexdump::main("hexdump", args),
+        "hostname" => identity::hostname(args),
         "id" => identity::id(args),
         "jq" => jq::main(args),
         "nproc" => identity::nproc(args),
         "whoami" => identity::whoami(args),
+        "xxd" => xxd::main(args),
         "rev" => own::rev(args),
         "sed" => sed::main(args),
         "tar" => archive::tar(args),

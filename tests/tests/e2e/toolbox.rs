@@ -139,6 +139,22 @@ const LINES: &[&str] = &[
     "seq 1 7 | column -x -c 30",
     "seq 1 30 | column",
     "column missing.txt",
+    // xxd (our own, ported from vim's xxd.c): every layout byte for byte, and -r back.
+    "xxd a.txt && xxd -c 8 -g 1 long.txt && xxd -u -g 4 -s 5 -l 20 long.txt",
+    "xxd -e long.txt && xxd -b -l 10 a.txt && xxd -d -o 100 b.txt && xxd -g 0 -c 20 b.txt",
+    "xxd -p long.txt && xxd -ps -c 0 a.txt && xxd -i a.txt && xxd -i -C -n 9var s1.txt && cat a.txt | xxd -i",
+    "printf '%0200d' 0 | xxd -r -p > z.bin && printf abc >> z.bin && xxd -a z.bin && xxd z.bin",
+    "xxd long.txt | xxd -r | cmp - long.txt && xxd -p long.txt | xxd -r -p && xxd -c 5 a.txt | xxd -r -c 5",
+    "printf '00000010: 4142\\n' | xxd -r | od -c && echo '00000002: 5858' | xxd -r - a.txt && cat a.txt",
+    "xxd -s -5 a.txt && xxd -s 100 a.txt; echo $?; xxd -s -100 a.txt; echo $?; cat a.txt | xxd -s -2; echo $?",
+    "xxd -c 300 a.txt; echo $?; xxd -e -g 3 a.txt; echo $?; xxd -b -r a.txt || echo failed; xxd missing.txt; echo $?",
+    "xxd empty.txt; xxd -i empty.txt; xxd -p empty.txt; xxd a.txt out.hex && cat out.hex",
+    // hexdump and hd (our own): util-linux's default, -C and one-format layouts, `*`, -n, -s.
+    "hexdump a.txt && hexdump -C long.txt && hd b.txt && hexdump -C -n 5 -s 3 long.txt",
+    "printf '%0140d' 0 | xxd -r -p > z.bin && printf abc >> z.bin && hexdump z.bin && hd z.bin && hd -v z.bin",
+    "printf '\\001\\200\\177\\t\\r\\000 ab' > c.bin && hexdump -c c.bin && hexdump -b c.bin && hexdump -d c.bin && hexdump -o c.bin && hexdump -x c.bin",
+    "hexdump -C -s 0x10 -n 2 long.txt && hexdump -s 1K a.txt && hexdump -C a.txt missing.txt b.txt; echo $?",
+    "hexdump -n 3 a.txt missing.txt; echo $?; hexdump -n 0 a.txt; hexdump empty.txt; hexdump -n abc a.txt; echo $?; cat a.txt | hexdump -C",
     "rev missing.txt",
     // bc (our own, src/bc/): GNU bc 1.07's digits, wrapping, bases, functions and -l library.
     "echo 'scale=2; 10/3' | bc",
@@ -694,6 +710,21 @@ async fn webassembly_tools_stay_inside_the_sandbox_and_its_limits() -> Result<()
             && identity.str("stderr")
                 == "id: 'nobody': no such user\nid: cannot print only names or real IDs in default format\n",
         "{identity:?}"
+    );
+
+    // The host's name is what `uname -n` says; it has no domain, one address (loopback) and
+    // no other interface; it cannot be changed.
+    let host = command(
+        &server,
+        session,
+        "hostname; hostname -s; hostname --fqdn; hostname -i; hostname -d; hostname -I; \
+         uname -n; hostname other; echo \"status $?\"",
+    )
+    .await?;
+    ensure!(
+        host.str("stdout") == "localhost\nlocalhost\nlocalhost\n127.0.0.1\n\nlocalhost\nstatus 1\n"
+            && host.str("stderr") == "hostname: the sandbox cannot change the host name\n",
+        "{host:?}"
     );
 
     // jq is a tool too, and refuses colour (`-C`) by name rather than ignoring it: its output
