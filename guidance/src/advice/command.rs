@@ -169,6 +169,19 @@ impl Draft<'_, '_> {
             let parts: Vec<&str> = line.split(": ").collect();
             (parts.len() >= 3).then(|| parts[parts.len() - 2].trim())
         });
+        // `jq: error: Could not open file data.json: ...`: the name is the word of that text
+        // the command line wrote, not the whole sentence.
+        let code = self.f.code;
+        let name = name.map(|n| {
+            if n.contains(' ') && !code.contains(n) {
+                n.split_whitespace()
+                    .rev()
+                    .find(|w| code.contains(w))
+                    .unwrap_or(n)
+            } else {
+                n
+            }
+        });
         let Some(name) = name.filter(|n| !n.is_empty()) else {
             return false;
         };

@@ -48,6 +48,13 @@ impl Draft<'_, '_> {
         let Some(path) = self.file_error_path(lower) else {
             return false;
         };
+        // A URL handed to a reader (`pd.read_json('https://...')`) is a download, not a file:
+        // the network is the cause, whatever the reader says of the path.
+        if is_url(&path) {
+            self.rule("no_network");
+            self.state_note();
+            return true;
+        }
         let in_call = true;
         // /shared is read-only (and mounted only when the operator configured a volume), so a
         // failed write there is never a file missing from /app.
@@ -286,4 +293,15 @@ fn unquoted_refused_path(message: &str) -> Option<&str> {
         .trim();
     (path.starts_with('/') && !path.contains(char::is_whitespace) && path.len() <= 1024)
         .then_some(path)
+}
+
+/// True when `path` is a URL (`https://...`, `s3://...`): a scheme of letters, then `://`.
+fn is_url(path: &str) -> bool {
+    path.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
 }

@@ -1470,17 +1470,33 @@ fn grows_while_iterated(code: &str) -> Option<String> {
     let lines: Vec<&str> = code.lines().collect();
     for (at, line) in lines.iter().enumerate() {
         let header = line.trim();
-        let list = if let Some(rest) = header.strip_prefix("for (") {
+        // `indexed`: an index loop that reads the length again on every test
+        // (`for (let i = 0; i < name.length; i++)`, `while i < len(name):`); it never ends
+        // when every pass appends, not when only some do (a walk that queues what it has
+        // not seen yet).
+        let (list, indexed) = if let Some(rest) = header.strip_prefix("for (") {
             // JavaScript: `for (const v of name)`
-            rest.split_once(" of ")
+            match rest
+                .split_once(" of ")
                 .and_then(|(_, it)| it.split(')').next())
-                .map(str::trim)
+            {
+                Some(it) => (Some(it.trim()), false),
+                None => (rest.split(';').nth(1).and_then(length_tested), true),
+            }
+        } else if let Some(rest) = header
+            .strip_prefix("while (")
+            .or_else(|| header.strip_prefix("while "))
+        {
+            let test = rest.trim_end_matches(['{', ':', ' ']).trim_end_matches(')');
+            (length_tested(test), true)
         } else if let Some(rest) = header.strip_prefix("for ") {
             // Python: `for x in name:`
-            rest.split_once(" in ")
-                .map(|(_, it)| it.trim_end_matches(':').trim())
+            let it = rest
+                .split_once(" in ")
+                .map(|(_, it)| it.trim_end_matches(':').trim());
+            (it, false)
         } else {
-            None
+            (None, false)
         };
         let Some(list) = list.filter(|l| {
             !l.is_empty()
@@ -1490,31 +1506,50 @@ fn grows_while_iterated(code: &str) -> Option<String> {
             continue;
         };
         let depth = indent(line);
-        let grows = lines[at + 1..]
+        let body: Vec<&str> = lines[at + 1..]
             .iter()
             .take_while(|l| {
                 l.trim().is_empty() || indent(l) > depth || l.trim_start().starts_with('}')
             })
-            .any(|l| {
-                // A JavaScript Set or Map iterated with for...of visits what is added to it
-                // during the loop too (`.add(`, `.set(` with a new key).
-                [
-                    ".append(",
-                    ".extend(",
-                    ".insert(",
-                    ".push(",
-                    ".unshift(",
-                    ".add(",
-                    ".set(",
-                ]
-                .iter()
-                .any(|m| l.contains(&format!("{list}{m}")))
-            });
+            .copied()
+            .collect();
+        let body_indent = body
+            .iter()
+            .find(|l| !l.trim().is_empty())
+            .map_or(0, |l| indent(l));
+        let grows = body.iter().any(|l| {
+            // A JavaScript Set or Map iterated with for...of visits what is added to it
+            // during the loop too (`.add(`, `.set(` with a new key).
+            let appends = [
+                ".append(",
+                ".extend(",
+                ".insert(",
+                ".push(",
+                ".unshift(",
+                ".add(",
+                ".set(",
+            ]
+            .iter()
+            .any(|m| l.contains(&format!("{list}{m}")));
+            let every_pass = indent(l) == body_indent && !l.trim_start().starts_with("if");
+            appends && (!indexed || every_pass)
+        });
         if grows {
             return Some(list.to_owned());
         }
     }
     None
+}
+
+/// The list whose length a loop test reads (`i < name.length`, `i < len(name)`), with the
+/// index counting up to it.
+fn length_tested(test: &str) -> Option<&str> {
+    let (_, limit) = test.split_once('<')?;
+    let limit = limit.trim_start_matches('=').trim();
+    limit
+        .strip_suffix(".length")
+        .or_else(|| limit.strip_prefix("len(")?.strip_suffix(')'))
+        .map(str::trim)
 }
 
 /// A variable of a loop's condition and the one line of the loop's body that changes it.

@@ -243,10 +243,15 @@ fn is_command_line(line: &str, commands: &[String]) -> bool {
     };
     let rest: Vec<&str> = words.collect();
     let code_only = line.contains('(') || line.contains(" = ") || line.ends_with(':');
+    // `git status`, `npm test`: a command and a bare subcommand, two names side by side,
+    // which no Python or JavaScript statement is.
+    let subcommand = matches!(rest.as_slice(), [word] | [word, _] | [word, _, _]
+        if word.chars().all(|c| c.is_ascii_lowercase() || c == '-'));
     commands.iter().any(|c| c == first)
         && !code_only
         && (rest.is_empty()
             || rest.first() == Some(&"install")
+            || subcommand
             || rest.iter().any(|w| {
                 w.starts_with('-') || w.contains('/') || w.contains('.') || w.contains('*')
             }))

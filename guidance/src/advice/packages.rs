@@ -20,10 +20,14 @@ impl Draft<'_, '_> {
         let lower = message.to_lowercase();
         let refused = lower.contains("refused") || lower.contains("too large");
         // `requests>=2.28` is read as a name by the installer: a range, not a name.
+        // The requirement the message quotes (`"numpy<2"`): a comparison in it is a range.
+        let quoted = lower.split('"').nth(1).unwrap_or("");
         let version = lower.contains("not an exact version")
             || [">=", "<=", "~=", "!=", "\">", "\"<"]
                 .iter()
-                .any(|range| lower.contains(range));
+                .any(|range| lower.contains(range))
+            || (quoted.starts_with(|c: char| c.is_alphanumeric())
+                && quoted.contains(['<', '>', '~', '!']));
         let option = lower.contains("pip option");
         // `pip install --upgrade pip`: the installer itself, which the server runs for you.
         if lower.contains("is not needed") {

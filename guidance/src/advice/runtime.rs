@@ -61,7 +61,18 @@ impl Draft<'_, '_> {
     /// Enum class; it goes first because the failing line itself shows the cause.
     fn known_message_fix(&self, lower: &str) -> Option<String> {
         if !self.python() {
+            // Python's `'-'.join(parts)`: the fix names this code's array and separator.
+            if lower.contains("not a function")
+                && let Some((sep, list)) = self.error_line().and_then(separator_join)
+            {
+                return Some(say!("js_string_join.fix", sep = sep, list = list));
+            }
             return self.known_fix("known_message.javascript", lower);
+        }
+        // A product whose inner sizes differ by one: an extra weight, the bias with no column
+        // of ones for it.
+        if let Some((big, small)) = inner_sizes(lower).filter(|(big, small)| big - small == 1) {
+            return Some(say!("inner_dimension.one_extra", big = big, small = small));
         }
         if lower.contains("keyerror") && subscripted_enum(self.f.code, self.error_line()).is_some()
         {
@@ -119,9 +130,14 @@ impl Draft<'_, '_> {
             self.rule("no_process_pool");
         } else if mentions(lower, words::list("no_processes.signs")) {
             self.rule("no_processes");
-        } else if server && mentions(lower, words::list("no_server.signs")) {
+        } else if server
+            && (mentions(lower, words::list("no_server.signs"))
+                || raised_in(self.f.stderr, words::list("no_network.modules")))
+        {
             self.rule("no_server");
-        } else if mentions(lower, words::list("no_network.signs")) {
+        } else if mentions(lower, words::list("no_network.signs"))
+            || raised_in(self.f.stderr, words::list("no_network.modules"))
+        {
             self.rule("no_network");
         } else if lower.contains("can't start new thread") {
             self.rule("no_threads");
@@ -882,6 +898,71 @@ fn subscripted_enum<'c>(code: &'c str, line: Option<&str>) -> Option<&'c str> {
     }
 }
 
+/// True when a Python traceback's innermost frame is in one of the standard library's
+/// `modules` (`socket`, `http/client`): the error came from inside that module, whatever it
+/// says (`OSError: [Errno 58] Not supported` from `socket.socket()`).
+fn raised_in(stderr: &str, modules: &[String]) -> bool {
+    let Some(frame) = stderr
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with("File \""))
+    else {
+        return false;
+    };
+    let file = frame
+        .trim_start()
+        .trim_start_matches("File \"")
+        .split('"')
+        .next()
+        .unwrap_or("");
+    // `/usr/local/lib/python315.zip/http/client.py` gives `http/client`.
+    let Some((_, module)) = file.rsplit_once(".zip/").or_else(|| {
+        let at = file.find("/lib/python3")?;
+        file[at + 1..]
+            .split_once('/')
+            .and_then(|(_, r)| r.split_once('/'))
+    }) else {
+        return false;
+    };
+    let module = module.trim_end_matches(".py");
+    modules.iter().any(|m| m == module)
+}
+
+/// Python's join written in JavaScript on `line`: `'-'.join(parts)` gives the separator as
+/// written (`'-'`) and the argument (`parts`).
+fn separator_join(line: &str) -> Option<(&str, &str)> {
+    let at = line.find(".join(")?;
+    let quote = line[..at]
+        .chars()
+        .last()
+        .filter(|c| matches!(c, '\'' | '"' | '`'))?;
+    let open = line[..at - 1].rfind(quote)?;
+    let sep = &line[open..at];
+    let args = &line[at + ".join(".len()..];
+    let close = args.find(')')?;
+    let list = args[..close].trim();
+    (!list.is_empty() && !list.contains(['(', ',', '"', '\''])).then_some((sep, list))
+}
+
+/// The two inner sizes of a matrix product that do not match, larger first: numpy's
+/// `(size 4 is different from 3)` (matmul) or `3 (dim 1) != 4 (dim 0)` (dot).
+fn inner_sizes(lower: &str) -> Option<(u64, u64)> {
+    let number = |t: &str| t.trim().parse::<u64>().ok();
+    let (a, b) = if lower.contains("core dimension") {
+        let rest = lower.split("(size ").nth(1)?;
+        let (a, rest) = rest.split_once(" is different from ")?;
+        (number(a)?, number(rest.split(')').next()?)?)
+    } else if lower.contains("not aligned") {
+        let rest = lower.split(" not aligned: ").nth(1)?;
+        let (a, rest) = rest.split_once(" (dim ")?;
+        let b = rest.split_once("!= ")?.1.split(' ').next()?;
+        (number(a)?, number(b)?)
+    } else {
+        return None;
+    };
+    Some((a.max(b), a.min(b)))
+}
+
 /// True when `text` contains one of `signs`, a list of the words files.
 pub(super) fn mentions(text: &str, signs: &[String]) -> bool {
     signs.iter().any(|sign| text.contains(sign.as_str()))
@@ -1110,5 +1191,40 @@ mod reading_tests {
             Some(("joblib", "sklearn.externals"))
         );
         assert_eq!(imported_package("ImportError: no module"), None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{inner_sizes, raised_in, separator_join};
+
+    #[test]
+    fn errors_raised_inside_a_module() {
+        let modules = ["socket".to_owned(), "http/client".to_owned()];
+        let socket = "Traceback (most recent call last):\n  File \"<cell 1>\", line 5, in __init__\n  File \"/usr/local/lib/python315.zip/socket.py\", line 237, in __init__\nOSError: [Errno 58] Not supported\n";
+        assert!(raised_in(socket, &modules));
+        let http = "  File \"/usr/lib/python3.12/http/client.py\", line 1, in x\nOSError: y\n";
+        assert!(raised_in(http, &modules));
+        let own = "  File \"/usr/local/lib/python315.zip/socket.py\", line 1, in f\n  File \"<cell 1>\", line 3, in g\nOSError: z\n";
+        assert!(!raised_in(own, &modules));
+    }
+
+    #[test]
+    fn separator_join_and_inner_sizes() {
+        assert_eq!(
+            separator_join("console.log(', '.join(cols));"),
+            Some(("', '", "cols"))
+        );
+        assert_eq!(separator_join("xs.join('-')"), None);
+        assert_eq!(
+            inner_sizes(
+                "matmul: input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size 4 is different from 3)"
+            ),
+            Some((4, 3))
+        );
+        assert_eq!(
+            inner_sizes("shapes (100,3) and (4,) not aligned: 3 (dim 1) != 4 (dim 0)"),
+            Some((4, 3))
+        );
     }
 }

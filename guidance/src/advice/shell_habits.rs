@@ -180,7 +180,7 @@ fn unset_expansion(body: &str, set: &[String]) -> Option<String> {
     None
 }
 
-/// bash's array syntax, which sh does not parse: `args=(...)`, `args+=(...)`, `${args[...]}`.
+/// A line of bash's array syntax (`args=(...)`, `args+=(...)`, `${args[...]}`), for a refusal that names arrays.
 pub(super) fn bash_array(code: &str) -> Option<&str> {
     code.lines().map(str::trim).find(|line| {
         let assigns_list = line.split_once("=(").is_some_and(|(name, _)| {
@@ -211,10 +211,29 @@ pub(super) fn is_python(code: &str) -> bool {
         match words.as_slice() {
             ["import", module, ..] => is_module(module.trim_end_matches(',')),
             ["from", module, "import", ..] => is_module(module),
-            ["def", signature, ..] => signature.contains('(') && line.ends_with(':'),
-            _ => false,
+            ["def", signature, ..] => signature.contains('(') && line.contains("):"),
+            ["class", name, ..] => {
+                is_name(name.trim_end_matches(':').split('(').next().unwrap_or(""))
+                    && line.ends_with(':')
+            }
+            _ => python_call(line),
         }
     })
+}
+
+/// A line that is one call with arguments, `print('hello')` or `df.head(3)`: in sh, `name(`
+/// only starts a function definition, whose parentheses are empty, so this is code (Python's,
+/// unless it is JavaScript's `console.log`).
+fn python_call(line: &str) -> bool {
+    let Some((callee, args)) = line.split_once('(') else {
+        return false;
+    };
+    let args = args.trim_end().trim_end_matches(';');
+    !callee.is_empty()
+        && callee.split('.').all(is_name)
+        && !callee.starts_with("console.")
+        && args.ends_with(')')
+        && !args.trim_end_matches(')').trim().is_empty()
 }
 
 fn is_module(name: &str) -> bool {
@@ -438,6 +457,14 @@ mod tests {
         ));
         assert!(is_python("from pathlib import Path\nPath('x').touch()"));
         assert!(!is_python("ls -la && echo import"));
+        // A call with arguments, a def with its body on the line, a class header.
+        assert!(is_python("print('hello')"));
+        assert!(is_python("def f(x): return x * 2"));
+        assert!(is_python("class Point:"));
+        // sh's own function definition, and JavaScript's console.
+        assert!(!is_python("greet() { echo hi; }"));
+        assert!(!is_python("console.log('x')"));
+        assert!(!is_python("echo $(date)"));
     }
 
     #[test]

@@ -1035,11 +1035,36 @@ fn never_met_test(lines: &[&str], l: &WhileLoop<'_>, k: &KeepGoing) -> Option<Ne
     } else {
         return None;
     };
-    let step = number(&step_text)?;
+    let rhs = k.rhs.trim_end_matches(';').to_owned();
+    // A step the code computes or is given (`t += step`): floats when the target or the
+    // start is written as one (`1.0`, `t = 0.0`), and floats sum inexactly.
+    let written_float = |t: &str| t.contains(['.', 'e', 'E']) && number(t).is_some();
+    let Some(step) = number(&step_text) else {
+        let step_name = step_text.trim_start_matches('-');
+        let floats =
+            written_float(&rhs) || start_value(lines, l.at, var).is_some_and(|v| written_float(&v));
+        let plain =
+            is_name(step_name) || (step_name.contains('.') && leading_name(step_name).is_some());
+        if !(floats && plain) {
+            return None;
+        }
+        let reach = if step_text.starts_with('-') {
+            format!("{var} <= {rhs}")
+        } else {
+            format!("{var} >= {rhs}")
+        };
+        return Some(NeverMet::FloatStep {
+            var: var.to_owned(),
+            step: step_text,
+            target: rhs,
+            test: k.test.clone(),
+            line: at + 1,
+            reach,
+        });
+    };
     if step == 0.0 {
         return None;
     }
-    let rhs = k.rhs.trim_end_matches(';').to_owned();
     let reach = if step > 0.0 {
         format!("{var} >= {rhs}")
     } else {

@@ -84,11 +84,12 @@ impl Draft<'_, '_> {
             }
             return;
         }
-        if let Some(line) = shell_habits::bash_array(code) {
-            self.fix(say!("syntax_error.shell_array", line = clip(line, 80)));
+        let lower = self.evidence().to_lowercase();
+        // The shell has bash's indexed arrays; what it refuses of them it names.
+        if lower.contains("array") && shell_habits::bash_array(code).is_some() {
+            self.fix(words::text("syntax_error.shell_array"));
             return;
         }
-        let lower = self.evidence().to_lowercase();
         if let Some(fix) = self.known_fix("known_syntax.shell", &lower) {
             self.fix(fix);
         }
@@ -153,6 +154,12 @@ impl Draft<'_, '_> {
                 fixed = clip(&fixed, 100),
             ));
         }
+        if lower.contains("invalid syntax")
+            && self.fix_count() == 0
+            && let Some(keyword) = keyword_as_name(line)
+        {
+            self.fix(say!("python_syntax.keyword_as_name", keyword = keyword));
+        }
         self.python2_syntax(&lower, line);
         if lower.contains("expected ':'") {
             self.fix(words::text("python_syntax.expected_colon"));
@@ -178,6 +185,19 @@ impl Draft<'_, '_> {
             ));
         }
         let lower = self.f.error_message.unwrap_or("").to_lowercase();
+        // An object's entries on their own lines, one without its comma: the parser stops at
+        // the next entry's name.
+        if lower.contains("unexpected")
+            && self.fix_count() == 0
+            && let Some(loc) = self.location().filter(|l| l.current)
+            && let Some((line, source)) = entry_without_comma(code, loc.line as usize)
+        {
+            self.fix(say!(
+                "javascript_syntax.missing_comma",
+                line = line,
+                source = clip(source, 100),
+            ));
+        }
         if lower.contains("redefinition of lexical identifier")
             || lower.contains("redeclaration of")
         {
@@ -283,6 +303,85 @@ fn assignment_in_test(line: &str) -> Option<String> {
     None
 }
 
+/// Python's keywords that can never stand alone as a value (`None`, `True`, `lambda`, `yield`
+/// and `await` can, and `not` starts one).
+const STATEMENT_KEYWORDS: [&str; 28] = [
+    "class", "def", "return", "pass", "import", "from", "global", "nonlocal", "in", "is", "and",
+    "or", "if", "else", "elif", "while", "for", "try", "except", "finally", "with", "as", "del",
+    "assert", "break", "continue", "raise", "async",
+];
+
+/// A Python keyword used as a name on `line`: assigned (`class = 'A'`, `lambda = 3`), a
+/// parameter or keyword argument (`def f(lambda):`, `f(from=1)`), a loop variable (`for
+/// class in ...`) or a lone argument (`print(class)`).
+fn keyword_as_name(line: &str) -> Option<&str> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let trimmed = line.trim();
+    let def_line = trimmed.starts_with("def ") || trimmed.starts_with("async def ");
+    let mut at = 0;
+    while at < line.len() {
+        let rest = &line[at..];
+        let Some(start) = rest.find(|c: char| is_word(c)) else {
+            break;
+        };
+        let word_len = rest[start..]
+            .find(|c: char| !is_word(c))
+            .unwrap_or(rest.len() - start);
+        let word = &rest[start..start + word_len];
+        let before = line[..at + start].trim_end();
+        let after = rest[start + word_len..].trim_start();
+        at += start + word_len;
+        let any_keyword = STATEMENT_KEYWORDS.contains(&word)
+            || matches!(
+                word,
+                "None" | "True" | "False" | "lambda" | "yield" | "await"
+            );
+        if !any_keyword || before.ends_with('.') {
+            continue;
+        }
+        let assigned = after.starts_with('=') && !after.starts_with("==");
+        let first = before.is_empty();
+        let in_call = before.ends_with(['(', ',']);
+        let loop_variable = before.ends_with("for") && after.starts_with("in ");
+        let found = (first && assigned)
+            || (in_call && assigned)
+            || (in_call && def_line && after.starts_with([')', ',', ':']))
+            || (in_call && STATEMENT_KEYWORDS.contains(&word) && after.starts_with([')', ',']))
+            || (loop_variable && word != "in");
+        if found {
+            return Some(word);
+        }
+    }
+    None
+}
+
+/// The line (1-based) and text of the entry before line `at` (1-based) that lacks its comma,
+/// when line `at` starts an object entry (`port: 80`, `'port': 80`) and the last code line
+/// before it ends with a value, not with `,`, `{`, `[` or `(`.
+fn entry_without_comma(code: &str, at: usize) -> Option<(usize, &str)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let here = lines.get(at.checked_sub(1)?)?.trim();
+    let key = here.split_once(':')?.0.trim();
+    let quoted = key.len() >= 2
+        && (key.starts_with('"') && key.ends_with('"')
+            || key.starts_with('\'') && key.ends_with('\''));
+    let named = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    if !(quoted || named) || here.starts_with("case ") || here.starts_with("default") {
+        return None;
+    }
+    let (k, before) = lines[..at - 1]
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(k, l)| (k, l.trim()))
+        .find(|(_, l)| !l.is_empty() && !l.starts_with("//"))?;
+    let open = before.ends_with([',', '{', '[', '(', ':', ';']) || before.ends_with("=>");
+    (!open).then_some((k + 1, before))
+}
+
 /// The name a declaration line declares: `n` from `var n = 2;` or `let total = 5;`.
 fn declared_name(line: &str) -> Option<&str> {
     let mut words = line
@@ -294,4 +393,36 @@ fn declared_name(line: &str) -> Option<&str> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{entry_without_comma, keyword_as_name};
+
+    #[test]
+    fn keywords_where_names_go() {
+        assert_eq!(keyword_as_name("class = 'A'"), Some("class"));
+        assert_eq!(keyword_as_name("def f(lambda):"), Some("lambda"));
+        assert_eq!(keyword_as_name("for class in classes:"), Some("class"));
+        assert_eq!(keyword_as_name("json.dumps(x, from=2)"), Some("from"));
+        assert_eq!(keyword_as_name("print(class)"), Some("class"));
+        // Keywords doing their own work.
+        assert_eq!(keyword_as_name("key = lambda: 0"), None);
+        assert_eq!(keyword_as_name("f(lambda x: x, None)"), None);
+        assert_eq!(
+            keyword_as_name("xs = [x for x in ys if x is not None]"),
+            None
+        );
+        assert_eq!(keyword_as_name("obj.class = 1"), None);
+    }
+
+    #[test]
+    fn entries_on_their_own_lines() {
+        let code = "const cfg = {\n  host: 'a'\n  port: 80\n};";
+        assert_eq!(entry_without_comma(code, 3), Some((2, "host: 'a'")));
+        let ok = "const cfg = {\n  host: 'a',\n  port: 80\n};";
+        assert_eq!(entry_without_comma(ok, 3), None);
+        let switch = "switch (x) {\n  case 1: f()\n  default: g()\n}";
+        assert_eq!(entry_without_comma(switch, 3), None);
+    }
 }

@@ -722,10 +722,17 @@ fn js_unchanged_condition(
     let (body_start, body_end) = (body.start, body.end);
     let t = &src.tokens;
     let mut names: Vec<&str> = Vec::new();
+    // `this.pos`: a field of the object, read like a variable (changed through `this.pos`).
+    let mut fields: Vec<&str> = Vec::new();
+    let this_field = |k: usize| k >= 2 && src.is_member(k) && src.is(k - 2, "this");
     for (k, tok) in t.iter().enumerate().take(close).skip(open + 1) {
         match tok.kind {
+            Kind::Ident if this_field(k) && !src.is(k + 1, "(") && !src.is(k + 1, "[") => {
+                fields.push(tok.text);
+            }
             Kind::Ident if src.is_member(k) && tok.text != "length" => return false,
             Kind::Ident if src.is_member(k) => {}
+            Kind::Ident if tok.text == "this" && src.is(k + 1, ".") => {}
             Kind::Ident if matches!(tok.text, "true" | "false" | "null" | "undefined") => {}
             Kind::Ident if src.is(k + 1, "(") || src.is(k + 1, "[") => return false,
             Kind::Ident => names.push(tok.text),
@@ -733,7 +740,7 @@ fn js_unchanged_condition(
             _ => {}
         }
     }
-    if names.is_empty() {
+    if names.is_empty() && fields.is_empty() {
         return false;
     }
     let changes = |k: usize| {
@@ -745,7 +752,9 @@ fn js_unchanged_condition(
                     || (n.text.ends_with('=')
                         && !matches!(n.text, "==" | "===" | "!=" | "!==" | "<=" | ">=")))
         });
-        let prefixed = k > 0 && matches!(t[k - 1].text, "++" | "--");
+        // `++i`, and `++this.pos` for a field (its `++` before `this`).
+        let prefixed = (k > 0 && matches!(t[k - 1].text, "++" | "--"))
+            || (this_field(k) && k >= 3 && matches!(t[k - 3].text, "++" | "--"));
         // `xs.push(v)`, `xs[i] = v`, `xs.length = 0`: the variable's value changes in place.
         let through_member = src.is(k + 1, ".")
             && t.get(k + 2)
@@ -769,20 +778,26 @@ fn js_unchanged_condition(
         assigned || prefixed || through_member || through_index || declared || destructured
     };
     let calls_unknown = (body_start..body_end).any(|k| {
-        // A function the body calls may change a variable of the enclosing scope.
+        // A function the body calls may change a variable of the enclosing scope; a method of
+        // the object (`this.advance()`), a field of it.
         t[k].kind == Kind::Ident
-            && !src.is_member(k)
+            && (!src.is_member(k) || (!fields.is_empty() && this_field(k)))
             && src.is(k + 1, "(")
             && !matches!(
                 t[k].text,
                 "if" | "for" | "while" | "switch" | "catch" | "function"
             )
     });
+    // A field is changed only through `this`; another object's field of the same name is
+    // another value, and anything else handed `this` may change it.
+    let hands_this = !fields.is_empty()
+        && (body_start..body_end).any(|k| src.is(k, "this") && !src.is(k + 1, "."));
     !calls_unknown
+        && !hands_this
         && !(body_start..body_end).any(|k| {
             t[k].kind == Kind::Ident
-                && !src.is_member(k)
-                && names.contains(&t[k].text)
+                && ((!src.is_member(k) && names.contains(&t[k].text))
+                    || (this_field(k) && fields.contains(&t[k].text)))
                 && changes(k)
         })
 }
