@@ -899,13 +899,7 @@ fn array_start(w: &Word) -> Option<(String, bool)> {
 
 /// `NAME[i]=value` or `NAME[i]+=value`.
 fn element_assignment(w: &Word) -> Option<ArrayAssign> {
-    let Part::Lit {
-        text,
-        quoted: false,
-    } = w.parts.first()?
-    else {
-        return None;
-    };
+    let text = leading_literal(w)?;
     let (name, rest) = text.split_once('[')?;
     if !lexer::is_name(name) {
         return None;
@@ -1014,15 +1008,20 @@ pub(crate) fn assignment_word(w: &Word) -> bool {
     assignment(w).is_some()
 }
 
+/// The unquoted text a word starts with, where an assignment's name must be.
+fn leading_literal(w: &Word) -> Option<&String> {
+    match w.parts.first()? {
+        Part::Lit {
+            text,
+            quoted: false,
+        } => Some(text),
+        _ => None,
+    }
+}
+
 /// `NAME=value` at the start of a command: the name must be unquoted and valid.
 fn assignment(w: &Word) -> Option<(String, Word)> {
-    let Part::Lit {
-        text,
-        quoted: false,
-    } = w.parts.first()?
-    else {
-        return None;
-    };
+    let text = leading_literal(w)?;
     let (name, rest) = text.split_once('=')?;
     // `NAME+=value` appends: it is `NAME=${NAME}value`.
     let (name, append) = match name.strip_suffix('+') {

@@ -274,12 +274,7 @@ pub(super) fn mapfile(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
             match flag {
                 't' => trim = true,
                 'n' | 's' | 'd' => {
-                    let attached = &flags[i + 1..];
-                    let value = if attached.is_empty() {
-                        rest.next().cloned().unwrap_or_default()
-                    } else {
-                        attached.to_string()
-                    };
+                    let value = option_value(&flags[i + 1..], &mut rest);
                     if flag == 'd' {
                         delim = value.bytes().next().unwrap_or(0);
                     } else {
@@ -620,12 +615,7 @@ fn read_options(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<ReadOptions, i
                 's' | 'e' => {}
                 'p' | 'd' | 't' | 'a' => {
                     // The value is the rest of this argument or the next one.
-                    let attached = &flags[i + 1..];
-                    let value = if attached.is_empty() {
-                        rest.next().cloned().unwrap_or_default()
-                    } else {
-                        attached.to_string()
-                    };
+                    let value = option_value(&flags[i + 1..], &mut rest);
                     // `-p PROMPT` prints only when the input is a terminal, never here.
                     if flag == 'd' {
                         o.delim = value.bytes().next().unwrap_or(0);
@@ -768,6 +758,15 @@ fn split_for_read(line: &str, ifs: &str, n: usize) -> Vec<String> {
     }
     values.push(chars[i..end].iter().collect());
     values
+}
+
+/// An option's value: the rest of its argument (`-d,`), or else the next argument (`-d ,`).
+fn option_value<'a>(attached: &str, rest: &mut impl Iterator<Item = &'a String>) -> String {
+    if attached.is_empty() {
+        rest.next().cloned().unwrap_or_default()
+    } else {
+        attached.to_string()
+    }
 }
 
 #[cfg(test)]
