@@ -64,6 +64,9 @@ command -v file >/dev/null || missing+=(file)
 command -v jq >/dev/null || missing+=(jq)
 # ... its `xxd` with vim's xxd (its `hexdump` with util-linux's comes with bsdextrautils).
 command -v xxd >/dev/null || missing+=(xxd)
+# ... its `tree` with tree 2.1's, its `less` with less's (its `more` is util-linux's, always there).
+command -v tree >/dev/null || missing+=(tree)
+command -v less >/dev/null || missing+=(less)
 # djpeg decodes scikit-learn's two sample photographs (below).
 command -v djpeg >/dev/null || missing+=(libjpeg-turbo-progs)
 if ((${#missing[@]})); then

@@ -24,9 +24,11 @@ mod hexdump;
 mod identity;
 mod jq;
 mod own;
+mod pager;
 mod posix;
 mod sed;
 mod shell_files;
+mod tree;
 mod usage;
 mod xxd;
 
@@ -63,6 +65,9 @@ fn run(name: &str, args: Args) -> Option<i32> {
         "du" => usage::du(args),
         "stat" => usage::stat(args),
         "tac" => own::tac(args),
+        "less" => pager::less(args),
+        "more" => pager::more(args),
+        "tree" => tree::main(args),
         "arch" => uu_arch::uumain(args),
         "b2sum" => uu_b2sum::uumain(args),
         "base32" => uu_base32::uumain(args),

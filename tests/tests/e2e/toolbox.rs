@@ -156,6 +156,25 @@ const LINES: &[&str] = &[
     "hexdump -C -s 0x10 -n 2 long.txt && hexdump -s 1K a.txt && hexdump -C a.txt missing.txt b.txt; echo $?",
     "hexdump -n 3 a.txt missing.txt; echo $?; hexdump -n 0 a.txt; hexdump empty.txt; hexdump -n abc a.txt; echo $?; cat a.txt | hexdump -C",
     "rev missing.txt",
+    // tree (our own, src/tree.rs): tree 2.1.0's lines (ASCII in the C locale, Unicode in a
+    // UTF-8 one), order, report and statuses.
+    "LC_ALL=C tree && LC_ALL=C.UTF-8 tree src docs",
+    "mkdir -p e/f && touch .hid src/.h 'a b' && ln -s docs dl && ln -s nowhere broken && LC_ALL=C tree -a && LC_ALL=C.UTF-8 tree -d",
+    "ln -s docs dl && ln -s ../src docs/up && LC_ALL=C tree -l && LC_ALL=C.UTF-8 tree -f -F src dl && LC_ALL=C tree -l -f -i",
+    "LC_ALL=C tree -L 1 && LC_ALL=C tree -i -f src && LC_ALL=C tree -P '*.py|*.md' && LC_ALL=C tree -P '*.py' --prune",
+    "mkdir -p e/f && LC_ALL=C tree -I 'src|*.txt' --noreport && LC_ALL=C tree --dirsfirst -r -L 1 && LC_ALL=C tree --prune -a",
+    "LC_ALL=C tree -s docs && LC_ALL=C.UTF-8 tree -h docs src && chmod +x n.txt && LC_ALL=C tree -F -L 1",
+    "touch -d 2001-01-01 docs/readme.md && LC_ALL=C tree -t docs && LC_ALL=C tree -t -r docs && LC_ALL=C tree --sort=size docs",
+    "LC_ALL=C tree --filelimit 1; echo status $?; LC_ALL=C tree --filelimit=3 src; echo status $?",
+    "LC_ALL=C tree nope src; echo status $?; LC_ALL=C tree a.txt; echo status $?; LC_ALL=C tree -f src/ docs//",
+    "LC_ALL=C tree -o out.txt src && cat out.txt && LC_ALL=C tree -n -L 1 --noreport",
+    "LC_ALL=C tree -Z; echo status $?; LC_ALL=C tree -L 0; echo status $?; LC_ALL=C tree -L2; echo status $?; LC_ALL=C tree --bogus; echo status $?",
+    // less and more (our own, src/pager.rs), whose output is never a terminal here.
+    "less a.txt b.txt && less nope a.txt; echo status $?; less src n.txt a.txt a.txt ./a.txt",
+    "cat a.txt | less && cat a.txt | less - n.txt && less -N -S +2 -x4 -p two n.txt && less -Z a.txt; echo status $?",
+    "printf '\\0\\1\\2\\3\\4\\5\\6x' > c.bin && less c.bin; echo status $?; less -f c.bin | od -c",
+    "more a.txt b.txt && more src n.txt; more nope; echo status $?",
+    "cat n.txt | more && cat n.txt | more a.txt && more -s -5 +2 a.txt && more -n x a.txt; echo status $?",
     // bc (our own, src/bc/): GNU bc 1.07's digits, wrapping, bases, functions and -l library.
     "echo 'scale=2; 10/3' | bc",
     "a=7; echo \"$a * 1.5\" | bc",
