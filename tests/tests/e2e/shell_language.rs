@@ -184,6 +184,8 @@ const LINES: &[&str] = &[
     "f() { local -a l=(\"$@\"); echo \"${#l[@]} ${l[-1]}\"; }; f 1 \"2 3\"; echo \"[${l[*]}]\"",
     "readarray -t kv < kv.txt; for i in \"${!kv[@]}\"; do echo \"$i ${kv[i]#*=}\"; done",
     "a=(one two three); echo \"${a[@]:1}\" \"${a[@]/e/E}\" \"${#a[@]}\" \"${a[*]@Q}\"; a=(); echo \"${#a[@]}[${a[@]}]\"",
+    "set -u; a=(); echo \"[${a[@]}]\" ${#a[@]} \"[${b[*]}]\"; echo \"${a[0]}\"; echo no",
+    "a=(x \"y z\"); echo \"${a[*]@A}\"; printf '<%s>' \"${a[@]@A}\" \"${a[@]@k}\"; echo \"${a[@]@K}\" \"${a[5]@A}\" \"${a[@]@Q}\"",
     // `set -e` and its POSIX exceptions.
     "set -e; if false; then :; fi; false || true; ! true; echo alive",
     "set -e; echo before; false; echo never",
@@ -268,11 +270,19 @@ async fn shell_language_refuses_and_bounds_what_it_must() -> Result<()> {
             "{line}: {reply:?}"
         );
     }
-    // So are associative arrays wherever they come in (indexed ones are bash's).
-    for line in ["declare -A map", "typeset -A map=([k]=v)", "local -A m"] {
+    // So are associative arrays wherever they come in (indexed ones are bash's), and the
+    // script stops there: `m[a]=1` would set the indexed `m[0]`.
+    for line in [
+        "declare -A map",
+        "typeset -A map=([k]=v)",
+        "local -A m",
+        "declare -A m; m[a]=1; echo ${m[a]}",
+    ] {
         let reply = command(&server, session, line, 10).await?;
         ensure!(
-            reply.u64("exit_code") == 2 && reply.str("stderr").contains("arrays"),
+            reply.u64("exit_code") == 2
+                && reply.str("stdout").is_empty()
+                && reply.str("stderr").contains("arrays"),
             "{line}: {reply:?}"
         );
     }

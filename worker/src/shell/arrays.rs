@@ -2,6 +2,7 @@
 //! variable of the same name (in [`super::ShellState::vars`], so `$a` and `a=x` are element 0,
 //! as in bash), and the other elements live here, with their total size kept so that the
 //! variables' bound ([`super::exec::MAX_VARS`]) is checked in constant time per assignment.
+//! [`Elements`] joins the two halves again: every reader of an array goes through it.
 
 use std::collections::BTreeMap;
 
@@ -24,9 +25,12 @@ impl Arrays {
         self.map.contains_key(name)
     }
 
-    /// The elements past 0 of `name`, by index.
-    pub fn rest(&self, name: &str) -> Option<&BTreeMap<usize, String>> {
-        self.map.get(name)
+    /// The elements of `name`, `first` (its variable's value) being element 0.
+    pub fn elements(&self, name: &str, first: Option<String>) -> Elements<'_> {
+        Elements {
+            first,
+            rest: self.map.get(name),
+        }
     }
 
     /// Bytes held by every array's elements past 0 (and their names).
@@ -96,5 +100,49 @@ impl Arrays {
                 self.set(name, i, v);
             }
         }
+    }
+}
+
+/// An array as its readers see it: element 0 (the variable's value, so a set scalar is an
+/// array of one element) and the elements past 0, by index.
+#[derive(Debug, Default)]
+pub struct Elements<'a> {
+    first: Option<String>,
+    rest: Option<&'a BTreeMap<usize, String>>,
+}
+
+impl Elements<'_> {
+    /// A scalar's (or an unset name's) elements: its value, if set, as element 0.
+    pub fn scalar(value: Option<String>) -> Self {
+        Self {
+            first: value,
+            rest: None,
+        }
+    }
+
+    /// Element `at`.
+    pub fn get(&self, at: usize) -> Option<&str> {
+        match at {
+            0 => self.first.as_deref(),
+            _ => self.rest?.get(&at).map(String::as_str),
+        }
+    }
+
+    /// The highest index set.
+    pub fn last(&self) -> Option<usize> {
+        let rest = self.rest.and_then(|m| m.keys().next_back()).copied();
+        rest.or(self.first.as_ref().map(|_| 0))
+    }
+
+    /// The set elements in order of index.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &str)> {
+        let first = self.first.as_deref().map(|v| (0, v));
+        let rest = self.rest.into_iter().flatten();
+        first.into_iter().chain(rest.map(|(i, v)| (*i, v.as_str())))
+    }
+
+    /// The set elements, owned (to read them while the shell changes).
+    pub fn to_vec(&self) -> Vec<(usize, String)> {
+        self.iter().map(|(i, v)| (i, v.to_owned())).collect()
     }
 }

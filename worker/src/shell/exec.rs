@@ -30,6 +30,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::arrays::Elements;
 use super::builtins;
 use super::expand::{self, Env, Error as ExpandError, MAX_EXPANSION, Unmatched};
 use super::glob::Glob;
@@ -1201,22 +1202,20 @@ impl<'a> Shell<'a> {
     }
 
     /// The highest index set in `name`.
-    fn last_index(&self, name: &str) -> Option<usize> {
-        let rest = self
-            .state
-            .arrays
-            .rest(name)
-            .and_then(|m| m.keys().next_back());
-        rest.copied()
-            .or_else(|| self.state.vars.contains_key(name).then_some(0))
+    fn last_index(&mut self, name: &str) -> Option<usize> {
+        self.array_values(name).last()
     }
 
     /// Element `at` of `name` (element 0 is the variable).
     pub(crate) fn element(&mut self, name: &str, at: usize) -> Option<String> {
-        match at {
-            0 => self.var(name),
-            _ => self.state.arrays.rest(name)?.get(&at).cloned(),
-        }
+        self.array_values(name).get(at).map(str::to_owned)
+    }
+
+    /// The elements of `name`: the one reader of arrays, which joins the variable (element 0)
+    /// with the elements past 0 kept in [`Arrays`].
+    pub(crate) fn array_values(&mut self, name: &str) -> Elements<'_> {
+        let first = self.var(name);
+        self.state.arrays.elements(name, first)
     }
 
     /// Sets element `at` of `name` (making it an array past 0); `false` after a message when
@@ -1665,13 +1664,8 @@ impl Env for Shell<'_> {
         array.into_iter().chain(integer).chain(readonly).collect()
     }
 
-    fn elements(&mut self, name: &str) -> Vec<(usize, String)> {
-        let first = self.param(name).map(|v| (0, v));
-        let rest = self.state.arrays.rest(name).into_iter().flatten();
-        first
-            .into_iter()
-            .chain(rest.map(|(i, v)| (*i, v.clone())))
-            .collect()
+    fn elements(&mut self, name: &str) -> Elements<'_> {
+        self.array_values(name)
     }
 
     fn warn(&mut self, msg: &str) {

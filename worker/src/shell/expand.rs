@@ -12,6 +12,7 @@
 //! against long values check the deadline.
 
 use super::arith;
+use super::arrays::Elements;
 use super::exec::Abort;
 use super::glob::Glob;
 use super::lexer::{self, Index, ParamOp, Part, Word};
@@ -90,12 +91,12 @@ pub(crate) trait Env: arith::Vars {
         false
     }
     /// The elements of the array `name`, by index (a set scalar is element 0).
-    fn elements(&mut self, name: &str) -> Vec<(usize, String)> {
-        self.param(name).map(|v| vec![(0, v)]).unwrap_or_default()
+    fn elements(&mut self, name: &str) -> Elements<'_> {
+        Elements::scalar(self.param(name))
     }
     /// A message on stderr that does not stop the command (`${a[-9]}`).
     fn warn(&mut self, _msg: &str) {}
-    /// A variable's attributes as `declare` flags (`i`, `r`; `${NAME@a}`).
+    /// A variable's attributes as `declare` flags (`a`, `i`, `r`; `${NAME@a}`).
     fn attributes(&self, _name: &str) -> String {
         String::new()
     }
@@ -294,13 +295,21 @@ pub(crate) fn arithmetic(expr: &Word, env: &mut dyn Env) -> Result<i64, Error> {
     arith::eval(&text, env).map_err(Error::Fatal)
 }
 
-/// `${NAME@how}` of a variable with `value` (`None`: unset, which stays empty but for `a`).
+/// `${NAME@how}` of a variable (or of the element `NAME[i]`) with `value` (`None`: unset,
+/// which stays empty but for its attributes).
 fn transformed(how: char, name: &str, value: Option<&str>, env: &dyn Env) -> String {
+    // An element's `@A` declares its array (bash: `declare -a a='y'`).
+    let name = name.split_once('[').map_or(name, |(n, _)| n);
+    let flags = env.attributes(name);
     let Some(value) = value else {
-        return String::new();
+        return match how {
+            'a' => flags,
+            'A' if !flags.is_empty() => format!("declare -{flags} {name}"),
+            _ => String::new(),
+        };
     };
     match how {
-        'Q' | 'K' => quoted_for_input(value),
+        'Q' | 'K' | 'k' => quoted_for_input(value),
         'E' => lexer::ansi_c_decoded(value),
         'U' => value.to_uppercase(),
         'L' => value.to_lowercase(),
@@ -308,13 +317,52 @@ fn transformed(how: char, name: &str, value: Option<&str>, env: &dyn Env) -> Str
             Some(first) => first.to_uppercase().chain(value.chars().skip(1)).collect(),
             None => String::new(),
         },
-        'a' => env.attributes(name),
+        'a' => flags,
         // 'A': the statement that would make it again.
-        _ => match env.attributes(name) {
-            flags if flags.is_empty() => format!("{name}={}", quoted_for_input(value)),
-            flags => format!("declare -{flags} {name}={}", quoted_for_input(value)),
-        },
+        _ if flags.is_empty() => format!("{name}={}", quoted_for_input(value)),
+        _ => format!("declare -{flags} {name}={}", quoted_for_input(value)),
     }
+}
+
+/// `declare -p`'s text for a variable: its attributes (`-` for none) and its value as bash
+/// quotes it there (in double quotes, or as `$'...'` with control characters).
+pub(crate) fn declaration(flags: &str, name: &str, value: &str) -> String {
+    let flags = if flags.is_empty() { "-" } else { flags };
+    format!("declare -{flags} {name}={}", double_quoted(value))
+}
+
+/// `declare -p`'s text for an indexed array: `declare -a a=([0]="x" [1]="y")`.
+pub(crate) fn array_declaration(flags: &str, name: &str, elements: &Elements<'_>) -> String {
+    if elements.last().is_none() {
+        return format!("declare -{flags} {name}");
+    }
+    format!("declare -{flags} {name}=({})", keyed(elements, true))
+}
+
+/// Each element as `[i]="v"` (`declare -p`) or as `i "v"` (`${a[@]@K}`).
+fn keyed(elements: &Elements<'_>, declared: bool) -> String {
+    let items: Vec<String> = (elements.iter())
+        .map(|(i, v)| match declared {
+            true => format!("[{i}]={}", double_quoted(v)),
+            false => format!("{i} {}", double_quoted(v)),
+        })
+        .collect();
+    items.join(" ")
+}
+
+/// `value` in double quotes as `declare -p` writes it (`$'...'` for control characters).
+fn double_quoted(value: &str) -> String {
+    if value.chars().any(char::is_control) {
+        return quoted_for_input(value);
+    }
+    let mut out = String::from('"');
+    for c in value.chars() {
+        if matches!(c, '\\' | '"' | '$' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out + "\""
 }
 
 /// `value` quoted so that the shell reads it back as it is (bash's `${NAME@Q}`, `printf %q`'s
@@ -463,12 +511,26 @@ fn element(
     quoted: bool,
     op: Option<&ParamOp>,
 ) -> Result<(), Error> {
-    let elements = env.elements(name);
+    let length = op == Some(&ParamOp::Length);
+    let array = env.attributes(name).contains('a');
+    if length && !array && env.nounset() {
+        // bash 5.2 counts the elements of what is no array as unbound, with status 1.
+        return Err(Error::Fatal(format!("{name}: unbound variable")));
+    }
     let (at, keys) = match index {
         Index::At(expr) => {
             let i = arithmetic(expr, env)?;
-            let end = elements.last().map_or(0, |(last, _)| *last as i64 + 1);
-            let at = if i < 0 { end + i } else { i };
+            let elements = env.elements(name);
+            let at = if i < 0 {
+                elements.last().map_or(0, |last| last as i64 + 1) + i
+            } else {
+                i
+            };
+            let value = usize::try_from(at).ok().and_then(|at| elements.get(at));
+            // An unset element's length is 0, even under `set -u`.
+            let value = value
+                .map(str::to_owned)
+                .or_else(|| length.then(String::new));
             if at < 0 {
                 env.warn(&format!("{name}: bad array subscript"));
                 if quoted {
@@ -476,14 +538,35 @@ fn element(
                 }
                 return Ok(());
             }
-            let value = (elements.iter())
-                .find(|(k, _)| *k as i64 == at)
-                .map(|(_, v)| v.clone());
             return apply(f, env, &format!("{name}[{at}]"), value, quoted, op);
         }
         Index::All { at } => (*at, false),
         Index::Keys { at } => (*at, true),
     };
+    if let Some(ParamOp::Transform(how @ ('A' | 'K' | 'k'))) = op
+        && array
+        && !keys
+    {
+        let flags = env.attributes(name);
+        let elements = env.elements(name);
+        let words: Vec<String> = match how {
+            // bash makes `"${a[@]@A}"` the words `declare`, `-a` and `a=(...)`.
+            'A' if at => (array_declaration(&flags, name, &elements).splitn(3, ' '))
+                .map(str::to_owned)
+                .collect(),
+            'A' => vec![array_declaration(&flags, name, &elements)],
+            'K' => Some(keyed(&elements, false))
+                .filter(|k| !k.is_empty())
+                .into_iter()
+                .collect(),
+            _ => (elements.iter())
+                .flat_map(|(i, v)| [i.to_string(), v.to_owned()])
+                .collect(),
+        };
+        push_list(f, &words, quoted, at);
+        return Ok(());
+    }
+    let elements = env.elements(name).to_vec();
     let values: Vec<String> = if keys {
         elements.iter().map(|(k, _)| k.to_string()).collect()
     } else {

@@ -847,14 +847,10 @@ impl Lexer {
         let op = match self.bump() {
             Some('}') => None,
             Some('@') => match self.bump() {
-                Some(c @ ('Q' | 'E' | 'U' | 'u' | 'L' | 'A' | 'a' | 'K')) => {
+                Some(c @ ('Q' | 'E' | 'U' | 'u' | 'L' | 'A' | 'a' | 'K' | 'k')) => {
                     Some(ParamOp::Transform(c))
                 }
-                Some(c @ ('P' | 'k')) => {
-                    return Err(unsupported(&format!(
-                        "`${{NAME@{c}}}` (prompt strings and associative arrays)"
-                    )));
-                }
+                Some('P') => return Err(unsupported("`${NAME@P}` (prompt strings)")),
                 _ => {
                     self.pos -= 1;
                     return Err(bad(self));

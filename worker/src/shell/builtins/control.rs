@@ -6,7 +6,7 @@
 
 use crate::shell::arith;
 use crate::shell::exec::{Abort, Ctx};
-use crate::shell::expand::Env;
+use crate::shell::expand::{self, Env};
 use crate::shell::lexer::is_name;
 
 /// The reserved words, for `type` and `command -v`.
@@ -74,7 +74,7 @@ pub(super) fn command(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
 }
 
 /// `declare`/`typeset [-ixrg] NAME[=VALUE]...`: assignments (local inside a function, unless
-/// `-g`); `-a` makes indexed arrays, `-A` (associative arrays) is refused with status 2.
+/// `-g`); `-a` makes indexed arrays, `-A` (associative arrays) ends the script with status 2.
 /// The attributes `declare`, `typeset` and `local` were given (`-i`, `-r`, `-g`, `-p`; `-x`
 /// changes nothing, every variable being exported; `+i` takes `-i` away).
 #[derive(Default)]
@@ -89,7 +89,15 @@ struct Attributes {
 
 /// Splits `args` into attributes and `NAME[=VALUE]` words; `None` (after a message) for an
 /// attribute this shell does not have, which must never be ignored.
-fn attributes(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Option<(Attributes, Vec<String>)> {
+///
+/// # Errors
+/// `-A` ends the script: the lines after it would use the name as an indexed array, where
+/// `m[key]=v` quietly sets `m[0]` (`key` is 0 as arithmetic), and no later check could tell
+/// every such use (`m[$k]`, `${!m[@]}`) from a meant one.
+fn attributes(
+    ctx: &mut Ctx<'_, '_>,
+    args: &[String],
+) -> Result<Option<(Attributes, Vec<String>)>, Abort> {
     let mut attrs = Attributes::default();
     let mut words = args.iter();
     let mut names = Vec::new();
@@ -106,13 +114,16 @@ fn attributes(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Option<(Attributes, Vec
         for flag in flags.chars() {
             match (flag, on) {
                 ('A', _) => {
-                    ctx.warn("-A: associative arrays are not supported; use python -c or node -e");
-                    return None;
+                    ctx.warn(
+                        "-A: associative arrays are not supported, so the script stops here; \
+                         use python -c or node -e",
+                    );
+                    return Err(Abort::Exit(2));
                 }
                 ('a', true) => attrs.array = true,
                 ('f' | 'F', _) => {
                     ctx.warn(format_args!("-{flag}: listing functions is not supported"));
-                    return None;
+                    return Ok(None);
                 }
                 ('i', on) => attrs.integer = Some(on),
                 ('r', true) => attrs.readonly = true,
@@ -124,12 +135,12 @@ fn attributes(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Option<(Attributes, Vec
                     ctx.warn(format_args!(
                         "{sign}{flag}: not supported (supported: -a, -i, +i, -r, -x, -g, -p)"
                     ));
-                    return None;
+                    return Ok(None);
                 }
             }
         }
     }
-    Some((attrs, names))
+    Ok(Some((attrs, names)))
 }
 
 /// Gives each of `names` (`NAME[=VALUE]`) the integer attribute (`Some(true)`, before its
@@ -145,38 +156,8 @@ fn mark_integers(ctx: &mut Ctx<'_, '_>, integer: Option<bool>, names: &[String])
     }
 }
 
-/// `declare -p`'s line for a variable: its attributes and its value quoted as bash quotes it.
-pub(super) fn declaration(flags: &str, name: &str, value: &str) -> String {
-    let escaped = value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('$', "\\$");
-    let flags = if flags.is_empty() { "-" } else { flags };
-    format!("declare -{flags} {name}=\"{escaped}\"\n")
-}
-
-/// `declare -p`'s line for an indexed array: `declare -a a=([0]="x" [1]="y")`.
-fn array_declaration(flags: &str, name: &str, elements: &[(usize, String)]) -> String {
-    if elements.is_empty() {
-        return format!("declare -{flags} {name}\n");
-    }
-    let items: Vec<String> = (elements.iter())
-        .map(|(i, v)| {
-            if v.chars().any(char::is_control) {
-                return format!("[{i}]={}", crate::shell::expand::quoted_for_input(v));
-            }
-            let line = declaration("", "x", v);
-            let quoted = (line.trim_end())
-                .strip_prefix("declare -- x=")
-                .unwrap_or_default();
-            format!("[{i}]={quoted}")
-        })
-        .collect();
-    format!("declare -{flags} {name}=({})\n", items.join(" "))
-}
-
 pub(super) fn declare(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
-    let Some((attrs, names)) = attributes(ctx, args) else {
+    let Some((attrs, names)) = attributes(ctx, args)? else {
         return Ok(2);
     };
     if attrs.print || names.is_empty() {
@@ -216,18 +197,18 @@ fn print_declarations(ctx: &mut Ctx<'_, '_>, names: &[String]) -> Result<i32, Ab
     };
     let (mut text, mut status) = (String::new(), 0);
     for name in wanted {
+        let flags = ctx.sh.attributes(&name);
         if ctx.sh.state.arrays.is_array(&name) {
-            let flags = ctx.sh.attributes(&name);
-            let elements = ctx.sh.elements(&name);
-            text.push_str(&array_declaration(&flags, &name, &elements));
-            continue;
-        }
-        let Some(value) = ctx.sh.var(&name) else {
+            let elements = ctx.sh.array_values(&name);
+            text.push_str(&expand::array_declaration(&flags, &name, &elements));
+        } else if let Some(value) = ctx.sh.var(&name) {
+            text.push_str(&expand::declaration(&flags, &name, &value));
+        } else {
             ctx.warn(format_args!("{name}: not found"));
             status = 1;
             continue;
-        };
-        text.push_str(&declaration(&ctx.sh.attributes(&name), &name, &value));
+        }
+        text.push('\n');
     }
     ctx.outs(&text);
     Ok(status)
@@ -488,7 +469,7 @@ pub(super) fn return_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abo
 }
 
 pub(super) fn local(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
-    let Some((attrs, names)) = attributes(ctx, args) else {
+    let Some((attrs, names)) = attributes(ctx, args)? else {
         return Ok(2);
     };
     mark_integers(ctx, attrs.integer, &names);

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
 
-use super::control::declaration;
 use super::scripts::keeping_zero;
 use super::{BUILTINS, find};
 use crate::shell::exec::{Abort, Ctx, Options};
+use crate::shell::expand::declaration;
 use crate::shell::guest_fs::{Access, Kind, errno};
 
 pub(super) fn true_(_: &mut Ctx<'_, '_>, _: &[String]) -> Result<i32, Abort> {
@@ -112,7 +112,7 @@ pub(super) fn export(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abor
             .state
             .vars
             .iter()
-            .map(|(k, v)| declaration("x", k, v))
+            .map(|(k, v)| declaration("x", k, v) + "\n")
             .collect();
         ctx.outs(&text);
         return Ok(0);
@@ -781,6 +781,9 @@ mod tests {
 
     #[test]
     fn export_lines_escape() {
-        assert_eq!(declaration("x", "A", "x\"$"), "declare -x A=\"x\\\"\\$\"\n");
+        assert_eq!(
+            declaration("x", "A", "x\"$`"),
+            "declare -x A=\"x\\\"\\$\\`\""
+        );
     }
 }

@@ -246,6 +246,60 @@ declare -a a=([1]="2")
 "#,
         127,
     ),
+    // `set -u`: `[@]`/`[*]` of nothing is no error (bash 4.4 on), an unset element is.
+    (
+        r#"set -u; echo "[${a[@]}]" "[${a[*]}]" "[${!a[@]}]"; a=(); echo "[${a[@]}]" ${#a[@]}; echo "${a[0]}"; echo no"#,
+        r#"[] [] []
+[] 0
+"#,
+        127,
+    ),
+    // ... and counting the elements of what is no array is, with status 1.
+    (
+        r#"set -u; echo start; echo ${#u[@]}; echo no"#,
+        r#"start
+"#,
+        1,
+    ),
+    (
+        r#"set -u; x=1; echo "${x[@]}"; echo ${#x[@]}; echo no"#,
+        r#"1
+"#,
+        1,
+    ),
+    (
+        r#"set -u; a=(1); echo ${#a[5]}:${#a[@]}; echo "${a[5]}"; echo no"#,
+        r#"0:1
+"#,
+        127,
+    ),
+    // The `@` operators on arrays: `@A`, `@K` and `@k` on the whole array, the others on
+    // each element.
+    (
+        r#"a=(x "y z" $'t\tq' "it's"); echo "${a[@]@Q}"; echo "${a[*]@A}"; printf "<%s>" "${a[@]@A}"; echo; echo "${a[@]@K}"; printf "<%s>" "${a[@]@k}"; echo; echo "${a[@]@a}" "${a[@]@U}" "${a[@]@u}" "${a[*]@L}" "${a[@]@E}""#,
+        "'x' 'y z' $'t\\tq' 'it'\\''s'\ndeclare -a a=([0]=\"x\" [1]=\"y z\" [2]=$'t\\tq' [3]=\"it's\")\n\
+         <declare><-a><a=([0]=\"x\" [1]=\"y z\" [2]=$'t\\tq' [3]=\"it's\")>\n\
+         0 \"x\" 1 \"y z\" 2 $'t\\tq' 3 \"it's\"\n<0><x><1><y z><2><t\tq><3><it's>\n\
+         a a a a X Y Z T\tQ IT'S X Y z T\tq It's x y z t\tq it's x y z t\tq it's\n",
+        0,
+    ),
+    (
+        r#"a=(x); a[5]=y; echo "${a[1]@A}|${a[5]@A}|${a[0]@A}|${a[5]@a}|${a[9]@a}"; x=1; echo "${x[@]@A}" "[${u[@]@A}]" "${x[@]@K}" "${x[@]@k}"; declare -i n; echo "${n@A}"; IFS=,; echo "${a[*]@k}" "${a[*]@A}""#,
+        r#"declare -a a|declare -a a='y'|declare -a a='x'|a|a
+x='1' [] '1' '1'
+declare -i n
+0,x,5,y declare -a a=([0]="x" [5]="y")
+"#,
+        0,
+    ),
+    (
+        r#"x="a\`b"; declare -p x; y=$'t\tx'; declare -p y; declare -r y; echo "${y@A}""#,
+        r#"declare -- x="a\`b"
+declare -- y=$'t\tx'
+declare -r y=$'t\tx'
+"#,
+        0,
+    ),
 ];
 
 #[test]

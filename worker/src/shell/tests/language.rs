@@ -548,11 +548,18 @@ fn functions() {
         s.ok("declare d=1; f() { declare d=2; typeset -g g=3; echo $d; }; f; echo $d $g"),
         "2\n1 3\n"
     );
-    for arrays in ["declare -A map", "typeset -A list", "local -A x"] {
-        let (_, err, code) = s.sh(arrays);
+    // Associative arrays end the script: what follows would use the name as an indexed array
+    // (`m[a]=1` setting `m[0]`).
+    for arrays in [
+        "declare -A map; map[a]=1; echo ${map[a]}",
+        "typeset -A list; echo after",
+        "f() { local -A x; echo in; }; f; echo after",
+        "if declare -A m; then echo yes; else echo no; fi",
+    ] {
+        let (out, err, code) = s.sh(arrays);
         assert!(
-            code == 2 && err.contains("associative arrays are not supported"),
-            "{arrays}: {err}"
+            code == 2 && out.is_empty() && err.contains("associative arrays are not supported"),
+            "{arrays}: {out} {err}"
         );
     }
     for options in ["mapfile -u 3 lines", "readarray -O 1 x", "mapfile -C f x"] {
