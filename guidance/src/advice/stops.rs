@@ -1036,6 +1036,17 @@ fn never_met_test(lines: &[&str], l: &WhileLoop<'_>, k: &KeepGoing) -> Option<Ne
         return None;
     };
     let rhs = k.rhs.trim_end_matches(';').to_owned();
+    // What an ordered test reads in place of the exact one: the variable at or past the
+    // target, on the side the step moves it to.
+    let reach_of = |rising: bool| format!("{var} {} {rhs}", if rising { ">=" } else { "<=" });
+    let float_step = |step: String, rising: bool| NeverMet::FloatStep {
+        var: var.to_owned(),
+        step,
+        target: rhs.clone(),
+        test: k.test.clone(),
+        line: at + 1,
+        reach: reach_of(rising),
+    };
     // A step the code computes or is given (`t += step`): floats when the target or the
     // start is written as one (`1.0`, `t = 0.0`), and floats sum inexactly.
     let written_float = |t: &str| t.contains(['.', 'e', 'E']) && number(t).is_some();
@@ -1048,38 +1059,18 @@ fn never_met_test(lines: &[&str], l: &WhileLoop<'_>, k: &KeepGoing) -> Option<Ne
         if !(floats && plain) {
             return None;
         }
-        let reach = if step_text.starts_with('-') {
-            format!("{var} <= {rhs}")
-        } else {
-            format!("{var} >= {rhs}")
-        };
-        return Some(NeverMet::FloatStep {
-            var: var.to_owned(),
-            step: step_text,
-            target: rhs,
-            test: k.test.clone(),
-            line: at + 1,
-            reach,
-        });
+        let rising = !step_text.starts_with('-');
+        return Some(float_step(step_text, rising));
     };
     if step == 0.0 {
         return None;
     }
-    let reach = if step > 0.0 {
-        format!("{var} >= {rhs}")
-    } else {
-        format!("{var} <= {rhs}")
-    };
+    // From the number, not the text: they differ only on a `NaN` step, falling here.
+    let rising = step > 0.0;
     if step.fract() != 0.0 {
-        return Some(NeverMet::FloatStep {
-            var: var.to_owned(),
-            step: step_text,
-            target: rhs,
-            test: k.test.clone(),
-            line: at + 1,
-            reach,
-        });
+        return Some(float_step(step_text, rising));
     }
+    let reach = reach_of(rising);
     let start_text = start_value(lines, l.at, var)?;
     let start = number(&start_text)?;
     let steps = (target - start) / step;
@@ -1418,6 +1409,18 @@ mod tests {
         let clamp =
             LoopText::read("b = 9\nwhile b > 0:\n    b -= 1\n    b = max(b, 1)\n").never_met();
         assert!(matches!(clamp, Some(NeverMet::Clamped { line: 4, .. })));
+    }
+
+    #[test]
+    fn a_float_step_reaches_its_target_on_the_side_it_moves_to() {
+        let reach = |code: &str| match LoopText::read(code).never_met() {
+            Some(NeverMet::FloatStep { reach, .. }) => reach,
+            other => panic!("{code}: {other:?}"),
+        };
+        assert_eq!(reach("t = 0\nwhile t != 1.0:\n    t += 0.1\n"), "t >= 1.0");
+        assert_eq!(reach("t = 1\nwhile t != 0:\n    t -= 0.1\n"), "t <= 0");
+        assert_eq!(reach("t = 0.0\nwhile t != 1:\n    t += dt\n"), "t >= 1");
+        assert_eq!(reach("t = 1.0\nwhile t != 0:\n    t -= dt\n"), "t <= 0");
     }
 
     #[test]
