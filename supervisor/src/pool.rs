@@ -87,6 +87,13 @@ impl WorkerPool {
         Some(taken)
     }
 
+    /// True when the pool has an idle worker of `runtime` started with `shape`.
+    pub fn has(&self, runtime: Runtime, shape: &SessionLimits) -> bool {
+        self.idle()
+            .iter()
+            .any(|pooled| pooled.runtime == runtime && pooled.shape == *shape)
+    }
+
     /// Adds a started worker.
     pub fn put(&self, pooled: Pooled) {
         self.idle().push(pooled);

@@ -9,7 +9,9 @@
 //!
 //! A session whose worker is about to start, with nothing yet in its directories, adopts a
 //! pre-started worker of its shape from the pool ([`crate::pool`]) together with that worker's
-//! directories, so its call does not wait for an interpreter to start.
+//! directories, so its call does not wait for an interpreter to start. A session made by
+//! `create_session` when the pool has no such worker starts its own behind the answer
+//! ([`Session::start_ahead`]), so the start overlaps the client's turn-around.
 
 mod checkpoints;
 mod durable;
@@ -62,7 +64,10 @@ pub struct Session {
     last_used: Mutex<DateTime<Utc>>,
     /// Pid of the current worker (0: none), readable without waiting for the runner's queue.
     worker_pid: AtomicU32,
-    /// A worker has started for it: without one now, it uses no memory (see `memory`).
+    /// A worker has run something for it: without one now, it uses no memory (see
+    /// `memory`). A worker started ahead ([`Session::start_ahead`]) sets it only when it takes
+    /// its first call: until then the session counts for its runtime's expected use, as
+    /// before any start, and giving the worker up frees nothing admission counts.
     started: std::sync::atomic::AtomicBool,
     /// Executions run and fuel they used, over the session's life.
     pub executions: std::sync::atomic::AtomicU64,
@@ -70,8 +75,9 @@ pub struct Session {
     /// Shared so that the keeping of a call's state can hold it after the call is answered
     /// (see [`Session::keep_state_behind`]).
     runner: Arc<tokio::sync::Mutex<Runner>>,
-    /// The runner is held only to keep the state of a call already answered: a look at the
-    /// interpreter waits for that instead of giving up (see [`Session::execute`]).
+    /// The runner is held only to keep the state of a call already answered, or to start a
+    /// worker ahead of the first call: a look at the interpreter waits for that instead of
+    /// giving up (see [`Session::execute`]).
     keeping: std::sync::atomic::AtomicBool,
     kept: tokio::sync::Notify,
     /// The current worker's connection, for a disk charge asked while an execution holds the
@@ -134,6 +140,15 @@ struct Attempt {
     missing_last_call: bool,
     /// The fuel the execution was given.
     fuel_budget: u64,
+}
+
+/// Why a session's worker is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// For a call or a checkpoint that uses it at once.
+    ForUse,
+    /// Ahead of a new session's first call ([`Session::start_ahead`]).
+    Ahead,
 }
 
 /// The worker side of a session, behind the session's queue.
@@ -521,10 +536,11 @@ impl Session {
         // A worker started since the last one was lost (for a checkpoint) leaves the notice
         // to this call.
         let replaced_worker = if fresh_worker {
-            self.start_worker(runner, host).await?
+            self.start_worker(runner, host, Start::ForUse).await?
         } else {
             runner.lost.take()
         };
+        self.started.store(true, Ordering::SeqCst);
         let resumed = replaced_worker.is_some() && std::mem::take(&mut runner.resumed);
         let missing_last_call =
             replaced_worker.is_some() && std::mem::take(&mut runner.missing_last_call) && resumed;
@@ -552,12 +568,48 @@ impl Session {
         }
     }
 
+    /// Starts the worker of a session just created, behind `create_session`'s answer: the
+    /// client reads the answer and sends its first call meanwhile, and that call queues behind
+    /// the start instead of paying for all of it. Only when the pool has no worker of the
+    /// session's shape (adopting one is instant, and happens at the first call, once the
+    /// client has written its files or not). The worker runs nothing until that call, so
+    /// admission still counts the session at its runtime's expected use, and memory eviction
+    /// passes it by (see [`Session::started`]). The runner is taken here, before anything
+    /// else can queue: a destroy that comes first waits for the start and then stops it.
+    pub fn start_ahead(self: &Arc<Self>, config: Arc<SupervisorConfig>, runtimes: Arc<Runtimes>) {
+        if self.pool.has(self.runtime(), &worker_shape(&self.limits())) {
+            return;
+        }
+        let Ok(mut runner) = self.runner.clone().try_lock_owned() else {
+            return;
+        };
+        if runner.worker.is_some() {
+            return;
+        }
+        self.keeping.store(true, Ordering::SeqCst);
+        let session = self.clone();
+        tokio::spawn(async move {
+            let host = Host {
+                config: &config,
+                runtimes: &runtimes,
+            };
+            if let Err(e) = session.start_worker(&mut runner, host, Start::Ahead).await {
+                // The first call starts it again and reports what fails.
+                tracing::debug!(session = %session.id, error = %e, "a worker started ahead failed");
+            }
+            session.keeping.store(false, Ordering::SeqCst);
+            drop(runner);
+            session.kept.notify_waiters();
+        });
+    }
+
     /// Starts a worker on the session's runtime, which is fixed from now on. Returns why the
     /// previous worker is gone, when one was.
     async fn start_worker(
         self: &Arc<Self>,
         runner: &mut Runner,
         host: Host<'_>,
+        start: Start,
     ) -> Result<Option<String>, SessionError> {
         let Host { config, runtimes } = host;
         let lost = runner.lost.take();
@@ -570,8 +622,16 @@ impl Session {
             .module(runtime)
             .ok_or(SessionError::NotInstalled(runtime))?;
         runner.generation += 1;
-        self.started.store(true, Ordering::SeqCst);
-        if let Some((worker, version)) = self.adopt_pooled(runtime, &limits) {
+        // A worker started ahead has run nothing yet; and files may be written before the
+        // first call, so the pool's workers are adopted then, never ahead.
+        let adopted = match start {
+            Start::Ahead => None,
+            Start::ForUse => {
+                self.started.store(true, Ordering::SeqCst);
+                self.adopt_pooled(runtime, &limits)
+            }
+        };
+        if let Some((worker, version)) = adopted {
             crate::metrics::global().worker_started(runtime, "pool");
             tracing::info!(session = %self.id, pid = worker.pid(), %runtime, %version, "pooled worker adopted");
             self.install_worker(runner, worker);
@@ -765,7 +825,10 @@ impl Session {
             return false;
         };
         self.forget_worker();
-        runner.lost = Some(format!("the session was suspended {why}"));
+        // A worker started ahead that ran nothing leaves nothing to tell.
+        if self.started.load(Ordering::SeqCst) {
+            runner.lost = Some(format!("the session was suspended {why}"));
+        }
         tracing::info!(session = %self.id, pid = worker.pid(), why, "session suspended");
         crate::metrics::global().worker_killed(self.runtime(), Kill::Suspended);
         // Dropping it kills its process group; tokio reaps it.

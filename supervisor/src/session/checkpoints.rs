@@ -329,7 +329,9 @@ impl Session {
         self.notice_idle_death(runner);
         if runner.worker.is_none() {
             // Why the previous worker is gone is still owed to the next execution.
-            runner.lost = self.start_worker(runner, host).await?;
+            runner.lost = self
+                .start_worker(runner, host, super::Start::ForUse)
+                .await?;
         }
         Ok(runner.worker.as_mut().expect("started above"))
     }

@@ -113,6 +113,7 @@ impl SandboxServer {
         };
         match self.sandbox.sessions.create(&owner, &id, spec) {
             Ok(session) => {
+                session.start_ahead(self.sandbox.config.clone(), self.sandbox.runtimes.clone());
                 let info = SessionInfo::of(&session);
                 let text = format!(
                     "created {} session {} ({} flavor), expires {} if idle",

@@ -1,7 +1,8 @@
 //! The pool of pre-started workers: a new session's first call runs on a worker started before
 //! the session existed, with that worker's directories as its own; the pool refills, replaces
 //! a pooled worker that was killed, and is counted by admission; a session of another shape,
-//! or one whose files are already written, starts its own worker.
+//! or one whose files are already written, starts its own worker; a session made by
+//! `create_session` with no pooled worker for it starts its own behind the answer.
 
 use std::time::Duration;
 
@@ -158,6 +159,85 @@ async fn sessions_of_another_shape_or_with_files_start_their_own_worker() -> any
         procfs::pooled_workers(server.pid),
         waiting,
         "the pooled worker is still waiting"
+    );
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_created_session_without_a_pooled_worker_starts_its_own_behind_the_answer()
+-> anyhow::Result<()> {
+    let server = Server::start_with_env(&[("SANDBOX_WORKER_POOL", "0")]).await?;
+    server.forbid_own_host_paths();
+    let created = server
+        .call(
+            "create_session",
+            json!({ "language": "python", "session_id": "ahead" }),
+        )
+        .await?;
+    assert!(!created.is_error, "{created:?}");
+    assert!(
+        eventually(Duration::from_secs(10), || procfs::worker_of_session(
+            server.pid, "ahead"
+        )
+        .is_some())
+        .await,
+        "its worker starts before any call"
+    );
+    let started = procfs::worker_of_session(server.pid, "ahead").expect("its worker");
+    // A look at it is no execution, and waits for the start instead of calling it one.
+    let info = server
+        .call("get_workspace_info", json!({ "session_id": "ahead" }))
+        .await?;
+    assert!(
+        !info.value.to_string().contains("an execution is running"),
+        "{info:?}"
+    );
+    // Files written after the start, before the first call, are there for it.
+    let app = server.workspace_of("ahead").expect("its workspace");
+    std::fs::write(app.join("input.csv"), "a,b\n1,2\n")?;
+    let read = server
+        .exec(
+            "python",
+            "open('input.csv').read()",
+            json!({ "session_id": "ahead" }),
+        )
+        .await?;
+    assert_eq!(read.str("result"), "'a,b\\n1,2\\n'", "{read:?}");
+    assert!(
+        !read.bool("session_restarted") && read.is_null("restart_reason"),
+        "a worker started ahead is no restart: {read:?}"
+    );
+    assert_eq!(
+        procfs::worker_of_session(server.pid, "ahead"),
+        Some(started),
+        "the first call ran on the worker started ahead"
+    );
+
+    // A session destroyed at once leaves no worker behind, started or starting.
+    let brief: Vec<String> = (0..5).map(|round| format!("brief-{round}")).collect();
+    for id in &brief {
+        let created = server
+            .call(
+                "create_session",
+                json!({ "language": "javascript", "session_id": id }),
+            )
+            .await?;
+        assert!(!created.is_error, "{created:?}");
+        let destroyed = server
+            .call("destroy_session", json!({ "session_id": id }))
+            .await?;
+        assert!(!destroyed.is_error, "{destroyed:?}");
+    }
+    let left = || {
+        brief
+            .iter()
+            .filter_map(|id| procfs::worker_of_session(server.pid, id))
+            .collect::<Vec<u32>>()
+    };
+    assert!(
+        eventually(Duration::from_secs(10), || left().is_empty()).await,
+        "workers of destroyed sessions left: {:?}",
+        left()
     );
     server.stop().await
 }

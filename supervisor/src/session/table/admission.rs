@@ -152,8 +152,12 @@ impl SessionTable {
         sessions: &HashMap<SessionKey, Arc<Session>>,
         shortfall: u64,
     ) -> u64 {
-        let mut candidates: Vec<&Arc<Session>> =
-            sessions.values().filter(|s| s.has_worker()).collect();
+        // A worker started ahead that has run nothing counts for its runtime's expected use
+        // with or without its process: stopping it would free nothing admission counts.
+        let mut candidates: Vec<&Arc<Session>> = sessions
+            .values()
+            .filter(|s| s.has_worker() && s.started.load(Ordering::SeqCst))
+            .collect();
         candidates.sort_by_key(|s| std::cmp::Reverse(s.idle_for()));
         let mut freed = 0;
         for session in candidates {
