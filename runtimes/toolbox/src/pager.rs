@@ -342,16 +342,6 @@ fn binary_char(c: char) -> bool {
         || ('\u{80}'..='\u{9f}').contains(&c)
 }
 
-fn utf8_locale() -> bool {
-    let value = ["LC_ALL", "LC_CTYPE", "LANG"]
-        .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .find(|v| !v.is_empty())
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    value.contains(".utf-8") || value.contains(".utf8")
-}
-
 fn copy_stdin(out: &mut impl Write) -> io::Result<()> {
     io::copy(&mut io::stdin().lock(), out).map(|_| ())
 }
@@ -411,7 +401,7 @@ pub fn less(args: super::Args) -> i32 {
     if files.is_empty() {
         return i32::from(copy_stdin(&mut out).is_err());
     }
-    let utf8 = utf8_locale();
+    let utf8 = crate::tree::utf8_locale();
     for file in files {
         if file == "-" {
             if copy_stdin(&mut out).is_err() {

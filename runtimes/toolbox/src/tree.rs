@@ -218,8 +218,8 @@ fn strtoul(text: &str) -> i64 {
 }
 
 /// Whether the locale the environment names reads UTF-8 (`LC_ALL`, else `LC_CTYPE`, else
-/// `LANG`, as setlocale looks).
-fn utf8_locale() -> bool {
+/// `LANG`, as setlocale looks); `less` asks it too.
+pub(crate) fn utf8_locale() -> bool {
     let value = ["LC_ALL", "LC_CTYPE", "LANG"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
