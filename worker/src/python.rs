@@ -28,7 +28,10 @@ mod pushed;
 use crate::host::{HostState, Outcome, SessionConfig};
 use build::DRIVER;
 pub use build::{Build, PINNED_SHA256};
-pub use pushed::{Pristine, image_digest, make_image, run_alone, run_once, run_turn_in};
+pub use pushed::{
+    Adopted, Pristine, adopt_before_threads, image_digest, make_image, run_alone, run_once,
+    run_turn_in,
+};
 
 /// Fuel for interpreter start-up (about 0.2 × 10^9 measured), before the first execution.
 const STARTUP_FUEL: u64 = 5_000_000_000;
@@ -251,6 +254,8 @@ pub struct Modules<'a> {
     pub module: &'a LazyModule,
     pub image: Option<&'a Module>,
     pub pristine: Option<Pristine>,
+    /// `pristine`, adopted for the session already ([`adopt_before_threads`]).
+    pub adopted: Option<Adopted>,
     /// What the memory of a fresh instance of each is ([`crate::snapshot::module_identity`]).
     pub module_identity: &'a str,
     pub image_identity: &'a str,

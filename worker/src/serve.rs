@@ -300,9 +300,10 @@ fn serve(
         return Ok(Ended::Probed);
     }
     // The first threads start only now, inside the jail: Landlock before ABI 8 restricts only
-    // the calling thread and the threads it starts later. The guest's first (a new session's
-    // adoption of its interpreter), then the others beside it: a thread takes 0.1-0.4 ms to
-    // start in a new worker.
+    // the calling thread and the threads it starts later. A spare's interpreter is adopted
+    // before any (on this thread, which is running already: a thread takes 0.1-0.4 ms to start
+    // in a new worker, more on a busy machine), then the guest's thread starts, then the
+    // others beside it.
     let control = Arc::new(Control::default());
     let (jobs, requests) = mpsc::channel();
     let link = Link {
@@ -401,7 +402,26 @@ fn enter_jail(args: &ServeArgs) -> Result<JailReport, jail::JailError> {
 
 /// Starts the guest thread: it runs the session's interpreter until the supervisor goes away,
 /// then ends the worker (with the error, when the interpreter failed).
-fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), WorkerError> {
+fn spawn_guest(args: ServeArgs, mut loaded: Loaded, link: Link) -> Result<(), WorkerError> {
+    let wake = if args.resume {
+        WakeAt::FirstNeed
+    } else {
+        WakeAt::Start
+    };
+    // A spare's interpreter is adopted here, on the main thread, before the guest thread
+    // exists (see `python::adopt_before_threads`).
+    let adopted = match (args.runtime.language(), &loaded.image) {
+        (Language::Python, Some(_)) => loaded.pristine.take().and_then(|pristine| {
+            python::adopt_before_threads(
+                pristine,
+                &loaded.image_identity,
+                (&args.workspace, &args.config),
+                python::Build::of(&args.wasm_sha256),
+                (&link, wake),
+            )
+        }),
+        _ => None,
+    };
     let outbox = link.outbox.clone();
     std::thread::Builder::new()
         .name("guest".into())
@@ -418,17 +438,13 @@ fn spawn_guest(args: ServeArgs, loaded: Loaded, link: Link) -> Result<(), Worker
                 toolbox: _,
                 companion: _,
             } = loaded;
-            let wake = if args.resume {
-                WakeAt::FirstNeed
-            } else {
-                WakeAt::Start
-            };
             let served = match args.runtime.language() {
                 Language::Python => python::serve(
                     python::Modules {
                         module: &module,
                         image: image.as_ref(),
                         pristine,
+                        adopted,
                         module_identity: &module_identity,
                         image_identity: &image_identity,
                     },
