@@ -49,6 +49,14 @@ pub struct Pooled {
     pub version: String,
 }
 
+impl Pooled {
+    /// Whether it can serve a session of `runtime` whose limits have `shape`: the same, and
+    /// alive.
+    fn serves(&mut self, runtime: Runtime, shape: &SessionLimits) -> bool {
+        self.runtime == runtime && self.shape == *shape && self.worker.exited().is_none()
+    }
+}
+
 /// The idle pre-started workers, and the fork servers every worker is started from when it can
 /// be.
 #[derive(Debug)]
@@ -78,20 +86,20 @@ impl WorkerPool {
     /// on the way is left for [`WorkerPool::prune_dead`], which removes its workspace too.
     pub fn take(&self, runtime: Runtime, shape: &SessionLimits) -> Option<Pooled> {
         let mut idle = self.idle();
-        let found = idle.iter_mut().position(|pooled| {
-            pooled.runtime == runtime && pooled.shape == *shape && pooled.worker.exited().is_none()
-        })?;
+        let found = idle
+            .iter_mut()
+            .position(|pooled| pooled.serves(runtime, shape))?;
         let taken = idle.swap_remove(found);
         drop(idle);
         self.taken.notify_one();
         Some(taken)
     }
 
-    /// True when the pool has an idle worker of `runtime` started with `shape`.
+    /// True when [`WorkerPool::take`] would find a worker now.
     pub fn has(&self, runtime: Runtime, shape: &SessionLimits) -> bool {
         self.idle()
-            .iter()
-            .any(|pooled| pooled.runtime == runtime && pooled.shape == *shape)
+            .iter_mut()
+            .any(|pooled| pooled.serves(runtime, shape))
     }
 
     /// Adds a started worker.

@@ -75,11 +75,12 @@ pub struct Session {
     /// Shared so that the keeping of a call's state can hold it after the call is answered
     /// (see [`Session::keep_state_behind`]).
     runner: Arc<tokio::sync::Mutex<Runner>>,
-    /// The runner is held only to keep the state of a call already answered, or to start a
-    /// worker ahead of the first call: a look at the interpreter waits for that instead of
-    /// giving up (see [`Session::execute`]).
-    keeping: std::sync::atomic::AtomicBool,
-    kept: tokio::sync::Notify,
+    /// The runner is held by background work, not by a call: keeping the state of a call
+    /// already answered, or starting a worker ahead of the first call. A look at the
+    /// interpreter waits for that instead of giving up (see [`Session::execute`]);
+    /// `background_done` tells it when the work lets go.
+    held_in_background: std::sync::atomic::AtomicBool,
+    background_done: tokio::sync::Notify,
     /// The current worker's connection, for a disk charge asked while an execution holds the
     /// runner (see [`Session::reserve_disk`]).
     line: Mutex<Option<Arc<WorkerLine>>>,
@@ -288,8 +289,8 @@ impl Session {
                 lost,
                 ..Runner::default()
             })),
-            keeping: false.into(),
-            kept: tokio::sync::Notify::new(),
+            held_in_background: false.into(),
+            background_done: tokio::sync::Notify::new(),
             line: Mutex::new(None),
             installs: tokio::sync::Mutex::new(()),
             checkpoints: Mutex::new(checkpoints),
@@ -460,20 +461,21 @@ impl Session {
 
     /// The runner for a look at the interpreter's state, which never queues behind an
     /// execution (it would hold its caller, get_workspace_info, for as long), but waits for
-    /// the keeping of an answered call's state; `None` when an execution holds the runner.
+    /// background work (the keeping of an answered call's state, a worker started ahead);
+    /// `None` when an execution holds the runner.
     async fn inspecting_runner(&self) -> Option<tokio::sync::OwnedMutexGuard<Runner>> {
-        let kept = self.kept.notified();
-        tokio::pin!(kept);
-        kept.as_mut().enable();
+        let released = self.background_done.notified();
+        tokio::pin!(released);
+        released.as_mut().enable();
         if let Ok(runner) = self.runner.clone().try_lock_owned() {
             return Some(runner);
         }
-        if !self.keeping.load(Ordering::SeqCst) {
+        if !self.held_in_background.load(Ordering::SeqCst) {
             return None;
         }
         tokio::select! {
             runner = self.runner.clone().lock_owned() => Some(runner),
-            () = kept => self.runner.clone().try_lock_owned().ok(),
+            () = released => self.runner.clone().try_lock_owned().ok(),
         }
     }
 
@@ -481,14 +483,14 @@ impl Session {
     /// [`ExecutionReport::state_follows`]) behind the call's answer: `runner` stays held, so
     /// the session's next call (a checkpoint, a fork, a reset) comes after it.
     fn keep_state_behind(self: &Arc<Self>, mut runner: tokio::sync::OwnedMutexGuard<Runner>) {
-        self.keeping.store(true, Ordering::SeqCst);
+        self.held_in_background.store(true, Ordering::SeqCst);
         let session = self.clone();
         tokio::spawn(async move {
             session.receive_state(&mut runner).await;
             session.keep_states(&mut runner).await;
-            session.keeping.store(false, Ordering::SeqCst);
+            session.held_in_background.store(false, Ordering::SeqCst);
             drop(runner);
-            session.kept.notify_waiters();
+            session.background_done.notify_waiters();
         });
     }
 
@@ -586,7 +588,7 @@ impl Session {
         if runner.worker.is_some() {
             return;
         }
-        self.keeping.store(true, Ordering::SeqCst);
+        self.held_in_background.store(true, Ordering::SeqCst);
         let session = self.clone();
         tokio::spawn(async move {
             let host = Host {
@@ -597,9 +599,9 @@ impl Session {
                 // The first call starts it again and reports what fails.
                 tracing::debug!(session = %session.id, error = %e, "a worker started ahead failed");
             }
-            session.keeping.store(false, Ordering::SeqCst);
+            session.held_in_background.store(false, Ordering::SeqCst);
             drop(runner);
-            session.kept.notify_waiters();
+            session.background_done.notify_waiters();
         });
     }
 
