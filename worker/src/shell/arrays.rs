@@ -4,7 +4,7 @@
 //! variables' bound ([`super::exec::MAX_VARS`]) is checked in constant time per assignment.
 //! [`Elements`] joins the two halves again: every reader of an array goes through it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What one element costs besides its bytes (its index and its share of the map), so that
 /// millions of empty elements count against the variables' bound too.
@@ -15,6 +15,10 @@ const ELEMENT_OVERHEAD: usize = 48;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Arrays {
     map: BTreeMap<String, BTreeMap<usize, String>>,
+    /// Arrays made by `declare -a NAME` and never assigned since: bash's declared but unset
+    /// variable, which `declare -p` shows without `=()` and `set -u` counts as unbound in
+    /// `${#NAME[@]}` (an array emptied by `NAME=()` or by unsetting its elements is set).
+    unassigned: BTreeSet<String>,
     /// Bytes of all names and elements held here.
     bytes: usize,
 }
@@ -30,7 +34,13 @@ impl Arrays {
         Elements {
             first,
             rest: self.map.get(name),
+            unassigned: self.unassigned.contains(name),
         }
+    }
+
+    /// The names of every array, in order.
+    pub fn names(&self) -> impl Iterator<Item = &String> {
+        self.map.keys()
     }
 
     /// Bytes held by every array's elements past 0 (and their names).
@@ -38,11 +48,21 @@ impl Arrays {
         self.bytes
     }
 
-    /// Makes `name` an array (keeping its elements if it is one).
+    /// Makes `name` an array that is assigned (keeping its elements if it is one).
     pub fn declare(&mut self, name: &str) {
+        self.unassigned.remove(name);
         if !self.map.contains_key(name) {
             self.bytes += name.len();
             self.map.insert(name.to_string(), BTreeMap::new());
+        }
+    }
+
+    /// `declare -a NAME` of a name that is neither an array nor set: an array never assigned
+    /// (see [`Arrays::unassigned`]) until its first assignment.
+    pub fn declare_unassigned(&mut self, name: &str) {
+        if !self.map.contains_key(name) {
+            self.declare(name);
+            self.unassigned.insert(name.to_string());
         }
     }
 
@@ -79,6 +99,7 @@ impl Arrays {
 
     /// Makes `name` a scalar again (or nothing): drops its elements past 0.
     pub fn remove(&mut self, name: &str) {
+        self.unassigned.remove(name);
         if let Some(m) = self.map.remove(name) {
             self.bytes -= name.len() + m.values().map(|v| Self::element_size(v)).sum::<usize>();
         }
@@ -109,6 +130,8 @@ impl Arrays {
 pub struct Elements<'a> {
     first: Option<String>,
     rest: Option<&'a BTreeMap<usize, String>>,
+    /// Declared and never assigned ([`Arrays::declare_unassigned`]).
+    unassigned: bool,
 }
 
 impl Elements<'_> {
@@ -117,7 +140,13 @@ impl Elements<'_> {
         Self {
             first: value,
             rest: None,
+            unassigned: false,
         }
+    }
+
+    /// Whether the array was declared (`declare -a NAME`) and never assigned.
+    pub fn unassigned(&self) -> bool {
+        self.unassigned
     }
 
     /// Element `at`.

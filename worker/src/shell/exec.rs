@@ -905,13 +905,26 @@ impl<'a> Shell<'a> {
             for (k, v) in assigns {
                 self.state.vars.insert(k, v);
             }
+            // Names of `readonly NAME=(...)` and `declare -r NAME=(...)` that were not
+            // read-only before: the command's own list still assigns them.
+            let made_readonly: Vec<&str> = (cmd.declared.iter())
+                .map(|list| list.name.as_str())
+                .filter(|name| !self.readonly.contains(*name))
+                .collect();
             let mut result = match self.functions.get(&argv[0]).cloned() {
                 Some(f) => self.call_function(&f, &argv, (fds.stdin.clone(), fds.out, fds.err)),
                 None => self.run_argv(&argv, fds.out, fds.err, fds.stdin.clone()),
             };
             // `declare -a NAME=(...)`: the list, once `declare` made NAME (local, say).
             if matches!(result, Ok(0)) && !cmd.declared.is_empty() {
-                result = match self.assign_arrays(&cmd.declared) {
+                let made_readonly: Vec<&str> = (made_readonly.into_iter())
+                    .filter(|name| self.readonly.remove(*name))
+                    .collect();
+                let assigned = self.assign_arrays(&cmd.declared);
+                for name in made_readonly {
+                    self.readonly.insert(name.to_owned());
+                }
+                result = match assigned {
                     Ok(true) => Ok(0),
                     Ok(false) => Ok(1),
                     Err(e) => self.expansion_failed(e),
@@ -1090,22 +1103,30 @@ impl<'a> Shell<'a> {
             self.complain(format_args!("{name}: readonly variable"));
             return false;
         }
-        let value = if self.integers.contains(name) {
-            match super::arith::eval(&value, self) {
-                Ok(n) => n.to_string(),
-                Err(why) => {
-                    self.complain(format_args!("{value}: {why}"));
-                    return false;
-                }
-            }
-        } else {
-            value
+        let Some(value) = self.integer_checked(name, value) else {
+            return false;
         };
         if !self.room_for(&[(name.to_string(), value.clone())]) {
             return false;
         }
         self.state.vars.insert(name.to_string(), value);
         true
+    }
+
+    /// `value` as `name` takes it: evaluated as arithmetic when `name` has the integer
+    /// attribute (each of its elements, for an array), as is otherwise; `None` after a message
+    /// when it does not evaluate.
+    fn integer_checked(&mut self, name: &str, value: String) -> Option<String> {
+        if !self.integers.contains(name) {
+            return Some(value);
+        }
+        match super::arith::eval(&value, self) {
+            Ok(n) => Some(n.to_string()),
+            Err(why) => {
+                self.complain(format_args!("{value}: {why}"));
+                None
+            }
+        }
     }
 
     /// `a[1]=x cmd`: bash's meaning is murky; refused.
@@ -1228,6 +1249,9 @@ impl<'a> Shell<'a> {
             self.complain(format_args!("{name}: readonly variable"));
             return false;
         }
+        let Some(value) = self.integer_checked(name, value) else {
+            return false;
+        };
         let vars: usize = self.state.vars.iter().map(|(k, v)| k.len() + v.len()).sum();
         let after = self.state.arrays.bytes() - self.state.arrays.size_of(name, at)
             + Arrays::element_size(&value)

@@ -333,10 +333,28 @@ pub(crate) fn declaration(flags: &str, name: &str, value: &str) -> String {
 
 /// `declare -p`'s text for an indexed array: `declare -a a=([0]="x" [1]="y")`.
 pub(crate) fn array_declaration(flags: &str, name: &str, elements: &Elements<'_>) -> String {
-    if elements.last().is_none() {
+    if elements.unassigned() {
         return format!("declare -{flags} {name}");
     }
-    format!("declare -{flags} {name}=({})", keyed(elements, true))
+    format!("declare -{flags} {name}={}", array_value(elements))
+}
+
+/// An array's value as `declare` writes it: `([0]="x" [1]="y")`, `()` when empty.
+pub(crate) fn array_value(elements: &Elements<'_>) -> String {
+    format!("({})", keyed(elements, true))
+}
+
+/// `NAME=VALUE` as bash's `set` and a bare `declare` list a variable: the value as it is when
+/// the shell reads it back so, else quoted for input.
+pub(crate) fn listed_variable(name: &str, value: &str) -> String {
+    let plain = value.chars().all(|c| {
+        c.is_ascii_alphanumeric()
+            || matches!(c, '_' | '.' | '/' | ':' | '-' | ',' | '+' | '@' | '%' | '=')
+    });
+    match plain {
+        true => format!("{name}={value}"),
+        false => format!("{name}={}", quoted_for_input(value)),
+    }
 }
 
 /// Each element as `[i]="v"` (`declare -p`) or as `i "v"` (`${a[@]@K}`).
@@ -513,8 +531,9 @@ fn element(
 ) -> Result<(), Error> {
     let length = op == Some(&ParamOp::Length);
     let array = env.attributes(name).contains('a');
-    if length && !array && env.nounset() {
-        // bash 5.2 counts the elements of what is no array as unbound, with status 1.
+    if length && env.nounset() && (!array || env.elements(name).unassigned()) {
+        // bash 5.2 counts the elements of what is no array (or an array declared and never
+        // assigned) as unbound, with status 1.
         return Err(Error::Fatal(format!("{name}: unbound variable")));
     }
     let (at, keys) = match index {

@@ -766,7 +766,7 @@ impl Parser<'_> {
                     continue;
                 }
                 let declaring = (cmd.words[0].plain())
-                    .is_some_and(|c| matches!(c, "declare" | "typeset" | "local"));
+                    .is_some_and(|c| matches!(c, "declare" | "typeset" | "local" | "readonly"));
                 if !declaring || append {
                     return Err(unsupported("an array list (`NAME=(...)`) as an argument"));
                 }

@@ -182,20 +182,26 @@ fn mark_arrays(ctx: &mut Ctx<'_, '_>, array: bool, names: &[String]) {
     }
     for a in names {
         let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
-        if is_name(name) {
+        if !is_name(name) {
+            continue;
+        }
+        if ctx.sh.state.arrays.is_array(name) || ctx.sh.var(name).is_some() {
             ctx.sh.state.arrays.declare(name);
+        } else {
+            ctx.sh.state.arrays.declare_unassigned(name);
         }
     }
 }
 
-/// `declare -p [NAME...]`, and `declare` alone: the variables as commands that set them.
+/// `declare -p [NAME...]`: the variables as commands that set them; `declare` alone lists
+/// every variable as bash's `set` does (`NAME=VALUE`, arrays as `NAME=([0]="x")`).
 fn print_declarations(ctx: &mut Ctx<'_, '_>, names: &[String]) -> Result<i32, Abort> {
-    let wanted: Vec<String> = if names.is_empty() {
-        ctx.sh.state.vars.keys().cloned().collect()
-    } else {
-        names.to_vec()
-    };
+    if names.is_empty() {
+        list_variables(ctx);
+        return Ok(0);
+    }
     let (mut text, mut status) = (String::new(), 0);
+    let wanted = names.iter().cloned();
     for name in wanted {
         let flags = ctx.sh.attributes(&name);
         if ctx.sh.state.arrays.is_array(&name) {
@@ -212,6 +218,35 @@ fn print_declarations(ctx: &mut Ctx<'_, '_>, names: &[String]) -> Result<i32, Ab
     }
     ctx.outs(&text);
     Ok(status)
+}
+
+/// A bare `declare`: every variable, scalars and arrays, by name; an array declared and never
+/// assigned is not listed (bash).
+fn list_variables(ctx: &mut Ctx<'_, '_>) {
+    let arrays = &ctx.sh.state.arrays;
+    let mut names: Vec<String> = (ctx.sh.state.vars.keys().chain(arrays.names()))
+        .cloned()
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut text = String::new();
+    for name in names {
+        let line = if ctx.sh.state.arrays.is_array(&name) {
+            let elements = ctx.sh.array_values(&name);
+            if elements.unassigned() {
+                continue;
+            }
+            format!("{name}={}", expand::array_value(&elements))
+        } else {
+            match ctx.sh.var(&name) {
+                Some(value) => expand::listed_variable(&name, &value),
+                None => continue,
+            }
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    ctx.outs(&text);
 }
 
 /// `readonly NAME[=VALUE]...`: assigns, then refuses every later assignment and `unset` of
