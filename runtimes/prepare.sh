@@ -67,6 +67,8 @@ command -v xxd >/dev/null || missing+=(xxd)
 # ... its `tree` with tree 2.1's, its `less` with less's (its `more` is util-linux's, always there).
 command -v tree >/dev/null || missing+=(tree)
 command -v less >/dev/null || missing+=(less)
+# ... its `zip` with Info-ZIP's zip 3.0, its `unzip` with unzip 6.0's (installed above).
+command -v zip >/dev/null || missing+=(zip)
 # djpeg decodes scikit-learn's two sample photographs (below).
 command -v djpeg >/dev/null || missing+=(libjpeg-turbo-progs)
 if ((${#missing[@]})); then

@@ -560,7 +560,7 @@ fn unpack<R: Read>(
 }
 
 /// Sets a member's permission bits: under WASI through the sandbox's host, which has them.
-fn set_mode(path: &Path, bits: u32) -> Result<(), String> {
+pub(crate) fn set_mode(path: &Path, bits: u32) -> Result<(), String> {
     #[cfg(target_os = "wasi")]
     let set = uucore::fs::sandbox_set_mode(path, bits);
     #[cfg(not(target_os = "wasi"))]

@@ -86,9 +86,12 @@
     "unexpand",
     "uniq",
     "unlink",
+    "unzip",
     "wc",
     "whoami",
     "xxd",
     "yes",
     "zcat",
+    "zip",
+    "zipinfo",
 ]

@@ -29,8 +29,11 @@ mod posix;
 mod sed;
 mod shell_files;
 mod tree;
+mod unzip;
 mod usage;
 mod xxd;
+mod zip;
+mod zipfile;
 
 /// The commands this program runs, sorted (the worker's list of them is checked against this).
 pub const COMMANDS: &[&str] = &include!("commands.rs");
@@ -68,6 +71,9 @@ fn run(name: &str, args: Args) -> Option<i32> {
         "less" => pager::less(args),
         "more" => pager::more(args),
         "tree" => tree::main(args),
+        "zip" => zip::main(args),
+        "unzip" => unzip::main("unzip", args),
+        "zipinfo" => unzip::main("zipinfo", args),
         "arch" => uu_arch::uumain(args),
         "b2sum" => uu_b2sum::uumain(args),
         "base32" => uu_base32::uumain(args),
