@@ -19,7 +19,7 @@ pub const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/advice.jso
 /// the rules, a day or more after the one before (so rules tuned on the earlier ones meet
 /// mistakes nobody tuned them for); a third of each is held out (never tuned on). Scored by
 /// `sandbox-bench --advice`, not a test.
-pub const BLIND_CORPORA: [(&str, &str); 4] = [
+pub const BLIND_CORPORA: [(&str, &str); 5] = [
     (
         "blind",
         concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/blind.json"),
@@ -35,6 +35,10 @@ pub const BLIND_CORPORA: [(&str, &str); 4] = [
     (
         "blind4",
         concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/blind4.json"),
+    ),
+    (
+        "blind5",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/blind5.json"),
     ),
 ];
 

@@ -40,6 +40,7 @@ impl Draft<'_, '_> {
         let explained = reshaped
             || known.is_some()
             || self.nothing_matched(stderr)
+            || self.read_without_stdin(stderr)
             || self.command_not_found(stderr)
             || self.command_missing_file(stderr)
             || self.command_code_raised(stderr)
@@ -97,7 +98,7 @@ impl Draft<'_, '_> {
     /// without `-P` reads as a letter, which is then the cause.
     fn nothing_matched(&mut self, stderr: &str) -> bool {
         let status_1 = self.message().ends_with("status 1");
-        let greps: Vec<&str> = (self.f.code.split(['|', ';', '&']))
+        let greps: Vec<&str> = (self.f.code.split(['|', ';', '&', '\n']))
             .filter(|stage| {
                 matches!(
                     stage.split_whitespace().next(),
@@ -131,6 +132,30 @@ impl Draft<'_, '_> {
             None => words::text("command_failed.nothing_matched").to_owned(),
         });
         true
+    }
+
+    /// `read` that found no input: it fails with status 1 and says nothing, because a command
+    /// line has no stdin (nobody can type an answer to a prompt); a `read` fed by a pipe or a
+    /// redirect is not this.
+    fn read_without_stdin(&mut self, stderr: &str) -> bool {
+        if !stderr.trim().is_empty() || !self.message().ends_with("status 1") {
+            return false;
+        }
+        let reads_stdin = self.f.code.split([';', '&', '\n']).any(|command| {
+            // Only the first stage of a pipeline reads the line's own stdin.
+            let first = command.split('|').next().unwrap_or("");
+            let words: Vec<&str> = first.split_whitespace().collect();
+            let start = words
+                .iter()
+                .position(|w| !matches!(*w, "if" | "then" | "!" | "do"));
+            start.is_some_and(|at| words[at] == "read")
+                && !first.contains('<')
+                && !command.contains('|')
+        });
+        if reads_stdin {
+            self.fix(words::text("command_failed.no_stdin"));
+        }
+        reads_stdin
     }
 
     /// `curl: command not found`: the command and why the sandbox lacks it. The toolbox's own

@@ -107,6 +107,8 @@ impl Draft<'_, '_> {
         let rule = match class {
             PathClass::ReadOnly if path.starts_with("/shared") => "read_only.shared",
             PathClass::ReadOnly => "read_only.data",
+            // A device (/dev/urandom, /dev/null as an operand): there is no /dev to copy from.
+            _ if path.starts_with("/dev/") => "device",
             _ => "outside",
         };
         self.rule_with(rule, &[("path", &clip(path, 200)), ("name", &name)]);

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::super::docs::{FUEL, JAVASCRIPT, PYTHON};
 use super::super::{MAX_MEMORY_BYTES, NextCall, derived_session_id, fmt_bytes};
+use super::code_lines::{block, is_name};
 use super::draft::Draft;
 use super::stops;
 use crate::words::{self, say};
@@ -149,6 +150,18 @@ impl Draft<'_, '_> {
         self.summary = words::text(summary).to_owned();
         self.doc(if self.python() { PYTHON } else { JAVASCRIPT });
         let recursive = self.code.recursion.first().cloned();
+        // A recursive walk that follows a graph's edges with no visited set: the graph's cycle.
+        let walk = recursive
+            .as_ref()
+            .and_then(|(name, line)| Some((name, line, graph_walk(self.f.code, *line as usize)?)));
+        if let Some((name, line, edges)) = walk {
+            self.fix(say!(
+                "stack_overflow.graph_walk",
+                name = name,
+                line = line,
+                edges = edges
+            ));
+        }
         match recursive {
             Some((name, line)) => {
                 let recursive = if self.python() {
@@ -176,5 +189,67 @@ impl Draft<'_, '_> {
         } else {
             "stack_overflow.javascript"
         });
+    }
+}
+
+/// What a recursive function defined at `line` (1-based) walks when it follows a graph's edges:
+/// its body loops over a node's neighbours (`for d in deps[name]`, `for (const d of
+/// graph[node])`, `graph.get(node)`), and nothing in the code remembers the nodes already
+/// visited, so a cycle recurses forever. The neighbours' expression, as written.
+fn graph_walk(code: &str, line: usize) -> Option<String> {
+    let lower = code.to_lowercase();
+    if [
+        "visited", "seen", "done", "marked", "onstack", "on_stack", "path.has", "in path",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+    {
+        return None;
+    }
+    let lines: Vec<&str> = code.lines().collect();
+    let body = block(&lines, line.checked_sub(1).filter(|&at| at < lines.len())?);
+    body.iter().find_map(|l| {
+        let l = l.trim();
+        let rest = l.strip_prefix("for ")?.trim_start();
+        // JavaScript's `for (const x of xs) {`, Python's `for x in xs:`.
+        let (javascript, rest) = match rest.strip_prefix('(') {
+            Some(rest) => (true, rest),
+            None => (false, rest),
+        };
+        let (_, iterable) = rest
+            .split_once(" of ")
+            .or_else(|| rest.split_once(" in "))?;
+        let iterable = iterable.trim().trim_end_matches('{').trim_end();
+        let iterable = if javascript {
+            iterable.strip_suffix(')').unwrap_or(iterable).trim_end()
+        } else {
+            iterable.strip_suffix(':').unwrap_or(iterable).trim_end()
+        };
+        let (graph, node) = iterable
+            .split_once(".get(")
+            .map(|(g, n)| (g, n.split([',', ')']).next().unwrap_or("")))
+            .or_else(|| {
+                let (g, n) = iterable.split_once('[')?;
+                Some((g, n.strip_suffix(']')?))
+            })?;
+        (is_name(graph.trim()) && is_name(node.trim())).then(|| iterable.to_owned())
+    })
+}
+
+#[cfg(test)]
+mod graph_tests {
+    use super::graph_walk;
+
+    #[test]
+    fn a_recursive_walk_over_edges_without_a_visited_set_is_a_graph_walk() {
+        let js = "const g = { a: ['b'], b: ['a'] };\nfunction walk(n) {\n  for (const m of g[n]) {\n    walk(m);\n  }\n}\nwalk('a');";
+        assert_eq!(graph_walk(js, 2).as_deref(), Some("g[n]"));
+        let py = "def reach(node):\n    out = []\n    for nxt in edges.get(node, []):\n        out += reach(nxt)\n    return out\n";
+        assert_eq!(graph_walk(py, 1).as_deref(), Some("edges.get(node, [])"));
+        let guarded =
+            "def reach(node, seen):\n    for nxt in edges[node]:\n        reach(nxt, seen)\n";
+        assert_eq!(graph_walk(guarded, 1), None);
+        let tree = "def depth(t):\n    for c in t.children:\n        depth(c)\n";
+        assert_eq!(graph_walk(tree, 1), None);
     }
 }

@@ -74,6 +74,12 @@ impl Draft<'_, '_> {
         if let Some((big, small)) = inner_sizes(lower).filter(|(big, small)| big - small == 1) {
             return Some(say!("inner_dimension.one_extra", big = big, small = small));
         }
+        // `df.apply(lambda row: row['name'])` with no axis: the lambda got columns, not rows.
+        if lower.contains("keyerror")
+            && let Some(param) = self.error_line().and_then(applied_per_column)
+        {
+            return Some(say!("key_error.apply_per_column", param = param));
+        }
         if lower.contains("keyerror") && subscripted_enum(self.f.code, self.error_line()).is_some()
         {
             return Some(words::text("key_error.enum_by_name").to_owned());
@@ -188,6 +194,18 @@ impl Draft<'_, '_> {
         // the missing input.
         if let Some((call, line)) = self.empty_stdin_read(name) {
             self.fix(say!("no_stdin.read_empty", call = call, line = line));
+        }
+        // The code's own check failed (an assert, a throw or raise under an if): the bug is
+        // in what came before, and some bugs show in the code alone.
+        if self.own_check_failed(name) {
+            let table = if self.python() {
+                "known_silent.python"
+            } else {
+                "known_silent.javascript"
+            };
+            if let Some(fix) = self.known_fix(table, lower) {
+                self.fix(fix);
+            }
         }
         if let Some(fix) = self.known_message_fix(lower) {
             self.fix(fix);
@@ -413,6 +431,24 @@ impl Draft<'_, '_> {
                 self.fixed_fixes_after_the_first("ZeroDivisionError");
             }
             None => self.fixed_exception_fixes("ZeroDivisionError"),
+        }
+    }
+
+    /// Whether the failure is the code's own check: an `assert`, or an error the failing line
+    /// of this cell raises or throws itself (`raise ValueError(...)`, `throw new Error(...)`),
+    /// not one raised inside a library or the runtime.
+    fn own_check_failed(&self, name: &str) -> bool {
+        if name == "AssertionError" {
+            return true;
+        }
+        let Some(line) = self.error_line() else {
+            return false;
+        };
+        let line = line.trim();
+        if self.python() {
+            line.starts_with("raise ") || line.contains(": raise ")
+        } else {
+            line.contains("throw ")
         }
     }
 
@@ -869,6 +905,20 @@ fn decimal_for_int(message: &str) -> Option<&str> {
 /// subscripts (`Level[x]`); any line of the code when the failing one is not known (`None`).
 /// `[]` looks a member up by its name, so a KeyError there is a value looked up as a name; a
 /// KeyError on any other line (a dict's) is not, even in code that defines an Enum.
+/// The parameter of a lambda given to `.apply(...)` on `line` and indexed by a string inside
+/// it (`df.apply(lambda row: row['first'] + row['last'])`), when the call names no `axis`:
+/// `DataFrame.apply` then passes each column, so the names looked up are not its labels.
+fn applied_per_column(line: &str) -> Option<&str> {
+    let (_, call) = line.split_once(".apply(")?;
+    if call.contains("axis") {
+        return None;
+    }
+    let (param, body) = call.trim_start().strip_prefix("lambda ")?.split_once(':')?;
+    let param = param.trim();
+    let indexed = [format!("{param}['"), format!("{param}[\"")];
+    (is_name(param) && indexed.iter().any(|i| body.contains(i.as_str()))).then_some(param)
+}
+
 fn subscripted_enum<'c>(code: &'c str, line: Option<&str>) -> Option<&'c str> {
     const ENUM_BASES: [&str; 5] = ["Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"];
     let enums: Vec<&str> = code
@@ -1196,7 +1246,20 @@ mod reading_tests {
 
 #[cfg(test)]
 mod tests {
-    use super::{inner_sizes, raised_in, separator_join};
+    use super::{applied_per_column, inner_sizes, raised_in, separator_join};
+
+    #[test]
+    fn apply_without_axis_is_read_off_the_line() {
+        let line = "out['x'] = df.apply(lambda r: r['a'] * r[\"b\"])";
+        assert_eq!(applied_per_column(line), Some("r"));
+        for line in [
+            "df.apply(lambda r: r['a'], axis=1)",
+            "s.apply(lambda v: lookup[v])",
+            "df.apply(len)",
+        ] {
+            assert_eq!(applied_per_column(line), None, "{line}");
+        }
+    }
 
     #[test]
     fn errors_raised_inside_a_module() {
