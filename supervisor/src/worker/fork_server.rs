@@ -439,15 +439,7 @@ impl Forked {
         let Some(pidfd) = &self.pidfd else {
             return Ok(None);
         };
-        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG;
-        let status = match waitid(Id::PIDFd(pidfd.get_ref().as_fd()), flags)? {
-            WaitStatus::Exited(_, code) => ExitStatus::from_raw((code & 0xff) << 8),
-            WaitStatus::Signaled(_, signal, core) => {
-                ExitStatus::from_raw(signal as i32 | if core { 0x80 } else { 0 })
-            }
-            _ => return Ok(None),
-        };
-        self.status = Some(status);
+        self.status = reaped(pidfd)?;
         Ok(self.status)
     }
 
@@ -456,16 +448,38 @@ impl Forked {
     /// # Errors
     /// When waitid fails.
     pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
-        loop {
-            if let Some(status) = self.try_wait()? {
-                return Ok(status);
-            }
-            let Some(pidfd) = &self.pidfd else {
-                return Err(std::io::Error::other("no pidfd"));
-            };
-            let mut ready = pidfd.readable().await?;
-            ready.clear_ready();
+        if let Some(status) = self.status {
+            return Ok(status);
         }
+        let Some(pidfd) = &self.pidfd else {
+            return Err(std::io::Error::other("no pidfd"));
+        };
+        let status = reap(pidfd).await?;
+        self.status = Some(status);
+        Ok(status)
+    }
+}
+
+/// The child behind `pidfd` reaped, if it has ended.
+fn reaped(pidfd: &AsyncFd<OwnedFd>) -> std::io::Result<Option<ExitStatus>> {
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG;
+    Ok(match waitid(Id::PIDFd(pidfd.get_ref().as_fd()), flags)? {
+        WaitStatus::Exited(_, code) => Some(ExitStatus::from_raw((code & 0xff) << 8)),
+        WaitStatus::Signaled(_, signal, core) => Some(ExitStatus::from_raw(
+            signal as i32 | if core { 0x80 } else { 0 },
+        )),
+        _ => None,
+    })
+}
+
+/// Waits until the child behind `pidfd` ends and reaps it.
+async fn reap(pidfd: &AsyncFd<OwnedFd>) -> std::io::Result<ExitStatus> {
+    loop {
+        if let Some(status) = reaped(pidfd)? {
+            return Ok(status);
+        }
+        let mut ready = pidfd.readable().await?;
+        ready.clear_ready();
     }
 }
 
@@ -475,22 +489,18 @@ impl Drop for Forked {
             return;
         }
         kill_group(self.pid);
-        let mut rest = Forked {
-            pid: self.pid,
-            pidfd: self.pidfd.take(),
-            status: None,
-        };
-        // A SIGKILLed process is gone in moments; it is reaped off the caller's path.
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
+        // A SIGKILLed process is gone in moments; it is reaped off the caller's path. The task
+        // owns the descriptor only, never a `Forked`: a runtime shutting down drops a task
+        // spawned on it at once, and a `Forked` dropped there would spawn again, without end.
+        // Dropped so, the child is left to init, as the server is exiting.
+        match (tokio::runtime::Handle::try_current(), self.pidfd.take()) {
+            (Ok(runtime), Some(pidfd)) => {
                 runtime.spawn(async move {
-                    let _ = rest.wait().await;
+                    let _ = reap(&pidfd).await;
                 });
             }
-            Err(_) => {
-                let pid = nix::unistd::Pid::from_raw(rest.pid as i32);
-                rest.status = Some(ExitStatus::from_raw(0));
-                let _ = nix::sys::wait::waitpid(pid, None);
+            _ => {
+                let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(self.pid as i32), None);
             }
         }
     }
@@ -547,5 +557,55 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(5), gone)
             .await
             .expect("killed and reaped: not even a zombie is left");
+    }
+
+    /// A task holding a running child's `Forked` is dropped as its runtime shuts down (as the
+    /// server's tasks are at exit): the reaping it spawns is dropped at once too, and must not
+    /// spawn another while the child is still dying, which once spawned without end and
+    /// overflowed the stack. A child with much memory takes long enough to die (as a worker
+    /// does), and a small stack is soon full, for that to show every time.
+    #[test]
+    fn a_child_dropped_while_its_runtime_shuts_down_is_killed_once() {
+        let pid =
+            child("exec python3 -c 'import time; held = b\"x\" * (256 << 20); time.sleep(100)'");
+        let resident_mib = || {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            (status.lines())
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .map_or(0, |kib| kib >> 10)
+        };
+        while resident_mib() < 256 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_stack_size(32 * 1024)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (held, holding) = std::sync::mpsc::channel();
+        runtime.spawn(async move {
+            let forked = Forked::open(pid).unwrap();
+            held.send(()).unwrap();
+            std::future::pending::<()>().await;
+            drop(forked);
+        });
+        holding.recv().unwrap();
+        drop(runtime);
+        // Killed, and reaped by whoever outlives the runtime (init, for the server) unless
+        // the reaping ran first.
+        let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid as i32), None);
+        assert!(
+            matches!(
+                status,
+                Ok(WaitStatus::Signaled(
+                    _,
+                    nix::sys::signal::Signal::SIGKILL,
+                    _
+                )) | Err(nix::errno::Errno::ECHILD)
+            ),
+            "{status:?}"
+        );
     }
 }
