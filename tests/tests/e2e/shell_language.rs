@@ -187,10 +187,11 @@ const LINES: &[&str] = &[
     "set -u; a=(); echo \"[${a[@]}]\" ${#a[@]} \"[${b[*]}]\"; echo \"${a[0]}\"; echo no",
     "a=(x \"y z\"); echo \"${a[*]@A}\"; printf '<%s>' \"${a[@]@A}\" \"${a[@]@k}\"; echo \"${a[@]@K}\" \"${a[5]@A}\" \"${a[@]@Q}\"",
     // Declared never assigned (`declare -a e`) is not `a=()`; integer arrays; read-only lists;
-    // a bare `declare` lists arrays as `set` does.
+    // a bare `declare` and a bare `set` list arrays in the same form.
     "declare -a e; a=(); declare -p e a; declare -ai n=(1+1 2*3); n[2]=4*4; declare -p n",
     "readonly r=(1 2); declare -p r; declare -ar r2=(x y); declare -p r2; x=(5 6); unset x[0] x[1]; declare -p x",
     "b[3]=q; s='a b'; e=; t=\"it's\"; declare -a u; declare | grep -E '^(b|s|e|t|u)='",
+    "b[3]=q; s='a b'; readonly r=(5 6); set | grep -E '^(b|s|r)='",
     "declare -a e; a=(); set -u; echo ${#a[@]}; (echo ${#e[@]}); echo $?",
     // `set -e` and its POSIX exceptions.
     "set -e; if false; then :; fi; false || true; ! true; echo alive",

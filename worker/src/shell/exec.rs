@@ -887,7 +887,7 @@ impl<'a> Shell<'a> {
                     status = 1;
                 }
             }
-            match self.assign_arrays(&cmd.arrays) {
+            match self.assign_arrays(&cmd.arrays, &[]) {
                 Ok(true) => Ok(self.subst_status.map_or(status, |s| s.max(status))),
                 Ok(false) => Ok(1),
                 Err(e) => self.expansion_failed(e),
@@ -907,9 +907,9 @@ impl<'a> Shell<'a> {
             }
             // Names of `readonly NAME=(...)` and `declare -r NAME=(...)` that were not
             // read-only before: the command's own list still assigns them.
-            let made_readonly: Vec<&str> = (cmd.declared.iter())
-                .map(|list| list.name.as_str())
-                .filter(|name| !self.readonly.contains(*name))
+            let made_readonly: Vec<String> = (cmd.declared.iter())
+                .map(|list| list.name.clone())
+                .filter(|name| !self.readonly.contains(name))
                 .collect();
             let mut result = match self.functions.get(&argv[0]).cloned() {
                 Some(f) => self.call_function(&f, &argv, (fds.stdin.clone(), fds.out, fds.err)),
@@ -917,14 +917,7 @@ impl<'a> Shell<'a> {
             };
             // `declare -a NAME=(...)`: the list, once `declare` made NAME (local, say).
             if matches!(result, Ok(0)) && !cmd.declared.is_empty() {
-                let made_readonly: Vec<&str> = (made_readonly.into_iter())
-                    .filter(|name| self.readonly.remove(*name))
-                    .collect();
-                let assigned = self.assign_arrays(&cmd.declared);
-                for name in made_readonly {
-                    self.readonly.insert(name.to_owned());
-                }
-                result = match assigned {
+                result = match self.assign_arrays(&cmd.declared, &made_readonly) {
                     Ok(true) => Ok(0),
                     Ok(false) => Ok(1),
                     Err(e) => self.expansion_failed(e),
@@ -1094,14 +1087,19 @@ impl<'a> Shell<'a> {
     /// Sets a shell variable; `false` (after a message) when it is read-only or the variables
     /// would hold more than [`MAX_VARS`].
     pub(crate) fn set_var(&mut self, name: &str, value: String) -> bool {
+        if self.readonly.contains(name) && name != "RANDOM" {
+            self.complain(format_args!("{name}: readonly variable"));
+            return false;
+        }
+        self.store_var(name, value)
+    }
+
+    /// [`Shell::set_var`] once the caller has checked that `name` may be assigned.
+    fn store_var(&mut self, name: &str, value: String) -> bool {
         if name == "RANDOM" {
             // Seeds the sequence (bash); xorshift needs a state other than 0.
             self.random = value.trim().parse::<i64>().map_or(1, |n| (n as u32) | 1);
             return true;
-        }
-        if self.readonly.contains(name) {
-            self.complain(format_args!("{name}: readonly variable"));
-            return false;
         }
         let Some(value) = self.integer_checked(name, value) else {
             return false;
@@ -1136,10 +1134,16 @@ impl<'a> Shell<'a> {
     }
 
     /// Runs a command's array assignments; `false` (after a message) when one failed.
-    fn assign_arrays(&mut self, list: &[ArrayAssign]) -> Result<bool, ExpandError> {
+    /// `made_readonly`: names the command itself just made read-only (`readonly a=(...)`),
+    /// which its own list still assigns.
+    fn assign_arrays(
+        &mut self,
+        list: &[ArrayAssign],
+        made_readonly: &[String],
+    ) -> Result<bool, ExpandError> {
         let mut ok = true;
         for a in list {
-            if self.readonly.contains(&a.name) {
+            if self.readonly.contains(&a.name) && !made_readonly.contains(&a.name) {
                 self.complain(format_args!("{}: readonly variable", a.name));
                 ok = false;
                 continue;
@@ -1157,7 +1161,7 @@ impl<'a> Shell<'a> {
                         true => self.element(&a.name, at).unwrap_or_default() + &value,
                         false => value,
                     };
-                    ok &= self.set_element(&a.name, at, value);
+                    ok &= self.store_element(&a.name, at, value);
                 }
                 ArrayValue::List(items) => {
                     let mut values: Vec<(Option<usize>, String)> = Vec::new();
@@ -1200,7 +1204,7 @@ impl<'a> Shell<'a> {
                     self.state.arrays.declare(&a.name);
                     for (index, v) in values {
                         let at = index.unwrap_or(next);
-                        if !self.set_element(&a.name, at, v) {
+                        if !self.store_element(&a.name, at, v) {
                             ok = false;
                             break;
                         }
@@ -1242,12 +1246,17 @@ impl<'a> Shell<'a> {
     /// Sets element `at` of `name` (making it an array past 0); `false` after a message when
     /// it is read-only or the variables would hold more than [`MAX_VARS`].
     pub(crate) fn set_element(&mut self, name: &str, at: usize, value: String) -> bool {
-        if at == 0 {
-            return self.set_var(name, value);
-        }
         if self.readonly.contains(name) {
             self.complain(format_args!("{name}: readonly variable"));
             return false;
+        }
+        self.store_element(name, at, value)
+    }
+
+    /// [`Shell::set_element`] once the caller has checked that `name` may be assigned.
+    fn store_element(&mut self, name: &str, at: usize, value: String) -> bool {
+        if at == 0 {
+            return self.store_var(name, value);
         }
         let Some(value) = self.integer_checked(name, value) else {
             return false;

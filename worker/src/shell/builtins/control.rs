@@ -220,9 +220,9 @@ fn print_declarations(ctx: &mut Ctx<'_, '_>, names: &[String]) -> Result<i32, Ab
     Ok(status)
 }
 
-/// A bare `declare`: every variable, scalars and arrays, by name; an array declared and never
-/// assigned is not listed (bash).
-fn list_variables(ctx: &mut Ctx<'_, '_>) {
+/// A bare `declare` or `set`: every variable, scalars and arrays, by name, in the form the
+/// shell reads back; an array declared and never assigned is not listed (bash).
+pub(super) fn list_variables(ctx: &mut Ctx<'_, '_>) {
     let arrays = &ctx.sh.state.arrays;
     let mut names: Vec<String> = (ctx.sh.state.vars.keys().chain(arrays.names()))
         .cloned()

@@ -155,7 +155,7 @@ fn option<'o>(o: &'o mut Options, name: &str) -> Option<&'o mut bool> {
 
 pub(super) fn set(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
     if args.is_empty() {
-        print_env(ctx);
+        super::control::list_variables(ctx);
         return Ok(0);
     }
     let mut rest = args.iter();
