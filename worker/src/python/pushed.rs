@@ -561,9 +561,6 @@ impl Pristine {
 pub struct Adopted {
     interpreter: Interpreter,
     woken: Woken,
-    /// Whether the supervisor was told the worker is ready (here, rather than by the guest
-    /// thread).
-    announced: bool,
 }
 
 /// Adopts `pristine` for the session (see [`Interpreter::adopt`]) on the calling thread, when
@@ -601,17 +598,10 @@ pub fn adopt_before_threads(
         tracing::warn!(error = %format!("{e:#}"), "cannot adopt the fork server's interpreter");
     })
     .ok()?;
-    // As the guest thread would say it (see `serve`).
-    let version = match &woken {
-        Woken::Version(version) => version.clone(),
-        Woken::NotYet => String::new(),
-    };
-    let announced = link.send_ready(Language::Python, version, true).is_ok();
-    Some(Adopted {
-        interpreter,
-        woken,
-        announced,
-    })
+    // Said here instead of by the guest thread (see `serve`). A link that fails now fails
+    // the guest thread's first read too, which ends the worker as it would have.
+    let _ = link.send_ready(Language::Python, woken.version(), true);
+    Some(Adopted { interpreter, woken })
 }
 
 /// Where an interpreter starts from.
@@ -632,6 +622,17 @@ enum Woken {
     Version(String),
     /// Not yet ([`WakeAt::FirstNeed`]).
     NotYet,
+}
+
+impl Woken {
+    /// The version a Ready says: empty before the driver has said it (the restored state's
+    /// driver says it next).
+    fn version(&self) -> String {
+        match self {
+            Woken::Version(version) => version.clone(),
+            Woken::NotYet => String::new(),
+        }
+    }
 }
 
 /// Runs the pushed Python session until the supervisor goes away. With `image` (the module
@@ -670,11 +671,9 @@ pub(super) fn serve(
     // is ready (so the caller hears about the restart and can continue at once).
     let mut carried: Option<ExecutionReport> = None;
     loop {
-        let mut announced = false;
-        let mut started = (adopted.take()).map(|adopted| {
-            announced = adopted.announced;
-            (adopted.interpreter, adopted.woken)
-        });
+        // An interpreter adopted before the threads has said the worker is ready.
+        let announced = adopted.is_some();
+        let mut started = (adopted.take()).map(|adopted| (adopted.interpreter, adopted.woken));
         if let (None, Some(_), Some(ready)) = (&started, image, pristine.take()) {
             let adopted = Interpreter::adopt(
                 ready,
@@ -732,11 +731,7 @@ pub(super) fn serve(
             Some(started) => started,
             None => start_cold(preload)?,
         };
-        let (version, mut asleep) = match woken {
-            Woken::Version(version) => (version, false),
-            // The version is the driver's to say; the restored state's driver says it next.
-            Woken::NotYet => (String::new(), true),
-        };
+        let (version, mut asleep) = (woken.version(), matches!(woken, Woken::NotYet));
         preload = "";
         wake = WakeAt::Start;
         let sent = match carried.take() {
