@@ -24,7 +24,9 @@ impl Draft<'_, '_> {
     pub(super) fn command_failed(&mut self) {
         let stderr = self.f.stderr;
         let first_error = stderr.lines().map(str::trim).find(|l| !l.is_empty());
+        // The summary ends the sentence itself: a message's own full stop is not doubled.
         let message = clip(first_error.unwrap_or_else(|| self.message()), 200);
+        let message = message.strip_suffix('.').unwrap_or(&message).to_owned();
         self.summary = if message.is_empty() {
             words::text("command_failed.no_message").to_owned()
         } else {
@@ -181,19 +183,24 @@ impl Draft<'_, '_> {
         true
     }
 
-    /// `cat: notes.txt: No such file or directory`: the file is not in /app.
+    /// `cat: notes.txt: No such file or directory` (or Info-ZIP's `unzip:  cannot find or open
+    /// data.zip, data.zip.zip or data.zip.ZIP.`): the file is not in /app.
     fn command_missing_file(&mut self, stderr: &str) -> bool {
+        const INFO_ZIP: &str = "cannot find or open ";
         let Some(line) = stderr
             .lines()
-            .find(|l| l.contains("No such file or directory"))
+            .find(|l| l.contains("No such file or directory") || l.contains(INFO_ZIP))
         else {
             return false;
         };
-        let name = first_quoted(line).or_else(|| {
-            // `tool: NAME: No such file or directory`
-            let parts: Vec<&str> = line.split(": ").collect();
-            (parts.len() >= 3).then(|| parts[parts.len() - 2].trim())
-        });
+        let name = match line.split_once(INFO_ZIP) {
+            Some((_, named)) => named.split(", ").next().map(str::trim),
+            None => first_quoted(line).or_else(|| {
+                // `tool: NAME: No such file or directory`
+                let parts: Vec<&str> = line.split(": ").collect();
+                (parts.len() >= 3).then(|| parts[parts.len() - 2].trim())
+            }),
+        };
         // `jq: error: Could not open file data.json: ...`: the name is the word of that text
         // the command line wrote, not the whole sentence.
         let code = self.f.code;
