@@ -575,7 +575,13 @@ mod tests {
                 .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
                 .map_or(0, |kib| kib >> 10)
         };
+        // A child that never gets there (no python3, no memory) fails the test, never hangs it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while resident_mib() < 256 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the child never held 256 MiB"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
