@@ -42,6 +42,7 @@ impl Draft<'_, '_> {
         let explained = reshaped
             || known.is_some()
             || self.nothing_matched(stderr)
+            || self.inputs_differ(stderr)
             || self.read_without_stdin(stderr)
             || self.command_not_found(stderr)
             || self.command_missing_file(stderr)
@@ -133,6 +134,25 @@ impl Draft<'_, '_> {
             ),
             None => words::text("command_failed.nothing_matched").to_owned(),
         });
+        true
+    }
+
+    /// `diff` or `cmp` whose inputs differ: status 1 and no word on stderr, which their
+    /// convention makes the answer (the differences are on stdout), not an error; trouble is
+    /// status 2 with a message.
+    fn inputs_differ(&mut self, stderr: &str) -> bool {
+        let status_1 = self.message().ends_with("status 1");
+        let comparer = (self.f.code.split(['|', ';', '&', '\n'])).find_map(|stage| {
+            stage
+                .split_whitespace()
+                .next()
+                .filter(|word| matches!(*word, "diff" | "cmp"))
+        });
+        let Some(command) = comparer.filter(|_| status_1 && stderr.trim().is_empty()) else {
+            return false;
+        };
+        self.summary = say!("command_failed.inputs_differ_summary", command);
+        self.fix(say!("command_failed.inputs_differ", command));
         true
     }
 

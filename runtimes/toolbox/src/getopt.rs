@@ -12,6 +12,8 @@ pub struct Parsed {
     /// Options in order, with their values.
     pub opts: Vec<(char, Option<String>)>,
     pub operands: Vec<String>,
+    /// Where each operand was among the words parsed (diff repeats the other words).
+    pub operand_at: Vec<usize>,
 }
 
 impl Parsed {
@@ -72,6 +74,7 @@ pub fn parse(args: &[String], short: &str, long: &[Long]) -> Result<Parsed, Stri
         i += 1;
         if only_operands || a == "-" || !a.starts_with('-') {
             p.operands.push(a.clone());
+            p.operand_at.push(i - 1);
             continue;
         }
         if a == "--" {

@@ -122,6 +122,16 @@ const LINES: &[&str] = &[
     "diff -c p.txt q.txt | tail -n +3",
     "cat s1.txt | diff - s2.txt",
     "diff a.txt missing.txt",
+    // Whitespace, case and blank lines told apart or not (-w -b -i -B -Z --strip-trailing-cr).
+    "printf 'a  b\\nC\\nend \\n' > x; printf 'a b\\nc\\nend\\n' > y; diff x y; diff -w x y; echo $?; diff -b x y; echo $?; diff -i x y; echo $?; diff -bi x y; echo $?",
+    "printf 'a\\n\\nb\\n\\n' > x; printf 'a\\nb\\n' > y; diff -B x y; echo $?; diff -u x y | tail -n +3; diff -Bc x p.txt | tail -n +3",
+    "printf 'a\\r\\nb\\r\\n' > x; printf 'a\\nb\\n' > y; diff --strip-trailing-cr x y; echo $?; diff -q x y; echo $?; diff -Z x y; echo $?",
+    "printf 'one\\ntwo\\n' > x; diff -wi x - < x; echo $?; diff --ignore-all-space --ignore-case -U0 a.txt p.txt | tail -n +3",
+    // Directories: -r, -N, -q, -s, -x over two trees.
+    "cp -r src s2 && echo extra >> s2/main.py && rm s2/pkg/util.py && touch s2/new.txt && diff -r src s2; echo $?",
+    "cp -r src s2 && echo extra >> s2/main.py && rm s2/pkg/util.py && echo n > s2/new.txt && diff -rN src s2 | grep -v '^[-+][-+][-+] '; diff -rq src s2; echo $?",
+    "cp -r src s2 && echo extra >> s2/main.py && diff -r -x '*.py' src s2; echo $?; cp -r src s3 && diff -rs src s3",
+    "diff src docs; echo $?; diff -r src docs; echo $?; diff -r src/main.py src; echo $?; diff -u src/pkg docs | tail -n +3",
     // (`cmp` without -s/-l says "byte 3" as GNU diffutils 3.9+ does; 3.8 says "char 3".)
     "cmp -s s1.txt s2.txt",
     "cmp -l s1.txt s2.txt",
