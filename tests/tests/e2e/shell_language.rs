@@ -193,6 +193,11 @@ const LINES: &[&str] = &[
     "b[3]=q; s='a b'; e=; t=\"it's\"; declare -a u; declare | grep -E '^(b|s|e|t|u)='",
     "b[3]=q; s='a b'; readonly r=(5 6); set | grep -E '^(b|s|r)='",
     "declare -a e; a=(); set -u; echo ${#a[@]}; (echo ${#e[@]}); echo $?",
+    // An assignment to a read-only variable abandons the rest of the line being run (in a
+    // function or a loop too), not the script; `eval`'s text and a sourced file go on at their
+    // next line; `x=5 cmd` complains and runs cmd with the old value.
+    "bash -c $'readonly x=1; y=1 x=2 z=3; echo no\\necho \"$? y=$y z=$z\"\\nfor i in 1 2; do x[1]=6; echo no; done; echo no\\ng() { echo \"in $x\"; }; x=5 g; x=(1 2); echo no\\necho end $?'; echo outer $?",
+    "bash <<'EOF'\nreadonly x=1; eval $'x=2; echo no\\necho next $?'\nf() { x=4; echo in-f; }; eval 'f; echo no'; echo after $?\n(x=2; echo no); echo sub $?; (eval $'x=2\\necho no'); echo $?\nprintf 'x=2; echo no\\necho sourced-next\\n' > l.sh; . ./l.sh; echo back $?; (. ./l.sh); echo $?; echo $(x+=1; echo no) $?\nEOF",
     // `set -e` and its POSIX exceptions.
     "set -e; if false; then :; fi; false || true; ! true; echo alive",
     "set -e; echo before; false; echo never",

@@ -81,6 +81,11 @@ pub(crate) enum Abort {
     Break(usize),
     /// `continue N`: ends N-1 enclosing loops and goes on with the next iteration of the Nth.
     Continue(usize),
+    /// An assignment to a read-only variable (`x=2`, `x[1]=2`, not `x=2 cmd`): as in bash,
+    /// the rest of the line being run is abandoned with status 1, whatever loops and
+    /// functions it was in; the script (or `eval`, or sourced file) goes on at its next line,
+    /// and a subshell (whatever `eval` or sourced file inside) ends with status 1.
+    Line,
 }
 
 /// `set` options. They last for one call (a session-wide `set -e` would make later, unrelated
@@ -308,6 +313,25 @@ impl<'a> Shell<'a> {
         Ok(self.status)
     }
 
+    /// Runs a script read line by line (the command line, a sourced file, `eval`'s text): an
+    /// [`Abort::Line`] abandons the rest of its line only, with status 1; inside a subshell
+    /// it ends the subshell, as in bash.
+    pub(crate) fn run_lines(&mut self, script: &Script) -> Result<i32, Abort> {
+        let mut items = script.items.iter();
+        while let Some(item) = items.next() {
+            if let Err(abort) = self.run_and_or(item) {
+                if abort != Abort::Line || self.subshells > 0 {
+                    return Err(abort);
+                }
+                self.status = 1;
+                if !item.ends_line {
+                    items.by_ref().find(|rest| rest.ends_line);
+                }
+            }
+        }
+        Ok(self.status)
+    }
+
     /// Runs `script` as a condition (`if`, `while`): `set -e` does not apply inside.
     fn run_condition(&mut self, script: &Script) -> Result<i32, Abort> {
         self.errexit_off += 1;
@@ -369,6 +393,7 @@ impl<'a> Shell<'a> {
         let status = match &result {
             Ok(code) | Err(Abort::Exit(code) | Abort::Return(code)) => *code,
             Err(Abort::Break(_) | Abort::Continue(_)) => self.status,
+            Err(Abort::Line) => 1,
             Err(Abort::Timeout | Abort::Cancelled) => return result,
         };
         let Some(action) = self.traps.remove(&EXIT_TRAP) else {
@@ -875,17 +900,26 @@ impl<'a> Shell<'a> {
         let result = if !redirected {
             Ok(1)
         } else if argv.is_empty() {
-            // Assigning a read-only variable ends the script, as in bash.
-            if let Some((k, _)) = assigns.iter().find(|(k, _)| self.readonly.contains(k)) {
-                self.complain(format_args!("{k}: readonly variable"));
-                self.close_files(mark);
-                return Err(Abort::Exit(1));
-            }
+            // Assigning a read-only variable abandons the rest of the line, as in bash; the
+            // assignments before it hold.
+            let readonly = |k: &String| self.readonly.contains(k) && k != "RANDOM";
+            let refused = (assigns.iter().map(|(k, _)| k))
+                .chain(cmd.arrays.iter().map(|a| &a.name))
+                .find(|k| readonly(k))
+                .cloned();
             let mut status = self.subst_status.unwrap_or(0);
             for (k, v) in assigns {
+                if refused.as_ref() == Some(&k) {
+                    break;
+                }
                 if !self.set_var(&k, v) {
                     status = 1;
                 }
+            }
+            if let Some(k) = refused {
+                self.complain(format_args!("{k}: readonly variable"));
+                self.close_files(mark);
+                return Err(Abort::Line);
             }
             match self.assign_arrays(&cmd.arrays, &[]) {
                 Ok(true) => Ok(self.subst_status.map_or(status, |s| s.max(status))),
@@ -903,7 +937,12 @@ impl<'a> Shell<'a> {
                 .map(|(k, _)| (k.clone(), self.state.vars.get(k).cloned()))
                 .collect();
             for (k, v) in assigns {
-                self.state.vars.insert(k, v);
+                // A read-only name keeps its value: bash complains and runs the command.
+                if self.readonly.contains(&k) {
+                    self.complain(format_args!("{k}: readonly variable"));
+                } else {
+                    self.state.vars.insert(k, v);
+                }
             }
             // Names of `readonly NAME=(...)` and `declare -r NAME=(...)` that were not
             // read-only before: the command's own list still assigns them.
@@ -1039,7 +1078,7 @@ impl<'a> Shell<'a> {
                 return Ok(2);
             }
         };
-        self.with_streams(fds, |sh| sh.run_script(&script))
+        self.with_streams(fds, |sh| sh.run_lines(&script))
     }
 
     /// When commands stop: the command line's deadline, or a running `timeout`'s before it.
@@ -1507,7 +1546,7 @@ impl<'a> Shell<'a> {
             )
         });
         self.depth += 1;
-        let mut result = self.run_script(&script);
+        let mut result = self.run_lines(&script);
         if isolated {
             result = self.run_exit_trap(result);
         }
@@ -1560,6 +1599,7 @@ fn ended_subshell(result: Result<i32, Abort>) -> Result<i32, Abort> {
     match result {
         Err(Abort::Exit(code) | Abort::Return(code)) => Ok(code),
         Err(Abort::Break(_) | Abort::Continue(_)) => Ok(0),
+        Err(Abort::Line) => Ok(1),
         other => other,
     }
 }

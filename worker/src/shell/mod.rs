@@ -357,7 +357,7 @@ pub fn execute(
     // it. The shell's state is plain data, so what a half-run command left behind is consistent
     // enough to report and go on.
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let result = shell.check().and_then(|()| shell.run_script(&parsed));
+        let result = shell.check().and_then(|()| shell.run_lines(&parsed));
         shell.run_exit_trap(result)
     }));
     shell.remove_temporaries(0);
@@ -378,8 +378,9 @@ pub fn execute(
             let restricted = shell.restriction.take().map(ShellError::PathRestriction);
             (code, restricted.or(refused))
         }
-        // `break` and `continue` refuse to run outside a loop, so they never get here.
-        Ok(Err(Abort::Break(_) | Abort::Continue(_))) => (shell.status, None),
+        // `break` and `continue` refuse to run outside a loop, and the command line's lines
+        // take an abandoned line's end, so these never get here.
+        Ok(Err(Abort::Break(_) | Abort::Continue(_) | Abort::Line)) => (shell.status, None),
         Ok(Err(Abort::Timeout)) => {
             shell.io.write(
                 streams::Target::Stderr,

@@ -37,6 +37,9 @@ pub(crate) struct Script {
 pub(crate) struct AndOr {
     pub first: Pipeline,
     pub rest: Vec<(Connector, Pipeline)>,
+    /// Whether a newline (or the end of the list) follows it, not `;`: bash abandons the rest
+    /// of the line being run up to here after an assignment to a read-only variable.
+    pub ends_line: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -330,7 +333,7 @@ impl Parser<'_> {
             if self.at_end(ends)? {
                 return Ok(Script { items });
             }
-            items.push(self.and_or()?);
+            let mut item = self.and_or()?;
             match self.peek()?.clone() {
                 Tok::Op(";") => {
                     self.next()?;
@@ -339,10 +342,15 @@ impl Parser<'_> {
                         return Err(unexpected(&Tok::Op(";")));
                     }
                 }
-                Tok::Newline => {}
-                _ if self.at_end(ends)? => return Ok(Script { items }),
+                Tok::Newline => item.ends_line = true,
+                _ if self.at_end(ends)? => {
+                    item.ends_line = true;
+                    items.push(item);
+                    return Ok(Script { items });
+                }
                 _ => return Err(unexpected(&self.next()?)),
             }
+            items.push(item);
         }
     }
 
@@ -362,7 +370,13 @@ impl Parser<'_> {
             let connector = match self.peek()? {
                 Tok::Op("&&") => Connector::And,
                 Tok::Op("||") => Connector::Or,
-                _ => return Ok(AndOr { first, rest }),
+                _ => {
+                    return Ok(AndOr {
+                        first,
+                        rest,
+                        ends_line: false,
+                    });
+                }
             };
             self.next()?;
             self.skip_newlines()?;

@@ -1100,3 +1100,33 @@ fn process_substitution_reads_a_file_that_goes_afterwards() {
         "0\n0\n"
     );
 }
+
+/// An assignment to a read-only variable abandons the rest of the line being run, as in bash
+/// (not the script): in a function or a loop too; `eval`'s text and a sourced file go on at
+/// their next line, a subshell ends with 1, and `x=2 cmd` only complains and runs `cmd`. What
+/// was assigned before the read-only name holds. (e2e `shell_language` checks these against
+/// bash itself.)
+#[test]
+fn a_read_only_assignment_abandons_its_line() {
+    let mut s = Sandbox::new();
+    let (out, err, code) = s.sh(concat!(
+        "readonly x=1; x=2; echo no\n",
+        "echo line2 $?; y=1 x=2 z=3; echo no\n",
+        "echo \"y=$y z=$z\"\n",
+        "f() { x=4; echo no; }; f; echo no\n",
+        "for i in 1 2; do\n  x[1]=6\n  echo no\ndone; echo no\n",
+        "echo after-loop $?; (x=2; echo no); echo sub $?\n",
+        "eval 'x=2; echo no'; echo eval $?; eval $'x=2\\necho eval-next'\n",
+        "g() { echo \"prefix $x\"; }; x=5 g; x=(1 2); echo no\n",
+        "echo end $?",
+    ));
+    assert_eq!(
+        out,
+        "line2 1\ny=1 z=\nafter-loop 1\nsub 1\neval 1\neval-next\nprefix 1\nend 1\n"
+    );
+    assert_eq!(code, 0);
+    assert_eq!(err.matches("x: readonly variable").count(), 9, "{err:?}");
+    s.write("lines.sh", "x=2; echo no\necho sourced-next\n");
+    let (out, err, code) = s.sh("readonly x=1; . ./lines.sh; echo back $?");
+    assert_eq!((out.as_str(), code), ("sourced-next\nback 0\n", 0), "{err}");
+}
