@@ -53,6 +53,7 @@
     "numfmt",
     "od",
     "paste",
+    "patch",
     "pathchk",
     "pr",
     "ptx",

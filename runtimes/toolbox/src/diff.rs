@@ -9,7 +9,7 @@ mod myers;
 mod print;
 mod tree;
 
-use crate::getopt::{self, Long};
+use crate::getopt::{self, Long, refused};
 
 /// The output formats printed here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,8 +75,7 @@ const STRIP_CR: char = '\u{e000}';
 const TABSIZE: char = '\u{e001}';
 const NORMAL: char = '\u{e002}';
 const NO_OP: char = '\u{e003}';
-/// GNU's long-only options this diff refuses: each its own letter, from here on.
-const REFUSED_BASE: u32 = 0xe100;
+/// GNU's long-only options this diff refuses: each its own letter ([`getopt::refused`]).
 const REFUSED_LONG: &[&str] = &[
     "ignore-file-name-case",
     "speed-large-files",
@@ -178,13 +177,6 @@ const LONG: &[Long] = &[
     ("palette", refused(18), true),
     ("help", refused(19), false),
 ];
-
-const fn refused(index: u32) -> char {
-    match char::from_u32(REFUSED_BASE + index) {
-        Some(c) => c,
-        None => panic!("a private-use character"),
-    }
-}
 
 /// Runs `diff` with `args` (`args[0]` is the command's name).
 pub fn main(args: super::Args) -> i32 {
@@ -346,14 +338,8 @@ fn refuse(c: char) {
                 'v' => "-v (--version)",
                 'H' => "-H",
                 _ => {
-                    let index = (c as u32).wrapping_sub(REFUSED_BASE) as usize;
-                    let name = REFUSED_LONG.get(index).copied().unwrap_or("this option");
-                    let suffix = if REFUSED_VALUED.contains(&name) {
-                        "=..."
-                    } else {
-                        ""
-                    };
-                    eprintln!("diff: --{name}{suffix} is not supported here");
+                    let name = getopt::refused_name(c, REFUSED_LONG, REFUSED_VALUED);
+                    eprintln!("diff: {name} is not supported here");
                     return;
                 }
             };

@@ -6,6 +6,28 @@
 /// One long option: its name, the short letter it stands for, whether it takes a value.
 pub type Long = (&'static str, char, bool);
 
+/// The first letter standing for a long-only option a command refuses by name: a command's
+/// table of such names gives each its own private-use letter from here on ([`refused`]), never
+/// typed and never one of its own long-only letters below it.
+pub const REFUSED_BASE: u32 = 0xe100;
+
+/// The letter of refused long option number `index` (its place in the command's names).
+pub const fn refused(index: u32) -> char {
+    match char::from_u32(REFUSED_BASE + index) {
+        Some(c) => c,
+        None => panic!("a private-use character"),
+    }
+}
+
+/// `--NAME` (with `=...` when it is in `valued`) for the refused letter `c`, from the
+/// command's table of refused `names`.
+pub fn refused_name(c: char, names: &[&str], valued: &[&str]) -> String {
+    let index = (c as u32).wrapping_sub(REFUSED_BASE) as usize;
+    let name = names.get(index).copied().unwrap_or("this option");
+    let suffix = if valued.contains(&name) { "=..." } else { "" };
+    format!("--{name}{suffix}")
+}
+
 /// What a command line said.
 #[derive(Debug, Default)]
 pub struct Parsed {

@@ -25,6 +25,7 @@ mod identity;
 mod jq;
 mod own;
 mod pager;
+mod patch;
 mod posix;
 mod sed;
 mod shell_files;
@@ -106,6 +107,7 @@ fn run(name: &str, args: Args) -> Option<i32> {
         "numfmt" => uu_numfmt::uumain(args),
         "od" => uu_od::uumain(args),
         "paste" => uu_paste::uumain(args),
+        "patch" => patch::main(args),
         "pathchk" => uu_pathchk::uumain(args),
         "pr" => uu_pr::uumain(args),
         "ptx" => uu_ptx::uumain(args),

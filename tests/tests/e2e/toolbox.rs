@@ -132,6 +132,15 @@ const LINES: &[&str] = &[
     "cp -r src s2 && echo extra >> s2/main.py && rm s2/pkg/util.py && echo n > s2/new.txt && diff -rN src s2 | grep -v '^[-+][-+][-+] '; diff -rq src s2; echo $?",
     "cp -r src s2 && echo extra >> s2/main.py && diff -r -x '*.py' src s2; echo $?; cp -r src s3 && diff -rs src s3",
     "diff src docs; echo $?; diff -r src docs; echo $?; diff -r src/main.py src; echo $?; diff -u src/pkg docs | tail -n +3",
+    // patch: unified and context diffs made here, applied, reversed, skipped, rejected.
+    "diff -u p.txt q.txt > d; patch p.txt < d; echo $?; cat p.txt; patch -R -i d p.txt; echo $?; cat p.txt",
+    "diff -c p.txt q.txt > d; patch --dry-run p.txt d; echo $?; cat p.txt; patch -b -i d p.txt; echo $?; cat p.txt p.txt.orig",
+    "diff -u p.txt q.txt > d; patch < d; echo $?; cat p.txt; patch < d; echo $?; patch -N < d; echo $?; tail -n +3 p.txt.rej",
+    "diff -u p.txt q.txt > d; printf '0\\n' | cat - p.txt > p2; patch -o out p2 d; echo $?; cat out",
+    "diff -u p.txt q.txt > d; sed -i 's/^3$/three/' p.txt; patch -s p.txt < d; echo $?; tail -n +3 p.txt.rej; cat p.txt",
+    "cp -r src s2 && echo extra >> s2/main.py && rm s2/pkg/util.py && echo n > s2/new.txt && diff -ruN src s2 > d; cd src && patch -p1 < ../d; echo $?; cat main.py new.txt; ls pkg",
+    "printf -- '--- /dev/null\\n+++ new.txt\\n@@ -0,0 +1,2 @@\\n+one\\n+two\\n' > d; patch < d; echo $?; cat new.txt; patch -R < d; echo $?; ls new.txt; printf 'a\\nb' > x; printf 'a\\nc\\n' > y; diff -u x y > d; patch x < d; echo $?; od -c x",
+    "patch p.txt < /dev/null; echo $?; patch -i missing.diff; echo $?; echo junk | patch; echo $?",
     // (`cmp` without -s/-l says "byte 3" as GNU diffutils 3.9+ does; 3.8 says "char 3".)
     "cmp -s s1.txt s2.txt",
     "cmp -l s1.txt s2.txt",
