@@ -352,7 +352,9 @@ fn unified_hunk(lines: &[Line], i: &mut usize) -> Result<Option<Hunk>, Malformed
             Some(b'+') => (Kind::Add, &line.text[1..]),
             // An empty line is an empty context line whose space was lost (by an editor).
             None => (Kind::Keep, &line.text[..]),
-            Some(b'\\') => {
+            // Any other line starting with a backslash is malformed (GNU's words), and
+            // stopping here is what keeps this loop moving.
+            Some(b'\\') if no_newline_marker(line) => {
                 take_marker(lines, i, ops.last_mut());
                 continue;
             }

@@ -498,3 +498,34 @@ fn options_it_does_not_have_are_refused_by_name() {
         assert!(parse_args(&args).is_err(), "{name} accepted");
     }
 }
+
+/// A line that starts with a backslash but is no `\ No newline` marker, inside a hunk, is a
+/// malformed patch (status 2, nothing patched), as GNU says; it once made the reader loop
+/// forever. (GNU says "patching file f" first: it reads a file's hunks after naming the file,
+/// ours reads the whole patch before touching anything.)
+#[test]
+fn a_stray_backslash_line_is_malformed() {
+    let old = seq(1, 10);
+    let new = old.replace("4\n", "four\n");
+    for (tag, p) in [
+        (
+            "after",
+            unified(&old, &new, "f").replacen("+four\n", "+four\n\\x\n", 1),
+        ),
+        (
+            "first",
+            unified(&old, &new, "f").replacen("-4\n", "\\x\n-4\n", 1),
+        ),
+    ] {
+        let dir = scratch(tag);
+        plant(&dir, &[("f", old.as_str())]);
+        let outcome = ours(&dir, &[], p.as_bytes());
+        let _ = fs::remove_dir_all(&dir);
+        assert_eq!(outcome.status, 2, "{outcome:?}");
+        assert!(
+            outcome.stderr.contains("malformed patch at line"),
+            "{outcome:?}"
+        );
+        assert_eq!(outcome.files.get("f"), Some(&old), "{outcome:?}");
+    }
+}
