@@ -839,27 +839,16 @@ fn context_reject(hunk: &Hunk, text: &mut Vec<u8>) {
         }
     }
     text.extend_from_slice(b"***************\n");
-    let old = format!(
-        "*** {} ****\n",
-        context_range(hunk.old_start, hunk.old_len())
-    );
-    text.extend_from_slice(old.as_bytes());
     // Unlike diff -c, a side with only context lines is written out too.
-    if ops.iter().any(|o| o.kind != Kind::Add) {
+    let sides = [
+        ("***", "****", hunk.old_start, hunk.old_len(), Kind::Add),
+        ("---", "----", hunk.new_start, hunk.new_len(), Kind::Remove),
+    ];
+    for (mark, end, start, len, other_side) in sides {
+        let header = format!("{mark} {} {end}\n", context_range(start, len));
+        text.extend_from_slice(header.as_bytes());
         for (op, mark) in ops.iter().zip(&marks) {
-            if op.kind != Kind::Add {
-                push_line(text, &[*mark, b' '], &op.line);
-            }
-        }
-    }
-    let new = format!(
-        "--- {} ----\n",
-        context_range(hunk.new_start, hunk.new_len())
-    );
-    text.extend_from_slice(new.as_bytes());
-    if ops.iter().any(|o| o.kind != Kind::Remove) {
-        for (op, mark) in ops.iter().zip(&marks) {
-            if op.kind != Kind::Remove {
+            if op.kind != other_side {
                 push_line(text, &[*mark, b' '], &op.line);
             }
         }
