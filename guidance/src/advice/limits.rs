@@ -724,6 +724,10 @@ impl Draft<'_, '_> {
         self.restart_explained = true;
         self.doc(FUEL);
         self.doc(SESSIONS);
+        // A job meant to run beside the rest (a server, a watcher) ran to completion first.
+        if f.command && super::shell_habits::starts_background_job(f.code) {
+            self.fix(say!("timeout.background_job"));
+        }
         let retries = self.swallowed_retry_fix();
         let endless = self.first_endless_loop();
         if let Some(endless) = &endless {

@@ -314,6 +314,43 @@ pub(super) fn nested_quotes(line: &str) -> Option<(&'static str, char, &str)> {
     (!inner.trim().is_empty()).then_some((option, quote, inner))
 }
 
+/// Whether a command line starts a background job: a `&` that ends a list, outside quotes and
+/// comments, and not part of `&&`, `>&`, `<&`, `&>` or `|&`.
+pub(super) fn starts_background_job(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let (mut single, mut double, mut comment) = (false, false, false);
+    let mut escaped = false;
+    for (at, &b) in bytes.iter().enumerate() {
+        if comment {
+            comment = b != b'\n';
+            continue;
+        }
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match b {
+            b'\\' if !single => escaped = true,
+            b'\'' if !double => single = !single,
+            b'"' if !single => double = !double,
+            b'#' if !single && !double && (at == 0 || bytes[at - 1].is_ascii_whitespace()) => {
+                comment = true;
+            }
+            b'&' if !single && !double => {
+                let before = at.checked_sub(1).map(|i| bytes[i]);
+                let after = bytes.get(at + 1).copied();
+                let joined = matches!(before, Some(b'&' | b'>' | b'<' | b'|'))
+                    || matches!(after, Some(b'&' | b'>'));
+                if !joined {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// How many files a command line creates one by one, when it is many (1,000 or more): a
 /// brace range in a command that creates files (`touch part_{1..25000}.csv`), or a counted
 /// loop whose body writes a file (`for i in $(seq 1 30000); do echo $i > f_$i.txt; done`).
@@ -357,6 +394,29 @@ pub(super) fn many_files(line: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn background_jobs_are_a_lone_ampersand_outside_quotes() {
+        for line in [
+            "python server.py &",
+            "nohup python w.py > log 2>&1 &\necho started",
+            "for f in *; do gzip \"$f\" & done; wait",
+            "a & b",
+        ] {
+            assert!(starts_background_job(line), "{line}");
+        }
+        for line in [
+            "a && b",
+            "cmd > out 2>&1",
+            "cmd &> out",
+            "cmd |& tee log",
+            "cmd 0<&3",
+            "echo 'a & b' \"c & d\" e\\&f",
+            "ls # a comment & more",
+        ] {
+            assert!(!starts_background_job(line), "{line}");
+        }
+    }
 
     #[test]
     fn inline_programs_and_their_nested_quotes() {

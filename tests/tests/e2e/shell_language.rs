@@ -198,6 +198,12 @@ const LINES: &[&str] = &[
     // next line; `x=5 cmd` complains and runs cmd with the old value.
     "bash -c $'readonly x=1; y=1 x=2 z=3; echo no\\necho \"$? y=$y z=$z\"\\nfor i in 1 2; do x[1]=6; echo no; done; echo no\\ng() { echo \"in $x\"; }; x=5 g; x=(1 2); echo no\\necho end $?'; echo outer $?",
     "bash <<'EOF'\nreadonly x=1; eval $'x=2; echo no\\necho next $?'\nf() { x=4; echo in-f; }; eval 'f; echo no'; echo after $?\n(x=2; echo no); echo sub $?; (eval $'x=2\\necho no'); echo $?\nprintf 'x=2; echo no\\necho sourced-next\\n' > l.sh; . ./l.sh; echo back $?; (. ./l.sh); echo $?; echo $(x+=1; echo no) $?\nEOF",
+    // Background jobs: each runs to completion where it stands (one command at a time), which
+    // is one of the orders bash allows; `wait` syncs both sides.
+    "echo a & wait; echo b; (exit 3) & wait $!; echo $?; x=1 & wait; echo \"[$x]\"",
+    "for f in a.txt nums.txt; do wc -l < \"$f\" > \"$f.n\" & done; wait; cat a.txt.n nums.txt.n",
+    "nohup sort nums.txt > sorted.txt 2>&1 & pid=$!; wait $pid; echo $?; cat sorted.txt; false & wait -n; echo $?",
+    "kill -0 $$; echo $?; kill -l 9 TERM; bash -c 'trap \"echo got\" TERM; kill $$; echo after $?'; bash -c 'echo a; kill $$; echo b'; echo $?",
     // `set -e` and its POSIX exceptions.
     "set -e; if false; then :; fi; false || true; ! true; echo alive",
     "set -e; echo before; false; echo never",
@@ -269,7 +275,7 @@ async fn shell_language_refuses_and_bounds_what_it_must() -> Result<()> {
         .await?;
     // Unsupported syntax is a syntax error (status 2) before anything runs.
     for line in [
-        "echo ran; sleep 1 &",
+        "echo ran; sleep 1 &;",
         "echo ran; select x in a b; do echo $x; done",
         "echo ran; export arr=(1 2 3)",
         "echo ran; arr=(1 2",

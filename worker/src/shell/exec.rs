@@ -308,9 +308,30 @@ impl<'a> Shell<'a> {
 
     pub(crate) fn run_script(&mut self, script: &Script) -> Result<i32, Abort> {
         for item in &script.items {
-            self.run_and_or(item)?;
+            self.run_item(item)?;
         }
         Ok(self.status)
+    }
+
+    /// One and/or list of a script, in the foreground or (`&`) in the background.
+    fn run_item(&mut self, item: &AndOr) -> Result<i32, Abort> {
+        if item.background {
+            self.run_background(item)
+        } else {
+            self.run_and_or(item)
+        }
+    }
+
+    /// `list &`: an asynchronous list. The worker runs one command at a time, so it runs to
+    /// completion here, as bash runs one: in a subshell, `set -e` not reacting to it, its
+    /// stdin the script's (empty, as bash's `/dev/null` for a job at the top; a pipe or a
+    /// redirection around it, as in bash). The line goes on with status 0 and `$!` set;
+    /// `wait` gives the job's status (see `builtins::jobs`).
+    fn run_background(&mut self, list: &AndOr) -> Result<i32, Abort> {
+        let status = self.subshell(|sh| sh.run_and_or(list))?;
+        self.state.jobs.ended(status);
+        self.status = 0;
+        Ok(0)
     }
 
     /// Runs a script read line by line (the command line, a sourced file, `eval`'s text): an
@@ -319,7 +340,7 @@ impl<'a> Shell<'a> {
     pub(crate) fn run_lines(&mut self, script: &Script) -> Result<i32, Abort> {
         let mut items = script.items.iter();
         while let Some(item) = items.next() {
-            if let Err(abort) = self.run_and_or(item) {
+            if let Err(abort) = self.run_item(item) {
                 if abort != Abort::Line || self.subshells > 0 {
                     return Err(abort);
                 }
@@ -1657,10 +1678,17 @@ impl Env for Shell<'_> {
         match name {
             "?" => Some(self.status.to_string()),
             // There is no process to name: a fixed, harmless value for `tmp.$$` file names.
-            "$" => Some("1".into()),
+            "$" => Some(builtins::SHELL_PID.to_string()),
+            "!" => Some(
+                self.state
+                    .jobs
+                    .last_pid()
+                    .map(|p| p.to_string())
+                    .unwrap_or_default(),
+            ),
             "#" => Some(self.positional.len().saturating_sub(1).to_string()),
             "@" | "*" => Some(self.positional.get(1..).unwrap_or_default().join(" ")),
-            "!" | "-" => Some(String::new()),
+            "-" => Some(String::new()),
             n if n.chars().all(|c| c.is_ascii_digit()) => {
                 let i: usize = n.parse().ok()?;
                 if i == 0 {

@@ -111,6 +111,8 @@ pub struct ShellState {
     pub vars: BTreeMap<String, String>,
     /// Indexed arrays: their elements past 0 (element 0 is the variable in `vars`).
     pub arrays: Arrays,
+    /// Background jobs (`cmd &`), for `$!`, `wait` and `kill`.
+    pub(crate) jobs: builtins::Jobs,
 }
 
 impl Default for ShellState {
@@ -133,6 +135,7 @@ impl Default for ShellState {
             cwd: "/app".into(),
             vars,
             arrays: Arrays::default(),
+            jobs: builtins::Jobs::default(),
         }
     }
 }
@@ -352,6 +355,7 @@ pub fn execute(
     // this mark.
     let quota_mark = limits.quota.as_ref().map(|q| quota::lock(q).refusals());
     let fs = Arc::new(guest_fs::Fs::new(fs));
+    state.jobs.new_call();
     let mut shell = Shell::new(fs, state, interpreters, limits);
     // A panic in a built-in must not take the worker (and the session's interpreter) down with
     // it. The shell's state is plain data, so what a half-run command left behind is consistent

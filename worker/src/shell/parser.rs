@@ -4,8 +4,9 @@
 //! redirections, or a function definition (`name() body`, `function name body`).
 //!
 //! The whole script is parsed before anything runs, so a syntax error anywhere means nothing ran.
-//! What stays unsupported is refused here with a message: background jobs (`&`), `select`
-//! and `coproc` (indexed arrays are parsed: `NAME=(...)`, `NAME[i]=value`).
+//! What stays unsupported is refused here with a message: `select` and `coproc` (indexed
+//! arrays are parsed: `NAME=(...)`, `NAME[i]=value`). A list ended by `&` is marked
+//! [`AndOr::background`].
 //!
 //! Why this is not `brush-parser` (the maintained bash parser): the command line comes from the
 //! client and is parsed in the worker, on the shell thread, before any deadline can be checked.
@@ -40,6 +41,8 @@ pub(crate) struct AndOr {
     /// Whether a newline (or the end of the list) follows it, not `;`: bash abandons the rest
     /// of the line being run up to here after an assignment to a read-only variable.
     pub ends_line: bool,
+    /// Ended by `&`: an asynchronous list (see `Shell::run_background`).
+    pub background: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -253,10 +256,6 @@ pub(crate) fn parse_nested(lx: &mut Lexer) -> Result<Script, String> {
 fn unexpected(tok: &Tok) -> String {
     let text = match tok {
         Tok::Eof => return "syntax error: unexpected end of file".into(),
-        Tok::Op("&") => {
-            return "background jobs (`&`) are not supported; run commands one after another"
-                .into();
-        }
         Tok::Op(op) => op.to_string(),
         Tok::Newline => "newline".into(),
         Tok::Word(w) => w.plain().unwrap_or("word").into(),
@@ -335,12 +334,15 @@ impl Parser<'_> {
             }
             let mut item = self.and_or()?;
             match self.peek()?.clone() {
-                Tok::Op(";") => {
+                Tok::Op(separator @ (";" | "&")) => {
                     self.next()?;
-                    // `a; ;` is an error in bash too.
+                    item.background = separator == "&";
+                    // `a; ;` and `a &;` are errors in bash too.
                     if *self.peek()? == Tok::Op(";") {
                         return Err(unexpected(&Tok::Op(";")));
                     }
+                    // `a;` and `a &` at the end of a line end it.
+                    item.ends_line = *self.peek()? == Tok::Newline || self.at_end(ends)?;
                 }
                 Tok::Newline => item.ends_line = true,
                 _ if self.at_end(ends)? => {
@@ -375,6 +377,7 @@ impl Parser<'_> {
                         first,
                         rest,
                         ends_line: false,
+                        background: false,
                     });
                 }
             };
@@ -1232,7 +1235,8 @@ mod tests {
             ("{ a", "end of file"),
             ("(a", "end of file"),
             ("f() a", "compound"),
-            ("sleep 1 &", "background"),
+            ("sleep 1 &;", "`;'"),
+            ("& a", "`&'"),
             ("| a", "`|'"),
             ("a &&", "end of file"),
             ("a ;; b", "`;;'"),

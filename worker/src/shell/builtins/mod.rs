@@ -17,6 +17,7 @@ mod control;
 mod find_exec;
 mod interp;
 mod io;
+mod jobs;
 mod printf;
 mod scripts;
 mod session;
@@ -26,6 +27,7 @@ use super::exec::{Abort, Ctx};
 use crate::shell::guest_fs::{Access, FsError};
 use crate::toolbox::ToolEnd;
 pub(crate) use cond::{binary_test, unary_test};
+pub(crate) use jobs::{Jobs, SHELL_PID};
 
 /// A built-in's entry point: the context and the arguments after the name.
 pub(crate) type Run = fn(&mut Ctx<'_, '_>, &[String]) -> Result<i32, Abort>;
@@ -65,6 +67,8 @@ table! {
     "declare" => control::declare, "declare [-aixrgp] NAME[=VALUE | =(WORD...)]...",
         "set variables (local in a function); -a indexed arrays (no -A)";
     "dirs" => session::dirs, "dirs [-clpv]", "print the directory stack of pushd";
+    "disown" => jobs::disown, "disown [-ahr] [%JOB | PID]...",
+        "forget background jobs (they have ended: a job runs to completion here)";
     "echo" => printf::echo, "echo [-n] [-e] [ARG...]", "print arguments";
     "env" => session::env, "env [NAME=VALUE...] [COMMAND [ARG...]]",
         "print the environment, or run a command with more of it";
@@ -77,6 +81,10 @@ table! {
     "getopts" => control::getopts, "getopts OPTSTRING NAME [ARG...]",
         "parse options: the next one into NAME, its value into OPTARG";
     "help" => session::help, "help [COMMAND]", "list the commands, or describe one";
+    "jobs" => jobs::jobs, "jobs [-lnprs] [%JOB...]",
+        "list running background jobs (none: a job runs to completion before the next command)";
+    "kill" => jobs::kill, "kill [-s SIGNAL | -SIGNAL] PID | %JOB... | kill -l [SIGNAL]",
+        "send a signal: background jobs have ended already; $$ is this shell";
     "let" => control::let_, "let EXPR...",
         "evaluate arithmetic expressions (status 1 when the last is 0)";
     "local" => control::local, "local [-a] NAME[=VALUE | =(WORD...)]...",
@@ -85,6 +93,8 @@ table! {
         "read the lines of stdin into the indexed array NAME (MAPFILE)";
     "node" => interp::node, "node FILE [ARGS] | node -e CODE",
         "run JavaScript in a fresh interpreter (the session's files, not its variables)";
+    "nohup" => jobs::nohup, "nohup COMMAND [ARG...]",
+        "run a command (no hangup ever comes, and output stays where it goes)";
     "pip" => interp::pip, "pip install [-r FILE] NAME[==VERSION]... | pip list",
         "install Python packages into the session";
     "pip3" => interp::pip, "pip3 install NAME[==VERSION]...", "same as pip";
@@ -130,6 +140,8 @@ table! {
     "umask" => session::umask, "umask [-p] [-S] [MODE]",
         "print the mask new files get (0022: files 0644, directories 0755)";
     "unset" => session::unset, "unset NAME...", "remove variables";
+    "wait" => jobs::wait, "wait [-fn] [-p VAR] [%JOB | PID]...",
+        "the exit status of background jobs (each ran to completion when started)";
     "which" => session::which, "which NAME...", "say whether a command is available";
     "xargs" => scripts::xargs, "xargs [-n N] [-I STR] [-0] [-d DELIM] [COMMAND [ARG...]]",
         "run a command with arguments read from stdin";

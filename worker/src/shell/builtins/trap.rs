@@ -26,11 +26,7 @@ pub(super) fn trap(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
             }
             "-p" => print = true,
             "-l" => {
-                let names: Vec<String> = (1..=SIGNALS.len())
-                    .map(|n| format!("{n:2}) SIG{}", SIGNALS[n - 1]))
-                    .collect();
-                let lines: Vec<String> = names.chunks(5).map(|row| row.join("\t")).collect();
-                ctx.outs(&format!("{}\n", lines.join("\n")));
+                ctx.outs(&signal_table());
                 return Ok(0);
             }
             // `trap - INT` resets: `-` is an action, not an option.
@@ -127,6 +123,15 @@ pub(super) fn signal_number(spec: &str) -> Option<u32> {
 /// A signal's name without `SIG` (`TERM` for 15), as `kill -l` prints it.
 pub(super) fn signal_name(number: u32) -> &'static str {
     SIGNALS[number as usize - 1]
+}
+
+/// The signals by number, five to a line, as `trap -l` and `kill -l` print them.
+pub(super) fn signal_table() -> String {
+    let names: Vec<String> = (1..=SIGNALS.len())
+        .map(|n| format!("{n:2}) SIG{}", SIGNALS[n - 1]))
+        .collect();
+    let lines: Vec<String> = names.chunks(5).map(|row| row.join("\t")).collect();
+    format!("{}\n", lines.join("\n"))
 }
 
 /// How `trap -p` names a trap number.

@@ -235,7 +235,7 @@ fn syntax_errors_run_nothing() {
         "echo before; echo $(ls",
         "echo before; echo `ls",
         "echo before; (cd /tmp",
-        "echo before; sleep 1 &",
+        "echo before; sleep 1 &;",
         "echo before; f() ls",
         "echo before |",
         "echo before; case x in x) ;; ",
@@ -1113,6 +1113,8 @@ fn a_read_only_assignment_abandons_its_line() {
         "readonly x=1; x=2; echo no\n",
         "echo line2 $?; y=1 x=2 z=3; echo no\n",
         "echo \"y=$y z=$z\"\n",
+        "x=2;\n",
+        "echo semicolon-next\n",
         "f() { x=4; echo no; }; f; echo no\n",
         "for i in 1 2; do\n  x[1]=6\n  echo no\ndone; echo no\n",
         "echo after-loop $?; (x=2; echo no); echo sub $?\n",
@@ -1122,10 +1124,10 @@ fn a_read_only_assignment_abandons_its_line() {
     ));
     assert_eq!(
         out,
-        "line2 1\ny=1 z=\nafter-loop 1\nsub 1\neval 1\neval-next\nprefix 1\nend 1\n"
+        "line2 1\ny=1 z=\nsemicolon-next\nafter-loop 1\nsub 1\neval 1\neval-next\nprefix 1\nend 1\n"
     );
     assert_eq!(code, 0);
-    assert_eq!(err.matches("x: readonly variable").count(), 9, "{err:?}");
+    assert_eq!(err.matches("x: readonly variable").count(), 10, "{err:?}");
     s.write("lines.sh", "x=2; echo no\necho sourced-next\n");
     let (out, err, code) = s.sh("readonly x=1; . ./lines.sh; echo back $?");
     assert_eq!((out.as_str(), code), ("sourced-next\nback 0\n", 0), "{err}");
