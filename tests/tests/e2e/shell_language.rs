@@ -204,6 +204,10 @@ const LINES: &[&str] = &[
     "for f in a.txt nums.txt; do wc -l < \"$f\" > \"$f.n\" & done; wait; cat a.txt.n nums.txt.n",
     "nohup sort nums.txt > sorted.txt 2>&1 & pid=$!; wait $pid; echo $?; cat sorted.txt; false & wait -n; echo $?",
     "kill -0 $$; echo $?; kill -l 9 TERM; bash -c 'trap \"echo got\" TERM; kill $$; echo after $?'; bash -c 'echo a; kill $$; echo b'; echo $?",
+    // `exec`: redirections for the rest of the script (not out of a subshell or a redirected
+    // block), or a command in the script's place.
+    "(exec > log.txt 2>&1; echo a; cat nosuch; echo b); cat log.txt; f() { exec 2>&1; }; f; cat nosuch; { exec >/dev/null; echo in; } > g.txt; echo out; cat g.txt",
+    "(exec > k.txt; echo one; cat k.txt >&2; echo two) 2> err.txt; cat err.txt k.txt; bash -c 'trap \"echo bye\" EXIT; exec echo hi; echo no'; bash -c 'exec sh -c \"exit 3\"'; echo $?",
     // `set -e` and its POSIX exceptions.
     "set -e; if false; then :; fi; false || true; ! true; echo alive",
     "set -e; echo before; false; echo never",

@@ -509,6 +509,9 @@ impl<'a> Shell<'a> {
             positional: self.positional.clone(),
             locals: self.locals.clone(),
         };
+        // What `exec` redirects inside ends with it.
+        let streams = (self.base_in.clone(), self.base_out, self.base_err);
+        let files = self.io.file_count();
         // A subshell starts without the caller's traps and runs its own `EXIT` trap.
         let traps = std::mem::take(&mut self.traps);
         self.subshells += 1;
@@ -521,24 +524,41 @@ impl<'a> Shell<'a> {
         self.functions = saved.functions;
         self.positional = saved.positional;
         self.locals = saved.locals;
+        (self.base_in, self.base_out, self.base_err) = streams;
+        self.close_files_kept_since(files);
         ended_subshell(result)
     }
 
     /// Runs `f` with the script's default streams set to these (a redirected compound command,
-    /// a pipeline stage, a substitution).
+    /// a pipeline stage, a substitution), and puts the old ones back. A frame that changes no
+    /// stream has nothing to put back: what `exec` redirected inside it (in an `if`, a loop, a
+    /// function) stays, as in bash.
     fn with_streams<T>(
         &mut self,
         streams: (Input, Target, Target),
         f: impl FnOnce(&mut Self) -> T,
     ) -> T {
+        let unchanged = streams.0.same(&self.base_in)
+            && streams.1 == self.base_out
+            && streams.2 == self.base_err;
         let saved = (
             std::mem::replace(&mut self.base_in, streams.0),
             std::mem::replace(&mut self.base_out, streams.1),
             std::mem::replace(&mut self.base_err, streams.2),
         );
         let result = f(self);
-        (self.base_in, self.base_out, self.base_err) = saved;
+        if !unchanged {
+            (self.base_in, self.base_out, self.base_err) = saved;
+        }
         result
+    }
+
+    /// `exec` with redirections only: they become the script's default streams, and a file
+    /// they opened stays open to the end of the call.
+    pub(crate) fn exec_streams(&mut self, stdin: Input, out: Target, err: Target) {
+        self.io.keep_open(out);
+        self.io.keep_open(err);
+        (self.base_in, self.base_out, self.base_err) = (stdin, out, err);
     }
 
     fn run_command(&mut self, cmd: &Command, stdin: Input, out: Target) -> Result<i32, Abort> {

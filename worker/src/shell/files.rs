@@ -146,9 +146,25 @@ impl Shell<'_> {
         }
     }
 
-    /// Ends the redirections made since `mark`: appends what each gathered to its file.
+    /// Ends the redirections made since `mark`: appends what each gathered to its file (not
+    /// one `exec` keeps open: those end with the call, [`Shell::close_all_files`]).
     pub(crate) fn close_files(&mut self, mark: usize) {
-        for file in self.io.take_files(mark) {
+        self.write_back_files(false, mark);
+    }
+
+    /// Ends every redirection, at the end of the call.
+    pub(crate) fn close_all_files(&mut self) {
+        self.write_back_files(true, 0);
+    }
+
+    /// Ends every redirection made since `mark`, kept ones too (a subshell that ran `exec >
+    /// file` ends).
+    pub(crate) fn close_files_kept_since(&mut self, mark: usize) {
+        self.write_back_files(true, mark);
+    }
+
+    fn write_back_files(&mut self, all: bool, mark: usize) {
+        for file in self.io.take_files(mark, all) {
             if file.failed || (file.data.is_empty() && !file.unchecked) {
                 continue;
             }

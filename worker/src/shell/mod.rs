@@ -409,7 +409,7 @@ pub fn execute(
             (EXIT_INTERNAL, None)
         }
     };
-    shell.close_files(0);
+    shell.close_all_files();
     ShellOutcome {
         stdout: std::mem::take(&mut shell.io.stdout.buf),
         stderr: std::mem::take(&mut shell.io.stderr.buf),

@@ -76,6 +76,9 @@ pub(crate) struct OutFile {
     /// Opened without asking the sandbox (`>>` of a file this call's redirections already
     /// made): the write-back creates it again if it went, even with nothing written.
     pub unchecked: bool,
+    /// Made by `exec > file`: it stays open, past the command that made it, to the end of
+    /// the call.
+    pub kept: bool,
 }
 
 /// Every output of a script: the outcome's streams, pipe buffers and redirection files.
@@ -168,6 +171,7 @@ impl Io {
             data: Vec::new(),
             failed: false,
             unchecked,
+            kept: false,
         }));
         Target::File(self.files.len() - 1)
     }
@@ -177,10 +181,39 @@ impl Io {
         self.opened.contains(guest)
     }
 
-    /// Takes the files opened since `mark`, in the order they were opened, to be written.
-    pub(crate) fn take_files(&mut self, mark: usize) -> Vec<OutFile> {
-        let mark = mark.min(self.files.len());
-        self.files.drain(mark..).flatten().collect()
+    /// Takes the files opened since `mark`, in the order they were opened, to be written. A
+    /// file `exec` keeps open stays where its [`Target`] finds it (unless `all`), wherever it
+    /// was opened; what it gathered so far is taken, as a file of its own, so that the
+    /// commands after it read what was written.
+    pub(crate) fn take_files(&mut self, mark: usize, all: bool) -> Vec<OutFile> {
+        let mut taken = Vec::new();
+        for (at, slot) in self.files.iter_mut().enumerate() {
+            match slot {
+                Some(f) if f.kept && !all && !f.data.is_empty() => taken.push(OutFile {
+                    shown: f.shown.clone(),
+                    guest: f.guest.clone(),
+                    data: std::mem::take(&mut f.data),
+                    failed: f.failed,
+                    unchecked: false,
+                    kept: true,
+                }),
+                Some(f) if at >= mark && (all || !f.kept) => taken.extend(slot.take()),
+                _ => {}
+            }
+        }
+        while self.files.last().is_some_and(Option::is_none) {
+            self.files.pop();
+        }
+        taken
+    }
+
+    /// Keeps the file `t` writes to open to the end of the call (`exec > file`).
+    pub(crate) fn keep_open(&mut self, t: Target) {
+        if let Target::File(i) = t
+            && let Some(Some(f)) = self.files.get_mut(i)
+        {
+            f.kept = true;
+        }
     }
 
     pub(crate) fn file_count(&self) -> usize {
@@ -296,6 +329,11 @@ impl Input {
 
     pub(crate) fn was_consumed(&self) -> bool {
         self.consumed.get()
+    }
+
+    /// Whether both are the same stream (one read position), not just equal bytes.
+    pub(crate) fn same(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.data, &other.data) && Rc::ptr_eq(&self.pos, &other.pos)
     }
 }
 

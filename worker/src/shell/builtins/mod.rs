@@ -74,6 +74,9 @@ table! {
         "print the environment, or run a command with more of it";
     "eval" => control::eval, "eval [ARG...]",
         "run the arguments as a command line in this shell";
+    "exec" => session::exec, "exec [COMMAND [ARG...]] [REDIRECTION...]",
+        "run a command in the script's place (the script ends with it), or redirect the \
+         script's own streams (exec > log 2>&1)";
     "exit" => session::exit, "exit [N]", "stop the script with status N";
     "export" => session::export, "export [NAME[=VALUE]...]",
         "set variables (all variables are exported)";

@@ -32,6 +32,39 @@ pub(super) fn exit(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
     Err(Abort::Exit(code))
 }
 
+/// `exec REDIRECTION...`: the redirections become the script's own streams, to its end (or
+/// the end of the subshell it runs in; a redirected block puts its streams back, as bash's
+/// undo does). `exec COMMAND [ARG...]`: the command runs in the script's place, so the script
+/// ends with its status, its `EXIT` trap not run.
+pub(super) fn exec(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    let command = match args.first().map(String::as_str) {
+        None => {
+            ctx.sh.exec_streams(ctx.stdin.clone(), ctx.out, ctx.err);
+            return Ok(0);
+        }
+        Some("--") => &args[1..],
+        Some(flag @ ("-c" | "-l" | "-a")) => {
+            ctx.warn(format_args!(
+                "{flag}: not supported here (no environment to clear, no login shell, no \
+                 argv[0] to set): run the command without it"
+            ));
+            return Ok(2);
+        }
+        Some(flag) if flag.starts_with('-') && flag.len() > 1 => {
+            ctx.warn(format_args!("{flag}: invalid option"));
+            ctx.warn("usage: exec [-cl] [-a name] [command [argument ...]] [redirection ...]");
+            return Ok(2);
+        }
+        Some(_) => args,
+    };
+    if command.is_empty() {
+        return Ok(0);
+    }
+    let status = (ctx.sh).run_argv(command, ctx.out, ctx.err, ctx.stdin.clone())?;
+    ctx.sh.traps.remove(&crate::shell::exec::EXIT_TRAP);
+    Err(Abort::Exit(status))
+}
+
 pub(super) fn pwd(ctx: &mut Ctx<'_, '_>, _: &[String]) -> Result<i32, Abort> {
     let text = format!("{}\n", ctx.cwd());
     ctx.outs(&text);

@@ -1132,3 +1132,38 @@ fn a_read_only_assignment_abandons_its_line() {
     let (out, err, code) = s.sh("readonly x=1; . ./lines.sh; echo back $?");
     assert_eq!((out.as_str(), code), ("sourced-next\nback 0\n", 0), "{err}");
 }
+
+/// `exec`: with redirections only they become the script's streams (through `if` and
+/// functions, not out of a subshell or a redirected block); with a command, the script ends
+/// with it. Outputs taken from bash 5.2.
+#[test]
+fn exec_redirects_the_script_or_runs_in_its_place() {
+    let mut s = Sandbox::new();
+    let (out, err, code) = s.sh(
+        "if true; then exec > f1.txt; fi; echo b; f() { exec 2>&1; }; f; echo e >&2; (exec >/dev/null; echo hidden); echo shown",
+    );
+    assert_eq!((out.as_str(), err.as_str(), code), ("", "", 0));
+    assert_eq!(s.ok("cat f1.txt"), "b\ne\nshown\n");
+    assert_eq!(
+        s.ok("{ exec >/dev/null; echo in; } > g.txt; echo out; cat g.txt"),
+        "out\n"
+    );
+    // A subshell's `exec > file` is written when the subshell ends.
+    assert_eq!(s.ok("(exec > h.txt; echo sub); cat h.txt"), "sub\n");
+    assert_eq!(s.ok("exec 2>&1; echo to-err >&2"), "to-err\n");
+    // What the script wrote there so far is in the file for the commands after.
+    let (out, err, code) = s.sh("exec > k.txt; echo one; cat k.txt >&2; echo two");
+    assert_eq!((out.as_str(), err.as_str(), code), ("", "one\n", 0));
+    assert_eq!(s.ok("cat k.txt"), "one\ntwo\n");
+    assert_eq!(s.ok("trap 'echo bye' EXIT; exec echo hi; echo no"), "hi\n");
+    let (out, _, code) = s.sh("exec sh -c 'exit 3'; echo no");
+    assert_eq!((out.as_str(), code), ("", 3));
+    assert_eq!(s.ok("exec; echo still"), "still\n");
+    let (_, err, code) = s.sh("exec -x ls");
+    assert!(
+        err.starts_with("exec: -x: invalid option\n") && code == 2,
+        "{err}"
+    );
+    let (_, err, code) = s.sh("exec -a name echo");
+    assert!(err.contains("-a: not supported here") && code == 2, "{err}");
+}
