@@ -208,6 +208,9 @@ const LINES: &[&str] = &[
     // block), or a command in the script's place.
     "(exec > log.txt 2>&1; echo a; cat nosuch; echo b); cat log.txt; f() { exec 2>&1; }; f; cat nosuch; { exec >/dev/null; echo in; } > g.txt; echo out; cat g.txt",
     "(exec > k.txt; echo one; cat k.txt >&2; echo two) 2> err.txt; cat err.txt k.txt; bash -c 'trap \"echo bye\" EXIT; exec echo hi; echo no'; bash -c 'exec sh -c \"exit 3\"'; echo $?",
+    // An expansion error abandons its line (bash, not in POSIX mode); `(( ))` on a read-only
+    // variable fails and the line goes on.
+    "bash <<'EOF'\necho $((1/0)); echo same\necho next $?\nreadonly r=1; (( r=3 )); echo \"a $?\"; echo $(( r=5 )); echo c\necho end\nEOF",
     // `set -e` and its POSIX exceptions.
     "set -e; if false; then :; fi; false || true; ! true; echo alive",
     "set -e; echo before; false; echo never",

@@ -28,8 +28,16 @@ pub(crate) trait Vars {
 /// # Errors
 /// A message for a syntax error, division by zero, a negative exponent or nesting too deep.
 pub(crate) fn eval<V: Vars + ?Sized>(src: &str, vars: &mut V) -> Result<i64, String> {
-    eval_at(src, vars, 0).map_err(|e| format!("{}: {e}", src.trim()))
+    // bash names the read-only variable alone, not the expression.
+    eval_at(src, vars, 0).map_err(|e| match e.ends_with(READ_ONLY) {
+        true => e,
+        false => format!("{}: {e}", src.trim()),
+    })
 }
+
+/// The end of [`Vars::set_var_arith`]'s error for a read-only variable (`NAME: readonly
+/// variable`).
+pub(crate) const READ_ONLY: &str = ": readonly variable";
 
 fn eval_at<V: Vars + ?Sized>(src: &str, vars: &mut V, depth: usize) -> Result<i64, String> {
     let toks = tokenize(src)?;

@@ -291,9 +291,10 @@ impl<'a> Shell<'a> {
     fn expansion_failed(&mut self, e: ExpandError) -> Result<i32, Abort> {
         match e {
             ExpandError::Stopped(a) => Err(a),
+            // bash (not in POSIX mode) abandons the rest of the line being run.
             ExpandError::Fatal(msg) => {
                 self.complain(msg);
-                Err(Abort::Exit(1))
+                Err(Abort::Line)
             }
             ExpandError::Unset(msg) => {
                 self.complain(msg);
@@ -1684,6 +1685,9 @@ impl super::arith::Vars for Shell<'_> {
                 true => Ok(()),
                 false => Err(format!("{name}: cannot set the variable")),
             };
+        }
+        if self.readonly.contains(name) {
+            return Err(format!("{name}{}", super::arith::READ_ONLY));
         }
         if self.set_var(name, value) {
             Ok(())

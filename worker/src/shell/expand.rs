@@ -35,8 +35,8 @@ pub(crate) enum Error {
     /// The command fails (status 1) and the script goes on.
     #[error("{0}")]
     Failed(String),
-    /// Ends the script with status 1, as an expansion error ends a non-interactive bash
-    /// (`${X:?msg}`, division by zero in `$((...))`).
+    /// Abandons the rest of the line being run with status 1, as bash (not in POSIX mode)
+    /// does after an expansion error (division by zero in `$((...))`, a bad substitution).
     #[error("{0}")]
     Fatal(String),
     /// `${X:?msg}` or `set -u` met an unset parameter: ends the script, with status 127 at
@@ -289,7 +289,7 @@ fn expand_word(
 /// Evaluates an arithmetic word (after its expansions).
 ///
 /// # Errors
-/// [`Error::Fatal`] for a bad expression, as bash ends a script there.
+/// [`Error::Fatal`] for a bad expression: bash abandons the line being run there.
 pub(crate) fn arithmetic(expr: &Word, env: &mut dyn Env) -> Result<i64, Error> {
     let text = text(expr, env)?;
     arith::eval(&text, env).map_err(Error::Fatal)
@@ -533,7 +533,7 @@ fn element(
     let array = env.attributes(name).contains('a');
     if length && env.nounset() && (!array || env.elements(name).unassigned()) {
         // bash 5.2 counts the elements of what is no array (or an array declared and never
-        // assigned) as unbound, with status 1.
+        // assigned) as unbound, with status 1, abandoning the line.
         return Err(Error::Fatal(format!("{name}: unbound variable")));
     }
     let (at, keys) = match index {

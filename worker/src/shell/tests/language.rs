@@ -1167,3 +1167,27 @@ fn exec_redirects_the_script_or_runs_in_its_place() {
     let (_, err, code) = s.sh("exec -a name echo");
     assert!(err.contains("-a: not supported here") && code == 2, "{err}");
 }
+
+/// An expansion error (a division by zero, a negative substring length) abandons the rest of
+/// its line with status 1 and the script goes on at its next line, as bash (not in POSIX
+/// mode) does; `(( ))` and `let` on a read-only variable say so once and fail, and `$(( ))`
+/// abandons its line. Output and messages taken from bash 5.2.
+#[test]
+fn expansion_errors_abandon_their_line() {
+    let mut s = Sandbox::new();
+    let (out, err, code) = s.sh(concat!(
+        "echo $((1/0)); echo same\n",
+        "echo next $?\n",
+        "a=(1); echo ${a[@]:0:-1}; echo same\n",
+        "x=$(echo $((1/0)); echo in); echo \"x=$x $?\"\n",
+        "readonly r=1; (( r=3 )); echo \"a $?\"; let r=4; echo \"b $?\"; echo $(( r=5 )); echo c\n",
+        "echo end",
+    ));
+    assert_eq!(
+        (out.as_str(), code),
+        ("next 1\nx= 1\na 1\nb 1\nend\n", 0),
+        "{err}"
+    );
+    assert_eq!(err.matches("r: readonly variable").count(), 3, "{err}");
+    assert_eq!(err.lines().count(), 6, "{err}");
+}
