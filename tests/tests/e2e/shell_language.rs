@@ -208,6 +208,11 @@ const LINES: &[&str] = &[
     // block), or a command in the script's place.
     "(exec > log.txt 2>&1; echo a; cat nosuch; echo b); cat log.txt; f() { exec 2>&1; }; f; cat nosuch; { exec >/dev/null; echo in; } > g.txt; echo out; cat g.txt",
     "(exec > k.txt; echo one; cat k.txt >&2; echo two) 2> err.txt; cat err.txt k.txt; bash -c 'trap \"echo bye\" EXIT; exec echo hi; echo no'; bash -c 'exec sh -c \"exit 3\"'; echo $?",
+    // Descriptors 3 to 9: opened by exec or for one command, duplicated, swapped, closed.
+    "exec 3>out.txt; echo hi >&3; echo there >&3; exec 3>&-; cat out.txt; echo x 3>f3.txt >&3; cat f3.txt; echo hi >&5; echo \"st $?\"",
+    "{ echo out; echo err >&2; } 3>&1 1>&2 2>&3; cat 3<<< abc <&3; exec 3>&1; x=$(echo captured; echo direct >&3); echo \"[$x]\"",
+    "exec 4<a.txt; read -r line <&4; echo $line; read -r l2 <&4; echo $l2; cat <&4; log() { echo \"$@\" >&3; }; exec 3>log.txt; log a; log b; cat log.txt",
+    "while read -u 3 l; do echo \"[$l]\"; done 3< a.txt; read -u 3 x 3<<< abc; echo $x; f() { echo \"in f\" >&3; }; f 3>&1",
     // An expansion error abandons its line (bash, not in POSIX mode); `(( ))` on a read-only
     // variable fails and the line goes on.
     "bash <<'EOF'\necho $((1/0)); echo same\necho next $?\nreadonly r=1; (( r=3 )); echo \"a $?\"; echo $(( r=5 )); echo c\necho end\nEOF",
@@ -284,6 +289,7 @@ async fn shell_language_refuses_and_bounds_what_it_must() -> Result<()> {
     for line in [
         "echo ran; sleep 1 &;",
         "echo ran; select x in a b; do echo $x; done",
+        "echo ran; exec 10> log.txt",
         "echo ran; export arr=(1 2 3)",
         "echo ran; arr=(1 2",
     ] {

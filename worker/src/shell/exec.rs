@@ -177,6 +177,8 @@ pub(crate) struct Shell<'a> {
     base_in: Input,
     base_out: Target,
     pub(super) base_err: Target,
+    /// The script's descriptors 3 to 9 (`exec 3> log`, a block's `3>&1`).
+    extra_fds: ExtraFds,
     /// When the shell started (`$SECONDS`).
     started: Instant,
     /// `$RANDOM`'s generator (xorshift32, never 0): seeded from the clock, or by assigning
@@ -239,6 +241,7 @@ impl<'a> Shell<'a> {
             base_in: Input::default(),
             base_out: Target::Stdout,
             base_err: Target::Stderr,
+            extra_fds: ExtraFds::default(),
             started: Instant::now(),
             random: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -512,6 +515,7 @@ impl<'a> Shell<'a> {
         };
         // What `exec` redirects inside ends with it.
         let streams = (self.base_in.clone(), self.base_out, self.base_err);
+        let extra = self.extra_fds.clone();
         let files = self.io.file_count();
         // A subshell starts without the caller's traps and runs its own `EXIT` trap.
         let traps = std::mem::take(&mut self.traps);
@@ -526,6 +530,7 @@ impl<'a> Shell<'a> {
         self.positional = saved.positional;
         self.locals = saved.locals;
         (self.base_in, self.base_out, self.base_err) = streams;
+        self.extra_fds = extra;
         self.close_files_kept_since(files);
         ended_subshell(result)
     }
@@ -554,12 +559,29 @@ impl<'a> Shell<'a> {
         result
     }
 
-    /// `exec` with redirections only: they become the script's default streams, and a file
-    /// they opened stays open to the end of the call.
-    pub(crate) fn exec_streams(&mut self, stdin: Input, out: Target, err: Target) {
-        self.io.keep_open(out);
-        self.io.keep_open(err);
-        (self.base_in, self.base_out, self.base_err) = (stdin, out, err);
+    /// What descriptor `fd` reads, when it is open for reading (`read -u`).
+    pub(crate) fn input_fd(&self, fd: u32, stdin: &Input) -> Option<Input> {
+        match fd {
+            0 => Some(stdin.clone()),
+            1 | 2 => None,
+            n => match self.extra_fds.get(n as usize - 3)? {
+                Some(Fd::In(input)) => Some(input.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    /// `exec` with redirections only: they become the script's default streams (and its
+    /// descriptors 3 to 9), and a file they opened stays open to the end of the call.
+    fn exec_streams(&mut self, fds: Fds) {
+        let extra = fds.extra.iter().flatten();
+        for fd in extra.chain([&Fd::Out(fds.out), &Fd::Out(fds.err)]) {
+            if let Fd::Out(t) = fd {
+                self.io.keep_open(*t);
+            }
+        }
+        (self.base_in, self.base_out, self.base_err) = (fds.stdin, fds.out, fds.err);
+        self.extra_fds = fds.extra;
     }
 
     fn run_command(&mut self, cmd: &Command, stdin: Input, out: Target) -> Result<i32, Abort> {
@@ -631,11 +653,19 @@ impl<'a> Shell<'a> {
                     stdin,
                     out,
                     err: self.base_err,
+                    extra: self.extra_fds.clone(),
                 };
                 let result = match self.apply_redirects(redirects, &mut fds) {
                     Ok(true) => {
                         let streams = (fds.stdin, fds.out, fds.err);
-                        self.with_streams(streams, |sh| sh.run_compound(body))
+                        // The block's own descriptors 3 to 9, put back after it as bash's undo
+                        // does (a block without redirections keeps what `exec` opened in it).
+                        let extra = std::mem::replace(&mut self.extra_fds, fds.extra);
+                        let result = self.with_streams(streams, |sh| sh.run_compound(body));
+                        if !redirects.is_empty() {
+                            self.extra_fds = extra;
+                        }
+                        result
                     }
                     Ok(false) => Ok(1),
                     Err(e) => Err(e),
@@ -931,6 +961,7 @@ impl<'a> Shell<'a> {
             stdin,
             out,
             err: self.base_err,
+            extra: self.extra_fds.clone(),
         };
         let redirected = match self.apply_redirects(&cmd.redirects, &mut fds) {
             Ok(r) => r,
@@ -941,6 +972,11 @@ impl<'a> Shell<'a> {
         };
         let result = if !redirected {
             Ok(1)
+        } else if argv.len() == 1 && argv[0] == "exec" && !self.functions.contains_key("exec") {
+            // `exec` with redirections only: they are the script's from here on.
+            self.exec_streams(fds);
+            self.close_files(mark);
+            return Ok(self.subst_status.unwrap_or(0));
         } else if argv.is_empty() {
             // Assigning a read-only variable abandons the rest of the line, as in bash; the
             // assignments before it hold.
@@ -992,10 +1028,13 @@ impl<'a> Shell<'a> {
                 .map(|list| list.name.clone())
                 .filter(|name| !self.readonly.contains(name))
                 .collect();
+            // The command's descriptors 3 to 9 (`f 3> log`, `read -u 3 x 3< f`) for its run.
+            let extra = std::mem::replace(&mut self.extra_fds, fds.extra);
             let mut result = match self.functions.get(&argv[0]).cloned() {
                 Some(f) => self.call_function(&f, &argv, (fds.stdin.clone(), fds.out, fds.err)),
                 None => self.run_argv(&argv, fds.out, fds.err, fds.stdin.clone()),
             };
+            self.extra_fds = extra;
             // `declare -a NAME=(...)`: the list, once `declare` made NAME (local, say).
             if matches!(result, Ok(0)) && !cmd.declared.is_empty() {
                 result = match self.assign_arrays(&cmd.declared, &made_readonly) {
@@ -1441,8 +1480,8 @@ impl<'a> Shell<'a> {
                 let Ok(input) = read.map_err(|e| self.redirect_error(&path, &e)) else {
                     return Ok(None);
                 };
-                if r.fd == 0 {
-                    fds.stdin = input;
+                if !fds.put(r.fd, Fd::In(input)) {
+                    return Ok(self.bad_descriptor(r.fd));
                 }
             }
             RedirectKind::Write {
@@ -1468,15 +1507,19 @@ impl<'a> Shell<'a> {
                 if *both {
                     fds.out = to;
                     fds.err = to;
-                } else {
-                    fds.set(r.fd, to);
+                } else if !fds.put(r.fd, Fd::Out(to)) {
+                    return Ok(self.bad_descriptor(r.fd));
                 }
             }
-            RedirectKind::Dup(1) => fds.set(r.fd, fds.out),
-            RedirectKind::Dup(2) => fds.set(r.fd, fds.err),
-            RedirectKind::Dup(_) => {}
-            RedirectKind::Close if r.fd == 0 => fds.stdin = Input::default(),
-            RedirectKind::Close => fds.set(r.fd, Target::Null),
+            RedirectKind::Dup(from) => {
+                let Some(open) = fds.get(*from) else {
+                    return Ok(self.bad_descriptor(*from));
+                };
+                if !fds.put(r.fd, open) {
+                    return Ok(self.bad_descriptor(*from));
+                }
+            }
+            RedirectKind::Close => fds.close(r.fd),
             RedirectKind::Here { body, newline } => {
                 let empty = Word::default();
                 let mut text = match expand::text(body.get().unwrap_or(&empty), self) {
@@ -1486,10 +1529,18 @@ impl<'a> Shell<'a> {
                 if *newline {
                     text.push('\n');
                 }
-                fds.stdin = Input::new(text.into_bytes(), false);
+                if !fds.put(r.fd, Fd::In(Input::new(text.into_bytes(), false))) {
+                    return Ok(self.bad_descriptor(r.fd));
+                }
             }
         }
         Ok(Some(()))
+    }
+
+    /// bash's message for a redirection to or from a descriptor that is not open that way.
+    fn bad_descriptor(&mut self, fd: u32) -> Option<()> {
+        self.complain(format_args!("{fd}: Bad file descriptor"));
+        None
     }
 
     fn read_redirect(&mut self, path: &str, fds: &Fds) -> Result<Input, FsError> {
@@ -1828,14 +1879,58 @@ struct Fds {
     stdin: Input,
     out: Target,
     err: Target,
+    /// Descriptors 3 to 9.
+    extra: ExtraFds,
+}
+
+/// What descriptors 3 to [`parser::MAX_FD`] are open on (`exec 3> log`, `3<&0`, `3>&1`).
+pub(crate) type ExtraFds = [Option<Fd>; parser::MAX_FD as usize - 2];
+
+/// An open descriptor: one that writes somewhere, or one that reads.
+#[derive(Debug, Clone)]
+pub(crate) enum Fd {
+    Out(Target),
+    In(Input),
 }
 
 impl Fds {
-    fn set(&mut self, fd: u32, t: Target) {
+    /// What `fd` is open on, if anything.
+    fn get(&self, fd: u32) -> Option<Fd> {
         match fd {
-            1 => self.out = t,
-            2 => self.err = t,
-            _ => {}
+            0 => Some(Fd::In(self.stdin.clone())),
+            1 => Some(Fd::Out(self.out)),
+            2 => Some(Fd::Out(self.err)),
+            n => self.extra.get(n as usize - 3).cloned().flatten(),
+        }
+    }
+
+    /// Opens `fd` on `to`; `false` when `to` cannot serve that end (stdin writing, stdout
+    /// reading).
+    fn put(&mut self, fd: u32, to: Fd) -> bool {
+        match (fd, to) {
+            (0, Fd::In(input)) => self.stdin = input,
+            (1, Fd::Out(t)) => self.out = t,
+            (2, Fd::Out(t)) => self.err = t,
+            (0..=2, _) => return false,
+            (n, to) => {
+                if let Some(slot) = self.extra.get_mut(n as usize - 3) {
+                    *slot = Some(to);
+                }
+            }
+        }
+        true
+    }
+
+    fn close(&mut self, fd: u32) {
+        match fd {
+            0 => self.stdin = Input::default(),
+            1 => self.out = Target::Null,
+            2 => self.err = Target::Null,
+            n => {
+                if let Some(slot) = self.extra.get_mut(n as usize - 3) {
+                    *slot = None;
+                }
+            }
         }
     }
 }

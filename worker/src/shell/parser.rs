@@ -1006,19 +1006,22 @@ fn split_arith_for(header: Word) -> Result<[Word; 3], String> {
         .map_err(|_| "syntax error: `for ((...))' needs three expressions separated by `;'".into())
 }
 
-/// Refuses descriptors other than stdin, stdout and stderr (there is nothing else to point at).
+/// Refuses descriptors past 9 (bash keeps those for itself, and scripts use 3 to 9).
 fn checked(fd: u32, kind: RedirectKind) -> Result<Redirect, String> {
     let highest = match kind {
         RedirectKind::Dup(m) => fd.max(m),
         _ => fd,
     };
-    if highest > 2 {
+    if highest > MAX_FD {
         return Err(format!(
-            "only file descriptors 0, 1 and 2 can be redirected (got {highest})"
+            "only file descriptors 0 to {MAX_FD} can be redirected (got {highest})"
         ));
     }
     Ok(Redirect { fd, kind })
 }
+
+/// The highest file descriptor a redirection may name.
+pub(crate) const MAX_FD: u32 = 9;
 
 /// Whether `w` is written `NAME=value` (an argument of `local` or `export`).
 pub(crate) fn assignment_word(w: &Word) -> bool {
@@ -1162,8 +1165,17 @@ mod tests {
             r[4].kind,
             RedirectKind::Here { newline: true, .. }
         ));
-        assert!(parse("a 3>x").unwrap_err().contains("file descriptors"));
-        assert!(parse("a 2>&3").unwrap_err().contains("file descriptors"));
+        assert!(parse("a 3>x 2>&9").is_ok());
+        assert!(
+            parse("a 10>x")
+                .unwrap_err()
+                .contains("file descriptors 0 to 9")
+        );
+        assert!(
+            parse("a 2>&10")
+                .unwrap_err()
+                .contains("file descriptors 0 to 9")
+        );
         assert!(
             parse("a 2>&f")
                 .unwrap_err()

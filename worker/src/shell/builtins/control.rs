@@ -600,6 +600,8 @@ pub(super) fn let_(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
 /// `read`'s options.
 struct ReadOptions {
     raw: bool,
+    /// `-u FD`: the descriptor to read (0, stdin, by default).
+    fd: u32,
     /// `-a NAME`: every field into the indexed array NAME.
     array: Option<String>,
     delim: u8,
@@ -610,6 +612,7 @@ struct ReadOptions {
 fn read_options(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<ReadOptions, i32> {
     let mut o = ReadOptions {
         raw: false,
+        fd: 0,
         array: None,
         delim: b'\n',
         names: Vec::new(),
@@ -629,9 +632,18 @@ fn read_options(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<ReadOptions, i
                 'r' => o.raw = true,
                 // No terminal here: silent input and a timeout change nothing.
                 's' | 'e' => {}
-                'p' | 'd' | 't' | 'a' => {
+                'p' | 'd' | 't' | 'a' | 'u' => {
                     // The value is the rest of this argument or the next one.
                     let value = option_value(&flags[i + 1..], &mut rest);
+                    if flag == 'u' {
+                        let Some(fd) = value.parse().ok().filter(|fd| *fd <= 9) else {
+                            ctx.warn(format_args!(
+                                "{value}: invalid file descriptor specification"
+                            ));
+                            return Err(1);
+                        };
+                        o.fd = fd;
+                    }
                     // `-p PROMPT` prints only when the input is a terminal, never here.
                     if flag == 'd' {
                         o.delim = value.bytes().next().unwrap_or(0);
@@ -643,7 +655,7 @@ fn read_options(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<ReadOptions, i
                 }
                 other => {
                     ctx.warn(format_args!(
-                        "-{other}: invalid option (supported: -r, -a NAME, -p PROMPT, -d DELIM, -s, -t)"
+                        "-{other}: invalid option (supported: -r, -a NAME, -p PROMPT, -d DELIM, -u FD, -s, -t)"
                     ));
                     return Err(2);
                 }
@@ -669,11 +681,18 @@ pub(super) fn read(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
         Err(status) => return Ok(status),
     };
     ctx.check()?;
+    let Some(input) = ctx.sh.input_fd(o.fd, &ctx.stdin) else {
+        ctx.warn(format_args!(
+            "{}: invalid file descriptor: Bad file descriptor",
+            o.fd
+        ));
+        return Ok(1);
+    };
     // One logical line: without -r, a backslash at the end joins the next line.
     let mut line = String::new();
     let mut status = 0;
     loop {
-        let Some((bytes, ended)) = ctx.stdin.read_line(o.delim) else {
+        let Some((bytes, ended)) = input.read_line(o.delim) else {
             status = 1;
             break;
         };

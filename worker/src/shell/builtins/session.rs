@@ -37,11 +37,9 @@ pub(super) fn exit(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
 /// undo does). `exec COMMAND [ARG...]`: the command runs in the script's place, so the script
 /// ends with its status, its `EXIT` trap not run.
 pub(super) fn exec(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
+    // With redirections only, the executor made them the script's (`Shell::exec_streams`).
     let command = match args.first().map(String::as_str) {
-        None => {
-            ctx.sh.exec_streams(ctx.stdin.clone(), ctx.out, ctx.err);
-            return Ok(0);
-        }
+        None => return Ok(0),
         Some("--") => &args[1..],
         Some(flag @ ("-c" | "-l" | "-a")) => {
             ctx.warn(format_args!(

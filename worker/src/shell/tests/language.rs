@@ -1191,3 +1191,52 @@ fn expansion_errors_abandon_their_line() {
     assert_eq!(err.matches("r: readonly variable").count(), 3, "{err}");
     assert_eq!(err.lines().count(), 6, "{err}");
 }
+
+/// Descriptors 3 to 9, as bash has them: opened by `exec` for the rest of the script or for
+/// one command or block, duplicated, swapped, read from with a shared position, closed; one
+/// that is not open is a bad descriptor. Outputs taken from bash 5.2.
+#[test]
+fn descriptors_past_stderr() {
+    let mut s = Sandbox::new();
+    s.write("a.txt", "apple 3\nbanana 1\ncherry 2\n");
+    assert_eq!(
+        s.ok("exec 3>out.txt; echo hi >&3; echo there >&3; exec 3>&-; cat out.txt"),
+        "hi\nthere\n"
+    );
+    let (out, err, code) = s.sh("{ echo out; echo err >&2; } 3>&1 1>&2 2>&3");
+    assert_eq!((out.as_str(), err.as_str(), code), ("err\n", "out\n", 0));
+    assert_eq!(
+        s.ok("echo x 3>f3.txt >&3; cat f3.txt; cat 3<<< abc <&3"),
+        "x\nabc\n"
+    );
+    assert_eq!(
+        s.ok("exec 3>&1; x=$(echo captured; echo direct >&3); echo \"[$x]\""),
+        "direct\n[captured]\n"
+    );
+    assert_eq!(
+        s.ok("exec 4<a.txt; read -r l <&4; echo $l; read -r l <&4; echo $l; cat <&4"),
+        "apple 3\nbanana 1\ncherry 2\n"
+    );
+    assert_eq!(
+        s.ok("log() { echo \"$@\" >&3; }; exec 3>log.txt; log a; log b; cat log.txt"),
+        "a\nb\n"
+    );
+    // A block's descriptors end with it; a subshell's `exec` too.
+    let (out, err, _) = s.sh("{ echo in >&3; } 3>&1; echo after >&3; (exec 5>&1); echo x >&5");
+    assert_eq!(out, "in\n");
+    assert_eq!(
+        err,
+        "sh: 3: Bad file descriptor\nsh: 5: Bad file descriptor\n"
+    );
+    assert_eq!(
+        s.ok("while read -u 3 l; do echo \"[$l]\"; done 3< a.txt; read -u 3 x 3<<< abc; echo $x"),
+        "[apple 3]\n[banana 1]\n[cherry 2]\nabc\n"
+    );
+    let (_, err, code) = s.sh("read -u 3 x");
+    assert_eq!(
+        (err.as_str(), code),
+        ("read: 3: invalid file descriptor: Bad file descriptor\n", 1)
+    );
+    let (out, err, code) = s.sh("echo hi >&5; echo \"st $?\"; exec 3>&-; echo no >&3; echo $?");
+    assert_eq!((out.as_str(), code), ("st 1\n1\n", 0), "{err}");
+}
