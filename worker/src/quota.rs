@@ -338,6 +338,12 @@ impl Quota {
         }
     }
 
+    /// What the files hold now, counted afresh (`df`): the running total only bounds it from
+    /// above once files were removed.
+    pub fn measure(&mut self) -> Amount {
+        self.recount(None).0
+    }
+
     /// Counts the files and makes that the running total. The count stops a little past the
     /// entry limit (beyond it the answer is "over" anyway), so it is bounded in time. When it
     /// could not see everything, the previous total is kept where it was higher: an unreadable

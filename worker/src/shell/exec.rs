@@ -559,6 +559,11 @@ impl<'a> Shell<'a> {
         result
     }
 
+    /// The session's disk quota, when it has one (`df`).
+    pub(crate) fn quota(&self) -> Option<&crate::quota::SharedQuota> {
+        self.limits.quota.as_ref()
+    }
+
     /// What descriptor `fd` reads, when it is open for reading (`read -u`).
     pub(crate) fn input_fd(&self, fd: u32, stdin: &Input) -> Option<Input> {
         match fd {

@@ -14,6 +14,7 @@
 mod args;
 mod cond;
 mod control;
+mod df;
 mod find_exec;
 mod interp;
 mod io;
@@ -66,6 +67,8 @@ table! {
         "go on with the next iteration of the Nth loop";
     "declare" => control::declare, "declare [-aixrgp] NAME[=VALUE | =(WORD...)]...",
         "set variables (local in a function); -a indexed arrays (no -A)";
+    "df" => df::df, "df [-ahHikmPT] [-B SIZE] [--total] [FILE...]",
+        "the session's disk space: its disk quota (bytes, or files with -i), used and free";
     "dirs" => session::dirs, "dirs [-clpv]", "print the directory stack of pushd";
     "disown" => jobs::disown, "disown [-ahr] [%JOB | PID]...",
         "forget background jobs (they have ended: a job runs to completion here)";
