@@ -54,11 +54,18 @@ pub trait FreshRuns: Send + Sync {
         request: &ExecuteRequest,
         control: Arc<Control>,
     ) -> Result<ExecutionReport, String>;
+
+    /// The session's memory cap and what a fresh instance may have of it now.
+    fn memory(&self) -> (u64, u64);
 }
 
 impl FreshRuns for Companion {
     fn language(&self) -> Language {
         Companion::language(self)
+    }
+
+    fn memory(&self) -> (u64, u64) {
+        Companion::memory(self)
     }
 
     fn run(
@@ -425,6 +432,14 @@ impl Interpreters for WorkerInterpreters {
     fn tool_burnt(&mut self, fuel: u64) {
         self.fuel_consumed += fuel;
     }
+
+    fn memory(&self) -> Option<shell::Memory> {
+        let fresh = (self.interpreters.iter())
+            .find(|i| i.language() == self.language)
+            .or(self.interpreters.first())?;
+        let (cap, available) = fresh.memory();
+        Some(shell::Memory { cap, available })
+    }
 }
 
 #[cfg(test)]
@@ -533,6 +548,10 @@ mod tests {
     impl FreshRuns for FakePython {
         fn language(&self) -> Language {
             Language::Python
+        }
+
+        fn memory(&self) -> (u64, u64) {
+            (256 << 20, 200 << 20)
         }
 
         fn run(
@@ -710,6 +729,9 @@ mod tests {
             }
             fn run(&self, _: &ExecuteRequest, _: Arc<Control>) -> Result<ExecutionReport, String> {
                 Err("a fresh python interpreter has no room in this session".into())
+            }
+            fn memory(&self) -> (u64, u64) {
+                (256 << 20, 0)
             }
         }
         let (_dir, fs) = workspace();

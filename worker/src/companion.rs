@@ -181,16 +181,12 @@ impl Companion {
     /// cap, less when the worker's `RLIMIT_DATA` has not that much left beside the session's
     /// interpreter and [`HOST_RESERVE`]. `Err` when it cannot even start.
     fn room(&self, initial: u64) -> Result<Room, String> {
-        let cap = self.config.memory_bytes as u64;
-        let captures = (self.config.stdout_cap + self.config.stderr_cap) as u64;
-        let left = crate::data_limit::current()
-            .map(|u| (u.left().saturating_sub(HOST_RESERVE + captures), u));
-        let memory = left.map_or(cap, |(left, _)| left.min(cap));
+        let (cap, memory, usage) = self.memory_now();
         let room = Room {
             cap,
             memory,
             initial,
-            usage: left.map(|(_, u)| u),
+            usage,
         };
         let needs = (initial + MIN_GROWTH).min(cap.max(initial));
         if cap < initial {
@@ -200,6 +196,24 @@ impl Companion {
             return Err(room.refusal(self.language(), "has no room"));
         }
         Ok(room)
+    }
+
+    /// The session's memory cap, what a fresh instance may have of it now (less when the
+    /// worker's `RLIMIT_DATA` has not that much left beside the session's interpreter and
+    /// [`HOST_RESERVE`]), and the worker's data use, when known.
+    fn memory_now(&self) -> (u64, u64, Option<crate::data_limit::DataUse>) {
+        let cap = self.config.memory_bytes as u64;
+        let captures = (self.config.stdout_cap + self.config.stderr_cap) as u64;
+        let left = crate::data_limit::current()
+            .map(|u| (u.left().saturating_sub(HOST_RESERVE + captures), u));
+        let memory = left.map_or(cap, |(left, _)| left.min(cap));
+        (cap, memory, left.map(|(_, u)| u))
+    }
+
+    /// The session's memory cap and what a fresh instance may have of it now (`free`).
+    pub fn memory(&self) -> (u64, u64) {
+        let (cap, memory, _) = self.memory_now();
+        (cap, memory)
     }
 
     /// The module a run instantiates, mapped on the first run unless it came mapped.

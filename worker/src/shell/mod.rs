@@ -140,6 +140,15 @@ impl Default for ShellState {
     }
 }
 
+/// The memory a program the shell starts may use (`free`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Memory {
+    /// The session's memory cap, which each fresh interpreter has.
+    pub cap: u64,
+    /// What a fresh interpreter may have of it now.
+    pub available: u64,
+}
+
 /// What a command that needs an interpreter asks of the worker.
 pub trait Interpreters {
     /// `python FILE [ARGS]`, `python -c CODE [ARGS]`, `node|qjs FILE`, `node|qjs -e CODE`: run
@@ -165,6 +174,11 @@ pub trait Interpreters {
 
     /// Counts the fuel a command of the toolbox burnt against the command line's.
     fn tool_burnt(&mut self, _fuel: u64) {}
+
+    /// The memory a fresh interpreter may use; `None` when the session runs none.
+    fn memory(&self) -> Option<Memory> {
+        None
+    }
 
     /// Makes `deadline` the one its runs and tools stop at (`timeout`'s, never later than the
     /// command line's); returns the one it replaces, to put back.

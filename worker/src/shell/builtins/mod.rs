@@ -16,6 +16,7 @@ mod cond;
 mod control;
 mod df;
 mod find_exec;
+mod free;
 mod interp;
 mod io;
 mod jobs;
@@ -84,6 +85,8 @@ table! {
     "export" => session::export, "export [NAME[=VALUE]...]",
         "set variables (all variables are exported)";
     "false" => session::false_, "false", "exit with status 1";
+    "free" => free::free, "free [-b|-k|-m|-g|-h] [--si] [-t] [-w]",
+        "the memory a program here may use: the session's memory cap, and what is free of it";
     "getopts" => control::getopts, "getopts OPTSTRING NAME [ARG...]",
         "parse options: the next one into NAME, its value into OPTARG";
     "help" => session::help, "help [COMMAND]", "list the commands, or describe one";

@@ -43,6 +43,13 @@ pub(crate) struct FakeInterpreters {
 const TOOL_FUEL: u64 = 1 << 40;
 
 impl Interpreters for FakeInterpreters {
+    fn memory(&self) -> Option<crate::shell::Memory> {
+        Some(crate::shell::Memory {
+            cap: 1 << 30,
+            available: 1000 << 20,
+        })
+    }
+
     fn run(
         &mut self,
         language: Language,
