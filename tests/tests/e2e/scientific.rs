@@ -212,6 +212,26 @@ async fn every_python_session_runs_cpython_3_15_with_its_packages() -> anyhow::R
     )
     .await?;
     assert_eq!(plain.str("result"), "((3, 15), '3.0.6')", "{plain:?}");
+    // pip lists each package once, as pip does (attrs is both compiled in and vendored).
+    let pip = server
+        .call(
+            "execute_command",
+            json!({
+                "session_id": "plain",
+                "command": "pip list | head -2; pip list | sort | uniq -d | wc -l; pip freeze | grep -E '^(pandas|attrs)=='",
+            }),
+        )
+        .await?;
+    let lines: Vec<&str> = pip.str("stdout").lines().collect();
+    assert!(
+        lines.len() == 5
+            && lines[0].starts_with("Package ")
+            && lines[1].starts_with("-------")
+            && lines[2] == "0"
+            && lines[3].starts_with("attrs==")
+            && lines[4] == "pandas==3.0.6",
+        "{pip:?}"
+    );
 
     let created = server
         .call(

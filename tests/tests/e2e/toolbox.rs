@@ -371,6 +371,8 @@ const LINES: &[&str] = &[
     "grep -ri todo src",
     "find . -name '*.py' | xargs grep -n TODO",
     "find . -name '*.py' | sort | xargs grep -n TODO",
+    // GNU runs these four at once, in any order: sorted after.
+    "find . -name '*.py' | sort | xargs -P 4 -n 1 wc -l | sort",
     "find .",
     "find . -name '*.py'",
     "find . -type f -name '*.txt'",

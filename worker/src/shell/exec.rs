@@ -1768,7 +1768,19 @@ impl Env for Shell<'_> {
             ),
             "#" => Some(self.positional.len().saturating_sub(1).to_string()),
             "@" | "*" => Some(self.positional.get(1..).unwrap_or_default().join(" ")),
-            "-" => Some(String::new()),
+            // bash -c's flags, in its order: hashall and braceexpand are always on here.
+            "-" => {
+                let o = &self.options;
+                let flags = [
+                    (o.errexit, 'e'),
+                    (true, 'h'),
+                    (o.nounset, 'u'),
+                    (o.xtrace, 'x'),
+                ];
+                let mut text: String = (flags.iter()).filter(|f| f.0).map(|f| f.1).collect();
+                text.push_str("Bc");
+                Some(text)
+            }
             n if n.chars().all(|c| c.is_ascii_digit()) => {
                 let i: usize = n.parse().ok()?;
                 if i == 0 {

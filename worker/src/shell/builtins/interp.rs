@@ -13,10 +13,23 @@ use crate::shell::guest_fs::normalize;
 /// Python options that take no value and change nothing here.
 const PY_IGNORED: [&str; 10] = ["-u", "-B", "-O", "-OO", "-I", "-E", "-s", "-S", "-q", "-b"];
 
-/// Lists installed distributions in the Python session (`pip list`/`pip freeze`).
-const PIP_LIST: &str = "import importlib.metadata as _m\n\
-for _d in sorted(_m.distributions(), key=lambda d: (d.metadata['Name'] or '').lower()):\n    \
-print(FORMAT)\n";
+/// Lists installed distributions in the Python session (`pip list`/`pip freeze`): each name
+/// once, as the import system finds it (a package both compiled in and vendored is the first
+/// on `sys.path`), sorted as pip sorts them.
+const PIP_LIST: &str = "import importlib.metadata as _m, re as _re\n\
+_found = {}\n\
+for _d in _m.distributions():\n    \
+_found.setdefault(_re.sub(r'[-_.]+', '-', _d.metadata['Name'] or '').lower(), _d)\n\
+_rows = [(_found[_k].metadata['Name'], _found[_k].version) for _k in sorted(_found)]\n\
+PRINT\n";
+
+/// `pip list`'s table: a header, dashes, and columns as wide as their widest cell.
+const PIP_TABLE: &str = "_w = [max(len(r[i]) for r in [('Package', 'Version')] + _rows) for i in (0, 1)]\n\
+for _r in [('Package', 'Version'), ('-' * _w[0], '-' * _w[1])] + _rows:\n    \
+print(_r[0].ljust(_w[0]), _r[1])";
+
+/// `pip freeze`'s lines.
+const PIP_FREEZE: &str = "for _r in _rows:\n    print(_r[0] + '==' + _r[1])";
 
 /// Shows one distribution (`pip show NAME`); `NAME` is a Python string literal.
 const PIP_SHOW: &str = "import importlib.metadata as _m, sys\n\
@@ -202,6 +215,14 @@ pub(super) fn node(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
             );
             return Ok(0);
         }
+        Some((a, _)) if a == "-v" || a == "--version" => {
+            // Not Node's `vNN.N.N`: a version check must see that this is another engine.
+            let version = crate::javascript::QUICKJS_VERSION;
+            ctx.outs(&format!(
+                "QuickJS-NG {version} (JavaScript without Node.js: no npm, no Node modules)\n"
+            ));
+            return Ok(0);
+        }
         Some((a, _)) if a == "-" => Program::from_stdin(ctx, JS, vec![name]),
         Some((a, _)) if a.starts_with('-') => {
             ctx.warn(format_args!("bad option: {a} (use -e, -p or a file)"));
@@ -226,11 +247,11 @@ pub(super) fn node(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
 }
 
 pub(super) fn pip(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
-    let list = |format: &str| PIP_LIST.replace("FORMAT", format);
+    let list = |print: &str| PIP_LIST.replace("PRINT", print);
     let code = match args.first().map(String::as_str) {
         Some("install") => return pip_install(ctx, &args[1..]),
-        Some("list") => list("f\"{_d.metadata['Name']:<30} {_d.version}\""),
-        Some("freeze") => list("f\"{_d.metadata['Name']}=={_d.version}\""),
+        Some("list") => list(PIP_TABLE),
+        Some("freeze") => list(PIP_FREEZE),
         Some("show") => match args.get(1) {
             Some(name) => PIP_SHOW.replace("NAME", &format!("{name:?}")),
             None => {

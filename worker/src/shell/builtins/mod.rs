@@ -152,7 +152,7 @@ table! {
     "wait" => jobs::wait, "wait [-fn] [-p VAR] [%JOB | PID]...",
         "the exit status of background jobs (each ran to completion when started)";
     "which" => session::which, "which NAME...", "say whether a command is available";
-    "xargs" => scripts::xargs, "xargs [-n N] [-I STR] [-0] [-d DELIM] [COMMAND [ARG...]]",
+    "xargs" => scripts::xargs, "xargs [-n N] [-I STR] [-0] [-d DELIM] [-P N] [COMMAND [ARG...]]",
         "run a command with arguments read from stdin";
 }
 

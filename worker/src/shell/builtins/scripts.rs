@@ -231,11 +231,18 @@ pub(super) fn xargs(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
     let Some(o) = opts(
         ctx,
         args,
-        "+n:I:d:0rt",
-        "null=0 no-run-if-empty=r verbose=t max-args=n delimiter=d replace=I",
+        "+n:I:d:0rtP:",
+        "null=0 no-run-if-empty=r verbose=t max-args=n delimiter=d replace=I max-procs=P",
     ) else {
         return Ok(1);
     };
+    // `-P N`: at most N runs at once. One command runs at a time here, which is one of the
+    // schedules GNU's allows (its outputs may interleave in any order).
+    if let Some(procs) = o.value('P').filter(|p| p.parse::<u64>().is_err()) {
+        ctx.warn(format_args!("invalid number \"{procs}\" for -P option"));
+        ctx.err(b"Try 'xargs --help' for more information.\n");
+        return Ok(1);
+    }
     let max_args = match o
         .value('n')
         .map(|v| v.parse::<usize>().ok().filter(|n| *n > 0))
@@ -443,6 +450,15 @@ mod tests {
         let mut s = Sandbox::new();
         assert_eq!(s.ok("printf 'a\\nb c\\n' | xargs echo"), "a b c\n");
         assert_eq!(s.ok("printf 'a b c' | xargs -n 2 echo"), "a b\nc\n");
+        assert_eq!(s.ok("printf 'a b c' | xargs -P 4 -n 1 echo"), "a\nb\nc\n");
+        let (_, err, code) = s.sh("echo a | xargs -P x echo");
+        assert_eq!(
+            (err.as_str(), code),
+            (
+                "xargs: invalid number \"x\" for -P option\nTry 'xargs --help' for more information.\n",
+                1
+            )
+        );
         assert_eq!(
             s.ok("printf 'x\\ny\\n' | xargs -I {} echo item-{}"),
             "item-x\nitem-y\n"

@@ -208,7 +208,11 @@ pub(super) fn set(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> 
                 'u' => ("nounset", String::new()),
                 'x' => ("xtrace", String::new()),
                 'o' => {
-                    let name = rest.next().map_or("", String::as_str);
+                    let Some(name) = rest.next().map(String::as_str) else {
+                        let listing = option_listing(&mut ctx.sh.options, on);
+                        ctx.outs(&listing);
+                        return Ok(0);
+                    };
                     let supported = "supported: errexit, nounset, pipefail, xtrace";
                     (name, format!("{name}: invalid option name ({supported})"))
                 }
@@ -225,6 +229,58 @@ pub(super) fn set(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> 
         }
     }
     Ok(0)
+}
+
+/// bash's `set -o` options, in its order. Those this shell has show their state; the others
+/// are in the state bash's non-interactive shell has them, which is this shell's too (brace
+/// expansion on; no job control, history, `noclobber` or `noglob`).
+const SET_O: [&str; 27] = [
+    "allexport",
+    "braceexpand",
+    "emacs",
+    "errexit",
+    "errtrace",
+    "functrace",
+    "hashall",
+    "histexpand",
+    "history",
+    "ignoreeof",
+    "interactive-comments",
+    "keyword",
+    "monitor",
+    "noclobber",
+    "noexec",
+    "noglob",
+    "nolog",
+    "notify",
+    "nounset",
+    "onecmd",
+    "physical",
+    "pipefail",
+    "posix",
+    "privileged",
+    "verbose",
+    "vi",
+    "xtrace",
+];
+
+/// `set -o` (`NAME  on|off` lines) or `set +o` (the commands that set them again).
+fn option_listing(options: &mut Options, as_table: bool) -> String {
+    let mut text = String::new();
+    for name in SET_O {
+        let on = match option(options, name) {
+            Some(value) => *value,
+            None => matches!(name, "braceexpand" | "hashall" | "interactive-comments"),
+        };
+        if as_table {
+            let state = if on { "on" } else { "off" };
+            text.push_str(&format!("{name:<15}\t{state}\n"));
+        } else {
+            let sign = if on { '-' } else { '+' };
+            text.push_str(&format!("set {sign}o {name}\n"));
+        }
+    }
+    text
 }
 
 /// bash's `shopt` options this shell has; [`UNSUPPORTED_SHOPT`] are refused by name.

@@ -1240,3 +1240,36 @@ fn descriptors_past_stderr() {
     let (out, err, code) = s.sh("echo hi >&5; echo \"st $?\"; exec 3>&-; echo no >&3; echo $?");
     assert_eq!((out.as_str(), code), ("st 1\n1\n", 0), "{err}");
 }
+
+/// `set -o` and `set +o` list bash's options with this shell's states, and `$-` holds the
+/// flags as `bash -c` has them. Outputs taken from bash 5.2.
+#[test]
+fn options_list_as_in_bash() {
+    let mut s = Sandbox::new();
+    let listing = s.ok("set -e -o pipefail; set -o");
+    let lines: Vec<&str> = listing.lines().collect();
+    assert_eq!(lines.len(), 27, "{listing}");
+    assert_eq!(lines[0], "allexport      \toff");
+    assert_eq!(lines[1], "braceexpand    \ton");
+    assert_eq!(lines[3], "errexit        \ton");
+    assert_eq!(lines[10], "interactive-comments\ton");
+    assert_eq!(lines[21], "pipefail       \ton");
+    assert_eq!(
+        s.ok("set +o | head -2"),
+        "set +o allexport\nset -o braceexpand\n"
+    );
+    assert_eq!(s.ok("echo $-; set -eu; echo $-"), "hBc\nehuBc\n");
+    let (out, err, _) = s.sh("set -x; echo $-");
+    assert_eq!((out.as_str(), err.as_str()), ("hxBc\n", "+ echo hxBc\n"));
+}
+
+/// `node --version` names the engine that runs, which is not Node.js.
+#[test]
+fn node_version_names_its_engine() {
+    let mut s = Sandbox::new();
+    let out = s.ok("node --version; node -v | wc -l");
+    assert!(
+        out.starts_with("QuickJS-NG 0.") && out.ends_with("\n1\n"),
+        "{out}"
+    );
+}
