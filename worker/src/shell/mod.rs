@@ -113,6 +113,8 @@ pub struct ShellState {
     pub arrays: Arrays,
     /// Background jobs (`cmd &`), for `$!`, `wait` and `kill`.
     pub(crate) jobs: builtins::Jobs,
+    /// `alias` definitions (listed, never expanded).
+    pub(crate) aliases: builtins::Aliases,
 }
 
 impl Default for ShellState {
@@ -136,6 +138,7 @@ impl Default for ShellState {
             vars,
             arrays: Arrays::default(),
             jobs: builtins::Jobs::default(),
+            aliases: builtins::Aliases::default(),
         }
     }
 }

@@ -11,6 +11,7 @@
 //! at once what it can use. `/bin/ls`-style paths to a built-in or a tool run it; other paths
 //! are scripts run by [`scripts::run_file`].
 
+mod alias;
 mod args;
 mod cond;
 mod control;
@@ -28,6 +29,7 @@ mod trap;
 use super::exec::{Abort, Ctx};
 use crate::shell::guest_fs::{Access, FsError};
 use crate::toolbox::ToolEnd;
+pub(crate) use alias::Aliases;
 pub(crate) use cond::{binary_test, unary_test};
 pub(crate) use jobs::{Jobs, SHELL_PID};
 
@@ -58,6 +60,8 @@ table! {
     "." => scripts::source, ". FILE [ARGS]", "run a shell script in this shell (same as source)";
     ":" => control::colon, ": [ARG...]", "do nothing, successfully";
     "[" => cond::test, "[ EXPR ]", "evaluate a condition (same as test)";
+    "alias" => alias::alias, "alias [-p] [NAME[=VALUE]...]",
+        "define or list aliases (a script expands none, as in bash: use a function)";
     "bash" => scripts::sh, "bash [-c SCRIPT | FILE] [ARGS]",
         "run a script in a child shell (this shell)";
     "break" => control::break_, "break [N]", "leave the innermost N loops";
@@ -148,6 +152,7 @@ table! {
     "typeset" => control::declare, "typeset [-ixrg] NAME[=VALUE]...", "same as declare";
     "umask" => session::umask, "umask [-p] [-S] [MODE]",
         "print the mask new files get (0022: files 0644, directories 0755)";
+    "unalias" => alias::unalias, "unalias [-a] NAME...", "remove aliases";
     "unset" => session::unset, "unset NAME...", "remove variables";
     "wait" => jobs::wait, "wait [-fn] [-p VAR] [%JOB | PID]...",
         "the exit status of background jobs (each ran to completion when started)";
@@ -189,6 +194,10 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_>, argv: &[String]) -> Result<i32, Ab
     }
     if name.contains('/') {
         return scripts::run_file(ctx, argv);
+    }
+    if let Some(why) = alias::not_expanded(ctx, name) {
+        ctx.err(format!("{name}: command not found\n{why}").as_bytes());
+        return Ok(127);
     }
     if std::mem::replace(&mut ctx.sh.listed_commands, true) {
         ctx.err(format!("{name}: command not found\n").as_bytes());
