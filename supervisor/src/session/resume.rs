@@ -501,7 +501,11 @@ fn compact_now(
     options.read(true).follow(FollowSymlinks::No);
     let (generation, mut file, len) = {
         let state = log.lock();
-        let file = dir.open_with(LOG, &options)?;
+        let file = match dir.open_with(LOG, &options) {
+            // Cleared (a reset, a restore, a deletion) since the compaction was due.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            opened => opened?,
+        };
         let len = file.metadata()?.len();
         (state.generation, file, len)
     };
@@ -1012,5 +1016,8 @@ mod tests {
             !save(&files, &log, &[layer(4, false)]).unwrap(),
             "counted afresh"
         );
+        // A log cleared before its compaction ran is nothing to compact, and no failure.
+        clear(&files, &log);
+        assert!(compact_now(&files, &log, 1 << 20).unwrap().is_none());
     }
 }
