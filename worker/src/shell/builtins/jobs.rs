@@ -136,6 +136,10 @@ pub(super) fn wait(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort>
     let Some(o) = bash_opts(ctx, args, "fnp:", "wait [-fn] [-p var] [id ...]") else {
         return Ok(2);
     };
+    if let Some(var) = o.value('p').filter(|v| !crate::shell::lexer::is_name(v)) {
+        ctx.warn(format_args!("`{var}': not a valid identifier"));
+        return Ok(1);
+    }
     let jobs = &mut ctx.sh.state.jobs;
     if o.operands.is_empty() && !o.has('n') {
         jobs.table.clear();
@@ -455,6 +459,11 @@ mod tests {
         assert_eq!(s.ok("(exit 5) &"), "");
         assert_eq!(s.ok("wait $!; echo $?"), "5\n");
         assert_eq!(s.ok("sleep 0 & wait -p v -n; echo $? ${v:+set}"), "0 set\n");
+        let (_, err, status) = s.sh("true & wait -p 1abc -n");
+        assert_eq!(
+            (err.as_str(), status),
+            ("wait: `1abc': not a valid identifier\n", 1)
+        );
         let (_, err, status) = s.sh("wait 99999");
         assert_eq!(
             (err.as_str(), status),
