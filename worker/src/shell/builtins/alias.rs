@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use super::args::bash_opts;
 use crate::shell::exec::{Abort, Ctx};
 use crate::shell::expand::single_quoted;
 
@@ -17,22 +18,10 @@ const MAX_ALIAS_BYTES: usize = 1 << 20;
 
 /// `alias [-p] [NAME[=VALUE]...]`.
 pub(super) fn alias(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort> {
-    let mut names = args;
-    while let Some(first) = names.first() {
-        match first.as_str() {
-            "-p" => names = &names[1..],
-            "--" => {
-                names = &names[1..];
-                break;
-            }
-            flag if flag.starts_with('-') && flag.len() > 1 => {
-                ctx.warn(format_args!("{flag}: invalid option"));
-                ctx.warn("usage: alias [-p] [name[=value] ... ]");
-                return Ok(2);
-            }
-            _ => break,
-        }
-    }
+    let Some(o) = bash_opts(ctx, args, "p", "alias [-p] [name[=value] ... ]") else {
+        return Ok(2);
+    };
+    let names = o.operands.as_slice();
     if names.is_empty() {
         let listing: String = (ctx.sh.state.aliases.iter())
             .map(|(name, value)| format!("alias {name}={}\n", single_quoted(value)))

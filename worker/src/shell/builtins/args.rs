@@ -142,6 +142,38 @@ fn strip(spec: &str, prefix: char) -> (bool, &str) {
     }
 }
 
+/// A bash built-in's options: short letters only (`spec` as [`opts`] takes it), ending at
+/// the first operand, with bash's error and usage on a bad one (`wait`, `jobs`, `disown`,
+/// `alias`).
+pub(crate) fn bash_opts(
+    ctx: &mut Ctx<'_, '_>,
+    args: &[String],
+    spec: &str,
+    usage: &str,
+) -> Option<Opts> {
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--" || arg.len() < 2 || !arg.starts_with('-') {
+            break;
+        }
+        for (i, letter) in arg.char_indices().skip(1) {
+            let Some(at) = spec.find(letter).filter(|_| letter != ':') else {
+                ctx.warn(format_args!("-{letter}: invalid option"));
+                ctx.warn(format_args!("usage: {usage}"));
+                return None;
+            };
+            if spec[at + 1..].starts_with(':') {
+                // The rest of the word, or the next word, is its value.
+                if i + 1 == arg.len() {
+                    rest.next();
+                }
+                break;
+            }
+        }
+    }
+    opts(ctx, args, &format!("+{spec}"), "")
+}
+
 #[cfg(test)]
 mod tests {
     use crate::shell::tests::Sandbox;

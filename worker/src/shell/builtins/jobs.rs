@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use super::args::opts;
+use super::args::bash_opts;
 use super::trap::{signal_name, signal_number, signal_table};
 use crate::shell::exec::{Abort, Ctx};
 
@@ -392,37 +392,6 @@ pub(super) fn nohup(ctx: &mut Ctx<'_, '_>, args: &[String]) -> Result<i32, Abort
     }
     ctx.sh
         .run_argv(command, ctx.out, ctx.err, ctx.stdin.clone())
-}
-
-/// A bash built-in's options (short letters only; `spec` as [`opts`] takes it): bash's error
-/// and usage on a bad one.
-fn bash_opts(
-    ctx: &mut Ctx<'_, '_>,
-    args: &[String],
-    spec: &str,
-    usage: &str,
-) -> Option<super::args::Opts> {
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        if arg == "--" || arg.len() < 2 || !arg.starts_with('-') {
-            break;
-        }
-        for (i, letter) in arg.char_indices().skip(1) {
-            let Some(at) = spec.find(letter).filter(|_| letter != ':') else {
-                ctx.warn(format_args!("-{letter}: invalid option"));
-                ctx.warn(format_args!("usage: {usage}"));
-                return None;
-            };
-            if spec[at + 1..].starts_with(':') {
-                // The rest of the word, or the next word, is its value.
-                if i + 1 == arg.len() {
-                    rest.next();
-                }
-                break;
-            }
-        }
-    }
-    opts(ctx, args, &format!("+{spec}"), "")
 }
 
 #[cfg(test)]
